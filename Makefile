@@ -1,0 +1,148 @@
+# collsim and hwcheck: one non-recursive Makefile. `make V=1` shows commands.
+#   make            build/collsim and build/hwcheck
+#   make check      unit tests + CLI tests, then again under ASan/UBSan
+#   make check-gpu  hwcheck's GPU tests (needs a GPU)
+#   make bench      simulator benchmarks (ratios against a reference run)
+#   make validate   regenerate docs/validation.md from validate/data/
+#   make demo       install missing packages (as root), build, run the default job
+#   make install PREFIX=...
+CC ?= cc
+BUILD ?= build
+DEBUG ?= 0
+PREFIX ?= /usr/local
+CUDA_HOME ?= /usr/local/cuda
+NCCL_HOME ?= $(CUDA_HOME)
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+NVCC_GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_120,code=sm_120
+# Open MPI for `collsim sweep` across machines: detected, or force MPI=0/1.
+MPI ?= $(shell command -v mpicc >/dev/null 2>&1 && echo 1 || echo 0)
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+WARN := -Wall -Wextra -Wshadow -Wconversion -Wmissing-prototypes -Wstrict-prototypes
+CFLAGS_BASE := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -I. -MMD -MP
+ifeq ($(DEBUG),1)
+OPT := -O0 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDSAN := -fsanitize=address,undefined
+else
+OPT := -O2 -g
+LDSAN :=
+endif
+ALL_CFLAGS := $(CFLAGS_BASE) $(OPT) $(CFLAGS)
+LIBS := -lgsl -lgslcblas -lyajl -lz -lm -lpthread
+
+ifeq ($(MPI),1)
+MPI_CFLAGS := $(shell mpicc --showme:compile 2>/dev/null) -DHAVE_MPI=1
+MPI_LIBS := $(shell mpicc --showme:link 2>/dev/null)
+endif
+
+# --- collsim: everything under sim/ models/ traces/ validate/ -----------------
+LIB_DIRS := sim models traces validate
+LIB_SRC := $(filter-out %_test.c sim/main.c,$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_SRC := $(wildcard $(addsuffix /*_test.c,$(LIB_DIRS)))
+TEST_BIN := $(TEST_SRC:%.c=$(BUILD)/test/%)
+
+# --- hwcheck: hwcheck/ + kernels/ + the shared sim/ pieces (no GSL) -----------
+HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/ofile.c sim/arena.c
+HW_SRC := $(filter-out %_test.c hwcheck/main.c,$(wildcard hwcheck/*.c))
+HW_OBJ := $(HW_SRC:%.c=$(BUILD)/hwobj/%.o) $(HW_SHARED:%.c=$(BUILD)/hwobj/%.o)
+HW_TEST_SRC := $(wildcard hwcheck/*_test.c)
+HW_TEST_BIN := $(HW_TEST_SRC:%.c=$(BUILD)/test/%)
+KERN_SRC := $(wildcard kernels/*.cu)
+KERN_OBJ := $(KERN_SRC:%.cu=$(BUILD)/cuobj/%.o)
+HAVE_CUDA := $(shell test -x $(NVCC) && test -f $(CUDA_HOME)/include/cuda_runtime.h && echo 1 || echo 0)
+HAVE_NCCL := $(shell test -f $(NCCL_HOME)/include/nccl.h && echo 1 || echo 0)
+CUDA_CFLAGS := -I$(CUDA_HOME)/include -I$(NCCL_HOME)/include
+CUDA_LIBDIRS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -L$(NCCL_HOME)/lib -L$(NCCL_HOME)/lib64
+CUDA_LIBS := $(CUDA_LIBDIRS) -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib \
+             -Wl,-rpath,$(NCCL_HOME)/lib -lnccl -lcudart -lstdc++ -lm -lpthread -ldl -lrt
+
+ifeq ($(HAVE_CUDA)$(HAVE_NCCL),11)
+HWCHECK := $(BUILD)/hwcheck
+else
+HWCHECK :=
+$(info note: CUDA toolkit or NCCL not found under CUDA_HOME=$(CUDA_HOME) NCCL_HOME=$(NCCL_HOME); hwcheck is not built)
+endif
+
+.PHONY: all check check-unit check-cli check-asan check-gpu bench validate demo install clean deps
+all: $(BUILD)/collsim $(HWCHECK)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) $(if $(filter traces/sweep%,$<),$(MPI_CFLAGS)) -c $< -o $@
+
+$(BUILD)/collsim: $(BUILD)/obj/sim/main.o $(LIB_OBJ)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDSAN) -o $@ $^ $(LIBS) $(MPI_LIBS)
+
+$(BUILD)/test/%_test: %_test.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJ) -lcmocka $(LIBS) $(MPI_LIBS) $(LDSAN)
+
+# hwcheck objects are compiled separately: they see CUDA headers, not GSL.
+$(BUILD)/hwobj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (hwcheck)")
+	$(Q)$(CC) $(ALL_CFLAGS) $(CUDA_CFLAGS) -c $< -o $@
+
+$(BUILD)/cuobj/%.o: %.cu
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(NVCC) -std=c++17 -O3 $(NVCC_GENCODE) -I. -Xcompiler -Wall -MMD -MP -c $< -o $@
+
+$(BUILD)/hwcheck: $(BUILD)/hwobj/hwcheck/main.o $(HW_OBJ) $(KERN_OBJ)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDSAN) -o $@ $^ $(CUDA_LIBS)
+
+$(BUILD)/test/hwcheck/%_test: hwcheck/%_test.c $(HW_OBJ) $(KERN_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(CUDA_CFLAGS) -o $@ $^ -lcmocka $(CUDA_LIBS) $(LDSAN)
+
+# --- tests ---------------------------------------------------------------------
+check-unit: $(TEST_BIN) $(if $(HWCHECK),$(HW_TEST_BIN))
+	$(Q)set -e; for t in $^; do echo "  RUN     $$t"; ./$$t >$$t.log 2>&1 || { cat $$t.log; echo "FAIL: $$t"; exit 1; }; done
+
+check-cli: all
+	$(Q)COLLSIM=$(BUILD)/collsim HWCHECK=$(HWCHECK) tests/run_cli.sh tests/cli/*.test
+
+check-asan:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/asan DEBUG=1 check-unit check-cli
+
+check: all
+	$(Q)$(MAKE) --no-print-directory check-unit check-cli
+	$(Q)$(MAKE) --no-print-directory check-asan
+	@echo "make check: all tests passed"
+
+check-gpu: all
+	$(Q)scripts/check-gpu.sh $(BUILD)/hwcheck
+
+bench: $(BUILD)/collsim
+	$(Q)scripts/bench.sh $(BUILD)
+
+validate: $(BUILD)/collsim
+	$(Q)scripts/validate.sh $(BUILD)/collsim
+
+deps:
+	$(Q)scripts/install-deps.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo.sh $(BUILD)/collsim
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/collsim $(HWCHECK) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

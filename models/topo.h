@@ -1,0 +1,117 @@
+/* Topology: a graph of nodes (GPUs, PCIe switches, root ports, CPU sockets,
+ * NVSwitches, host memory) joined by links; each link is two directed
+ * resources. Routes follow the real data path (lowest total latency, ties by
+ * fewest hops, then by node order); path types (PIX/PXB/PHB/NODE/SYS/NV#)
+ * are derived from the PCI hierarchy as nvidia-smi and NCCL see it, which
+ * may differ from the data path (a switch's internal fabric between virtual
+ * switches is a data shortcut that nvidia-smi still reports as NODE).
+ * A topology lives in its own arena; topo_free releases everything. */
+#ifndef MODELS_TOPO_H
+#define MODELS_TOPO_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim/err.h"
+
+typedef enum topo_kind {
+    TOPO_GPU,
+    TOPO_SWITCH,   /* PCIe switch (or one virtual switch of a chip) */
+    TOPO_ROOT,     /* CPU root port / host bridge */
+    TOPO_CPU,      /* a socket (its internal fabric, memory controller) */
+    TOPO_NVSWITCH,
+    TOPO_HOSTMEM,  /* a socket's DRAM, target of SHM staging and host copies */
+    TOPO_NKINDS
+} topo_kind;
+
+typedef enum topo_link_kind {
+    LINK_PCIE,     /* gen/width known: raw rate from the link math */
+    LINK_FABRIC,   /* switch-internal path between virtual switches */
+    LINK_SOCKET,   /* xGMI / UPI / Infinity Fabric between sockets or quadrants */
+    LINK_NVLINK,
+    LINK_MEM,      /* CPU <-> its DRAM */
+    LINK_NKINDS
+} topo_link_kind;
+
+typedef struct topo_node {
+    const char *name;
+    topo_kind kind;
+    int gpu;        /* GPU index for TOPO_GPU, else -1 */
+    int numa;       /* socket / NUMA id, -1 if unknown */
+    int pci_parent; /* node id of the parent in the PCI hierarchy, -1 at a CPU */
+} topo_node;
+
+typedef struct topo_link {
+    int a, b;             /* node ids; the link is full duplex */
+    topo_link_kind kind;
+    int pcie_gen, pcie_width;   /* LINK_PCIE only */
+    int nvlinks;                /* LINK_NVLINK: number of NVLink lanes bundled */
+    double bw_Bps;        /* usable data bandwidth per direction (after the
+                             payload efficiency of writes of MPS bytes) */
+    int64_t lat_ps;       /* one-way traversal latency of this hop */
+} topo_link;
+
+/* Path types, in NCCL's order (lower = closer). */
+typedef enum topo_path {
+    PATH_LOC = 0, PATH_NVL = 1, PATH_NVB = 2, PATH_PIX = 4, PATH_PXB = 5,
+    PATH_PHB = 8, PATH_NODE = 8 /* nvidia-smi NODE == NCCL PHB */, PATH_SYS = 9
+} topo_path;
+
+/* Machine-wide PCIe and transaction parameters (docs/model.md). */
+typedef struct topo_params {
+    int pcie_mps_bytes;            /* max payload size of writes */
+    int pcie_mrrs_bytes;           /* max read request size */
+    int pcie_tlp_overhead_bytes;   /* framing + header + LCRC per TLP */
+    int read_tags;                 /* outstanding non-posted reads per GPU */
+    int64_t read_extra_lat_ps;     /* completer turnaround added to a read RTT */
+    double arb_collapse_Bps;       /* posted-write arbitration collapse rate,
+                                      0 = switches do not collapse */
+    int64_t launch_ps;             /* kernel launch overhead */
+    int64_t graph_node_ps;         /* per-node cost inside a CUDA graph */
+    double hostmem_Bps;            /* per-socket DRAM bandwidth for SHM staging */
+} topo_params;
+
+typedef struct topo topo;
+
+topo *topo_new(const char *name);              /* empty; NULL on OOM */
+void topo_free(topo *t);                       /* NULL ok */
+const char *topo_name(const topo *t);
+/* Builders; return the new id or -1 (ERR_INPUT in e, e.g. duplicate name). */
+int topo_add_node(topo *t, const char *name, topo_kind kind, int numa, err *e);
+int topo_add_link(topo *t, const topo_link *l, err *e);
+/* Set a node's PCI parent (for path types); ERR_INPUT on a cycle. */
+int topo_set_parent(topo *t, int node, int parent, err *e);
+topo_params *topo_params_mut(topo *t);
+const topo_params *topo_params_get(const topo *t);
+/* Check the graph (connected GPUs, positive bandwidths, no PCI cycles) and
+ * build routes; must be called before routes or path types are asked. */
+int topo_finish(topo *t, const char *where, err *e);
+
+int topo_nnodes(const topo *t);
+int topo_nlinks(const topo *t);
+int topo_ngpus(const topo *t);
+const topo_node *topo_node_at(const topo *t, int id);
+const topo_link *topo_link_at(const topo *t, int id);
+int topo_gpu_node(const topo *t, int gpu);     /* node id of GPU index gpu */
+int topo_find(const topo *t, const char *name);/* node id or -1 */
+/* Directed hops of the data route from node a to node b: hop i uses link
+ * links[i] in direction dirs[i] (0 = a->b as stored, 1 = b->a). Returns the
+ * hop count; arrays are owned by the topology. */
+int topo_route(const topo *t, int a, int b, const int **links, const int8_t **dirs);
+int64_t topo_route_lat_ps(const topo *t, int a, int b);
+topo_path topo_gpu_path(const topo *t, int gpu_a, int gpu_b);
+const char *topo_path_name(topo_path p, int nvlinks); /* "PIX", "NV18", ... */
+/* The nvidia-smi topo -m code for a GPU pair: X, PIX, PXB, PHB, NODE, SYS,
+ * NV#; buf must hold 8 bytes; returns buf. */
+const char *topo_gpu_path_smi(const topo *t, int gpu_a, int gpu_b, char *buf);
+
+/* Text format (docs/formats.md); name is used in messages. */
+int topo_parse(FILE *f, const char *name, topo **out, err *e);
+int topo_write(const topo *t, FILE *f, err *e);
+/* Presets: by name, or a file path if the name is not a preset. */
+int topo_load(const char *name_or_path, topo **out, err *e);
+/* Name of preset i (NULL past the end), and its one-line description. */
+const char *topo_preset_name(int i);
+const char *topo_preset_desc(int i);
+
+#endif

@@ -1,0 +1,110 @@
+/* Subcommand dispatch and argument parsing. Parsers reject trailing junk,
+ * negative sizes and overflow instead of wrapping. */
+#include "sim/cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_print_commands(const char *prog, const cli_cmd *cmds)
+{
+    printf("usage: %s <command> [options]   (%s <command> --help)\n\ncommands:\n",
+           prog, prog);
+    for (const cli_cmd *c = cmds; c->name; c++)
+        printf("  %-12s %s\n", c->name, c->summary);
+}
+
+int cli_dispatch(const char *prog, const char *version, const cli_cmd *cmds,
+                 int argc, char **argv, err *e)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+        !strcmp(argv[1], "help")) {
+        cli_print_commands(prog, cmds);
+        return argc < 2 ? err_set(e, ERR_USAGE, "no command given") : 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("%s %s\n", prog, version);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--list")) {
+        for (const cli_cmd *c = cmds; c->name; c++)
+            printf("%s\n", c->name);
+        return 0;
+    }
+    for (const cli_cmd *c = cmds; c->name; c++)
+        if (!strcmp(c->name, argv[1]))
+            return c->run(argc - 1, argv + 1, e);
+    return err_set(e, ERR_USAGE, "unknown command '%s' (try %s --help)", argv[1],
+                   prog);
+}
+
+int cli_parse_size(const char *what, const char *s, uint64_t *out, err *e)
+{
+    if (!s || !*s || *s == '-' || *s == '+')
+        return err_set(e, ERR_USAGE, "%s: '%s' is not a size", what, s ? s : "");
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno == ERANGE)
+        return err_set(e, ERR_USAGE, "%s: '%s' is not a size", what, s);
+    unsigned shift = 0;
+    switch (*end) {
+    case 'K': case 'k': shift = 10; end++; break;
+    case 'M': case 'm': shift = 20; end++; break;
+    case 'G': case 'g': shift = 30; end++; break;
+    case 'T': case 't': shift = 40; end++; break;
+    default: break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end)
+        return err_set(e, ERR_USAGE, "%s: '%s' is not a size (use N, NK, NM, NG)",
+                       what, s);
+    if (v > (UINT64_C(1) << 62) >> shift)
+        return err_set(e, ERR_USAGE, "%s: '%s' is too large (limit 2^62 bytes)",
+                       what, s);
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+int cli_parse_double(const char *what, const char *s, double *out, err *e)
+{
+    errno = 0;
+    char *end;
+    double v = s ? strtod(s, &end) : 0;
+    if (!s || end == s || *end || errno == ERANGE || !isfinite(v))
+        return err_set(e, ERR_USAGE, "%s: '%s' is not a number", what, s ? s : "");
+    *out = v;
+    return 0;
+}
+
+int cli_parse_long(const char *what, const char *s, long lo, long hi, long *out,
+                   err *e)
+{
+    errno = 0;
+    char *end;
+    long v = s ? strtol(s, &end, 10) : 0;
+    if (!s || end == s || *end || errno == ERANGE)
+        return err_set(e, ERR_USAGE, "%s: '%s' is not an integer", what, s ? s : "");
+    if (v < lo || v > hi)
+        return err_set(e, ERR_USAGE, "%s: %ld is out of range [%ld, %ld]", what, v,
+                       lo, hi);
+    *out = v;
+    return 0;
+}
+
+int cli_parse_format(const char *s, report_format *out, err *e)
+{
+    if (!strcmp(s, "table"))
+        *out = REPORT_TABLE;
+    else if (!strcmp(s, "csv"))
+        *out = REPORT_CSV;
+    else if (!strcmp(s, "json"))
+        *out = REPORT_JSON;
+    else
+        return err_set(e, ERR_USAGE, "--format: '%s' (expected table, csv or json)",
+                       s);
+    return 0;
+}

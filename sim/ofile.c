@@ -1,0 +1,60 @@
+/* Atomic output: mkstemp in the target's directory, rename on success. */
+#define _POSIX_C_SOURCE 200809L
+#include "sim/ofile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int ofile_open(ofile *o, const char *path, err *e)
+{
+    memset(o, 0, sizeof *o);
+    if (!strcmp(path, "-")) {
+        o->f = stdout;
+        return 0;
+    }
+    if (strlen(path) >= sizeof o->path)
+        return err_set(e, ERR_USAGE, "%s: path too long", path);
+    snprintf(o->path, sizeof o->path, "%s", path);
+    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0)
+        return err_set(e, ERR_SYSTEM, "%s: cannot create: %s", path, strerror(errno));
+    o->f = fdopen(fd, "w");
+    if (!o->f) {
+        close(fd);
+        unlink(o->tmp);
+        return err_set(e, ERR_SYSTEM, "%s: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
+int ofile_commit(ofile *o, err *e)
+{
+    if (!o->tmp[0]) {
+        if (fflush(o->f) != 0)
+            return err_set(e, ERR_SYSTEM, "writing stdout failed");
+        return 0;
+    }
+    int bad = ferror(o->f) != 0;
+    if (fclose(o->f) != 0)
+        bad = 1;
+    o->f = NULL;
+    if (bad || rename(o->tmp, o->path) != 0) {
+        int saved = errno;
+        unlink(o->tmp);
+        return err_set(e, ERR_SYSTEM, "%s: write failed: %s", o->path, strerror(saved));
+    }
+    return 0;
+}
+
+void ofile_abort(ofile *o)
+{
+    if (!o->tmp[0])
+        return;
+    if (o->f)
+        fclose(o->f);
+    o->f = NULL;
+    unlink(o->tmp);
+}

@@ -1,0 +1,228 @@
+/* Report writer. Cells are buffered per row so table, csv and json can each
+ * lay a row out in one pass; a row must have exactly the table's columns. */
+#include "sim/report.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_COLS = 48, CELL = 96, MAX_META = 64 };
+
+struct report {
+    FILE *out;
+    report_format fmt;
+    int nmeta;
+    char meta_key[MAX_META][48];
+    char meta_val[MAX_META][256];
+    int started;  /* first table printed (meta flushed) */
+    int ntables;
+    const report_col *cols;
+    int ncols;
+    int ncell;
+    int nrows;
+    char cell[MAX_COLS][CELL];
+    int is_str[MAX_COLS];
+};
+
+report *report_new(FILE *out, report_format fmt)
+{
+    report *r = calloc(1, sizeof *r);
+    if (r) {
+        r->out = out;
+        r->fmt = fmt;
+    }
+    return r;
+}
+
+void report_free(report *r) { free(r); }
+
+report_format report_fmt(const report *r) { return r->fmt; }
+
+void report_meta(report *r, const char *key, const char *fmt, ...)
+{
+    if (r->started || r->nmeta >= MAX_META)
+        return;
+    snprintf(r->meta_key[r->nmeta], sizeof r->meta_key[0], "%s", key);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->meta_val[r->nmeta], sizeof r->meta_val[0], fmt, ap);
+    va_end(ap);
+    r->nmeta++;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void flush_meta(report *r)
+{
+    if (r->started)
+        return;
+    r->started = 1;
+    if (r->fmt == REPORT_JSON) {
+        fputs("{\"meta\":{", r->out);
+        for (int i = 0; i < r->nmeta; i++) {
+            if (i)
+                fputc(',', r->out);
+            json_string(r->out, r->meta_key[i]);
+            fputc(':', r->out);
+            json_string(r->out, r->meta_val[i]);
+        }
+        fputs("},\"tables\":[", r->out);
+        return;
+    }
+    for (int i = 0; i < r->nmeta; i++)
+        fprintf(r->out, "# %s: %s\n", r->meta_key[i], r->meta_val[i]);
+}
+
+static void close_table(report *r)
+{
+    if (r->ntables > 0 && r->fmt == REPORT_JSON)
+        fputs("]}", r->out);
+}
+
+void report_table(report *r, const char *name, const report_col *cols, int ncols)
+{
+    ASSERTF(ncols > 0 && ncols <= MAX_COLS, "ncols=%d", ncols);
+    flush_meta(r);
+    close_table(r);
+    r->cols = cols;
+    r->ncols = ncols;
+    r->ncell = 0;
+    r->nrows = 0;
+    if (r->fmt == REPORT_JSON) {
+        fputs(r->ntables ? ",{" : "{", r->out);
+        fputs("\"name\":", r->out);
+        json_string(r->out, name ? name : "");
+        fputs(",\"rows\":[", r->out);
+    } else if (r->fmt == REPORT_CSV) {
+        if (r->ntables)
+            fputc('\n', r->out);
+        for (int i = 0; i < ncols; i++)
+            fprintf(r->out, "%s%s", i ? "," : "", cols[i].name);
+        fputc('\n', r->out);
+    } else {
+        if (r->ntables)
+            fputc('\n', r->out);
+        if (name)
+            fprintf(r->out, "# %s\n", name);
+        fputc('#', r->out);
+        for (int i = 0; i < ncols; i++) {
+            const char *t = cols[i].title ? cols[i].title : cols[i].name;
+            int w = cols[i].width - (i == 0 ? 1 : 0);
+            fprintf(r->out, "%s%*s", i ? " " : "", w > 0 ? w : 0, t);
+        }
+        fputc('\n', r->out);
+    }
+    r->ntables++;
+}
+
+static char *next_cell(report *r, int is_str)
+{
+    ASSERTF(r->ncols > 0 && r->ncell < r->ncols, "cell %d of %d", r->ncell, r->ncols);
+    r->is_str[r->ncell] = is_str;
+    return r->cell[r->ncell++];
+}
+
+void report_str(report *r, const char *s)
+{
+    snprintf(next_cell(r, 1), CELL, "%s", s ? s : "");
+}
+
+void report_int(report *r, long long v) { snprintf(next_cell(r, 0), CELL, "%lld", v); }
+
+void report_num(report *r, double v)
+{
+    int prec = r->cols[r->ncell].prec;
+    char *c = next_cell(r, 0);
+    if (isnan(v))
+        snprintf(c, CELL, "%s", r->fmt == REPORT_JSON ? "null" : "nan");
+    else if (isinf(v))
+        snprintf(c, CELL, "%s", r->fmt == REPORT_JSON ? "null" : (v > 0 ? "inf" : "-inf"));
+    else if (prec < 0)
+        snprintf(c, CELL, "%.6g", v);
+    else
+        snprintf(c, CELL, "%.*f", prec, v);
+}
+
+void report_end_row(report *r)
+{
+    ASSERTF(r->ncell == r->ncols, "row has %d cells, table %d columns", r->ncell,
+            r->ncols);
+    if (r->fmt == REPORT_JSON) {
+        fputs(r->nrows ? ",{" : "{", r->out);
+        for (int i = 0; i < r->ncols; i++) {
+            if (i)
+                fputc(',', r->out);
+            json_string(r->out, r->cols[i].name);
+            fputc(':', r->out);
+            if (r->is_str[i])
+                json_string(r->out, r->cell[i]);
+            else
+                fputs(r->cell[i], r->out);
+        }
+        fputc('}', r->out);
+    } else if (r->fmt == REPORT_CSV) {
+        for (int i = 0; i < r->ncols; i++) {
+            const char *c = r->cell[i];
+            int quote = strpbrk(c, ",\"\n") != NULL;
+            if (i)
+                fputc(',', r->out);
+            if (quote) {
+                fputc('"', r->out);
+                for (; *c; c++) {
+                    if (*c == '"')
+                        fputc('"', r->out);
+                    fputc(*c, r->out);
+                }
+                fputc('"', r->out);
+            } else {
+                fputs(c, r->out);
+            }
+        }
+        fputc('\n', r->out);
+    } else {
+        for (int i = 0; i < r->ncols; i++)
+            fprintf(r->out, "%s%*s", i ? " " : "", r->cols[i].width, r->cell[i]);
+        fputc('\n', r->out);
+    }
+    r->ncell = 0;
+    r->nrows++;
+}
+
+void report_note(report *r, const char *fmt, ...)
+{
+    if (r->fmt == REPORT_JSON)
+        return;
+    flush_meta(r);
+    fputs("# ", r->out);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(r->out, fmt, ap);
+    va_end(ap);
+    fputc('\n', r->out);
+}
+
+int report_finish(report *r, err *e)
+{
+    flush_meta(r);
+    if (r->fmt == REPORT_JSON) {
+        close_table(r);
+        fputs("]}\n", r->out);
+    }
+    if (fflush(r->out) != 0 || ferror(r->out))
+        return err_set(e, ERR_SYSTEM, "writing report failed");
+    return 0;
+}

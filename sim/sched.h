@@ -1,0 +1,68 @@
+/* The engine's public face: a task graph run by discrete events over a flow
+ * network. Links are directed resources with a capacity (bytes/s); a flow
+ * task moves bytes over a list of links, sharing each link with the other
+ * active flows by max-min fairness (progressive filling), optionally capped
+ * by its own rate limit; it ends lat_ps after its last byte left. A delay
+ * task just takes dur_ps. A task starts when all its dependencies have ended.
+ * Time is integer picoseconds; ties are broken by insertion order, so runs
+ * are deterministic. sim/ knows nothing about GPUs: tags and tracks are
+ * opaque integers given meaning by models/. No globals: many scheds per
+ * process are fine; one sched is not thread-safe. */
+#ifndef SIM_SCHED_H
+#define SIM_SCHED_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim/err.h"
+
+typedef int64_t sim_ps; /* picoseconds */
+#define SIM_PS_PER_US 1000000LL
+
+typedef struct sched sched;
+
+/* Link capacity rule: called when the set of flows on a link changes, with
+ * the tags of the flows now on it; returns the link's capacity in bytes/s
+ * (e.g. an arbitration collapse when some tag pattern is present). */
+typedef double sched_cap_fn(void *ctx, int link, const uint32_t *tags, int ntags,
+                            double nominal_Bps);
+
+sched *sched_new(void);                 /* NULL on out of memory */
+void sched_free(sched *s);              /* NULL ok */
+
+/* Add a directed link; returns its id (>= 0) or -1 on OOM. name is copied. */
+int sched_link(sched *s, double cap_Bps, const char *name);
+int sched_nlinks(const sched *s);
+const char *sched_link_name(const sched *s, int link);
+void sched_link_rule(sched *s, int link, sched_cap_fn *fn, void *ctx);
+
+/* Tasks; each returns a task id (>= 0) or -1 on OOM. label must outlive the
+ * sched (a literal or arena string); track groups tasks in the timeline. */
+int sched_delay(sched *s, sim_ps dur_ps, int track, const char *label);
+/* links[] is copied; rate_cap_Bps <= 0 means uncapped; bytes >= 0. */
+int sched_flow(sched *s, const int *links, int nlinks, double bytes,
+               double rate_cap_Bps, sim_ps lat_ps, uint32_t tag, int track,
+               const char *label);
+/* after starts only once before has ended. -1 on OOM. */
+int sched_dep(sched *s, int before, int after);
+
+/* Run every task to completion. ERR_CHECK if a cycle or a starved flow
+ * (zero capacity) keeps tasks from finishing. */
+int sched_run(sched *s, err *e);
+sim_ps sched_start(const sched *s, int task);
+sim_ps sched_end(const sched *s, int task);
+sim_ps sched_makespan(const sched *s);     /* latest end of any task */
+int sched_ntasks(const sched *s);
+uint64_t sched_events(const sched *s);     /* events processed so far */
+/* Bytes carried by a link in the last run (for utilisation reports). */
+double sched_link_bytes(const sched *s, int link);
+/* Drop all tasks (keep links and rules) so the sched can run again. */
+void sched_reset(sched *s);
+
+/* Chrome-trace / Perfetto JSON of the last run: one track per task track
+ * (names from track_names[0..ntracks-1]) and one per link that carried
+ * bytes (its rate over time). ERR_SYSTEM on write failure. */
+int sched_timeline(const sched *s, FILE *f, const char *const *track_names,
+                   int ntracks, err *e);
+
+#endif
