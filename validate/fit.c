@@ -42,6 +42,8 @@ void fit_opts_default(fit_opts *o)
     o->fd_step = 1e-4;
     o->max_rel_sd = 0.5;
     o->min_rcond = 1e-9;
+    o->min_influence = 1e-6;
+    o->min_independence = 1e-2;
 }
 
 static double y_of_v(const fit_param *p, double v) { return p->log ? log(v) : v; }
@@ -164,7 +166,8 @@ static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi
     }
     for (size_t j = 0; j < np; j++) {
         const fit_param *p = &r->p[j];
-        if (!(norm[j] > 1e-10 * maxnorm) || norm[j] == 0) {
+        if (!(norm[j] > o->min_influence * maxnorm) || norm[j] == 0) {
+            res->bad_param = (int)j;
             rc = err_set(r->e, ERR_CHECK,
                          "cannot determine %s: it has no influence on the data "
                          "(measure what depends on it, or fix it)", p->name);
@@ -173,6 +176,7 @@ static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi
         if (r->t[j].bounded) {
             double y = y_of_v(p, r->v[j]), w = r->t[j].yhi - r->t[j].ylo;
             if (y - r->t[j].ylo < 1e-6 * w || r->t[j].yhi - y < 1e-6 * w) {
+                res->bad_param = (int)j;
                 rc = err_set(r->e, ERR_CHECK,
                              "cannot determine %s: the fit ran to its bound (%g, "
                              "allowed [%g, %g])", p->name, r->v[j], p->lo, p->hi);
@@ -200,6 +204,7 @@ static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi
                 b = j;
             }
         }
+        res->bad_param = (int)a;
         rc = err_set(r->e, ERR_CHECK,
                      "cannot determine %s: the data cannot tell it apart from %s "
                      "(condition 1/%.3g); measure a pattern that separates them or fix one",
@@ -223,6 +228,7 @@ static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi
                     best = k;
                 }
             }
+            res->bad_param = (int)j;
             if (fabs(cbest) > 0.9)
                 rc = err_set(r->e, ERR_CHECK,
                              "cannot determine %s: %g +- %.2g; it trades off with %s "
@@ -254,6 +260,7 @@ int fit_run(fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
         o = &def;
     }
     memset(res, 0, sizeof *res);
+    res->bad_param = -1;
     if (np == 0)
         return err_set(e, ERR_USAGE, "no parameters to fit");
     if (nres <= np)
@@ -336,5 +343,80 @@ out:
     free(r0);
     free(r.t);
     free(r.v);
+    return rc;
+}
+
+int fit_screen(const fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
+               const fit_opts *o, fit_why *why, int *with, err *e)
+{
+    fit_opts def;
+    if (!o) {
+        fit_opts_default(&def);
+        o = &def;
+    }
+    run r = {.p = (fit_param *)p, .np = np, .nres = nres, .f = f, .ctx = ctx, .e = e};
+    r.t = calloc(np, sizeof *r.t);   /* unbounded: steps stay near the start */
+    r.v = malloc(np * sizeof *r.v);
+    double *r0 = malloc(nres * sizeof *r0), *scale = malloc(np * sizeof *scale);
+    gsl_matrix *J = gsl_matrix_alloc(nres, np), *Q = gsl_matrix_alloc(nres, np);
+    int *qpar = malloc(np * sizeof *qpar);  /* parameter of each Q column */
+    int rc = 0;
+    if (!r.t || !r.v || !r0 || !scale || !J || !Q || !qpar) {
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+        goto out;
+    }
+    for (size_t j = 0; j < np; j++)
+        r.v[j] = p[j].value;
+    if ((rc = eval(&r, r.v, r0)) || (rc = jacobian_y(&r, r0, J, o->fd_step, scale)))
+        goto out;
+    double maxnorm = 0;
+    for (size_t j = 0; j < np; j++) {
+        gsl_vector_view c = gsl_matrix_column(J, j);
+        double nrm = gsl_blas_dnrm2(&c.vector);
+        maxnorm = nrm > maxnorm ? nrm : maxnorm;
+    }
+    /* Gram-Schmidt in the given order: Q holds orthonormal directions of
+     * the kept columns; a column mostly inside their span depends on them. */
+    size_t nq = 0;
+    for (size_t j = 0; j < np; j++) {
+        gsl_vector_view c = gsl_matrix_column(J, j);
+        double nrm = gsl_blas_dnrm2(&c.vector);
+        with[j] = -1;
+        if (!(nrm > o->min_influence * maxnorm) || nrm == 0) {
+            why[j] = FIT_NO_INFLUENCE;
+            continue;
+        }
+        gsl_vector_scale(&c.vector, 1 / nrm);
+        double best = 0;
+        for (size_t k = 0; k < nq; k++) {
+            gsl_vector_view q = gsl_matrix_column(Q, k);
+            double d;
+            gsl_blas_ddot(&q.vector, &c.vector, &d);
+            gsl_blas_daxpy(-d, &q.vector, &c.vector);
+            if (fabs(d) > best) {
+                best = fabs(d);
+                with[j] = qpar[k];
+            }
+        }
+        double rest = gsl_blas_dnrm2(&c.vector);
+        if (rest < o->min_independence) {
+            why[j] = FIT_DEPENDENT;
+            continue;
+        }
+        why[j] = FIT_KEEP;
+        with[j] = -1;
+        gsl_vector_scale(&c.vector, 1 / rest);
+        gsl_vector_view q = gsl_matrix_column(Q, nq);
+        gsl_vector_memcpy(&q.vector, &c.vector);
+        qpar[nq++] = (int)j;
+    }
+out:
+    gsl_matrix_free(J);
+    gsl_matrix_free(Q);
+    free(qpar);
+    free(r.t);
+    free(r.v);
+    free(r0);
+    free(scale);
     return rc;
 }

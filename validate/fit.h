@@ -32,6 +32,12 @@ typedef struct fit_opts {
                            of its value; default 0.5 */
     double min_rcond;   /* refuse when the scaled Jacobian's reciprocal
                            condition number is below this; default 1e-9 */
+    double min_influence;   /* a parameter whose Jacobian column norm is below
+                               this fraction of the largest has no influence;
+                               default 1e-6 */
+    double min_independence; /* fit_screen: a column whose part outside the
+                                columns kept before it is below this fraction
+                                of its norm depends on them; default 1e-2 */
 } fit_opts;
 
 typedef struct fit_result {
@@ -41,7 +47,11 @@ typedef struct fit_result {
     size_t dof;          /* nres - np */
     double rcond;        /* of the column-scaled Jacobian */
     double sigma;        /* sqrt(chi2 / dof): the residuals' scale */
+    int bad_param;       /* on a refusal, the parameter it names; else -1 */
 } fit_result;
+
+/* Why fit_screen would leave a parameter out. */
+typedef enum fit_why { FIT_KEEP, FIT_NO_INFLUENCE, FIT_DEPENDENT } fit_why;
 
 void fit_opts_default(fit_opts *o);
 /* Fit p[0..np-1] to nres residuals of f (nres > np). On success values and
@@ -50,5 +60,12 @@ void fit_opts_default(fit_opts *o);
  * (no influence, ran to a bound, trades off with another, sd too large). */
 int fit_run(fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
             const fit_opts *o, fit_result *res, double *resid, err *e);
+
+/* Before fitting: the Jacobian at the start values, in order of p; why[j]
+ * says whether parameter j has an influence and is independent of the ones
+ * kept before it (with[j]: the kept parameter it depends on most, or -1).
+ * Errors are those of f. */
+int fit_screen(const fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
+               const fit_opts *o, fit_why *why, int *with, err *e);
 
 #endif

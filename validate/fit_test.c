@@ -212,6 +212,37 @@ static void test_refuses_bound_and_too_few(void **state)
     assert_non_null(strstr(e.msg, "more points"));
 }
 
+static void test_screen(void **state)
+{
+    (void)state;
+    /* Screening in order lat, a, b, tags for t = lat + bytes / (a b):
+     * lat and a are independent (kept); b enters only through a*b, so its
+     * column equals a's: dependent on a (index 1); tags has no influence. */
+    synth s = {.extra = 2};
+    make_data(&s, 0.02, 0, 4);
+    fit_param p[4] = {
+        {.name = "lat_us", .value = 1.0, .lo = 1e-3, .hi = 1e3, .log = 1},
+        {.name = "a_GBps", .value = 5, .lo = 0.1, .hi = 1e4, .log = 1},
+        {.name = "b_ratio", .value = 2, .lo = 0.01, .hi = 100, .log = 1},
+        {.name = "read_tags", .value = 256, .lo = 1, .hi = 4096, .log = 1},
+    };
+    fit_why why[4];
+    int with[4];
+    err e = {0};
+    assert_int_equal(fit_screen(p, 4, NPTS, resid_lat_bw, &s, NULL, why, with, &e), 0);
+    assert_int_equal(why[0], FIT_KEEP);
+    assert_int_equal(why[1], FIT_KEEP);
+    assert_int_equal(why[2], FIT_DEPENDENT);
+    assert_int_equal(with[2], 1);
+    assert_int_equal(why[3], FIT_NO_INFLUENCE);
+    /* Screening does not move the parameters. */
+    assert_true(p[1].value == 5 && p[2].value == 2);
+    /* The refusal of the full fit names the same parameter by index. */
+    fit_result res;
+    assert_int_equal(fit_run(p, 4, NPTS, resid_lat_bw, &s, NULL, &res, NULL, &e), ERR_CHECK);
+    assert_int_equal(res.bad_param, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -221,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_refuses_no_influence),
         cmocka_unit_test(test_refuses_degenerate_pair),
         cmocka_unit_test(test_refuses_bound_and_too_few),
+        cmocka_unit_test(test_screen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
