@@ -1,0 +1,91 @@
+/* Collectives: a request (kind, bytes, ranks, algorithm, protocol, NCCL
+ * settings) is turned by its algorithm's builder into a task graph on the
+ * engine over a topology, and run; the result is the predicted time and
+ * what was chosen. Algorithms are plug-ins in a static table (one file per
+ * algorithm). coll_ctx caches results: identical requests on the same
+ * topology are a pure function and are computed once. */
+#ifndef MODELS_COLL_H
+#define MODELS_COLL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "models/topo.h"
+#include "sim/err.h"
+#include "sim/sched.h"
+
+typedef enum coll_kind {
+    COLL_ALLREDUCE, COLL_REDUCESCATTER, COLL_ALLGATHER, COLL_BROADCAST,
+    COLL_ALLTOALL, COLL_NKINDS
+} coll_kind;
+
+typedef enum coll_algo {
+    ALGO_AUTO, ALGO_RING, ALGO_TREE, ALGO_ONESHOT, ALGO_TWOSHOT,
+    ALGO_ONESHOT_PUSH, ALGO_TWOSHOT_PUSH, ALGO_NALGOS
+} coll_algo;
+
+typedef enum coll_proto { PROTO_AUTO, PROTO_LL, PROTO_LL128, PROTO_SIMPLE, PROTO_N } coll_proto;
+
+typedef enum coll_dtype { DTYPE_BF16, DTYPE_FP16, DTYPE_FP32, DTYPE_N } coll_dtype;
+
+/* NCCL environment knobs that change what NCCL does (docs/model.md). */
+typedef struct nccl_env {
+    int p2p_level;      /* NCCL_P2P_LEVEL as a path type; -1 = NCCL's default */
+    int p2p_disable;    /* NCCL_P2P_DISABLE */
+    int shm_disable;    /* NCCL_SHM_DISABLE */
+    coll_algo algo;     /* NCCL_ALGO (ring/tree), ALGO_AUTO if unset */
+    coll_proto proto;   /* NCCL_PROTO, PROTO_AUTO if unset */
+    int min_channels, max_channels;   /* NCCL_MIN/MAX_NCHANNELS, 0 = default */
+    int64_t buffsize_bytes;           /* NCCL_BUFFSIZE, 0 = default */
+    int nthreads;                     /* NCCL_NTHREADS, 0 = default */
+} nccl_env;
+
+typedef struct coll_req {
+    coll_kind kind;
+    uint64_t bytes;     /* message size as nccl-tests counts it (per rank input) */
+    coll_dtype dtype;
+    int nranks;         /* GPUs 0..nranks-1 of the topology */
+    int root;           /* broadcast root */
+    coll_algo algo;     /* ALGO_AUTO: choose as NCCL would (ring/tree) */
+    coll_proto proto;
+    int channels;       /* 0 = as NCCL would for the size */
+    int graph;          /* launched inside a CUDA graph (node cost vs launch) */
+    nccl_env env;
+} coll_req;
+
+typedef struct coll_result {
+    sim_ps time_ps;     /* predicted time of one collective, launch included
+                           for custom kernels' barriers, not the host launch */
+    coll_algo algo;     /* what ran */
+    coll_proto proto;
+    int channels;
+    uint64_t events;    /* engine events used */
+} coll_result;
+
+typedef struct coll_ctx coll_ctx;
+
+/* A context for predictions on one topology (borrowed; must outlive it). */
+coll_ctx *coll_ctx_new(const topo *t);
+void coll_ctx_free(coll_ctx *c);            /* NULL ok */
+/* Default request: allreduce, bf16, all GPUs, auto algo/proto/channels. */
+void coll_req_init(coll_req *r, const topo *t);
+/* Apply one "NCCL_X=Y" setting; ERR_USAGE on an unknown or bad one. */
+int coll_env_set(nccl_env *env, const char *assignment, err *e);
+/* Predict (cached). ERR_USAGE if the request cannot run on this topology
+ * (e.g. more ranks than GPUs, 16-byte multiple needed). */
+int coll_predict(coll_ctx *c, const coll_req *r, coll_result *out, err *e);
+/* Same, without the cache, also writing a Perfetto timeline if tl != NULL. */
+int coll_predict_timeline(coll_ctx *c, const coll_req *r, coll_result *out,
+                          FILE *tl, err *e);
+/* Name tables for the CLI: "ring", "LL", "bf16", "allreduce". NULL if out of range. */
+const char *coll_algo_name(coll_algo a);
+const char *coll_proto_name(coll_proto p);
+const char *coll_dtype_name(coll_dtype d);
+const char *coll_kind_name(coll_kind k);
+int coll_algo_parse(const char *s, coll_algo *out);      /* 0 ok, -1 unknown */
+int coll_proto_parse(const char *s, coll_proto *out);
+int coll_dtype_parse(const char *s, coll_dtype *out);
+int coll_kind_parse(const char *s, coll_kind *out);
+int coll_dtype_size(coll_dtype d);
+
+#endif
