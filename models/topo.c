@@ -55,6 +55,8 @@ struct topo {
     int ngpus, cap_gpus;
     int *hash; /* open addressing on names; node ids, -1 empty */
     int hash_cap;
+    int *lhash; /* open addressing on node pairs; link ids, -1 empty */
+    int lhash_cap;
     long cur_line;
     topo_params params;
     int finished;
@@ -121,6 +123,7 @@ void topo_free(topo *t)
     free(t->bw_given);
     free(t->gpus);
     free(t->hash);
+    free(t->lhash);
     free(t->adj_start);
     free(t->adj);
     free(t->trees);
@@ -282,6 +285,55 @@ static const struct {
     [LINK_MEM] = {"mem", K(TOPO_CPU) | K(TOPO_HOSTMEM)},
 };
 
+static size_t pair_slot(int a, int b, int cap)
+{
+    uint64_t k = a < b ? ((uint64_t)a << 32 | (uint64_t)b) : ((uint64_t)b << 32 | (uint64_t)a);
+    k *= 0x9E3779B97F4A7C15ULL;
+    return (size_t)(k >> 20) & (size_t)(cap - 1);
+}
+
+/* Link id joining a and b, or -1. */
+static int find_link(const topo *t, int a, int b)
+{
+    if (!t->lhash_cap)
+        return -1;
+    for (size_t j = pair_slot(a, b, t->lhash_cap); t->lhash[j] >= 0;
+         j = (j + 1) & (size_t)(t->lhash_cap - 1)) {
+        const topo_link *o = &t->links[t->lhash[j]];
+        if ((o->a == a && o->b == b) || (o->a == b && o->b == a))
+            return t->lhash[j];
+    }
+    return -1;
+}
+
+static int lhash_insert(topo *t, int id)
+{
+    if (2 * (t->nlinks + 1) > t->lhash_cap) {
+        int nc = t->lhash_cap ? 2 * t->lhash_cap : 64;
+        int *h = malloc(sizeof(int) * (size_t)nc);
+        if (!h)
+            return -1;
+        memset(h, 0xff, sizeof(int) * (size_t)nc);
+        for (int i = 0; i < t->lhash_cap; i++) {
+            int v = t->lhash[i];
+            if (v < 0)
+                continue;
+            size_t j = pair_slot(t->links[v].a, t->links[v].b, nc);
+            while (h[j] >= 0)
+                j = (j + 1) & (size_t)(nc - 1);
+            h[j] = v;
+        }
+        free(t->lhash);
+        t->lhash = h;
+        t->lhash_cap = nc;
+    }
+    size_t j = pair_slot(t->links[id].a, t->links[id].b, t->lhash_cap);
+    while (t->lhash[j] >= 0)
+        j = (j + 1) & (size_t)(t->lhash_cap - 1);
+    t->lhash[j] = id;
+    return 0;
+}
+
 int topo_add_link(topo *t, const topo_link *l, err *e)
 {
     ASSERTF(!t->finished, "topo_add_link after topo_finish");
@@ -308,13 +360,11 @@ int topo_add_link(topo *t, const topo_link *l, err *e)
                link_rules[l->kind].name, kind_names[ka], na, kind_names[kb], nb);
         return -1;
     }
-    for (int i = 0; i < t->nlinks; i++) {
-        const topo_link *o = &t->links[i];
-        if ((o->a == l->a && o->b == l->b) || (o->a == l->b && o->b == l->a)) {
-            err_at(e, t->where, ln, "second link between '%s' and '%s' (first at line %ld)",
-                   na, nb, t->link_line[i]);
-            return -1;
-        }
+    int old = find_link(t, l->a, l->b);
+    if (old >= 0) {
+        err_at(e, t->where, ln, "second link between '%s' and '%s' (first at line %ld)",
+               na, nb, t->link_line[old]);
+        return -1;
     }
     if (!(l->bw_Bps >= 0) || l->bw_Bps > TOPO_MAX_BW_Bps ||
         (l->bw_Bps == 0 && l->kind != LINK_PCIE)) {
@@ -359,6 +409,11 @@ int topo_add_link(topo *t, const topo_link *l, err *e)
         t->links[id].nvlinks = 0;
     t->bw_given[id] = l->bw_Bps > 0;
     t->link_line[id] = ln;
+    if (lhash_insert(t, id)) {
+        t->nlinks--;
+        err_set(e, ERR_SYSTEM, "out of memory");
+        return -1;
+    }
     return id;
 }
 
@@ -482,13 +537,7 @@ static int reach(const topo *t, int src, unsigned char *seen)
     return 0;
 }
 
-static int linked(const topo *t, int a, int b)
-{
-    for (int i = t->adj_start[a]; i < t->adj_start[a + 1]; i++)
-        if (other_end(&t->links[t->adj[i]], a) == b)
-            return 1;
-    return 0;
-}
+static int linked(const topo *t, int a, int b) { return find_link(t, a, b) >= 0; }
 
 static int top_cpu(const topo *t, int v)
 {
