@@ -399,3 +399,22 @@ int calib_apply(const calib *c, const topo *t, topo **out, err *e)
     *out = n;
     return 0;
 }
+
+int calib_load_topo(const char *name_or_path, const char *calib_path, topo **out, err *e)
+{
+    *out = NULL;
+    topo *t;
+    TRY(topo_load(name_or_path, &t, e));
+    if (!calib_path) {
+        *out = t;
+        return 0;
+    }
+    calib *c;
+    int rc = calib_load(calib_path, &c, e);
+    if (!rc) {
+        rc = calib_apply(c, t, out, e);
+        calib_free(c);
+    }
+    topo_free(t);
+    return rc;
+}

@@ -290,7 +290,14 @@ int plot_write_svg(const plot *p, FILE *f, err *e)
         return err_set(e, ERR_CHECK, "nothing to plot: no positive points");
     int cols = p->np < COLS_MAX ? p->np : COLS_MAX;
     int rows = (p->np + cols - 1) / cols;
-    int legend_rows = (p->nlabels + 2) / 3;
+    int distinct = 0;
+    for (int i = 0; i < p->nlabels; i++) {
+        int seen = 0;
+        for (int j = 0; j < i; j++)
+            seen |= !strcmp(p->labels[j], p->labels[i]);
+        distinct += !seen;
+    }
+    int legend_rows = (distinct + 2) / 3;
     int width = cols * PW, height = TOP + legend_rows * LEG_ROW + rows * PH;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -300,14 +307,27 @@ int plot_write_svg(const plot *p, FILE *f, err *e)
                "font-weight=\"bold\">", width, height, width, height, width / 2);
     xml_text(f, p->title);
     fputs("</text>\n", f);
+    /* Legend: one entry per distinct label, with a marker if it has points
+     * and a line if it has lines. */
+    int entry = 0;
     for (int i = 0; i < p->nlabels; i++) {
-        double x = 20 + (i % 3) * (width - 40) / 3.0, y = TOP - 14 + (i / 3) * LEG_ROW;
+        int first = 1, pts = 0, line = 0;
+        for (int j = 0; j < p->nlabels; j++)
+            if (!strcmp(p->labels[j], p->labels[i])) {
+                first &= j >= i;
+                pts |= p->label_style[j] == PLOT_POINTS;
+                line |= p->label_style[j] == PLOT_LINE;
+            }
+        if (!first)
+            continue;
+        double x = 20 + (entry % 3) * (width - 40) / 3.0, y = TOP - 14 + (entry / 3) * LEG_ROW;
+        entry++;
         const char *c = palette[colour_of(p, p->labels[i]) % NPAL];
-        if (p->label_style[i] == PLOT_LINE)
+        if (line)
             fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                        "stroke-width=\"2\"/>\n", x, y, x + 24, y, c);
-        else
-            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"none\" stroke=\"%s\" "
+        if (pts)
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"white\" stroke=\"%s\" "
                        "stroke-width=\"1.5\"/>\n", x + 12, y, c);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x + 30, y + 4);
         xml_text(f, p->labels[i]);
