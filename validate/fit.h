@@ -10,6 +10,12 @@
 
 #include "sim/err.h"
 
+/* Why a parameter is left out (fit_screen) or refused (fit_run). */
+typedef enum fit_why {
+    FIT_KEEP, FIT_NO_INFLUENCE, FIT_DEPENDENT, FIT_AT_BOUND, FIT_TO_ZERO, FIT_UNCERTAIN
+} fit_why;
+const char *fit_why_text(fit_why w);   /* "no influence on the data", ... */
+
 typedef struct fit_param {
     const char *name;   /* used in messages and reports */
     double value;       /* in: start value; out: fitted value */
@@ -48,10 +54,9 @@ typedef struct fit_result {
     double rcond;        /* of the column-scaled Jacobian */
     double sigma;        /* sqrt(chi2 / dof): the residuals' scale */
     int bad_param;       /* on a refusal, the parameter it names; else -1 */
+    int bad_why;         /* fit_why of the refusal */
+    int bad_with;        /* FIT_DEPENDENT: the parameter it trades off with */
 } fit_result;
-
-/* Why fit_screen would leave a parameter out. */
-typedef enum fit_why { FIT_KEEP, FIT_NO_INFLUENCE, FIT_DEPENDENT } fit_why;
 
 void fit_opts_default(fit_opts *o);
 /* Fit p[0..np-1] to nres residuals of f (nres > np). On success values and
@@ -61,10 +66,10 @@ void fit_opts_default(fit_opts *o);
 int fit_run(fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
             const fit_opts *o, fit_result *res, double *resid, err *e);
 
-/* Before fitting: the Jacobian at the start values, in order of p; why[j]
- * says whether parameter j has an influence and is independent of the ones
- * kept before it (with[j]: the kept parameter it depends on most, or -1).
- * Errors are those of f. */
+/* Before fitting: the Jacobian at the start values. Parameters are taken
+ * greedily by their influence not explained by those already taken (Gram-
+ * Schmidt with pivoting); why[j] is FIT_KEEP, FIT_NO_INFLUENCE, or
+ * FIT_DEPENDENT with with[j] the kept parameter it overlaps most. */
 int fit_screen(const fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
                const fit_opts *o, fit_why *why, int *with, err *e);
 
