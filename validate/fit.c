@@ -384,10 +384,11 @@ int fit_screen(const fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void
     run r = {.p = (fit_param *)p, .np = np, .nres = nres, .f = f, .ctx = ctx, .e = e};
     r.t = calloc(np, sizeof *r.t);   /* unbounded: steps stay near the start */
     r.v = malloc(np * sizeof *r.v);
-    double *r0 = malloc(nres * sizeof *r0), *scale = malloc(np * sizeof *scale);
+    double *r0 = malloc((nres > np ? nres : np) * sizeof *r0),
+           *scale = malloc(np * sizeof *scale), *colnorm = malloc(np * sizeof *colnorm);
     gsl_matrix *J = gsl_matrix_alloc(nres, np), *Q = gsl_matrix_alloc(nres, np);
     int rc = 0;
-    if (!r.t || !r.v || !r0 || !scale || !J || !Q) {
+    if (!r.t || !r.v || !r0 || !scale || !colnorm || !J || !Q) {
         rc = err_set(e, ERR_SYSTEM, "out of memory");
         goto out;
     }
@@ -408,6 +409,7 @@ int fit_screen(const fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void
     for (size_t j = 0; j < np; j++) {
         gsl_vector_view c = gsl_matrix_column(J, j);
         double nrm = gsl_blas_dnrm2(&c.vector);
+        colnorm[j] = nrm;
         with[j] = -1;
         why[j] = FIT_DEPENDENT;
         if (!(nrm > o->min_influence * maxnorm) || nrm == 0) {
@@ -416,20 +418,26 @@ int fit_screen(const fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void
         }
         gsl_vector_scale(&c.vector, 1 / nrm);
     }
-    /* overlap[j]: largest |projection| of column j on a taken direction. */
-    double *overlap = scale;
-    for (size_t j = 0; j < np; j++)
+    /* overlap[j]: largest |projection| of column j on a taken direction;
+     * infl[j]: its influence (column norm) before normalising. */
+    double *overlap = scale, *infl = r0;
+    for (size_t j = 0; j < np; j++) {
+        infl[j] = why[j] == FIT_NO_INFLUENCE ? 0 : colnorm[j];
         overlap[j] = 0;
+    }
     for (;;) {
+        /* The most influence left outside the span, among columns with at
+         * least min_independence of their own left. */
         size_t best = np;
-        double bestn = o->min_independence;
+        double bestn = 0, bestrest = 0;
         for (size_t j = 0; j < np; j++) {
             if (why[j] != FIT_DEPENDENT || with[j] == -2)
                 continue;
             gsl_vector_view c = gsl_matrix_column(J, j);
-            double nrm = gsl_blas_dnrm2(&c.vector);
-            if (nrm >= bestn) {
-                bestn = nrm;
+            double rest = gsl_blas_dnrm2(&c.vector);
+            if (rest >= o->min_independence && rest * infl[j] > bestn) {
+                bestn = rest * infl[j];
+                bestrest = rest;
                 best = j;
             }
         }
@@ -440,7 +448,7 @@ int fit_screen(const fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void
         gsl_vector_view q = gsl_matrix_column(Q, nq++);
         gsl_vector_view cb = gsl_matrix_column(J, best);
         gsl_vector_memcpy(&q.vector, &cb.vector);
-        gsl_vector_scale(&q.vector, 1 / bestn);
+        gsl_vector_scale(&q.vector, 1 / bestrest);
         for (size_t j = 0; j < np; j++) {
             if (why[j] != FIT_DEPENDENT)
                 continue;
@@ -464,5 +472,6 @@ out:
     free(r.v);
     free(r0);
     free(scale);
+    free(colnorm);
     return rc;
 }

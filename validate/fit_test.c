@@ -42,6 +42,8 @@ static int resid_lat_bw(const double *v, double *r, void *ctx, err *e)
         double pred = v[0] + s->bytes[i] / (bw * 1e3);
         if (s->extra == 3)
             pred += v[2];             /* a linear offset, may be negative */
+        if (s->extra == 5)            /* two latencies in series: v = {l1, bw, l2} */
+            pred = v[0] + v[2] + s->bytes[i] / (v[1] * 1e3);
         if (s->extra == 4)            /* lat fixed at 1.5: v = {bw, offset} */
             pred = 1.5 + v[1] + s->bytes[i] / (v[0] * 1e3);
         r[i] = log(pred / s->meas_us[i]);
@@ -240,6 +242,28 @@ static void test_screen(void **state)
     assert_int_equal(why[dep], FIT_DEPENDENT);
     assert_int_equal(with[dep], kept);
     assert_int_equal(why[3], FIT_NO_INFLUENCE);
+    /* Two latencies in series (1.2 + 0.3 us) are one sum to the data; in
+     * log space the larger has 4x the influence, so it is the one kept. */
+    synth s5 = {.extra = 5};
+    make_data(&s5, 0.02, 0, 4);
+    fit_param q[3] = {
+        {.name = "big_lat_us", .value = 1.2, .lo = 1e-3, .hi = 1e3, .log = 1},
+        {.name = "bw_GBps", .value = 50, .lo = 0.1, .hi = 1e4, .log = 1},
+        {.name = "small_lat_us", .value = 0.3, .lo = 1e-3, .hi = 1e3, .log = 1},
+    };
+    assert_int_equal(fit_screen(q, 3, NPTS, resid_lat_bw, &s5, NULL, why, with, &e), 0);
+    assert_int_equal(why[0], FIT_KEEP);
+    assert_int_equal(why[1], FIT_KEEP);
+    assert_int_equal(why[2], FIT_DEPENDENT);
+    assert_int_equal(with[2], 0);
+    /* Listed the other way round, the larger one is still kept. */
+    fit_param tmp = q[0];
+    q[0] = q[2];
+    q[2] = tmp;
+    assert_int_equal(fit_screen(q, 3, NPTS, resid_lat_bw, &s5, NULL, why, with, &e), 0);
+    assert_int_equal(why[2], FIT_KEEP);
+    assert_int_equal(why[0], FIT_DEPENDENT);
+    assert_int_equal(with[0], 2);
     /* Screening does not move the parameters. */
     assert_true(p[1].value == 5 && p[2].value == 2);
     /* The refusal of the full fit names the same parameter by index. */
