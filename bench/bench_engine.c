@@ -4,7 +4,8 @@
  * doubles), so figures compare across noisy machines. Each case checks its
  * makespan against the closed form 2(n-1)(alpha + S/(nB)); a wrong answer
  * fails the benchmark (exit 1). Usage: bench_engine [--format table|csv|json]
- * [--quick] (--quick skips the 1,024-rank case). */
+ * [--quick] [--ranks N] (--quick skips the 1,024-rank case; --ranks runs only
+ * the cases of N ranks, e.g. for a profiler). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,33 +142,37 @@ static const report_col cols[] = {
 int main(int argc, char **argv)
 {
     report_format fmt = REPORT_TABLE;
-    int quick = 0;
+    int quick = 0, only = 0;
     err e = {0};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             quick = 1;
+        } else if (strcmp(argv[i], "--ranks") == 0 && i + 1 < argc) {
+            only = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
             if (cli_parse_format(argv[++i], &fmt, &e)) {
                 fprintf(stderr, "bench_engine: %s\n", e.msg);
                 return 2;
             }
         } else {
-            fprintf(stderr, "usage: bench_engine [--format table|csv|json] [--quick]\n");
+            fprintf(stderr, "usage: bench_engine [--format table|csv|json] [--quick] "
+                            "[--ranks N]\n");
             return 2;
         }
     }
     double ref = reference_s();
-    uint64_t nhold;
-    double hold = evq_hold_s(&nhold);
+    uint64_t nhold = 0;
+    double hold = only ? 0 : evq_hold_s(&nhold);
     report *r = report_new(stdout, fmt);
     report_meta(r, "reference", "qsort of 2^20 doubles: %.1f ms", ref * 1e3);
-    report_meta(r, "evq_hold", "%.1f M pop+push per s (1024 queued), %.3f x ref",
-                (double)nhold / hold * 1e-6, hold / ref);
+    if (nhold)
+        report_meta(r, "evq_hold", "%.1f M pop+push per s (1024 queued), %.3f x ref",
+                    (double)nhold / hold * 1e-6, hold / ref);
     report_table(r, "engine", cols, (int)(sizeof(cols) / sizeof(cols[0])));
     int rc = 0;
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         const bench_case *bc = &cases[c];
-        if (quick && bc->ranks > 64)
+        if ((quick && bc->ranks > 64) || (only && bc->ranks != only))
             continue;
         sched *fresh = sched_new(); /* links differ per case: new engine */
         if (!fresh) {
