@@ -501,7 +501,8 @@ static int reschedule(flownet *n, int64_t now, evq *q, uint32_t kind)
                 evq_cancel(q, p->ev);
             p->ev = -1;
         } else if (p->ev >= 0) {
-            evq_move(q, p->ev, t);
+            if (evq_move(q, p->ev, t))
+                return -1;
         } else {
             p->ev = evq_push(q, t, kind, f);
             if (p->ev < 0)
