@@ -46,6 +46,7 @@ LIB_SRC := $(filter-out %_test.c sim/main.c,$(wildcard $(addsuffix /*.c,$(LIB_DI
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard $(addsuffix /*_test.c,$(LIB_DIRS)))
 TEST_BIN := $(TEST_SRC:%.c=$(BUILD)/test/%)
+BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
 # --- hwcheck: hwcheck/ + kernels/ + the shared sim/ pieces (no GSL) -----------
 HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/ofile.c sim/arena.c
@@ -57,7 +58,7 @@ KERN_SRC := $(wildcard kernels/*.cu)
 KERN_OBJ := $(KERN_SRC:%.cu=$(BUILD)/cuobj/%.o)
 HAVE_CUDA := $(shell test -x $(NVCC) && test -f $(CUDA_HOME)/include/cuda_runtime.h && echo 1 || echo 0)
 HAVE_NCCL := $(shell test -f $(NCCL_HOME)/include/nccl.h && echo 1 || echo 0)
-CUDA_CFLAGS := -I$(CUDA_HOME)/include -I$(NCCL_HOME)/include
+CUDA_CFLAGS := -isystem $(CUDA_HOME)/include -isystem $(NCCL_HOME)/include
 CUDA_LIBDIRS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -L$(NCCL_HOME)/lib -L$(NCCL_HOME)/lib64
 CUDA_LIBS := $(CUDA_LIBDIRS) -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib \
              -Wl,-rpath,$(NCCL_HOME)/lib -lnccl -lcudart -lstdc++ -lm -lpthread -ldl -lrt
@@ -85,6 +86,11 @@ $(BUILD)/test/%_test: %_test.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJ) -lcmocka $(LIBS) $(MPI_LIBS) $(LDSAN)
+
+$(BUILD)/bench/%: bench/%.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  BENCH   $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJ) $(LIBS) $(MPI_LIBS) $(LDSAN)
 
 # hwcheck objects are compiled separately: they see CUDA headers, not GSL.
 $(BUILD)/hwobj/%.o: %.c
@@ -121,10 +127,10 @@ check: all
 	$(Q)$(MAKE) --no-print-directory check-asan
 	@echo "make check: all tests passed"
 
-check-gpu: all
+check-gpu: $(HWCHECK)
 	$(Q)scripts/check-gpu.sh $(BUILD)/hwcheck
 
-bench: $(BUILD)/collsim
+bench: $(BUILD)/collsim $(BENCH_BIN)
 	$(Q)scripts/bench.sh $(BUILD)
 
 validate: $(BUILD)/collsim

@@ -1,9 +1,295 @@
-/* PLACEHOLDER until the owning work lands: cmd_topo is not implemented yet. */
+/* `collsim topo`: show a topology (nodes, links, the nvidia-smi style path
+ * matrix, optionally every GPU route), list the presets, export one to the
+ * text format, and import NCCL XML dumps or `nvidia-smi topo -m` output.
+ * All tables go through the report writer; files through ofile. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "models/cmds.h"
+#include "models/topo.h"
+#include "sim/ofile.h"
+
+enum { MATRIX_MAX_GPUS = 32, ROUTES_MAX_GPUS = 16 };
+
+static const char usage[] =
+    "usage: collsim topo show T [--routes] [--format table|csv|json]\n"
+    "       collsim topo list [--format table|csv|json]\n"
+    "       collsim topo export T [-o OUT]\n"
+    "       collsim topo import xml|smi FILE [-o OUT]\n"
+    "T is a preset name (collsim topo list) or a collsim-topo file.\n";
+
+static const char *const kind_names[TOPO_NKINDS] = {
+    "gpu", "switch", "root", "cpu", "nvswitch", "hostmem",
+};
+static const char *const link_names[LINK_NKINDS] = {
+    "pcie", "fabric", "socket", "nvlink", "mem",
+};
+
+static const report_col node_cols[] = {
+    {"name", NULL, 12, -1}, {"kind", NULL, 9, -1}, {"gpu", NULL, 4, -1},
+    {"numa", NULL, 5, -1}, {"parent", NULL, 12, -1},
+};
+static const report_col link_cols[] = {
+    {"a", NULL, 10, -1}, {"b", NULL, 10, -1}, {"kind", NULL, 7, -1},
+    {"gen", NULL, 4, -1}, {"width", NULL, 5, -1}, {"lanes", NULL, 5, -1},
+    {"bw_GBps", NULL, 9, 2}, {"bw_from", NULL, 8, -1}, {"lat_ns", NULL, 8, 1},
+};
+static const report_col count_cols[] = {{"path", NULL, 6, -1}, {"pairs", NULL, 10, -1}};
+static const report_col route_cols[] = {
+    {"src", NULL, 6, -1}, {"dst", NULL, 6, -1}, {"path", NULL, 5, -1},
+    {"lat_ns", NULL, 8, 1}, {"min_bw_GBps", NULL, 11, 2}, {"hops", NULL, 4, -1},
+    {"route", NULL, 40, -1},
+};
+static const report_col preset_cols[] = {{"name", NULL, 24, -1}, {"description", NULL, 1, -1}};
+
+static void path_matrix(report *r, const topo *t)
+{
+    int n = topo_ngpus(t);
+    report_col *cols = calloc((size_t)n + 2, sizeof *cols);
+    char (*names)[16] = calloc((size_t)n, sizeof *names);
+    if (!cols || !names) {
+        free(cols);
+        free(names);
+        return;
+    }
+    cols[0] = (report_col){"gpu", "", 6, -1};
+    for (int g = 0; g < n; g++) {
+        snprintf(names[g], sizeof names[g], "GPU%d", g);
+        cols[g + 1] = (report_col){names[g], NULL, 5, -1};
+    }
+    cols[n + 1] = (report_col){"numa", "NUMA Affinity", 14, -1};
+    report_table(r, "gpu paths (nvidia-smi topo -m)", cols, n + 2);
+    char buf[8];
+    for (int a = 0; a < n; a++) {
+        report_str(r, names[a]);
+        for (int b = 0; b < n; b++)
+            report_str(r, topo_gpu_path_smi(t, a, b, buf));
+        int numa = topo_node_at(t, topo_gpu_node(t, a))->numa;
+        if (numa >= 0)
+            report_int(r, numa);
+        else
+            report_str(r, "N/A");
+        report_end_row(r);
+    }
+    /* The table's columns must outlive it: it is the last use of them. */
+    report_note(r, "X = self, PIX = at most one PCIe switch, PXB = several switches, PHB = "
+                "one host bridge, NODE = host bridges of one NUMA node, SYS = across the "
+                "socket link, NV# = # NVLink lanes");
+    free(cols);
+    free(names);
+}
+
+static void path_counts(report *r, const topo *t)
+{
+    static const char *const codes[] = {"NV", "PIX", "PXB", "PHB", "NODE", "SYS"};
+    long long cnt[6] = {0};
+    int n = topo_ngpus(t);
+    char buf[8];
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++) {
+            topo_gpu_path_smi(t, a, b, buf);
+            for (int i = 0; i < 6; i++)
+                if (!strncmp(buf, codes[i], strlen(codes[i])) &&
+                    (i || (buf[2] >= '0' && buf[2] <= '9'))) {
+                    cnt[i]++;
+                    break;
+                }
+        }
+    report_table(r, "gpu pairs by path type (too many GPUs for the matrix)", count_cols, 2);
+    for (int i = 0; i < 6; i++) {
+        report_str(r, codes[i]);
+        report_int(r, cnt[i]);
+        report_end_row(r);
+    }
+}
+
+static void routes_table(report *r, const topo *t)
+{
+    report_table(r, "routes", route_cols, 7);
+    int n = topo_ngpus(t);
+    char route[1024], path[8];
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            if (a == b)
+                continue;
+            int na = topo_gpu_node(t, a), nb = topo_gpu_node(t, b);
+            const int *links;
+            const int8_t *dirs;
+            int h = topo_route(t, na, nb, &links, &dirs);
+            size_t len = (size_t)snprintf(route, sizeof route, "%s", topo_node_at(t, na)->name);
+            double minbw = 1e300;
+            for (int i = 0; i < h; i++) {
+                const topo_link *l = topo_link_at(t, links[i]);
+                int to = dirs[i] ? l->a : l->b;
+                if (l->bw_Bps < minbw)
+                    minbw = l->bw_Bps;
+                if (len < sizeof route)
+                    len += (size_t)snprintf(route + len, sizeof route - len, ">%s",
+                                            topo_node_at(t, to)->name);
+            }
+            report_str(r, topo_node_at(t, na)->name);
+            report_str(r, topo_node_at(t, nb)->name);
+            report_str(r, topo_gpu_path_smi(t, a, b, path));
+            report_num(r, (double)topo_route_lat_ps(t, na, nb) / 1e3);
+            report_num(r, minbw / 1e9);
+            report_int(r, h);
+            report_str(r, route);
+            report_end_row(r);
+        }
+}
+
+static int show(const char *name, int routes, report_format fmt, err *e)
+{
+    topo *t;
+    TRY(topo_load(name, &t, e));
+    report *r = report_new(stdout, fmt);
+    if (!r) {
+        topo_free(t);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    const topo_params *p = topo_params_get(t);
+    report_meta(r, "topology", "%s", topo_name(t));
+    report_meta(r, "gpus", "%d", topo_ngpus(t));
+    report_meta(r, "nodes", "%d", topo_nnodes(t));
+    report_meta(r, "links", "%d", topo_nlinks(t));
+    report_meta(r, "pcie_mps_bytes", "%d", p->pcie_mps_bytes);
+    report_meta(r, "pcie_mrrs_bytes", "%d", p->pcie_mrrs_bytes);
+    report_meta(r, "pcie_tlp_overhead_bytes", "%d", p->pcie_tlp_overhead_bytes);
+    report_meta(r, "read_tags", "%d", p->read_tags);
+    report_meta(r, "read_extra_lat_ns", "%g", (double)p->read_extra_lat_ps / 1e3);
+    report_meta(r, "arb_collapse_GBps", "%g", p->arb_collapse_Bps / 1e9);
+    report_meta(r, "launch_us", "%g", (double)p->launch_ps / 1e6);
+    report_meta(r, "graph_node_us", "%g", (double)p->graph_node_ps / 1e6);
+    report_meta(r, "hostmem_GBps", "%g", p->hostmem_Bps / 1e9);
+    report_table(r, "nodes", node_cols, 5);
+    for (int v = 0; v < topo_nnodes(t); v++) {
+        const topo_node *n = topo_node_at(t, v);
+        report_str(r, n->name);
+        report_str(r, kind_names[n->kind]);
+        report_int(r, n->gpu);
+        report_int(r, n->numa);
+        report_str(r, n->pci_parent >= 0 ? topo_node_at(t, n->pci_parent)->name : "-");
+        report_end_row(r);
+    }
+    report_table(r, "links (per direction)", link_cols, 9);
+    for (int i = 0; i < topo_nlinks(t); i++) {
+        const topo_link *l = topo_link_at(t, i);
+        report_str(r, topo_node_at(t, l->a)->name);
+        report_str(r, topo_node_at(t, l->b)->name);
+        report_str(r, link_names[l->kind]);
+        report_int(r, l->pcie_gen);
+        report_int(r, l->pcie_width);
+        report_int(r, l->nvlinks);
+        report_num(r, l->bw_Bps / 1e9);
+        report_str(r, topo_link_bw_given(t, i) ? "given" : "math");
+        report_num(r, (double)l->lat_ps / 1e3);
+        report_end_row(r);
+    }
+    if (topo_ngpus(t) <= MATRIX_MAX_GPUS)
+        path_matrix(r, t);
+    else
+        path_counts(r, t);
+    if (routes && topo_ngpus(t) <= ROUTES_MAX_GPUS)
+        routes_table(r, t);
+    else if (routes)
+        report_note(r, "--routes: more than %d GPUs, routes not printed", ROUTES_MAX_GPUS);
+    int rc = report_finish(r, e);
+    report_free(r);
+    topo_free(t);
+    return rc;
+}
+
+static int list(report_format fmt, err *e)
+{
+    report *r = report_new(stdout, fmt);
+    if (!r)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    report_table(r, "topology presets", preset_cols, 2);
+    for (int i = 0; topo_preset_name(i); i++) {
+        report_str(r, topo_preset_name(i));
+        report_str(r, topo_preset_desc(i));
+        report_end_row(r);
+    }
+    int rc = report_finish(r, e);
+    report_free(r);
+    return rc;
+}
+
+static int write_out(const topo *t, const char *out, err *e)
+{
+    ofile o;
+    TRY(ofile_open(&o, out, e));
+    int rc = topo_write(t, o.f, e);
+    if (rc) {
+        ofile_abort(&o);
+        return rc;
+    }
+    return ofile_commit(&o, e);
+}
 
 int cmd_topo(int argc, char **argv, err *e)
 {
-    (void)argc;
-    (void)argv;
-    return err_set(e, ERR_SYSTEM, "%s: not implemented yet", "cmd_topo");
+    const char *pos[3] = {NULL, NULL, NULL};
+    int npos = 0, routes = 0;
+    const char *out = "-";
+    report_format fmt = REPORT_TABLE;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (!strcmp(a, "--format") || !strcmp(a, "-o")) {
+            if (i + 1 >= argc)
+                return err_set(e, ERR_USAGE, "topo: %s needs a value", a);
+            if (a[1] == 'o')
+                out = argv[++i];
+            else
+                TRY(cli_parse_format(argv[++i], &fmt, e));
+        } else if (!strcmp(a, "--routes")) {
+            routes = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return err_set(e, ERR_USAGE, "topo: unknown option '%s'\n%s", a, usage);
+        } else if (npos < 3) {
+            pos[npos++] = a;
+        } else {
+            return err_set(e, ERR_USAGE, "topo: too many arguments\n%s", usage);
+        }
+    }
+    const char *sub = pos[0];
+    if (!sub)
+        return err_set(e, ERR_USAGE, "topo: no subcommand\n%s", usage);
+    if (!strcmp(sub, "list") && npos == 1)
+        return list(fmt, e);
+    if (!strcmp(sub, "show") && npos == 2)
+        return show(pos[1], routes, fmt, e);
+    if (!strcmp(sub, "export") && npos == 2) {
+        topo *t;
+        TRY(topo_load(pos[1], &t, e));
+        int rc = write_out(t, out, e);
+        topo_free(t);
+        return rc;
+    }
+    if (!strcmp(sub, "import") && npos == 3) {
+        topo *t = NULL;
+        int rc;
+        if (!strcmp(pos[1], "xml")) {
+            rc = topo_import_xml(pos[2], &t, e);
+        } else if (!strcmp(pos[1], "smi")) {
+            FILE *f = !strcmp(pos[2], "-") ? stdin : fopen(pos[2], "r");
+            if (!f)
+                return err_set(e, ERR_INPUT, "%s: cannot open: %s", pos[2], strerror(errno));
+            rc = topo_import_smi(f, pos[2], &t, e);
+            if (f != stdin)
+                fclose(f);
+        } else {
+            return err_set(e, ERR_USAGE, "topo import: format must be xml or smi, not '%s'",
+                           pos[1]);
+        }
+        if (!rc)
+            rc = write_out(t, out, e);
+        topo_free(t);
+        return rc;
+    }
+    return err_set(e, ERR_USAGE, "topo: bad arguments for '%s'\n%s", sub, usage);
 }

@@ -47,7 +47,9 @@ typedef struct topo_link {
     int pcie_gen, pcie_width;   /* LINK_PCIE only */
     int nvlinks;                /* LINK_NVLINK: number of NVLink lanes bundled */
     double bw_Bps;        /* usable data bandwidth per direction (after the
-                             payload efficiency of writes of MPS bytes) */
+                             payload efficiency of writes of MPS bytes); 0 on
+                             a LINK_PCIE link: topo_finish computes it from
+                             gen/width and the params (topo_pcie_bw_Bps) */
     int64_t lat_ps;       /* one-way traversal latency of this hop */
 } topo_link;
 
@@ -89,6 +91,17 @@ const topo_params *topo_params_get(const topo *t);
 /* Check the graph (connected GPUs, positive bandwidths, no PCI cycles) and
  * build routes; must be called before routes or path types are asked. */
 int topo_finish(topo *t, const char *where, err *e);
+/* Source line recorded for the nodes and links added next (for messages of
+ * topo_finish: "where:line: ..."); 0 = none. */
+void topo_set_line(topo *t, long line);
+int topo_set_name(topo *t, const char *name);  /* copied; ERR_SYSTEM on OOM */
+/* PCIe link math: GT/s x lanes x encoding / 8, times the write payload
+ * efficiency MPS/(MPS + TLP overhead); bytes/s, 0 if gen or width is invalid. */
+double topo_pcie_bw_Bps(int gen, int width, const topo_params *p);
+/* 1 if link id's bandwidth was given explicitly, 0 if from the link math. */
+int topo_link_bw_given(const topo *t, int id);
+/* NVLink lanes joining two GPUs (direct, or via shared NVSwitches), 0 if none. */
+int topo_gpu_nvlinks(const topo *t, int gpu_a, int gpu_b);
 
 int topo_nnodes(const topo *t);
 int topo_nlinks(const topo *t);
@@ -102,6 +115,9 @@ int topo_find(const topo *t, const char *name);/* node id or -1 */
  * hop count; arrays are owned by the topology. */
 int topo_route(const topo *t, int a, int b, const int **links, const int8_t **dirs);
 int64_t topo_route_lat_ps(const topo *t, int a, int b);
+/* Routes are computed in topo_finish for small topologies and on first use
+ * (per source, cached, thread-safe) for large ones; -1 if b is unreachable
+ * (GPUs and host memory are endpoints only, never transit nodes). */
 topo_path topo_gpu_path(const topo *t, int gpu_a, int gpu_b);
 const char *topo_path_name(topo_path p, int nvlinks); /* "PIX", "NV18", ... */
 /* The nvidia-smi topo -m code for a GPU pair: X, PIX, PXB, PHB, NODE, SYS,
@@ -116,5 +132,10 @@ int topo_load(const char *name_or_path, topo **out, err *e);
 /* Name of preset i (NULL past the end), and its one-line description. */
 const char *topo_preset_name(int i);
 const char *topo_preset_desc(int i);
+
+/* Importers (docs/formats.md): NCCL_TOPO_DUMP_FILE XML (libxml2) and the
+ * `nvidia-smi topo -m` matrix; ERR_INPUT "file:line: what" on bad input. */
+int topo_import_xml(const char *path, topo **out, err *e);
+int topo_import_smi(FILE *f, const char *name, topo **out, err *e);
 
 #endif

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int ofile_open(ofile *o, const char *path, err *e)
@@ -17,6 +18,15 @@ int ofile_open(ofile *o, const char *path, err *e)
     if (strlen(path) >= sizeof o->path)
         return err_set(e, ERR_USAGE, "%s: path too long", path);
     snprintf(o->path, sizeof o->path, "%s", path);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* A device or pipe (/dev/null, /dev/stdout): write it in place; a
+         * rename would replace the device node with a regular file. */
+        o->f = fopen(path, "w");
+        if (!o->f)
+            return err_set(e, ERR_SYSTEM, "%s: cannot open: %s", path, strerror(errno));
+        return 0;
+    }
     snprintf(o->tmp, sizeof o->tmp, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(o->tmp);
     if (fd < 0)
@@ -33,8 +43,12 @@ int ofile_open(ofile *o, const char *path, err *e)
 int ofile_commit(ofile *o, err *e)
 {
     if (!o->tmp[0]) {
-        if (fflush(o->f) != 0)
-            return err_set(e, ERR_SYSTEM, "writing stdout failed");
+        int bad = fflush(o->f) != 0 || ferror(o->f);
+        if (o->f != stdout && fclose(o->f) != 0)
+            bad = 1;
+        o->f = NULL;
+        if (bad)
+            return err_set(e, ERR_SYSTEM, "writing %s failed", o->path[0] ? o->path : "stdout");
         return 0;
     }
     int bad = ferror(o->f) != 0;
@@ -51,8 +65,12 @@ int ofile_commit(ofile *o, err *e)
 
 void ofile_abort(ofile *o)
 {
-    if (!o->tmp[0])
+    if (!o->tmp[0]) {
+        if (o->f && o->f != stdout)
+            fclose(o->f);
+        o->f = NULL;
         return;
+    }
     if (o->f)
         fclose(o->f);
     o->f = NULL;

@@ -1,0 +1,314 @@
+/* Built-in topologies: a static table of named presets and generated
+ * families (name, description, builder), and topo_load, which falls back to
+ * reading a file. Every number below and where it comes from is listed in
+ * docs/model.md "Topology and presets"; latencies are per link, with a
+ * switch's cut-through split half and half over the links at its ports. */
+#include "models/topo.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A builder session: the first error sticks, later calls do nothing. */
+typedef struct bld {
+    topo *t;
+    err *e;
+    int rc;
+} bld;
+
+static int node(bld *b, const char *name, topo_kind k, int numa, const char *parent)
+{
+    if (b->rc)
+        return -1;
+    int id = topo_add_node(b->t, name, k, numa, b->e);
+    if (id < 0) {
+        b->rc = b->e ? b->e->code : ERR_INPUT;
+        return -1;
+    }
+    if (parent) {
+        int p = topo_find(b->t, parent);
+        ASSERTF(p >= 0, "preset parent '%s' of '%s' not defined", parent, name);
+        if ((b->rc = topo_set_parent(b->t, id, p, b->e)) != 0)
+            return -1;
+    }
+    return id;
+}
+
+/* Link with bandwidth in GB/s (0 on pcie: the link math) and latency in ns. */
+static void link(bld *b, const char *x, const char *y, topo_link_kind k, int lanes,
+                 double bw_GBps, double lat_ns)
+{
+    if (b->rc)
+        return;
+    topo_link l = {.a = topo_find(b->t, x), .b = topo_find(b->t, y), .kind = k,
+                   .bw_Bps = bw_GBps * 1e9, .lat_ps = (int64_t)(lat_ns * 1e3 + 0.5)};
+    ASSERTF(l.a >= 0 && l.b >= 0, "preset link %s-%s", x, y);
+    if (k == LINK_PCIE) {
+        l.pcie_gen = 5;
+        l.pcie_width = 16;
+    }
+    if (k == LINK_NVLINK)
+        l.nvlinks = lanes;
+    if (topo_add_link(b->t, &l, b->e) < 0)
+        b->rc = b->e ? b->e->code : ERR_INPUT;
+}
+
+static const char *nm(char *buf, const char *prefix, int i)
+{
+    snprintf(buf, 32, "%s%d", prefix, i);
+    return buf;
+}
+
+/* Values shared by several presets (docs/model.md says where from). */
+#define SW_HALF_NS 57.5        /* half of a 115 ns Gen5 switch cut-through */
+#define GPU_END_NS 300.0       /* GPU-side PCIe endpoint share of a hop */
+#define ROOT_NS 202.5          /* root complex + socket fabric, per side */
+#define XGMI_NS 80.0           /* socket link hop */
+#define NVL_LANE_GBps 20.6     /* usable GB/s per NVLink 4 lane */
+#define NVL_NS 250.0           /* GPU <-> NVSwitch hop */
+
+static void set_params(topo *t, double arb_GBps, double hostmem_GBps)
+{
+    topo_params *p = topo_params_mut(t);
+    p->pcie_mps_bytes = 256;
+    p->pcie_mrrs_bytes = 512;
+    p->pcie_tlp_overhead_bytes = 24;
+    p->read_tags = 256;
+    p->read_extra_lat_ps = 200000;  /* uncalibrated */
+    p->launch_ps = 4000000;         /* uncalibrated */
+    p->graph_node_ps = 1500000;     /* uncalibrated */
+    p->arb_collapse_Bps = arb_GBps * 1e9;
+    p->hostmem_Bps = hostmem_GBps * 1e9;
+}
+
+static void socket_with_mem(bld *b, int s, double mem_GBps)
+{
+    char c[32], m[32];
+    node(b, nm(c, "cpu", s), TOPO_CPU, s, NULL);
+    node(b, nm(m, "mem", s), TOPO_HOSTMEM, s, NULL);
+    link(b, c, m, LINK_MEM, 0, mem_GBps, 100.0);
+}
+
+/* rtxpro6000-8x-pcie5-2s: ASUS ESC8000A-E13P, 2x EPYC 9575F, 2 Broadcom
+ * PEX890xx chips each split into two virtual switches of 2 GPUs. */
+static int build_2s(topo *t, err *e)
+{
+    bld b = {t, e, 0};
+    char n1[32], n2[32], n3[32];
+    set_params(t, 2.7, 460.8);
+    for (int s = 0; s < 2; s++)
+        socket_with_mem(&b, s, 460.8);
+    link(&b, "cpu0", "cpu1", LINK_SOCKET, 0, 83.2, XGMI_NS);
+    for (int v = 0; v < 4; v++) {
+        int s = v / 2;
+        nm(n1, "rp", v);
+        node(&b, n1, TOPO_ROOT, s, nm(n2, "cpu", s));
+        link(&b, n1, n2, LINK_FABRIC, 0, 38.3, ROOT_NS);
+        node(&b, nm(n3, "vs", v), TOPO_SWITCH, s, n1);
+        link(&b, n3, n1, LINK_PCIE, 0, 0, SW_HALF_NS);
+    }
+    link(&b, "vs0", "vs1", LINK_FABRIC, 0, 53.6, 20.0);
+    link(&b, "vs2", "vs3", LINK_FABRIC, 0, 53.6, 20.0);
+    for (int g = 0; g < 8; g++) {
+        nm(n1, "gpu", g);
+        node(&b, n1, TOPO_GPU, g / 4, nm(n2, "vs", g / 2));
+        link(&b, n1, n2, LINK_PCIE, 0, 53.5, GPU_END_NS + SW_HALF_NS);
+    }
+    return b.rc;
+}
+
+/* rtxpro6000-8x-pcie5-1s: Threadripper PRO 7955WX, group A: two c-payne
+ * switches of 4 GPUs on root complexes of different quadrants. */
+static int build_1s(topo *t, err *e)
+{
+    bld b = {t, e, 0};
+    char n1[32], n2[32];
+    set_params(t, 0, 266.2);
+    socket_with_mem(&b, 0, 266.2);
+    for (int r = 0; r < 2; r++) {
+        nm(n1, "rp", r);
+        node(&b, n1, TOPO_ROOT, 0, "cpu0");
+        link(&b, n1, "cpu0", LINK_FABRIC, 0, 100.0, 138.4);
+        node(&b, nm(n2, "sw", r), TOPO_SWITCH, 0, n1);
+        link(&b, n2, n1, LINK_PCIE, 0, 56.4, SW_HALF_NS);
+    }
+    for (int g = 0; g < 8; g++) {
+        nm(n1, "gpu", g);
+        node(&b, n1, TOPO_GPU, 0, nm(n2, "sw", g / 4));
+        link(&b, n1, n2, LINK_PCIE, 0, 56.3, 340.25);
+    }
+    return b.rc;
+}
+
+/* HGX-style boxes of 8 GPUs: per socket two PCIe switches (own root port
+ * each) with 2 GPUs each; all GPUs on one non-blocking NVSwitch node. */
+static int build_hgx(topo *t, int ngpu, err *e)
+{
+    bld b = {t, e, 0};
+    char n1[32], n2[32], n3[32];
+    set_params(t, 0, 245.8);
+    node(&b, "nvs0", TOPO_NVSWITCH, -1, NULL);
+    int nsock = (ngpu + 3) / 4;
+    for (int s = 0; s < nsock; s++) {
+        socket_with_mem(&b, s, 245.8);
+        if (s % 2 == 1)
+            link(&b, nm(n1, "cpu", s - 1), nm(n2, "cpu", s), LINK_SOCKET, 0, 80.0, 100.0);
+    }
+    for (int w = 0; w < (ngpu + 1) / 2; w++) {
+        int s = w / 2;
+        nm(n1, "rp", w);
+        node(&b, n1, TOPO_ROOT, s, nm(n2, "cpu", s));
+        link(&b, n1, n2, LINK_FABRIC, 0, 100.0, ROOT_NS);
+        node(&b, nm(n3, "sw", w), TOPO_SWITCH, s, n1);
+        link(&b, n3, n1, LINK_PCIE, 0, 0, SW_HALF_NS);
+    }
+    for (int g = 0; g < ngpu && !b.rc; g++) {
+        nm(n1, "gpu", g);
+        node(&b, n1, TOPO_GPU, g / 4, nm(n2, "sw", g / 2));
+        link(&b, n1, n2, LINK_PCIE, 0, 0, GPU_END_NS + SW_HALF_NS);
+        link(&b, n1, "nvs0", LINK_NVLINK, 18, 18 * NVL_LANE_GBps, NVL_NS);
+    }
+    return b.rc;
+}
+
+static int build_h200_8x(topo *t, err *e) { return build_hgx(t, 8, e); }
+
+static int build_h200_1x(topo *t, err *e)
+{
+    bld b = {t, e, 0};
+    set_params(t, 0, 245.8);
+    socket_with_mem(&b, 0, 245.8);
+    node(&b, "rp0", TOPO_ROOT, 0, "cpu0");
+    link(&b, "rp0", "cpu0", LINK_FABRIC, 0, 100.0, ROOT_NS);
+    node(&b, "gpu0", TOPO_GPU, 0, "rp0");
+    link(&b, "gpu0", "rp0", LINK_PCIE, 0, 0, GPU_END_NS);
+    return b.rc;
+}
+
+/* pcie-N: per socket one root complex with 2 switches of 2 GPUs; sockets
+ * in a ring (or a star around socket 0) of socket links. */
+static int build_pcie(topo *t, int ngpu, int star, err *e)
+{
+    bld b = {t, e, 0};
+    char n1[32], n2[32], n3[32];
+    set_params(t, 0, 460.8);
+    int nsock = (ngpu + 3) / 4;
+    for (int s = 0; s < nsock; s++) {
+        socket_with_mem(&b, s, 460.8);
+        nm(n1, "rp", s);
+        node(&b, n1, TOPO_ROOT, s, nm(n2, "cpu", s));
+        link(&b, n1, n2, LINK_FABRIC, 0, 100.0, ROOT_NS);
+    }
+    for (int s = 1; s < nsock && !b.rc; s++)
+        link(&b, nm(n1, "cpu", star ? 0 : s - 1), nm(n2, "cpu", s), LINK_SOCKET, 0, 83.2,
+             XGMI_NS);
+    if (!star && nsock > 2)
+        link(&b, nm(n1, "cpu", nsock - 1), "cpu0", LINK_SOCKET, 0, 83.2, XGMI_NS);
+    for (int w = 0; w < (ngpu + 1) / 2 && !b.rc; w++) {
+        nm(n1, "sw", w);
+        node(&b, n1, TOPO_SWITCH, w / 2, nm(n2, "rp", w / 2));
+        link(&b, n1, n2, LINK_PCIE, 0, 0, SW_HALF_NS);
+    }
+    for (int g = 0; g < ngpu && !b.rc; g++) {
+        nm(n1, "gpu", g);
+        node(&b, n1, TOPO_GPU, g / 4, nm(n3, "sw", g / 2));
+        link(&b, n1, n3, LINK_PCIE, 0, 0, GPU_END_NS + SW_HALF_NS);
+    }
+    return b.rc;
+}
+
+/* Family names: "<prefix>N" or "<prefix>N<suffix>"; N in 1..4096. */
+static int family_n(const char *name, const char *prefix, const char *suffix)
+{
+    size_t lp = strlen(prefix);
+    if (strncmp(name, prefix, lp))
+        return -1;
+    const char *s = name + lp;
+    if (*s < '1' || *s > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    long n = strtol(s, &end, 10);
+    if (errno || strcmp(end, suffix) || n < 1 || n > 4096)
+        return -1;
+    return (int)n;
+}
+
+static int build_nvswitch_n(topo *t, const char *name, err *e)
+{
+    return build_hgx(t, family_n(name, "nvswitch-", ""), e);
+}
+
+static int build_pcie_n(topo *t, const char *name, err *e)
+{
+    int n = family_n(name, "pcie-", "");
+    if (n > 0)
+        return build_pcie(t, n, 0, e);
+    return build_pcie(t, family_n(name, "pcie-", "-star"), 1, e);
+}
+
+static int match_nvswitch(const char *name) { return family_n(name, "nvswitch-", "") > 0; }
+static int match_pcie(const char *name)
+{
+    return family_n(name, "pcie-", "") > 0 || family_n(name, "pcie-", "-star") > 0;
+}
+
+typedef int preset_fn(topo *t, err *e);
+typedef int family_fn(topo *t, const char *name, err *e);
+typedef int match_fn(const char *name);
+
+static const struct preset {
+    const char *name;
+    const char *desc;
+    preset_fn *build;
+    match_fn *match;     /* generated families: name pattern */
+    family_fn *family;
+} presets[] = {
+    {"rtxpro6000-8x-pcie5-2s",
+     "default: 8x RTX PRO 6000, 2x EPYC Turin, 2 Broadcom chips = 4 virtual switches of 2 GPUs",
+     build_2s, NULL, NULL},
+    {"rtxpro6000-8x-pcie5-1s",
+     "8x RTX PRO 6000, 1x Threadripper PRO, 2 c-payne switches of 4 GPUs on 2 root complexes",
+     build_1s, NULL, NULL},
+    {"h200-8x-nvswitch", "8x H200 SXM, NVLink 4 (18 lanes) via NVSwitch, 2 sockets, PCIe Gen5 "
+     "host links through 4 switches", build_h200_8x, NULL, NULL},
+    {"h200-1x", "1x H200, PCIe Gen5 x16 host link to socket 0", build_h200_1x, NULL, NULL},
+    {"nvswitch-N", "N GPUs (1..4096) on one non-blocking NVSwitch; hosts as h200-8x-nvswitch",
+     NULL, match_nvswitch, build_nvswitch_n},
+    {"pcie-N", "N GPUs (1..4096), 2 per Gen5 switch, 4 per socket, sockets in a ring "
+     "(pcie-N-star: a star around socket 0)", NULL, match_pcie, build_pcie_n},
+};
+enum { NPRESETS = sizeof presets / sizeof presets[0] };
+
+const char *topo_preset_name(int i) { return i >= 0 && i < NPRESETS ? presets[i].name : NULL; }
+const char *topo_preset_desc(int i) { return i >= 0 && i < NPRESETS ? presets[i].desc : NULL; }
+
+int topo_load(const char *name_or_path, topo **out, err *e)
+{
+    *out = NULL;
+    for (int i = 0; i < NPRESETS; i++) {
+        const struct preset *p = &presets[i];
+        int hit = p->match ? p->match(name_or_path) : !strcmp(p->name, name_or_path);
+        if (!hit)
+            continue;
+        topo *t = topo_new(name_or_path);
+        if (!t)
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        int rc = p->build ? p->build(t, e) : p->family(t, name_or_path, e);
+        if (!rc)
+            rc = topo_finish(t, name_or_path, e);
+        if (rc) {
+            topo_free(t);
+            return rc;
+        }
+        *out = t;
+        return 0;
+    }
+    FILE *f = fopen(name_or_path, "r");
+    if (!f)
+        return err_set(e, ERR_USAGE, "topology '%s' is neither a preset (collsim topo list) "
+                       "nor a readable file: %s", name_or_path, strerror(errno));
+    int rc = topo_parse(f, name_or_path, out, e);
+    fclose(f);
+    return rc;
+}

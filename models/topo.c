@@ -1,0 +1,982 @@
+/* Topology graph: nodes, full-duplex links, the PCI parent tree, checks,
+ * data routes and path types.
+ * Nodes and links live in growable arrays (ids are indices, stable); names
+ * and route arrays live in the topology's arena. topo_finish validates the
+ * graph, fills PCIe bandwidths from the link math, builds an adjacency
+ * (CSR) and, for small topologies, every route among GPUs and host memory.
+ * Routes are shortest-latency paths (ties: fewer hops, then lower
+ * predecessor id) from Dijkstra per source; a source's tree and each
+ * materialised route are published with release stores, so lookups are
+ * lock-free once computed and first computations take a mutex. GPUs and
+ * host memory nodes are endpoints, never transit. Path types are derived
+ * from pci_parent chains only (what nvidia-smi and NCCL report). */
+#include "models/topo.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/arena.h"
+
+enum {
+    TOPO_MAX_GPUS = 4096,
+    TOPO_MAX_NODES = 1 << 20,
+    EAGER_MAX_ENDPOINTS = 64, /* routes of smaller topologies built in finish */
+};
+#define TOPO_MAX_BW_Bps 100e12 /* 100 TB/s: anything above is a typo */
+#define TOPO_MAX_LAT_PS 1000000000LL /* 1 ms per hop */
+
+typedef struct route {
+    int n;
+    int *links;
+    int8_t *dirs;
+} route;
+
+typedef struct tree {
+    int64_t *dist_ps;   /* INT64_MAX = unreachable */
+    int *hops;
+    int *pred;          /* link id into the node, -1 at the source */
+    _Atomic(route *) *routes;
+} tree;
+
+struct topo {
+    arena *ar;
+    const char *name;
+    topo_node *nodes;
+    long *node_line;
+    int nnodes, cap_nodes;
+    topo_link *links;
+    long *link_line;
+    unsigned char *bw_given;
+    int nlinks, cap_links;
+    int *gpus;
+    int ngpus, cap_gpus;
+    int *hash; /* open addressing on names; node ids, -1 empty */
+    int hash_cap;
+    int *lhash; /* open addressing on node pairs; link ids, -1 empty */
+    int lhash_cap;
+    long cur_line;
+    topo_params params;
+    int finished;
+    const char *where;
+    int *adj_start, *adj; /* CSR of link ids per node */
+    pthread_mutex_t mu;
+    _Atomic(tree *) *trees;
+};
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static void default_params(topo_params *p)
+{
+    p->pcie_mps_bytes = 256;
+    p->pcie_mrrs_bytes = 512;
+    p->pcie_tlp_overhead_bytes = 24;
+    p->read_tags = 256;
+    p->read_extra_lat_ps = 200000;
+    p->arb_collapse_Bps = 0;
+    p->launch_ps = 4000000;
+    p->graph_node_ps = 1500000;
+    p->hostmem_Bps = 200e9;
+}
+
+topo *topo_new(const char *name)
+{
+    topo *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->ar = arena_new();
+    t->hash_cap = 64;
+    t->hash = malloc(sizeof(int) * (size_t)t->hash_cap);
+    if (!t->ar || !t->hash || pthread_mutex_init(&t->mu, NULL) != 0) {
+        arena_free(t->ar);
+        free(t->hash);
+        free(t);
+        return NULL;
+    }
+    memset(t->hash, 0xff, sizeof(int) * (size_t)t->hash_cap);
+    t->name = arena_strdup(t->ar, name ? name : "topology");
+    t->where = t->name;
+    default_params(&t->params);
+    if (!t->name) {
+        topo_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void topo_free(topo *t)
+{
+    if (!t)
+        return;
+    free(t->nodes);
+    free(t->node_line);
+    free(t->links);
+    free(t->link_line);
+    free(t->bw_given);
+    free(t->gpus);
+    free(t->hash);
+    free(t->lhash);
+    free(t->adj_start);
+    free(t->adj);
+    free(t->trees);
+    pthread_mutex_destroy(&t->mu);
+    arena_free(t->ar);
+    free(t);
+}
+
+const char *topo_name(const topo *t) { return t->name; }
+
+int topo_set_name(topo *t, const char *name)
+{
+    const char *n = arena_strdup(t->ar, name);
+    if (!n)
+        return err_set(NULL, ERR_SYSTEM, "out of memory");
+    t->name = n;
+    return 0;
+}
+
+void topo_set_line(topo *t, long line) { t->cur_line = line; }
+
+topo_params *topo_params_mut(topo *t) { return &t->params; }
+const topo_params *topo_params_get(const topo *t) { return &t->params; }
+
+/* Grow an array to hold n+1 elements of size sz; 0 or -1 on OOM. */
+static int grow(void **p, int *cap, int n, size_t sz)
+{
+    if (n < *cap)
+        return 0;
+    int nc = *cap ? *cap * 2 : 16;
+    void *q = realloc(*p, (size_t)nc * sz);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+static int hash_insert(topo *t, int id)
+{
+    if (2 * (t->nnodes + 1) > t->hash_cap) {
+        int nc = t->hash_cap * 2;
+        int *h = malloc(sizeof(int) * (size_t)nc);
+        if (!h)
+            return -1;
+        memset(h, 0xff, sizeof(int) * (size_t)nc);
+        for (int i = 0; i < t->hash_cap; i++) {
+            int v = t->hash[i];
+            if (v < 0)
+                continue;
+            size_t j = hash_str(t->nodes[v].name) & (size_t)(nc - 1);
+            while (h[j] >= 0)
+                j = (j + 1) & (size_t)(nc - 1);
+            h[j] = v;
+        }
+        free(t->hash);
+        t->hash = h;
+        t->hash_cap = nc;
+    }
+    size_t j = hash_str(t->nodes[id].name) & (size_t)(t->hash_cap - 1);
+    while (t->hash[j] >= 0)
+        j = (j + 1) & (size_t)(t->hash_cap - 1);
+    t->hash[j] = id;
+    return 0;
+}
+
+int topo_find(const topo *t, const char *name)
+{
+    size_t j = hash_str(name) & (size_t)(t->hash_cap - 1);
+    while (t->hash[j] >= 0) {
+        if (!strcmp(t->nodes[t->hash[j]].name, name))
+            return t->hash[j];
+        j = (j + 1) & (size_t)(t->hash_cap - 1);
+    }
+    return -1;
+}
+
+static const char *const kind_names[TOPO_NKINDS] = {
+    "gpu", "switch", "root", "cpu", "nvswitch", "hostmem",
+};
+
+static int err_here(const topo *t, err *e, long line, const char *what)
+{
+    return err_at(e, t->where, line, "%s", what);
+}
+
+int topo_add_node(topo *t, const char *name, topo_kind kind, int numa, err *e)
+{
+    char msg[256];
+    ASSERTF(!t->finished, "topo_add_node after topo_finish (%s)", name);
+    if ((int)kind < 0 || kind >= TOPO_NKINDS) {
+        err_at(e, t->where, t->cur_line, "node '%s': bad kind %d", name, (int)kind);
+        return -1;
+    }
+    if (!name[0] || strlen(name) > 63) {
+        err_at(e, t->where, t->cur_line, "node name '%s' must have 1 to 63 characters",
+               name);
+        return -1;
+    }
+    int old = topo_find(t, name);
+    if (old >= 0) {
+        snprintf(msg, sizeof msg, "duplicate node name '%s' (first defined at line %ld)",
+                 name, t->node_line[old]);
+        err_at(e, t->where, t->cur_line, "%s", msg);
+        return -1;
+    }
+    if (kind == TOPO_GPU && t->ngpus >= TOPO_MAX_GPUS) {
+        err_at(e, t->where, t->cur_line, "more than %d GPUs", TOPO_MAX_GPUS);
+        return -1;
+    }
+    if (t->nnodes >= TOPO_MAX_NODES) {
+        err_at(e, t->where, t->cur_line, "more than %d nodes", TOPO_MAX_NODES);
+        return -1;
+    }
+    if (numa < -1 || numa > 65535) {
+        err_at(e, t->where, t->cur_line, "node '%s': numa %d out of range 0..65535", name,
+               numa);
+        return -1;
+    }
+    int cap = t->cap_nodes;
+    if (grow((void **)&t->nodes, &cap, t->nnodes, sizeof(topo_node)) ||
+        grow((void **)&t->node_line, &t->cap_nodes, t->nnodes, sizeof(long))) {
+        err_set(e, ERR_SYSTEM, "out of memory");
+        return -1;
+    }
+    if (kind == TOPO_GPU && grow((void **)&t->gpus, &t->cap_gpus, t->ngpus, sizeof(int))) {
+        err_set(e, ERR_SYSTEM, "out of memory");
+        return -1;
+    }
+    const char *n = arena_strdup(t->ar, name);
+    if (!n) {
+        err_set(e, ERR_SYSTEM, "out of memory");
+        return -1;
+    }
+    int id = t->nnodes;
+    t->nodes[id] = (topo_node){n, kind, kind == TOPO_GPU ? t->ngpus : -1, numa, -1};
+    t->node_line[id] = t->cur_line;
+    t->nnodes++;
+    if (hash_insert(t, id)) {
+        t->nnodes--;
+        err_set(e, ERR_SYSTEM, "out of memory");
+        return -1;
+    }
+    if (kind == TOPO_GPU)
+        t->gpus[t->ngpus++] = id;
+    return id;
+}
+
+/* Which node kinds each link kind may join (bit masks over topo_kind). */
+#define K(x) (1u << (x))
+static const struct {
+    const char *name;
+    unsigned ends;
+} link_rules[LINK_NKINDS] = {
+    [LINK_PCIE] = {"pcie", K(TOPO_GPU) | K(TOPO_SWITCH) | K(TOPO_ROOT) | K(TOPO_CPU)},
+    [LINK_FABRIC] = {"fabric", K(TOPO_SWITCH) | K(TOPO_ROOT) | K(TOPO_CPU)},
+    [LINK_SOCKET] = {"socket", K(TOPO_CPU) | K(TOPO_ROOT)},
+    [LINK_NVLINK] = {"nvlink", K(TOPO_GPU) | K(TOPO_NVSWITCH)},
+    [LINK_MEM] = {"mem", K(TOPO_CPU) | K(TOPO_HOSTMEM)},
+};
+
+static size_t pair_slot(int a, int b, int cap)
+{
+    uint64_t k = a < b ? ((uint64_t)a << 32 | (uint64_t)b) : ((uint64_t)b << 32 | (uint64_t)a);
+    k *= 0x9E3779B97F4A7C15ULL;
+    return (size_t)(k >> 20) & (size_t)(cap - 1);
+}
+
+/* Link id joining a and b, or -1. */
+static int find_link(const topo *t, int a, int b)
+{
+    if (!t->lhash_cap)
+        return -1;
+    for (size_t j = pair_slot(a, b, t->lhash_cap); t->lhash[j] >= 0;
+         j = (j + 1) & (size_t)(t->lhash_cap - 1)) {
+        const topo_link *o = &t->links[t->lhash[j]];
+        if ((o->a == a && o->b == b) || (o->a == b && o->b == a))
+            return t->lhash[j];
+    }
+    return -1;
+}
+
+static int lhash_insert(topo *t, int id)
+{
+    if (2 * (t->nlinks + 1) > t->lhash_cap) {
+        int nc = t->lhash_cap ? 2 * t->lhash_cap : 64;
+        int *h = malloc(sizeof(int) * (size_t)nc);
+        if (!h)
+            return -1;
+        memset(h, 0xff, sizeof(int) * (size_t)nc);
+        for (int i = 0; i < t->lhash_cap; i++) {
+            int v = t->lhash[i];
+            if (v < 0)
+                continue;
+            size_t j = pair_slot(t->links[v].a, t->links[v].b, nc);
+            while (h[j] >= 0)
+                j = (j + 1) & (size_t)(nc - 1);
+            h[j] = v;
+        }
+        free(t->lhash);
+        t->lhash = h;
+        t->lhash_cap = nc;
+    }
+    size_t j = pair_slot(t->links[id].a, t->links[id].b, t->lhash_cap);
+    while (t->lhash[j] >= 0)
+        j = (j + 1) & (size_t)(t->lhash_cap - 1);
+    t->lhash[j] = id;
+    return 0;
+}
+
+int topo_add_link(topo *t, const topo_link *l, err *e)
+{
+    ASSERTF(!t->finished, "topo_add_link after topo_finish");
+    long ln = t->cur_line;
+    if (l->a < 0 || l->a >= t->nnodes || l->b < 0 || l->b >= t->nnodes) {
+        err_at(e, t->where, ln, "link between unknown nodes %d and %d", l->a, l->b);
+        return -1;
+    }
+    const char *na = t->nodes[l->a].name, *nb = t->nodes[l->b].name;
+    if (l->a == l->b) {
+        err_at(e, t->where, ln, "link from '%s' to itself", na);
+        return -1;
+    }
+    if ((int)l->kind < 0 || l->kind >= LINK_NKINDS) {
+        err_at(e, t->where, ln, "link %s-%s: bad kind %d", na, nb, (int)l->kind);
+        return -1;
+    }
+    unsigned ends = link_rules[l->kind].ends;
+    topo_kind ka = t->nodes[l->a].kind, kb = t->nodes[l->b].kind;
+    if (!(ends & K(ka)) || !(ends & K(kb)) ||
+        (l->kind == LINK_MEM && ka == kb) ||
+        (l->kind == LINK_NVLINK && ka == TOPO_NVSWITCH && kb == TOPO_NVSWITCH)) {
+        err_at(e, t->where, ln, "a %s link cannot join %s '%s' and %s '%s'",
+               link_rules[l->kind].name, kind_names[ka], na, kind_names[kb], nb);
+        return -1;
+    }
+    int old = find_link(t, l->a, l->b);
+    if (old >= 0) {
+        err_at(e, t->where, ln, "second link between '%s' and '%s' (first at line %ld)",
+               na, nb, t->link_line[old]);
+        return -1;
+    }
+    if (!(l->bw_Bps >= 0) || l->bw_Bps > TOPO_MAX_BW_Bps ||
+        (l->bw_Bps == 0 && l->kind != LINK_PCIE)) {
+        err_at(e, t->where, ln, "link %s-%s: bandwidth %g GB/s must be > 0 and <= 100000",
+               na, nb, l->bw_Bps / 1e9);
+        return -1;
+    }
+    if (l->kind == LINK_PCIE) {
+        if (l->pcie_gen < 1 || l->pcie_gen > 6) {
+            err_at(e, t->where, ln, "link %s-%s: PCIe gen %d not in 1..6", na, nb, l->pcie_gen);
+            return -1;
+        }
+        int w = l->pcie_width;
+        if (w != 1 && w != 2 && w != 4 && w != 8 && w != 12 && w != 16 && w != 32) {
+            err_at(e, t->where, ln, "link %s-%s: PCIe width x%d not one of 1,2,4,8,12,16,32",
+                   na, nb, w);
+            return -1;
+        }
+    }
+    if (l->kind == LINK_NVLINK && (l->nvlinks < 1 || l->nvlinks > 1024)) {
+        err_at(e, t->where, ln, "link %s-%s: NVLink lanes %d not in 1..1024", na, nb,
+               l->nvlinks);
+        return -1;
+    }
+    if (l->lat_ps < 0 || l->lat_ps > TOPO_MAX_LAT_PS) {
+        err_at(e, t->where, ln, "link %s-%s: latency %lld ps not in 0..1 ms", na, nb,
+               (long long)l->lat_ps);
+        return -1;
+    }
+    int cap = t->cap_links, cap2 = t->cap_links;
+    if (grow((void **)&t->links, &cap, t->nlinks, sizeof(topo_link)) ||
+        grow((void **)&t->bw_given, &cap2, t->nlinks, 1) ||
+        grow((void **)&t->link_line, &t->cap_links, t->nlinks, sizeof(long))) {
+        err_set(e, ERR_SYSTEM, "out of memory");
+        return -1;
+    }
+    int id = t->nlinks++;
+    t->links[id] = *l;
+    if (l->kind != LINK_PCIE)
+        t->links[id].pcie_gen = t->links[id].pcie_width = 0;
+    if (l->kind != LINK_NVLINK)
+        t->links[id].nvlinks = 0;
+    t->bw_given[id] = l->bw_Bps > 0;
+    t->link_line[id] = ln;
+    if (lhash_insert(t, id)) {
+        t->nlinks--;
+        err_set(e, ERR_SYSTEM, "out of memory");
+        return -1;
+    }
+    return id;
+}
+
+int topo_set_parent(topo *t, int node, int parent, err *e)
+{
+    ASSERTF(node >= 0 && node < t->nnodes, "node %d", node);
+    long ln = t->node_line[node];
+    const topo_node *n = &t->nodes[node];
+    if (parent < 0) {
+        t->nodes[node].pci_parent = -1;
+        return 0;
+    }
+    ASSERTF(parent < t->nnodes, "parent %d", parent);
+    const topo_node *p = &t->nodes[parent];
+    if (n->kind == TOPO_CPU || n->kind == TOPO_NVSWITCH || n->kind == TOPO_HOSTMEM)
+        return err_at(e, t->where, ln, "%s '%s' cannot have a PCI parent",
+                      kind_names[n->kind], n->name);
+    if (p->kind != TOPO_SWITCH && p->kind != TOPO_ROOT && p->kind != TOPO_CPU)
+        return err_at(e, t->where, ln, "PCI parent '%s' of '%s' is a %s, not a switch, root "
+                      "or cpu", p->name, n->name, kind_names[p->kind]);
+    for (int a = parent, steps = 0; a >= 0; a = t->nodes[a].pci_parent, steps++)
+        if (a == node || steps > t->nnodes)
+            return err_at(e, t->where, ln, "PCI parent cycle: '%s' is its own ancestor "
+                          "through '%s'", n->name, p->name);
+    t->nodes[node].pci_parent = parent;
+    return 0;
+}
+
+/* PCIe generations: GT/s per lane and line-code efficiency. Gen6 uses FLIT
+ * mode: 236 of 256 flit bytes carry TLPs (docs/model.md). */
+static const struct {
+    double gtps, enc;
+} pcie_gens[7] = {
+    {0, 0}, {2.5, 0.8}, {5.0, 0.8}, {8.0, 128.0 / 130}, {16.0, 128.0 / 130},
+    {32.0, 128.0 / 130}, {64.0, 236.0 / 256},
+};
+
+double topo_pcie_bw_Bps(int gen, int width, const topo_params *p)
+{
+    if (gen < 1 || gen > 6 || width < 1 || p->pcie_mps_bytes <= 0 ||
+        p->pcie_tlp_overhead_bytes < 0)
+        return 0;
+    double raw = pcie_gens[gen].gtps * 1e9 * width * pcie_gens[gen].enc / 8;
+    double mps = p->pcie_mps_bytes;
+    return raw * mps / (mps + p->pcie_tlp_overhead_bytes);
+}
+
+int topo_link_bw_given(const topo *t, int id) { return t->bw_given[id]; }
+
+int topo_nnodes(const topo *t) { return t->nnodes; }
+int topo_nlinks(const topo *t) { return t->nlinks; }
+int topo_ngpus(const topo *t) { return t->ngpus; }
+const topo_node *topo_node_at(const topo *t, int id) { return &t->nodes[id]; }
+const topo_link *topo_link_at(const topo *t, int id) { return &t->links[id]; }
+int topo_gpu_node(const topo *t, int gpu)
+{
+    return gpu >= 0 && gpu < t->ngpus ? t->gpus[gpu] : -1;
+}
+
+static int is_transit(const topo *t, int v)
+{
+    topo_kind k = t->nodes[v].kind;
+    return k != TOPO_GPU && k != TOPO_HOSTMEM;
+}
+
+static int build_adjacency(topo *t)
+{
+    t->adj_start = calloc((size_t)t->nnodes + 1, sizeof(int));
+    t->adj = malloc(sizeof(int) * (size_t)(2 * t->nlinks + 1));
+    if (!t->adj_start || !t->adj)
+        return -1;
+    for (int i = 0; i < t->nlinks; i++) {
+        t->adj_start[t->links[i].a + 1]++;
+        t->adj_start[t->links[i].b + 1]++;
+    }
+    for (int v = 0; v < t->nnodes; v++)
+        t->adj_start[v + 1] += t->adj_start[v];
+    int *fill = malloc(sizeof(int) * (size_t)(t->nnodes + 1));
+    if (!fill)
+        return -1;
+    memcpy(fill, t->adj_start, sizeof(int) * (size_t)(t->nnodes + 1));
+    for (int i = 0; i < t->nlinks; i++) { /* link order within a node */
+        t->adj[fill[t->links[i].a]++] = i;
+        t->adj[fill[t->links[i].b]++] = i;
+    }
+    free(fill);
+    return 0;
+}
+
+static int other_end(const topo_link *l, int v) { return l->a == v ? l->b : l->a; }
+
+/* Reachability over routable paths from src, or from every GPU if src < 0
+ * (sources expand; other GPUs and host memory never do); seen[v] = 1 for
+ * reached nodes. */
+static int reach(const topo *t, int src, unsigned char *seen)
+{
+    int *q = malloc(sizeof(int) * (size_t)t->nnodes);
+    if (!q)
+        return -1;
+    memset(seen, 0, (size_t)t->nnodes);
+    int head = 0, tail = 0;
+    for (int g = 0; g < t->ngpus; g++)
+        if (src < 0 || t->gpus[g] == src) {
+            q[tail++] = t->gpus[g];
+            seen[t->gpus[g]] = 1;
+        }
+    int nsrc = tail;
+    while (head < tail) {
+        int u = q[head++];
+        if (head > nsrc && !is_transit(t, u))
+            continue;
+        for (int i = t->adj_start[u]; i < t->adj_start[u + 1]; i++) {
+            int v = other_end(&t->links[t->adj[i]], u);
+            if (!seen[v]) {
+                seen[v] = 1;
+                q[tail++] = v;
+            }
+        }
+    }
+    free(q);
+    return 0;
+}
+
+static int linked(const topo *t, int a, int b) { return find_link(t, a, b) >= 0; }
+
+static int top_cpu(const topo *t, int v)
+{
+    int steps = 0;
+    while (t->nodes[v].pci_parent >= 0 && steps++ <= t->nnodes)
+        v = t->nodes[v].pci_parent;
+    return t->nodes[v].kind == TOPO_CPU ? v : -1;
+}
+
+static const tree *get_tree(const topo *t, int src);
+static const route *get_route(const topo *t, int a, int b);
+
+int topo_finish(topo *t, const char *where, err *e)
+{
+    if (t->finished)
+        return 0;
+    char msg[512];
+    if (where && !(t->where = arena_strdup(t->ar, where)))
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    if (t->ngpus == 0)
+        return err_at(e, t->where, 0, "topology has no GPUs");
+    const topo_params *p = &t->params;
+    if (p->pcie_mps_bytes < 64 || p->pcie_mps_bytes > 4096 ||
+        p->pcie_mrrs_bytes < 64 || p->pcie_mrrs_bytes > 4096 ||
+        p->pcie_tlp_overhead_bytes < 0 || p->pcie_tlp_overhead_bytes > 64 ||
+        p->read_tags < 1 || p->read_tags > 16384 || p->read_extra_lat_ps < 0 ||
+        !(p->arb_collapse_Bps >= 0) || p->arb_collapse_Bps > TOPO_MAX_BW_Bps ||
+        p->launch_ps < 0 || p->graph_node_ps < 0 || !(p->hostmem_Bps > 0) ||
+        p->hostmem_Bps > TOPO_MAX_BW_Bps)
+        return err_at(e, t->where, 0, "topology parameters out of range "
+                      "(docs/formats.md lists the ranges)");
+    for (int i = 0; i < t->nlinks; i++) {
+        topo_link *l = &t->links[i];
+        if (l->kind == LINK_PCIE && !t->bw_given[i])
+            l->bw_Bps = topo_pcie_bw_Bps(l->pcie_gen, l->pcie_width, p);
+        if (!(l->bw_Bps > 0))
+            return err_at(e, t->where, t->link_line[i], "link %s-%s has no bandwidth",
+                          t->nodes[l->a].name, t->nodes[l->b].name);
+    }
+    if (build_adjacency(t))
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    /* PCI tree: every parent is linked to its child; every GPU reaches a CPU. */
+    for (int v = 0; v < t->nnodes; v++) {
+        const topo_node *n = &t->nodes[v];
+        if (n->pci_parent >= 0 && !linked(t, v, n->pci_parent)) {
+            snprintf(msg, sizeof msg, "'%s' has PCI parent '%s' but no link to it",
+                     n->name, t->nodes[n->pci_parent].name);
+            return err_here(t, e, t->node_line[v], msg);
+        }
+        if (n->kind == TOPO_GPU && top_cpu(t, v) < 0) {
+            snprintf(msg, sizeof msg, "GPU '%s' has no PCI path to a CPU (set parent= up "
+                     "to a cpu node)", n->name);
+            return err_here(t, e, t->node_line[v], msg);
+        }
+    }
+    /* NUMA affinity not given: that of the CPU at the top of the PCI tree. */
+    for (int v = 0; v < t->nnodes; v++)
+        if (t->nodes[v].numa < 0 && t->nodes[v].pci_parent >= 0) {
+            int c = top_cpu(t, v);
+            if (c >= 0)
+                t->nodes[v].numa = t->nodes[c].numa;
+        }
+    unsigned char *seen = malloc((size_t)t->nnodes);
+    if (!seen || reach(t, t->gpus[0], seen)) {
+        free(seen);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    for (int g = 1; g < t->ngpus; g++)
+        if (!seen[t->gpus[g]]) {
+            free(seen);
+            snprintf(msg, sizeof msg, "GPU '%s' is not connected to GPU '%s'",
+                     t->nodes[t->gpus[g]].name, t->nodes[t->gpus[0]].name);
+            return err_here(t, e, t->node_line[t->gpus[g]], msg);
+        }
+    /* Host memory must be reachable from some GPU (in a generated family a
+     * later box's memory is reached from that box's GPUs only). */
+    if (reach(t, -1, seen)) {
+        free(seen);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    int nhost = 0;
+    for (int v = 0; v < t->nnodes; v++) {
+        if (t->nodes[v].kind != TOPO_HOSTMEM)
+            continue;
+        nhost++;
+        if (!seen[v]) {
+            free(seen);
+            snprintf(msg, sizeof msg, "host memory '%s' is not reachable from any GPU",
+                     t->nodes[v].name);
+            return err_here(t, e, t->node_line[v], msg);
+        }
+    }
+    free(seen);
+    t->trees = calloc((size_t)t->nnodes, sizeof *t->trees);
+    if (!t->trees)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    t->finished = 1;
+    if (t->ngpus + nhost <= EAGER_MAX_ENDPOINTS) {
+        for (int a = 0; a < t->nnodes; a++) {
+            if (is_transit(t, a))
+                continue;
+            if (!get_tree(t, a))
+                return err_set(e, ERR_SYSTEM, "out of memory");
+            for (int b = 0; b < t->nnodes; b++)
+                if (!is_transit(t, b) && b != a && !get_route(t, a, b) &&
+                    topo_route_lat_ps(t, a, b) >= 0)
+                    return err_set(e, ERR_SYSTEM, "out of memory");
+        }
+    }
+    return 0;
+}
+
+/* ---- routes ---------------------------------------------------------------- */
+
+typedef struct hent {
+    int64_t d;
+    int h, v;
+} hent;
+
+static int hless(const hent *x, const hent *y)
+{
+    if (x->d != y->d)
+        return x->d < y->d;
+    if (x->h != y->h)
+        return x->h < y->h;
+    return x->v < y->v;
+}
+
+static void hpush(hent *hp, int *n, hent x)
+{
+    int i = (*n)++;
+    while (i > 0) {
+        int par = (i - 1) / 2;
+        if (!hless(&x, &hp[par]))
+            break;
+        hp[i] = hp[par];
+        i = par;
+    }
+    hp[i] = x;
+}
+
+static hent hpop(hent *hp, int *n)
+{
+    hent top = hp[0], x = hp[--(*n)];
+    int i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && hless(&hp[c + 1], &hp[c]))
+            c++;
+        if (!hless(&hp[c], &x))
+            break;
+        hp[i] = hp[c];
+        i = c;
+    }
+    if (*n > 0)
+        hp[i] = x;
+    return top;
+}
+
+/* Dijkstra from src; called with t->mu held. */
+static tree *compute_tree(topo *t, int src)
+{
+    int n = t->nnodes;
+    tree *tr = arena_alloc(t->ar, sizeof *tr);
+    if (!tr)
+        return NULL;
+    tr->dist_ps = arena_alloc(t->ar, sizeof(int64_t) * (size_t)n);
+    tr->hops = arena_alloc(t->ar, sizeof(int) * (size_t)n);
+    tr->pred = arena_alloc(t->ar, sizeof(int) * (size_t)n);
+    tr->routes = arena_alloc(t->ar, sizeof(*tr->routes) * (size_t)n);
+    hent *hp = malloc(sizeof(hent) * (size_t)(2 * t->nlinks + 2));
+    unsigned char *done = calloc((size_t)n, 1);
+    if (!tr->dist_ps || !tr->hops || !tr->pred || !tr->routes || !hp || !done) {
+        free(hp);
+        free(done);
+        return NULL;
+    }
+    for (int v = 0; v < n; v++) {
+        tr->dist_ps[v] = INT64_MAX;
+        tr->hops[v] = 0;
+        tr->pred[v] = -1;
+        atomic_init(&tr->routes[v], NULL);
+    }
+    int nh = 0;
+    tr->dist_ps[src] = 0;
+    hpush(hp, &nh, (hent){0, 0, src});
+    while (nh > 0) {
+        hent x = hpop(hp, &nh);
+        int u = x.v;
+        if (done[u])
+            continue;
+        done[u] = 1;
+        if (u != src && !is_transit(t, u))
+            continue;
+        for (int i = t->adj_start[u]; i < t->adj_start[u + 1]; i++) {
+            int li = t->adj[i];
+            const topo_link *l = &t->links[li];
+            int v = other_end(l, u);
+            if (done[v])
+                continue;
+            int64_t nd = tr->dist_ps[u] + l->lat_ps;
+            int nhops = tr->hops[u] + 1;
+            int better = nd < tr->dist_ps[v] ||
+                         (nd == tr->dist_ps[v] &&
+                          (nhops < tr->hops[v] ||
+                           (nhops == tr->hops[v] && u < other_end(&t->links[tr->pred[v]], v))));
+            if (better) {
+                tr->dist_ps[v] = nd;
+                tr->hops[v] = nhops;
+                tr->pred[v] = li;
+                hpush(hp, &nh, (hent){nd, nhops, v});
+            }
+        }
+    }
+    free(hp);
+    free(done);
+    return tr;
+}
+
+static const tree *get_tree(const topo *tc, int src)
+{
+    tree *tr = atomic_load_explicit(&tc->trees[src], memory_order_acquire);
+    if (tr)
+        return tr;
+    topo *t = (topo *)tc; /* the cache is logically const: computed once */
+    pthread_mutex_lock(&t->mu);
+    tr = atomic_load_explicit(&t->trees[src], memory_order_relaxed);
+    if (!tr) {
+        tr = compute_tree(t, src);
+        if (tr)
+            atomic_store_explicit(&t->trees[src], tr, memory_order_release);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return tr;
+}
+
+static const route *get_route(const topo *tc, int a, int b)
+{
+    const tree *tr = get_tree(tc, a);
+    if (!tr || tr->dist_ps[b] == INT64_MAX)
+        return NULL;
+    route *r = atomic_load_explicit(&tr->routes[b], memory_order_acquire);
+    if (r)
+        return r;
+    topo *t = (topo *)tc;
+    pthread_mutex_lock(&t->mu);
+    r = atomic_load_explicit(&tr->routes[b], memory_order_relaxed);
+    if (!r) {
+        int n = tr->hops[b];
+        r = arena_alloc(t->ar, sizeof *r);
+        int *links = r ? arena_alloc(t->ar, sizeof(int) * (size_t)(n + 1)) : NULL;
+        int8_t *dirs = links ? arena_alloc(t->ar, (size_t)n + 1) : NULL;
+        if (dirs) {
+            r->n = n;
+            r->links = links;
+            r->dirs = dirs;
+            int v = b;
+            for (int i = n - 1; i >= 0; i--) {
+                const topo_link *l = &t->links[tr->pred[v]];
+                links[i] = tr->pred[v];
+                dirs[i] = (int8_t)(l->b == v ? 0 : 1); /* a->b as stored is 0 */
+                v = other_end(l, v);
+            }
+            ASSERTF(v == a, "route walk ended at %d, not %d", v, a);
+            atomic_store_explicit(&tr->routes[b], r, memory_order_release);
+        } else {
+            r = NULL;
+        }
+    }
+    pthread_mutex_unlock(&t->mu);
+    return r;
+}
+
+int topo_route(const topo *t, int a, int b, const int **links, const int8_t **dirs)
+{
+    ASSERTF(t->finished, "topo_route before topo_finish");
+    ASSERTF(a >= 0 && a < t->nnodes && b >= 0 && b < t->nnodes, "a=%d b=%d", a, b);
+    *links = NULL;
+    *dirs = NULL;
+    if (a == b)
+        return 0;
+    const route *r = get_route(t, a, b);
+    if (!r)
+        return -1;
+    *links = r->links;
+    *dirs = r->dirs;
+    return r->n;
+}
+
+int64_t topo_route_lat_ps(const topo *t, int a, int b)
+{
+    ASSERTF(t->finished, "topo_route_lat_ps before topo_finish");
+    ASSERTF(a >= 0 && a < t->nnodes && b >= 0 && b < t->nnodes, "a=%d b=%d", a, b);
+    const tree *tr = get_tree(t, a);
+    if (!tr || tr->dist_ps[b] == INT64_MAX)
+        return -1;
+    return tr->dist_ps[b];
+}
+
+/* ---- path types ------------------------------------------------------------ */
+
+int topo_gpu_nvlinks(const topo *t, int gpu_a, int gpu_b)
+{
+    ASSERTF(t->finished, "topo_gpu_nvlinks before topo_finish");
+    int a = topo_gpu_node(t, gpu_a), b = topo_gpu_node(t, gpu_b);
+    ASSERTF(a >= 0 && b >= 0, "gpu %d %d", gpu_a, gpu_b);
+    int lanes = 0;
+    for (int i = t->adj_start[a]; i < t->adj_start[a + 1]; i++) {
+        const topo_link *l = &t->links[t->adj[i]];
+        if (l->kind != LINK_NVLINK)
+            continue;
+        int v = other_end(l, a);
+        if (v == b) {
+            lanes += l->nvlinks;
+        } else if (t->nodes[v].kind == TOPO_NVSWITCH) {
+            for (int j = t->adj_start[b]; j < t->adj_start[b + 1]; j++) {
+                const topo_link *m = &t->links[t->adj[j]];
+                if (m->kind == LINK_NVLINK && other_end(m, b) == v)
+                    lanes += l->nvlinks < m->nvlinks ? l->nvlinks : m->nvlinks;
+            }
+        }
+    }
+    return lanes;
+}
+
+/* Is there a GPU c with direct NVLinks to both a and b (NCCL's NVB)? */
+static int nvb(const topo *t, int a, int b)
+{
+    for (int i = t->adj_start[a]; i < t->adj_start[a + 1]; i++) {
+        const topo_link *l = &t->links[t->adj[i]];
+        int c = other_end(l, a);
+        if (l->kind != LINK_NVLINK || t->nodes[c].kind != TOPO_GPU)
+            continue;
+        for (int j = t->adj_start[c]; j < t->adj_start[c + 1]; j++) {
+            const topo_link *m = &t->links[t->adj[j]];
+            if (m->kind == LINK_NVLINK && other_end(m, c) == b)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* The PCI relation of two distinct GPUs, from their pci_parent chains. */
+typedef enum pci_rel { REL_PIX, REL_PXB, REL_PHB, REL_NODE, REL_SYS } pci_rel;
+
+static pci_rel pci_relation(const topo *t, int a, int b)
+{
+    /* Depth of each chain, then climb to the lowest common ancestor, counting
+     * the switches passed on both sides. */
+    int da = 0, db = 0;
+    for (int v = t->nodes[a].pci_parent; v >= 0; v = t->nodes[v].pci_parent)
+        da++;
+    for (int v = t->nodes[b].pci_parent; v >= 0; v = t->nodes[v].pci_parent)
+        db++;
+    int x = t->nodes[a].pci_parent, y = t->nodes[b].pci_parent, sw = 0;
+    while (da > db) {
+        sw += t->nodes[x].kind == TOPO_SWITCH;
+        x = t->nodes[x].pci_parent;
+        da--;
+    }
+    while (db > da) {
+        sw += t->nodes[y].kind == TOPO_SWITCH;
+        y = t->nodes[y].pci_parent;
+        db--;
+    }
+    while (x != y && x >= 0 && y >= 0) {
+        sw += (t->nodes[x].kind == TOPO_SWITCH) + (t->nodes[y].kind == TOPO_SWITCH);
+        x = t->nodes[x].pci_parent;
+        y = t->nodes[y].pci_parent;
+    }
+    if (x < 0 || y < 0 || x != y) {
+        /* Different CPU trees: the same NUMA node is NODE, else SYS. */
+        int ca = top_cpu(t, a), cb = top_cpu(t, b);
+        int na = ca >= 0 ? t->nodes[ca].numa : -1, nb = cb >= 0 ? t->nodes[cb].numa : -1;
+        return na >= 0 && na == nb ? REL_NODE : REL_SYS;
+    }
+    switch (t->nodes[x].kind) {
+    case TOPO_SWITCH:
+        return sw + 1 <= 1 ? REL_PIX : REL_PXB;
+    case TOPO_ROOT:
+        return REL_PHB;
+    default:
+        return REL_NODE;
+    }
+}
+
+static const topo_path rel_path[] = {PATH_PIX, PATH_PXB, PATH_PHB, PATH_NODE, PATH_SYS};
+static const char *const rel_smi[] = {"PIX", "PXB", "PHB", "NODE", "SYS"};
+
+topo_path topo_gpu_path(const topo *t, int gpu_a, int gpu_b)
+{
+    ASSERTF(t->finished, "topo_gpu_path before topo_finish");
+    if (gpu_a == gpu_b)
+        return PATH_LOC;
+    if (topo_gpu_nvlinks(t, gpu_a, gpu_b) > 0)
+        return PATH_NVL;
+    int a = topo_gpu_node(t, gpu_a), b = topo_gpu_node(t, gpu_b);
+    if (nvb(t, a, b))
+        return PATH_NVB;
+    return rel_path[pci_relation(t, a, b)];
+}
+
+const char *topo_gpu_path_smi(const topo *t, int gpu_a, int gpu_b, char *buf)
+{
+    ASSERTF(t->finished, "topo_gpu_path_smi before topo_finish");
+    if (gpu_a == gpu_b) {
+        snprintf(buf, 8, "X");
+        return buf;
+    }
+    int nv = topo_gpu_nvlinks(t, gpu_a, gpu_b);
+    if (nv > 0)
+        snprintf(buf, 8, "NV%d", nv > 999 ? 999 : nv);
+    else
+        snprintf(buf, 8, "%s",
+                 rel_smi[pci_relation(t, topo_gpu_node(t, gpu_a), topo_gpu_node(t, gpu_b))]);
+    return buf;
+}
+
+#define NV10(d) "NV" #d "0", "NV" #d "1", "NV" #d "2", "NV" #d "3", "NV" #d "4", \
+                "NV" #d "5", "NV" #d "6", "NV" #d "7", "NV" #d "8", "NV" #d "9"
+static const char *const nv_names[] = {
+    "NVL", "NV1", "NV2", "NV3", "NV4", "NV5", "NV6", "NV7", "NV8", "NV9",
+    NV10(1), NV10(2), NV10(3), NV10(4), NV10(5), NV10(6),
+};
+
+const char *topo_path_name(topo_path p, int nvlinks)
+{
+    switch (p) {
+    case PATH_LOC: return "LOC";
+    case PATH_NVL:
+        return nvlinks > 0 && nvlinks < (int)(sizeof nv_names / sizeof *nv_names)
+                   ? nv_names[nvlinks] : "NVL";
+    case PATH_NVB: return "NVB";
+    case PATH_PIX: return "PIX";
+    case PATH_PXB: return "PXB";
+    case PATH_PHB: return "PHB";
+    case PATH_SYS: return "SYS";
+    default: return "?";
+    }
+}

@@ -1,0 +1,63 @@
+/* Replay: predict a trace on a topology. Ops are fed one at a time (so a
+ * trace file streams through in constant memory); each stream of a rank is
+ * a chain, a phase start joins all streams, OP_WAIT joins two. Compute and
+ * idle take their duration (scaled), a collective its coll_predict time
+ * (identical requests are predicted once), and every kernel its launch or
+ * CUDA-graph node overhead. The cycle time is the critical path; its
+ * breakdown (compute, exposed communication, launch/graph, idle) follows that
+ * path, so the four parts add up to the cycle time (docs/model.md). */
+#ifndef TRACES_REPLAY_H
+#define TRACES_REPLAY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "models/coll.h"
+#include "models/topo.h"
+#include "sim/err.h"
+#include "traces/trace.h"
+
+typedef struct replay_opts {
+    coll_algo allreduce;   /* override every allreduce's algorithm; ALGO_AUTO = trace's */
+    coll_proto proto;      /* PROTO_AUTO = as NCCL would */
+    nccl_env env;          /* NCCL settings for NCCL collectives */
+    int graph;             /* -1 = as the trace says, 0 = eager, 1 = CUDA graphs */
+    double compute_scale;  /* multiply compute durations (another GPU); 1 = as is */
+    int measured;          /* 1 = use a collective's measured_us when it has one */
+    double coll_us;        /* > 0: every allreduce takes this long (what-if) */
+} replay_opts;
+
+/* Totals over the whole replay; *_us per cycle are averages. */
+typedef struct replay_result {
+    long cycles;
+    double tokens;
+    double total_us;       /* sum of cycle times */
+    double cycle_us;       /* total_us / cycles */
+    double tok_per_s;      /* tokens / total time */
+    double compute_us, comm_us, launch_us, idle_us;  /* per cycle, critical path */
+    double phase_us[PHASE_N];                        /* per cycle, by phase */
+    uint64_t ops, colls;
+    uint64_t predictions;  /* distinct collectives actually predicted */
+} replay_result;
+
+typedef struct replay replay;
+
+/* Defaults: no overrides, graph -1, compute_scale 1, coll_us 0. */
+void replay_opts_init(replay_opts *o);
+/* A replay on topology t through predictor c (both borrowed). NULL on OOM. */
+replay *replay_new(const topo *t, coll_ctx *c, const replay_opts *o);
+void replay_free(replay *r);                         /* NULL ok */
+/* Feed one op (ops before the first OP_CYCLE form an implicit cycle of 1
+ * token). ERR_USAGE/ERR_INPUT from the predictor for an impossible one. */
+int replay_op(replay *r, const trace_op *op, err *e);
+/* Close the last cycle and fill out. The replay can be fed again after. */
+int replay_finish(replay *r, replay_result *out, err *e);
+/* Record the first cycle as Chrome-trace / Perfetto JSON into f (borrowed),
+ * one track per GPU and stream; call before feeding ops. */
+void replay_timeline(replay *r, FILE *f);
+/* Replay a trace file from start to end: trace_open + replay_op + finish.
+ * The file's "meta graph" is honoured unless o->graph >= 0. */
+int replay_file(const char *path, const topo *t, coll_ctx *c,
+                const replay_opts *o, FILE *timeline, replay_result *out, err *e);
+
+#endif
