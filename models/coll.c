@@ -345,9 +345,9 @@ static int check_req(const coll_ctx *c, const coll_req *r, err *e)
 static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *e)
 {
     TRY(check_req(c, r, e));
-    coll_algo a;
-    coll_proto p;
-    int nc;
+    coll_algo a = ALGO_RING;
+    coll_proto p = PROTO_SIMPLE;
+    int nc = 1;
     TRY(choose(c, r, &a, &p, &nc, e));
     coll_build_fn *fn = NULL;
     for (size_t i = 0; i < sizeof algos / sizeof algos[0]; i++)

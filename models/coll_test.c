@@ -120,13 +120,13 @@ static void test_oneshot_pull(void **state)
 {
     (void)state;
     /* One-shot pull, n = 4, S = 1 MB, read budget large enough not to bind
-     * (65536 tags). Kernel base 2 us; start barrier: flags take alpha = 1;
+     * (4096 tags: 1 TB/s). Kernel base 2 us; start barrier: flags take alpha = 1;
      * each rank reads S from 3 peers as one interleaved group: its down link
      * carries 3 streams and each peer's up link serves 3 readers, so every
      * stream gets B/3 and the reads take 3S/B = 300 us plus the round trip
      * 2 alpha = 2; end barrier alpha = 1.
      *   t = 2 + 1 + 300 + 2 + 1 = 306 us. */
-    topo *t = uniform(4, 65536);
+    topo *t = uniform(4, 4096);
     double us = predict_us(t, ALGO_ONESHOT, PROTO_AUTO, 1000000, 0);
     assert_true(fabs(us - 306.0) < 0.01);
     topo_free(t);
