@@ -268,9 +268,11 @@ int32_t flownet_finish(flownet *n, int flow, int64_t now_ps)
             j++;
         ASSERTF(j < l->nflows, "flow %d missing from link %d", flow, li);
         double wj = l->fw[j];
-        memmove(&l->flows[j], &l->flows[j + 1],
-                (size_t)(l->nflows - j - 1) * sizeof(int32_t));
-        memmove(&l->fw[j], &l->fw[j + 1], (size_t)(l->nflows - j - 1) * sizeof(double));
+        size_t tail = (size_t)(l->nflows - j - 1);
+        if (tail) {  /* keep arrival order */
+            memmove(&l->flows[j], &l->flows[j + 1], tail * sizeof(int32_t));
+            memmove(&l->fw[j], &l->fw[j + 1], tail * sizeof(double));
+        }
         l->nflows--;
         l->wsum = l->nflows ? l->wsum - wj : 0;
         l->bytes += p->bytes * wj;
@@ -607,8 +609,11 @@ int flownet_solve(flownet *n, int64_t now_ps, evq *q, uint32_t kind)
     int rc = 0;
     for (size_t i = 0; i < n->ndirty && rc == 0; i++) {
         int32_t l0 = n->dirty[i];
-        if (n->links[l0].seen == n->gen)
+        const struct link *d = &n->links[l0];
+        if (d->seen == n->gen)
             continue;
+        if (d->nflows == 0 && !d->rule && !n->recording)
+            continue;  /* emptied: nothing to re-rate, no rule to call */
         rc = component(n, l0);
         if (rc == 0)
             rc = apply_rules(n);
