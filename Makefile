@@ -46,6 +46,7 @@ LIB_SRC := $(filter-out %_test.c sim/main.c,$(wildcard $(addsuffix /*.c,$(LIB_DI
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard $(addsuffix /*_test.c,$(LIB_DIRS)))
 TEST_BIN := $(TEST_SRC:%.c=$(BUILD)/test/%)
+BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
 # --- hwcheck: hwcheck/ + kernels/ + the shared sim/ pieces (no GSL) -----------
 HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/ofile.c sim/arena.c
@@ -86,6 +87,11 @@ $(BUILD)/test/%_test: %_test.c $(LIB_OBJ)
 	@$(if $(Q),echo "  TEST    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJ) -lcmocka $(LIBS) $(MPI_LIBS) $(LDSAN)
 
+$(BUILD)/bench/%: bench/%.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  BENCH   $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJ) $(LIBS) $(MPI_LIBS) $(LDSAN)
+
 # hwcheck objects are compiled separately: they see CUDA headers, not GSL.
 $(BUILD)/hwobj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -124,7 +130,7 @@ check: all
 check-gpu: all
 	$(Q)scripts/check-gpu.sh $(BUILD)/hwcheck
 
-bench: $(BUILD)/collsim
+bench: $(BUILD)/collsim $(BENCH_BIN)
 	$(Q)scripts/bench.sh $(BUILD)
 
 validate: $(BUILD)/collsim

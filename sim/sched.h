@@ -23,14 +23,17 @@ typedef struct sched sched;
 
 /* Link capacity rule: called when the set of flows on a link changes, with
  * the tags of the flows now on it; returns the link's capacity in bytes/s
- * (e.g. an arbitration collapse when some tag pattern is present). */
+ * (e.g. an arbitration collapse when some tag pattern is present). Changes at
+ * the same instant are batched: one call per link per instant, before the
+ * re-solve; tags are in the flows' arrival order. NaN or < 0 counts as 0. */
 typedef double sched_cap_fn(void *ctx, int link, const uint32_t *tags, int ntags,
                             double nominal_Bps);
 
 sched *sched_new(void);                 /* NULL on out of memory */
 void sched_free(sched *s);              /* NULL ok */
 
-/* Add a directed link; returns its id (>= 0) or -1 on OOM. name is copied. */
+/* Add a directed link (cap_Bps finite, >= 0; 0 starves its flows); returns
+ * its id (>= 0) or -1 on OOM. name is copied. */
 int sched_link(sched *s, double cap_Bps, const char *name);
 int sched_nlinks(const sched *s);
 const char *sched_link_name(const sched *s, int link);
@@ -39,29 +42,37 @@ void sched_link_rule(sched *s, int link, sched_cap_fn *fn, void *ctx);
 /* Tasks; each returns a task id (>= 0) or -1 on OOM. label must outlive the
  * sched (a literal or arena string); track groups tasks in the timeline. */
 int sched_delay(sched *s, sim_ps dur_ps, int track, const char *label);
-/* links[] is copied; rate_cap_Bps <= 0 means uncapped; bytes >= 0. */
+/* links[] is copied; rate_cap_Bps <= 0 means uncapped; bytes >= 0. A 0-byte
+ * flow takes exactly lat_ps; one with no links moves at its cap (instantly if
+ * uncapped). A link listed twice is crossed twice (takes twice the rate). */
 int sched_flow(sched *s, const int *links, int nlinks, double bytes,
                double rate_cap_Bps, sim_ps lat_ps, uint32_t tag, int track,
                const char *label);
 /* after starts only once before has ended. -1 on OOM. */
 int sched_dep(sched *s, int before, int after);
 
-/* Run every task to completion. ERR_CHECK if a cycle or a starved flow
- * (zero capacity) keeps tasks from finishing. */
+/* Run every task to completion (again, from time 0, if run before).
+ * ERR_CHECK if a cycle or a starved flow (zero capacity) keeps tasks from
+ * finishing, with the culprit named; ERR_SYSTEM on out of memory. */
 int sched_run(sched *s, err *e);
-sim_ps sched_start(const sched *s, int task);
-sim_ps sched_end(const sched *s, int task);
+sim_ps sched_start(const sched *s, int task);  /* -1: never started */
+sim_ps sched_end(const sched *s, int task);    /* -1: never ended */
 sim_ps sched_makespan(const sched *s);     /* latest end of any task */
 int sched_ntasks(const sched *s);
-uint64_t sched_events(const sched *s);     /* events processed so far */
+uint64_t sched_events(const sched *s);     /* events processed by the last run */
 /* Bytes carried by a link in the last run (for utilisation reports). */
 double sched_link_bytes(const sched *s, int link);
-/* Drop all tasks (keep links and rules) so the sched can run again. */
+/* Drop all tasks (keep links, rules and memory) so the sched can be reused. */
 void sched_reset(sched *s);
 
-/* Chrome-trace / Perfetto JSON of the last run: one track per task track
- * (names from track_names[0..ntracks-1]) and one per link that carried
- * bytes (its rate over time). ERR_SYSTEM on write failure. */
+/* Record each link's total rate over time in the next runs (default off: it
+ * costs memory per rate change); needed for the link tracks of a timeline. */
+void sched_trace_links(sched *s, int on);
+/* Chrome-trace / Perfetto JSON of the last run (docs/formats.md "Timelines"):
+ * tasks as complete events on thread `track` of process 1 "GPUs" (names from
+ * track_names[0..ntracks-1]; tasks with track < 0 are left out), and, if
+ * sched_trace_links was on, one counter per link that carried bytes (its rate
+ * in GB/s) in process 2 "links". ERR_SYSTEM on write failure. */
 int sched_timeline(const sched *s, FILE *f, const char *const *track_names,
                    int ntracks, err *e);
 

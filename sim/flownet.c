@@ -1,0 +1,598 @@
+/* Max-min fair bandwidth sharing with selective re-solving.
+ * Links keep the ids of their active flows in arrival order; flows point at
+ * their link list. Starting or finishing a flow only appends or removes ids
+ * and marks the links dirty. flownet_solve walks, from each dirty link, the
+ * connected component of links and flows (breadth first, stamped with a
+ * generation counter so nothing is cleared between solves), applies the
+ * capacity rules of its dirty links, and runs progressive filling on that
+ * component alone: all unfixed flows rise together; the next constraint to
+ * saturate (a link's (capacity - fixed rates) / unfixed flows, or a flow's
+ * own cap) fixes its flows at that level. Link levels only grow as flows get
+ * fixed, so a lazy min-heap of (level, link) finds the next one. A flow whose
+ * rate changed (beyond FLOWNET_EPS) gets its remaining bytes brought up to
+ * the solve time and its completion event moved; the others keep theirs.
+ * Invariants: a flow is in the flow list of each of its links exactly once;
+ * rem_bytes is exact as of last_ps under rate_Bps. */
+#include "sim/flownet.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/err.h"
+#include "sim/pool.h"
+
+struct link {
+    double nominal_Bps, cap_Bps; /* cap_Bps: after the rule */
+    double bytes;                /* carried by finished flows */
+    double rate_Bps;             /* total rate last recorded */
+    int32_t *flows;              /* active flow ids, arrival order */
+    int32_t nflows, flows_cap;
+    flownet_cap_fn *rule;
+    void *ctx;
+    uint32_t seen;               /* == gen: in the component being solved */
+    uint8_t dirty, done;
+    /* progressive filling scratch */
+    int32_t nfree;
+    uint32_t hver;
+    double rem_Bps;
+    int64_t last_rec;            /* index of its last rate record, -1 none */
+};
+
+struct flow {
+    const int32_t *links;
+    int32_t nlinks;
+    int32_t ev;       /* completion event, -1 if none */
+    int32_t user;     /* -1 when the slot is free */
+    uint32_t tag;
+    uint32_t seen;
+    uint8_t fixed;
+    double bytes, rem_bytes, rate_Bps, cap_Bps, new_Bps;
+    int64_t last_ps;
+};
+
+struct lvl {          /* lazy heap entry: link level */
+    double level;
+    int32_t link;
+    uint32_t ver;
+};
+
+struct capkey {       /* a capped flow, sorted by (cap, id) */
+    double cap;
+    int32_t f;
+};
+
+struct rec {
+    int64_t t;
+    double rate;
+    int32_t link;
+};
+
+struct flownet {
+    struct link *links;
+    int32_t nlinks, links_cap;
+    pool flows;        /* struct flow */
+    uint32_t gen;
+    int32_t *dirty;    /* dirty link ids */
+    size_t ndirty, dirty_cap;
+    /* component scratch */
+    int32_t *cl, *cf;
+    struct capkey *capped;
+    size_t ncl, ncf, cl_cap, cf_cap, capped_cap;
+    struct lvl *heap;
+    size_t nheap, heap_cap;
+    uint32_t *tags;
+    size_t tags_cap;
+    /* rate records */
+    int recording;
+    struct rec *recs;
+    size_t nrecs, recs_cap;
+};
+
+/* Grow *arr (elements of size sz) to hold at least need; 0 or -1 on OOM. */
+static int grow(void *arr, size_t *cap, size_t need, size_t sz)
+{
+    if (need <= *cap)
+        return 0;
+    size_t ncap = *cap ? *cap : 16;
+    while (ncap < need)
+        ncap *= 2;
+    void *p = realloc(*(void **)arr, ncap * sz);
+    if (!p)
+        return -1;
+    *(void **)arr = p;
+    *cap = ncap;
+    return 0;
+}
+
+static inline struct flow *fl(const flownet *n, int32_t f)
+{
+    return (struct flow *)pool_at(&n->flows, f);
+}
+
+flownet *flownet_new(void)
+{
+    flownet *n = calloc(1, sizeof(*n));
+    if (n)
+        pool_init(&n->flows, sizeof(struct flow));
+    return n;
+}
+
+void flownet_free(flownet *n)
+{
+    if (!n)
+        return;
+    for (int32_t i = 0; i < n->nlinks; i++)
+        free(n->links[i].flows);
+    free(n->links);
+    pool_fini(&n->flows);
+    free(n->dirty);
+    free(n->cl);
+    free(n->cf);
+    free(n->capped);
+    free(n->heap);
+    free(n->tags);
+    free(n->recs);
+    free(n);
+}
+
+int flownet_add_link(flownet *n, double cap_Bps)
+{
+    ASSERTF(isfinite(cap_Bps) && cap_Bps >= 0, "link capacity %g B/s", cap_Bps);
+    if (n->nlinks == INT32_MAX)
+        return -1;
+    size_t cap = (size_t)n->links_cap;
+    if (grow(&n->links, &cap, (size_t)n->nlinks + 1, sizeof(struct link)) ||
+        grow(&n->dirty, &n->dirty_cap, (size_t)n->nlinks + 1, sizeof(int32_t)))
+        return -1;
+    n->links_cap = (int32_t)(cap > INT32_MAX ? INT32_MAX : cap);
+    struct link *l = &n->links[n->nlinks];
+    memset(l, 0, sizeof(*l));
+    l->nominal_Bps = l->cap_Bps = cap_Bps;
+    l->last_rec = -1;
+    return n->nlinks++;
+}
+
+int flownet_nlinks(const flownet *n) { return n->nlinks; }
+
+void flownet_set_rule(flownet *n, int link, flownet_cap_fn *fn, void *ctx)
+{
+    ASSERTF(link >= 0 && link < n->nlinks, "link %d of %d", link, n->nlinks);
+    n->links[link].rule = fn;
+    n->links[link].ctx = ctx;
+}
+
+double flownet_link_cap(const flownet *n, int link) { return n->links[link].cap_Bps; }
+double flownet_link_bytes(const flownet *n, int link) { return n->links[link].bytes; }
+
+void flownet_reset(flownet *n)
+{
+    for (int32_t i = 0; i < n->nlinks; i++) {
+        struct link *l = &n->links[i];
+        l->cap_Bps = l->nominal_Bps;
+        l->bytes = 0;
+        l->rate_Bps = 0;
+        l->nflows = 0;
+        l->dirty = 0;
+        l->last_rec = -1;
+    }
+    pool_clear(&n->flows);
+    n->ndirty = 0;
+    n->nrecs = 0;
+}
+
+/* The dirty list has room for every link (sized by flownet_add_link), and
+ * holds each at most once. */
+static void mark_dirty(flownet *n, int32_t link)
+{
+    struct link *l = &n->links[link];
+    if (!l->dirty) {
+        l->dirty = 1;
+        n->dirty[n->ndirty++] = link;
+    }
+}
+
+int flownet_start(flownet *n, const int32_t *links, int nlinks, double bytes,
+                  double cap_Bps, uint32_t tag, int32_t user)
+{
+    ASSERTF(nlinks >= 1 && bytes > 0, "flow of %g bytes over %d links", bytes, nlinks);
+    int32_t f = pool_get(&n->flows);
+    if (f < 0)
+        return -1;
+    struct flow *p = fl(n, f);
+    p->links = links;
+    p->nlinks = nlinks;
+    p->ev = -1;
+    p->user = user;
+    p->tag = tag;
+    p->seen = 0;
+    p->fixed = 0;
+    p->bytes = p->rem_bytes = bytes;
+    p->rate_Bps = p->new_Bps = 0;
+    p->cap_Bps = cap_Bps > 0 ? cap_Bps : 0;
+    p->last_ps = 0;
+    for (int k = 0; k < nlinks; k++) {  /* room first: all or nothing */
+        int32_t li = links[k];
+        ASSERTF(li >= 0 && li < n->nlinks, "flow on link %d of %d", li, n->nlinks);
+        struct link *l = &n->links[li];
+        size_t cap = (size_t)l->flows_cap;
+        if (grow(&l->flows, &cap, (size_t)l->nflows + (size_t)nlinks, sizeof(int32_t))) {
+            p->user = -1;
+            pool_put(&n->flows, f);
+            return -1;
+        }
+        l->flows_cap = (int32_t)cap;
+    }
+    for (int k = 0; k < nlinks; k++) {
+        struct link *l = &n->links[links[k]];
+        l->flows[l->nflows++] = f;
+        mark_dirty(n, links[k]);
+    }
+    return f;
+}
+
+int flownet_dirty(const flownet *n) { return n->ndirty > 0; }
+
+int32_t flownet_finish(flownet *n, int flow, int64_t now_ps)
+{
+    (void)now_ps;
+    struct flow *p = fl(n, flow);
+    ASSERTF(p->user >= 0, "flow %d is not active", flow);
+    for (int k = 0; k < p->nlinks; k++) {
+        int32_t li = p->links[k];
+        struct link *l = &n->links[li];
+        int32_t j = 0;
+        while (j < l->nflows && l->flows[j] != flow)
+            j++;
+        ASSERTF(j < l->nflows, "flow %d missing from link %d", flow, li);
+        memmove(&l->flows[j], &l->flows[j + 1],
+                (size_t)(l->nflows - j - 1) * sizeof(int32_t));
+        l->nflows--;
+        l->bytes += p->bytes;
+        mark_dirty(n, li);
+    }
+    int32_t user = p->user;
+    p->user = -1;
+    p->ev = -1;
+    pool_put(&n->flows, flow);
+    return user;
+}
+
+/* --- progressive filling ------------------------------------------------- */
+
+static inline int lvl_less(const struct lvl *a, const struct lvl *b)
+{
+    return a->level < b->level || (a->level == b->level && a->link < b->link);
+}
+
+static int heap_push(flownet *n, double level, int32_t link, uint32_t ver)
+{
+    if (grow(&n->heap, &n->heap_cap, n->nheap + 1, sizeof(struct lvl)))
+        return -1;
+    struct lvl e = {level, link, ver};
+    size_t i = n->nheap++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!lvl_less(&e, &n->heap[p]))
+            break;
+        n->heap[i] = n->heap[p];
+        i = p;
+    }
+    n->heap[i] = e;
+    return 0;
+}
+
+static void heap_pop(flownet *n)
+{
+    struct lvl e = n->heap[--n->nheap];
+    size_t i = 0, m = n->nheap;
+    if (m == 0)
+        return;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= m)
+            break;
+        if (c + 1 < m && lvl_less(&n->heap[c + 1], &n->heap[c]))
+            c++;
+        if (!lvl_less(&n->heap[c], &e))
+            break;
+        n->heap[i] = n->heap[c];
+        i = c;
+    }
+    n->heap[i] = e;
+}
+
+/* Fix flow f at rate x: take x from each of its links and re-queue their
+ * new levels. */
+static int fix(flownet *n, int32_t f, double x)
+{
+    struct flow *p = fl(n, f);
+    p->new_Bps = x;
+    p->fixed = 1;
+    for (int k = 0; k < p->nlinks; k++) {
+        struct link *l = &n->links[p->links[k]];
+        l->rem_Bps -= x;
+        if (l->rem_Bps < FLOWNET_EPS * l->cap_Bps)
+            l->rem_Bps = 0;
+        l->nfree--;
+        l->hver++;
+        if (l->nfree > 0 && !l->done &&
+            heap_push(n, l->rem_Bps / l->nfree, p->links[k], l->hver))
+            return -1;
+    }
+    return 0;
+}
+
+
+static int cmp_capkey(const void *a, const void *b)
+{
+    const struct capkey *x = a, *y = b;
+    if (x->cap != y->cap)
+        return x->cap < y->cap ? -1 : 1;
+    return (x->f > y->f) - (x->f < y->f);
+}
+
+/* Progressive filling over the component in n->cl / n->cf: sets new_Bps. */
+static int fill(flownet *n)
+{
+    if (n->ncf == 1) {  /* one flow alone on its links: the tightest one */
+        struct flow *p = fl(n, n->cf[0]);
+        double x = p->cap_Bps > 0 ? p->cap_Bps : INFINITY;
+        for (int k = 0; k < p->nlinks; k++) {
+            const struct link *l = &n->links[p->links[k]];
+            double c = l->cap_Bps / l->nflows; /* > 1 if it crosses l twice */
+            if (c < x)
+                x = c;
+        }
+        p->new_Bps = x;
+        return 0;
+    }
+    n->nheap = 0;
+    for (size_t i = 0; i < n->ncl; i++) {
+        struct link *l = &n->links[n->cl[i]];
+        l->rem_Bps = l->cap_Bps;
+        l->nfree = l->nflows;
+        l->done = 0;
+        l->hver++;
+        if (l->nfree > 0 && heap_push(n, l->rem_Bps / l->nfree, n->cl[i], l->hver))
+            return -1;
+    }
+    size_t ncapped = 0;
+    for (size_t i = 0; i < n->ncf; i++) {
+        struct flow *p = fl(n, n->cf[i]);
+        p->fixed = 0;
+        if (p->cap_Bps > 0)
+            ncapped++;
+    }
+    struct capkey *ck = NULL;
+    if (ncapped) {
+        if (grow(&n->capped, &n->capped_cap, ncapped, sizeof(struct capkey)))
+            return -1;
+        ck = n->capped;
+        size_t j = 0;
+        for (size_t i = 0; i < n->ncf; i++) {
+            struct flow *p = fl(n, n->cf[i]);
+            if (p->cap_Bps > 0)
+                ck[j++] = (struct capkey){p->cap_Bps, n->cf[i]};
+        }
+        qsort(ck, ncapped, sizeof(*ck), cmp_capkey);
+    }
+    size_t nfixed = 0, ci = 0;
+    while (nfixed < n->ncf) {
+        while (n->nheap) {
+            const struct lvl *t = &n->heap[0];
+            const struct link *l = &n->links[t->link];
+            if (t->ver == l->hver && !l->done && l->nfree > 0)
+                break;
+            heap_pop(n);
+        }
+        while (ci < ncapped && fl(n, ck[ci].f)->fixed)
+            ci++;
+        double xl = n->nheap ? n->heap[0].level : INFINITY;
+        double xc = ci < ncapped ? ck[ci].cap : INFINITY;
+        ASSERTF(n->nheap || ci < ncapped, "%zu flows left with no constraint",
+                n->ncf - nfixed);
+        if (ci < ncapped && xc <= xl) {
+            if (fix(n, ck[ci].f, xc))
+                return -1;
+            nfixed++;
+            continue;
+        }
+        int32_t li = n->heap[0].link;
+        heap_pop(n);
+        struct link *l = &n->links[li];
+        l->done = 1;
+        for (int32_t j = 0; j < l->nflows; j++) {
+            int32_t f = l->flows[j];
+            if (!fl(n, f)->fixed) {
+                if (fix(n, f, xl))
+                    return -1;
+                nfixed++;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Collect the component around link l0 into n->cl / n->cf. */
+static int component(flownet *n, int32_t l0)
+{
+    n->ncl = n->ncf = 0;
+    if (grow(&n->cl, &n->cl_cap, 1, sizeof(int32_t)))
+        return -1;
+    n->cl[n->ncl++] = l0;
+    n->links[l0].seen = n->gen;
+    for (size_t k = 0; k < n->ncl; k++) {
+        const struct link *l = &n->links[n->cl[k]];
+        for (int32_t j = 0; j < l->nflows; j++) {
+            int32_t f = l->flows[j];
+            struct flow *p = fl(n, f);
+            if (p->seen == n->gen)
+                continue;
+            p->seen = n->gen;
+            if (grow(&n->cf, &n->cf_cap, n->ncf + 1, sizeof(int32_t)))
+                return -1;
+            n->cf[n->ncf++] = f;
+            for (int m = 0; m < p->nlinks; m++) {
+                struct link *o = &n->links[p->links[m]];
+                if (o->seen == n->gen)
+                    continue;
+                o->seen = n->gen;
+                if (grow(&n->cl, &n->cl_cap, n->ncl + 1, sizeof(int32_t)))
+                    return -1;
+                n->cl[n->ncl++] = p->links[m];
+            }
+        }
+    }
+    return 0;
+}
+
+static int apply_rules(flownet *n)
+{
+    for (size_t i = 0; i < n->ncl; i++) {
+        struct link *l = &n->links[n->cl[i]];
+        if (!l->rule || !l->dirty)
+            continue;
+        if (grow(&n->tags, &n->tags_cap, (size_t)l->nflows + 1, sizeof(uint32_t)))
+            return -1;
+        for (int32_t j = 0; j < l->nflows; j++)
+            n->tags[j] = fl(n, l->flows[j])->tag;
+        double c = l->rule(l->ctx, n->cl[i], n->tags, l->nflows, l->nominal_Bps);
+        l->cap_Bps = isfinite(c) && c > 0 ? c : 0;
+    }
+    return 0;
+}
+
+int64_t flownet_ticks(double bytes, double rate_Bps)
+{
+    if (!(rate_Bps > 0))
+        return -1;
+    double x = bytes / rate_Bps * 1e12;
+    if (!(x < 4.6e18))
+        return -1;
+    double r = nearbyint(x);
+    if (fabs(x - r) <= FLOWNET_EPS * x)
+        return (int64_t)r;
+    return (int64_t)ceil(x);
+}
+
+static int reschedule(flownet *n, int64_t now, evq *q, uint32_t kind)
+{
+    for (size_t i = 0; i < n->ncf; i++) {
+        int32_t f = n->cf[i];
+        struct flow *p = fl(n, f);
+        double x = p->new_Bps, old = p->rate_Bps;
+        if (fabs(x - old) <= FLOWNET_EPS * fmax(x, old))
+            continue;
+        if (old > 0)
+            p->rem_bytes -= old * (double)(now - p->last_ps) * 1e-12;
+        p->last_ps = now;
+        p->rate_Bps = x;
+        int64_t t;
+        if (p->rem_bytes <= FLOWNET_EPS * p->bytes) {
+            p->rem_bytes = 0;
+            t = now;
+        } else {
+            int64_t d = flownet_ticks(p->rem_bytes, x);
+            t = d < 0 ? -1 : now + d;
+        }
+        if (t < 0) {
+            if (p->ev >= 0)
+                evq_cancel(q, p->ev);
+            p->ev = -1;
+        } else if (p->ev >= 0) {
+            evq_move(q, p->ev, t);
+        } else {
+            p->ev = evq_push(q, t, kind, f);
+            if (p->ev < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int record(flownet *n, int64_t now)
+{
+    for (size_t i = 0; i < n->ncl; i++) {
+        int32_t li = n->cl[i];
+        struct link *l = &n->links[li];
+        double sum = 0;
+        for (int32_t j = 0; j < l->nflows; j++)
+            sum += fl(n, l->flows[j])->rate_Bps;
+        if (fabs(sum - l->rate_Bps) <= FLOWNET_EPS * fmax(sum, l->rate_Bps))
+            continue;
+        l->rate_Bps = sum;
+        if (l->last_rec >= 0 && n->recs[l->last_rec].t == now) {
+            n->recs[l->last_rec].rate = sum;
+            continue;
+        }
+        if (grow(&n->recs, &n->recs_cap, n->nrecs + 1, sizeof(struct rec)))
+            return -1;
+        n->recs[n->nrecs] = (struct rec){now, sum, li};
+        l->last_rec = (int64_t)n->nrecs++;
+    }
+    return 0;
+}
+
+int flownet_solve(flownet *n, int64_t now_ps, evq *q, uint32_t kind)
+{
+    if (++n->gen == 0) {  /* wrapped: clear the stamps once */
+        for (int32_t i = 0; i < n->nlinks; i++)
+            n->links[i].seen = 0;
+        for (int32_t f = 0; f < n->flows.top; f++)
+            fl(n, f)->seen = 0;
+        n->gen = 1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < n->ndirty && rc == 0; i++) {
+        int32_t l0 = n->dirty[i];
+        if (n->links[l0].seen == n->gen)
+            continue;
+        rc = component(n, l0);
+        if (rc == 0)
+            rc = apply_rules(n);
+        if (rc == 0 && n->ncf)
+            rc = fill(n);
+        if (rc == 0 && n->ncf)
+            rc = reschedule(n, now_ps, q, kind);
+        if (rc == 0 && n->recording)
+            rc = record(n, now_ps);
+    }
+    for (size_t i = 0; i < n->ndirty; i++)
+        n->links[n->dirty[i]].dirty = 0;
+    n->ndirty = 0;
+    return rc;
+}
+
+int flownet_nactive(const flownet *n) { return n->flows.live; }
+
+int flownet_first_active(const flownet *n)
+{
+    int best = -1;
+    for (int32_t f = 0; f < n->flows.top; f++) {
+        const struct flow *p = fl(n, f);
+        if (p->user >= 0 && (best < 0 || p->user < fl(n, best)->user))
+            best = f;
+    }
+    return best;
+}
+
+int32_t flownet_flow_user(const flownet *n, int flow) { return fl(n, flow)->user; }
+double flownet_flow_rate(const flownet *n, int flow) { return fl(n, flow)->rate_Bps; }
+
+const int32_t *flownet_flow_links(const flownet *n, int flow, int *nlinks)
+{
+    *nlinks = fl(n, flow)->nlinks;
+    return fl(n, flow)->links;
+}
+
+void flownet_record(flownet *n, int on) { n->recording = on != 0; }
+size_t flownet_nrecords(const flownet *n) { return n->nrecs; }
+
+void flownet_record_get(const flownet *n, size_t i, int64_t *time_ps, int *link,
+                        double *rate_Bps)
+{
+    *time_ps = n->recs[i].t;
+    *link = n->recs[i].link;
+    *rate_Bps = n->recs[i].rate;
+}

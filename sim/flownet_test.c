@@ -1,0 +1,155 @@
+/* Unit tests of max-min sharing: textbook cases solved by hand with
+ * progressive filling, checked on the rates right after a solve, plus the
+ * time rounding rule. Rates are compared with a relative tolerance of 1e-12:
+ * the solver only adds and divides a handful of numbers (~1e-16 each). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <cmocka.h>
+
+#include "sim/flownet.h"
+
+#define assert_rate(got, want) \
+    assert_true(fabs((got) - (want)) <= 1e-12 * (want) + 1e-300)
+
+static void test_two_flows_halve(void **state)
+{
+    (void)state;
+    flownet *n = flownet_new();
+    evq *q = evq_new();
+    int32_t l = flownet_add_link(n, 10e9);
+    /* Two uncapped flows on one 10 GB/s link: 5 GB/s each. */
+    int a = flownet_start(n, &l, 1, 1e6, 0, 0, 0);
+    int b = flownet_start(n, &l, 1, 1e6, 0, 0, 1);
+    assert_true(flownet_dirty(n));
+    assert_int_equal(flownet_solve(n, 0, q, 1), 0);
+    assert_false(flownet_dirty(n));
+    assert_rate(flownet_flow_rate(n, a), 5e9);
+    assert_rate(flownet_flow_rate(n, b), 5e9);
+    /* Each has an event at 1e6 B / 5e9 B/s = 200 us = 2e8 ps. */
+    assert_int_equal(evq_len(q), 2);
+    assert_int_equal(evq_top_ps(q), 200000000);
+    evq_free(q);
+    flownet_free(n);
+}
+
+static void test_three_links_four_flows(void **state)
+{
+    (void)state;
+    flownet *n = flownet_new();
+    evq *q = evq_new();
+    /* L1 = 10, L2 = 4, L3 = 8 (GB/s). f0 crosses all three; f1, f2, f3 cross
+     * L1, L2, L3 alone. Progressive filling: levels L1 10/2 = 5, L2 4/2 = 2,
+     * L3 8/2 = 4; L2 saturates first: f0 = f2 = 2. Then L3 has 8 - 2 = 6 for
+     * f3, L1 has 10 - 2 = 8 for f1: L3 saturates at 6, then L1 at 8.
+     * Max-min rates: f0 = 2, f1 = 8, f2 = 2, f3 = 6; every link is full. */
+    int32_t L[3];
+    L[0] = flownet_add_link(n, 10e9);
+    L[1] = flownet_add_link(n, 4e9);
+    L[2] = flownet_add_link(n, 8e9);
+    int f0 = flownet_start(n, L, 3, 1e6, 0, 0, 0);
+    int f1 = flownet_start(n, &L[0], 1, 1e6, 0, 0, 1);
+    int f2 = flownet_start(n, &L[1], 1, 1e6, 0, 0, 2);
+    int f3 = flownet_start(n, &L[2], 1, 1e6, 0, 0, 3);
+    assert_int_equal(flownet_solve(n, 0, q, 1), 0);
+    assert_rate(flownet_flow_rate(n, f0), 2e9);
+    assert_rate(flownet_flow_rate(n, f1), 8e9);
+    assert_rate(flownet_flow_rate(n, f2), 2e9);
+    assert_rate(flownet_flow_rate(n, f3), 6e9);
+    evq_free(q);
+    flownet_free(n);
+}
+
+static void test_caps(void **state)
+{
+    (void)state;
+    flownet *n = flownet_new();
+    evq *q = evq_new();
+    /* One 10 GB/s link; f0 capped at 2: the other two share the spare 8:
+     * f0 = 2, f1 = f2 = 4. */
+    int32_t l = flownet_add_link(n, 10e9);
+    int f0 = flownet_start(n, &l, 1, 1e6, 2e9, 0, 0);
+    int f1 = flownet_start(n, &l, 1, 1e6, 0, 0, 1);
+    int f2 = flownet_start(n, &l, 1, 1e6, 0, 0, 2);
+    assert_int_equal(flownet_solve(n, 0, q, 1), 0);
+    assert_rate(flownet_flow_rate(n, f0), 2e9);
+    assert_rate(flownet_flow_rate(n, f1), 4e9);
+    assert_rate(flownet_flow_rate(n, f2), 4e9);
+    /* A second component, solved independently: A = 9 GB/s carries g0, g1
+     * (capped at 1) and g2, which also crosses B = 2 GB/s. Levels: A 9/3 = 3,
+     * B 2/1 = 2, cap 1: g1 = 1 first; A then has 8 for two flows (4), B still
+     * 2: g2 = 2; A's last 6 go to g0. Rates g0 = 6, g1 = 1, g2 = 2. */
+    int32_t AB[2];
+    AB[0] = flownet_add_link(n, 9e9);
+    AB[1] = flownet_add_link(n, 2e9);
+    int g0 = flownet_start(n, &AB[0], 1, 1e6, 0, 0, 3);
+    int g1 = flownet_start(n, &AB[0], 1, 1e6, 1e9, 0, 4);
+    int g2 = flownet_start(n, AB, 2, 1e6, 0, 0, 5);
+    assert_int_equal(flownet_solve(n, 0, q, 1), 0);
+    assert_rate(flownet_flow_rate(n, g0), 6e9);
+    assert_rate(flownet_flow_rate(n, g1), 1e9);
+    assert_rate(flownet_flow_rate(n, g2), 2e9);
+    /* The first component was not touched: its rates are as before. */
+    assert_rate(flownet_flow_rate(n, f1), 4e9);
+    evq_free(q);
+    flownet_free(n);
+}
+
+static void test_departure_reshares(void **state)
+{
+    (void)state;
+    flownet *n = flownet_new();
+    evq *q = evq_new();
+    /* 1 GB/s link, flows of 1e6 and 3e6 bytes: 0.5 GB/s each, the short one
+     * is done at 1e6 / 0.5e9 = 2 ms = 2e9 ps; the long one then has 2e6 left
+     * at 1 GB/s: done at 2e9 + 2e9 = 4e9 ps. */
+    int32_t l = flownet_add_link(n, 1e9);
+    int a = flownet_start(n, &l, 1, 1e6, 0, 0, 0);
+    int b = flownet_start(n, &l, 1, 3e6, 0, 0, 1);
+    assert_int_equal(flownet_solve(n, 0, q, 1), 0);
+    int64_t t;
+    int32_t arg;
+    assert_int_equal(evq_pop(q, &t, NULL, &arg), 1);
+    assert_int_equal(arg, a);
+    assert_int_equal(t, 2000000000LL);
+    assert_int_equal(flownet_finish(n, a, t), 0);
+    assert_int_equal(flownet_solve(n, t, q, 1), 0);
+    assert_rate(flownet_flow_rate(n, b), 1e9);
+    assert_int_equal(evq_pop(q, &t, NULL, &arg), 1);
+    assert_int_equal(arg, b);
+    assert_int_equal(t, 4000000000LL);
+    assert_int_equal(flownet_finish(n, b, t), 1);
+    /* The link carried both flows: 4e6 bytes. */
+    assert_rate(flownet_link_bytes(n, l), 4e6);
+    assert_int_equal(flownet_nactive(n), 0);
+    evq_free(q);
+    flownet_free(n);
+}
+
+static void test_ticks(void **state)
+{
+    (void)state;
+    /* 1 MiB at 25 GB/s: exactly 1048576 / 25e9 s = 41943040 ps; the float
+     * quotient may be off by an ulp, which must not turn into 41943041. */
+    assert_int_equal(flownet_ticks(1048576, 25e9), 41943040);
+    /* 1 byte at 3 B/s = 333333333333.33 ps: rounded up to ...334. */
+    assert_int_equal(flownet_ticks(1, 3), 333333333334LL);
+    /* 10 bytes at 1e12 B/s = 10 ps exactly; 0 rate or absurd time: -1. */
+    assert_int_equal(flownet_ticks(10, 1e12), 10);
+    assert_int_equal(flownet_ticks(10, 0), -1);
+    assert_int_equal(flownet_ticks(1e300, 1), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_two_flows_halve),
+        cmocka_unit_test(test_three_links_four_flows),
+        cmocka_unit_test(test_caps),
+        cmocka_unit_test(test_departure_reshares),
+        cmocka_unit_test(test_ticks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,498 @@
+/* The engine: tasks in flat arrays, a dependency list turned into a CSR
+ * successor graph at run time, an event queue (sim/evq) and a flow network
+ * (sim/flownet). A run starts every task without predecessors at time 0;
+ * ending a task releases its successors, which start at once (so a task
+ * starts at the latest end of its predecessors). Flow completions and task
+ * ends are events; the flow network is re-solved once per distinct event
+ * time, after every event of that time, so simultaneous arrivals and
+ * departures cost one re-solve. Tasks that never end are reported: flows with
+ * no bandwidth first, else a dependency cycle (one is traced and named).
+ * Nothing is allocated per task or per event in the loop: arrays grow by
+ * doubling and are kept by sched_reset for the next run. */
+#include "sim/sched.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/arena.h"
+#include "sim/evq.h"
+#include "sim/flownet.h"
+
+enum { EV_FLOW_DONE = 1, EV_TASK_END = 2 };
+
+struct task {
+    sim_ps start_ps, end_ps; /* -1 until started / ended */
+    sim_ps lat_ps;           /* flow: latency after the last byte; delay: duration */
+    double bytes, cap_Bps;
+    const char *label;
+    uint32_t link_off;       /* into s->refs */
+    int32_t nlinks;          /* -1 for a delay */
+    uint32_t tag;
+    int32_t track;
+};
+
+struct sched {
+    struct task *tasks;
+    size_t ntasks, tasks_cap;
+    int32_t *refs;           /* link lists of flow tasks */
+    size_t nrefs, refs_cap;
+    int32_t *dep_a, *dep_b;  /* dependencies in insertion order */
+    size_t ndeps, deps_cap;
+    /* run state */
+    int32_t *npred;          /* unfinished predecessors */
+    uint32_t *succ_off;      /* CSR: successors of t at succ[succ_off[t]..] */
+    int32_t *succ;
+    size_t run_tasks_cap, run_deps_cap;
+    size_t nended;
+    uint64_t events;
+    sim_ps makespan;
+    evq *q;
+    flownet *net;
+    /* links */
+    arena *names;
+    const char **link_names;
+    size_t link_names_cap;
+};
+
+static int grow(void *arr, size_t *cap, size_t need, size_t sz)
+{
+    if (need <= *cap)
+        return 0;
+    size_t ncap = *cap ? *cap : 64;
+    while (ncap < need)
+        ncap *= 2;
+    if (ncap > SIZE_MAX / sz)
+        return -1;
+    void *p = realloc(*(void **)arr, ncap * sz);
+    if (!p)
+        return -1;
+    *(void **)arr = p;
+    *cap = ncap;
+    return 0;
+}
+
+sched *sched_new(void)
+{
+    sched *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->q = evq_new();
+    s->net = flownet_new();
+    s->names = arena_new();
+    if (!s->q || !s->net || !s->names) {
+        sched_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void sched_free(sched *s)
+{
+    if (!s)
+        return;
+    free(s->tasks);
+    free(s->refs);
+    free(s->dep_a);
+    free(s->dep_b);
+    free(s->npred);
+    free(s->succ_off);
+    free(s->succ);
+    evq_free(s->q);
+    flownet_free(s->net);
+    arena_free(s->names);
+    free(s->link_names);
+    free(s);
+}
+
+/* --- building ------------------------------------------------------------ */
+
+int sched_link(sched *s, double cap_Bps, const char *name)
+{
+    int n = flownet_nlinks(s->net);
+    if (grow(&s->link_names, &s->link_names_cap, (size_t)n + 1, sizeof(char *)))
+        return -1;
+    const char *copy = arena_strdup(s->names, name ? name : "");
+    if (!copy)
+        return -1;
+    int id = flownet_add_link(s->net, cap_Bps);
+    if (id < 0)
+        return -1;
+    s->link_names[id] = copy;
+    return id;
+}
+
+int sched_nlinks(const sched *s) { return flownet_nlinks(s->net); }
+
+const char *sched_link_name(const sched *s, int link)
+{
+    ASSERTF(link >= 0 && link < sched_nlinks(s), "link %d of %d", link, sched_nlinks(s));
+    return s->link_names[link];
+}
+
+void sched_link_rule(sched *s, int link, sched_cap_fn *fn, void *ctx)
+{
+    flownet_set_rule(s->net, link, fn, ctx);
+}
+
+static int new_task(sched *s)
+{
+    if (s->ntasks >= INT32_MAX ||
+        grow(&s->tasks, &s->tasks_cap, s->ntasks + 1, sizeof(struct task)))
+        return -1;
+    return (int)s->ntasks++;
+}
+
+int sched_delay(sched *s, sim_ps dur_ps, int track, const char *label)
+{
+    ASSERTF(dur_ps >= 0, "delay of %" PRId64 " ps", dur_ps);
+    int id = new_task(s);
+    if (id < 0)
+        return -1;
+    s->tasks[id] = (struct task){-1, -1, dur_ps, 0, 0, label, 0, -1, 0, track};
+    return id;
+}
+
+int sched_flow(sched *s, const int *links, int nlinks, double bytes,
+               double rate_cap_Bps, sim_ps lat_ps, uint32_t tag, int track,
+               const char *label)
+{
+    ASSERTF(nlinks >= 0 && bytes >= 0 && isfinite(bytes) && lat_ps >= 0,
+            "flow of %g bytes, %d links, latency %" PRId64 " ps", bytes, nlinks, lat_ps);
+    int nl = sched_nlinks(s);
+    for (int k = 0; k < nlinks; k++)
+        ASSERTF(links[k] >= 0 && links[k] < nl, "link %d of %d", links[k], nl);
+    if (s->nrefs + (size_t)nlinks > UINT32_MAX ||
+        grow(&s->refs, &s->refs_cap, s->nrefs + (size_t)nlinks, sizeof(int32_t)))
+        return -1;
+    int id = new_task(s);
+    if (id < 0)
+        return -1;
+    uint32_t off = (uint32_t)s->nrefs;
+    for (int k = 0; k < nlinks; k++)
+        s->refs[s->nrefs++] = links[k];
+    double cap = isfinite(rate_cap_Bps) && rate_cap_Bps > 0 ? rate_cap_Bps : 0;
+    s->tasks[id] = (struct task){-1, -1, lat_ps, bytes, cap, label, off, nlinks, tag, track};
+    return id;
+}
+
+int sched_dep(sched *s, int before, int after)
+{
+    ASSERTF(before >= 0 && (size_t)before < s->ntasks && after >= 0 &&
+                (size_t)after < s->ntasks,
+            "dependency %d -> %d with %zu tasks", before, after, s->ntasks);
+    if (s->ndeps >= UINT32_MAX)
+        return -1;
+    size_t cap = s->deps_cap;
+    if (grow(&s->dep_a, &cap, s->ndeps + 1, sizeof(int32_t)))
+        return -1;
+    if (grow(&s->dep_b, &s->deps_cap, s->ndeps + 1, sizeof(int32_t)))
+        return -1;
+    s->dep_a[s->ndeps] = before;
+    s->dep_b[s->ndeps] = after;
+    s->ndeps++;
+    return 0;
+}
+
+void sched_trace_links(sched *s, int on) { flownet_record(s->net, on); }
+
+void sched_reset(sched *s)
+{
+    s->ntasks = s->nrefs = s->ndeps = s->nended = 0;
+    s->events = 0;
+    s->makespan = 0;
+    evq_clear(s->q);
+    flownet_reset(s->net);
+}
+
+/* --- running ------------------------------------------------------------- */
+
+static int oom(err *e) { return err_set(e, ERR_SYSTEM, "scheduler: out of memory"); }
+
+/* Successor lists in CSR form, by a counting sort of the dependencies. */
+static int build_graph(sched *s)
+{
+    size_t n = s->ntasks;
+    size_t cap = s->run_tasks_cap;
+    if (grow(&s->npred, &cap, n + 1, sizeof(int32_t)))
+        return -1;
+    if (grow(&s->succ_off, &s->run_tasks_cap, n + 1, sizeof(uint32_t)))
+        return -1;
+    if (grow(&s->succ, &s->run_deps_cap, s->ndeps + 1, sizeof(int32_t)))
+        return -1;
+    memset(s->npred, 0, n * sizeof(int32_t));
+    memset(s->succ_off, 0, (n + 1) * sizeof(uint32_t));
+    for (size_t d = 0; d < s->ndeps; d++) {
+        s->succ_off[s->dep_a[d] + 1]++;
+        s->npred[s->dep_b[d]]++;
+    }
+    for (size_t t = 0; t < n; t++)
+        s->succ_off[t + 1] += s->succ_off[t];
+    for (size_t d = 0; d < s->ndeps; d++)  /* succ_off[a] walks to a's end */
+        s->succ[s->succ_off[s->dep_a[d]]++] = s->dep_b[d];
+    for (size_t t = n; t > 0; t--)
+        s->succ_off[t] = s->succ_off[t - 1];
+    s->succ_off[0] = 0;
+    return 0;
+}
+
+static int start_task(sched *s, int32_t t, sim_ps now)
+{
+    struct task *k = &s->tasks[t];
+    k->start_ps = now;
+    sim_ps end;
+    if (k->nlinks < 0 || k->bytes <= 0) {
+        end = now + k->lat_ps;
+    } else if (k->nlinks == 0) {  /* no links: only its own cap limits it */
+        int64_t d = k->cap_Bps > 0 ? flownet_ticks(k->bytes, k->cap_Bps) : 0;
+        ASSERTF(d >= 0, "task %d: %g bytes at %g B/s overflow", t, k->bytes, k->cap_Bps);
+        end = now + d + k->lat_ps;
+    } else {
+        return flownet_start(s->net, s->refs + k->link_off, k->nlinks, k->bytes,
+                             k->cap_Bps, k->tag, t) < 0 ? -1 : 0;
+    }
+    return evq_push(s->q, end, EV_TASK_END, t) < 0 ? -1 : 0;
+}
+
+static int end_task(sched *s, int32_t t, sim_ps now)
+{
+    s->tasks[t].end_ps = now;
+    if (now > s->makespan)
+        s->makespan = now;
+    s->nended++;
+    for (uint32_t i = s->succ_off[t], e = s->succ_off[t + 1]; i < e; i++) {
+        int32_t u = s->succ[i];
+        if (--s->npred[u] == 0 && start_task(s, u, now))
+            return -1;
+    }
+    return 0;
+}
+
+static const char *label_of(const sched *s, int32_t t)
+{
+    return s->tasks[t].label ? s->tasks[t].label : "";
+}
+
+/* Tasks never started: walk back through not-ended predecessors (each has
+ * one, or it would have started) until a task repeats: that is a cycle. */
+static int report_cycle(sched *s, err *e)
+{
+    size_t n = s->ntasks, left = n - s->nended;
+    int32_t *pred = malloc(n * sizeof(int32_t));
+    if (!pred)
+        return oom(e);
+    for (size_t t = 0; t < n; t++)
+        pred[t] = -1;
+    for (size_t d = 0; d < s->ndeps; d++)
+        if (s->tasks[s->dep_a[d]].end_ps < 0 && s->tasks[s->dep_b[d]].start_ps < 0)
+            pred[s->dep_b[d]] = s->dep_a[d];
+    int32_t t = 0;
+    while (s->tasks[t].start_ps >= 0)
+        t++;
+    /* npred is free now: reuse it as the step at which the walk saw t. */
+    for (size_t i = 0; i < n; i++)
+        s->npred[i] = -1;
+    int32_t step = 0;
+    while (t >= 0 && s->npred[t] < 0) {
+        s->npred[t] = step++;
+        t = pred[t];
+    }
+    if (t < 0) {  /* cannot happen: a not-started task has a blocked predecessor */
+        free(pred);
+        return err_set(e, ERR_CHECK, "%zu of %zu tasks never ended", left, n);
+    }
+    /* t is on the cycle; name it as "t <- what t waits for <- ..." */
+    char buf[512];
+    size_t len = 0;
+    int32_t u = t, shown = 0, clen = 0;
+    do {
+        clen++;
+        u = pred[u];
+    } while (u != t);
+    buf[0] = 0;
+    u = t;
+    do {
+        if (shown < 4) {
+            int w = snprintf(buf + len, sizeof(buf) - len, "%s%d '%s'", shown ? " <- " : "",
+                             u, label_of(s, u));
+            if (w > 0 && (size_t)w < sizeof(buf) - len)
+                len += (size_t)w;
+        }
+        shown++;
+        u = pred[u];
+    } while (u != t);
+    free(pred);
+    return err_set(e, ERR_CHECK,
+                   "dependency cycle: %zu of %zu tasks never started; cycle of %d "
+                   "task(s): %s%s",
+                   left, n, clen, buf, clen > 4 ? " <- ..." : "");
+}
+
+static int report_starved(sched *s, err *e)
+{
+    int f = flownet_first_active(s->net);
+    int32_t t = flownet_flow_user(s->net, f);
+    int nl = 0;
+    const int32_t *ls = flownet_flow_links(s->net, f, &nl);
+    int32_t worst = ls[0];
+    for (int k = 1; k < nl; k++)
+        if (flownet_link_cap(s->net, ls[k]) < flownet_link_cap(s->net, worst))
+            worst = ls[k];
+    return err_set(e, ERR_CHECK,
+                   "flow task %d '%s' can never finish: %d flow(s) stuck at rate 0 "
+                   "(link '%s' has %g B/s); %zu of %zu tasks never ended",
+                   t, label_of(s, t), flownet_nactive(s->net), s->link_names[worst],
+                   flownet_link_cap(s->net, worst), s->ntasks - s->nended, s->ntasks);
+}
+
+int sched_run(sched *s, err *e)
+{
+    if (build_graph(s))
+        return oom(e);
+    evq_clear(s->q);
+    flownet_reset(s->net);
+    s->events = 0;
+    s->makespan = 0;
+    s->nended = 0;
+    for (size_t t = 0; t < s->ntasks; t++)
+        s->tasks[t].start_ps = s->tasks[t].end_ps = -1;
+    for (size_t t = 0; t < s->ntasks; t++)
+        if (s->npred[t] == 0 && start_task(s, (int32_t)t, 0))
+            return oom(e);
+    sim_ps now = 0;
+    for (;;) {
+        if (flownet_dirty(s->net) && evq_top_ps(s->q) > now) {
+            if (flownet_solve(s->net, now, s->q, EV_FLOW_DONE))
+                return oom(e);
+            continue;
+        }
+        int64_t t;
+        uint32_t kind;
+        int32_t arg;
+        if (!evq_pop(s->q, &t, &kind, &arg))
+            break;
+        now = t;
+        s->events++;
+        if (kind == EV_FLOW_DONE) {
+            int32_t task = flownet_finish(s->net, arg, now);
+            sim_ps lat = s->tasks[task].lat_ps;
+            if (lat == 0 ? end_task(s, task, now)
+                         : evq_push(s->q, now + lat, EV_TASK_END, task) < 0)
+                return oom(e);
+        } else if (end_task(s, arg, now)) {
+            return oom(e);
+        }
+    }
+    if (s->nended == s->ntasks)
+        return 0;
+    if (flownet_nactive(s->net) > 0)
+        return report_starved(s, e);
+    return report_cycle(s, e);
+}
+
+sim_ps sched_start(const sched *s, int task)
+{
+    ASSERTF(task >= 0 && (size_t)task < s->ntasks, "task %d of %zu", task, s->ntasks);
+    return s->tasks[task].start_ps;
+}
+
+sim_ps sched_end(const sched *s, int task)
+{
+    ASSERTF(task >= 0 && (size_t)task < s->ntasks, "task %d of %zu", task, s->ntasks);
+    return s->tasks[task].end_ps;
+}
+
+sim_ps sched_makespan(const sched *s) { return s->makespan; }
+int sched_ntasks(const sched *s) { return (int)s->ntasks; }
+uint64_t sched_events(const sched *s) { return s->events; }
+
+double sched_link_bytes(const sched *s, int link)
+{
+    ASSERTF(link >= 0 && link < sched_nlinks(s), "link %d of %d", link, sched_nlinks(s));
+    return flownet_link_bytes(s->net, link);
+}
+
+/* --- timeline ------------------------------------------------------------ */
+
+/* ps as microseconds with six decimals, exactly. */
+static void put_us(FILE *f, sim_ps ps)
+{
+    fprintf(f, "%" PRId64 ".%06" PRId64, (int64_t)(ps / SIM_PS_PER_US),
+            (int64_t)(ps % SIM_PS_PER_US));
+}
+
+static void put_str(FILE *f, const char *str)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(str ? str : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+int sched_timeline(const sched *s, FILE *f, const char *const *track_names,
+                   int ntracks, err *e)
+{
+    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
+    fputs("{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"GPUs\"}},\n"
+          "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":1}},\n"
+          "{\"ph\":\"M\",\"pid\":2,\"name\":\"process_name\",\"args\":{\"name\":\"links\"}},\n"
+          "{\"ph\":\"M\",\"pid\":2,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":2}}",
+          f);
+    for (int i = 0; i < ntracks; i++) {
+        fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":", i);
+        put_str(f, track_names ? track_names[i] : NULL);
+        fprintf(f, "}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_sort_index\","
+                   "\"args\":{\"sort_index\":%d}}", i, i);
+    }
+    for (size_t t = 0; t < s->ntasks; t++) {
+        const struct task *k = &s->tasks[t];
+        if (k->track < 0 || k->end_ps < 0)
+            continue;
+        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":", k->track);
+        put_us(f, k->start_ps);
+        fputs(",\"dur\":", f);
+        put_us(f, k->end_ps - k->start_ps);
+        fputs(",\"name\":", f);
+        put_str(f, k->label);
+        if (k->nlinks < 0) {
+            fprintf(f, ",\"cat\":\"delay\",\"args\":{\"task\":%zu}}", t);
+        } else {
+            fprintf(f, ",\"cat\":\"flow\",\"args\":{\"task\":%zu,\"bytes\":%.15g,\"links\":\"", t,
+                    k->bytes);
+            for (int32_t j = 0; j < k->nlinks; j++) {
+                if (j)
+                    fputc(' ', f);
+                const char *nm = s->link_names[s->refs[k->link_off + (uint32_t)j]];
+                for (const unsigned char *p = (const unsigned char *)nm; *p; p++)
+                    if (*p >= 0x20 && *p != '"' && *p != '\\')
+                        fputc(*p, f);
+            }
+            fputs("\"}}", f);
+        }
+    }
+    size_t nrec = flownet_nrecords(s->net);
+    for (size_t i = 0; i < nrec; i++) {
+        int64_t t;
+        int link;
+        double rate;
+        flownet_record_get(s->net, i, &t, &link, &rate);
+        if (flownet_link_bytes(s->net, link) <= 0)
+            continue;
+        fputs(",\n{\"ph\":\"C\",\"pid\":2,\"ts\":", f);
+        put_us(f, t);
+        fputs(",\"name\":", f);
+        put_str(f, s->link_names[link]);
+        fprintf(f, ",\"args\":{\"GB/s\":%.9g}}", rate * 1e-9);
+    }
+    fputs("\n]}\n", f);
+    if (fflush(f) != 0 || ferror(f))
+        return err_set(e, ERR_SYSTEM, "timeline: write failed");
+    return 0;
+}

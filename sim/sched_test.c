@@ -1,0 +1,468 @@
+/* Unit tests of the engine through its public contract (sim/sched.h): every
+ * expected time is derived by hand in the comment above its check. Times are
+ * integer picoseconds and every case below divides exactly, so the checks
+ * are exact (tolerance 0 ps) unless a comment says otherwise. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <yajl/yajl_tree.h>
+
+#include "sim/sched.h"
+
+#define US 1000000LL /* ps */
+
+static void test_delay_chain_and_diamond(void **state)
+{
+    (void)state;
+    sched *s = sched_new();
+    err e = {0};
+    /* Chain a(10) -> b(20) -> c(30) us: starts 0, 10, 30; ends 10, 30, 60. */
+    int a = sched_delay(s, 10 * US, 0, "a");
+    int b = sched_delay(s, 20 * US, 0, "b");
+    int c = sched_delay(s, 30 * US, 0, "c");
+    sched_dep(s, a, b);
+    sched_dep(s, b, c);
+    /* Diamond p(10) -> q(5), r(20) -> z(1): z starts at max(15, 30) = 30 us
+     * and ends at 31 us. */
+    int p = sched_delay(s, 10 * US, 1, "p");
+    int q = sched_delay(s, 5 * US, 1, "q");
+    int r = sched_delay(s, 20 * US, 1, "r");
+    int z = sched_delay(s, 1 * US, 1, "z");
+    sched_dep(s, p, q);
+    sched_dep(s, p, r);
+    sched_dep(s, q, z);
+    sched_dep(s, r, z);
+    assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_start(s, b), 10 * US);
+    assert_int_equal(sched_start(s, c), 30 * US);
+    assert_int_equal(sched_end(s, c), 60 * US);
+    assert_int_equal(sched_start(s, z), 30 * US);
+    assert_int_equal(sched_end(s, z), 31 * US);
+    /* Makespan: the chain's 60 us. 7 delay tasks: 7 end events. */
+    assert_int_equal(sched_makespan(s), 60 * US);
+    assert_int_equal(sched_events(s), 7);
+    sched_free(s);
+}
+
+static void test_flow_latency_and_zero_bytes(void **state)
+{
+    (void)state;
+    sched *s = sched_new();
+    err e = {0};
+    int l = sched_link(s, 1e9, "l");
+    /* 1e6 bytes at 1 GB/s = 1 ms, then 3 us of latency: ends at 1003 us. */
+    int f = sched_flow(s, &l, 1, 1e6, 0, 3 * US, 0, 0, "f");
+    /* A 0-byte flow takes exactly its latency: 7 us. */
+    int z = sched_flow(s, &l, 1, 0, 0, 7 * US, 0, 0, "z");
+    /* No links, capped at 2 GB/s: 1e6 B in 500 us, + 1 us latency. */
+    int c = sched_flow(s, NULL, 0, 1e6, 2e9, 1 * US, 0, 0, "c");
+    assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_end(s, f), 1003 * US);
+    assert_int_equal(sched_end(s, z), 7 * US);
+    assert_int_equal(sched_end(s, c), 501 * US);
+    /* Only f crossed the link. */
+    assert_true(sched_link_bytes(s, l) == 1e6);
+    sched_free(s);
+}
+
+static void test_max_min_end_times(void **state)
+{
+    (void)state;
+    sched *s = sched_new();
+    err e = {0};
+    /* Bertsekas-Gallager style: L1 = 10, L2 = 4, L3 = 8 GB/s; f0 crosses all
+     * three, f1/f2/f3 one each. Max-min rates (progressive filling, derived
+     * in flownet_test): f0 = 2, f1 = 8, f2 = 2, f3 = 6 GB/s. With 12e6 bytes
+     * each: f0 and f2 would take 6 ms, f3 2 ms, f1 1.5 ms.
+     * t = 1.5 ms: f1 done (12e6 at 8 GB/s). Nothing else changes: L1's other
+     * flow f0 is held by L2. t = 2 ms: f3 done; f0 still held by L2 at 2.
+     * f0, f2 end at 12e6 / 2e9 = 6 ms. */
+    int L[3] = {sched_link(s, 10e9, "L1"), sched_link(s, 4e9, "L2"),
+                sched_link(s, 8e9, "L3")};
+    int f0 = sched_flow(s, L, 3, 12e6, 0, 0, 0, 0, "f0");
+    int f1 = sched_flow(s, &L[0], 1, 12e6, 0, 0, 0, 1, "f1");
+    int f2 = sched_flow(s, &L[1], 1, 12e6, 0, 0, 0, 2, "f2");
+    int f3 = sched_flow(s, &L[2], 1, 12e6, 0, 0, 0, 3, "f3");
+    assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_end(s, f1), 1500 * US);
+    assert_int_equal(sched_end(s, f3), 2000 * US);
+    assert_int_equal(sched_end(s, f0), 6000 * US);
+    assert_int_equal(sched_end(s, f2), 6000 * US);
+    sched_free(s);
+}
+
+static void test_short_leaves_long_speeds_up(void **state)
+{
+    (void)state;
+    sched *s = sched_new();
+    err e = {0};
+    /* One 1 GB/s link, three flows of 1e6, 2e6 and 4e6 bytes from time 0.
+     * Thirds (1/3 GB/s) until the short one is done: 1e6 / (1e9/3) = 3 ms.
+     * The others then have 1e6 and 3e6 left, halves: the middle one is done
+     * 1e6 / 0.5e9 = 2 ms later, at 5 ms; the long one has 2e6 left at full
+     * rate: 2 ms more, 7 ms. Total bytes 7e6 at 1 GB/s = 7 ms: the link never
+     * idles, as max-min promises. Rounding: 3 ms = 3e9 ps exactly after
+     * snapping 1e6 * 3 / 1e9 to the nearest ps (within 1e-14). */
+    int l = sched_link(s, 1e9, "l");
+    int a = sched_flow(s, &l, 1, 1e6, 0, 0, 0, 0, "a");
+    int b = sched_flow(s, &l, 1, 2e6, 0, 0, 0, 0, "b");
+    int c = sched_flow(s, &l, 1, 4e6, 0, 0, 0, 0, "c");
+    assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_end(s, a), 3000 * US);
+    assert_int_equal(sched_end(s, b), 5000 * US);
+    assert_int_equal(sched_end(s, c), 7000 * US);
+    sched_free(s);
+}
+
+static void test_capped_leaves_spare(void **state)
+{
+    (void)state;
+    sched *s = sched_new();
+    err e = {0};
+    /* 10 GB/s link; a is capped at 2 GB/s, b uncapped takes the other 8.
+     * a: 2e6 B / 2 GB/s = 1 ms. b: 16e6 B, 8e6 in the first ms at 8 GB/s,
+     * the other 8e6 alone at 10 GB/s: 0.8 ms more: 1.8 ms. */
+    int l = sched_link(s, 10e9, "l");
+    int a = sched_flow(s, &l, 1, 2e6, 2e9, 0, 0, 0, "a");
+    int b = sched_flow(s, &l, 1, 16e6, 0, 0, 0, 0, "b");
+    assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_end(s, a), 1000 * US);
+    assert_int_equal(sched_end(s, b), 1800 * US);
+    sched_free(s);
+}
+
+/* Ring allreduce on n ranks over a crossbar (rank r sends on up[r], receives
+ * on down[r]): 2(n-1) steps; at step k rank r sends chunk S/n to r+1 after
+ * its own step k-1 send and after receiving r-1's step k-1 send. Returns the
+ * id of the first task. */
+static int build_ring(sched *s, int n, const int *up, const int *down, double S,
+                      sim_ps alpha)
+{
+    int first = sched_ntasks(s);
+    int steps = 2 * (n - 1);
+    for (int k = 0; k < steps; k++)
+        for (int r = 0; r < n; r++) {
+            int links[2] = {up[r], down[(r + 1) % n]};
+            int t = sched_flow(s, links, 2, S / n, 0, alpha, 0, r, "step");
+            assert_int_equal(t, first + k * n + r);
+            if (k > 0) {
+                sched_dep(s, t - n, t);
+                sched_dep(s, first + (k - 1) * n + (r + n - 1) % n, t);
+            }
+        }
+    return first;
+}
+
+static void test_ring_allreduce(void **state)
+{
+    (void)state;
+    enum { N = 8 };
+    sched *s = sched_new();
+    err e = {0};
+    int up[N], down[N];
+    for (int r = 0; r < N; r++) {
+        up[r] = sched_link(s, 50e9, "up");
+        down[r] = sched_link(s, 50e9, "down");
+    }
+    /* S = 64 MiB, B = 50 GB/s, alpha = 2 us: each step moves S/n = 8 MiB =
+     * 8388608 B on links of its own in 8388608 / 50e9 s = 167772.16 ns ->
+     * 167772160 ps, then alpha. Total 2(n-1)(alpha + S/(nB)) =
+     * 14 * (2000000 + 167772160) = 2376810240 ps. */
+    double S = 64.0 * 1024 * 1024;
+    build_ring(s, N, up, down, S, 2 * US);
+    assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_makespan(s), 2376810240LL);
+    /* Each up link carried 2(n-1) chunks: 14 * 8 MiB. */
+    assert_true(sched_link_bytes(s, up[3]) == 14 * S / N);
+    /* Events: one flow completion and one task end per flow: 2 * 14 * 8. */
+    assert_int_equal(sched_events(s), 2 * 14 * N);
+
+    /* Reset and build it again with alpha = 0: 14 * 167772160 ps, and flows
+     * with no latency end with their last byte (one event each). */
+    sched_reset(s);
+    assert_int_equal(sched_ntasks(s), 0);
+    build_ring(s, N, up, down, S, 0);
+    assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_makespan(s), 14 * 167772160LL);
+    assert_int_equal(sched_events(s), 14 * N);
+    /* Running again without a reset gives the same result. */
+    assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_makespan(s), 14 * 167772160LL);
+    sched_free(s);
+}
+
+static void test_ring_shared_links(void **state)
+{
+    (void)state;
+    enum { N = 5 };
+    sched *s = sched_new();
+    err e = {0};
+    /* A ring of n flows on n uniform links where flow i crosses links i and
+     * i+1 (a 2-hop route): every link carries 2 flows, so each gets B/2.
+     * n flows of S bytes, all at once: each ends at alpha + S/(B/2) =
+     * 1 us + 1e6 / 0.5e9 s = 1 us + 2 ms = 2001 us. */
+    int L[N];
+    for (int i = 0; i < N; i++)
+        L[i] = sched_link(s, 1e9, "l");
+    for (int i = 0; i < N; i++) {
+        int ls[2] = {L[i], L[(i + 1) % N]};
+        sched_flow(s, ls, 2, 1e6, 0, 1 * US, 0, i, "f");
+    }
+    assert_int_equal(sched_run(s, &e), 0);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(sched_end(s, i), 2001 * US);
+    sched_free(s);
+}
+
+struct rule_ctx {
+    int calls;
+    int last_ntags;
+};
+
+/* Capacity collapses to 4 GB/s while two or more flows tagged 7 share it. */
+static double collapse_rule(void *ctx, int link, const uint32_t *tags, int ntags,
+                            double nominal_Bps)
+{
+    (void)link;
+    struct rule_ctx *c = ctx;
+    c->calls++;
+    c->last_ntags = ntags;
+    int n7 = 0;
+    for (int i = 0; i < ntags; i++)
+        n7 += tags[i] == 7;
+    return n7 >= 2 ? 4e9 : nominal_Bps;
+}
+
+static void test_capacity_rule(void **state)
+{
+    (void)state;
+    sched *s = sched_new();
+    err e = {0};
+    struct rule_ctx rc = {0, -1};
+    int l = sched_link(s, 10e9, "sw");
+    sched_link_rule(s, l, collapse_rule, &rc);
+    /* Two tag-7 flows of 4e3 and 12e3 bytes: the link collapses to 4 GB/s,
+     * 2 GB/s each; a is done at 4e3 / 2e9 = 2 us. b has 8e3 left, alone: the
+     * rule gives back 10 GB/s, 0.8 us more: 2.8 us. */
+    int a = sched_flow(s, &l, 1, 4e3, 0, 0, 7, 0, "a");
+    int b = sched_flow(s, &l, 1, 12e3, 0, 0, 7, 0, "b");
+    assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_end(s, a), 2 * US);
+    assert_int_equal(sched_end(s, b), 2800000);
+    /* Called once per instant the flow set changed: at 0 (a and b arrive
+     * together: one call), at 2 us (a leaves), at 2.8 us (b leaves, empty). */
+    assert_int_equal(rc.calls, 3);
+    assert_int_equal(rc.last_ntags, 0);
+    sched_free(s);
+}
+
+static void test_cycle_detected(void **state)
+{
+    (void)state;
+    sched *s = sched_new();
+    err e = {0};
+    /* x -> a -> b -> c -> a, and an independent d: d ends at 5 us; x ends;
+     * a, b, c never start: ERR_CHECK naming the cycle. */
+    int x = sched_delay(s, 1 * US, 0, "x");
+    int a = sched_delay(s, 1 * US, 0, "a");
+    int b = sched_delay(s, 1 * US, 0, "b");
+    int c = sched_delay(s, 1 * US, 0, "c");
+    int d = sched_delay(s, 5 * US, 0, "d");
+    sched_dep(s, x, a);
+    sched_dep(s, a, b);
+    sched_dep(s, b, c);
+    sched_dep(s, c, a);
+    assert_int_equal(sched_run(s, &e), ERR_CHECK);
+    assert_non_null(strstr(e.msg, "cycle"));
+    assert_non_null(strstr(e.msg, "3 of 5 tasks never started"));
+    assert_non_null(strstr(e.msg, "'b'"));
+    assert_int_equal(sched_end(s, d), 5 * US);
+    assert_int_equal(sched_end(s, x), 1 * US);
+    assert_int_equal(sched_start(s, a), -1);
+    /* A task depending on itself is a cycle of one. */
+    sched_reset(s);
+    int y = sched_delay(s, 1, 0, "self");
+    sched_dep(s, y, y);
+    assert_int_equal(sched_run(s, &e), ERR_CHECK);
+    assert_non_null(strstr(e.msg, "cycle of 1 task(s): 0 'self'"));
+    sched_free(s);
+}
+
+static void test_zero_capacity_detected(void **state)
+{
+    (void)state;
+    sched *s = sched_new();
+    err e = {0};
+    /* A flow over a 0 B/s link never finishes; its successor never starts;
+     * an unrelated delay still ends. ERR_CHECK naming task and link. */
+    int ok = sched_link(s, 1e9, "fine");
+    int dead = sched_link(s, 0, "dead-link");
+    int links[2] = {ok, dead};
+    int f = sched_flow(s, links, 2, 1e3, 0, 0, 0, 0, "stuck");
+    int g = sched_delay(s, 1, 0, "after");
+    int h = sched_delay(s, 9, 0, "other");
+    sched_dep(s, f, g);
+    assert_int_equal(sched_run(s, &e), ERR_CHECK);
+    assert_non_null(strstr(e.msg, "'stuck' can never finish"));
+    assert_non_null(strstr(e.msg, "dead-link"));
+    assert_int_equal(sched_end(s, h), 9);
+    assert_int_equal(sched_start(s, g), -1);
+    sched_free(s);
+}
+
+static uint64_t lcg(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *x >> 33;
+}
+
+/* A random DAG with contention: 300 tasks (flows over 1-3 of 6 links with
+ * odd sizes and caps, and delays), each depending on up to 2 earlier ones. */
+static void build_random(sched *s, uint64_t seed)
+{
+    static const char *const labels[] = {"x", "y \"q\"", "z\\w"};
+    for (int i = 0; i < 6; i++)
+        sched_link(s, 1e9 * (double)(i + 1) / 3.0, i == 2 ? "link\"2\"" : "lk");
+    for (int i = 0; i < 300; i++) {
+        int t;
+        if (lcg(&seed) % 4 == 0) {
+            t = sched_delay(s, (sim_ps)(lcg(&seed) % 5000000), (int)(lcg(&seed) % 4),
+                            labels[i % 3]);
+        } else {
+            int ls[3], nl = 1 + (int)(lcg(&seed) % 3);
+            for (int k = 0; k < nl; k++)
+                ls[k] = (int)((uint64_t)i + (uint64_t)k * 2) % 6;
+            double cap = lcg(&seed) % 3 == 0 ? 1e8 * (double)(1 + lcg(&seed) % 7) : 0;
+            t = sched_flow(s, ls, nl, (double)(lcg(&seed) % 1000000) / 7.0, cap,
+                           (sim_ps)(lcg(&seed) % 3000), (uint32_t)(i % 3),
+                           (int)(lcg(&seed) % 4), labels[i % 3]);
+        }
+        for (int k = 0; k < 2 && i > 0; k++)
+            if (lcg(&seed) % 2)
+                sched_dep(s, (int)(lcg(&seed) % (uint64_t)i), t);
+    }
+}
+
+static char *timeline_of(sched *s, size_t *len)
+{
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, len);
+    assert_non_null(f);
+    static const char *const names[] = {"GPU 0", "GPU 1", "GPU 2", "GPU 3"};
+    err e = {0};
+    assert_int_equal(sched_timeline(s, f, names, 4, &e), 0);
+    fclose(f);
+    return buf;
+}
+
+static void test_determinism_and_timeline(void **state)
+{
+    (void)state;
+    err e = {0};
+    sched *s1 = sched_new(), *s2 = sched_new();
+    sched_trace_links(s1, 1);
+    sched_trace_links(s2, 1);
+    build_random(s1, 7);
+    build_random(s2, 7);
+    /* Same input, two engines: the same start and end of every task, and the
+     * same timeline byte for byte. */
+    assert_int_equal(sched_run(s1, &e), 0);
+    assert_int_equal(sched_run(s2, &e), 0);
+    assert_int_equal(sched_ntasks(s1), 300);
+    for (int t = 0; t < 300; t++) {
+        assert_int_equal(sched_start(s1, t), sched_start(s2, t));
+        assert_int_equal(sched_end(s1, t), sched_end(s2, t));
+        assert_true(sched_end(s1, t) >= sched_start(s1, t));
+    }
+    assert_int_equal(sched_events(s1), sched_events(s2));
+    size_t n1, n2;
+    char *j1 = timeline_of(s1, &n1), *j2 = timeline_of(s2, &n2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(j1, j2, n1);
+    /* And a third run of s1 after a reset and rebuild: the same again. */
+    sched_reset(s1);
+    build_random(s1, 7);
+    assert_int_equal(sched_run(s1, &e), 0);
+    for (int t = 0; t < 300; t++)
+        assert_int_equal(sched_end(s1, t), sched_end(s2, t));
+
+    /* The timeline is valid JSON with "traceEvents": 300 complete events (all
+     * tasks have tracks 0..3), metadata, and counters for the links. */
+    char errbuf[256];
+    yajl_val root = yajl_tree_parse(j1, errbuf, sizeof errbuf);
+    assert_non_null(root);
+    const char *path[] = {"traceEvents", NULL};
+    yajl_val ev = yajl_tree_get(root, path, yajl_t_array);
+    assert_non_null(ev);
+    int nx = 0, nc = 0, nm = 0;
+    for (size_t i = 0; i < ev->u.array.len; i++) {
+        const char *ph_path[] = {"ph", NULL};
+        yajl_val ph = yajl_tree_get(ev->u.array.values[i], ph_path, yajl_t_string);
+        assert_non_null(ph);
+        const char *p = YAJL_GET_STRING(ph);
+        nx += strcmp(p, "X") == 0;
+        nc += strcmp(p, "C") == 0;
+        nm += strcmp(p, "M") == 0;
+    }
+    assert_int_equal(nx, 300);
+    assert_true(nc > 0);
+    /* 4 process records (name, sort index for pid 1 and 2) + 2 per track. */
+    assert_int_equal(nm, 4 + 2 * 4);
+    yajl_tree_free(root);
+    free(j1);
+    free(j2);
+    sched_free(s1);
+    sched_free(s2);
+}
+
+static void test_timeline_values(void **state)
+{
+    (void)state;
+    sched *s = sched_new();
+    err e = {0};
+    sched_trace_links(s, 1);
+    /* One 2 GB/s link, one flow of 3e3 bytes: 1.5 us, on track 0, starting
+     * after a 0.25 us delay (track -1: not shown). The link's counter goes
+     * to 2 GB/s at 0.25 us and back to 0 at 1.75 us. */
+    int l = sched_link(s, 2e9, "up0");
+    int d = sched_delay(s, 250000, -1, "hidden");
+    int f = sched_flow(s, &l, 1, 3e3, 0, 0, 0, 0, "send");
+    sched_dep(s, d, f);
+    assert_int_equal(sched_run(s, &e), 0);
+    size_t n;
+    char *j = timeline_of(s, &n);
+    assert_non_null(strstr(j, "\"ph\":\"X\",\"pid\":1,\"tid\":0,\"ts\":0.250000,"
+                              "\"dur\":1.500000,\"name\":\"send\""));
+    assert_null(strstr(j, "hidden"));
+    assert_non_null(strstr(j, "{\"ph\":\"C\",\"pid\":2,\"ts\":0.250000,\"name\":\"up0\","
+                              "\"args\":{\"GB/s\":2}}"));
+    assert_non_null(strstr(j, "{\"ph\":\"C\",\"pid\":2,\"ts\":1.750000,\"name\":\"up0\","
+                              "\"args\":{\"GB/s\":0}}"));
+    free(j);
+    sched_free(s);
+    sched_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_delay_chain_and_diamond),
+        cmocka_unit_test(test_flow_latency_and_zero_bytes),
+        cmocka_unit_test(test_max_min_end_times),
+        cmocka_unit_test(test_short_leaves_long_speeds_up),
+        cmocka_unit_test(test_capped_leaves_spare),
+        cmocka_unit_test(test_ring_allreduce),
+        cmocka_unit_test(test_ring_shared_links),
+        cmocka_unit_test(test_capacity_rule),
+        cmocka_unit_test(test_cycle_detected),
+        cmocka_unit_test(test_zero_capacity_detected),
+        cmocka_unit_test(test_determinism_and_timeline),
+        cmocka_unit_test(test_timeline_values),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,333 @@
+/* Calibration profiles: parse, write, look up, and map onto topo_params.
+ * Keys are checked against a static table (machine-wide parameters) or the
+ * link-class grammar `link.<link kind>.<node kind>-<node kind>.<bw_GBps|lat_ns>`;
+ * values must lie in the key's range. Entries are a growing array in file
+ * order; strings are owned copies. */
+#include "validate/calib.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct calib {
+    calib_entry *ents;
+    int n, cap;
+    char **comments;
+    int ncomments;
+    char *source;
+};
+
+static const calib_param_desc params[] = {
+    {"pcie_mps_bytes", "PCIe max payload size of writes", 64, 4096},
+    {"pcie_mrrs_bytes", "PCIe max read request size", 64, 4096},
+    {"pcie_tlp_overhead_bytes", "framing, header and LCRC bytes per TLP", 0, 64},
+    {"read_tags", "outstanding non-posted reads per GPU", 1, 16384},
+    {"read_extra_lat_ns", "completer turnaround added to a read round trip", 0, 1e5},
+    {"arb_collapse_GBps", "posted-write arbitration collapse rate (0 = none)", 0, 1e3},
+    {"launch_us", "kernel launch overhead", 0, 1e4},
+    {"graph_node_us", "per-node cost inside a CUDA graph", 0, 1e4},
+    {"hostmem_GBps", "per-socket DRAM bandwidth for SHM staging", 1e-3, 1e5},
+    {NULL, NULL, 0, 0},
+};
+
+static const char *const link_kinds[LINK_NKINDS] = {"pcie", "fabric", "socket", "nvlink",
+                                                    "mem"};
+/* Node kind names in topo_kind order. */
+static const char *node_kind_name(int k)
+{
+    static const char *const names[TOPO_NKINDS] = {
+        [TOPO_GPU] = "gpu",   [TOPO_SWITCH] = "switch",     [TOPO_ROOT] = "root",
+        [TOPO_CPU] = "cpu",   [TOPO_NVSWITCH] = "nvswitch", [TOPO_HOSTMEM] = "hostmem",
+    };
+    return (unsigned)k < TOPO_NKINDS ? names[k] : NULL;
+}
+
+const calib_param_desc *calib_params_table(void) { return params; }
+
+const char *calib_link_class(topo_link_kind lk, topo_kind ka, topo_kind kb, char *buf)
+{
+    if (ka > kb) {
+        topo_kind t = ka;
+        ka = kb;
+        kb = t;
+    }
+    snprintf(buf, 48, "%s.%s-%s", (unsigned)lk < LINK_NKINDS ? link_kinds[lk] : "?",
+             node_kind_name(ka) ? node_kind_name(ka) : "?",
+             node_kind_name(kb) ? node_kind_name(kb) : "?");
+    return buf;
+}
+
+static int kind_index(const char *s, size_t n, int link)
+{
+    int count = link ? LINK_NKINDS : TOPO_NKINDS;
+    for (int k = 0; k < count; k++) {
+        const char *name = link ? link_kinds[k] : node_kind_name(k);
+        if (strlen(name) == n && !strncmp(s, name, n))
+            return k;
+    }
+    return -1;
+}
+
+/* Range of key: 0 ok (lo/hi set), -1 unknown key. */
+static int key_range(const char *key, double *lo, double *hi)
+{
+    for (const calib_param_desc *p = params; p->key; p++)
+        if (!strcmp(key, p->key)) {
+            *lo = p->lo;
+            *hi = p->hi;
+            return 0;
+        }
+    if (strncmp(key, "link.", 5))
+        return -1;
+    const char *lk = key + 5, *dot = strchr(lk, '.');
+    if (!dot || kind_index(lk, (size_t)(dot - lk), 1) < 0)
+        return -1;
+    const char *ka = dot + 1, *dash = strchr(ka, '-');
+    if (!dash || kind_index(ka, (size_t)(dash - ka), 0) < 0)
+        return -1;
+    const char *kb = dash + 1, *dot2 = strchr(kb, '.');
+    if (!dot2 || kind_index(kb, (size_t)(dot2 - kb), 0) < 0)
+        return -1;
+    if (kind_index(ka, (size_t)(dash - ka), 0) > kind_index(kb, (size_t)(dot2 - kb), 0))
+        return -1;  /* one spelling per class: node kinds in enum order */
+    if (!strcmp(dot2 + 1, "bw_GBps")) {
+        *lo = 1e-6;
+        *hi = 1e5;
+        return 0;
+    }
+    if (!strcmp(dot2 + 1, "lat_ns")) {
+        *lo = 0;
+        *hi = 1e6;
+        return 0;
+    }
+    return -1;
+}
+
+int calib_key_valid(const char *key)
+{
+    double lo, hi;
+    return key_range(key, &lo, &hi) == 0;
+}
+
+calib *calib_new(void)
+{
+    calib *c = calloc(1, sizeof *c);
+    if (c && !(c->source = strdup(""))) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void calib_free(calib *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->n; i++)
+        free((char *)c->ents[i].key);
+    for (int i = 0; i < c->ncomments; i++)
+        free(c->comments[i]);
+    free(c->comments);
+    free(c->ents);
+    free(c->source);
+    free(c);
+}
+
+static int find(const calib *c, const char *key)
+{
+    for (int i = 0; i < c->n; i++)
+        if (!strcmp(c->ents[i].key, key))
+            return i;
+    return -1;
+}
+
+static int put(calib *c, const char *key, double value, double sd, long line, err *e)
+{
+    int i = find(c, key);
+    if (i < 0) {
+        if (c->n == c->cap) {
+            int cap = c->cap ? 2 * c->cap : 16;
+            calib_entry *p = realloc(c->ents, (size_t)cap * sizeof *p);
+            if (!p)
+                return err_set(e, ERR_SYSTEM, "out of memory");
+            c->ents = p;
+            c->cap = cap;
+        }
+        char *k = strdup(key);
+        if (!k)
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        i = c->n++;
+        c->ents[i].key = k;
+    }
+    c->ents[i].value = value;
+    c->ents[i].sd = sd;
+    c->ents[i].line = line;
+    return 0;
+}
+
+int calib_set(calib *c, const char *key, double value, double sd, err *e)
+{
+    double lo, hi;
+    if (key_range(key, &lo, &hi))
+        return err_set(e, ERR_USAGE, "unknown calibration key '%s'", key);
+    if (!(value >= lo && value <= hi))
+        return err_set(e, ERR_USAGE, "%s = %g is outside [%g, %g]", key, value, lo, hi);
+    return put(c, key, value, sd, 0, e);
+}
+
+int calib_comment(calib *c, const char *text, err *e)
+{
+    char **p = realloc(c->comments, (size_t)(c->ncomments + 1) * sizeof *p);
+    if (!p)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    c->comments = p;
+    if (!(p[c->ncomments] = strdup(text)))
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    c->ncomments++;
+    return 0;
+}
+
+int calib_get(const calib *c, const char *key, double *value)
+{
+    int i = find(c, key);
+    if (i < 0)
+        return -1;
+    *value = c->ents[i].value;
+    return 0;
+}
+
+int calib_count(const calib *c) { return c->n; }
+const calib_entry *calib_at(const calib *c, int i)
+{
+    ASSERTF(i >= 0 && i < c->n, "i=%d n=%d", i, c->n);
+    return &c->ents[i];
+}
+const char *calib_source(const calib *c) { return c->source; }
+
+static int parse_number(const char *s, double *out)
+{
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int calib_parse(FILE *f, const char *name, calib **out, err *e)
+{
+    *out = NULL;
+    calib *c = calib_new();
+    if (!c)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    free(c->source);
+    if (!(c->source = strdup(name))) {
+        calib_free(c);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    char buf[1024];
+    long line = 0;
+    int rc = 0, header = 0;
+    while (!rc && fgets(buf, sizeof buf, f)) {
+        line++;
+        char *hash = strchr(buf, '#');
+        if (hash)
+            *hash = 0;
+        char *tok[6];
+        int n = 0;
+        for (char *p = strtok(buf, " \t\r\n"); p; p = strtok(NULL, " \t\r\n")) {
+            if (n == 5) {
+                n = 6;
+                break;
+            }
+            tok[n++] = p;
+        }
+        if (n == 0)
+            continue;
+        if (!header) {
+            if (n != 2 || strcmp(tok[0], "collsim-calib") || strcmp(tok[1], "1"))
+                rc = err_at(e, name, line, "expected 'collsim-calib 1' as the first line");
+            header = 1;
+            continue;
+        }
+        double lo, hi, v, sd = NAN;
+        if (key_range(tok[0], &lo, &hi)) {
+            rc = err_at(e, name, line, "unknown key '%s' (docs/formats.md lists them)", tok[0]);
+        } else if (n != 2 && n != 4) {
+            rc = err_at(e, name, line, "expected 'KEY VALUE' or 'KEY VALUE +- SD'");
+        } else if (parse_number(tok[1], &v)) {
+            rc = err_at(e, name, line, "bad number '%s' for %s", tok[1], tok[0]);
+        } else if (!(v >= lo && v <= hi)) {
+            rc = err_at(e, name, line, "%s = %g is outside [%g, %g]", tok[0], v, lo, hi);
+        } else if (n == 4 && (strcmp(tok[2], "+-") || parse_number(tok[3], &sd) || sd < 0)) {
+            rc = err_at(e, name, line, "expected '+- SD' (a non-negative number) after the value");
+        } else if (find(c, tok[0]) >= 0) {
+            rc = err_at(e, name, line, "%s given twice (first on line %ld)", tok[0],
+                        c->ents[find(c, tok[0])].line);
+        } else {
+            rc = put(c, tok[0], v, sd, line, e);
+        }
+    }
+    if (!rc && ferror(f))
+        rc = err_set(e, ERR_SYSTEM, "%s: read error", name);
+    if (!rc && !header)
+        rc = err_at(e, name, 0, "empty file (expected 'collsim-calib 1')");
+    if (rc) {
+        calib_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+int calib_load(const char *path, calib **out, err *e)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    int rc = calib_parse(f, path, out, e);
+    fclose(f);
+    return rc;
+}
+
+int calib_write(const calib *c, FILE *f, err *e)
+{
+    fprintf(f, "collsim-calib 1\n");
+    for (int i = 0; i < c->ncomments; i++)
+        fprintf(f, "# %s\n", c->comments[i]);
+    for (int i = 0; i < c->n; i++) {
+        const calib_entry *x = &c->ents[i];
+        if (isnan(x->sd))
+            fprintf(f, "%-32s %.6g\n", x->key, x->value);
+        else
+            fprintf(f, "%-32s %.6g +- %.2g\n", x->key, x->value, x->sd);
+    }
+    if (ferror(f))
+        return err_set(e, ERR_SYSTEM, "writing the calibration failed");
+    return 0;
+}
+
+void calib_apply_params(const calib *c, topo_params *p)
+{
+    double v;
+    if (!calib_get(c, "pcie_mps_bytes", &v))
+        p->pcie_mps_bytes = (int)lround(v);
+    if (!calib_get(c, "pcie_mrrs_bytes", &v))
+        p->pcie_mrrs_bytes = (int)lround(v);
+    if (!calib_get(c, "pcie_tlp_overhead_bytes", &v))
+        p->pcie_tlp_overhead_bytes = (int)lround(v);
+    if (!calib_get(c, "read_tags", &v))
+        p->read_tags = (int)lround(v);
+    if (!calib_get(c, "read_extra_lat_ns", &v))
+        p->read_extra_lat_ps = llround(v * 1e3);
+    if (!calib_get(c, "arb_collapse_GBps", &v))
+        p->arb_collapse_Bps = v * 1e9;
+    if (!calib_get(c, "launch_us", &v))
+        p->launch_ps = llround(v * 1e6);
+    if (!calib_get(c, "graph_node_us", &v))
+        p->graph_node_ps = llround(v * 1e6);
+    if (!calib_get(c, "hostmem_GBps", &v))
+        p->hostmem_Bps = v * 1e9;
+}

@@ -1,0 +1,143 @@
+/* Unit tests of the calibration profile: parse, write, round trip, errors,
+ * and the mapping onto topo_params. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "validate/calib.h"
+
+static int parse_str(const char *text, calib **c, err *e)
+{
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    assert_non_null(f);
+    int rc = calib_parse(f, "c.calib", c, e);
+    fclose(f);
+    return rc;
+}
+
+static const char good[] =
+    "collsim-calib 1\n"
+    "# fitted from p2p.csv\n"
+    "link.pcie.gpu-switch.bw_GBps   53.9 +- 0.2   # GPU to its switch\n"
+    "link.pcie.gpu-switch.lat_ns    110\n"
+    "launch_us                      4.5 +- 0.1\n"
+    "read_tags                      256\n"
+    "arb_collapse_GBps              2.7\n";
+
+static void test_parse_apply(void **state)
+{
+    (void)state;
+    calib *c;
+    err e = {0};
+    assert_int_equal(parse_str(good, &c, &e), 0);
+    assert_int_equal(calib_count(c), 5);
+    const calib_entry *x = calib_at(c, 0);
+    assert_string_equal(x->key, "link.pcie.gpu-switch.bw_GBps");
+    assert_true(x->value == 53.9 && x->sd == 0.2 && x->line == 3);
+    assert_true(isnan(calib_at(c, 1)->sd));
+    double v;
+    assert_int_equal(calib_get(c, "read_tags", &v), 0);
+    assert_true(v == 256);
+    assert_int_equal(calib_get(c, "graph_node_us", &v), -1);
+    /* Units convert: 4.5 us = 4,500,000 ps; 2.7 GB/s = 2.7e9 B/s; fields
+     * the profile does not name keep their values. */
+    topo_params p = {.pcie_mps_bytes = 256, .graph_node_ps = 7};
+    calib_apply_params(c, &p);
+    assert_true(p.launch_ps == 4500000);
+    assert_true(p.arb_collapse_Bps == 2.7e9);
+    assert_int_equal(p.read_tags, 256);
+    assert_int_equal(p.pcie_mps_bytes, 256);
+    assert_true(p.graph_node_ps == 7);
+    calib_free(c);
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    calib *c = calib_new(), *d;
+    err e = {0};
+    assert_int_equal(calib_set(c, "hostmem_GBps", 123.456789, NAN, &e), 0);
+    assert_int_equal(calib_set(c, "link.socket.cpu-cpu.lat_ns", 250, 12, &e), 0);
+    assert_int_equal(calib_set(c, "hostmem_GBps", 100, 1.5, &e), 0);  /* replaces */
+    assert_int_equal(calib_comment(c, "fitted by a test", &e), 0);
+    assert_int_equal(calib_set(c, "frobs_per_s", 1, NAN, &e), ERR_USAGE);
+    assert_int_equal(calib_set(c, "launch_us", -1, NAN, &e), ERR_USAGE);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(calib_write(c, f, &e), 0);
+    fclose(f);
+    /* The file starts with the header, then the comment. */
+    assert_int_equal(strncmp(buf, "collsim-calib 1\n# fitted by a test\n", 35), 0);
+    assert_int_equal(parse_str(buf, &d, &e), 0);
+    assert_int_equal(calib_count(d), 2);
+    double v;
+    assert_int_equal(calib_get(d, "hostmem_GBps", &v), 0);
+    assert_true(v == 100 && calib_at(d, 0)->sd == 1.5);
+    assert_int_equal(calib_get(d, "link.socket.cpu-cpu.lat_ns", &v), 0);
+    assert_true(v == 250);
+    calib_free(c);
+    calib_free(d);
+    free(buf);
+}
+
+static void expect_error(const char *text, const char *what)
+{
+    calib *c = NULL;
+    err e = {0};
+    assert_int_equal(parse_str(text, &c, &e), ERR_INPUT);
+    assert_null(c);
+    if (!strstr(e.msg, what))
+        print_error("message '%s' lacks '%s'\n", e.msg, what);
+    assert_non_null(strstr(e.msg, what));
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    expect_error("collsim-calib 2\n", "c.calib:1: expected 'collsim-calib 1'");
+    expect_error("", "c.calib: empty");
+    expect_error("collsim-calib 1\nlaunch_ms 3\n", "c.calib:2: unknown key 'launch_ms'");
+    /* Link classes spell node kinds in enum order: gpu-switch, not switch-gpu. */
+    expect_error("collsim-calib 1\nlink.pcie.switch-gpu.bw_GBps 3\n", "c.calib:2: unknown key");
+    expect_error("collsim-calib 1\nlink.warp.gpu-gpu.bw_GBps 3\n", "unknown key");
+    expect_error("collsim-calib 1\nlink.pcie.gpu-switch.bw_Gbps 3\n", "unknown key");
+    expect_error("collsim-calib 1\nlaunch_us abc\n", "c.calib:2: bad number 'abc'");
+    expect_error("collsim-calib 1\nlaunch_us 1 2\n", "c.calib:2: expected 'KEY VALUE'");
+    expect_error("collsim-calib 1\nlaunch_us 1 += 2\n", "+- SD");
+    expect_error("collsim-calib 1\nread_tags 0\n", "c.calib:2: read_tags = 0 is outside");
+    expect_error("collsim-calib 1\nlaunch_us 1\n\nlaunch_us 2\n",
+                 "c.calib:4: launch_us given twice (first on line 2)");
+}
+
+static void test_link_class(void **state)
+{
+    (void)state;
+    char buf[48];
+    /* Endpoint kinds are ordered, so both directions name one class. */
+    assert_string_equal(calib_link_class(LINK_PCIE, TOPO_SWITCH, TOPO_GPU, buf),
+                        "pcie.gpu-switch");
+    assert_string_equal(calib_link_class(LINK_SOCKET, TOPO_CPU, TOPO_CPU, buf),
+                        "socket.cpu-cpu");
+    assert_true(calib_key_valid("link.fabric.switch-switch.bw_GBps"));
+    assert_true(calib_key_valid("link.nvlink.gpu-nvswitch.lat_ns"));
+    assert_false(calib_key_valid("link.nvlink.gpu-nvswitch"));
+    assert_true(calib_key_valid("graph_node_us"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_apply),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_link_class),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

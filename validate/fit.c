@@ -1,0 +1,340 @@
+/* Fitting engine. The solver works on unconstrained internal coordinates u:
+ * y = ln(v) for log parameters (else y = v), and a bounded y is mapped from
+ * u through a logistic, y = lo + (hi - lo) / (1 + e^-u), so every trial
+ * point respects the bounds. After GSL's trust-region driver stops, the
+ * Jacobian is recomputed by forward differences in y (relative steps),
+ * its columns are scaled to relative sensitivities and equilibrated, and an
+ * SVD gives the condition number, the parameter combination the data cannot
+ * see (smallest singular vector) and the covariance, scaled by
+ * chi2 / (n - p). Standard errors of v follow by the delta method. */
+#include "validate/fit.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_multifit_nlinear.h>
+
+typedef struct xform {
+    double ylo, yhi;   /* bounds in y */
+    int bounded;
+} xform;
+
+typedef struct run {
+    fit_param *p;
+    size_t np, nres;
+    fit_resid_fn *f;
+    void *ctx;
+    err *e;
+    int rc;
+    int evals;
+    xform *t;
+    double *v;         /* scratch parameter values */
+} run;
+
+void fit_opts_default(fit_opts *o)
+{
+    o->max_iter = 100;
+    o->xtol = o->gtol = o->ftol = 1e-8;
+    o->fd_step = 1e-4;
+    o->max_rel_sd = 0.5;
+    o->min_rcond = 1e-9;
+}
+
+static double y_of_v(const fit_param *p, double v) { return p->log ? log(v) : v; }
+static double v_of_y(const fit_param *p, double y) { return p->log ? exp(y) : y; }
+
+static double y_of_u(const xform *t, double u)
+{
+    if (!t->bounded)
+        return u;
+    return t->ylo + (t->yhi - t->ylo) / (1 + exp(-u));
+}
+
+static double u_of_y(const xform *t, double y)
+{
+    if (!t->bounded)
+        return y;
+    return log((y - t->ylo) / (t->yhi - y));
+}
+
+/* Call the user's function at values v, checking the residuals. */
+static int eval(run *r, const double *v, double *res)
+{
+    r->evals++;
+    int rc = r->f(v, res, r->ctx, r->e);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < r->nres; i++)
+        if (!isfinite(res[i]))
+            return err_set(r->e, ERR_CHECK, "residual %zu is not finite (%g) at %s = %g", i,
+                           res[i], r->p[0].name, v[0]);
+    return 0;
+}
+
+static int gsl_f(const gsl_vector *x, void *params, gsl_vector *f)
+{
+    run *r = params;
+    for (size_t j = 0; j < r->np; j++)
+        r->v[j] = v_of_y(&r->p[j], y_of_u(&r->t[j], gsl_vector_get(x, j)));
+    double *res = malloc(r->nres * sizeof *res);
+    if (!res) {
+        r->rc = err_set(r->e, ERR_SYSTEM, "out of memory");
+        return GSL_ENOMEM;
+    }
+    r->rc = eval(r, r->v, res);
+    for (size_t i = 0; i < r->nres && !r->rc; i++)
+        gsl_vector_set(f, i, res[i]);
+    free(res);
+    return r->rc ? GSL_EBADFUNC : GSL_SUCCESS;
+}
+
+/* Jacobian in y at values v (forward differences, steps kept inside the
+ * bounds); column j is scaled by scale[j] (|v| for linear parameters) so
+ * every column is a sensitivity to a relative change. */
+static int jacobian_y(run *r, const double *r0, gsl_matrix *J, double step, double *scale)
+{
+    double *v = malloc(r->np * sizeof *v), *r1 = malloc(r->nres * sizeof *r1);
+    if (!v || !r1) {
+        free(v);
+        free(r1);
+        return err_set(r->e, ERR_SYSTEM, "out of memory");
+    }
+    int rc = 0;
+    for (size_t j = 0; j < r->np && !rc; j++) {
+        memcpy(v, r->v, r->np * sizeof *v);
+        const fit_param *p = &r->p[j];
+        double y = y_of_v(p, v[j]);
+        double h;
+        if (p->log) {
+            h = step;
+            scale[j] = 1;
+        } else {
+            scale[j] = fabs(v[j]) > 0 ? fabs(v[j])
+                       : isfinite(p->hi - p->lo) ? p->hi - p->lo : 1;
+            h = step * scale[j];
+        }
+        if (r->t[j].bounded && y + h >= r->t[j].yhi)
+            h = -h;
+        v[j] = v_of_y(p, y + h);
+        rc = eval(r, v, r1);
+        for (size_t i = 0; i < r->nres && !rc; i++)
+            gsl_matrix_set(J, i, j, (r1[i] - r0[i]) / h * scale[j]);
+    }
+    free(v);
+    free(r1);
+    return rc;
+}
+
+/* Covariance (V S^-2 V^T)_jk of the equilibrated parameters. */
+static double cov_eq(const gsl_matrix *V, const gsl_vector *S, size_t j, size_t k)
+{
+    double c = 0;
+    for (size_t l = 0; l < S->size; l++) {
+        double s = gsl_vector_get(S, l);
+        c += gsl_matrix_get(V, j, l) * gsl_matrix_get(V, k, l) / (s * s);
+    }
+    return c;
+}
+
+/* After the solve: identifiability checks and the covariance. */
+static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi2,
+                         fit_result *res)
+{
+    size_t n = r->nres, np = r->np;
+    gsl_matrix *J = gsl_matrix_alloc(n, np), *V = gsl_matrix_alloc(np, np);
+    gsl_vector *S = gsl_vector_alloc(np), *work = gsl_vector_alloc(np);
+    double *scale = malloc(np * sizeof *scale), *norm = malloc(np * sizeof *norm);
+    int rc = 0;
+    if (!J || !V || !S || !work || !scale || !norm) {
+        rc = err_set(r->e, ERR_SYSTEM, "out of memory");
+        goto out;
+    }
+    if ((rc = jacobian_y(r, r0, J, o->fd_step, scale)))
+        goto out;
+    double maxnorm = 0;
+    for (size_t j = 0; j < np; j++) {
+        gsl_vector_view c = gsl_matrix_column(J, j);
+        norm[j] = gsl_blas_dnrm2(&c.vector);
+        if (norm[j] > maxnorm)
+            maxnorm = norm[j];
+    }
+    for (size_t j = 0; j < np; j++) {
+        const fit_param *p = &r->p[j];
+        if (!(norm[j] > 1e-10 * maxnorm) || norm[j] == 0) {
+            rc = err_set(r->e, ERR_CHECK,
+                         "cannot determine %s: it has no influence on the data "
+                         "(measure what depends on it, or fix it)", p->name);
+            goto out;
+        }
+        if (r->t[j].bounded) {
+            double y = y_of_v(p, r->v[j]), w = r->t[j].yhi - r->t[j].ylo;
+            if (y - r->t[j].ylo < 1e-6 * w || r->t[j].yhi - y < 1e-6 * w) {
+                rc = err_set(r->e, ERR_CHECK,
+                             "cannot determine %s: the fit ran to its bound (%g, "
+                             "allowed [%g, %g])", p->name, r->v[j], p->lo, p->hi);
+                goto out;
+            }
+        }
+        gsl_vector_view c = gsl_matrix_column(J, j);
+        gsl_vector_scale(&c.vector, 1 / norm[j]);
+    }
+    if (gsl_linalg_SV_decomp(J, V, S, work)) {
+        rc = err_set(r->e, ERR_CHECK, "singular value decomposition failed");
+        goto out;
+    }
+    double smax = gsl_vector_get(S, 0), smin = gsl_vector_get(S, np - 1);
+    res->rcond = smax > 0 ? smin / smax : 0;
+    if (res->rcond < o->min_rcond) {
+        /* The smallest singular vector is the combination the data cannot see. */
+        size_t a = 0, b = np > 1 ? 1 : 0;
+        for (size_t j = 0; j < np; j++) {
+            double x = fabs(gsl_matrix_get(V, j, np - 1));
+            if (x > fabs(gsl_matrix_get(V, a, np - 1))) {
+                b = a;
+                a = j;
+            } else if (j != a && (b == a || x > fabs(gsl_matrix_get(V, b, np - 1)))) {
+                b = j;
+            }
+        }
+        rc = err_set(r->e, ERR_CHECK,
+                     "cannot determine %s: the data cannot tell it apart from %s "
+                     "(condition 1/%.3g); measure a pattern that separates them or fix one",
+                     r->p[a].name, r->p[b].name, 1 / (res->rcond > 0 ? res->rcond : 1e-300));
+        goto out;
+    }
+    double s2 = res->dof ? chi2 / (double)res->dof : 0;
+    for (size_t j = 0; j < np; j++) {
+        double var = cov_eq(V, S, j, j);
+        double sd_z = sqrt(var * s2) / norm[j];    /* relative (log) units */
+        fit_param *p = &r->p[j];
+        p->sd = sd_z * (p->log ? r->v[j] : scale[j]);
+        if (sd_z > o->max_rel_sd && (p->log || r->v[j] != 0)) {
+            /* Name the parameter it is most correlated with, if any. */
+            size_t best = j;
+            double cbest = 0;
+            for (size_t k = 0; k < np; k++) {
+                double c = k == j ? 0 : cov_eq(V, S, j, k) / sqrt(var * cov_eq(V, S, k, k));
+                if (fabs(c) > fabs(cbest)) {
+                    cbest = c;
+                    best = k;
+                }
+            }
+            if (fabs(cbest) > 0.9)
+                rc = err_set(r->e, ERR_CHECK,
+                             "cannot determine %s: %g +- %.2g; it trades off with %s "
+                             "(correlation %.3f): measure a pattern that separates them or "
+                             "fix one", p->name, r->v[j], p->sd, r->p[best].name, cbest);
+            else
+                rc = err_set(r->e, ERR_CHECK,
+                             "cannot determine %s: %g +- %.2g is uncertain by more than %.0f%%",
+                             p->name, r->v[j], p->sd, 100 * o->max_rel_sd);
+            goto out;
+        }
+    }
+out:
+    gsl_matrix_free(J);
+    gsl_matrix_free(V);
+    gsl_vector_free(S);
+    gsl_vector_free(work);
+    free(scale);
+    free(norm);
+    return rc;
+}
+
+int fit_run(fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
+            const fit_opts *o, fit_result *res, double *resid, err *e)
+{
+    fit_opts def;
+    if (!o) {
+        fit_opts_default(&def);
+        o = &def;
+    }
+    memset(res, 0, sizeof *res);
+    if (np == 0)
+        return err_set(e, ERR_USAGE, "no parameters to fit");
+    if (nres <= np)
+        return err_set(e, ERR_CHECK,
+                       "%zu measured points cannot determine %zu parameters (need more points "
+                       "than parameters)", nres, np);
+    for (size_t j = 0; j < np; j++) {
+        ASSERTF(p[j].lo < p[j].hi, "%s: lo %g hi %g", p[j].name, p[j].lo, p[j].hi);
+        if (!(p[j].value > p[j].lo && p[j].value < p[j].hi) || (p[j].log && p[j].value <= 0))
+            return err_set(e, ERR_USAGE, "%s: start value %g is outside (%g, %g)", p[j].name,
+                           p[j].value, p[j].lo, p[j].hi);
+    }
+    res->dof = nres - np;
+    gsl_set_error_handler_off();  /* GSL reports through return codes here */
+
+    run r = {.p = p, .np = np, .nres = nres, .f = f, .ctx = ctx, .e = e};
+    r.t = calloc(np, sizeof *r.t);
+    r.v = calloc(np, sizeof *r.v);
+    double *r0 = malloc(nres * sizeof *r0);
+    gsl_vector *x = gsl_vector_alloc(np);
+    gsl_multifit_nlinear_workspace *w = NULL;
+    int rc = 0;
+    if (!r.t || !r.v || !r0 || !x) {
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+        goto out;
+    }
+    for (size_t j = 0; j < np; j++) {
+        double lo = p[j].log ? (p[j].lo > 0 ? log(p[j].lo) : -INFINITY) : p[j].lo;
+        double hi = p[j].log ? log(p[j].hi) : p[j].hi;
+        r.t[j] = (xform){lo, hi, isfinite(lo) && isfinite(hi)};
+        gsl_vector_set(x, j, u_of_y(&r.t[j], y_of_v(&p[j], p[j].value)));
+    }
+    gsl_multifit_nlinear_fdf fdf = {
+        .f = gsl_f, .df = NULL, .fvv = NULL, .n = nres, .p = np, .params = &r};
+    gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
+    fp.h_df = o->fd_step;
+    w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, nres, np);
+    if (!w) {
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+        goto out;
+    }
+    gsl_multifit_nlinear_init(x, &fdf, w);
+    if (r.rc) {
+        rc = r.rc;
+        goto out;
+    }
+    int info = 0;
+    int status = gsl_multifit_nlinear_driver((size_t)o->max_iter, o->xtol, o->gtol, o->ftol,
+                                             NULL, NULL, &info, w);
+    if (r.rc) {
+        rc = r.rc;
+        goto out;
+    }
+    res->iterations = (int)gsl_multifit_nlinear_niter(w);
+    if (status == GSL_EMAXITER) {
+        rc = err_set(e, ERR_CHECK, "the fit did not converge in %d iterations", o->max_iter);
+        goto out;
+    }
+    if (status != GSL_SUCCESS && status != GSL_ENOPROG) {
+        rc = err_set(e, ERR_CHECK, "the fit failed: %s", gsl_strerror(status));
+        goto out;
+    }
+    gsl_vector *xs = gsl_multifit_nlinear_position(w);
+    for (size_t j = 0; j < np; j++)
+        r.v[j] = p[j].value = v_of_y(&p[j], y_of_u(&r.t[j], gsl_vector_get(xs, j)));
+    if ((rc = eval(&r, r.v, r0)))
+        goto out;
+    double chi2 = 0;
+    for (size_t i = 0; i < nres; i++)
+        chi2 += r0[i] * r0[i];
+    res->chi2 = chi2;
+    res->sigma = sqrt(chi2 / (double)res->dof);
+    if (resid)
+        memcpy(resid, r0, nres * sizeof *r0);
+    rc = uncertainties(&r, o, r0, chi2, res);
+out:
+    res->evaluations = r.evals;
+    gsl_multifit_nlinear_free(w);
+    gsl_vector_free(x);
+    free(r0);
+    free(r.t);
+    free(r.v);
+    return rc;
+}

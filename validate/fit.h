@@ -1,0 +1,54 @@
+/* Nonlinear least squares for calibration: GSL's gsl_multifit_nlinear
+ * (trust region, Levenberg-Marquardt steps, finite-difference Jacobian) over
+ * parameters with bounds and optional log transform. After the fit it
+ * reports standard errors (covariance scaled by the residual variance) and
+ * refuses, naming the parameter, when the data cannot determine one. */
+#ifndef VALIDATE_FIT_H
+#define VALIDATE_FIT_H
+
+#include <stddef.h>
+
+#include "sim/err.h"
+
+typedef struct fit_param {
+    const char *name;   /* used in messages and reports */
+    double value;       /* in: start value; out: fitted value */
+    double lo, hi;      /* bounds, lo < hi (may be +-INFINITY); start inside */
+    int log;            /* fit ln(value): needs lo > 0 or lo = 0 with value > 0 */
+    double sd;          /* out: standard error of value */
+} fit_param;
+
+/* Residuals r[0..nres-1] at parameter values v[0..np-1] (already weighted:
+ * each residual should have about the same variance, e.g. ln(pred/meas)).
+ * Returns 0, or an error code with e filled (the fit stops with it). */
+typedef int fit_resid_fn(const double *v, double *r, void *ctx, err *e);
+
+typedef struct fit_opts {
+    int max_iter;       /* default 100 */
+    double xtol, gtol, ftol;  /* GSL stopping tolerances; defaults 1e-8 */
+    double fd_step;     /* relative finite-difference step, default 1e-4 (the
+                           model's times are integer picoseconds) */
+    double max_rel_sd;  /* refuse a parameter whose sd exceeds this fraction
+                           of its value; default 0.5 */
+    double min_rcond;   /* refuse when the scaled Jacobian's reciprocal
+                           condition number is below this; default 1e-9 */
+} fit_opts;
+
+typedef struct fit_result {
+    int iterations;
+    int evaluations;     /* residual function calls */
+    double chi2;         /* sum of squared residuals at the solution */
+    size_t dof;          /* nres - np */
+    double rcond;        /* of the column-scaled Jacobian */
+    double sigma;        /* sqrt(chi2 / dof): the residuals' scale */
+} fit_result;
+
+void fit_opts_default(fit_opts *o);
+/* Fit p[0..np-1] to nres residuals of f (nres > np). On success values and
+ * sd are set, resid (nres, may be NULL) holds the final residuals. Errors:
+ * those of f; ERR_CHECK naming the parameter that the data cannot determine
+ * (no influence, ran to a bound, trades off with another, sd too large). */
+int fit_run(fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
+            const fit_opts *o, fit_result *res, double *resid, err *e);
+
+#endif

@@ -1,0 +1,731 @@
+/* Measurement reader. A csv file starts with `# format: collsim-meas 1`;
+ * anything else is read as nccl-tests output. csv columns are found by name
+ * in the header (order free, extra columns ignored, every column the kind
+ * needs present); nccl-tests columns are found from its `#  size count ...`
+ * header line and the first (out-of-place) time/algbw/busbw are used.
+ * Every error names the file and line. Rows grow by doubling; strings live
+ * in the set's arena. */
+#include "validate/meas.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/arena.h"
+
+enum { MAX_FIELDS = 64, MAX_META = 128, LINE_MAX_BYTES = 8192 };
+
+struct meas_set {
+    arena *a;
+    const char *name;
+    meas_kind kind;
+    int nccl_tests;
+    int nmeta;
+    const char *meta_key[MAX_META], *meta_val[MAX_META];
+    int nccl_ranks;              /* Rank lines seen in nccl-tests output */
+    const char *nccl_coll;       /* collective named in nccl-tests text */
+    void *rows;                  /* array of the kind's row type */
+    size_t nrows, caprows, rowsize;
+};
+
+static const char *const kind_names[MEAS_NKINDS] = {
+    "p2p", "flows", "host", "launch", "coll", "replay",
+};
+static const char *const op_names[MEAS_NOPS] = {"write", "read", "copy"};
+
+/* Columns each csv kind needs, in the documented order. */
+static const char *const xfer_cols[] = {"case", "pattern", "op", "flow", "src",
+                                        "dst", "bytes", "time_us", "bw_GBps", NULL};
+static const char *const launch_cols[] = {"what", "count", "time_us", NULL};
+static const char *const coll_cols[] = {"size_bytes", "count", "dtype", "algo",
+                                        "proto", "channels", "time_us", "algbw_GBps",
+                                        "busbw_GBps", "impl", "graph", "wrong", NULL};
+static const char *const replay_cols[] = {"trace", "allreduce", "cycles", "tokens",
+                                          "cycle_us", "tok_per_s", "compute_us",
+                                          "comm_us", "launch_us", "idle_us", NULL};
+
+const char *meas_kind_name(meas_kind k)
+{
+    return (unsigned)k < MEAS_NKINDS ? kind_names[k] : NULL;
+}
+
+int meas_kind_parse(const char *s, meas_kind *out)
+{
+    for (int k = 0; k < MEAS_NKINDS; k++)
+        if (!strcmp(s, kind_names[k])) {
+            *out = (meas_kind)k;
+            return 0;
+        }
+    return -1;
+}
+
+const char *meas_op_name(meas_op op)
+{
+    return (unsigned)op < MEAS_NOPS ? op_names[op] : NULL;
+}
+
+const char *meas_ep_name(int ep, char *buf)
+{
+    if (ep == MEAS_ANY)
+        snprintf(buf, 16, "*");
+    else if (MEAS_IS_HOST(ep))
+        snprintf(buf, 16, "host%d", MEAS_HOST_NODE(ep));
+    else
+        snprintf(buf, 16, "%d", ep);
+    return buf;
+}
+
+/* --- small parsing helpers ------------------------------------------------ */
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = 0;
+    return s;
+}
+
+static int parse_long(const char *s, long *out)
+{
+    if (!*s)
+        return -1;
+    errno = 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end || errno)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    if (!*s || *s == '-')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* A number; "nan" or an empty cell is NaN when allow_nan, never negative. */
+static int parse_num(const char *s, int allow_nan, double *out)
+{
+    if (!*s || !strcmp(s, "nan") || !strcmp(s, "N/A")) {
+        if (!allow_nan)
+            return -1;
+        *out = NAN;
+        return 0;
+    }
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (*end || errno || !isfinite(v) || v < 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* "3" -> 3, "host1" -> MEAS_HOST_EP(1), "*" -> MEAS_ANY. */
+static int parse_ep(const char *s, int *out)
+{
+    long v;
+    if (!strcmp(s, "*")) {
+        *out = MEAS_ANY;
+        return 0;
+    }
+    if (!strncmp(s, "host", 4) && parse_long(s + 4, &v) == 0 && v >= 0 && v < 1024) {
+        *out = MEAS_HOST_EP((int)v);
+        return 0;
+    }
+    if (parse_long(s, &v) == 0 && v >= 0 && v < 1 << 20) {
+        *out = (int)v;
+        return 0;
+    }
+    return -1;
+}
+
+/* Split a csv line in place (double quotes, "" inside quotes); returns the
+ * field count or -1 on an unterminated quote or too many fields. */
+static int csv_split(char *s, char **fields, int max)
+{
+    int n = 0;
+    for (;;) {
+        if (n == max)
+            return -1;
+        char *w = s;
+        fields[n++] = w;
+        if (*s == '"') {
+            s++;
+            for (;;) {
+                if (!*s)
+                    return -1;
+                if (*s == '"' && s[1] == '"') {
+                    *w++ = '"';
+                    s += 2;
+                } else if (*s == '"') {
+                    s++;
+                    break;
+                } else {
+                    *w++ = *s++;
+                }
+            }
+            if (*s && *s != ',')
+                return -1;
+        } else {
+            while (*s && *s != ',')
+                *w++ = *s++;
+        }
+        int more = *s == ',';
+        if (*s)
+            s++;
+        *w = 0;
+        fields[n - 1] = trim(fields[n - 1]);
+        if (!more)
+            return n;
+    }
+}
+
+static int split_ws(char *s, char **tok, int max)
+{
+    int n = 0;
+    for (char *p = strtok(s, " \t\r\n"); p && n < max; p = strtok(NULL, " \t\r\n"))
+        tok[n++] = p;
+    return n;
+}
+
+static void *push_row(meas_set *m)
+{
+    if (m->nrows == m->caprows) {
+        size_t cap = m->caprows ? 2 * m->caprows : 64;
+        void *p = realloc(m->rows, cap * m->rowsize);
+        if (!p)
+            return NULL;
+        m->rows = p;
+        m->caprows = cap;
+    }
+    void *r = (char *)m->rows + m->nrows++ * m->rowsize;
+    memset(r, 0, m->rowsize);
+    return r;
+}
+
+static const char *dup(meas_set *m, const char *s) { return arena_strdup(m->a, s); }
+
+/* --- csv ------------------------------------------------------------------ */
+
+typedef struct csv_ctx {
+    meas_set *m;
+    const char *const *need;
+    int col[MAX_FIELDS];   /* need[i] -> field index */
+    int nfields;
+} csv_ctx;
+
+static int csv_header(csv_ctx *c, char **f, int n, long line, err *e)
+{
+    c->nfields = n;
+    for (int i = 0; c->need[i]; i++) {
+        c->col[i] = -1;
+        for (int j = 0; j < n; j++)
+            if (!strcmp(f[j], c->need[i]))
+                c->col[i] = j;
+        if (c->col[i] < 0)
+            return err_at(e, c->m->name, line, "%s data needs a column '%s'",
+                          kind_names[c->m->kind], c->need[i]);
+    }
+    return 0;
+}
+
+#define BAD(what) err_at(e, m->name, line, "bad %s '%s'", what, cell)
+
+static int csv_row(csv_ctx *c, char **f, int n, long line, err *e)
+{
+    meas_set *m = c->m;
+    if (n != c->nfields)
+        return err_at(e, m->name, line, "%d fields, the header has %d", n, c->nfields);
+    const char *cell;
+#define CELL(i) (cell = f[c->col[i]])
+    void *row = push_row(m);
+    if (!row)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    switch (m->kind) {
+    case MEAS_P2P:
+    case MEAS_FLOWS:
+    case MEAS_HOST: {
+        meas_xfer *x = row;
+        long v;
+        x->line = line;
+        if (parse_long(CELL(0), &v) || v < 0 || v > INT32_MAX)
+            return BAD("case");
+        x->case_id = (int)v;
+        if (!*CELL(1))
+            return BAD("pattern");
+        x->pattern = dup(m, cell);
+        int op = -1;
+        for (int k = 0; k < MEAS_NOPS; k++)
+            if (!strcmp(CELL(2), op_names[k]))
+                op = k;
+        if (op < 0)
+            return err_at(e, m->name, line, "bad op '%s' (write, read or copy)", cell);
+        x->op = (meas_op)op;
+        if (parse_long(CELL(3), &v) || v < -1 || v > INT32_MAX)
+            return BAD("flow");
+        x->flow = (int)v;
+        if (parse_ep(CELL(4), &x->src))
+            return BAD("src");
+        if (parse_ep(CELL(5), &x->dst))
+            return BAD("dst");
+        if ((x->flow < 0) != (x->src == MEAS_ANY) || (x->flow < 0) != (x->dst == MEAS_ANY))
+            return err_at(e, m->name, line,
+                          "src and dst are '*' exactly on aggregate rows (flow -1)");
+        if (parse_u64(CELL(6), &x->bytes) || x->bytes == 0)
+            return BAD("bytes");
+        if (parse_num(CELL(7), 1, &x->time_us))
+            return BAD("time_us");
+        if (parse_num(CELL(8), 1, &x->bw_GBps))
+            return BAD("bw_GBps");
+        if (x->time_us == 0)
+            return err_at(e, m->name, line, "time_us must be positive");
+        if (!isnan(x->time_us) && !isnan(x->bw_GBps) && strcmp(x->pattern, "latency") &&
+            fabs((double)x->bytes / (x->time_us * 1e3) - x->bw_GBps) > 0.02 * x->bw_GBps + 0.01)
+            return err_at(e, m->name, line,
+                          "bw_GBps %g does not match bytes / time_us = %g", x->bw_GBps,
+                          (double)x->bytes / (x->time_us * 1e3));
+        break;
+    }
+    case MEAS_LAUNCH: {
+        meas_launch *l = row;
+        l->line = line;
+        if (!*CELL(0))
+            return BAD("what");
+        l->what = dup(m, cell);
+        if (parse_long(CELL(1), &l->count) || l->count < 1)
+            return BAD("count");
+        if (parse_num(CELL(2), 0, &l->time_us) || l->time_us <= 0)
+            return BAD("time_us");
+        break;
+    }
+    case MEAS_COLL: {
+        meas_coll *k = row;
+        long v;
+        k->line = line;
+        if (parse_u64(CELL(0), &k->bytes))
+            return BAD("size_bytes");
+        if (parse_u64(CELL(1), &k->count))
+            return BAD("count");
+        k->dtype = dup(m, CELL(2));
+        k->algo = dup(m, *CELL(3) ? cell : "auto");
+        k->proto = dup(m, *CELL(4) ? cell : "auto");
+        if (parse_long(CELL(5), &v) || v < 0 || v > 1024)
+            return BAD("channels");
+        k->channels = (int)v;
+        if (parse_num(CELL(6), 0, &k->time_us) || k->time_us <= 0)
+            return BAD("time_us");
+        if (parse_num(CELL(7), 1, &k->algbw_GBps))
+            return BAD("algbw_GBps");
+        if (parse_num(CELL(8), 1, &k->busbw_GBps))
+            return BAD("busbw_GBps");
+        k->impl = dup(m, CELL(9));
+        if (parse_long(CELL(10), &v) || (v != 0 && v != 1))
+            return BAD("graph");
+        k->graph = (int)v;
+        if (parse_long(CELL(11), &k->wrong) || k->wrong < 0)
+            return BAD("wrong");
+        break;
+    }
+    case MEAS_REPLAY: {
+        meas_replay *r = row;
+        r->line = line;
+        r->trace = dup(m, CELL(0));
+        r->allreduce = dup(m, CELL(1));
+        if (parse_long(CELL(2), &r->cycles) || r->cycles < 1)
+            return BAD("cycles");
+        if (parse_long(CELL(3), &r->tokens) || r->tokens < 0)
+            return BAD("tokens");
+        double *nums[] = {&r->cycle_us, &r->tok_per_s, &r->compute_us,
+                          &r->comm_us, &r->launch_us, &r->idle_us};
+        for (int i = 0; i < 6; i++)
+            if (parse_num(CELL(4 + i), i > 1, nums[i]))
+                return BAD(replay_cols[4 + i]);
+        if (r->cycle_us <= 0)
+            return err_at(e, m->name, line, "cycle_us must be positive");
+        break;
+    }
+    default:
+        ASSERTF(0, "kind %d", m->kind);
+    }
+#undef CELL
+    return 0;
+}
+#undef BAD
+
+static int add_meta(meas_set *m, const char *k, const char *v, long line, err *e)
+{
+    if (m->nmeta == MAX_META)
+        return err_at(e, m->name, line, "more than %d metadata lines", MAX_META);
+    m->meta_key[m->nmeta] = dup(m, k);
+    m->meta_val[m->nmeta] = dup(m, v);
+    m->nmeta++;
+    return 0;
+}
+
+static int read_csv(meas_set *m, FILE *f, err *e)
+{
+    char buf[LINE_MAX_BYTES];
+    char *fields[MAX_FIELDS];
+    long line = 0;
+    int have_kind = 0, have_header = 0;
+    csv_ctx c = {.m = m};
+    char header_text[LINE_MAX_BYTES] = "";
+    while (fgets(buf, sizeof buf, f)) {
+        line++;
+        if (!strchr(buf, '\n') && !feof(f))
+            return err_at(e, m->name, line, "line longer than %d bytes", LINE_MAX_BYTES - 2);
+        char *s = trim(buf);
+        if (!*s)
+            continue;
+        if (*s == '#') {
+            if (have_header)
+                continue;  /* notes after the header */
+            char *kv = trim(s + 1), *colon = strchr(kv, ':');
+            if (!colon)
+                continue;  /* a plain comment */
+            *colon = 0;
+            char *k = trim(kv), *v = trim(colon + 1);
+            if (line == 1) {
+                if (strcmp(k, "format") || strcmp(v, "collsim-meas 1"))
+                    return err_at(e, m->name, line, "expected '# format: collsim-meas 1'");
+                continue;
+            }
+            if (!strcmp(k, "kind")) {
+                if (meas_kind_parse(v, &m->kind))
+                    return err_at(e, m->name, line,
+                                  "unknown kind '%s' (p2p, flows, host, launch, coll, replay)", v);
+                have_kind = 1;
+            }
+            TRY(add_meta(m, k, v, line, e));
+            continue;
+        }
+        if (!have_kind)
+            return err_at(e, m->name, line, "no '# kind:' line before the data");
+        if (have_header && !strcmp(s, header_text))
+            continue;  /* a repeated header (files concatenated) */
+        char copy[LINE_MAX_BYTES];
+        memcpy(copy, s, strlen(s) + 1);
+        int n = csv_split(s, fields, MAX_FIELDS);
+        if (n < 0)
+            return err_at(e, m->name, line, "malformed csv (quotes or more than %d fields)",
+                          MAX_FIELDS);
+        if (!have_header) {
+            static const char *const *const need[MEAS_NKINDS] = {
+                xfer_cols, xfer_cols, xfer_cols, launch_cols, coll_cols, replay_cols};
+            static const size_t size[MEAS_NKINDS] = {
+                sizeof(meas_xfer), sizeof(meas_xfer), sizeof(meas_xfer),
+                sizeof(meas_launch), sizeof(meas_coll), sizeof(meas_replay)};
+            c.need = need[m->kind];
+            m->rowsize = size[m->kind];
+            TRY(csv_header(&c, fields, n, line, e));
+            memcpy(header_text, copy, strlen(copy) + 1);
+            have_header = 1;
+            continue;
+        }
+        TRY(csv_row(&c, fields, n, line, e));
+    }
+    if (ferror(f))
+        return err_set(e, ERR_SYSTEM, "%s: read error", m->name);
+    if (!have_header)
+        return err_at(e, m->name, line, "no csv header: the file has no data");
+    return 0;
+}
+
+/* Every aggregate row must belong to a case that has flow rows, in the
+ * same file; a case's flows must all share its pattern. */
+static int check_cases(meas_set *m, err *e)
+{
+    if (m->kind > MEAS_HOST)
+        return 0;
+    const meas_xfer *x = m->rows;
+    for (size_t i = 0; i < m->nrows; i++) {
+        int flows = 0;
+        for (size_t j = 0; j < m->nrows; j++) {
+            if (x[j].case_id != x[i].case_id)
+                continue;
+            if (strcmp(x[j].pattern, x[i].pattern))
+                return err_at(e, m->name, x[j].line, "case %d mixes patterns '%s' and '%s'",
+                              x[i].case_id, x[i].pattern, x[j].pattern);
+            if (x[j].flow >= 0)
+                flows++;
+            if (j > i && x[j].flow == x[i].flow)
+                return err_at(e, m->name, x[j].line, "case %d has flow %d twice",
+                              x[i].case_id, x[i].flow);
+        }
+        if (!flows)
+            return err_at(e, m->name, x[i].line, "case %d has no flow rows", x[i].case_id);
+    }
+    return 0;
+}
+
+/* --- nccl-tests ----------------------------------------------------------- */
+
+static const struct {
+    const char *needle, *coll;
+} coll_names[] = {
+    {"all_reduce", "allreduce"}, {"allreduce", "allreduce"},
+    {"reduce_scatter", "reducescatter"}, {"reducescatter", "reducescatter"},
+    {"all_gather", "allgather"}, {"allgather", "allgather"},
+    {"alltoall", "alltoall"}, {"all_to_all", "alltoall"},
+    {"broadcast", "broadcast"},
+};
+
+static const char *coll_in(const char *s)
+{
+    for (size_t i = 0; i < sizeof coll_names / sizeof coll_names[0]; i++)
+        if (strstr(s, coll_names[i].needle))
+            return coll_names[i].coll;
+    return NULL;
+}
+
+/* "NCCL_ALGO=Ring", "NCCL_ALGO set by environment to Ring" -> "ring". */
+static void env_setting(meas_set *m, const char *s, const char *var, const char *key,
+                        long line, err *e)
+{
+    const char *p = strstr(s, var);
+    if (!p || meas_meta(m, key))
+        return;
+    p += strlen(var);
+    if (*p == '=')
+        p++;
+    else if (!strncmp(p, " set by environment to ", 23))
+        p += 23;
+    else
+        return;
+    char v[32];
+    size_t n = 0;
+    while (p[n] && !isspace((unsigned char)p[n]) && p[n] != ',' && n + 1 < sizeof v) {
+        v[n] = strcmp(key, "algo") ? p[n] : (char)tolower((unsigned char)p[n]);
+        n++;
+    }
+    v[n] = 0;
+    if (n)
+        (void)add_meta(m, key, v, line, e);
+}
+
+static int read_nccl_tests(meas_set *m, FILE *f, err *e)
+{
+    char buf[LINE_MAX_BYTES];
+    char *tok[MAX_FIELDS];
+    long line = 0;
+    int ncols = 0, c_size = -1, c_count = -1, c_type = -1, c_time = -1, c_algbw = -1,
+        c_busbw = -1, c_wrong = -1, graph = 0;
+    m->kind = MEAS_COLL;
+    m->nccl_tests = 1;
+    m->rowsize = sizeof(meas_coll);
+    while (fgets(buf, sizeof buf, f)) {
+        line++;
+        if (!strchr(buf, '\n') && !feof(f))
+            return err_at(e, m->name, line, "line longer than %d bytes", LINE_MAX_BYTES - 2);
+        char *s = trim(buf);
+        if (!*s)
+            continue;
+        env_setting(m, s, "NCCL_ALGO", "algo", line, e);
+        env_setting(m, s, "NCCL_PROTO", "proto", line, e);
+        if (!m->nccl_coll)
+            m->nccl_coll = coll_in(s);
+        if (*s == '#') {
+            char *g = strstr(s, "graph: ");
+            if (strstr(s, "nThread") && g)
+                graph = atoi(g + 7) != 0;
+            if (strstr(s, " Rank ") && strstr(s, "device"))
+                m->nccl_ranks++;
+            char copy[LINE_MAX_BYTES];
+            memcpy(copy, s + 1, strlen(s));
+            int n = split_ws(copy, tok, MAX_FIELDS);
+            if (n >= 6 && !strcmp(tok[0], "size") && !strcmp(tok[1], "count")) {
+                ncols = n;
+                for (int i = n - 1; i >= 0; i--) {
+                    if (!strcmp(tok[i], "size")) c_size = i;
+                    if (!strcmp(tok[i], "count")) c_count = i;
+                    if (!strcmp(tok[i], "type")) c_type = i;
+                    if (!strcmp(tok[i], "time")) c_time = i;
+                    if (!strcmp(tok[i], "algbw")) c_algbw = i;
+                    if (!strcmp(tok[i], "busbw")) c_busbw = i;
+                    if (!strcmp(tok[i], "#wrong") || !strcmp(tok[i], "error")) c_wrong = i;
+                }
+                if (c_time < 0 || c_algbw < 0 || c_busbw < 0 || c_type < 0)
+                    return err_at(e, m->name, line,
+                                  "nccl-tests header without type/time/algbw/busbw");
+            }
+            continue;
+        }
+        if (!isdigit((unsigned char)*s))
+            continue;  /* NCCL INFO lines and other log output */
+        if (!ncols)
+            return err_at(e, m->name, line,
+                          "a data row before the nccl-tests '#  size count ...' header "
+                          "(is this a collsim csv without '# format: collsim-meas 1'?)");
+        int n = split_ws(s, tok, MAX_FIELDS);
+        if (n < ncols)
+            return err_at(e, m->name, line, "%d columns, the nccl-tests header has %d", n, ncols);
+        meas_coll *k = push_row(m);
+        if (!k)
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        k->line = line;
+        const char *cell;
+        if (parse_u64(cell = tok[c_size], &k->bytes))
+            return err_at(e, m->name, line, "bad size '%s'", cell);
+        if (parse_u64(cell = tok[c_count], &k->count))
+            return err_at(e, m->name, line, "bad count '%s'", cell);
+        k->dtype = dup(m, tok[c_type]);
+        if (parse_num(cell = tok[c_time], 0, &k->time_us) || k->time_us <= 0)
+            return err_at(e, m->name, line, "bad time '%s'", cell);
+        if (parse_num(cell = tok[c_algbw], 1, &k->algbw_GBps))
+            return err_at(e, m->name, line, "bad algbw '%s'", cell);
+        if (parse_num(cell = tok[c_busbw], 1, &k->busbw_GBps))
+            return err_at(e, m->name, line, "bad busbw '%s'", cell);
+        if (c_wrong >= 0) {
+            double w;
+            if (!strcmp(tok[c_wrong], "N/A"))
+                w = 0;
+            else if (parse_num(cell = tok[c_wrong], 0, &w))
+                return err_at(e, m->name, line, "bad #wrong '%s'", cell);
+            k->wrong = (long)w;
+        }
+        k->graph = graph;
+        k->impl = "nccl";
+        k->channels = 0;
+        k->algo = meas_meta(m, "algo") ? meas_meta(m, "algo") : "auto";
+        k->proto = meas_meta(m, "proto") ? meas_meta(m, "proto") : "auto";
+    }
+    if (ferror(f))
+        return err_set(e, ERR_SYSTEM, "%s: read error", m->name);
+    if (!m->nrows)
+        return err_at(e, m->name, 0,
+                      "neither a collsim measurement ('# format: collsim-meas 1') nor "
+                      "nccl-tests output with data rows");
+    return 0;
+}
+
+/* --- public --------------------------------------------------------------- */
+
+int meas_read(FILE *f, const char *name, meas_set **out, err *e)
+{
+    *out = NULL;
+    meas_set *m = calloc(1, sizeof *m);
+    if (!m || !(m->a = arena_new())) {
+        free(m);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    m->name = dup(m, name);
+    int c = fgetc(f), csv = 0;
+    if (c != EOF) {
+        char head[32] = {0};
+        head[0] = (char)c;
+        if (fgets(head + 1, sizeof head - 1, f)) {
+            const char *p = head;
+            csv = !strncmp(p, "# format: collsim-meas", 22);
+        }
+        rewind(f);
+    }
+    int rc = csv ? read_csv(m, f, e) : read_nccl_tests(m, f, e);
+    if (!rc)
+        rc = check_cases(m, e);
+    if (rc) {
+        meas_free(m);
+        return rc;
+    }
+    *out = m;
+    return 0;
+}
+
+int meas_load(const char *path, meas_set **out, err *e)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    int rc = meas_read(f, path, out, e);
+    fclose(f);
+    return rc;
+}
+
+void meas_free(meas_set *m)
+{
+    if (!m)
+        return;
+    free(m->rows);
+    arena_free(m->a);
+    free(m);
+}
+
+const char *meas_name(const meas_set *m) { return m->name; }
+meas_kind meas_kind_of(const meas_set *m) { return m->kind; }
+int meas_is_nccl_tests(const meas_set *m) { return m->nccl_tests; }
+
+const char *meas_meta(const meas_set *m, const char *key)
+{
+    for (int i = 0; i < m->nmeta; i++)
+        if (!strcmp(m->meta_key[i], key))
+            return m->meta_val[i];
+    return NULL;
+}
+
+const char *meas_collective(const meas_set *m)
+{
+    const char *v = meas_meta(m, "collective");
+    if (v)
+        return v;
+    if (m->nccl_coll)
+        return m->nccl_coll;
+    if ((v = meas_meta(m, "command")) && (v = coll_in(v)))
+        return v;
+    if ((v = coll_in(m->name)))
+        return v;
+    return "allreduce";
+}
+
+int meas_ranks(const meas_set *m)
+{
+    long v;
+    const char *s = meas_meta(m, "ranks");
+    if (s && parse_long(s, &v) == 0 && v > 0 && v < 1 << 20)
+        return (int)v;
+    if (m->nccl_ranks)
+        return m->nccl_ranks;
+    if ((s = meas_meta(m, "gpus")) && *s) {
+        int n = 1;
+        for (; *s; s++)
+            n += *s == ',';
+        return n;
+    }
+    return 0;
+}
+
+size_t meas_nxfer(const meas_set *m) { return m->kind <= MEAS_HOST ? m->nrows : 0; }
+const meas_xfer *meas_xfer_at(const meas_set *m, size_t i)
+{
+    ASSERTF(m->kind <= MEAS_HOST && i < m->nrows, "i=%zu", i);
+    return (const meas_xfer *)m->rows + i;
+}
+size_t meas_nlaunch(const meas_set *m) { return m->kind == MEAS_LAUNCH ? m->nrows : 0; }
+const meas_launch *meas_launch_at(const meas_set *m, size_t i)
+{
+    ASSERTF(m->kind == MEAS_LAUNCH && i < m->nrows, "i=%zu", i);
+    return (const meas_launch *)m->rows + i;
+}
+size_t meas_ncoll(const meas_set *m) { return m->kind == MEAS_COLL ? m->nrows : 0; }
+const meas_coll *meas_coll_at(const meas_set *m, size_t i)
+{
+    ASSERTF(m->kind == MEAS_COLL && i < m->nrows, "i=%zu", i);
+    return (const meas_coll *)m->rows + i;
+}
+size_t meas_nreplay(const meas_set *m) { return m->kind == MEAS_REPLAY ? m->nrows : 0; }
+const meas_replay *meas_replay_at(const meas_set *m, size_t i)
+{
+    ASSERTF(m->kind == MEAS_REPLAY && i < m->nrows, "i=%zu", i);
+    return (const meas_replay *)m->rows + i;
+}

@@ -1,0 +1,103 @@
+/* Measurements as collsim reads them: hwcheck's csv files (docs/formats.md,
+ * "Measurements": `# key: value` metadata, one csv header, rows) and plain
+ * nccl-tests output (its table and `#` header lines). One file is one data
+ * set of one kind; everything it holds lives in the set's arena. */
+#ifndef VALIDATE_MEAS_H
+#define VALIDATE_MEAS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim/err.h"
+
+typedef enum meas_kind {
+    MEAS_P2P, MEAS_FLOWS, MEAS_HOST, MEAS_LAUNCH, MEAS_COLL, MEAS_REPLAY,
+    MEAS_NKINDS
+} meas_kind;
+
+typedef enum meas_op { MEAS_WRITE, MEAS_READ, MEAS_COPY, MEAS_NOPS } meas_op;
+
+/* Endpoints: a GPU index >= 0, pinned host memory of NUMA node n as
+ * MEAS_HOST_EP(n), or MEAS_ANY for the `*` of an aggregate row. */
+#define MEAS_HOST_EP(n) (-2 - (n))
+#define MEAS_IS_HOST(ep) ((ep) <= -2)
+#define MEAS_HOST_NODE(ep) (-2 - (ep))
+#define MEAS_ANY (-1)
+
+/* A transfer row (kinds p2p, flows, host). time_us and bw_GBps are NaN
+ * where the source published only the case's aggregate. */
+typedef struct meas_xfer {
+    int case_id;
+    const char *pattern;   /* "pair", "bidir", "latency", ... */
+    meas_op op;
+    int flow;              /* -1: the case's aggregate row */
+    int src, dst;          /* endpoints as above */
+    uint64_t bytes;
+    double time_us, bw_GBps;
+    long line;             /* source line, for messages */
+} meas_xfer;
+
+typedef struct meas_launch {
+    const char *what;      /* launch, graph-node, graph-launch, sync */
+    long count;
+    double time_us;
+    long line;
+} meas_launch;
+
+/* A collective point (hwcheck coll rows, or one nccl-tests row, whose
+ * out-of-place time is used). algo/proto are names as written ("ring",
+ * "LL", "auto" when not known). */
+typedef struct meas_coll {
+    uint64_t bytes;
+    uint64_t count;
+    const char *dtype, *algo, *proto, *impl;
+    int channels;          /* 0 if not known */
+    double time_us, algbw_GBps, busbw_GBps;
+    int graph;
+    long wrong;
+    long line;
+} meas_coll;
+
+typedef struct meas_replay {
+    const char *trace, *allreduce;
+    long cycles, tokens;
+    double cycle_us, tok_per_s, compute_us, comm_us, launch_us, idle_us;
+    long line;
+} meas_replay;
+
+typedef struct meas_set meas_set;
+
+/* Read a file (csv or nccl-tests, told apart by content); name is used in
+ * messages. ERR_INPUT "name:line: what" on anything malformed. */
+int meas_read(FILE *f, const char *name, meas_set **out, err *e);
+int meas_load(const char *path, meas_set **out, err *e); /* ERR_SYSTEM if unreadable */
+void meas_free(meas_set *m);                            /* NULL ok */
+
+const char *meas_name(const meas_set *m);
+meas_kind meas_kind_of(const meas_set *m);
+int meas_is_nccl_tests(const meas_set *m);
+/* Metadata value of key (first occurrence), NULL if absent. */
+const char *meas_meta(const meas_set *m, const char *key);
+/* Collective kind of a coll set ("allreduce", ...): metadata `collective`,
+ * else the nccl-tests binary or `command` names it; "allreduce" if unknown. */
+const char *meas_collective(const meas_set *m);
+/* Number of ranks of a coll set (metadata `ranks`, nccl-tests Rank lines,
+ * or the gpus list); 0 if unknown. */
+int meas_ranks(const meas_set *m);
+
+size_t meas_nxfer(const meas_set *m);
+const meas_xfer *meas_xfer_at(const meas_set *m, size_t i);
+size_t meas_nlaunch(const meas_set *m);
+const meas_launch *meas_launch_at(const meas_set *m, size_t i);
+size_t meas_ncoll(const meas_set *m);
+const meas_coll *meas_coll_at(const meas_set *m, size_t i);
+size_t meas_nreplay(const meas_set *m);
+const meas_replay *meas_replay_at(const meas_set *m, size_t i);
+
+const char *meas_kind_name(meas_kind k);
+int meas_kind_parse(const char *s, meas_kind *out);   /* 0 ok, -1 unknown */
+const char *meas_op_name(meas_op op);
+/* Format an endpoint ("3", "host1", "*") into buf (>= 16 bytes); returns buf. */
+const char *meas_ep_name(int ep, char *buf);
+
+#endif

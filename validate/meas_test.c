@@ -1,0 +1,208 @@
+/* Unit tests of the measurement reader: csv kinds, nccl-tests output, and
+ * file:line errors on malformed input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "validate/meas.h"
+
+static int read_str(const char *text, const char *name, meas_set **m, err *e)
+{
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    assert_non_null(f);
+    int rc = meas_read(f, name, m, e);
+    fclose(f);
+    return rc;
+}
+
+static const char flows_csv[] =
+    "# format: collsim-meas 1\n"
+    "# kind: flows\n"
+    "# machine: box\n"
+    "# gpus: RTX PRO 6000,RTX PRO 6000,RTX PRO 6000\n"
+    "# topo: GPU0 X PIX\n"
+    "case,pattern,op,flow,src,dst,bytes,time_us,bw_GBps\n"
+    "0,same-source,write,0,0,1,1000000,50,20\n"
+    "0,same-source,write,1,0,2,1000000,40,25\n"
+    "0,same-source,write,-1,*,*,2000000,50,40\n"
+    "# a note after the header\n"
+    "1,h2d,copy,0,host1,2,4,nan,nan\n"
+    "1,h2d,copy,-1,*,*,4,2,0.002\n";
+
+static void test_flows(void **state)
+{
+    (void)state;
+    meas_set *m;
+    err e = {0};
+    assert_int_equal(read_str(flows_csv, "f.csv", &m, &e), 0);
+    assert_int_equal(meas_kind_of(m), MEAS_FLOWS);
+    assert_string_equal(meas_meta(m, "machine"), "box");
+    assert_null(meas_meta(m, "driver"));
+    /* Three GPU names in the gpus list -> 3 ranks. */
+    assert_int_equal(meas_ranks(m), 3);
+    assert_int_equal(meas_nxfer(m), 5);
+    const meas_xfer *x = meas_xfer_at(m, 1);
+    assert_int_equal(x->case_id, 0);
+    assert_string_equal(x->pattern, "same-source");
+    assert_int_equal(x->op, MEAS_WRITE);
+    assert_int_equal(x->src, 0);
+    assert_int_equal(x->dst, 2);
+    assert_int_equal(x->bytes, 1000000);
+    assert_true(x->time_us == 40 && x->bw_GBps == 25);
+    assert_int_equal(x->line, 8);
+    x = meas_xfer_at(m, 2);
+    assert_int_equal(x->flow, -1);
+    assert_int_equal(x->src, MEAS_ANY);
+    x = meas_xfer_at(m, 3);
+    assert_true(MEAS_IS_HOST(x->src));
+    assert_int_equal(MEAS_HOST_NODE(x->src), 1);
+    assert_true(isnan(x->time_us));
+    char buf[16];
+    assert_string_equal(meas_ep_name(x->src, buf), "host1");
+    meas_free(m);
+}
+
+static void test_kinds(void **state)
+{
+    (void)state;
+    meas_set *m;
+    err e = {0};
+    const char launch[] = "# format: collsim-meas 1\n# kind: launch\n"
+                          "what,count,time_us\nlaunch,1000,2.5\ngraph-node,500,0.8\n";
+    assert_int_equal(read_str(launch, "l.csv", &m, &e), 0);
+    assert_int_equal(meas_nlaunch(m), 2);
+    assert_string_equal(meas_launch_at(m, 1)->what, "graph-node");
+    assert_int_equal(meas_nxfer(m), 0);
+    meas_free(m);
+    /* Columns in another order, with an extra column: found by name. */
+    const char coll[] = "# format: collsim-meas 1\n# kind: coll\n# collective: allgather\n"
+                        "# ranks: 8\n"
+                        "extra,size_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,"
+                        "busbw_GBps,impl,graph,wrong\n"
+                        "x,1024,512,bf16,ring,LL,2,10.5,0.1,0.09,nccl,1,0\n";
+    assert_int_equal(read_str(coll, "c.csv", &m, &e), 0);
+    assert_string_equal(meas_collective(m), "allgather");
+    assert_int_equal(meas_ranks(m), 8);
+    const meas_coll *k = meas_coll_at(m, 0);
+    assert_int_equal(k->bytes, 1024);
+    assert_string_equal(k->algo, "ring");
+    assert_int_equal(k->channels, 2);
+    assert_int_equal(k->graph, 1);
+    meas_free(m);
+    const char replay[] = "# format: collsim-meas 1\n# kind: replay\n"
+                          "trace,allreduce,cycles,tokens,cycle_us,tok_per_s,compute_us,"
+                          "comm_us,launch_us,idle_us\n"
+                          "t.trace,oneshot,100,250,12000,208.3,8000,3000,500,nan\n";
+    assert_int_equal(read_str(replay, "r.csv", &m, &e), 0);
+    assert_true(meas_replay_at(m, 0)->cycle_us == 12000);
+    assert_true(isnan(meas_replay_at(m, 0)->idle_us));
+    meas_free(m);
+}
+
+static const char nccl_out[] =
+    "# nThread 1 nGpus 2 minBytes 8 maxBytes 1024 step: 4(factor) warmup iters: 5 iters: 20 "
+    "agg iters: 1 validation: 1 graph: 1\n"
+    "#\n"
+    "# Using devices\n"
+    "#  Rank  0 Group  0 Pid   1 on host device  0 [0x01] NVIDIA H200\n"
+    "#  Rank  1 Group  0 Pid   1 on host device  1 [0x02] NVIDIA H200\n"
+    "host:1:1 [0] NCCL INFO NCCL_ALGO set by environment to Ring\n"
+    "#\n"
+    "#                                                              out-of-place        "
+    "               in-place          \n"
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+    "     time   algbw   busbw #wrong\n"
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)      "
+    "      (us)  (GB/s)  (GB/s)       \n"
+    "           8             2     float     sum      -1    10.52    0.00    0.00      0"
+    "    10.33    0.00    0.00      0\n"
+    "        1024           256     float     sum      -1    11.00    0.09    0.09      0"
+    "    11.10    0.09    0.09      0\n"
+    "# Out of bounds values : 0 OK\n"
+    "# Avg bus bandwidth    : 0.045\n";
+
+static void test_nccl_tests(void **state)
+{
+    (void)state;
+    meas_set *m;
+    err e = {0};
+    /* The collective comes from the file name; out-of-place time is used;
+     * graph: 1 in the header; NCCL_ALGO from the log line, lower-cased. */
+    assert_int_equal(read_str(nccl_out, "all_reduce_perf.txt", &m, &e), 0);
+    assert_true(meas_is_nccl_tests(m));
+    assert_int_equal(meas_kind_of(m), MEAS_COLL);
+    assert_string_equal(meas_collective(m), "allreduce");
+    assert_int_equal(meas_ranks(m), 2);
+    assert_int_equal(meas_ncoll(m), 2);
+    const meas_coll *k = meas_coll_at(m, 1);
+    assert_int_equal(k->bytes, 1024);
+    assert_true(k->time_us == 11.00);
+    assert_string_equal(k->dtype, "float");
+    assert_string_equal(k->algo, "ring");
+    assert_string_equal(k->proto, "auto");
+    assert_int_equal(k->graph, 1);
+    assert_int_equal(k->line, 12);
+    meas_free(m);
+}
+
+static void expect_error(const char *text, const char *where, const char *what)
+{
+    meas_set *m = NULL;
+    err e = {0};
+    assert_int_equal(read_str(text, "bad.csv", &m, &e), ERR_INPUT);
+    assert_null(m);
+    if (!strstr(e.msg, where) || !strstr(e.msg, what))
+        print_error("message '%s' lacks '%s' or '%s'\n", e.msg, where, what);
+    assert_non_null(strstr(e.msg, where));
+    assert_non_null(strstr(e.msg, what));
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    const char *hdr = "# format: collsim-meas 1\n# kind: p2p\n"
+                      "case,pattern,op,flow,src,dst,bytes,time_us,bw_GBps\n";
+    char buf[1024];
+    expect_error("# format: collsim-meas 2\n", "bad.csv:1:", "collsim-meas 1");
+    expect_error("# format: collsim-meas 1\n# kind: nvlink\n", "bad.csv:2:", "unknown kind");
+    expect_error("# format: collsim-meas 1\ncase\n", "bad.csv:2:", "kind");
+    expect_error("# format: collsim-meas 1\n# kind: p2p\ncase,op\n", "bad.csv:3:",
+                 "column 'pattern'");
+    snprintf(buf, sizeof buf, "%s0,pair,poke,0,0,1,100,1,0.1\n", hdr);
+    expect_error(buf, "bad.csv:4:", "bad op 'poke'");
+    snprintf(buf, sizeof buf, "%s0,pair,write,0,0,1,100,-1,0.1\n", hdr);
+    expect_error(buf, "bad.csv:4:", "time_us");
+    snprintf(buf, sizeof buf, "%s0,pair,write,0,0,1,1000,1\n", hdr);
+    expect_error(buf, "bad.csv:4:", "8 fields");
+    /* 1000 B in 1 us is 1 GB/s, not 5. */
+    snprintf(buf, sizeof buf, "%s0,pair,write,0,0,1,1000,1,5\n", hdr);
+    expect_error(buf, "bad.csv:4:", "does not match");
+    snprintf(buf, sizeof buf, "%s0,pair,write,0,*,1,1000,1,1\n", hdr);
+    expect_error(buf, "bad.csv:4:", "'*'");
+    snprintf(buf, sizeof buf, "%s0,pair,write,-1,*,*,1000,1,1\n", hdr);
+    expect_error(buf, "bad.csv:4:", "no flow rows");
+    snprintf(buf, sizeof buf, "%s0,pair,write,0,0,1,1000,1,1\n0,pair,write,0,0,2,1000,1,1\n",
+             hdr);
+    expect_error(buf, "bad.csv:5:", "flow 0 twice");
+    expect_error("hello\n", "bad.csv", "nccl-tests");
+    expect_error("#  size count type redop root time algbw busbw #wrong\n8 2 float\n",
+                 "bad.csv:2:", "columns");
+    expect_error("#  size count type redop root time algbw busbw #wrong\n"
+                 "8 2 float sum -1 x 0 0 0\n", "bad.csv:2:", "bad time 'x'");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_flows),
+        cmocka_unit_test(test_kinds),
+        cmocka_unit_test(test_nccl_tests),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
