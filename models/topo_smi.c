@@ -336,7 +336,7 @@ static int build(const smi *s, topo *t, err *e)
                 mk_link(&b, cpu_of[h], cpu_of[g], LINK_SOCKET, 0);
         }
     /* NVLink: one NVSwitch if every pair (3+ GPUs) has the same NV#. */
-    int same = n >= 3, k0 = s->nv[1];
+    int same = n >= 3, k0 = n >= 2 ? s->nv[1] : 0;
     for (int a = 0; a < n; a++)
         for (int c = 0; c < n; c++)
             if (a != c && (s->c[a * n + c] != C_NV || s->nv[a * n + c] != k0))
