@@ -71,6 +71,9 @@ typedef struct topo_params {
     int64_t launch_ps;             /* kernel launch overhead */
     int64_t graph_node_ps;         /* per-node cost inside a CUDA graph */
     double hostmem_Bps;            /* per-socket DRAM bandwidth for SHM staging */
+    int64_t kernel_base_ps;        /* device-side fixed cost of a custom
+                                      allreduce kernel (start to finish) */
+    double gpu_mem_Bps;            /* GPU memory bandwidth (local reduces) */
 } topo_params;
 
 typedef struct topo topo;
