@@ -137,5 +137,11 @@ const char *topo_preset_desc(int i);
  * `nvidia-smi topo -m` matrix; ERR_INPUT "file:line: what" on bad input. */
 int topo_import_xml(const char *path, topo **out, err *e);
 int topo_import_smi(FILE *f, const char *name, topo **out, err *e);
+/* Defaults the importers assume where the input says nothing (docs/model.md):
+ * latency of a PCIe hop from a child to its PCI parent of the given kinds,
+ * and bandwidth/latency of a fabric, socket, mem link or of one NVLink lane
+ * of a GPU with SM version sm (LINK_PCIE: bw 0 = the link math). */
+int64_t topo_default_pci_lat_ps(topo_kind child, topo_kind parent);
+void topo_default_link(topo_link_kind k, int sm, double *bw_Bps, int64_t *lat_ps);
 
 #endif
