@@ -255,9 +255,8 @@ static void draw_panel(const plot *p, const panel *pan, double ox, double oy, FI
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", a.x0 + a.w / 2,
             a.y0 + a.h + 36);
     xml_text(f, p->xlabel);
-    fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
-               "transform=\"rotate(-90 %.1f %.1f)\">", ox + 16, a.y0 + a.h / 2, ox + 16,
-            a.y0 + a.h / 2);
+    fprintf(f, "</text>\n<text text-anchor=\"middle\" transform=\"translate(%.1f %.1f) "
+               "rotate(-90)\">", ox + 16, a.y0 + a.h / 2);
     xml_text(f, p->ylabel);
     fputs("</text>\n", f);
     /* Lines first, points on top. */
@@ -298,7 +297,10 @@ int plot_write_svg(const plot *p, FILE *f, err *e)
         distinct += !seen;
     }
     int legend_rows = (distinct + 2) / 3;
-    int width = cols * PW, height = TOP + legend_rows * LEG_ROW + rows * PH;
+    int width = cols * PW, title_w = 40 + 9 * (int)strlen(p->title);
+    if (width < title_w)
+        width = title_w;   /* a single panel still shows the whole title */
+    int height = TOP + legend_rows * LEG_ROW + rows * PH;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
