@@ -122,15 +122,14 @@ def broadcom(path, out_dir):
 
     # p2p: unidirectional writes, bidirectional pairs, latency ranges.
     p2p = Out("p2p", meta, [
-        "pair rows: the 'Full 8x8 Unidirectional Bandwidth Matrix', one case per pair; "
-        "bidir rows: the p2pBandwidthLatencyTest bidirectional matrix (entry [i][j] is case "
-        "i->j + j->i, total only); latency rows: the source gives ranges by path class "
+        "pair rows: the 'Full 8x8 Unidirectional Bandwidth Matrix', one case per pair "
+        "(the bidirectional matrix is in rtxpro6000-2s-bidir.csv); latency rows: the source "
+        "gives ranges by path class "
         "(same NUMA 0.71-0.74 us, cross NUMA 1.27-1.36 us), written as both range ends for "
         "a PIX pair (0->1), a same-chip cross-VS pair (0->2) and a cross-socket pair (0->4)",
         "bytes: transfer sizes are not published; 256 MiB per flow is assumed (bandwidth-"
         "bound), time_us = bytes / bw",
-        "op: p2pBandwidthLatencyTest reports P2P writes; the multi-flow tables' collapse is "
-        "a posted-write effect, so every row is op write",
+        "op: p2pBandwidthLatencyTest reports P2P writes: op write",
         "not converted: the ACS on/off table (ACS on is another configuration), the link "
         "map summary (derived from the matrices) and the CPU memcpy xGMI figures (host "
         "copies, not GPU transfers)"])
@@ -139,11 +138,18 @@ def broadcom(path, out_dir):
         for j in range(8):
             if i != j:
                 p2p.xfer_case("pair", [(i, j)], MIB256, flow_gbps=uni[i][j])
+    bidir = Out("p2p", meta, [
+        "bidir rows: the p2pBandwidthLatencyTest bidirectional matrix (P2P=Enabled, ACS "
+        "disabled); entry [i][j] is one case of the two flows i->j and j->i, total only",
+        "bytes: transfer sizes are not published; 256 MiB per flow is assumed (bandwidth-"
+        "bound), time_us = bytes / bw",
+        "op: p2pBandwidthLatencyTest reports P2P writes: op write"])
     bid = matrix(section(text, path, "Bidirectional P2P=Enabled Bandwidth Matrix"), path, 8)
     for i in range(8):
         for j in range(8):
             if i != j:
-                p2p.xfer_case("bidir", [(i, j), (j, i)], MIB256, total_gbps=bid[i][j])
+                bidir.xfer_case("bidir", [(i, j), (j, i)], MIB256, total_gbps=bid[i][j])
+    bidir.write(os.path.join(out_dir, "rtxpro6000-2s-bidir.csv"))
     lat = section(text, path, "### P2P Latency (microseconds)")
     ranges = {}
     for name, key in (("Same NUMA", "same"), ("Cross NUMA", "cross")):
@@ -158,6 +164,8 @@ def broadcom(path, out_dir):
 
     # flows: the concurrent-flow tables, one case per row, total bandwidth.
     fl = Out("flows", meta, [
+        "op: the source attributes the collapse in these tables to posted writes ('posted-write "
+        "arbitration collapse ... when 2 GPUs on one VS write'), so the rows are op write",
         "one case per table row of 'Same-Chip Scaling', 'Cross-Chip Scaling' and 'GPU DS "
         "Port Is the Bandwidth Limit'; only totals are written (per-flow columns are "
         "total / flows). Flows as the rows name them; 'both pairs bidir' = 0<->1 and "

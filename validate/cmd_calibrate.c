@@ -291,6 +291,9 @@ int cmd_calibrate(int argc, char **argv, err *e)
     x = (ctx){t, p, c, nc, map, NULL, pred, e};
     fit_opts opts;
     fit_opts_default(&opts);
+    /* Latencies become integer picoseconds: a 0.1% step still moves a 1 ns
+     * hop by a whole picosecond, so derivatives are not lost to rounding. */
+    opts.fd_step = 1e-3;
     /* Automatic choice: screen the candidates not refused so far, fit the
      * kept ones; if the fit refuses one, leave it out and start again. */
     for (;;) {

@@ -176,7 +176,11 @@ static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi
     }
     for (size_t j = 0; j < np; j++) {
         const fit_param *p = &r->p[j];
-        if (p->log && p->lo <= 0 && r->v[j] < 1e-3 * r->start[j]) {
+        int tiny = !(norm[j] > o->min_influence * maxnorm) || norm[j] == 0;
+        /* A log parameter driven far below its start (where the model's
+         * integer picoseconds no longer resolve it) ran to zero. */
+        if (p->log && p->lo <= 0 &&
+            (r->v[j] < 1e-3 * r->start[j] || (tiny && r->v[j] < 0.1 * r->start[j]))) {
             res->bad_param = (int)j;
             res->bad_why = FIT_TO_ZERO;
             rc = err_set(r->e, ERR_CHECK,
@@ -184,7 +188,7 @@ static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi
                          "data say it is negligible: fix it", p->name, r->v[j], r->start[j]);
             goto out;
         }
-        if (!(norm[j] > o->min_influence * maxnorm) || norm[j] == 0) {
+        if (tiny) {
             res->bad_param = (int)j;
             res->bad_why = FIT_NO_INFLUENCE;
             rc = err_set(r->e, ERR_CHECK,
