@@ -32,8 +32,10 @@ else
 OPT := -O2 -g
 LDSAN :=
 endif
-ALL_CFLAGS := $(CFLAGS_BASE) $(OPT) $(CFLAGS)
-LIBS := -lgsl -lgslcblas -lyajl -lz -lm -lpthread
+# libxml2 (NCCL topology XML import): its headers live in a subdirectory.
+XML2_CFLAGS := $(patsubst -I%,-isystem %,$(shell xml2-config --cflags 2>/dev/null || echo -I/usr/include/libxml2))
+ALL_CFLAGS := $(CFLAGS_BASE) $(XML2_CFLAGS) $(OPT) $(CFLAGS)
+LIBS := -lgsl -lgslcblas -lyajl -lz -lm -lpthread -lxml2
 
 ifeq ($(MPI),1)
 MPI_CFLAGS := $(shell mpicc --showme:compile 2>/dev/null) -DHAVE_MPI=1

@@ -67,6 +67,35 @@ static const char *nm(char *buf, const char *prefix, int i)
 #define NVL_LANE_GBps 20.6     /* usable GB/s per NVLink 4 lane */
 #define NVL_NS 250.0           /* GPU <-> NVSwitch hop */
 
+int64_t topo_default_pci_lat_ps(topo_kind child, topo_kind parent)
+{
+    double ns = (child == TOPO_GPU ? GPU_END_NS : child == TOPO_SWITCH ? SW_HALF_NS : 0) +
+                (parent == TOPO_SWITCH ? SW_HALF_NS : 0);
+    return (int64_t)(ns * 1e3 + 0.5);
+}
+
+/* NVLink usable GB/s per lane by SM version (facts.md 5.5, NCCL's table). */
+static double nvl_lane_GBps(int sm)
+{
+    return sm >= 100 ? 40.1 : sm >= 90 ? 20.6 : (sm >= 86 && sm < 90) ? 12.0 : sm >= 70 ? 20.0
+                                                                                   : 18.0;
+}
+
+void topo_default_link(topo_link_kind k, int sm, double *bw_Bps, int64_t *lat_ps)
+{
+    double bw = 0, ns = 0;
+    switch (k) {
+    case LINK_PCIE: ns = GPU_END_NS; break;
+    case LINK_FABRIC: bw = 100.0; ns = ROOT_NS; break;
+    case LINK_SOCKET: bw = 83.2; ns = XGMI_NS; break;
+    case LINK_NVLINK: bw = nvl_lane_GBps(sm); ns = NVL_NS; break;
+    case LINK_MEM: bw = 200.0; ns = 100.0; break;
+    default: break;
+    }
+    *bw_Bps = bw * 1e9;
+    *lat_ps = (int64_t)(ns * 1e3 + 0.5);
+}
+
 static void set_params(topo *t, double arb_GBps, double hostmem_GBps)
 {
     topo_params *p = topo_params_mut(t);

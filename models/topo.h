@@ -71,6 +71,9 @@ typedef struct topo_params {
     int64_t launch_ps;             /* kernel launch overhead */
     int64_t graph_node_ps;         /* per-node cost inside a CUDA graph */
     double hostmem_Bps;            /* per-socket DRAM bandwidth for SHM staging */
+    int64_t kernel_base_ps;        /* device-side fixed cost of a custom
+                                      allreduce kernel (start to finish) */
+    double gpu_mem_Bps;            /* GPU memory bandwidth (local reduces) */
 } topo_params;
 
 typedef struct topo topo;
@@ -134,5 +137,11 @@ const char *topo_preset_desc(int i);
  * `nvidia-smi topo -m` matrix; ERR_INPUT "file:line: what" on bad input. */
 int topo_import_xml(const char *path, topo **out, err *e);
 int topo_import_smi(FILE *f, const char *name, topo **out, err *e);
+/* Defaults the importers assume where the input says nothing (docs/model.md):
+ * latency of a PCIe hop from a child to its PCI parent of the given kinds,
+ * and bandwidth/latency of a fabric, socket, mem link or of one NVLink lane
+ * of a GPU with SM version sm (LINK_PCIE: bw 0 = the link math). */
+int64_t topo_default_pci_lat_ps(topo_kind child, topo_kind parent);
+void topo_default_link(topo_link_kind k, int sm, double *bw_Bps, int64_t *lat_ps);
 
 #endif

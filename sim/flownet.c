@@ -28,6 +28,10 @@ struct link {
     double rate_Bps;             /* total rate last recorded */
     int32_t *flows;              /* active flow ids, arrival order */
     int32_t nflows, flows_cap;
+    double *fw;                  /* weight of each entry of flows[] */
+    size_t fw_cap;
+    double wsum;                 /* sum of fw[]: the rate a unit flow uses */
+    double wfree;                /* progressive filling: weight not yet fixed */
     flownet_cap_fn *rule;
     void *ctx;
     uint32_t seen;               /* == gen: in the component being solved */
@@ -41,6 +45,7 @@ struct link {
 
 struct flow {
     const int32_t *links;
+    const double *w;  /* weight on links[k], NULL = all 1 */
     int32_t nlinks;
     int32_t ev;       /* completion event, -1 if none */
     int32_t user;     /* -1 when the slot is free */
@@ -123,7 +128,7 @@ void flownet_free(flownet *n)
     if (!n)
         return;
     for (int32_t i = 0; i < n->nlinks; i++)
-        free(n->links[i].flows);
+        free(n->links[i].flows), free(n->links[i].fw);
     free(n->links);
     pool_fini(&n->flows);
     free(n->dirty);
@@ -173,6 +178,7 @@ void flownet_reset(flownet *n)
         l->bytes = 0;
         l->rate_Bps = 0;
         l->nflows = 0;
+        l->wsum = 0;
         l->dirty = 0;
         l->last_rec = -1;
     }
@@ -195,12 +201,19 @@ static void mark_dirty(flownet *n, int32_t link)
 int flownet_start(flownet *n, const int32_t *links, int nlinks, double bytes,
                   double cap_Bps, uint32_t tag, int32_t user)
 {
+    return flownet_start_w(n, links, NULL, nlinks, bytes, cap_Bps, tag, user);
+}
+
+int flownet_start_w(flownet *n, const int32_t *links, const double *w, int nlinks,
+                    double bytes, double cap_Bps, uint32_t tag, int32_t user)
+{
     ASSERTF(nlinks >= 1 && bytes > 0, "flow of %g bytes over %d links", bytes, nlinks);
     int32_t f = pool_get(&n->flows);
     if (f < 0)
         return -1;
     struct flow *p = fl(n, f);
     p->links = links;
+    p->w = w;
     p->nlinks = nlinks;
     p->ev = -1;
     p->user = user;
@@ -216,7 +229,8 @@ int flownet_start(flownet *n, const int32_t *links, int nlinks, double bytes,
         ASSERTF(li >= 0 && li < n->nlinks, "flow on link %d of %d", li, n->nlinks);
         struct link *l = &n->links[li];
         size_t cap = (size_t)l->flows_cap;
-        if (grow(&l->flows, &cap, (size_t)l->nflows + (size_t)nlinks, sizeof(int32_t))) {
+        if (grow(&l->flows, &cap, (size_t)l->nflows + (size_t)nlinks, sizeof(int32_t)) ||
+            grow(&l->fw, &l->fw_cap, (size_t)l->nflows + (size_t)nlinks, sizeof(double))) {
             p->user = -1;
             pool_put(&n->flows, f);
             return -1;
@@ -225,6 +239,10 @@ int flownet_start(flownet *n, const int32_t *links, int nlinks, double bytes,
     }
     for (int k = 0; k < nlinks; k++) {
         struct link *l = &n->links[links[k]];
+        double wk = w ? w[k] : 1.0;
+        ASSERTF(wk > 0 && isfinite(wk), "flow weight %g", wk);
+        l->fw[l->nflows] = wk;
+        l->wsum += wk;
         l->flows[l->nflows++] = f;
         mark_dirty(n, links[k]);
     }
@@ -245,10 +263,13 @@ int32_t flownet_finish(flownet *n, int flow, int64_t now_ps)
         while (j < l->nflows && l->flows[j] != flow)
             j++;
         ASSERTF(j < l->nflows, "flow %d missing from link %d", flow, li);
+        double wj = l->fw[j];
         memmove(&l->flows[j], &l->flows[j + 1],
                 (size_t)(l->nflows - j - 1) * sizeof(int32_t));
+        memmove(&l->fw[j], &l->fw[j + 1], (size_t)(l->nflows - j - 1) * sizeof(double));
         l->nflows--;
-        l->bytes += p->bytes;
+        l->wsum = l->nflows ? l->wsum - wj : 0;
+        l->bytes += p->bytes * wj;
         mark_dirty(n, li);
     }
     int32_t user = p->user;
@@ -311,13 +332,15 @@ static int fix(flownet *n, int32_t f, double x)
     p->fixed = 1;
     for (int k = 0; k < p->nlinks; k++) {
         struct link *l = &n->links[p->links[k]];
-        l->rem_Bps -= x;
+        double wk = p->w ? p->w[k] : 1.0;
+        l->rem_Bps -= x * wk;
         if (l->rem_Bps < FLOWNET_EPS * l->cap_Bps)
             l->rem_Bps = 0;
         l->nfree--;
+        l->wfree -= wk;
         l->hver++;
         if (l->nfree > 0 && !l->done &&
-            heap_push(n, l->rem_Bps / l->nfree, p->links[k], l->hver))
+            heap_push(n, l->rem_Bps / fmax(l->wfree, FLOWNET_EPS), p->links[k], l->hver))
             return -1;
     }
     return 0;
@@ -340,7 +363,7 @@ static int fill(flownet *n)
         double x = p->cap_Bps > 0 ? p->cap_Bps : INFINITY;
         for (int k = 0; k < p->nlinks; k++) {
             const struct link *l = &n->links[p->links[k]];
-            double c = l->cap_Bps / l->nflows; /* > 1 if it crosses l twice */
+            double c = l->cap_Bps / l->wsum; /* its weights on l, summed */
             if (c < x)
                 x = c;
         }
@@ -352,9 +375,10 @@ static int fill(flownet *n)
         struct link *l = &n->links[n->cl[i]];
         l->rem_Bps = l->cap_Bps;
         l->nfree = l->nflows;
+        l->wfree = l->wsum;
         l->done = 0;
         l->hver++;
-        if (l->nfree > 0 && heap_push(n, l->rem_Bps / l->nfree, n->cl[i], l->hver))
+        if (l->nfree > 0 && heap_push(n, l->rem_Bps / l->wfree, n->cl[i], l->hver))
             return -1;
     }
     size_t ncapped = 0;
@@ -518,7 +542,7 @@ static int record(flownet *n, int64_t now)
         struct link *l = &n->links[li];
         double sum = 0;
         for (int32_t j = 0; j < l->nflows; j++)
-            sum += fl(n, l->flows[j])->rate_Bps;
+            sum += fl(n, l->flows[j])->rate_Bps * l->fw[j];
         if (fabs(sum - l->rate_Bps) <= FLOWNET_EPS * fmax(sum, l->rate_Bps))
             continue;
         l->rate_Bps = sum;

@@ -43,6 +43,10 @@ void flownet_reset(flownet *n);
  * Returns the flow id, or -1 on OOM. The flow has rate 0 until the next solve. */
 int flownet_start(flownet *n, const int32_t *links, int nlinks, double bytes,
                   double cap_Bps, uint32_t tag, int32_t user);
+/* Weighted: on links[k] the flow uses w[k] x its rate (w[k] > 0, finite;
+ * w == NULL is all 1; the array must stay valid like links). */
+int flownet_start_w(flownet *n, const int32_t *links, const double *w, int nlinks,
+                    double bytes, double cap_Bps, uint32_t tag, int32_t user);
 int flownet_dirty(const flownet *n);  /* 1 if a solve is pending */
 /* Re-rate the components touched since the last solve, at time now_ps: each
  * flow's completion is (re)scheduled in q as an event (kind, arg = flow id),

@@ -38,6 +38,8 @@ struct sched {
     size_t ntasks, tasks_cap;
     int32_t *refs;           /* link lists of flow tasks */
     size_t nrefs, refs_cap;
+    double *wrefs;           /* weight of each entry of refs */
+    size_t wrefs_cap;
     int32_t *dep_a, *dep_b;  /* dependencies in insertion order */
     size_t ndeps, deps_cap;
     /* run state */
@@ -94,6 +96,7 @@ void sched_free(sched *s)
         return;
     free(s->tasks);
     free(s->refs);
+    free(s->wrefs);
     free(s->dep_a);
     free(s->dep_b);
     free(s->npred);
@@ -158,20 +161,33 @@ int sched_flow(sched *s, const int *links, int nlinks, double bytes,
                double rate_cap_Bps, sim_ps lat_ps, uint32_t tag, int track,
                const char *label)
 {
+    return sched_flow_w(s, links, NULL, nlinks, bytes, rate_cap_Bps, lat_ps, tag, track,
+                        label);
+}
+
+int sched_flow_w(sched *s, const int *links, const double *weights, int nlinks,
+                 double bytes, double rate_cap_Bps, sim_ps lat_ps, uint32_t tag,
+                 int track, const char *label)
+{
     ASSERTF(nlinks >= 0 && bytes >= 0 && isfinite(bytes) && lat_ps >= 0,
             "flow of %g bytes, %d links, latency %" PRId64 " ps", bytes, nlinks, lat_ps);
     int nl = sched_nlinks(s);
     for (int k = 0; k < nlinks; k++)
         ASSERTF(links[k] >= 0 && links[k] < nl, "link %d of %d", links[k], nl);
     if (s->nrefs + (size_t)nlinks > UINT32_MAX ||
-        grow(&s->refs, &s->refs_cap, s->nrefs + (size_t)nlinks, sizeof(int32_t)))
+        grow(&s->refs, &s->refs_cap, s->nrefs + (size_t)nlinks, sizeof(int32_t)) ||
+        grow(&s->wrefs, &s->wrefs_cap, s->nrefs + (size_t)nlinks, sizeof(double)))
         return -1;
     int id = new_task(s);
     if (id < 0)
         return -1;
     uint32_t off = (uint32_t)s->nrefs;
-    for (int k = 0; k < nlinks; k++)
+    for (int k = 0; k < nlinks; k++) {
+        double w = weights ? weights[k] : 1.0;
+        ASSERTF(w > 0 && isfinite(w), "weight %g on link %d", w, links[k]);
+        s->wrefs[s->nrefs] = w;
         s->refs[s->nrefs++] = links[k];
+    }
     double cap = isfinite(rate_cap_Bps) && rate_cap_Bps > 0 ? rate_cap_Bps : 0;
     s->tasks[id] = (struct task){-1, -1, lat_ps, bytes, cap, label, off, nlinks, tag, track};
     return id;
@@ -249,7 +265,8 @@ static int start_task(sched *s, int32_t t, sim_ps now)
         ASSERTF(d >= 0, "task %d: %g bytes at %g B/s overflow", t, k->bytes, k->cap_Bps);
         end = now + d + k->lat_ps;
     } else {
-        return flownet_start(s->net, s->refs + k->link_off, k->nlinks, k->bytes,
+        return flownet_start_w(s->net, s->refs + k->link_off, s->wrefs + k->link_off,
+                               k->nlinks, k->bytes,
                              k->cap_Bps, k->tag, t) < 0 ? -1 : 0;
     }
     return evq_push(s->q, end, EV_TASK_END, t) < 0 ? -1 : 0;
