@@ -160,12 +160,14 @@ int cmd_coll(int argc, char **argv, err *e)
         double algbw = us > 0 ? (double)sz / (us * 1e3) : 0;
         double busbw = algbw * bus_factor(kind, req.nranks);
         char chs[16];
+        /* All-to-all runs as grouped point-to-point sends, not a ring. */
+        const char *aname = kind == COLL_ALLTOALL ? "p2p" : coll_algo_name(res.algo);
         snprintf(chs, sizeof chs, "%d", res.channels);
         report_int(rep, (long long)sz);
         report_int(rep, (long long)(sz / (uint64_t)esz));
         report_str(rep, coll_dtype_name(dtype));
         if (fmt == REPORT_CSV) {
-            report_str(rep, coll_algo_name(res.algo));
+            report_str(rep, aname);
             report_str(rep, res.proto == PROTO_AUTO ? "-" : coll_proto_name(res.proto));
             report_int(rep, res.channels);
         } else {
@@ -176,7 +178,7 @@ int cmd_coll(int argc, char **argv, err *e)
         report_num(rep, algbw);
         report_num(rep, busbw);
         if (fmt != REPORT_CSV) {
-            report_str(rep, coll_algo_name(res.algo));
+            report_str(rep, aname);
             report_str(rep, res.proto == PROTO_AUTO ? "-" : coll_proto_name(res.proto));
             report_str(rep, res.channels ? chs : "-");
         }

@@ -97,9 +97,24 @@ sim_ps fabric_lat_ps(const fabric *f, fab_op op, int src, int dst)
     return 2 * one + topo_params_get(f->t)->read_extra_lat_ps;
 }
 
+/* Does the route a->b cross a PCIe link? The outstanding-request bound is a
+ * PCIe mechanism; NVLink reads are not modelled as tag-limited. */
+static int route_has_pcie(const topo *t, int a, int b)
+{
+    const int *links;
+    const int8_t *dirs;
+    int h = topo_route(t, a, b, &links, &dirs);
+    for (int i = 0; i < h; i++)
+        if (topo_link_at(t, links[i])->kind == LINK_PCIE)
+            return 1;
+    return 0;
+}
+
 double fabric_read_cap_Bps(const fabric *f, int reader, int target)
 {
     const topo_params *p = topo_params_get(f->t);
+    if (!route_has_pcie(f->t, target, reader))
+        return 0;
     sim_ps rtt = fabric_lat_ps(f, FAB_READ, target, reader);
     if (p->read_tags <= 0 || p->pcie_mrrs_bytes <= 0 || rtt <= 0)
         return 0;
@@ -274,7 +289,7 @@ int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int
         else if (r != root0)
             multiroot = 1;
     }
-    if (op == FAB_READ && f->read_link[initiator] >= 0) {
+    if (op == FAB_READ && f->read_link[initiator] >= 0 && cap > 0) {
         f->lk[nl] = f->read_link[initiator];
         f->w[nl++] = (double)n;
     }

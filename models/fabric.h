@@ -40,7 +40,8 @@ int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int
                       const char *label, err *e);
 /* Latency of a transfer: one way for a write, the round trip for a read. */
 sim_ps fabric_lat_ps(const fabric *f, fab_op op, int src, int dst);
-/* The read bound of one reader from one target: tags x request / RTT. */
+/* The read bound of one reader from one target: tags x request / RTT; 0
+ * (no bound) when the route crosses no PCIe link (NVLink reads). */
 double fabric_read_cap_Bps(const fabric *f, int reader, int target);
 /* Root port above a node in the PCI hierarchy (-1 if none). */
 int fabric_root_of(const fabric *f, int node);

@@ -66,6 +66,8 @@ static const char *nm(char *buf, const char *prefix, int i)
 #define XGMI_NS 80.0           /* socket link hop */
 #define NVL_LANE_GBps 20.6     /* usable GB/s per NVLink 4 lane */
 #define NVL_NS 250.0           /* GPU <-> NVSwitch hop */
+#define RTX_MEM_GBps 1792.0    /* RTX PRO 6000 GDDR7 peak */
+#define H200_MEM_GBps 4800.0   /* H200 HBM3e peak */
 
 int64_t topo_default_pci_lat_ps(topo_kind child, topo_kind parent)
 {
@@ -96,7 +98,7 @@ void topo_default_link(topo_link_kind k, int sm, double *bw_Bps, int64_t *lat_ps
     *lat_ps = (int64_t)(ns * 1e3 + 0.5);
 }
 
-static void set_params(topo *t, double arb_GBps, double hostmem_GBps)
+static void set_params(topo *t, double arb_GBps, double hostmem_GBps, double gpu_mem_GBps)
 {
     topo_params *p = topo_params_mut(t);
     p->pcie_mps_bytes = 256;
@@ -108,6 +110,8 @@ static void set_params(topo *t, double arb_GBps, double hostmem_GBps)
     p->graph_node_ps = 1500000;     /* uncalibrated */
     p->arb_collapse_Bps = arb_GBps * 1e9;
     p->hostmem_Bps = hostmem_GBps * 1e9;
+    p->kernel_base_ps = 2000000;    /* uncalibrated */
+    p->gpu_mem_Bps = gpu_mem_GBps * 1e9;
 }
 
 static void socket_with_mem(bld *b, int s, double mem_GBps)
@@ -124,7 +128,7 @@ static int build_2s(topo *t, err *e)
 {
     bld b = {t, e, 0};
     char n1[32], n2[32], n3[32];
-    set_params(t, 2.7, 460.8);
+    set_params(t, 2.7, 460.8, RTX_MEM_GBps);
     for (int s = 0; s < 2; s++)
         socket_with_mem(&b, s, 460.8);
     link(&b, "cpu0", "cpu1", LINK_SOCKET, 0, 83.2, XGMI_NS);
@@ -152,7 +156,7 @@ static int build_1s(topo *t, err *e)
 {
     bld b = {t, e, 0};
     char n1[32], n2[32];
-    set_params(t, 0, 266.2);
+    set_params(t, 0, 266.2, RTX_MEM_GBps);
     socket_with_mem(&b, 0, 266.2);
     for (int r = 0; r < 2; r++) {
         nm(n1, "rp", r);
@@ -175,7 +179,7 @@ static int build_hgx(topo *t, int ngpu, err *e)
 {
     bld b = {t, e, 0};
     char n1[32], n2[32], n3[32];
-    set_params(t, 0, 245.8);
+    set_params(t, 0, 245.8, H200_MEM_GBps);
     node(&b, "nvs0", TOPO_NVSWITCH, -1, NULL);
     int nsock = (ngpu + 3) / 4;
     for (int s = 0; s < nsock; s++) {
@@ -205,7 +209,7 @@ static int build_h200_8x(topo *t, err *e) { return build_hgx(t, 8, e); }
 static int build_h200_1x(topo *t, err *e)
 {
     bld b = {t, e, 0};
-    set_params(t, 0, 245.8);
+    set_params(t, 0, 245.8, H200_MEM_GBps);
     socket_with_mem(&b, 0, 245.8);
     node(&b, "rp0", TOPO_ROOT, 0, "cpu0");
     link(&b, "rp0", "cpu0", LINK_FABRIC, 0, 100.0, ROOT_NS);
@@ -220,7 +224,7 @@ static int build_pcie(topo *t, int ngpu, int star, err *e)
 {
     bld b = {t, e, 0};
     char n1[32], n2[32], n3[32];
-    set_params(t, 0, 460.8);
+    set_params(t, 0, 460.8, RTX_MEM_GBps);
     int nsock = (ngpu + 3) / 4;
     for (int s = 0; s < nsock; s++) {
         socket_with_mem(&b, s, 460.8);
