@@ -219,6 +219,34 @@ static void test_ring_shared_links(void **state)
     sched_free(s);
 }
 
+static void test_weighted_flows(void **state)
+{
+    (void)state;
+    sched *s = sched_new();
+    err e = {0};
+    /* A 12 GB/s link; a (4e6 B) crosses it with weight 2, b (8e6 B) with
+     * weight 1. Common level x: 2x + x = 12 GB/s, x = 4 GB/s each: a is done
+     * at 4e6 / 4e9 = 1 ms. b has 4e6 B left, alone at 12 GB/s: 1/3 ms =
+     * 333333333.33 ps, rounded up: b ends at 1e9 + 333333334 ps. The link
+     * carried a's bytes twice and b's once: 16e6 B. */
+    int l = sched_link(s, 12e9, "l");
+    double w2 = 2;
+    int a = sched_flow_w(s, &l, &w2, 1, 4e6, 0, 0, 0, 0, "a");
+    int b = sched_flow(s, &l, 1, 8e6, 0, 0, 0, 0, "b");
+    assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_end(s, a), 1000 * US);
+    assert_int_equal(sched_end(s, b), 1333333334LL);
+    assert_true(sched_link_bytes(s, l) == 16e6);
+    /* All-1 weights are the unweighted case: a alone, 4e6 B at 12 GB/s =
+     * 333333333.33 ps -> 333333334 ps. */
+    sched_reset(s);
+    double w1 = 1;
+    a = sched_flow_w(s, &l, &w1, 1, 4e6, 0, 0, 0, 0, "a");
+    assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_end(s, a), 333333334LL);
+    sched_free(s);
+}
+
 struct rule_ctx {
     int calls;
     int last_ntags;
@@ -458,6 +486,7 @@ int main(void)
         cmocka_unit_test(test_capped_leaves_spare),
         cmocka_unit_test(test_ring_allreduce),
         cmocka_unit_test(test_ring_shared_links),
+        cmocka_unit_test(test_weighted_flows),
         cmocka_unit_test(test_capacity_rule),
         cmocka_unit_test(test_cycle_detected),
         cmocka_unit_test(test_zero_capacity_detected),
