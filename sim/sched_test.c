@@ -289,6 +289,37 @@ static void test_capacity_rule(void **state)
     sched_free(s);
 }
 
+/* Capacity 0 as soon as two flows share the link (a deadlocking switch). */
+static double jam_rule(void *ctx, int link, const uint32_t *tags, int ntags,
+                       double nominal_Bps)
+{
+    (void)ctx, (void)link, (void)tags;
+    return ntags >= 2 ? 0 : nominal_Bps;
+}
+
+static void test_rule_starves(void **state)
+{
+    (void)state;
+    sched *s = sched_new();
+    err e = {0};
+    /* a (2e3 B at 1 GB/s) alone would end at 2 us; b arrives at 1 us (after
+     * a delay), the rule drops the link to 0: a's completion is cancelled,
+     * both stall forever: ERR_CHECK naming a (the lower task id), and
+     * neither ends. */
+    int l = sched_link(s, 1e9, "jam");
+    sched_link_rule(s, l, jam_rule, NULL);
+    int a = sched_flow(s, &l, 1, 2e3, 0, 0, 0, 0, "a");
+    int d = sched_delay(s, 1 * US, 0, "wait");
+    int b = sched_flow(s, &l, 1, 2e3, 0, 0, 0, 0, "b");
+    sched_dep(s, d, b);
+    assert_int_equal(sched_run(s, &e), ERR_CHECK);
+    assert_non_null(strstr(e.msg, "'a' can never finish: 2 flow(s) stuck"));
+    assert_int_equal(sched_end(s, a), -1);
+    assert_int_equal(sched_start(s, b), 1 * US);
+    assert_int_equal(sched_end(s, b), -1);
+    sched_free(s);
+}
+
 static void test_cycle_detected(void **state)
 {
     (void)state;
@@ -488,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_ring_shared_links),
         cmocka_unit_test(test_weighted_flows),
         cmocka_unit_test(test_capacity_rule),
+        cmocka_unit_test(test_rule_starves),
         cmocka_unit_test(test_cycle_detected),
         cmocka_unit_test(test_zero_capacity_detected),
         cmocka_unit_test(test_determinism_and_timeline),
