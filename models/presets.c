@@ -303,13 +303,13 @@ static const struct preset {
     {"rtxpro6000-8x-pcie5-1s",
      "8x RTX PRO 6000, 1x Threadripper PRO, 2 c-payne switches of 4 GPUs on 2 root complexes",
      build_1s, NULL, NULL},
-    {"h200-8x-nvswitch", "8x H200 SXM, NVLink 4 (18 lanes) via NVSwitch, 2 sockets, PCIe Gen5 "
-     "host links through 4 switches", build_h200_8x, NULL, NULL},
+    {"h200-8x-nvswitch", "8x H200 SXM, NVLink 4 (18 lanes) via NVSwitch; Gen5 host links via 4 "
+     "switches, 2 sockets", build_h200_8x, NULL, NULL},
     {"h200-1x", "1x H200, PCIe Gen5 x16 host link to socket 0", build_h200_1x, NULL, NULL},
     {"nvswitch-N", "N GPUs (1..4096) on one non-blocking NVSwitch; hosts as h200-8x-nvswitch",
      NULL, match_nvswitch, build_nvswitch_n},
-    {"pcie-N", "N GPUs (1..4096), 2 per Gen5 switch, 4 per socket, sockets in a ring "
-     "(pcie-N-star: a star around socket 0)", NULL, match_pcie, build_pcie_n},
+    {"pcie-N", "N GPUs (1..4096), 2 per Gen5 switch, 4 per socket; sockets in a ring (-star: "
+     "around socket 0)", NULL, match_pcie, build_pcie_n},
 };
 enum { NPRESETS = sizeof presets / sizeof presets[0] };
 

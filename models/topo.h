@@ -110,14 +110,14 @@ const topo_node *topo_node_at(const topo *t, int id);
 const topo_link *topo_link_at(const topo *t, int id);
 int topo_gpu_node(const topo *t, int gpu);     /* node id of GPU index gpu */
 int topo_find(const topo *t, const char *name);/* node id or -1 */
+/* Routes are computed in topo_finish for small topologies and on first use
+ * (per source, cached, thread-safe) for large ones; -1 if b is unreachable
+ * (GPUs and host memory are endpoints only, never transit nodes). */
 /* Directed hops of the data route from node a to node b: hop i uses link
  * links[i] in direction dirs[i] (0 = a->b as stored, 1 = b->a). Returns the
  * hop count; arrays are owned by the topology. */
 int topo_route(const topo *t, int a, int b, const int **links, const int8_t **dirs);
 int64_t topo_route_lat_ps(const topo *t, int a, int b);
-/* Routes are computed in topo_finish for small topologies and on first use
- * (per source, cached, thread-safe) for large ones; -1 if b is unreachable
- * (GPUs and host memory are endpoints only, never transit nodes). */
 topo_path topo_gpu_path(const topo *t, int gpu_a, int gpu_b);
 const char *topo_path_name(topo_path p, int nvlinks); /* "PIX", "NV18", ... */
 /* The nvidia-smi topo -m code for a GPU pair: X, PIX, PXB, PHB, NODE, SYS,

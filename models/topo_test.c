@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <pthread.h>
 
 #include "models/topo.h"
 
@@ -456,6 +457,54 @@ static void test_generated(void **state)
     topo_free(t);
 }
 
+typedef struct race {
+    const topo *t;
+    int first;
+    long long sum; /* sum over pairs of hops x 1e6 + latency in ns */
+} race;
+
+static void *race_routes(void *arg)
+{
+    race *r = arg;
+    int n = topo_ngpus(r->t);
+    for (int k = 0; k < n; k++) {
+        int a = (r->first + k) % n; /* threads start on different sources */
+        for (int b = 0; b < n; b++) {
+            const int *links;
+            const int8_t *dirs;
+            int na = topo_gpu_node(r->t, a), nb = topo_gpu_node(r->t, b);
+            int h = topo_route(r->t, na, nb, &links, &dirs);
+            r->sum += (long long)h * 1000000 + topo_route_lat_ps(r->t, na, nb) / 1000;
+        }
+    }
+    return NULL;
+}
+
+static void test_lazy_routes_threads(void **state)
+{
+    (void)state;
+    /* pcie-256-star has 256 GPUs + 64 host memories (> 64 endpoints), so its
+     * routes are computed lazily. Four threads asking for all routes at once,
+     * from different first sources, must each see the same routes as a
+     * single-threaded run on a fresh copy: equal sums of hops and latencies. */
+    topo *t = load("pcie-256-star"), *u = load("pcie-256-star");
+    race one = {u, 0, 0};
+    race_routes(&one);
+    race r[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        r[i] = (race){t, 64 * i, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, race_routes, &r[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        assert_true(r[i].sum == one.sum);
+    }
+    assert_true(one.sum > 0);
+    topo_free(t);
+    topo_free(u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -464,7 +513,7 @@ int main(void)
         cmocka_unit_test(test_routes_2s),     cmocka_unit_test(test_route_ties),
         cmocka_unit_test(test_pxb_phb_nvb),   cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_bad_inputs),    cmocka_unit_test(test_too_many_gpus),
-        cmocka_unit_test(test_generated),
+        cmocka_unit_test(test_generated),     cmocka_unit_test(test_lazy_routes_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,6 +86,8 @@ struct flownet {
     size_t ncl, ncf, cl_cap, cf_cap, capped_cap;
     struct lvl *heap;
     size_t nheap, heap_cap;
+    int use_heap;      /* this component finds bottlenecks with the heap */
+    int method;        /* 0 auto, 1 heap, 2 scan (flownet_method) */
     uint32_t *tags;
     size_t tags_cap;
     /* rate records */
@@ -112,8 +114,10 @@ static int grow(void *arr, size_t *cap, size_t need, size_t sz)
 
 static inline struct flow *fl(const flownet *n, int32_t f)
 {
-    return (struct flow *)pool_at(&n->flows, f);
+    return &POOL_AT(&n->flows, struct flow, f);
 }
+
+static inline double max2(double a, double b) { return a > b ? a : b; }
 
 flownet *flownet_new(void)
 {
@@ -264,9 +268,11 @@ int32_t flownet_finish(flownet *n, int flow, int64_t now_ps)
             j++;
         ASSERTF(j < l->nflows, "flow %d missing from link %d", flow, li);
         double wj = l->fw[j];
-        memmove(&l->flows[j], &l->flows[j + 1],
-                (size_t)(l->nflows - j - 1) * sizeof(int32_t));
-        memmove(&l->fw[j], &l->fw[j + 1], (size_t)(l->nflows - j - 1) * sizeof(double));
+        size_t tail = (size_t)(l->nflows - j - 1);
+        if (tail) {  /* keep arrival order */
+            memmove(&l->flows[j], &l->flows[j + 1], tail * sizeof(int32_t));
+            memmove(&l->fw[j], &l->fw[j + 1], tail * sizeof(double));
+        }
         l->nflows--;
         l->wsum = l->nflows ? l->wsum - wj : 0;
         l->bytes += p->bytes * wj;
@@ -323,8 +329,16 @@ static void heap_pop(flownet *n)
     n->heap[i] = e;
 }
 
-/* Fix flow f at rate x: take x from each of its links and re-queue their
- * new levels. */
+/* The common rate at which link l saturates: its remaining capacity over
+ * the weight of its unfixed flows (the weight may drift below 0 by rounding
+ * while nfree > 0 says flows are left). */
+static inline double level(const struct link *l)
+{
+    return l->rem_Bps / max2(l->wfree, FLOWNET_EPS);
+}
+
+/* Fix flow f at rate x: take x (times its weight) from each of its links and
+ * re-queue their new levels. */
 static int fix(flownet *n, int32_t f, double x)
 {
     struct flow *p = fl(n, f);
@@ -339,8 +353,8 @@ static int fix(flownet *n, int32_t f, double x)
         l->nfree--;
         l->wfree -= wk;
         l->hver++;
-        if (l->nfree > 0 && !l->done &&
-            heap_push(n, l->rem_Bps / fmax(l->wfree, FLOWNET_EPS), p->links[k], l->hver))
+        if (n->use_heap && l->nfree > 0 && !l->done &&
+            heap_push(n, level(l), p->links[k], l->hver))
             return -1;
     }
     return 0;
@@ -370,6 +384,12 @@ static int fill(flownet *n)
         p->new_Bps = x;
         return 0;
     }
+    /* The next bottleneck: a lazy heap costs O(log) per link update, a scan
+     * O(links) per round; scan when links are few for the flows' routes. */
+    size_t nrefs = 0;
+    for (size_t i = 0; i < n->ncl; i++)
+        nrefs += (size_t)n->links[n->cl[i]].nflows;
+    n->use_heap = n->method ? n->method == 1 : n->ncl * n->ncl > 32 * nrefs;
     n->nheap = 0;
     for (size_t i = 0; i < n->ncl; i++) {
         struct link *l = &n->links[n->cl[i]];
@@ -378,7 +398,7 @@ static int fill(flownet *n)
         l->wfree = l->wsum;
         l->done = 0;
         l->hver++;
-        if (l->nfree > 0 && heap_push(n, l->rem_Bps / l->wfree, n->cl[i], l->hver))
+        if (n->use_heap && l->nfree > 0 && heap_push(n, level(l), n->cl[i], l->hver))
             return -1;
     }
     size_t ncapped = 0;
@@ -403,18 +423,36 @@ static int fill(flownet *n)
     }
     size_t nfixed = 0, ci = 0;
     while (nfixed < n->ncf) {
-        while (n->nheap) {
-            const struct lvl *t = &n->heap[0];
-            const struct link *l = &n->links[t->link];
-            if (t->ver == l->hver && !l->done && l->nfree > 0)
-                break;
-            heap_pop(n);
+        int32_t li = -1;
+        double xl = INFINITY;
+        if (n->use_heap) {
+            while (n->nheap) {
+                const struct lvl *t = &n->heap[0];
+                const struct link *l = &n->links[t->link];
+                if (t->ver == l->hver && !l->done && l->nfree > 0)
+                    break;
+                heap_pop(n);
+            }
+            if (n->nheap) {
+                xl = n->heap[0].level;
+                li = n->heap[0].link;
+            }
+        } else {
+            for (size_t i = 0; i < n->ncl; i++) {
+                const struct link *l = &n->links[n->cl[i]];
+                if (l->done || l->nfree <= 0)
+                    continue;
+                double lv = level(l);
+                if (lv < xl) {
+                    xl = lv;
+                    li = n->cl[i];
+                }
+            }
         }
         while (ci < ncapped && fl(n, ck[ci].f)->fixed)
             ci++;
-        double xl = n->nheap ? n->heap[0].level : INFINITY;
         double xc = ci < ncapped ? ck[ci].cap : INFINITY;
-        ASSERTF(n->nheap || ci < ncapped, "%zu flows left with no constraint",
+        ASSERTF(li >= 0 || ci < ncapped, "%zu flows left with no constraint",
                 n->ncf - nfixed);
         if (ci < ncapped && xc <= xl) {
             if (fix(n, ck[ci].f, xc))
@@ -422,8 +460,8 @@ static int fill(flownet *n)
             nfixed++;
             continue;
         }
-        int32_t li = n->heap[0].link;
-        heap_pop(n);
+        if (n->use_heap)
+            heap_pop(n);
         struct link *l = &n->links[li];
         l->done = 1;
         for (int32_t j = 0; j < l->nflows; j++) {
@@ -506,7 +544,7 @@ static int reschedule(flownet *n, int64_t now, evq *q, uint32_t kind)
         int32_t f = n->cf[i];
         struct flow *p = fl(n, f);
         double x = p->new_Bps, old = p->rate_Bps;
-        if (fabs(x - old) <= FLOWNET_EPS * fmax(x, old))
+        if (fabs(x - old) <= FLOWNET_EPS * max2(x, old))
             continue;
         if (old > 0)
             p->rem_bytes -= old * (double)(now - p->last_ps) * 1e-12;
@@ -525,7 +563,8 @@ static int reschedule(flownet *n, int64_t now, evq *q, uint32_t kind)
                 evq_cancel(q, p->ev);
             p->ev = -1;
         } else if (p->ev >= 0) {
-            evq_move(q, p->ev, t);
+            if (evq_move(q, p->ev, t))
+                return -1;
         } else {
             p->ev = evq_push(q, t, kind, f);
             if (p->ev < 0)
@@ -543,7 +582,7 @@ static int record(flownet *n, int64_t now)
         double sum = 0;
         for (int32_t j = 0; j < l->nflows; j++)
             sum += fl(n, l->flows[j])->rate_Bps * l->fw[j];
-        if (fabs(sum - l->rate_Bps) <= FLOWNET_EPS * fmax(sum, l->rate_Bps))
+        if (fabs(sum - l->rate_Bps) <= FLOWNET_EPS * max2(sum, l->rate_Bps))
             continue;
         l->rate_Bps = sum;
         if (l->last_rec >= 0 && n->recs[l->last_rec].t == now) {
@@ -570,8 +609,11 @@ int flownet_solve(flownet *n, int64_t now_ps, evq *q, uint32_t kind)
     int rc = 0;
     for (size_t i = 0; i < n->ndirty && rc == 0; i++) {
         int32_t l0 = n->dirty[i];
-        if (n->links[l0].seen == n->gen)
+        const struct link *d = &n->links[l0];
+        if (d->seen == n->gen)
             continue;
+        if (d->nflows == 0 && !d->rule && !n->recording)
+            continue;  /* emptied: nothing to re-rate, no rule to call */
         rc = component(n, l0);
         if (rc == 0)
             rc = apply_rules(n);
@@ -611,6 +653,7 @@ const int32_t *flownet_flow_links(const flownet *n, int flow, int *nlinks)
 }
 
 void flownet_record(flownet *n, int on) { n->recording = on != 0; }
+void flownet_method(flownet *n, int method) { n->method = method; }
 size_t flownet_nrecords(const flownet *n) { return n->nrecs; }
 
 void flownet_record_get(const flownet *n, size_t i, int64_t *time_ps, int *link,

@@ -63,6 +63,10 @@ int32_t flownet_flow_user(const flownet *n, int flow);
 double flownet_flow_rate(const flownet *n, int flow);  /* bytes/s */
 const int32_t *flownet_flow_links(const flownet *n, int flow, int *nlinks);
 
+/* How the next bottleneck is found: 0 auto (by component shape), 1 a lazy
+ * heap of link levels, 2 a scan of the links. Same rates; for tests. */
+void flownet_method(flownet *n, int method);
+
 /* Rate records: when on (default off), every change of a link's total rate
  * is logged as (time, link, bytes/s), in time order, for timelines. */
 void flownet_record(flownet *n, int on);
