@@ -361,12 +361,36 @@ static int fix(flownet *n, int32_t f, double x)
 }
 
 
-static int cmp_capkey(const void *a, const void *b)
+static inline int capkey_less(const struct capkey *x, const struct capkey *y)
 {
-    const struct capkey *x = a, *y = b;
-    if (x->cap != y->cap)
-        return x->cap < y->cap ? -1 : 1;
-    return (x->f > y->f) - (x->f < y->f);
+    return x->cap < y->cap || (x->cap == y->cap && x->f < y->f);
+}
+
+static void capkey_down(struct capkey *v, size_t i, size_t n)
+{
+    struct capkey e = v[i];
+    for (size_t c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && capkey_less(&v[c], &v[c + 1]))
+            c++;
+        if (!capkey_less(&e, &v[c]))
+            break;
+        v[i] = v[c];
+    }
+    v[i] = e;
+}
+
+/* Heapsort by (cap, flow id): in place (qsort may allocate), and the keys
+ * are unique, so the order is fully determined. */
+static void capkey_sort(struct capkey *v, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        capkey_down(v, i, n);
+    for (size_t m = n; m > 1; m--) {
+        struct capkey t = v[0];
+        v[0] = v[m - 1];
+        v[m - 1] = t;
+        capkey_down(v, 0, m - 1);
+    }
 }
 
 /* Progressive filling over the component in n->cl / n->cf: sets new_Bps. */
@@ -419,7 +443,7 @@ static int fill(flownet *n)
             if (p->cap_Bps > 0)
                 ck[j++] = (struct capkey){p->cap_Bps, n->cf[i]};
         }
-        qsort(ck, ncapped, sizeof(*ck), cmp_capkey);
+        capkey_sort(ck, ncapped);
     }
     size_t nfixed = 0, ci = 0;
     while (nfixed < n->ncf) {
