@@ -6,9 +6,11 @@
  * generation counter so nothing is cleared between solves), applies the
  * capacity rules of its dirty links, and runs progressive filling on that
  * component alone: all unfixed flows rise together; the next constraint to
- * saturate (a link's (capacity - fixed rates) / unfixed flows, or a flow's
- * own cap) fixes its flows at that level. Link levels only grow as flows get
- * fixed, so a lazy min-heap of (level, link) finds the next one. A flow whose
+ * saturate (a link's (capacity - weighted fixed rates) / weight of unfixed
+ * flows, or a flow's own cap) fixes its flows at that level. Link levels only
+ * grow as flows get fixed, so a lazy min-heap of (level, link) finds the next
+ * one; components with few links for their flows scan the links instead
+ * (docs/model.md "Engine"). A flow whose
  * rate changed (beyond FLOWNET_EPS) gets its remaining bytes brought up to
  * the solve time and its completion event moved; the others keep theirs.
  * A finished flow stays listed, dead, on its links until the next solve
