@@ -89,10 +89,13 @@ int sweep_check(const sweep_grid *g, const sweep_runner *r, err *e)
         sweep_entry en = sweep_grid_entry(g, i);
         for (int k = 0; k < 2; k++) {
             err sub = {0};
-            if (has[k] && r->check(r->ctx, (sweep_kind)k, NULL, en.key, en.value, &sub) != 0)
-                return err_at(e, sweep_grid_name(g), en.line, "%s=%s%s%s: %s", en.key,
-                              en.value, has[1 - k] ? " for a " : "",
-                              has[1 - k] ? sweep_kind_name((sweep_kind)k) : "", sub.msg);
+            if (!has[k] || r->check(r->ctx, (sweep_kind)k, NULL, en.key, en.value, &sub) == 0)
+                continue;
+            if (strstr(sub.msg, en.key) && !has[1 - k])   /* it names the knob already */
+                return err_at(e, sweep_grid_name(g), en.line, "%s", sub.msg);
+            return err_at(e, sweep_grid_name(g), en.line, "%s=%s%s%s: %s", en.key, en.value,
+                          has[1 - k] ? " for a " : "",
+                          has[1 - k] ? sweep_kind_name((sweep_kind)k) : "", sub.msg);
         }
     }
     return 0;
