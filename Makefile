@@ -58,7 +58,7 @@ KERN_SRC := $(wildcard kernels/*.cu)
 KERN_OBJ := $(KERN_SRC:%.cu=$(BUILD)/cuobj/%.o)
 HAVE_CUDA := $(shell test -x $(NVCC) && test -f $(CUDA_HOME)/include/cuda_runtime.h && echo 1 || echo 0)
 HAVE_NCCL := $(shell test -f $(NCCL_HOME)/include/nccl.h && echo 1 || echo 0)
-CUDA_CFLAGS := -I$(CUDA_HOME)/include -I$(NCCL_HOME)/include
+CUDA_CFLAGS := -isystem $(CUDA_HOME)/include -isystem $(NCCL_HOME)/include
 CUDA_LIBDIRS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -L$(NCCL_HOME)/lib -L$(NCCL_HOME)/lib64
 CUDA_LIBS := $(CUDA_LIBDIRS) -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib \
              -Wl,-rpath,$(NCCL_HOME)/lib -lnccl -lcudart -lstdc++ -lm -lpthread -ldl -lrt
@@ -127,7 +127,7 @@ check: all
 	$(Q)$(MAKE) --no-print-directory check-asan
 	@echo "make check: all tests passed"
 
-check-gpu: all
+check-gpu: $(HWCHECK)
 	$(Q)scripts/check-gpu.sh $(BUILD)/hwcheck
 
 bench: $(BUILD)/collsim $(BENCH_BIN)

@@ -25,6 +25,10 @@ typedef struct replay_opts {
     double compute_scale;  /* multiply compute durations (another GPU); 1 = as is */
     int measured;          /* 1 = use a collective's measured_us when it has one */
     double coll_us;        /* > 0: every allreduce takes this long (what-if) */
+    double launch_us;      /* >= 0: per-kernel launch cost instead of the topology's */
+    double graph_node_us;  /* >= 0: per graph node cost instead of the topology's */
+    int captured_overhead; /* 1 = launch costs are already in the trace's gaps
+                              (imported traces: "meta overhead captured") */
 } replay_opts;
 
 /* Totals over the whole replay; *_us per cycle are averages. */
@@ -42,7 +46,7 @@ typedef struct replay_result {
 
 typedef struct replay replay;
 
-/* Defaults: no overrides, graph -1, compute_scale 1, coll_us 0. */
+/* Defaults: no overrides, graph -1, compute_scale 1, coll_us 0, launch -1. */
 void replay_opts_init(replay_opts *o);
 /* A replay on topology t through predictor c (both borrowed). NULL on OOM. */
 replay *replay_new(const topo *t, coll_ctx *c, const replay_opts *o);

@@ -47,6 +47,19 @@ typedef struct whatif_scenario {
     double accept_len;           /* mean tokens produced per cycle (>= 1) */
     int accept_nhist;            /* > 0: accept_hist[i] = P(i+1 tokens); overrides mean */
     double accept_hist[WHATIF_HIST_MAX];
+    /* compute model details (docs/scenario.md) */
+    int compute_tp;              /* tp the compute terms hold for; scaled by compute_tp/tp */
+    int moe_experts, moe_topk;   /* routed experts: the per-token term saturates as
+                                    distinct experts run out (0 = linear in tokens) */
+    /* Derivation of the compute terms from one measured point, done at run
+     * time when weight_us_per_layer, token_us_per_layer or draft_step_us is
+     * < 0: plain decode, batch 1, on calib_topo with calib_env and ring. */
+    double calib_tok_per_s;
+    char calib_topo[WHATIF_STR];
+    nccl_env calib_env;
+    double weight_MB_per_layer;  /* per GPU: weights read once per forward (split) */
+    double token_MB_per_layer;   /* per GPU: weights read per token (routed experts) */
+    double draft_MB;             /* per GPU: draft head weights read per draft forward */
 } whatif_scenario;
 
 typedef struct whatif_result {
@@ -58,6 +71,9 @@ typedef struct whatif_result {
     coll_algo algo;              /* what that allreduce ran */
     coll_proto proto;
     int channels;
+    double weight_us_per_layer;  /* the compute terms used (derived or given) */
+    double token_us_per_layer;
+    double draft_step_us;
 } whatif_result;
 
 typedef struct whatif_ctx whatif_ctx;
@@ -81,6 +97,15 @@ int whatif_run(const whatif_scenario *s, whatif_result *out, err *e);  /* fresh 
  * none in range (e.g. EAGLE-3 loses even with every draft token accepted). */
 int whatif_solve(whatif_ctx *c, const whatif_scenario *s, const char *key,
                  double *value, err *e);
+/* Fill the compute terms that are < 0 (weight_us_per_layer,
+ * token_us_per_layer, draft_step_us) from the calibration point, in place. */
+int whatif_derive(whatif_ctx *c, whatif_scenario *s, err *e);
+/* The ops of one cycle producing `tokens` tokens (traces/trace.h), passed to
+ * fn in order; the compute terms must be >= 0 (whatif_derive). */
+struct trace_op;
+typedef int whatif_op_fn(void *arg, const struct trace_op *op, err *e);
+int whatif_emit_cycle(const whatif_scenario *s, double tokens, whatif_op_fn *fn, void *arg,
+                      err *e);
 /* Knob names and one-line descriptions, i = 0.. (NULL past the end). */
 const char *whatif_key_name(int i);
 const char *whatif_key_desc(int i);

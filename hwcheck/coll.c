@@ -1,0 +1,437 @@
+/* `hwcheck coll`: NCCL collectives and the project's allreduce kernels over
+ * a size sweep, in the layout of nccl-tests (and of `collsim coll`), every
+ * result checked against the CPU reference (hwcheck/ref.c). Ranks are the
+ * GPUs 0..n-1, or with --virtual-ranks N, N ranks on GPU 0 with their own
+ * buffers and streams (every kernel of a call must be resident at once, so
+ * the block count is capped by the occupancy of one call per rank).
+ * Inputs are fresh random data for every size; outputs are filled with NaN
+ * before each run so that an element nobody wrote counts as wrong. */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwcheck/modes.h"
+
+enum { MAXR = GPU_MAX };
+
+typedef struct rank_bufs {
+    int dev;
+    cudaStream_t s;
+    int own_stream;
+    void *in, *out, *inbox;
+    kern_signal *sig;
+    void *h_in;
+} rank_bufs;
+
+typedef struct state {
+    int n, virt, custom;
+    kern_ar_algo algo;
+    int blocks;            /* custom kernels: blocks per call (all ranks) */
+    int blocks_cap;        /* virtual ranks: occupancy limit, 0 = none */
+    rank_bufs r[MAXR];
+    void *h_out;
+    float *expect, *scale;
+    cudaGraphExec_t exec[MAXR];
+    int nexec;
+    cudaEvent_t fork, join[MAXR];
+} state;
+
+static ncclDataType_t nccl_type(ref_dtype t)
+{
+    return t == REF_BF16 ? ncclBfloat16 : t == REF_FP16 ? ncclFloat16 : ncclFloat32;
+}
+
+static void free_state(state *st)
+{
+    for (int i = 0; i < st->nexec; i++)
+        cudaGraphExecDestroy(st->exec[i]);
+    for (int r = 0; r < st->n; r++) {
+        rank_bufs *b = &st->r[r];
+        cudaSetDevice(b->dev);
+        cudaFree(b->in);
+        cudaFree(b->out);
+        cudaFree(b->inbox);
+        cudaFree(b->sig);
+        if (b->own_stream)
+            cudaStreamDestroy(b->s);
+        if (st->join[r])
+            cudaEventDestroy(st->join[r]);
+        free(b->h_in);
+    }
+    if (st->fork)
+        cudaEventDestroy(st->fork);
+    free(st->h_out);
+    free(st->expect);
+    free(st->scale);
+}
+
+static int setup(gpu_ctx *g, const opts *o, state *st, err *e)
+{
+    size_t esz = ref_dtype_bytes(o->dtype);
+    size_t max = (size_t)o->max_bytes;
+    size_t inbox = 0;
+    if (st->custom)
+        inbox = (st->algo == KERN_ONESHOT_PUSH || st->algo == KERN_TWOSHOT_PUSH)
+                    ? max * (size_t)st->n : max;
+    for (int r = 0; r < st->n; r++) {
+        rank_bufs *b = &st->r[r];
+        b->dev = st->virt ? 0 : r;
+        GPU_CU(b->dev, cudaSetDevice(b->dev));
+        if (st->virt) {
+            GPU_CU(b->dev, cudaStreamCreateWithFlags(&b->s, cudaStreamNonBlocking));
+            b->own_stream = 1;
+            GPU_CU(b->dev, cudaEventCreateWithFlags(&st->join[r], cudaEventDisableTiming));
+        } else {
+            b->s = g->stream[r];
+        }
+        GPU_CU(b->dev, cudaMalloc(&b->in, max));
+        GPU_CU(b->dev, cudaMalloc(&b->out, max));
+        if (inbox)
+            GPU_CU(b->dev, cudaMalloc(&b->inbox, inbox));
+        GPU_CU(b->dev, cudaMalloc((void **)&b->sig, KERN_SIGNAL_BYTES));
+        GPU_CU(b->dev, cudaMemset(b->sig, 0, KERN_SIGNAL_BYTES));
+        b->h_in = malloc(max);
+        if (!b->h_in)
+            return err_set(e, ERR_SYSTEM, "out of host memory (%zu bytes)", max);
+    }
+    if (st->virt)
+        GPU_CU(0, cudaEventCreateWithFlags(&st->fork, cudaEventDisableTiming));
+    st->h_out = malloc(max);
+    st->expect = malloc(max / esz * sizeof(float));
+    st->scale = malloc(max / esz * sizeof(float));
+    if (!st->h_out || !st->expect || !st->scale)
+        return err_set(e, ERR_SYSTEM, "out of host memory");
+    if (st->virt) {
+        int per_sm = 0;
+        GPU_CU(0, kern_ar_blocks_per_sm(st->algo, (kern_dtype)o->dtype, &per_sm));
+        st->blocks_cap = g->sms[0] * per_sm / st->n;
+        if (st->blocks_cap < 1)
+            return err_set(e, ERR_SYSTEM, "GPU 0: %d virtual ranks do not fit at once", st->n);
+        if (st->blocks_cap > KERN_MAX_BLOCKS)
+            st->blocks_cap = KERN_MAX_BLOCKS;
+    }
+    return 0;
+}
+
+/* One collective on every rank (eager; also used while capturing). */
+static int enqueue(gpu_ctx *g, const opts *o, state *st, size_t in_count, size_t out_count,
+                   err *e)
+{
+    if (st->custom) {
+        kern_ar_args a;
+        memset(&a, 0, sizeof a);
+        a.nranks = st->n;
+        a.dtype = (kern_dtype)o->dtype;
+        a.count = in_count;
+        a.blocks = st->blocks;
+        a.ctl = g->ctl_dev;
+        a.timeout_ns = (uint64_t)(o->timeout_ms * 1e6);
+        for (int r = 0; r < st->n; r++) {
+            a.in[r] = st->r[r].in;
+            a.out[r] = st->r[r].out;
+            a.inbox[r] = st->r[r].inbox;
+            a.sig[r] = st->r[r].sig;
+        }
+        for (int r = 0; r < st->n; r++) {
+            if (r == o->drop_rank)
+                continue;
+            a.rank = r;
+            GPU_CU(st->r[r].dev, cudaSetDevice(st->r[r].dev));
+            GPU_CU(st->r[r].dev, kern_allreduce(st->algo, &a, st->r[r].s));
+        }
+        return 0;
+    }
+    ncclDataType_t dt = nccl_type(o->dtype);
+    size_t esz = ref_dtype_bytes(o->dtype), per = out_count / (size_t)st->n;
+    GPU_NC(0, ncclGroupStart());
+    for (int r = 0; r < st->n; r++) {
+        rank_bufs *b = &st->r[r];
+        ncclComm_t c = g->comm[r];
+        switch (o->coll) {
+        case REF_ALLREDUCE:
+            GPU_NC(r, ncclAllReduce(b->in, b->out, in_count, dt, ncclSum, c, b->s));
+            break;
+        case REF_REDUCESCATTER:
+            GPU_NC(r, ncclReduceScatter(b->in, b->out, out_count, dt, ncclSum, c, b->s));
+            break;
+        case REF_ALLGATHER:
+            GPU_NC(r, ncclAllGather(b->in, b->out, in_count, dt, c, b->s));
+            break;
+        case REF_BROADCAST:
+            GPU_NC(r, ncclBroadcast(b->in, b->out, in_count, dt, o->root, c, b->s));
+            break;
+        default:
+            for (int p = 0; p < st->n; p++) {
+                GPU_NC(r, ncclSend((char *)b->in + (size_t)p * per * esz, per, dt, p, c, b->s));
+                GPU_NC(r, ncclRecv((char *)b->out + (size_t)p * per * esz, per, dt, p, c, b->s));
+            }
+            break;
+        }
+    }
+    GPU_NC(0, ncclGroupEnd());
+    return 0;
+}
+
+static void drop_graphs(state *st)
+{
+    for (int i = 0; i < st->nexec; i++)
+        cudaGraphExecDestroy(st->exec[i]);
+    st->nexec = 0;
+}
+
+/* Capture one collective: real ranks, one graph per GPU (each stream is
+ * captured on its own device); virtual ranks, one graph forking to every
+ * rank's stream and joining back. */
+static int capture(gpu_ctx *g, const opts *o, state *st, size_t in_count, size_t out_count,
+                   err *e)
+{
+    drop_graphs(st);
+    int ncap = st->virt ? 1 : st->n;
+    for (int r = 0; r < ncap; r++) {
+        GPU_CU(st->r[r].dev, cudaSetDevice(st->r[r].dev));
+        GPU_CU(st->r[r].dev, cudaStreamBeginCapture(st->r[r].s, cudaStreamCaptureModeThreadLocal));
+    }
+    if (st->virt) {
+        GPU_CU(0, cudaEventRecord(st->fork, st->r[0].s));
+        for (int r = 1; r < st->n; r++)
+            GPU_CU(0, cudaStreamWaitEvent(st->r[r].s, st->fork, 0));
+    }
+    TRY(enqueue(g, o, st, in_count, out_count, e));
+    if (st->virt)
+        for (int r = 1; r < st->n; r++) {
+            GPU_CU(0, cudaEventRecord(st->join[r], st->r[r].s));
+            GPU_CU(0, cudaStreamWaitEvent(st->r[0].s, st->join[r], 0));
+        }
+    for (int r = 0; r < ncap; r++) {
+        cudaGraph_t graph;
+        GPU_CU(st->r[r].dev, cudaSetDevice(st->r[r].dev));
+        GPU_CU(st->r[r].dev, cudaStreamEndCapture(st->r[r].s, &graph));
+        cudaError_t rc = cudaGraphInstantiate(&st->exec[r], graph, 0);
+        cudaGraphDestroy(graph);
+        if (rc != cudaSuccess)
+            return err_set(e, ERR_SYSTEM, "GPU %d: cudaGraphInstantiate: %s", st->r[r].dev,
+                           cudaGetErrorString(rc));
+        st->nexec = r + 1;
+    }
+    return 0;
+}
+
+static int launch_once(gpu_ctx *g, const opts *o, state *st, size_t in_count, size_t out_count,
+                       err *e)
+{
+    if (!o->graph)
+        return enqueue(g, o, st, in_count, out_count, e);
+    for (int i = 0; i < st->nexec; i++) {
+        GPU_CU(st->r[i].dev, cudaSetDevice(st->r[i].dev));
+        GPU_CU(st->r[i].dev, cudaGraphLaunch(st->exec[i], st->r[i].s));
+    }
+    return 0;
+}
+
+static int wait_ranks(gpu_ctx *g, state *st, const char *what, err *e)
+{
+    for (int r = 0; r < st->n; r++)
+        TRY(gpu_wait(g, st->r[r].dev, st->r[r].s, what, e));
+    return 0;
+}
+
+static int fill_inputs(const opts *o, state *st, size_t in_count, uint64_t seed, err *e)
+{
+    size_t bytes = in_count * ref_dtype_bytes(o->dtype);
+    for (int r = 0; r < st->n; r++) {
+        rank_bufs *b = &st->r[r];
+        ref_fill(o->dtype, b->h_in, in_count, seed, r);
+        GPU_CU(b->dev, cudaSetDevice(b->dev));
+        GPU_CU(b->dev, cudaMemcpy(b->in, b->h_in, bytes, cudaMemcpyHostToDevice));
+        GPU_CU(b->dev, cudaMemset(b->out, 0xff, (size_t)o->max_bytes)); /* NaN */
+    }
+    return 0;
+}
+
+static int check_outputs(const opts *o, state *st, size_t in_count, size_t out_count,
+                         long long *wrong, err *e)
+{
+    const void *in[MAXR];
+    for (int r = 0; r < st->n; r++)
+        in[r] = st->r[r].h_in;
+    int same = o->coll != REF_REDUCESCATTER && o->coll != REF_ALLTOALL;
+    int roundings = 0;
+    for (int r = 0; r < st->n; r++) {
+        rank_bufs *b = &st->r[r];
+        GPU_CU(b->dev, cudaSetDevice(b->dev));
+        GPU_CU(b->dev, cudaMemcpy(st->h_out, b->out, out_count * ref_dtype_bytes(o->dtype),
+                                  cudaMemcpyDeviceToHost));
+        if (r == 0 || !same)
+            roundings = ref_expect(o->coll, o->dtype, st->n, o->root, in, in_count, out_count, r,
+                                   st->expect, st->scale);
+        *wrong += (long long)ref_check(o->dtype, st->h_out, st->expect, st->scale, out_count,
+                                       roundings);
+    }
+    return 0;
+}
+
+static void nccl_choice(char *algo, size_t na, char *proto, size_t np, int *channels)
+{
+    const char *a = getenv("NCCL_ALGO"), *p = getenv("NCCL_PROTO");
+    const char *mn = getenv("NCCL_MIN_NCHANNELS"), *mx = getenv("NCCL_MAX_NCHANNELS");
+    snprintf(algo, na, "%s", a && *a ? a : "auto");
+    for (char *c = algo; *c; c++)
+        *c = (char)tolower((unsigned char)*c);
+    snprintf(proto, np, "%s", p && *p ? p : "auto");
+    *channels = mn && mx && !strcmp(mn, mx) ? atoi(mn) : 0;
+}
+
+static int sweep(gpu_ctx *g, const opts *o, state *st, out_file *out, long long *total_wrong,
+                 err *e)
+{
+    report *rp = out->rep;
+    size_t esz = ref_dtype_bytes(o->dtype);
+    uint64_t size = o->min_bytes;
+    int step = 0;
+    for (;;) {
+        size_t in_count, out_count;
+        ref_counts(o->coll, (size_t)size, o->dtype, st->n, &in_count, &out_count);
+        if (in_count == 0 || (st->custom && size % KERN_PACK_BYTES != 0)) {
+            report_note(rp, "size %llu skipped: not a multiple of %s", (unsigned long long)size,
+                        st->custom ? "16 bytes" : "the element size times the ranks");
+        } else {
+            if (st->custom) {
+                kern_ar_args a;
+                memset(&a, 0, sizeof a);
+                a.count = in_count;
+                a.dtype = (kern_dtype)o->dtype;
+                a.blocks = o->blocks;
+                st->blocks = kern_ar_blocks(&a);
+                if (st->blocks_cap && st->blocks > st->blocks_cap)
+                    st->blocks = st->blocks_cap;
+            }
+            uint64_t seed = o->seed * 1000003u + (uint64_t)step;
+            TRY(fill_inputs(o, st, in_count, seed, e));
+            gpu_ctl_reset(g);
+            if (o->graph)
+                TRY(capture(g, o, st, in_count, out_count, e));
+            for (int i = 0; i < o->warmup; i++)
+                TRY(launch_once(g, o, st, in_count, out_count, e));
+            TRY(wait_ranks(g, st, "warm-up", e));
+            double t0 = gpu_now_us();
+            for (int i = 0; i < o->iters; i++)
+                TRY(launch_once(g, o, st, in_count, out_count, e));
+            TRY(wait_ranks(g, st, st->custom ? opts_impl_name(o->impl) : ref_coll_name(o->coll), e));
+            double us = (gpu_now_us() - t0) / o->iters;
+            long long wrong = 0;
+            for (int c = 0; c < o->check; c++) {
+                if (c > 0) { /* another round on fresh data */
+                    TRY(fill_inputs(o, st, in_count, seed + 7919u * (uint64_t)c, e));
+                    TRY(launch_once(g, o, st, in_count, out_count, e));
+                    TRY(wait_ranks(g, st, "check", e));
+                }
+                TRY(check_outputs(o, st, in_count, out_count, &wrong, e));
+            }
+            char algo[32], proto[32];
+            int channels;
+            if (st->custom) {
+                snprintf(algo, sizeof algo, "%s", opts_impl_name(o->impl));
+                snprintf(proto, sizeof proto, "-");
+                channels = st->blocks;
+            } else {
+                nccl_choice(algo, sizeof algo, proto, sizeof proto, &channels);
+            }
+            double algbw = (double)size / (us * 1e3);
+            report_int(rp, (long long)size);
+            report_int(rp, (long long)(size / esz));
+            report_str(rp, ref_dtype_name(o->dtype));
+            report_str(rp, algo);
+            report_str(rp, proto);
+            report_int(rp, channels);
+            report_num(rp, us);
+            report_num(rp, algbw);
+            report_num(rp, algbw * ref_bus_factor(o->coll, st->n));
+            report_str(rp, opts_impl_name(o->impl));
+            report_int(rp, o->graph);
+            report_int(rp, o->check ? wrong : -1);
+            report_end_row(rp);
+            *total_wrong += wrong;
+        }
+        if (size >= o->max_bytes)
+            break;
+        uint64_t next = (uint64_t)((double)size * o->factor);
+        size = next > size ? next : size + 1;
+        if (size > o->max_bytes)
+            size = o->max_bytes;
+        step++;
+    }
+    drop_graphs(st);
+    return 0;
+}
+
+int coll_measure(gpu_ctx *g, const opts *o, out_file *out, long long *wrong, err *e)
+{
+    state st;
+    memset(&st, 0, sizeof st);
+    st.custom = o->impl != OPTS_IMPL_NCCL;
+    st.virt = o->vranks > 0;
+    st.n = st.virt ? o->vranks : g->n;
+    st.algo = (kern_ar_algo)(o->impl - 1);
+    if (st.custom && !st.virt) {
+        if (st.n > KERN_MAX_RANKS)
+            return err_set(e, ERR_USAGE, "coll: the custom kernels run on at most %d ranks (-g)",
+                           KERN_MAX_RANKS);
+        for (int i = 0; i < st.n; i++)
+            for (int j = 0; j < st.n; j++)
+                if (i != j && !g->peer[i][j]) {
+                    report_note(out->rep, "skipped: GPU %d cannot access GPU %d's memory; the "
+                                "custom kernels need peer access between every pair", i, j);
+                    return 0;
+                }
+    }
+    if (!st.custom)
+        TRY(gpu_nccl(g, o->env, o->nenv, e));
+    if (!st.custom && o->coll == REF_BROADCAST && o->root >= st.n)
+        return err_set(e, ERR_USAGE, "coll: --root %d but only %d ranks", o->root, st.n);
+    int rc = setup(g, o, &st, e);
+    if (rc == 0) {
+        if (st.virt && (o->blocks == 0 || o->blocks > st.blocks_cap))
+            report_note(out->rep, "%d virtual ranks on GPU 0: at most %d blocks per rank so that "
+                        "all ranks are resident at once", st.n, st.blocks_cap);
+        rc = sweep(g, o, &st, out, wrong, e);
+    }
+    free_state(&st);
+    return rc;
+}
+
+int coll_run(int argc, char **argv, err *e)
+{
+    opts o;
+    opts_init(&o, OPTS_COLL);
+    TRY(opts_parse(&o, argc, argv, e));
+    if (o.help) {
+        opts_usage(stdout, "coll", "[allreduce|reducescatter|allgather|broadcast|alltoall]", OPTS_COLL);
+        return 0;
+    }
+    if (o.list) {
+        for (int c = 0; c < REF_NCOLLS; c++)
+            printf("%s\n", ref_coll_name((ref_coll)c));
+        return 0;
+    }
+    gpu_ctx *g = NULL;
+    int rc = gpu_open(&g, o.vranks ? 1 : o.ngpus, o.timeout_ms, argc, argv, e);
+    if (rc == 0 && o.vranks)
+        meas_extra(&g->meta, "virtual_ranks", "%d (on GPU 0, separate buffers and streams)",
+                   o.vranks);
+    out_file out;
+    if (rc == 0)
+        rc = out_open(&out, o.out, o.fmt, MEAS_COLL, &g->meta, e);
+    if (rc == 0) {
+        long long wrong = 0;
+        rc = coll_measure(g, &o, &out, &wrong, e);
+        if (rc == 0)
+            rc = out_commit(&out, e);
+        else
+            out_abort(&out);
+        if (rc == 0 && wrong > 0)
+            rc = err_set(e, ERR_CHECK, "coll: %lld wrong elements (see the #wrong column)", wrong);
+    }
+    gpu_close(g);
+    return rc;
+}

@@ -1,0 +1,29 @@
+/* hwcheck's modes. Each X_run parses its options (argv[0] is the mode name)
+ * and runs on the visible GPUs; each X_measure does the work on an open
+ * context and writes rows into an open output, so `all` can run every mode
+ * on one context. The mode table itself is in hwcheck/main.c. */
+#ifndef HWCHECK_MODES_H
+#define HWCHECK_MODES_H
+
+#include "hwcheck/gpu.h"
+#include "hwcheck/opts.h"
+#include "hwcheck/out.h"
+#include "sim/err.h"
+
+int coll_run(int argc, char **argv, err *e);   /* hwcheck/coll.c */
+int p2p_run(int argc, char **argv, err *e);    /* hwcheck/xfer.c */
+int flows_run(int argc, char **argv, err *e);  /* hwcheck/xfer.c */
+int host_run(int argc, char **argv, err *e);   /* hwcheck/xfer.c */
+int launch_run(int argc, char **argv, err *e); /* hwcheck/launch.c */
+int replay_run(int argc, char **argv, err *e); /* hwcheck/replay.c */
+int all_run(int argc, char **argv, err *e);    /* hwcheck/all.c */
+
+/* Collective sweep of o on g into out; *wrong receives the total of wrong
+ * elements (the caller turns it into ERR_CHECK). Notes go to out. */
+int coll_measure(gpu_ctx *g, const opts *o, out_file *out, long long *wrong, err *e);
+/* Transfers of one pattern (p2p, flows, host) into out; skips with a note
+ * when the pattern needs more GPUs. */
+int xfer_measure(gpu_ctx *g, const opts *o, const char *pattern, out_file *out, err *e);
+int launch_measure(gpu_ctx *g, const opts *o, out_file *out, err *e);
+
+#endif

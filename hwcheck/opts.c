@@ -1,0 +1,330 @@
+/* Option table and parser. Each option has a setter; parsing walks argv,
+ * accepts "--name value", "--name=value" and "-x value", and rejects an
+ * option that the mode does not take, so a typo never runs silently. */
+#include "hwcheck/opts.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/cli.h"
+
+typedef int opt_set_fn(opts *o, const char *arg, err *e);
+
+typedef struct opt_def {
+    const char *name;  /* long name without "--" */
+    char shrt;         /* short flag or 0 */
+    const char *arg;   /* metavar, NULL for a switch */
+    int modes;         /* OPTS_* bits */
+    const char *help;
+    opt_set_fn *set;
+} opt_def;
+
+static int set_min(opts *o, const char *a, err *e) { return cli_parse_size("-b", a, &o->min_bytes, e); }
+static int set_max(opts *o, const char *a, err *e) { return cli_parse_size("-e", a, &o->max_bytes, e); }
+
+static int set_factor(opts *o, const char *a, err *e)
+{
+    TRY(cli_parse_double("-f", a, &o->factor, e));
+    if (o->factor < 1.0)
+        return err_set(e, ERR_USAGE, "-f: step factor %g must be >= 1", o->factor);
+    return 0;
+}
+
+static int set_long(const char *what, const char *a, long lo, long hi, int *out, err *e)
+{
+    long v;
+    TRY(cli_parse_long(what, a, lo, hi, &v, e));
+    *out = (int)v;
+    return 0;
+}
+
+static int set_ngpus(opts *o, const char *a, err *e) { return set_long("-g", a, 1, 64, &o->ngpus, e); }
+static int set_iters(opts *o, const char *a, err *e) { return set_long("-n", a, 1, 10000000, &o->iters, e); }
+static int set_warmup(opts *o, const char *a, err *e) { return set_long("-w", a, 0, 1000000, &o->warmup, e); }
+static int set_check(opts *o, const char *a, err *e) { return set_long("-c", a, 0, 1000, &o->check, e); }
+static int set_vranks(opts *o, const char *a, err *e) { return set_long("--virtual-ranks", a, 2, 8, &o->vranks, e); }
+static int set_blocks(opts *o, const char *a, err *e) { return set_long("--blocks", a, 1, 36, &o->blocks, e); }
+static int set_root(opts *o, const char *a, err *e) { return set_long("--root", a, 0, 63, &o->root, e); }
+
+static int set_drop(opts *o, const char *a, err *e)
+{
+    return set_long("--drop-rank", a, 0, 7, &o->drop_rank, e);
+}
+
+static int set_dtype(opts *o, const char *a, err *e)
+{
+    if (ref_dtype_parse(a, &o->dtype) != 0)
+        return err_set(e, ERR_USAGE, "-d: unknown data type '%s' (bf16, fp16, fp32)", a);
+    return 0;
+}
+
+static int set_impl(opts *o, const char *a, err *e)
+{
+    if (opts_impl_parse(a, &o->impl) != 0)
+        return err_set(e, ERR_USAGE,
+                       "--impl: unknown '%s' (nccl, oneshot, twoshot, oneshot-push, twoshot-push)", a);
+    return 0;
+}
+
+static int set_graph(opts *o, const char *a, err *e)
+{
+    (void)a, (void)e;
+    o->graph = 1;
+    return 0;
+}
+
+static int set_list(opts *o, const char *a, err *e)
+{
+    (void)a, (void)e;
+    o->list = 1;
+    return 0;
+}
+
+static int set_help(opts *o, const char *a, err *e)
+{
+    (void)a, (void)e;
+    o->help = 1;
+    return 0;
+}
+
+static int set_env(opts *o, const char *a, err *e)
+{
+    const char *eq = strchr(a, '=');
+    if (!eq || eq == a)
+        return err_set(e, ERR_USAGE, "--env: '%s' is not NAME=VALUE", a);
+    if (!strncmp(a, "NCCL_NVLS_ENABLE=", 17) && strcmp(eq + 1, "0") != 0)
+        return err_set(e, ERR_USAGE,
+                       "--env: hwcheck never uses NVLink multicast (NCCL_NVLS_ENABLE must be 0)");
+    if (o->nenv >= OPTS_MAX_ENV)
+        return err_set(e, ERR_USAGE, "--env: more than %d settings", OPTS_MAX_ENV);
+    o->env[o->nenv++] = a;
+    return 0;
+}
+
+static int set_format(opts *o, const char *a, err *e) { return cli_parse_format(a, &o->fmt, e); }
+
+static int set_out(opts *o, const char *a, err *e)
+{
+    (void)e;
+    o->out = a;
+    return 0;
+}
+
+static int set_pattern(opts *o, const char *a, err *e)
+{
+    (void)e;
+    o->pattern = a; /* checked against the pattern table by the mode */
+    return 0;
+}
+
+static int set_op(opts *o, const char *a, err *e)
+{
+    if (!strcmp(a, "read"))
+        o->op = OPTS_OP_READ;
+    else if (!strcmp(a, "write"))
+        o->op = OPTS_OP_WRITE;
+    else if (!strcmp(a, "copy"))
+        o->op = OPTS_OP_COPY;
+    else if (!strcmp(a, "all"))
+        o->op = OPTS_OP_ALL;
+    else
+        return err_set(e, ERR_USAGE, "--op: '%s' (read, write, copy or all)", a);
+    return 0;
+}
+
+static int set_timeout(opts *o, const char *a, err *e)
+{
+    TRY(cli_parse_double("--timeout-ms", a, &o->timeout_ms, e));
+    if (o->timeout_ms < 1 || o->timeout_ms > 600000)
+        return err_set(e, ERR_USAGE, "--timeout-ms: %g out of range [1, 600000]", o->timeout_ms);
+    return 0;
+}
+
+static int set_seed(opts *o, const char *a, err *e)
+{
+    long v;
+    TRY(cli_parse_long("--seed", a, 0, 2147483647L, &v, e));
+    o->seed = (uint64_t)v;
+    return 0;
+}
+
+enum { XFER = OPTS_P2P | OPTS_FLOWS | OPTS_HOST };
+
+static const opt_def table[] = {
+    {"minbytes", 'b', "SIZE", OPTS_COLL | XFER, "smallest size (K/M/G suffixes)", set_min},
+    {"maxbytes", 'e', "SIZE", OPTS_COLL | XFER, "largest size", set_max},
+    {"stepfactor", 'f', "F", OPTS_COLL | XFER, "multiply the size by F each step", set_factor},
+    {"ngpus", 'g', "N", OPTS_COLL | OPTS_P2P | OPTS_FLOWS | OPTS_HOST | OPTS_REPLAY,
+     "use GPUs 0..N-1 (default: all visible)", set_ngpus},
+    {"iters", 'n', "N", OPTS_ANY & ~OPTS_ALL, "timed iterations", set_iters},
+    {"warmup_iters", 'w', "N", OPTS_ANY & ~OPTS_ALL, "untimed warm-up iterations", set_warmup},
+    {"check", 'c', "N", OPTS_COLL, "check results N times per size (0: no check)", set_check},
+    {"datatype", 'd', "T", OPTS_COLL, "bf16, fp16 or fp32", set_dtype},
+    {"impl", 0, "I", OPTS_COLL, "nccl, oneshot, twoshot, oneshot-push, twoshot-push", set_impl},
+    {"graph", 0, NULL, OPTS_COLL | OPTS_REPLAY, "run inside a CUDA graph", set_graph},
+    {"virtual-ranks", 0, "N", OPTS_COLL, "run the custom kernels as N ranks on GPU 0", set_vranks},
+    {"blocks", 0, "N", OPTS_COLL | OPTS_REPLAY, "blocks per custom allreduce (default as vLLM)",
+     set_blocks},
+    {"root", 0, "R", OPTS_COLL, "broadcast root", set_root},
+    {"env", 0, "NAME=VALUE", OPTS_COLL | OPTS_REPLAY | OPTS_ALL,
+     "set an (NCCL) environment variable before NCCL starts", set_env},
+    {"pattern", 0, "P", OPTS_FLOWS, "pattern name (--list shows them)", set_pattern},
+    {"op", 0, "OP", OPTS_P2P | OPTS_FLOWS, "read, write, copy, or all (default)", set_op},
+    {"list", 0, NULL, OPTS_FLOWS | OPTS_COLL, "list the patterns (flows) or collectives", set_list},
+    {"timeout-ms", 0, "MS", OPTS_ANY, "device-side wait limit (default 2000)", set_timeout},
+    {"seed", 0, "S", OPTS_COLL, "seed of the random inputs", set_seed},
+    {"drop-rank", 0, "R", OPTS_COLL,
+     "test hook: never launch rank R of a custom kernel (the others must time out)", set_drop},
+    {"format", 0, "F", OPTS_ANY & ~OPTS_ALL, "table, csv or json", set_format},
+    {"output", 'o', "PATH", OPTS_ANY, "write to PATH (a directory for `all`)", set_out},
+    {"help", 'h', NULL, OPTS_ANY, "this help", set_help},
+};
+enum { NOPTS = sizeof table / sizeof table[0] };
+
+void opts_init(opts *o, int mode)
+{
+    memset(o, 0, sizeof *o);
+    o->mode = mode;
+    o->coll = REF_ALLREDUCE;
+    o->factor = 2;
+    o->iters = 20;
+    o->warmup = 5;
+    o->check = 1;
+    o->dtype = REF_BF16;
+    o->impl = OPTS_IMPL_NCCL;
+    o->fmt = REPORT_TABLE;
+    o->timeout_ms = 2000;
+    o->seed = 1;
+    o->drop_rank = -1;
+    o->min_bytes = 1024;
+    o->max_bytes = 16u << 20;
+    if (mode & (OPTS_P2P | OPTS_FLOWS)) {
+        o->min_bytes = o->max_bytes = 64u << 20;
+        o->iters = 10;
+        o->warmup = 2;
+    } else if (mode == OPTS_HOST) {
+        o->min_bytes = 4096;
+        o->max_bytes = 256u << 20;
+        o->factor = 4;
+        o->iters = 10;
+        o->warmup = 2;
+    } else if (mode == OPTS_LAUNCH) {
+        o->iters = 1000;
+        o->warmup = 100;
+    } else if (mode == OPTS_REPLAY) {
+        o->iters = 3;
+        o->warmup = 1;
+    }
+}
+
+static const opt_def *find(const char *a, const char **inline_arg)
+{
+    *inline_arg = NULL;
+    if (a[0] == '-' && a[1] == '-') {
+        const char *name = a + 2, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        for (int i = 0; i < NOPTS; i++)
+            if (strlen(table[i].name) == len && !strncmp(table[i].name, name, len)) {
+                *inline_arg = eq ? eq + 1 : NULL;
+                return &table[i];
+            }
+        return NULL;
+    }
+    if (a[0] == '-' && a[1] && !a[2])
+        for (int i = 0; i < NOPTS; i++)
+            if (table[i].shrt == a[1])
+                return &table[i];
+    return NULL;
+}
+
+int opts_parse(opts *o, int argc, char **argv, err *e)
+{
+    const char *mode = argv[0];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val;
+        if (a[0] != '-' || !a[1]) {
+            if (o->npos >= OPTS_MAX_POS)
+                return err_set(e, ERR_USAGE, "too many arguments ('%s')", a);
+            o->pos[o->npos++] = a;
+            continue;
+        }
+        const opt_def *d = find(a, &val);
+        if (!d || !(d->modes & o->mode))
+            return err_set(e, ERR_USAGE, "%s: unknown option '%s' (try hwcheck %s --help)",
+                           mode, a, mode);
+        if (d->arg && !val) {
+            if (i + 1 >= argc)
+                return err_set(e, ERR_USAGE, "%s: option '%s' needs a value (%s)", mode, a, d->arg);
+            val = argv[++i];
+        } else if (!d->arg && val) {
+            return err_set(e, ERR_USAGE, "%s: option '%s' takes no value", mode, a);
+        }
+        TRY(d->set(o, val, e));
+    }
+    if (o->min_bytes > o->max_bytes)
+        return err_set(e, ERR_USAGE, "%s: -b %llu is larger than -e %llu", mode,
+                       (unsigned long long)o->min_bytes, (unsigned long long)o->max_bytes);
+    if (o->min_bytes == 0)
+        return err_set(e, ERR_USAGE, "%s: -b must be positive", mode);
+    if (o->mode == OPTS_COLL && o->npos > 0 && !o->list) {
+        if (ref_coll_parse(o->pos[0], &o->coll) != 0)
+            return err_set(e, ERR_USAGE,
+                           "coll: unknown collective '%s' (allreduce, reducescatter, allgather, "
+                           "broadcast, alltoall)", o->pos[0]);
+        if (o->npos > 1)
+            return err_set(e, ERR_USAGE, "coll: unexpected argument '%s'", o->pos[1]);
+    }
+    if (o->mode == OPTS_COLL && o->impl != OPTS_IMPL_NCCL && o->coll != REF_ALLREDUCE)
+        return err_set(e, ERR_USAGE, "coll: --impl %s runs allreduce only",
+                       opts_impl_name(o->impl));
+    if (o->mode == OPTS_COLL && o->vranks && o->impl == OPTS_IMPL_NCCL)
+        return err_set(e, ERR_USAGE,
+                       "coll: --virtual-ranks needs a custom kernel (--impl oneshot|twoshot|...)");
+    if (o->mode != OPTS_COLL && o->mode != OPTS_REPLAY && o->npos > 0)
+        return err_set(e, ERR_USAGE, "%s: unexpected argument '%s'", mode, o->pos[0]);
+    return 0;
+}
+
+void opts_help(FILE *f, int mode)
+{
+    for (int i = 0; i < NOPTS; i++) {
+        const opt_def *d = &table[i];
+        if (!(d->modes & mode))
+            continue;
+        char left[64];
+        if (d->shrt)
+            snprintf(left, sizeof left, "-%c, --%s%s%s", d->shrt, d->name, d->arg ? " " : "",
+                     d->arg ? d->arg : "");
+        else
+            snprintf(left, sizeof left, "    --%s%s%s", d->name, d->arg ? " " : "",
+                     d->arg ? d->arg : "");
+        fprintf(f, "  %-30s %s\n", left, d->help);
+    }
+}
+
+void opts_usage(FILE *f, const char *mode, const char *args, int mask)
+{
+    fprintf(f, "usage: hwcheck %s [options] %s\n\noptions:\n", mode, args);
+    opts_help(f, mask);
+}
+
+static const char *const impl_names[OPTS_NIMPLS] = {"nccl", "oneshot", "twoshot", "oneshot-push",
+                                                     "twoshot-push"};
+
+const char *opts_impl_name(opts_impl i) { return impl_names[i]; }
+
+int opts_impl_parse(const char *s, opts_impl *out)
+{
+    for (int i = 0; i < OPTS_NIMPLS; i++)
+        if (!strcmp(s, impl_names[i])) {
+            *out = (opts_impl)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *opts_op_name(opts_op op)
+{
+    static const char *const names[] = {"all", "read", "write", "copy"};
+    return names[op];
+}

@@ -1,0 +1,116 @@
+/* Unit tests of hwcheck's option parsing: nccl-tests flags, modes that do
+ * not take an option, bad values, the NVLink-multicast refusal. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "hwcheck/opts.h"
+
+static int parse(opts *o, int mode, int argc, const char **argv, err *e)
+{
+    opts_init(o, mode);
+    return opts_parse(o, argc, (char **)argv, e);
+}
+
+static void test_nccl_tests_flags(void **state)
+{
+    (void)state;
+    opts o;
+    err e = {0};
+    const char *a[] = {"coll", "allgather", "-b", "8K", "-e", "128M", "-f", "4", "-g", "2",
+                       "-n", "50", "-w", "3", "-c", "2", "-d", "half", "--graph",
+                       "--env", "NCCL_PROTO=LL", "--format=csv"};
+    assert_int_equal(parse(&o, OPTS_COLL, 22, a, &e), 0);
+    /* 8K = 8192, 128M = 2^27; half = fp16; one env setting; csv. */
+    assert_int_equal(o.coll, REF_ALLGATHER);
+    assert_int_equal(o.min_bytes, 8192);
+    assert_int_equal(o.max_bytes, 128u << 20);
+    assert_true(o.factor == 4.0);
+    assert_true(o.ngpus == 2 && o.iters == 50 && o.warmup == 3 && o.check == 2);
+    assert_int_equal(o.dtype, REF_FP16);
+    assert_int_equal(o.graph, 1);
+    assert_int_equal(o.nenv, 1);
+    assert_string_equal(o.env[0], "NCCL_PROTO=LL");
+    assert_int_equal(o.fmt, REPORT_CSV);
+}
+
+static void test_custom(void **state)
+{
+    (void)state;
+    opts o;
+    err e = {0};
+    const char *a[] = {"coll", "--impl", "twoshot-push", "--virtual-ranks", "4"};
+    assert_int_equal(parse(&o, OPTS_COLL, 5, a, &e), 0);
+    assert_int_equal(o.impl, OPTS_IMPL_TWOSHOT_PUSH);
+    assert_int_equal(o.vranks, 4);
+    /* Virtual ranks without a custom kernel, or a custom kernel for a
+     * collective other than allreduce: usage errors. */
+    const char *b[] = {"coll", "--virtual-ranks", "4"};
+    assert_int_equal(parse(&o, OPTS_COLL, 3, b, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "--virtual-ranks"));
+    const char *c[] = {"coll", "broadcast", "--impl", "oneshot"};
+    assert_int_equal(parse(&o, OPTS_COLL, 4, c, &e), ERR_USAGE);
+    /* 9 virtual ranks is beyond the kernels' 8. */
+    const char *d[] = {"coll", "--impl", "oneshot", "--virtual-ranks", "9"};
+    assert_int_equal(parse(&o, OPTS_COLL, 5, d, &e), ERR_USAGE);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    opts o;
+    err e = {0};
+    /* Unknown flag; -d for a mode that has no data type; missing value; -b > -e;
+     * unknown collective; bad impl; NVLink multicast asked for. */
+    const char *a[] = {"coll", "--frob"};
+    assert_int_equal(parse(&o, OPTS_COLL, 2, a, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "--frob"));
+    const char *b[] = {"host", "-d", "bf16"};
+    assert_int_equal(parse(&o, OPTS_HOST, 3, b, &e), ERR_USAGE);
+    const char *c[] = {"coll", "-b"};
+    assert_int_equal(parse(&o, OPTS_COLL, 2, c, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "needs a value"));
+    const char *d[] = {"coll", "-b", "1M", "-e", "1K"};
+    assert_int_equal(parse(&o, OPTS_COLL, 5, d, &e), ERR_USAGE);
+    const char *f[] = {"coll", "allreduse"};
+    assert_int_equal(parse(&o, OPTS_COLL, 2, f, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "allreduse"));
+    const char *g[] = {"coll", "--impl", "ring"};
+    assert_int_equal(parse(&o, OPTS_COLL, 3, g, &e), ERR_USAGE);
+    const char *h[] = {"coll", "--env", "NCCL_NVLS_ENABLE=1"};
+    assert_int_equal(parse(&o, OPTS_COLL, 3, h, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "multicast"));
+    const char *i[] = {"coll", "--env", "NCCL_NVLS_ENABLE=0"};
+    assert_int_equal(parse(&o, OPTS_COLL, 3, i, &e), 0);
+    const char *j[] = {"p2p", "--op", "sideways"};
+    assert_int_equal(parse(&o, OPTS_P2P, 3, j, &e), ERR_USAGE);
+    const char *k[] = {"launch", "extra"};
+    assert_int_equal(parse(&o, OPTS_LAUNCH, 2, k, &e), ERR_USAGE);
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    opts o;
+    /* host sweeps 4K..256M by 4; p2p one 64M size; read+write+copy by default. */
+    opts_init(&o, OPTS_HOST);
+    assert_true(o.min_bytes == 4096 && o.max_bytes == 256u << 20 && o.factor == 4.0);
+    opts_init(&o, OPTS_P2P);
+    assert_true(o.min_bytes == 64u << 20 && o.op == OPTS_OP_ALL);
+    assert_true(o.timeout_ms == 2000.0);
+    assert_string_equal(opts_impl_name(OPTS_IMPL_ONESHOT_PUSH), "oneshot-push");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nccl_tests_flags),
+        cmocka_unit_test(test_custom),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_defaults),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,125 @@
+#!/bin/bash
+# hwcheck's GPU tests (make check-gpu): run on a machine with at least one GPU.
+#   scripts/check-gpu.sh build/hwcheck
+# 1. The four custom allreduce kernels against the CPU reference, on fresh
+#    random data, for every dtype, several sizes (16 B .. 3 MiB, including
+#    sizes where some ranks own empty slices), as 2, 4 and 8 virtual ranks;
+#    also inside a CUDA graph, with a single block, and on the real GPUs.
+# 2. NCCL collectives (all five, every dtype) on the visible GPUs.
+# 3. The never-hang guarantee: a rank that never starts makes its peers time
+#    out on the device; hwcheck must exit 4 naming the GPU and the barrier.
+# 4. host, launch, p2p, flows and all run and write the documented headers;
+#    patterns that need more GPUs say so.
+# Prints one line per case and a summary; exits 1 if any case failed.
+set -u
+HW=${1:-build/hwcheck}
+if [ ! -x "$HW" ]; then echo "check-gpu: $HW not built (needs CUDA and NCCL)"; exit 2; fi
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0 fail=0
+failed=()
+
+# run NAME EXPECTED_RC COMMAND...: the command's csv goes to $TMP/out, stderr to $TMP/err.
+run() {
+    local name=$1 want=$2
+    shift 2
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    local rc=$?
+    if [ "$rc" != "$want" ]; then
+        fail=$((fail + 1)); failed+=("$name")
+        echo "FAIL $name: exit $rc (expected $want): $*"
+        tail -5 "$TMP/err" | sed 's/^/     /'
+        return 1
+    fi
+    return 0
+}
+
+# A coll csv must have rows, and every row wrong == 0 (last column).
+coll_ok() {
+    local name=$1 rows bad
+    rows=$(grep -v '^#' "$TMP/out" | grep -vc '^size_bytes' || true)
+    bad=$(grep -v '^#' "$TMP/out" | grep -v '^size_bytes' | awk -F, '$NF != 0' | wc -l)
+    if [ "$rows" -lt 1 ] || [ "$bad" != 0 ]; then
+        fail=$((fail + 1)); failed+=("$name")
+        echo "FAIL $name: $rows rows, $bad with wrong elements"
+        grep -v '^#' "$TMP/out" | head -20 | sed 's/^/     /'
+        return 1
+    fi
+    pass=$((pass + 1))
+    printf 'ok   %-44s %2d sizes, 0 wrong\n' "$name" "$rows"
+}
+
+has() { # has NAME FILE TEXT: file contains text
+    if grep -qF -- "$3" "$2"; then pass=$((pass + 1)); echo "ok   $1"; else
+        fail=$((fail + 1)); failed+=("$1"); echo "FAIL $1: '$3' not found"; sed 's/^/     /' "$2" | head -20; fi
+}
+
+ngpu=$("$HW" coll -b 4K -e 4K -n 1 -w 0 --format csv 2>/dev/null | grep -c '^# topo: GPU' || true)
+echo "check-gpu: $ngpu GPU(s)"
+
+# 1. custom kernels, virtual ranks
+for impl in oneshot twoshot oneshot-push twoshot-push; do
+    for v in 2 4 8; do
+        for d in bf16 fp16 fp32; do
+            n="$impl v$v $d"
+            run "$n" 0 "$HW" coll --impl $impl --virtual-ranks $v -d $d -b 16 -e 3M -f 4 \
+                -n 5 -w 2 -c 2 --seed $((RANDOM + 1)) --format csv && coll_ok "$n"
+            # 48 B steps: 48, 192, 768 ... 3 MiB (3 packs: uneven slices)
+        done
+    done
+    n="$impl v4 bf16 graph"
+    run "$n" 0 "$HW" coll --impl $impl --virtual-ranks 4 --graph -b 48 -e 3M -f 4 -n 5 -w 2 \
+        --seed $((RANDOM + 1)) --format csv && coll_ok "$n"
+    n="$impl v8 fp16 1 block"
+    run "$n" 0 "$HW" coll --impl $impl --virtual-ranks 8 --blocks 1 -d fp16 -b 48 -e 768K -f 4 \
+        -n 3 -w 1 --format csv && coll_ok "$n"
+    n="$impl v3 fp32 odd ranks"
+    run "$n" 0 "$HW" coll --impl $impl --virtual-ranks 3 -d fp32 -b 48 -e 3M -f 4 -n 3 -w 1 \
+        --format csv && coll_ok "$n"
+    if [ "$ngpu" -ge 2 ]; then
+        n="$impl $ngpu GPUs bf16"
+        run "$n" 0 "$HW" coll --impl $impl -b 16 -e 16M -f 4 -n 5 -w 2 --format csv && coll_ok "$n"
+        n="$impl $ngpu GPUs fp32 graph"
+        run "$n" 0 "$HW" coll --impl $impl --graph -d fp32 -b 16 -e 16M -f 4 -n 5 -w 2 --format csv &&
+            coll_ok "$n"
+    fi
+done
+
+# 2. NCCL
+for c in allreduce reducescatter allgather broadcast alltoall; do
+    for d in bf16 fp16 fp32; do
+        n="nccl $c $d"
+        run "$n" 0 "$HW" coll $c -d $d -b 1K -e 4M -f 4 -n 5 -w 2 -c 2 --format csv && coll_ok "$n"
+    done
+done
+n="nccl allreduce graph"
+run "$n" 0 "$HW" coll allreduce --graph -b 1K -e 4M -f 4 -n 5 -w 2 --format csv && coll_ok "$n"
+n="nccl allreduce NCCL_PROTO=Simple"
+run "$n" 0 "$HW" coll allreduce --env NCCL_PROTO=Simple -b 1K -e 1M -f 4 -n 5 -w 2 --format csv &&
+    coll_ok "$n" && has "$n: proto column" "$TMP/out" ",Simple,"
+n="NVLS refused from the environment"
+NCCL_NVLS_ENABLE=1 run "$n" 2 "$HW" coll -b 1K -e 1K && has "$n" "$TMP/err" "multicast"
+
+# 3. never hangs: rank 1 never launched; its peers time out after 300 ms
+for impl in oneshot twoshot-push; do
+    n="$impl: missing rank -> timeout, exit 4"
+    start=$(date +%s)
+    run "$n" 4 timeout 60 "$HW" coll --impl $impl --virtual-ranks 4 --drop-rank 1 -b 1M -e 1M \
+        -n 1 -w 0 --timeout-ms 300 && has "$n" "$TMP/err" "GPU 0:" &&
+        has "$n: names the barrier" "$TMP/err" "start barrier"
+    echo "     (gave up after $(($(date +%s) - start)) s)"
+done
+
+# 4. the other modes
+run "host" 0 "$HW" host -b 1M -e 16M -f 4 --format csv &&
+    has "host: header" "$TMP/out" "case,pattern,op,flow,src,dst,bytes,time_us,bw_GBps"
+run "launch" 0 "$HW" launch --format csv && has "launch: graph-node row" "$TMP/out" "graph-node,"
+run "p2p" 0 "$HW" p2p -b 1M -e 1M --format csv && has "p2p: metadata" "$TMP/out" "# kind: p2p"
+if [ "$ngpu" -lt 2 ]; then has "p2p on 1 GPU says why" "$TMP/out" "needs at least 2 GPUs"; fi
+run "flows same-uplink" 0 "$HW" flows --pattern same-uplink -b 1M -e 1M --format csv &&
+    has "flows: kind" "$TMP/out" "# kind: flows"
+run "launch -o FILE" 0 "$HW" launch -o "$TMP/launch.csv" -n 100 &&
+    has "atomic -o file" "$TMP/launch.csv" "# format: collsim-meas 1"
+
+echo "check-gpu: $pass passed, $fail failed"
+[ "$fail" = 0 ] || { printf '  failed: %s\n' "${failed[@]}"; exit 1; }

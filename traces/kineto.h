@@ -1,0 +1,67 @@
+/* Import of PyTorch profiler / Kineto Chrome-trace JSON (plain or gzipped,
+ * one file per rank) into the collsim trace format. Each file is parsed as a
+ * stream (yajl over zlib's gzread, 64 KiB chunks, no DOM): only compact
+ * records of GPU kernels, launch calls, step annotations and sized
+ * communication ops are kept, so memory grows with the kernel count, not
+ * with the file's text. docs/traces.md describes the rules. */
+#ifndef TRACES_KINETO_H
+#define TRACES_KINETO_H
+
+#include <stdint.h>
+
+#include "models/coll.h"
+#include "sim/err.h"
+#include "traces/trace.h"
+
+/* Where a collective's size came from, in order of preference. */
+typedef enum kineto_size_src {
+    KSIZE_NONE, KSIZE_KERNEL_ARGS, KSIZE_PARAM_COMMS, KSIZE_ANNOTATION, KSIZE_CPU_OP,
+    KSIZE_N
+} kineto_size_src;
+
+/* One communication kernel of a rank, in start order. */
+typedef struct kineto_comm {
+    coll_kind kind;
+    coll_algo algo;          /* ALGO_ONESHOT/TWOSHOT for custom kernels, else AUTO */
+    uint64_t bytes;          /* 0 if unknown */
+    int elem_bytes;          /* element size of the dtype, 0 if unknown */
+    kineto_size_src src;
+    int group;               /* group size from the args, 0 if unknown */
+    int64_t ts_ns, dur_ns;   /* as captured (absolute clock of the file) */
+    int stream;              /* Kineto stream id */
+} kineto_comm;
+
+typedef struct kineto_rank kineto_rank;
+
+/* Parse one file. ERR_SYSTEM if unreadable, ERR_INPUT "file:line: what" for
+ * bad JSON or a truncated / corrupted gzip stream. */
+int kineto_load(const char *path, kineto_rank **out, err *e);
+void kineto_free(kineto_rank *k);                      /* NULL ok */
+int kineto_rank_id(const kineto_rank *k);              /* distributedInfo.rank, -1 */
+int kineto_world_size(const kineto_rank *k);           /* -1 if absent */
+long kineto_nevents(const kineto_rank *k);             /* traceEvents entries */
+long kineto_nkernels(const kineto_rank *k);            /* kernels + memcpy + memset */
+long kineto_nsteps(const kineto_rank *k);              /* step annotations used */
+long kineto_ncomm(const kineto_rank *k);
+const kineto_comm *kineto_comm_at(const kineto_rank *k, long i);
+
+typedef struct kineto_opts {
+    double tokens_per_cycle; /* tokens per cycle when a step does not say (default 1) */
+    uint64_t default_bytes;  /* size for collectives with none found; 0 = leave 0 */
+} kineto_opts;
+
+typedef struct kineto_summary {
+    int nranks, rank;        /* files, rank whose program was written */
+    long cycles, kernels, comm, sized, dropped;
+    double max_end_spread_us;/* multi-rank: end-time spread of matched collectives */
+    double wait_us;          /* written rank: total waiting inside collectives */
+} kineto_summary;
+
+/* Write the program of the lowest rank of ranks[0..n-1] (already loaded) to
+ * w, matching the k-th collective of every rank: measured_us = the shortest
+ * duration across ranks (the transfer), wait_us = the rest. ERR_INPUT if the
+ * ranks' collective sequences disagree. */
+int kineto_write(kineto_rank *const *ranks, int n, const kineto_opts *o,
+                 trace_writer *w, kineto_summary *s, err *e);
+
+#endif

@@ -1,0 +1,432 @@
+/* Replay: a critical-path walk over the ops of a trace. Each stream carries
+ * its current time and the breakdown of the path that led to it (compute,
+ * communication, launch/graph overhead, idle, in ps); an op advances its
+ * stream, a wait adopts the other stream's time and breakdown if it is
+ * later, and a cycle or phase start joins all streams to the latest one.
+ * So a cycle's breakdown is that of its critical path and sums to its time
+ * exactly. Collective times come from coll_predict through a small
+ * open-addressing cache keyed by the request (a collective on an otherwise
+ * idle fabric is a pure function of the request), so a 10,000-cycle trace
+ * makes a handful of predictions. Concurrent collectives on two streams are
+ * each predicted alone (docs/model.md states this limit). */
+#include "traces/replay.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "traces/trace.h"
+
+enum { CACHE_SLOTS = 1024, TL_MAX = 1 << 16 };
+
+typedef struct spath {
+    sim_ps t;                      /* time since the cycle started */
+    sim_ps part[4];                /* compute, comm, launch, idle */
+} spath;
+
+enum { P_COMPUTE, P_COMM, P_LAUNCH, P_IDLE };
+
+typedef struct cache_ent {
+    int used;
+    coll_kind kind;
+    uint64_t bytes;
+    coll_dtype dtype;
+    int nranks, graph;
+    coll_algo algo;
+    sim_ps time_ps;
+} cache_ent;
+
+typedef struct tl_ev {
+    int stream;
+    sim_ps start, end;
+    trace_op_kind kind;
+    char label[TRACE_NAME_MAX];
+} tl_ev;
+
+struct replay {
+    const topo *t;
+    coll_ctx *c;
+    replay_opts o;
+    sim_ps launch_ps, node_ps;
+    int ngpus;
+    spath s[TRACE_MAX_STREAMS];
+    int in_cycle;
+    double cycle_tokens;
+    int graph;                     /* current phase runs as a CUDA graph */
+    trace_phase phase;
+    sim_ps phase_start;
+    /* totals */
+    long cycles;
+    double tokens;
+    sim_ps total, part[4], phase_ps[PHASE_N];
+    uint64_t ops, colls, predictions;
+    cache_ent cache[CACHE_SLOTS];
+    /* timeline of the first cycle */
+    FILE *tl;
+    tl_ev *tlev;
+    int ntl, tl_done;
+};
+
+static sim_ps us_to_ps(double us) { return (sim_ps)llround(us * 1e6); }
+
+void replay_opts_init(replay_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->allreduce = ALGO_AUTO;
+    o->proto = PROTO_AUTO;
+    o->env.p2p_level = -1;
+    o->env.algo = ALGO_AUTO;
+    o->env.proto = PROTO_AUTO;
+    o->graph = -1;
+    o->compute_scale = 1.0;
+    o->launch_us = -1;
+    o->graph_node_us = -1;
+}
+
+replay *replay_new(const topo *t, coll_ctx *c, const replay_opts *o)
+{
+    replay *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->t = t;
+    r->c = c;
+    if (o)
+        r->o = *o;
+    else
+        replay_opts_init(&r->o);
+    const topo_params *tp = t ? topo_params_get(t) : NULL;
+    if (tp && !r->o.captured_overhead) {
+        r->launch_ps = tp->launch_ps;
+        r->node_ps = tp->graph_node_ps;
+    }
+    if (r->o.launch_us >= 0)
+        r->launch_ps = us_to_ps(r->o.launch_us);
+    if (r->o.graph_node_us >= 0)
+        r->node_ps = us_to_ps(r->o.graph_node_us);
+    if (r->o.captured_overhead)
+        r->launch_ps = r->node_ps = 0;
+    r->ngpus = t ? topo_ngpus(t) : 0;
+    return r;
+}
+
+void replay_free(replay *r)
+{
+    if (!r)
+        return;
+    free(r->tlev);
+    free(r);
+}
+
+void replay_timeline(replay *r, FILE *f) { r->tl = f; }
+
+static void tl_add(replay *r, int stream, sim_ps start, sim_ps end, const trace_op *op)
+{
+    if (!r->tl || r->tl_done || start == end)
+        return;
+    if (!r->tlev && !(r->tlev = calloc(TL_MAX, sizeof *r->tlev)))
+        return;
+    if (r->ntl == TL_MAX)
+        return;
+    tl_ev *ev = &r->tlev[r->ntl++];
+    ev->stream = stream;
+    ev->start = start;
+    ev->end = end;
+    ev->kind = op ? op->kind : OP_N;
+    if (!op)
+        snprintf(ev->label, sizeof ev->label, "launch");
+    else if (op->name[0])
+        snprintf(ev->label, sizeof ev->label, "%s", op->name);
+    else if (op->kind == OP_COLL)
+        snprintf(ev->label, sizeof ev->label, "%s %llu", coll_kind_name(op->coll),
+                 (unsigned long long)op->bytes);
+    else
+        snprintf(ev->label, sizeof ev->label, "%s",
+                 op->kind == OP_COMPUTE ? "compute" : op->kind == OP_IDLE ? "idle" : "op");
+}
+
+static void advance(replay *r, int s, int part, sim_ps d, const trace_op *op)
+{
+    if (d <= 0)
+        return;
+    tl_add(r, s, r->s[s].t, r->s[s].t + d, op);
+    r->s[s].t += d;
+    r->s[s].part[part] += d;
+}
+
+/* Join all streams to the latest (ties: the lowest stream). */
+static void join_all(replay *r)
+{
+    int best = 0;
+    for (int i = 1; i < TRACE_MAX_STREAMS; i++)
+        if (r->s[i].t > r->s[best].t)
+            best = i;
+    for (int i = 0; i < TRACE_MAX_STREAMS; i++)
+        r->s[i] = r->s[best];
+}
+
+static void end_phase(replay *r)
+{
+    join_all(r);
+    r->phase_ps[r->phase] += r->s[0].t - r->phase_start;
+    r->phase_start = r->s[0].t;
+}
+
+static int write_timeline(replay *r, err *e);
+
+static void end_cycle(replay *r)
+{
+    if (!r->in_cycle)
+        return;
+    end_phase(r);
+    r->cycles++;
+    r->tokens += r->cycle_tokens;
+    r->total += r->s[0].t;
+    for (int i = 0; i < 4; i++)
+        r->part[i] += r->s[0].part[i];
+    memset(r->s, 0, sizeof r->s);
+    r->phase_start = 0;
+    r->in_cycle = 0;
+    if (r->tl && r->ntl > 0)
+        r->tl_done = 1;
+}
+
+static void begin_cycle(replay *r, double tokens)
+{
+    end_cycle(r);
+    r->in_cycle = 1;
+    r->cycle_tokens = tokens;
+    r->phase = PHASE_OTHER;
+    r->graph = r->o.graph > 0;
+}
+
+static uint64_t hash_req(const coll_req *q)
+{
+    uint64_t h = 1469598103934665603ULL;
+    uint64_t v[6] = {(uint64_t)q->kind, q->bytes, (uint64_t)q->dtype, (uint64_t)q->nranks,
+                     (uint64_t)q->algo, (uint64_t)q->graph};
+    for (int i = 0; i < 6; i++) {
+        h ^= v[i];
+        h *= 1099511628211ULL;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+static int coll_time(replay *r, const trace_op *op, sim_ps *out, err *e)
+{
+    if (r->o.coll_us > 0 && op->coll == COLL_ALLREDUCE) {
+        *out = us_to_ps(r->o.coll_us);
+        return 0;
+    }
+    if (op->measured_us >= 0 && (r->o.measured || op->bytes == 0)) {
+        *out = us_to_ps(op->measured_us);
+        return 0;
+    }
+    if (op->bytes == 0) {
+        *out = 0;
+        return 0;
+    }
+    if (!r->c || !r->t)
+        return err_set(e, ERR_SYSTEM, "replay: no collective model (topology not loaded)");
+    coll_req q;
+    coll_req_init(&q, r->t);
+    q.kind = op->coll;
+    q.bytes = op->bytes;
+    q.dtype = op->dtype;
+    q.nranks = op->group > 0 ? op->group : r->ngpus;
+    q.algo = op->algo;
+    if (op->coll == COLL_ALLREDUCE && r->o.allreduce != ALGO_AUTO)
+        q.algo = r->o.allreduce;
+    q.proto = r->o.proto;
+    q.env = r->o.env;
+    q.graph = r->graph;
+    uint64_t h = hash_req(&q);
+    for (unsigned i = 0; i < CACHE_SLOTS; i++) {
+        cache_ent *c = &r->cache[(h + i) % CACHE_SLOTS];
+        if (!c->used) {
+            coll_result res;
+            TRY(coll_predict(r->c, &q, &res, e));
+            r->predictions++;
+            *c = (cache_ent){1, q.kind, q.bytes, q.dtype, q.nranks, q.graph, q.algo, res.time_ps};
+            *out = res.time_ps;
+            return 0;
+        }
+        if (c->kind == q.kind && c->bytes == q.bytes && c->dtype == q.dtype &&
+            c->nranks == q.nranks && c->graph == q.graph && c->algo == q.algo) {
+            *out = c->time_ps;
+            return 0;
+        }
+    }
+    /* cache full: predict without storing (coll_ctx caches too) */
+    coll_result res;
+    TRY(coll_predict(r->c, &q, &res, e));
+    r->predictions++;
+    *out = res.time_ps;
+    return 0;
+}
+
+static void kernel_overhead(replay *r, int s, int kernels)
+{
+    sim_ps per = r->graph ? r->node_ps : r->launch_ps;
+    if (kernels > 0 && per > 0)
+        advance(r, s, P_LAUNCH, per * kernels, NULL);
+}
+
+int replay_op(replay *r, const trace_op *op, err *e)
+{
+    if (op->kind != OP_CYCLE && !r->in_cycle)
+        begin_cycle(r, 1.0);
+    r->ops++;
+    int s = op->stream;
+    if (s < 0 || s >= TRACE_MAX_STREAMS)
+        return err_set(e, ERR_INPUT, "replay: stream %d out of range", s);
+    sim_ps d = 0;
+    switch (op->kind) {
+    case OP_CYCLE:
+        begin_cycle(r, op->tokens);
+        break;
+    case OP_PHASE:
+        end_phase(r);
+        r->phase = op->phase;
+        r->graph = r->o.graph >= 0 ? r->o.graph : op->graph > 0;
+        if (r->graph && r->launch_ps > 0)
+            advance(r, 0, P_LAUNCH, r->launch_ps, NULL);   /* the graph launch */
+        if (r->graph)
+            join_all(r);
+        break;
+    case OP_COMPUTE:
+        kernel_overhead(r, s, op->kernels);
+        advance(r, s, P_COMPUTE, us_to_ps(op->dur_us * r->o.compute_scale), op);
+        break;
+    case OP_IDLE:
+        advance(r, s, P_IDLE, us_to_ps(op->dur_us), op);
+        break;
+    case OP_COLL:
+        TRY(coll_time(r, op, &d, e));
+        kernel_overhead(r, s, op->kernels);
+        advance(r, s, P_COMM, d, op);
+        r->colls++;
+        break;
+    case OP_WAIT:
+        if (r->s[op->on].t > r->s[s].t)
+            r->s[s] = r->s[op->on];
+        break;
+    default:
+        return err_set(e, ERR_INPUT, "replay: bad op kind %d", (int)op->kind);
+    }
+    return 0;
+}
+
+int replay_finish(replay *r, replay_result *out, err *e)
+{
+    end_cycle(r);
+    memset(out, 0, sizeof *out);
+    out->cycles = r->cycles;
+    out->tokens = r->tokens;
+    out->total_us = (double)r->total / 1e6;
+    double n = r->cycles > 0 ? (double)r->cycles : 1;
+    out->cycle_us = out->total_us / n;
+    out->tok_per_s = r->total > 0 ? r->tokens / ((double)r->total / 1e12) : 0;
+    out->compute_us = (double)r->part[P_COMPUTE] / 1e6 / n;
+    out->comm_us = (double)r->part[P_COMM] / 1e6 / n;
+    out->launch_us = (double)r->part[P_LAUNCH] / 1e6 / n;
+    out->idle_us = (double)r->part[P_IDLE] / 1e6 / n;
+    for (int i = 0; i < PHASE_N; i++)
+        out->phase_us[i] = (double)r->phase_ps[i] / 1e6 / n;
+    out->ops = r->ops;
+    out->colls = r->colls;
+    out->predictions = r->predictions;
+    int rc = 0;
+    if (r->tl && r->ntl > 0)
+        rc = write_timeline(r, e);
+    /* reset for another feed */
+    r->cycles = 0;
+    r->tokens = 0;
+    r->total = 0;
+    memset(r->part, 0, sizeof r->part);
+    memset(r->phase_ps, 0, sizeof r->phase_ps);
+    r->ops = r->colls = 0;
+    r->ntl = 0;
+    r->tl_done = 0;
+    return rc;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        if ((unsigned char)*s >= 0x20)
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* Chrome trace JSON: pid = GPU, tid = stream; the SPMD cycle drawn on each
+ * GPU of the group (at most 8 drawn). Times in us. */
+static int write_timeline(replay *r, err *e)
+{
+    FILE *f = r->tl;
+    int ngpu = r->ngpus > 0 ? r->ngpus : 1;
+    if (ngpu > 8)
+        ngpu = 8;
+    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
+    int first = 1;
+    for (int g = 0; g < ngpu; g++) {
+        fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"GPU %d\"}}",
+                first ? "" : ",\n", g, g);
+        first = 0;
+        for (int i = 0; i < r->ntl; i++) {
+            const tl_ev *ev = &r->tlev[i];
+            const char *cat = ev->kind == OP_COLL      ? "comm"
+                              : ev->kind == OP_COMPUTE ? "compute"
+                              : ev->kind == OP_IDLE    ? "idle"
+                                                       : "launch";
+            fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,\"name\":",
+                    cat, g, ev->stream, (double)ev->start / 1e6,
+                    (double)(ev->end - ev->start) / 1e6);
+            json_str(f, ev->label);
+            fputc('}', f);
+        }
+    }
+    fputs("\n]}\n", f);
+    if (ferror(f))
+        return err_set(e, ERR_SYSTEM, "timeline: write failed");
+    return 0;
+}
+
+int replay_file(const char *path, const topo *t, coll_ctx *c, const replay_opts *o,
+                FILE *timeline, replay_result *out, err *e)
+{
+    trace_reader *tr = NULL;
+    TRY(trace_open(path, &tr, e));
+    replay_opts ro;
+    if (o)
+        ro = *o;
+    else
+        replay_opts_init(&ro);
+    const char *ov = trace_meta(tr, "overhead");
+    if (ov && !strcmp(ov, "captured"))
+        ro.captured_overhead = 1;
+    replay *r = replay_new(t, c, &ro);
+    if (!r) {
+        trace_close(tr);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    if (timeline)
+        replay_timeline(r, timeline);
+    trace_op op;
+    int rc;
+    while ((rc = trace_next(tr, &op, e)) == 1) {
+        if ((rc = replay_op(r, &op, e)) != 0) {
+            err_wrap(e, "%s:%ld", path, trace_line(tr));
+            break;
+        }
+    }
+    if (rc == 0)
+        rc = replay_finish(r, out, e);
+    replay_free(r);
+    trace_close(tr);
+    return rc;
+}

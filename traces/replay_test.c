@@ -1,0 +1,223 @@
+/* Replay against hand-derived expectations on small traces: without
+ * contention the cycle is the sum of compute, launch and collective times;
+ * with two streams it is the critical path. Collective times are forced
+ * (coll_us) or taken from measured_us so the tests do not depend on the
+ * collective model; launch costs are set through the options. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "traces/replay.h"
+
+static void feed(replay *r, const trace_op *ops, int n)
+{
+    err e = {0};
+    for (int i = 0; i < n; i++)
+        if (replay_op(r, &ops[i], &e) != 0)
+            fail_msg("op %d: %s", i, e.msg);
+}
+
+static trace_op mk(trace_op_kind k, int stream, double dur)
+{
+    trace_op op;
+    trace_op_init(&op, k);
+    op.stream = stream;
+    op.dur_us = dur;
+    return op;
+}
+
+#define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-6)
+
+static void test_serial_sum(void **state)
+{
+    (void)state;
+    replay_opts o;
+    replay_opts_init(&o);
+    o.coll_us = 5;        /* every allreduce: 5 us */
+    o.launch_us = 1;      /* eager: 1 us per kernel */
+    replay *r = replay_new(NULL, NULL, &o);
+    trace_op ops[5] = {mk(OP_CYCLE, 0, 0), mk(OP_COMPUTE, 0, 10), mk(OP_COLL, 0, 0),
+                       mk(OP_COMPUTE, 0, 3), mk(OP_COLL, 0, 0)};
+    ops[0].tokens = 1;
+    ops[2].bytes = ops[4].bytes = 14336;
+    feed(r, ops, 5);
+    replay_result res;
+    err e = {0};
+    assert_int_equal(replay_finish(r, &res, &e), 0);
+    /* 4 kernels x 1 us launch + compute 10 + 3 + 2 allreduces x 5 = 27 us;
+     * 1 token per 27 us = 37,037.04 tok/s (tolerance 1e-6 relative) */
+    NEAR(res.cycle_us, 27);
+    NEAR(res.compute_us, 13);
+    NEAR(res.comm_us, 10);
+    NEAR(res.launch_us, 4);
+    NEAR(res.idle_us, 0);
+    assert_true(fabs(res.tok_per_s - 1e6 / 27) < 1e-6 * 1e6 / 27);
+    assert_int_equal(res.colls, 2);
+    replay_free(r);
+}
+
+static void test_overlap_critical_path(void **state)
+{
+    (void)state;
+    replay_opts o;
+    replay_opts_init(&o);
+    o.launch_us = 0;
+    replay *r = replay_new(NULL, NULL, &o);
+    /* stream 0: compute 10, compute 5 (ends at 15); stream 1: a collective
+     * measured at 30 us (bytes 0: measured time used). Stream 0 then waits
+     * for stream 1 (at 30) and computes 2: cycle = 32, its path is the
+     * collective (30, comm) then the compute (2). Idle on stream 1 before
+     * the collective is 0. */
+    trace_op ops[6];
+    ops[0] = mk(OP_CYCLE, 0, 0);
+    ops[0].tokens = 2;
+    ops[1] = mk(OP_COMPUTE, 0, 10);
+    ops[2] = mk(OP_COLL, 1, 0);
+    ops[2].bytes = 0;
+    ops[2].measured_us = 30;
+    ops[3] = mk(OP_COMPUTE, 0, 5);
+    ops[4] = mk(OP_WAIT, 0, 0);
+    ops[4].on = 1;
+    ops[5] = mk(OP_COMPUTE, 0, 2);
+    feed(r, ops, 6);
+    replay_result res;
+    err e = {0};
+    assert_int_equal(replay_finish(r, &res, &e), 0);
+    NEAR(res.cycle_us, 32);
+    NEAR(res.comm_us, 30);
+    NEAR(res.compute_us, 2);
+    /* 2 tokens / 32 us = 62,500 tok/s */
+    assert_true(fabs(res.tok_per_s - 62500) < 1e-6);
+    replay_free(r);
+}
+
+static void test_overlap_hidden(void **state)
+{
+    (void)state;
+    replay_opts o;
+    replay_opts_init(&o);
+    o.launch_us = 0;
+    replay *r = replay_new(NULL, NULL, &o);
+    /* stream 1 collective 4 us hidden under stream 0 compute 10 us; the
+     * phase join makes the cycle 10 us, all compute: exposed comm = 0. */
+    trace_op ops[4];
+    ops[0] = mk(OP_COMPUTE, 0, 10);
+    ops[1] = mk(OP_COLL, 1, 0);
+    ops[1].measured_us = 4;
+    ops[2] = mk(OP_PHASE, 0, 0);
+    ops[2].phase = PHASE_VERIFY;
+    ops[2].graph = 0;
+    ops[3] = mk(OP_COMPUTE, 1, 1);
+    feed(r, ops, 4);
+    replay_result res;
+    err e = {0};
+    assert_int_equal(replay_finish(r, &res, &e), 0);
+    /* implicit cycle of 1 token: 10 (join) + 1 on stream 1 = 11 us */
+    NEAR(res.cycle_us, 11);
+    NEAR(res.comm_us, 0);
+    NEAR(res.compute_us, 11);
+    NEAR(res.phase_us[PHASE_OTHER], 10);
+    NEAR(res.phase_us[PHASE_VERIFY], 1);
+    replay_free(r);
+}
+
+static void test_graph_and_cycles(void **state)
+{
+    (void)state;
+    replay_opts o;
+    replay_opts_init(&o);
+    o.launch_us = 4;
+    o.graph_node_us = 0.5;
+    replay *r = replay_new(NULL, NULL, &o);
+    /* cycle 1 (3 tokens): graph phase: one launch 4 + 3 nodes x 0.5 + 3 x 10
+     * = 35.5 us. cycle 2 (1 token): eager phase: 1 kernel: 4 + 20 = 24 us.
+     * total 59.5 us for 4 tokens: 67,226.89 tok/s; mean cycle 29.75 us. */
+    trace_op ops[9];
+    ops[0] = mk(OP_CYCLE, 0, 0);
+    ops[0].tokens = 3;
+    ops[1] = mk(OP_PHASE, 0, 0);
+    ops[1].phase = PHASE_VERIFY;
+    ops[1].graph = 1;
+    ops[2] = mk(OP_COMPUTE, 0, 10);
+    ops[3] = mk(OP_COMPUTE, 0, 10);
+    ops[4] = mk(OP_COMPUTE, 0, 10);
+    ops[5] = mk(OP_CYCLE, 0, 0);
+    ops[5].tokens = 1;
+    ops[6] = mk(OP_PHASE, 0, 0);
+    ops[6].phase = PHASE_DECODE;
+    ops[6].graph = 0;
+    ops[7] = mk(OP_COMPUTE, 0, 20);
+    ops[8] = mk(OP_IDLE, 0, 0);
+    feed(r, ops, 9);
+    replay_result res;
+    err e = {0};
+    assert_int_equal(replay_finish(r, &res, &e), 0);
+    assert_int_equal(res.cycles, 2);
+    NEAR(res.tokens, 4);
+    NEAR(res.total_us, 59.5);
+    NEAR(res.cycle_us, 29.75);
+    NEAR(res.launch_us, (4 + 1.5 + 4) / 2.0);
+    assert_true(fabs(res.tok_per_s - 4 / 59.5e-6) < 1e-6);
+    replay_free(r);
+}
+
+static void test_file_roundtrip(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/collsim_replay_testXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    char gz[64];
+    snprintf(gz, sizeof gz, "%s.gz", path);
+    err e = {0};
+    trace_writer *w = trace_writer_new(gz, &e);
+    assert_non_null(w);
+    assert_int_equal(trace_write_meta(w, "ranks", "8", &e), 0);
+    /* 100 cycles of: compute 7.25, allreduce (forced 2.75 us) = 10 us each */
+    for (int c = 0; c < 100; c++) {
+        trace_op op;
+        trace_op_init(&op, OP_CYCLE);
+        op.tokens = 2;
+        assert_int_equal(trace_write_op(w, &op, &e), 0);
+        trace_op_init(&op, OP_COMPUTE);
+        op.dur_us = 7.25;
+        assert_int_equal(trace_write_op(w, &op, &e), 0);
+        trace_op_init(&op, OP_COLL);
+        op.bytes = 43008;
+        assert_int_equal(trace_write_op(w, &op, &e), 0);
+    }
+    assert_int_equal(trace_writer_commit(w, &e), 0);
+    replay_opts o;
+    replay_opts_init(&o);
+    o.coll_us = 2.75;
+    o.launch_us = 0;
+    replay_result res;
+    if (replay_file(gz, NULL, NULL, &o, NULL, &res, &e) != 0)
+        fail_msg("%s", e.msg);
+    /* 200 tokens in 100 x 10 us = 1 ms: 200,000 tok/s */
+    assert_int_equal(res.cycles, 100);
+    NEAR(res.cycle_us, 10);
+    assert_true(fabs(res.tok_per_s - 200000) < 1e-6);
+    unlink(gz);
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_serial_sum),
+        cmocka_unit_test(test_overlap_critical_path),
+        cmocka_unit_test(test_overlap_hidden),
+        cmocka_unit_test(test_graph_and_cycles),
+        cmocka_unit_test(test_file_roundtrip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
