@@ -157,10 +157,11 @@ static int report_failed(const sweep_grid *g, const sweep_summary *sum, const ch
                 fprintf(stderr, " %s=%s", sweep_grid_col(g, c), pt.val[c]);
         fprintf(stderr, ") failed: %s\n", sum->failed_msg[i]);
     }
-    return err_set(e, ERR_CHECK, "sweep: %ld of %ld runs failed%s%s%s", sum->failed, sum->runs,
-                   sum->failed > sum->nlisted ? " (the rows of the others say why" : "",
-                   sum->failed > sum->nlisted ? (out ? " in " : " above") : "",
-                   sum->failed > sum->nlisted ? (out ? out : ")") : "");
+    if (sum->failed <= sum->nlisted)
+        return err_set(e, ERR_CHECK, "sweep: %ld of %ld runs failed", sum->failed, sum->runs);
+    return err_set(e, ERR_CHECK, "sweep: %ld of %ld runs failed (%d named above; every one is "
+                   "a row with status failed%s%s)", sum->failed, sum->runs, sum->nlisted,
+                   out ? " in " : "", out ? out : "");
 }
 
 int cmd_sweep(int argc, char **argv, err *e)

@@ -106,6 +106,22 @@ static int set_allreduce_us(trace_knobs *k, const char *v, err *e)
     return 0;
 }
 
+static int set_launch_us(trace_knobs *k, const char *v, err *e)
+{
+    TRY(cli_parse_double("launch_us", v, &k->opts.launch_us, e));
+    if (k->opts.launch_us < 0)
+        return err_set(e, ERR_USAGE, "launch_us must be >= 0");
+    return 0;
+}
+
+static int set_graph_node_us(trace_knobs *k, const char *v, err *e)
+{
+    TRY(cli_parse_double("graph_node_us", v, &k->opts.graph_node_us, e));
+    if (k->opts.graph_node_us < 0)
+        return err_set(e, ERR_USAGE, "graph_node_us must be >= 0");
+    return 0;
+}
+
 static const struct {
     const char *key;
     int (*set)(trace_knobs *k, const char *v, err *e);
@@ -118,6 +134,8 @@ static const struct {
     {"compute_scale", set_compute_scale, "multiply compute durations (another GPU)"},
     {"allreduce_us", set_allreduce_us, "force every allreduce to this time (0 = predict)"},
     {"measured", set_measured, "1 = use a collective's measured_us when it has one"},
+    {"launch_us", set_launch_us, "per-kernel launch cost instead of the topology's"},
+    {"graph_node_us", set_graph_node_us, "per CUDA-graph node cost instead of the topology's"},
 };
 enum { N_TRACE_KEYS = sizeof trace_keys / sizeof trace_keys[0] };
 
@@ -145,8 +163,8 @@ static int trace_set(trace_knobs *k, const char *key, const char *value, err *e)
         snprintf(a + n, sizeof a - n, "=%s", value);
         return coll_env_set(&k->opts.env, a, e);
     }
-    return err_set(e, ERR_USAGE, "unknown knob '%s' for a trace (topo, allreduce, proto, "
-                                 "graph, compute_scale, allreduce_us, measured, NCCL_*)", key);
+    return err_set(e, ERR_USAGE, "unknown knob '%s' for a trace (collsim sweep --keys lists "
+                                 "them)", key);
 }
 
 static int use_topo(sweep_whatif *w, const char *name, err *e)
@@ -160,7 +178,7 @@ static int use_topo(sweep_whatif *w, const char *name, err *e)
     w->topo_name[0] = '\0';
     TRY(topo_load(name, &w->topo, e));
     if (!(w->cc = coll_ctx_new(w->topo)))
-        return err_set(e, ERR_SYSTEM, "out of memory");
+        return err_set(e, ERR_SYSTEM, "%s: cannot create the collective model", name);
     snprintf(w->topo_name, sizeof w->topo_name, "%s", name);
     return 0;
 }
