@@ -202,7 +202,9 @@ int cmd_sweep(int argc, char **argv, err *e)
         progress p = {now_s(), 0};
         sweep_opts o = {.out_path = a.out, .jsonl_path = a.jsonl, .stdout_fmt = a.fmt,
                         .resume = a.resume, .stop_after = a.stop_after,
-                        .progress = rank0 && isatty(2) ? on_progress : NULL,
+                        /* rows on a terminal show progress themselves */
+                        .progress = rank0 && isatty(2) && (a.out || !isatty(1)) ? on_progress
+                                                                               : NULL,
                         .progress_ctx = &p};
         sweep_summary sum;
         rc = sweep_exec(s, m, &o, &sum, e);
