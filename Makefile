@@ -11,7 +11,8 @@ BUILD ?= build
 DEBUG ?= 0
 PREFIX ?= /usr/local
 CUDA_HOME ?= /usr/local/cuda
-NCCL_HOME ?= $(CUDA_HOME)
+# NCCL beside the toolkit, else from the distribution (/usr/include/nccl.h).
+NCCL_HOME ?= $(if $(wildcard $(CUDA_HOME)/include/nccl.h),$(CUDA_HOME),/usr)
 NVCC ?= $(CUDA_HOME)/bin/nvcc
 NVCC_GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_120,code=sm_120
 # Open MPI for `collsim sweep` across machines: detected, or force MPI=0/1.
@@ -32,8 +33,10 @@ else
 OPT := -O2 -g
 LDSAN :=
 endif
-ALL_CFLAGS := $(CFLAGS_BASE) $(OPT) $(CFLAGS)
-LIBS := -lgsl -lgslcblas -lyajl -lz -lm -lpthread
+# libxml2 (NCCL topology XML import): its headers live in a subdirectory.
+XML2_CFLAGS := $(patsubst -I%,-isystem %,$(shell xml2-config --cflags 2>/dev/null || echo -I/usr/include/libxml2))
+ALL_CFLAGS := $(CFLAGS_BASE) $(XML2_CFLAGS) $(OPT) $(CFLAGS)
+LIBS := -lgsl -lgslcblas -lyajl -lz -lm -lpthread -lxml2
 
 ifeq ($(MPI),1)
 MPI_CFLAGS := $(shell mpicc --showme:compile 2>/dev/null) -DHAVE_MPI=1
@@ -58,10 +61,15 @@ KERN_SRC := $(wildcard kernels/*.cu)
 KERN_OBJ := $(KERN_SRC:%.cu=$(BUILD)/cuobj/%.o)
 HAVE_CUDA := $(shell test -x $(NVCC) && test -f $(CUDA_HOME)/include/cuda_runtime.h && echo 1 || echo 0)
 HAVE_NCCL := $(shell test -f $(NCCL_HOME)/include/nccl.h && echo 1 || echo 0)
-CUDA_CFLAGS := -isystem $(CUDA_HOME)/include -isystem $(NCCL_HOME)/include
+CUDA_CFLAGS := -isystem $(CUDA_HOME)/include $(if $(filter /usr,$(NCCL_HOME)),,-isystem $(NCCL_HOME)/include)
 CUDA_LIBDIRS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -L$(NCCL_HOME)/lib -L$(NCCL_HOME)/lib64
 CUDA_LIBS := $(CUDA_LIBDIRS) -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib \
              -Wl,-rpath,$(NCCL_HOME)/lib -lnccl -lcudart -lstdc++ -lm -lpthread -ldl -lrt
+# hwcheck replay reads gzipped traces through zlib when its header is there.
+ifneq ($(wildcard /usr/include/zlib.h),)
+CUDA_CFLAGS += -DHWCHECK_ZLIB=1
+CUDA_LIBS += -lz
+endif
 
 ifeq ($(HAVE_CUDA)$(HAVE_NCCL),11)
 HWCHECK := $(BUILD)/hwcheck

@@ -90,7 +90,7 @@ static int setup(gpu_ctx *g, const opts *o, state *st, err *e)
         if (inbox)
             GPU_CU(b->dev, cudaMalloc(&b->inbox, inbox));
         GPU_CU(b->dev, cudaMalloc((void **)&b->sig, KERN_SIGNAL_BYTES));
-        GPU_CU(b->dev, cudaMemset(b->sig, 0, KERN_SIGNAL_BYTES));
+        GPU_CU(b->dev, cudaMemsetAsync(b->sig, 0, KERN_SIGNAL_BYTES, b->s));
         b->h_in = malloc(max);
         if (!b->h_in)
             return err_set(e, ERR_SYSTEM, "out of host memory (%zu bytes)", max);
@@ -236,16 +236,23 @@ static int wait_ranks(gpu_ctx *g, state *st, const char *what, err *e)
     return 0;
 }
 
-static int fill_inputs(const opts *o, state *st, size_t in_count, uint64_t seed, err *e)
+/* New inputs and NaN outputs on every rank, on the ranks' own streams (the
+ * legacy default stream does not order with them), and finished on all ranks
+ * before anything else is enqueued: a rank's kernel reads its peers' inputs. */
+static int fill_inputs(gpu_ctx *g, const opts *o, state *st, size_t in_count, uint64_t seed,
+                       err *e)
 {
     size_t bytes = in_count * ref_dtype_bytes(o->dtype);
     for (int r = 0; r < st->n; r++) {
         rank_bufs *b = &st->r[r];
+        TRY(gpu_wait(g, b->dev, b->s, "input upload", e)); /* h_in is about to change */
         ref_fill(o->dtype, b->h_in, in_count, seed, r);
         GPU_CU(b->dev, cudaSetDevice(b->dev));
-        GPU_CU(b->dev, cudaMemcpy(b->in, b->h_in, bytes, cudaMemcpyHostToDevice));
-        GPU_CU(b->dev, cudaMemset(b->out, 0xff, (size_t)o->max_bytes)); /* NaN */
+        GPU_CU(b->dev, cudaMemcpyAsync(b->in, b->h_in, bytes, cudaMemcpyHostToDevice, b->s));
+        GPU_CU(b->dev, cudaMemsetAsync(b->out, 0xff, (size_t)o->max_bytes, b->s)); /* NaN */
     }
+    for (int r = 0; r < st->n; r++)
+        TRY(gpu_wait(g, st->r[r].dev, st->r[r].s, "input upload", e));
     return 0;
 }
 
@@ -307,7 +314,7 @@ static int sweep(gpu_ctx *g, const opts *o, state *st, out_file *out, long long 
                     st->blocks = st->blocks_cap;
             }
             uint64_t seed = o->seed * 1000003u + (uint64_t)step;
-            TRY(fill_inputs(o, st, in_count, seed, e));
+            TRY(fill_inputs(g, o, st, in_count, seed, e));
             gpu_ctl_reset(g);
             if (o->graph)
                 TRY(capture(g, o, st, in_count, out_count, e));
@@ -322,7 +329,7 @@ static int sweep(gpu_ctx *g, const opts *o, state *st, out_file *out, long long 
             long long wrong = 0;
             for (int c = 0; c < o->check; c++) {
                 if (c > 0) { /* another round on fresh data */
-                    TRY(fill_inputs(o, st, in_count, seed + 7919u * (uint64_t)c, e));
+                    TRY(fill_inputs(g, o, st, in_count, seed + 7919u * (uint64_t)c, e));
                     TRY(launch_once(g, o, st, in_count, out_count, e));
                     TRY(wait_ranks(g, st, "check", e));
                 }

@@ -161,6 +161,7 @@ static const opt_def table[] = {
     {"check", 'c', "N", OPTS_COLL, "check results N times per size (0: no check)", set_check},
     {"datatype", 'd', "T", OPTS_COLL, "bf16, fp16 or fp32", set_dtype},
     {"impl", 0, "I", OPTS_COLL, "nccl, oneshot, twoshot, oneshot-push, twoshot-push", set_impl},
+    {"allreduce", 0, "I", OPTS_REPLAY, "run every allreduce as I (nccl, oneshot, ...)", set_impl},
     {"graph", 0, NULL, OPTS_COLL | OPTS_REPLAY, "run inside a CUDA graph", set_graph},
     {"virtual-ranks", 0, "N", OPTS_COLL, "run the custom kernels as N ranks on GPU 0", set_vranks},
     {"blocks", 0, "N", OPTS_COLL | OPTS_REPLAY, "blocks per custom allreduce (default as vLLM)",

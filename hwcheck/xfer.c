@@ -186,14 +186,15 @@ static int bw_case(gpu_ctx *g, pool *p, const opts *o, const char *pname, const 
     return rc;
 }
 
-static int flag_of(pool *p, int d, err *e)
+/* Zero GPU d's flag on stream s, the stream its ping-pong kernel runs on. */
+static int flag_of(pool *p, int d, cudaStream_t s, err *e)
 {
     if (!p->flag[d]) {
         GPU_CU(d, cudaSetDevice(d));
         GPU_CU(d, cudaMalloc((void **)&p->flag[d], 256));
     }
     GPU_CU(d, cudaSetDevice(d));
-    GPU_CU(d, cudaMemset(p->flag[d], 0, 256));
+    GPU_CU(d, cudaMemsetAsync(p->flag[d], 0, 256, s));
     return 0;
 }
 
@@ -204,11 +205,13 @@ static int latency_case(gpu_ctx *g, pool *p, const opts *o, int i, int j, out_fi
         report_note(out->rep, "latency %d->%d skipped: no peer access between the GPUs", i, j);
         return 0;
     }
-    TRY(flag_of(p, i, e));
-    TRY(flag_of(p, j, e));
     cudaStream_t si, sj;
     TRY(stream_of(g, p, i, 0, &si, e));
     TRY(stream_of(g, p, j, 0, &sj, e));
+    TRY(flag_of(p, i, si, e));
+    TRY(flag_of(p, j, sj, e));
+    TRY(gpu_wait(g, i, si, "flag reset", e));
+    TRY(gpu_wait(g, j, sj, "flag reset", e));
     uint64_t tmo = (uint64_t)(o->timeout_ms * 1e6);
     int warm = 100, iters = o->iters * 100;
     gpu_ctl_reset(g);

@@ -66,8 +66,39 @@ static const char *nm(char *buf, const char *prefix, int i)
 #define XGMI_NS 80.0           /* socket link hop */
 #define NVL_LANE_GBps 20.6     /* usable GB/s per NVLink 4 lane */
 #define NVL_NS 250.0           /* GPU <-> NVSwitch hop */
+#define RTX_MEM_GBps 1792.0    /* RTX PRO 6000 GDDR7 peak */
+#define H200_MEM_GBps 4800.0   /* H200 HBM3e peak */
 
-static void set_params(topo *t, double arb_GBps, double hostmem_GBps)
+int64_t topo_default_pci_lat_ps(topo_kind child, topo_kind parent)
+{
+    double ns = (child == TOPO_GPU ? GPU_END_NS : child == TOPO_SWITCH ? SW_HALF_NS : 0) +
+                (parent == TOPO_SWITCH ? SW_HALF_NS : 0);
+    return (int64_t)(ns * 1e3 + 0.5);
+}
+
+/* NVLink usable GB/s per lane by SM version (facts.md 5.5, NCCL's table). */
+static double nvl_lane_GBps(int sm)
+{
+    return sm >= 100 ? 40.1 : sm >= 90 ? 20.6 : (sm >= 86 && sm < 90) ? 12.0 : sm >= 70 ? 20.0
+                                                                                   : 18.0;
+}
+
+void topo_default_link(topo_link_kind k, int sm, double *bw_Bps, int64_t *lat_ps)
+{
+    double bw = 0, ns = 0;
+    switch (k) {
+    case LINK_PCIE: ns = GPU_END_NS; break;
+    case LINK_FABRIC: bw = 100.0; ns = ROOT_NS; break;
+    case LINK_SOCKET: bw = 83.2; ns = XGMI_NS; break;
+    case LINK_NVLINK: bw = nvl_lane_GBps(sm); ns = NVL_NS; break;
+    case LINK_MEM: bw = 200.0; ns = 100.0; break;
+    default: break;
+    }
+    *bw_Bps = bw * 1e9;
+    *lat_ps = (int64_t)(ns * 1e3 + 0.5);
+}
+
+static void set_params(topo *t, double arb_GBps, double hostmem_GBps, double gpu_mem_GBps)
 {
     topo_params *p = topo_params_mut(t);
     p->pcie_mps_bytes = 256;
@@ -79,6 +110,8 @@ static void set_params(topo *t, double arb_GBps, double hostmem_GBps)
     p->graph_node_ps = 1500000;     /* uncalibrated */
     p->arb_collapse_Bps = arb_GBps * 1e9;
     p->hostmem_Bps = hostmem_GBps * 1e9;
+    p->kernel_base_ps = 2000000;    /* uncalibrated */
+    p->gpu_mem_Bps = gpu_mem_GBps * 1e9;
 }
 
 static void socket_with_mem(bld *b, int s, double mem_GBps)
@@ -95,7 +128,7 @@ static int build_2s(topo *t, err *e)
 {
     bld b = {t, e, 0};
     char n1[32], n2[32], n3[32];
-    set_params(t, 2.7, 460.8);
+    set_params(t, 2.7, 460.8, RTX_MEM_GBps);
     for (int s = 0; s < 2; s++)
         socket_with_mem(&b, s, 460.8);
     link(&b, "cpu0", "cpu1", LINK_SOCKET, 0, 83.2, XGMI_NS);
@@ -123,7 +156,7 @@ static int build_1s(topo *t, err *e)
 {
     bld b = {t, e, 0};
     char n1[32], n2[32];
-    set_params(t, 0, 266.2);
+    set_params(t, 0, 266.2, RTX_MEM_GBps);
     socket_with_mem(&b, 0, 266.2);
     for (int r = 0; r < 2; r++) {
         nm(n1, "rp", r);
@@ -146,7 +179,7 @@ static int build_hgx(topo *t, int ngpu, err *e)
 {
     bld b = {t, e, 0};
     char n1[32], n2[32], n3[32];
-    set_params(t, 0, 245.8);
+    set_params(t, 0, 245.8, H200_MEM_GBps);
     node(&b, "nvs0", TOPO_NVSWITCH, -1, NULL);
     int nsock = (ngpu + 3) / 4;
     for (int s = 0; s < nsock; s++) {
@@ -176,7 +209,7 @@ static int build_h200_8x(topo *t, err *e) { return build_hgx(t, 8, e); }
 static int build_h200_1x(topo *t, err *e)
 {
     bld b = {t, e, 0};
-    set_params(t, 0, 245.8);
+    set_params(t, 0, 245.8, H200_MEM_GBps);
     socket_with_mem(&b, 0, 245.8);
     node(&b, "rp0", TOPO_ROOT, 0, "cpu0");
     link(&b, "rp0", "cpu0", LINK_FABRIC, 0, 100.0, ROOT_NS);
@@ -191,7 +224,7 @@ static int build_pcie(topo *t, int ngpu, int star, err *e)
 {
     bld b = {t, e, 0};
     char n1[32], n2[32], n3[32];
-    set_params(t, 0, 460.8);
+    set_params(t, 0, 460.8, RTX_MEM_GBps);
     int nsock = (ngpu + 3) / 4;
     for (int s = 0; s < nsock; s++) {
         socket_with_mem(&b, s, 460.8);
@@ -270,13 +303,13 @@ static const struct preset {
     {"rtxpro6000-8x-pcie5-1s",
      "8x RTX PRO 6000, 1x Threadripper PRO, 2 c-payne switches of 4 GPUs on 2 root complexes",
      build_1s, NULL, NULL},
-    {"h200-8x-nvswitch", "8x H200 SXM, NVLink 4 (18 lanes) via NVSwitch, 2 sockets, PCIe Gen5 "
-     "host links through 4 switches", build_h200_8x, NULL, NULL},
+    {"h200-8x-nvswitch", "8x H200 SXM, NVLink 4 (18 lanes) via NVSwitch; Gen5 host links via 4 "
+     "switches, 2 sockets", build_h200_8x, NULL, NULL},
     {"h200-1x", "1x H200, PCIe Gen5 x16 host link to socket 0", build_h200_1x, NULL, NULL},
     {"nvswitch-N", "N GPUs (1..4096) on one non-blocking NVSwitch; hosts as h200-8x-nvswitch",
      NULL, match_nvswitch, build_nvswitch_n},
-    {"pcie-N", "N GPUs (1..4096), 2 per Gen5 switch, 4 per socket, sockets in a ring "
-     "(pcie-N-star: a star around socket 0)", NULL, match_pcie, build_pcie_n},
+    {"pcie-N", "N GPUs (1..4096), 2 per Gen5 switch, 4 per socket; sockets in a ring (-star: "
+     "around socket 0)", NULL, match_pcie, build_pcie_n},
 };
 enum { NPRESETS = sizeof presets / sizeof presets[0] };
 

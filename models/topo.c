@@ -85,6 +85,8 @@ static void default_params(topo_params *p)
     p->launch_ps = 4000000;
     p->graph_node_ps = 1500000;
     p->hostmem_Bps = 200e9;
+    p->kernel_base_ps = 2000000;
+    p->gpu_mem_Bps = 1792e9;
 }
 
 topo *topo_new(const char *name)
@@ -566,7 +568,8 @@ int topo_finish(topo *t, const char *where, err *e)
         p->read_tags < 1 || p->read_tags > 16384 || p->read_extra_lat_ps < 0 ||
         !(p->arb_collapse_Bps >= 0) || p->arb_collapse_Bps > TOPO_MAX_BW_Bps ||
         p->launch_ps < 0 || p->graph_node_ps < 0 || !(p->hostmem_Bps > 0) ||
-        p->hostmem_Bps > TOPO_MAX_BW_Bps)
+        p->hostmem_Bps > TOPO_MAX_BW_Bps || p->kernel_base_ps < 0 ||
+        !(p->gpu_mem_Bps >= 0) || p->gpu_mem_Bps > TOPO_MAX_BW_Bps)
         return err_at(e, t->where, 0, "topology parameters out of range "
                       "(docs/formats.md lists the ranges)");
     for (int i = 0; i < t->nlinks; i++) {

@@ -71,6 +71,9 @@ typedef struct topo_params {
     int64_t launch_ps;             /* kernel launch overhead */
     int64_t graph_node_ps;         /* per-node cost inside a CUDA graph */
     double hostmem_Bps;            /* per-socket DRAM bandwidth for SHM staging */
+    int64_t kernel_base_ps;        /* device-side fixed cost of a custom
+                                      allreduce kernel (start to finish) */
+    double gpu_mem_Bps;            /* GPU memory bandwidth (local reduces) */
 } topo_params;
 
 typedef struct topo topo;
@@ -107,14 +110,14 @@ const topo_node *topo_node_at(const topo *t, int id);
 const topo_link *topo_link_at(const topo *t, int id);
 int topo_gpu_node(const topo *t, int gpu);     /* node id of GPU index gpu */
 int topo_find(const topo *t, const char *name);/* node id or -1 */
+/* Routes are computed in topo_finish for small topologies and on first use
+ * (per source, cached, thread-safe) for large ones; -1 if b is unreachable
+ * (GPUs and host memory are endpoints only, never transit nodes). */
 /* Directed hops of the data route from node a to node b: hop i uses link
  * links[i] in direction dirs[i] (0 = a->b as stored, 1 = b->a). Returns the
  * hop count; arrays are owned by the topology. */
 int topo_route(const topo *t, int a, int b, const int **links, const int8_t **dirs);
 int64_t topo_route_lat_ps(const topo *t, int a, int b);
-/* Routes are computed in topo_finish for small topologies and on first use
- * (per source, cached, thread-safe) for large ones; -1 if b is unreachable
- * (GPUs and host memory are endpoints only, never transit nodes). */
 topo_path topo_gpu_path(const topo *t, int gpu_a, int gpu_b);
 const char *topo_path_name(topo_path p, int nvlinks); /* "PIX", "NV18", ... */
 /* The nvidia-smi topo -m code for a GPU pair: X, PIX, PXB, PHB, NODE, SYS,
@@ -134,5 +137,11 @@ const char *topo_preset_desc(int i);
  * `nvidia-smi topo -m` matrix; ERR_INPUT "file:line: what" on bad input. */
 int topo_import_xml(const char *path, topo **out, err *e);
 int topo_import_smi(FILE *f, const char *name, topo **out, err *e);
+/* Defaults the importers assume where the input says nothing (docs/model.md):
+ * latency of a PCIe hop from a child to its PCI parent of the given kinds,
+ * and bandwidth/latency of a fabric, socket, mem link or of one NVLink lane
+ * of a GPU with SM version sm (LINK_PCIE: bw 0 = the link math). */
+int64_t topo_default_pci_lat_ps(topo_kind child, topo_kind parent);
+void topo_default_link(topo_link_kind k, int sm, double *bw_Bps, int64_t *lat_ps);
 
 #endif

@@ -121,5 +121,12 @@ run "flows same-uplink" 0 "$HW" flows --pattern same-uplink -b 1M -e 1M --format
 run "launch -o FILE" 0 "$HW" launch -o "$TMP/launch.csv" -n 100 &&
     has "atomic -o file" "$TMP/launch.csv" "# format: collsim-meas 1"
 
+for t in validate/data/h200-1x/traces/*.trace; do
+    run "replay $(basename "$t")" 0 "$HW" replay -g 1 -n 1 -w 1 "$t" --format csv &&
+        has "replay $(basename "$t"): row" "$TMP/out" "$(basename "$t"),"
+done
+printf 'collsim-trace 1\ncycle 1\nbogus 1\n' >"$TMP/bad.trace"
+run "replay bad trace: exit 3" 3 "$HW" replay "$TMP/bad.trace" && has "replay: file:line" "$TMP/err" "bad.trace:3"
+
 echo "check-gpu: $pass passed, $fail failed"
 [ "$fail" = 0 ] || { printf '  failed: %s\n' "${failed[@]}"; exit 1; }

@@ -1,11 +1,15 @@
 #!/bin/bash
 # Run the calibration suite and keep its files:
-#   scripts/hwcheck-all.sh build/hwcheck DIR
-# writes DIR/*.csv (hwcheck all -o DIR), DIR/nvidia-smi.txt and a summary.
+#   scripts/hwcheck-all.sh build/hwcheck PARENT NAME
+# runs `hwcheck all -o NAME` from inside PARENT (so the command recorded in
+# every file names a relative directory, no machine paths), and adds
+# NAME/nvidia-smi.txt and NAME/summary.txt.
 set -u
-HW=${1:?usage: hwcheck-all.sh HWCHECK DIR}
-DIR=${2:?usage: hwcheck-all.sh HWCHECK DIR}
-mkdir -p "$DIR"
-{ nvidia-smi 2>&1; nvidia-smi topo -m 2>&1; } >"$DIR/nvidia-smi.txt" || true
-"$HW" all -o "$DIR" 2>&1 | tee "$DIR/summary.txt"
+HW=$(realpath "${1:?usage: hwcheck-all.sh HWCHECK PARENT NAME}")
+PARENT=${2:?usage: hwcheck-all.sh HWCHECK PARENT NAME}
+NAME=${3:?usage: hwcheck-all.sh HWCHECK PARENT NAME}
+mkdir -p "$PARENT/$NAME"
+cd "$PARENT" || exit 2
+{ nvidia-smi 2>&1; nvidia-smi topo -m 2>&1; } >"$NAME/nvidia-smi.txt" || true
+PATH="$(dirname "$HW"):$PATH" hwcheck all -o "$NAME" 2>&1 | tee "$NAME/summary.txt"
 exit "${PIPESTATUS[0]}"

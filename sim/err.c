@@ -42,6 +42,6 @@ int err_wrap(err *e, const char *fmt, ...)
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     memcpy(old, e->msg, sizeof old);
-    snprintf(e->msg, sizeof e->msg, "%s: %s", prefix, old);
+    snprintf(e->msg, sizeof e->msg, "%.255s: %.760s", prefix, old);
     return e->code;
 }

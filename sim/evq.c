@@ -1,13 +1,18 @@
 /* Binary heap with stored indices (the ROSS / redis-timer idea): the heap
- * array holds (time, seq, event id) keys inline, so comparisons touch only
- * the heap; each event records its heap position, updated on every move, so
- * evq_move and evq_cancel find it in O(1) and restore the heap in O(log n).
- * Invariants: heap[i] <= its children by (time, seq); ev(heap[i]).pos == i;
- * seq strictly increases with every push or move, so keys are unique and the
- * order is total: same input, same order, on every machine. */
+ * array holds (time, seq, event id) keys inline, 16 bytes each, so
+ * comparisons touch only the heap; each event records its heap position,
+ * updated on every move, so evq_move and evq_cancel find it in O(1) and
+ * restore the heap in O(log n). Pops go down the smaller children to a leaf
+ * first and then up (one comparison per level instead of two: the element
+ * moved from the end is usually late). Invariants: heap[i] <= its children by
+ * (time, seq); ev(heap[i]).pos == i; seq strictly increases with every push
+ * or move, so keys are unique and the order is total: same input, same
+ * order, on every machine. seq is 32 bits: before it would wrap, the queued
+ * events are renumbered 0..n-1 in their current order (evq_renumber). */
 #include "sim/evq.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim/err.h"
 #include "sim/pool.h"
@@ -20,7 +25,7 @@ struct ev {
 
 struct ent {
     int64_t t;
-    uint64_t seq;
+    uint32_t seq;
     int32_t ev;
 };
 
@@ -28,12 +33,12 @@ struct evq {
     pool evs;          /* struct ev */
     struct ent *heap;
     size_t n, cap;
-    uint64_t seq;
+    uint32_t seq;   /* next sequence number */
 };
 
 static inline struct ev *ev_at(const evq *q, int32_t ev)
 {
-    return (struct ev *)pool_at(&q->evs, ev);
+    return &POOL_AT(&q->evs, struct ev, ev);
 }
 
 static inline int ent_less(const struct ent *a, const struct ent *b)
@@ -104,6 +109,39 @@ void evq_clear(evq *q)
 {
     pool_clear(&q->evs);
     q->n = 0;
+    q->seq = 0;
+}
+
+void evq_set_seq(evq *q, uint32_t seq) { q->seq = seq; }
+
+static int cmp_ent(const void *a, const void *b)
+{
+    const struct ent *x = a, *y = b;
+    return ent_less(x, y) ? -1 : ent_less(y, x);
+}
+
+int evq_renumber(evq *q)
+{
+    struct ent *v = malloc((q->n ? q->n : 1) * sizeof(*v));
+    if (!v)
+        return -1;
+    memcpy(v, q->heap, q->n * sizeof(*v));
+    qsort(v, q->n, sizeof(*v), cmp_ent);
+    /* Same relative order with seq = rank: the heap stays a heap. */
+    for (size_t i = 0; i < q->n; i++)
+        q->heap[ev_at(q, v[i].ev)->pos].seq = (uint32_t)i;
+    q->seq = (uint32_t)q->n;
+    free(v);
+    return 0;
+}
+
+/* The next sequence number; renumbers first if it would wrap. */
+static inline int next_seq(evq *q, uint32_t *seq)
+{
+    if (q->seq == UINT32_MAX && evq_renumber(q))
+        return -1;
+    *seq = q->seq++;
+    return 0;
 }
 
 int32_t evq_push(evq *q, int64_t time_ps, uint32_t kind, int32_t arg)
@@ -116,23 +154,30 @@ int32_t evq_push(evq *q, int64_t time_ps, uint32_t kind, int32_t arg)
         q->heap = nh;
         q->cap = ncap;
     }
+    uint32_t seq;
+    if (next_seq(q, &seq))
+        return -1;
     int32_t ev = pool_get(&q->evs);
     if (ev < 0)
         return -1;
     struct ev *v = ev_at(q, ev);
     v->kind = kind;
     v->arg = arg;
-    struct ent e = {time_ps, q->seq++, ev};
+    struct ent e = {time_ps, seq, ev};
     sift_up(q, q->n++, e);
     return ev;
 }
 
-void evq_move(evq *q, int32_t ev, int64_t time_ps)
+int evq_move(evq *q, int32_t ev, int64_t time_ps)
 {
+    uint32_t seq;
+    if (next_seq(q, &seq))
+        return -1;
     size_t i = (size_t)ev_at(q, ev)->pos;
     ASSERTF(i < q->n && q->heap[i].ev == ev, "event %d is not queued", ev);
-    struct ent e = {time_ps, q->seq++, ev};
+    struct ent e = {time_ps, seq, ev};
     place(q, i, e);
+    return 0;
 }
 
 void evq_cancel(evq *q, int32_t ev)
@@ -167,8 +212,16 @@ int evq_pop(evq *q, int64_t *time_ps, uint32_t *kind, int32_t *arg)
     if (arg)
         *arg = v->arg;
     struct ent last = q->heap[--q->n];
-    if (q->n > 0)
-        sift_down(q, 0, last);
+    size_t n = q->n, i = 0;
+    if (n > 0) {  /* hole from the root down to a leaf, then place last */
+        for (size_t c; (c = 2 * i + 1) < n; i = c) {
+            if (c + 1 < n && ent_less(&q->heap[c + 1], &q->heap[c]))
+                c++;
+            q->heap[i] = q->heap[c];
+            ev_at(q, q->heap[i].ev)->pos = (int32_t)i;
+        }
+        sift_up(q, i, last);
+    }
     pool_put(&q->evs, top.ev);
     return 1;
 }

@@ -19,8 +19,8 @@ void evq_clear(evq *q);      /* drop every event; memory is kept */
  * on out of memory. O(log n). */
 int32_t evq_push(evq *q, int64_t time_ps, uint32_t kind, int32_t arg);
 /* Reschedule event ev to time_ps; it takes a fresh sequence number, as if
- * pushed now. O(log n). */
-void evq_move(evq *q, int32_t ev, int64_t time_ps);
+ * pushed now. O(log n). 0, or -1 on out of memory (only when renumbering). */
+int evq_move(evq *q, int32_t ev, int64_t time_ps);
 void evq_cancel(evq *q, int32_t ev);   /* remove ev; its id is freed. O(log n) */
 size_t evq_len(const evq *q);
 int64_t evq_top_ps(const evq *q);      /* earliest time; INT64_MAX if empty */
@@ -28,5 +28,10 @@ int64_t evq_time_ps(const evq *q, int32_t ev); /* when ev is scheduled */
 /* Remove the earliest event into the outputs (any may be NULL); returns 1,
  * or 0 if the queue is empty. The event's id is freed. O(log n). */
 int evq_pop(evq *q, int64_t *time_ps, uint32_t *kind, int32_t *arg);
+/* Sequence numbers are 32 bits; before they wrap, the queued events are
+ * renumbered 0..n-1 in their current order (O(n log n), once per 2^32
+ * pushes). 0, or -1 on OOM. evq_set_seq sets the next one (for tests). */
+int evq_renumber(evq *q);
+void evq_set_seq(evq *q, uint32_t seq);
 
 #endif

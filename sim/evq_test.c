@@ -147,6 +147,29 @@ static void test_random_against_reference(void **state)
     evq_free(q);
 }
 
+static void test_sequence_wrap(void **state)
+{
+    (void)state;
+    evq *q = evq_new();
+    /* Start 3 below the 32-bit limit: pushes 0..9 all at time 5 (plus one at
+     * time 1) cross the renumbering; ties must still come out in push order:
+     * the one at time 1, then 0, 1, ..., 9. */
+    evq_set_seq(q, UINT32_MAX - 3);
+    for (int i = 0; i < 10; i++) {
+        assert_true(evq_push(q, 5, 0, i) >= 0);
+        if (i == 4)
+            assert_true(evq_push(q, 1, 0, 100) >= 0);
+    }
+    int32_t arg;
+    assert_int_equal(evq_pop(q, NULL, NULL, &arg), 1);
+    assert_int_equal(arg, 100);
+    for (int i = 0; i < 10; i++) {
+        assert_int_equal(evq_pop(q, NULL, NULL, &arg), 1);
+        assert_int_equal(arg, i);
+    }
+    evq_free(q);
+}
+
 static void test_clear_reuses(void **state)
 {
     (void)state;
@@ -169,6 +192,7 @@ int main(void)
         cmocka_unit_test(test_order_and_ties),
         cmocka_unit_test(test_move_and_cancel),
         cmocka_unit_test(test_random_against_reference),
+        cmocka_unit_test(test_sequence_wrap),
         cmocka_unit_test(test_clear_reuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

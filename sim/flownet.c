@@ -28,6 +28,10 @@ struct link {
     double rate_Bps;             /* total rate last recorded */
     int32_t *flows;              /* active flow ids, arrival order */
     int32_t nflows, flows_cap;
+    double *fw;                  /* weight of each entry of flows[] */
+    size_t fw_cap;
+    double wsum;                 /* sum of fw[]: the rate a unit flow uses */
+    double wfree;                /* progressive filling: weight not yet fixed */
     flownet_cap_fn *rule;
     void *ctx;
     uint32_t seen;               /* == gen: in the component being solved */
@@ -41,6 +45,7 @@ struct link {
 
 struct flow {
     const int32_t *links;
+    const double *w;  /* weight on links[k], NULL = all 1 */
     int32_t nlinks;
     int32_t ev;       /* completion event, -1 if none */
     int32_t user;     /* -1 when the slot is free */
@@ -81,6 +86,8 @@ struct flownet {
     size_t ncl, ncf, cl_cap, cf_cap, capped_cap;
     struct lvl *heap;
     size_t nheap, heap_cap;
+    int use_heap;      /* this component finds bottlenecks with the heap */
+    int method;        /* 0 auto, 1 heap, 2 scan (flownet_method) */
     uint32_t *tags;
     size_t tags_cap;
     /* rate records */
@@ -107,8 +114,10 @@ static int grow(void *arr, size_t *cap, size_t need, size_t sz)
 
 static inline struct flow *fl(const flownet *n, int32_t f)
 {
-    return (struct flow *)pool_at(&n->flows, f);
+    return &POOL_AT(&n->flows, struct flow, f);
 }
+
+static inline double max2(double a, double b) { return a > b ? a : b; }
 
 flownet *flownet_new(void)
 {
@@ -123,7 +132,7 @@ void flownet_free(flownet *n)
     if (!n)
         return;
     for (int32_t i = 0; i < n->nlinks; i++)
-        free(n->links[i].flows);
+        free(n->links[i].flows), free(n->links[i].fw);
     free(n->links);
     pool_fini(&n->flows);
     free(n->dirty);
@@ -173,6 +182,7 @@ void flownet_reset(flownet *n)
         l->bytes = 0;
         l->rate_Bps = 0;
         l->nflows = 0;
+        l->wsum = 0;
         l->dirty = 0;
         l->last_rec = -1;
     }
@@ -195,12 +205,19 @@ static void mark_dirty(flownet *n, int32_t link)
 int flownet_start(flownet *n, const int32_t *links, int nlinks, double bytes,
                   double cap_Bps, uint32_t tag, int32_t user)
 {
+    return flownet_start_w(n, links, NULL, nlinks, bytes, cap_Bps, tag, user);
+}
+
+int flownet_start_w(flownet *n, const int32_t *links, const double *w, int nlinks,
+                    double bytes, double cap_Bps, uint32_t tag, int32_t user)
+{
     ASSERTF(nlinks >= 1 && bytes > 0, "flow of %g bytes over %d links", bytes, nlinks);
     int32_t f = pool_get(&n->flows);
     if (f < 0)
         return -1;
     struct flow *p = fl(n, f);
     p->links = links;
+    p->w = w;
     p->nlinks = nlinks;
     p->ev = -1;
     p->user = user;
@@ -216,7 +233,8 @@ int flownet_start(flownet *n, const int32_t *links, int nlinks, double bytes,
         ASSERTF(li >= 0 && li < n->nlinks, "flow on link %d of %d", li, n->nlinks);
         struct link *l = &n->links[li];
         size_t cap = (size_t)l->flows_cap;
-        if (grow(&l->flows, &cap, (size_t)l->nflows + (size_t)nlinks, sizeof(int32_t))) {
+        if (grow(&l->flows, &cap, (size_t)l->nflows + (size_t)nlinks, sizeof(int32_t)) ||
+            grow(&l->fw, &l->fw_cap, (size_t)l->nflows + (size_t)nlinks, sizeof(double))) {
             p->user = -1;
             pool_put(&n->flows, f);
             return -1;
@@ -225,6 +243,10 @@ int flownet_start(flownet *n, const int32_t *links, int nlinks, double bytes,
     }
     for (int k = 0; k < nlinks; k++) {
         struct link *l = &n->links[links[k]];
+        double wk = w ? w[k] : 1.0;
+        ASSERTF(wk > 0 && isfinite(wk), "flow weight %g", wk);
+        l->fw[l->nflows] = wk;
+        l->wsum += wk;
         l->flows[l->nflows++] = f;
         mark_dirty(n, links[k]);
     }
@@ -245,10 +267,15 @@ int32_t flownet_finish(flownet *n, int flow, int64_t now_ps)
         while (j < l->nflows && l->flows[j] != flow)
             j++;
         ASSERTF(j < l->nflows, "flow %d missing from link %d", flow, li);
-        memmove(&l->flows[j], &l->flows[j + 1],
-                (size_t)(l->nflows - j - 1) * sizeof(int32_t));
+        double wj = l->fw[j];
+        size_t tail = (size_t)(l->nflows - j - 1);
+        if (tail) {  /* keep arrival order */
+            memmove(&l->flows[j], &l->flows[j + 1], tail * sizeof(int32_t));
+            memmove(&l->fw[j], &l->fw[j + 1], tail * sizeof(double));
+        }
         l->nflows--;
-        l->bytes += p->bytes;
+        l->wsum = l->nflows ? l->wsum - wj : 0;
+        l->bytes += p->bytes * wj;
         mark_dirty(n, li);
     }
     int32_t user = p->user;
@@ -302,8 +329,16 @@ static void heap_pop(flownet *n)
     n->heap[i] = e;
 }
 
-/* Fix flow f at rate x: take x from each of its links and re-queue their
- * new levels. */
+/* The common rate at which link l saturates: its remaining capacity over
+ * the weight of its unfixed flows (the weight may drift below 0 by rounding
+ * while nfree > 0 says flows are left). */
+static inline double level(const struct link *l)
+{
+    return l->rem_Bps / max2(l->wfree, FLOWNET_EPS);
+}
+
+/* Fix flow f at rate x: take x (times its weight) from each of its links and
+ * re-queue their new levels. */
 static int fix(flownet *n, int32_t f, double x)
 {
     struct flow *p = fl(n, f);
@@ -311,25 +346,51 @@ static int fix(flownet *n, int32_t f, double x)
     p->fixed = 1;
     for (int k = 0; k < p->nlinks; k++) {
         struct link *l = &n->links[p->links[k]];
-        l->rem_Bps -= x;
+        double wk = p->w ? p->w[k] : 1.0;
+        l->rem_Bps -= x * wk;
         if (l->rem_Bps < FLOWNET_EPS * l->cap_Bps)
             l->rem_Bps = 0;
         l->nfree--;
+        l->wfree -= wk;
         l->hver++;
-        if (l->nfree > 0 && !l->done &&
-            heap_push(n, l->rem_Bps / l->nfree, p->links[k], l->hver))
+        if (n->use_heap && l->nfree > 0 && !l->done &&
+            heap_push(n, level(l), p->links[k], l->hver))
             return -1;
     }
     return 0;
 }
 
 
-static int cmp_capkey(const void *a, const void *b)
+static inline int capkey_less(const struct capkey *x, const struct capkey *y)
 {
-    const struct capkey *x = a, *y = b;
-    if (x->cap != y->cap)
-        return x->cap < y->cap ? -1 : 1;
-    return (x->f > y->f) - (x->f < y->f);
+    return x->cap < y->cap || (x->cap == y->cap && x->f < y->f);
+}
+
+static void capkey_down(struct capkey *v, size_t i, size_t n)
+{
+    struct capkey e = v[i];
+    for (size_t c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && capkey_less(&v[c], &v[c + 1]))
+            c++;
+        if (!capkey_less(&e, &v[c]))
+            break;
+        v[i] = v[c];
+    }
+    v[i] = e;
+}
+
+/* Heapsort by (cap, flow id): in place (qsort may allocate), and the keys
+ * are unique, so the order is fully determined. */
+static void capkey_sort(struct capkey *v, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        capkey_down(v, i, n);
+    for (size_t m = n; m > 1; m--) {
+        struct capkey t = v[0];
+        v[0] = v[m - 1];
+        v[m - 1] = t;
+        capkey_down(v, 0, m - 1);
+    }
 }
 
 /* Progressive filling over the component in n->cl / n->cf: sets new_Bps. */
@@ -340,21 +401,28 @@ static int fill(flownet *n)
         double x = p->cap_Bps > 0 ? p->cap_Bps : INFINITY;
         for (int k = 0; k < p->nlinks; k++) {
             const struct link *l = &n->links[p->links[k]];
-            double c = l->cap_Bps / l->nflows; /* > 1 if it crosses l twice */
+            double c = l->cap_Bps / l->wsum; /* its weights on l, summed */
             if (c < x)
                 x = c;
         }
         p->new_Bps = x;
         return 0;
     }
+    /* The next bottleneck: a lazy heap costs O(log) per link update, a scan
+     * O(links) per round; scan when links are few for the flows' routes. */
+    size_t nrefs = 0;
+    for (size_t i = 0; i < n->ncl; i++)
+        nrefs += (size_t)n->links[n->cl[i]].nflows;
+    n->use_heap = n->method ? n->method == 1 : n->ncl * n->ncl > 32 * nrefs;
     n->nheap = 0;
     for (size_t i = 0; i < n->ncl; i++) {
         struct link *l = &n->links[n->cl[i]];
         l->rem_Bps = l->cap_Bps;
         l->nfree = l->nflows;
+        l->wfree = l->wsum;
         l->done = 0;
         l->hver++;
-        if (l->nfree > 0 && heap_push(n, l->rem_Bps / l->nfree, n->cl[i], l->hver))
+        if (n->use_heap && l->nfree > 0 && heap_push(n, level(l), n->cl[i], l->hver))
             return -1;
     }
     size_t ncapped = 0;
@@ -375,22 +443,40 @@ static int fill(flownet *n)
             if (p->cap_Bps > 0)
                 ck[j++] = (struct capkey){p->cap_Bps, n->cf[i]};
         }
-        qsort(ck, ncapped, sizeof(*ck), cmp_capkey);
+        capkey_sort(ck, ncapped);
     }
     size_t nfixed = 0, ci = 0;
     while (nfixed < n->ncf) {
-        while (n->nheap) {
-            const struct lvl *t = &n->heap[0];
-            const struct link *l = &n->links[t->link];
-            if (t->ver == l->hver && !l->done && l->nfree > 0)
-                break;
-            heap_pop(n);
+        int32_t li = -1;
+        double xl = INFINITY;
+        if (n->use_heap) {
+            while (n->nheap) {
+                const struct lvl *t = &n->heap[0];
+                const struct link *l = &n->links[t->link];
+                if (t->ver == l->hver && !l->done && l->nfree > 0)
+                    break;
+                heap_pop(n);
+            }
+            if (n->nheap) {
+                xl = n->heap[0].level;
+                li = n->heap[0].link;
+            }
+        } else {
+            for (size_t i = 0; i < n->ncl; i++) {
+                const struct link *l = &n->links[n->cl[i]];
+                if (l->done || l->nfree <= 0)
+                    continue;
+                double lv = level(l);
+                if (lv < xl) {
+                    xl = lv;
+                    li = n->cl[i];
+                }
+            }
         }
         while (ci < ncapped && fl(n, ck[ci].f)->fixed)
             ci++;
-        double xl = n->nheap ? n->heap[0].level : INFINITY;
         double xc = ci < ncapped ? ck[ci].cap : INFINITY;
-        ASSERTF(n->nheap || ci < ncapped, "%zu flows left with no constraint",
+        ASSERTF(li >= 0 || ci < ncapped, "%zu flows left with no constraint",
                 n->ncf - nfixed);
         if (ci < ncapped && xc <= xl) {
             if (fix(n, ck[ci].f, xc))
@@ -398,8 +484,8 @@ static int fill(flownet *n)
             nfixed++;
             continue;
         }
-        int32_t li = n->heap[0].link;
-        heap_pop(n);
+        if (n->use_heap)
+            heap_pop(n);
         struct link *l = &n->links[li];
         l->done = 1;
         for (int32_t j = 0; j < l->nflows; j++) {
@@ -482,7 +568,7 @@ static int reschedule(flownet *n, int64_t now, evq *q, uint32_t kind)
         int32_t f = n->cf[i];
         struct flow *p = fl(n, f);
         double x = p->new_Bps, old = p->rate_Bps;
-        if (fabs(x - old) <= FLOWNET_EPS * fmax(x, old))
+        if (fabs(x - old) <= FLOWNET_EPS * max2(x, old))
             continue;
         if (old > 0)
             p->rem_bytes -= old * (double)(now - p->last_ps) * 1e-12;
@@ -501,7 +587,8 @@ static int reschedule(flownet *n, int64_t now, evq *q, uint32_t kind)
                 evq_cancel(q, p->ev);
             p->ev = -1;
         } else if (p->ev >= 0) {
-            evq_move(q, p->ev, t);
+            if (evq_move(q, p->ev, t))
+                return -1;
         } else {
             p->ev = evq_push(q, t, kind, f);
             if (p->ev < 0)
@@ -518,8 +605,8 @@ static int record(flownet *n, int64_t now)
         struct link *l = &n->links[li];
         double sum = 0;
         for (int32_t j = 0; j < l->nflows; j++)
-            sum += fl(n, l->flows[j])->rate_Bps;
-        if (fabs(sum - l->rate_Bps) <= FLOWNET_EPS * fmax(sum, l->rate_Bps))
+            sum += fl(n, l->flows[j])->rate_Bps * l->fw[j];
+        if (fabs(sum - l->rate_Bps) <= FLOWNET_EPS * max2(sum, l->rate_Bps))
             continue;
         l->rate_Bps = sum;
         if (l->last_rec >= 0 && n->recs[l->last_rec].t == now) {
@@ -546,8 +633,11 @@ int flownet_solve(flownet *n, int64_t now_ps, evq *q, uint32_t kind)
     int rc = 0;
     for (size_t i = 0; i < n->ndirty && rc == 0; i++) {
         int32_t l0 = n->dirty[i];
-        if (n->links[l0].seen == n->gen)
+        const struct link *d = &n->links[l0];
+        if (d->seen == n->gen)
             continue;
+        if (d->nflows == 0 && !d->rule && !n->recording)
+            continue;  /* emptied: nothing to re-rate, no rule to call */
         rc = component(n, l0);
         if (rc == 0)
             rc = apply_rules(n);
@@ -587,6 +677,7 @@ const int32_t *flownet_flow_links(const flownet *n, int flow, int *nlinks)
 }
 
 void flownet_record(flownet *n, int on) { n->recording = on != 0; }
+void flownet_method(flownet *n, int method) { n->method = method; }
 size_t flownet_nrecords(const flownet *n) { return n->nrecs; }
 
 void flownet_record_get(const flownet *n, size_t i, int64_t *time_ps, int *link,

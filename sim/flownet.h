@@ -43,6 +43,10 @@ void flownet_reset(flownet *n);
  * Returns the flow id, or -1 on OOM. The flow has rate 0 until the next solve. */
 int flownet_start(flownet *n, const int32_t *links, int nlinks, double bytes,
                   double cap_Bps, uint32_t tag, int32_t user);
+/* Weighted: on links[k] the flow uses w[k] x its rate (w[k] > 0, finite;
+ * w == NULL is all 1; the array must stay valid like links). */
+int flownet_start_w(flownet *n, const int32_t *links, const double *w, int nlinks,
+                    double bytes, double cap_Bps, uint32_t tag, int32_t user);
 int flownet_dirty(const flownet *n);  /* 1 if a solve is pending */
 /* Re-rate the components touched since the last solve, at time now_ps: each
  * flow's completion is (re)scheduled in q as an event (kind, arg = flow id),
@@ -58,6 +62,10 @@ int flownet_first_active(const flownet *n);
 int32_t flownet_flow_user(const flownet *n, int flow);
 double flownet_flow_rate(const flownet *n, int flow);  /* bytes/s */
 const int32_t *flownet_flow_links(const flownet *n, int flow, int *nlinks);
+
+/* How the next bottleneck is found: 0 auto (by component shape), 1 a lazy
+ * heap of link levels, 2 a scan of the links. Same rates; for tests. */
+void flownet_method(flownet *n, int method);
 
 /* Rate records: when on (default off), every change of a link's total rate
  * is logged as (time, link, bytes/s), in time order, for timelines. */

@@ -128,6 +128,133 @@ static void test_departure_reshares(void **state)
     flownet_free(n);
 }
 
+static void test_weights(void **state)
+{
+    (void)state;
+    flownet *n = flownet_new();
+    evq *q = evq_new();
+    /* A flow of weight 4 alone on an 8 GB/s link uses 4x its rate there:
+     * 2 GB/s. */
+    int32_t l = flownet_add_link(n, 8e9);
+    double w4 = 4;
+    int a = flownet_start_w(n, &l, &w4, 1, 1e6, 0, 0, 0);
+    assert_int_equal(flownet_solve(n, 0, q, 1), 0);
+    assert_rate(flownet_flow_rate(n, a), 2e9);
+    /* Two links of 12 GB/s: b has weight 2 on the first and 1 on the second,
+     * c weight 1 on the first. Common level x: first link 2x + x = 12 ->
+     * x = 4; second link alone x = 12: the first saturates, b = c = 4 GB/s. */
+    int32_t L[2] = {flownet_add_link(n, 12e9), flownet_add_link(n, 12e9)};
+    double wb[2] = {2, 1};
+    int b = flownet_start_w(n, L, wb, 2, 1e6, 0, 0, 1);
+    int c = flownet_start_w(n, L, NULL, 1, 1e6, 0, 0, 2);
+    assert_int_equal(flownet_solve(n, 0, q, 1), 0);
+    assert_rate(flownet_flow_rate(n, b), 4e9);
+    assert_rate(flownet_flow_rate(n, c), 4e9);
+    evq_free(q);
+    flownet_free(n);
+}
+
+static uint64_t lcg(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *x >> 33;
+}
+
+/* Check the definition of max-min fairness on the current rates: feasible
+ * (no link over capacity, counting each flow's rate times its weight there;
+ * no flow over its cap; within 1e-9 relative), and every flow has a
+ * bottleneck: its cap, or a full link (>= 1 - 1e-9 of its capacity) on which
+ * no flow is faster than it (within 1e-9). */
+static void check_max_min(const flownet *n, const int *flows, int nf,
+                          const double *caps, double (*w)[4])
+{
+    int nl = flownet_nlinks(n);
+    double load[64] = {0};
+    for (int i = 0; i < nf; i++) {
+        int k;
+        const int32_t *ls = flownet_flow_links(n, flows[i], &k);
+        for (int j = 0; j < k; j++)
+            load[ls[j]] += flownet_flow_rate(n, flows[i]) * w[i][j];
+    }
+    for (int l = 0; l < nl; l++)
+        assert_true(load[l] <= flownet_link_cap(n, l) * (1 + 1e-9));
+    for (int i = 0; i < nf; i++) {
+        double x = flownet_flow_rate(n, flows[i]);
+        if (caps[i] > 0) {
+            assert_true(x <= caps[i] * (1 + 1e-9));
+            if (x >= caps[i] * (1 - 1e-9))
+                continue; /* bottlenecked by its own cap */
+        }
+        int k, ok = 0;
+        const int32_t *ls = flownet_flow_links(n, flows[i], &k);
+        for (int j = 0; j < k && !ok; j++) {
+            int l = ls[j];
+            if (load[l] < flownet_link_cap(n, l) * (1 - 1e-9))
+                continue;
+            int fastest = 1;
+            for (int m = 0; m < nf; m++) {
+                int km;
+                const int32_t *lm = flownet_flow_links(n, flows[m], &km);
+                for (int q = 0; q < km; q++)
+                    if (lm[q] == l && flownet_flow_rate(n, flows[m]) > x * (1 + 1e-9))
+                        fastest = 0;
+            }
+            ok = fastest;
+        }
+        assert_true(ok);
+    }
+}
+
+static void test_random_max_min(void **state)
+{
+    (void)state;
+    /* 200 random networks (up to 40 links, 60 flows of 1-4 links, a third
+     * capped, half of them with weights 0.5, 1 or 2 per link): both ways of
+     * finding the next bottleneck (heap, scan) give rates that satisfy the
+     * max-min definition, and the same rates (within 1e-12 relative: same
+     * operations in a possibly different order). */
+    uint64_t seed = 1;
+    for (int trial = 0; trial < 200; trial++) {
+        flownet *nh = flownet_new(), *ns = flownet_new();
+        evq *q = evq_new();
+        flownet_method(nh, 1);
+        flownet_method(ns, 2);
+        int nl = 1 + (int)(lcg(&seed) % 40), nf = 1 + (int)(lcg(&seed) % 60);
+        for (int l = 0; l < nl; l++) {
+            double c = 1e9 * (double)(1 + lcg(&seed) % 100);
+            flownet_add_link(nh, c);
+            flownet_add_link(ns, c);
+        }
+        static int32_t routes[60][4];
+        static double w[60][4];
+        int fh[60], fs[60];
+        double caps[60];
+        int weighted = trial % 2;
+        for (int i = 0; i < nf; i++) {
+            int k = 1 + (int)(lcg(&seed) % 4);
+            for (int j = 0; j < k; j++) {
+                routes[i][j] = (int32_t)(lcg(&seed) % (uint64_t)nl);
+                w[i][j] = weighted ? 0.5 * (double)(1u << (lcg(&seed) % 3)) : 1.0;
+            }
+            caps[i] = lcg(&seed) % 3 == 0 ? 1e8 * (double)(1 + lcg(&seed) % 300) : 0;
+            fh[i] = flownet_start_w(nh, routes[i], weighted ? w[i] : NULL, k, 1e6, caps[i],
+                                    0, i);
+            fs[i] = flownet_start_w(ns, routes[i], weighted ? w[i] : NULL, k, 1e6, caps[i],
+                                    0, i);
+        }
+        assert_int_equal(flownet_solve(nh, 0, q, 1), 0);
+        evq_clear(q);
+        assert_int_equal(flownet_solve(ns, 0, q, 1), 0);
+        check_max_min(nh, fh, nf, caps, w);
+        check_max_min(ns, fs, nf, caps, w);
+        for (int i = 0; i < nf; i++)
+            assert_rate(flownet_flow_rate(nh, fh[i]), flownet_flow_rate(ns, fs[i]));
+        evq_free(q);
+        flownet_free(nh);
+        flownet_free(ns);
+    }
+}
+
 static void test_ticks(void **state)
 {
     (void)state;
@@ -149,6 +276,8 @@ int main(void)
         cmocka_unit_test(test_three_links_four_flows),
         cmocka_unit_test(test_caps),
         cmocka_unit_test(test_departure_reshares),
+        cmocka_unit_test(test_weights),
+        cmocka_unit_test(test_random_max_min),
         cmocka_unit_test(test_ticks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

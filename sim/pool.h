@@ -32,6 +32,10 @@ static inline void *pool_at(const pool *p, int32_t i)
     return p->base + (size_t)i * p->elem_bytes;
 }
 
+/* Typed access for a pool made with pool_init(p, sizeof(type)): lets the
+ * compiler index with a constant size instead of a multiplication. */
+#define POOL_AT(p, type, i) (((type *)(void *)(p)->base)[i])
+
 /* A free slot's index (contents undefined); -1 on out of memory. O(1). */
 static inline int32_t pool_get(pool *p)
 {

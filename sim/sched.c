@@ -1,8 +1,9 @@
-/* The engine: tasks in flat arrays, a dependency list turned into a CSR
- * successor graph at run time, an event queue (sim/evq) and a flow network
- * (sim/flownet). A run starts every task without predecessors at time 0;
- * ending a task releases its successors, which start at once (so a task
- * starts at the latest end of its predecessors). Flow completions and task
+/* The engine: tasks in flat arrays, each with a linked list of successor
+ * records (8 bytes per dependency, newest first, built as dependencies are
+ * added), an event queue (sim/evq) and a flow network (sim/flownet). A run
+ * counts predecessors, starts every task without any at time 0; ending a
+ * task releases its successors (newest dependency first), which start at
+ * once (so a task starts at the latest end of its predecessors). Flow completions and task
  * ends are events; the flow network is re-solved once per distinct event
  * time, after every event of that time, so simultaneous arrivals and
  * departures cost one re-solve. Tasks that never end are reported: flows with
@@ -33,18 +34,26 @@ struct task {
     int32_t track;
 };
 
+struct dep {
+    int32_t after;           /* the task that waits */
+    int32_t next;            /* next record of the same predecessor, -1 */
+};
+
 struct sched {
     struct task *tasks;
     size_t ntasks, tasks_cap;
     int32_t *refs;           /* link lists of flow tasks */
     size_t nrefs, refs_cap;
-    int32_t *dep_a, *dep_b;  /* dependencies in insertion order */
+    double *wrefs;           /* weight of each entry of refs, if wrefs_used */
+    size_t wrefs_cap;
+    int wrefs_used;          /* some flow since the last reset is weighted */
+    int32_t *succ_head;      /* per task: its latest dependency record, -1 none */
+    size_t head_cap;
+    struct dep *deps;        /* successor lists, linked newest first */
     size_t ndeps, deps_cap;
     /* run state */
     int32_t *npred;          /* unfinished predecessors */
-    uint32_t *succ_off;      /* CSR: successors of t at succ[succ_off[t]..] */
-    int32_t *succ;
-    size_t run_tasks_cap, run_deps_cap;
+    size_t npred_cap;
     size_t nended;
     uint64_t events;
     sim_ps makespan;
@@ -94,11 +103,10 @@ void sched_free(sched *s)
         return;
     free(s->tasks);
     free(s->refs);
-    free(s->dep_a);
-    free(s->dep_b);
+    free(s->wrefs);
+    free(s->succ_head);
+    free(s->deps);
     free(s->npred);
-    free(s->succ_off);
-    free(s->succ);
     evq_free(s->q);
     flownet_free(s->net);
     arena_free(s->names);
@@ -139,8 +147,10 @@ void sched_link_rule(sched *s, int link, sched_cap_fn *fn, void *ctx)
 static int new_task(sched *s)
 {
     if (s->ntasks >= INT32_MAX ||
-        grow(&s->tasks, &s->tasks_cap, s->ntasks + 1, sizeof(struct task)))
+        grow(&s->tasks, &s->tasks_cap, s->ntasks + 1, sizeof(struct task)) ||
+        grow(&s->succ_head, &s->head_cap, s->ntasks + 1, sizeof(int32_t)))
         return -1;
+    s->succ_head[s->ntasks] = -1;
     return (int)s->ntasks++;
 }
 
@@ -158,20 +168,46 @@ int sched_flow(sched *s, const int *links, int nlinks, double bytes,
                double rate_cap_Bps, sim_ps lat_ps, uint32_t tag, int track,
                const char *label)
 {
+    return sched_flow_w(s, links, NULL, nlinks, bytes, rate_cap_Bps, lat_ps, tag, track,
+                        label);
+}
+
+int sched_flow_w(sched *s, const int *links, const double *weights, int nlinks,
+                 double bytes, double rate_cap_Bps, sim_ps lat_ps, uint32_t tag,
+                 int track, const char *label)
+{
     ASSERTF(nlinks >= 0 && bytes >= 0 && isfinite(bytes) && lat_ps >= 0,
             "flow of %g bytes, %d links, latency %" PRId64 " ps", bytes, nlinks, lat_ps);
     int nl = sched_nlinks(s);
     for (int k = 0; k < nlinks; k++)
         ASSERTF(links[k] >= 0 && links[k] < nl, "link %d of %d", links[k], nl);
+    int weighted = 0;
+    for (int k = 0; weights && k < nlinks; k++) {
+        ASSERTF(weights[k] > 0 && isfinite(weights[k]), "weight %g on link %d", weights[k],
+                links[k]);
+        weighted |= weights[k] != 1.0;
+    }
     if (s->nrefs + (size_t)nlinks > UINT32_MAX ||
         grow(&s->refs, &s->refs_cap, s->nrefs + (size_t)nlinks, sizeof(int32_t)))
         return -1;
+    /* Weights are stored (parallel to refs) only once a flow has some. */
+    if ((weighted || s->wrefs_used) &&
+        grow(&s->wrefs, &s->wrefs_cap, s->refs_cap, sizeof(double)))
+        return -1;
+    if (weighted && !s->wrefs_used) {
+        for (size_t i = 0; i < s->nrefs; i++)
+            s->wrefs[i] = 1.0;
+        s->wrefs_used = 1;
+    }
     int id = new_task(s);
     if (id < 0)
         return -1;
     uint32_t off = (uint32_t)s->nrefs;
-    for (int k = 0; k < nlinks; k++)
+    for (int k = 0; k < nlinks; k++) {
+        if (s->wrefs_used)
+            s->wrefs[s->nrefs] = weights ? weights[k] : 1.0;
         s->refs[s->nrefs++] = links[k];
+    }
     double cap = isfinite(rate_cap_Bps) && rate_cap_Bps > 0 ? rate_cap_Bps : 0;
     s->tasks[id] = (struct task){-1, -1, lat_ps, bytes, cap, label, off, nlinks, tag, track};
     return id;
@@ -182,16 +218,11 @@ int sched_dep(sched *s, int before, int after)
     ASSERTF(before >= 0 && (size_t)before < s->ntasks && after >= 0 &&
                 (size_t)after < s->ntasks,
             "dependency %d -> %d with %zu tasks", before, after, s->ntasks);
-    if (s->ndeps >= UINT32_MAX)
+    if (s->ndeps >= INT32_MAX ||
+        grow(&s->deps, &s->deps_cap, s->ndeps + 1, sizeof(struct dep)))
         return -1;
-    size_t cap = s->deps_cap;
-    if (grow(&s->dep_a, &cap, s->ndeps + 1, sizeof(int32_t)))
-        return -1;
-    if (grow(&s->dep_b, &s->deps_cap, s->ndeps + 1, sizeof(int32_t)))
-        return -1;
-    s->dep_a[s->ndeps] = before;
-    s->dep_b[s->ndeps] = after;
-    s->ndeps++;
+    s->deps[s->ndeps] = (struct dep){after, s->succ_head[before]};
+    s->succ_head[before] = (int32_t)s->ndeps++;
     return 0;
 }
 
@@ -200,6 +231,7 @@ void sched_trace_links(sched *s, int on) { flownet_record(s->net, on); }
 void sched_reset(sched *s)
 {
     s->ntasks = s->nrefs = s->ndeps = s->nended = 0;
+    s->wrefs_used = 0;
     s->events = 0;
     s->makespan = 0;
     evq_clear(s->q);
@@ -210,30 +242,16 @@ void sched_reset(sched *s)
 
 static int oom(err *e) { return err_set(e, ERR_SYSTEM, "scheduler: out of memory"); }
 
-/* Successor lists in CSR form, by a counting sort of the dependencies. */
+/* Count each task's predecessors (the successor lists are built as
+ * dependencies are added). */
 static int build_graph(sched *s)
 {
     size_t n = s->ntasks;
-    size_t cap = s->run_tasks_cap;
-    if (grow(&s->npred, &cap, n + 1, sizeof(int32_t)))
-        return -1;
-    if (grow(&s->succ_off, &s->run_tasks_cap, n + 1, sizeof(uint32_t)))
-        return -1;
-    if (grow(&s->succ, &s->run_deps_cap, s->ndeps + 1, sizeof(int32_t)))
+    if (grow(&s->npred, &s->npred_cap, n + 1, sizeof(int32_t)))
         return -1;
     memset(s->npred, 0, n * sizeof(int32_t));
-    memset(s->succ_off, 0, (n + 1) * sizeof(uint32_t));
-    for (size_t d = 0; d < s->ndeps; d++) {
-        s->succ_off[s->dep_a[d] + 1]++;
-        s->npred[s->dep_b[d]]++;
-    }
-    for (size_t t = 0; t < n; t++)
-        s->succ_off[t + 1] += s->succ_off[t];
-    for (size_t d = 0; d < s->ndeps; d++)  /* succ_off[a] walks to a's end */
-        s->succ[s->succ_off[s->dep_a[d]]++] = s->dep_b[d];
-    for (size_t t = n; t > 0; t--)
-        s->succ_off[t] = s->succ_off[t - 1];
-    s->succ_off[0] = 0;
+    for (size_t d = 0; d < s->ndeps; d++)
+        s->npred[s->deps[d].after]++;
     return 0;
 }
 
@@ -249,8 +267,9 @@ static int start_task(sched *s, int32_t t, sim_ps now)
         ASSERTF(d >= 0, "task %d: %g bytes at %g B/s overflow", t, k->bytes, k->cap_Bps);
         end = now + d + k->lat_ps;
     } else {
-        return flownet_start(s->net, s->refs + k->link_off, k->nlinks, k->bytes,
-                             k->cap_Bps, k->tag, t) < 0 ? -1 : 0;
+        const double *w = s->wrefs_used ? s->wrefs + k->link_off : NULL;
+        return flownet_start_w(s->net, s->refs + k->link_off, w, k->nlinks, k->bytes,
+                               k->cap_Bps, k->tag, t) < 0 ? -1 : 0;
     }
     return evq_push(s->q, end, EV_TASK_END, t) < 0 ? -1 : 0;
 }
@@ -261,8 +280,8 @@ static int end_task(sched *s, int32_t t, sim_ps now)
     if (now > s->makespan)
         s->makespan = now;
     s->nended++;
-    for (uint32_t i = s->succ_off[t], e = s->succ_off[t + 1]; i < e; i++) {
-        int32_t u = s->succ[i];
+    for (int32_t d = s->succ_head[t]; d >= 0; d = s->deps[d].next) {
+        int32_t u = s->deps[d].after;
         if (--s->npred[u] == 0 && start_task(s, u, now))
             return -1;
     }
@@ -284,9 +303,10 @@ static int report_cycle(sched *s, err *e)
         return oom(e);
     for (size_t t = 0; t < n; t++)
         pred[t] = -1;
-    for (size_t d = 0; d < s->ndeps; d++)
-        if (s->tasks[s->dep_a[d]].end_ps < 0 && s->tasks[s->dep_b[d]].start_ps < 0)
-            pred[s->dep_b[d]] = s->dep_a[d];
+    for (size_t a = 0; a < n; a++)
+        for (int32_t d = s->succ_head[a]; d >= 0; d = s->deps[d].next)
+            if (s->tasks[a].end_ps < 0 && s->tasks[s->deps[d].after].start_ps < 0)
+                pred[s->deps[d].after] = (int32_t)a;
     int32_t t = 0;
     while (s->tasks[t].start_ps >= 0)
         t++;

@@ -48,6 +48,12 @@ int sched_delay(sched *s, sim_ps dur_ps, int track, const char *label);
 int sched_flow(sched *s, const int *links, int nlinks, double bytes,
                double rate_cap_Bps, sim_ps lat_ps, uint32_t tag, int track,
                const char *label);
+/* Weighted flow: on links[i] the flow consumes weights[i] x its rate (a
+ * bundle of identical streams, or streams fanned out from one initiator
+ * that advance together). weights == NULL means all 1; weights[i] > 0. */
+int sched_flow_w(sched *s, const int *links, const double *weights, int nlinks,
+                 double bytes, double rate_cap_Bps, sim_ps lat_ps, uint32_t tag,
+                 int track, const char *label);
 /* after starts only once before has ended. -1 on OOM. */
 int sched_dep(sched *s, int before, int after);
 

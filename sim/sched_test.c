@@ -219,6 +219,34 @@ static void test_ring_shared_links(void **state)
     sched_free(s);
 }
 
+static void test_weighted_flows(void **state)
+{
+    (void)state;
+    sched *s = sched_new();
+    err e = {0};
+    /* A 12 GB/s link; a (4e6 B) crosses it with weight 2, b (8e6 B) with
+     * weight 1. Common level x: 2x + x = 12 GB/s, x = 4 GB/s each: a is done
+     * at 4e6 / 4e9 = 1 ms. b has 4e6 B left, alone at 12 GB/s: 1/3 ms =
+     * 333333333.33 ps, rounded up: b ends at 1e9 + 333333334 ps. The link
+     * carried a's bytes twice and b's once: 16e6 B. */
+    int l = sched_link(s, 12e9, "l");
+    double w2 = 2;
+    int a = sched_flow_w(s, &l, &w2, 1, 4e6, 0, 0, 0, 0, "a");
+    int b = sched_flow(s, &l, 1, 8e6, 0, 0, 0, 0, "b");
+    assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_end(s, a), 1000 * US);
+    assert_int_equal(sched_end(s, b), 1333333334LL);
+    assert_true(sched_link_bytes(s, l) == 16e6);
+    /* All-1 weights are the unweighted case: a alone, 4e6 B at 12 GB/s =
+     * 333333333.33 ps -> 333333334 ps. */
+    sched_reset(s);
+    double w1 = 1;
+    a = sched_flow_w(s, &l, &w1, 1, 4e6, 0, 0, 0, 0, "a");
+    assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_end(s, a), 333333334LL);
+    sched_free(s);
+}
+
 struct rule_ctx {
     int calls;
     int last_ntags;
@@ -258,6 +286,37 @@ static void test_capacity_rule(void **state)
      * together: one call), at 2 us (a leaves), at 2.8 us (b leaves, empty). */
     assert_int_equal(rc.calls, 3);
     assert_int_equal(rc.last_ntags, 0);
+    sched_free(s);
+}
+
+/* Capacity 0 as soon as two flows share the link (a deadlocking switch). */
+static double jam_rule(void *ctx, int link, const uint32_t *tags, int ntags,
+                       double nominal_Bps)
+{
+    (void)ctx, (void)link, (void)tags;
+    return ntags >= 2 ? 0 : nominal_Bps;
+}
+
+static void test_rule_starves(void **state)
+{
+    (void)state;
+    sched *s = sched_new();
+    err e = {0};
+    /* a (2e3 B at 1 GB/s) alone would end at 2 us; b arrives at 1 us (after
+     * a delay), the rule drops the link to 0: a's completion is cancelled,
+     * both stall forever: ERR_CHECK naming a (the lower task id), and
+     * neither ends. */
+    int l = sched_link(s, 1e9, "jam");
+    sched_link_rule(s, l, jam_rule, NULL);
+    int a = sched_flow(s, &l, 1, 2e3, 0, 0, 0, 0, "a");
+    int d = sched_delay(s, 1 * US, 0, "wait");
+    int b = sched_flow(s, &l, 1, 2e3, 0, 0, 0, 0, "b");
+    sched_dep(s, d, b);
+    assert_int_equal(sched_run(s, &e), ERR_CHECK);
+    assert_non_null(strstr(e.msg, "'a' can never finish: 2 flow(s) stuck"));
+    assert_int_equal(sched_end(s, a), -1);
+    assert_int_equal(sched_start(s, b), 1 * US);
+    assert_int_equal(sched_end(s, b), -1);
     sched_free(s);
 }
 
@@ -458,7 +517,9 @@ int main(void)
         cmocka_unit_test(test_capped_leaves_spare),
         cmocka_unit_test(test_ring_allreduce),
         cmocka_unit_test(test_ring_shared_links),
+        cmocka_unit_test(test_weighted_flows),
         cmocka_unit_test(test_capacity_rule),
+        cmocka_unit_test(test_rule_starves),
         cmocka_unit_test(test_cycle_detected),
         cmocka_unit_test(test_zero_capacity_detected),
         cmocka_unit_test(test_determinism_and_timeline),

@@ -115,6 +115,27 @@ typedef struct parser {
     char fail[256];                /* error from a callback */
 } parser;
 
+/* Saturating helpers: fuzzed or absurd numbers must not overflow. */
+static int64_t clamp_d(double v)
+{
+    if (!(v == v))
+        return 0;
+    if (v > 9e18)
+        return INT64_C(9000000000000000000);
+    if (v < -9e18)
+        return -INT64_C(9000000000000000000);
+    return (int64_t)v;
+}
+
+static int64_t sat_mul(int64_t a, int64_t b)
+{
+    if (a < 0 || b < 0)
+        return -1;
+    if (a != 0 && b > INT64_MAX / a)
+        return INT64_MAX;
+    return a * b;
+}
+
 /* Exact decimal -> ns: "1365627869562.139" us -> 1365627869562139 ns. */
 static int64_t us_text_to_ns(const char *s, size_t n)
 {
@@ -124,7 +145,12 @@ static int64_t us_text_to_ns(const char *s, size_t n)
     memcpy(buf, s, n);
     buf[n] = 0;
     if (strpbrk(buf, "eE"))
-        return (int64_t)(strtod(buf, NULL) * 1000.0 + (buf[0] == '-' ? -0.5 : 0.5));
+    {
+        int64_t v = clamp_d(strtod(buf, NULL) * 1000.0 + (buf[0] == '-' ? -0.5 : 0.5));
+        return v > INT64_C(4000000000000000000)    ? INT64_C(4000000000000000000)
+               : v < -INT64_C(4000000000000000000) ? -INT64_C(4000000000000000000)
+                                                   : v;
+    }
     int neg = buf[0] == '-';
     const char *p = buf + neg;
     int64_t ip = 0, frac = 0;
@@ -144,6 +170,8 @@ static int64_t us_text_to_ns(const char *s, size_t n)
     }
     for (; digits < 3; digits++)
         frac *= 10;
+    if (ip > INT64_C(4000000000000000))   /* |t| <= 4e18 ns: sums cannot overflow */
+        ip = INT64_C(4000000000000000);
     int64_t v = ip * 1000 + frac;
     return neg ? -v : v;
 }
@@ -156,7 +184,7 @@ static int64_t text_to_i64(const char *s, size_t n)
     memcpy(buf, s, n);
     buf[n] = 0;
     if (strpbrk(buf, ".eE"))
-        return (int64_t)strtod(buf, NULL);
+        return clamp_d(strtod(buf, NULL));
     return strtoll(buf, NULL, 10);
 }
 
@@ -267,7 +295,7 @@ static int64_t input_bytes(const event *ev, int *elem)
             if (es <= 0)
                 return -1;
             *elem = es;
-            return ev->dims_prod[i] * es;
+            return sat_mul(ev->dims_prod[i], es);
         }
     return -1;
 }
@@ -329,8 +357,8 @@ static int event_done(parser *p)
         if (kind >= 0 && (ev->in_nelems >= 0 || ev->out_nelems >= 0)) {
             int es = elem_size(ev->dtype);
             int64_t n = ev->in_nelems > ev->out_nelems ? ev->in_nelems : ev->out_nelems;
-            if (es > 0) {
-                g.bytes = n * es;
+            if (es > 0 && n >= 0) {
+                g.bytes = sat_mul(n, es);
                 g.elem = (int8_t)es;
             }
         }
@@ -357,7 +385,7 @@ static int event_done(parser *p)
             int64_t n = ev->in_nelems > ev->out_nelems ? ev->in_nelems : ev->out_nelems;
             if (!ev->coll_name[0] || n < 0 || es <= 0)
                 return 0;
-            c.bytes = n * es;
+            c.bytes = sat_mul(n, es);
             c.elem = (int8_t)es;
             c.kind = (int8_t)kind_from_text(ev->coll_name);
             c.src = KSIZE_PARAM_COMMS;
@@ -475,7 +503,7 @@ static int on_scalar_text(parser *p, const char *s, size_t n, int is_num)
         int i = p->dims_idx;
         if (i >= 0 && i < NTYPES) {
             int64_t v = text_to_i64(s, n);
-            ev->dims_prod[i] = ev->dims_len[i] == 0 ? v : ev->dims_prod[i] * v;
+            ev->dims_prod[i] = ev->dims_len[i] == 0 ? v : sat_mul(ev->dims_prod[i], v);
             ev->dims_len[i]++;
         }
         return 1;
@@ -684,10 +712,14 @@ static const cpu_sized *find_by_ext(const kineto_rank *k, int64_t ext, int src)
 
 static int link_rank(kineto_rank *k, err *e)
 {
-    qsort(k->gpu.v, (size_t)k->gpu.n, sizeof *k->gpu.v, cmp_gpu);
-    qsort(k->launches.v, (size_t)k->launches.n, sizeof *k->launches.v, cmp_launch);
-    qsort(k->cpu.v, (size_t)k->cpu.n, sizeof *k->cpu.v, cmp_cpu);
-    qsort(k->steps.v, (size_t)k->steps.n, sizeof *k->steps.v, cmp_step);
+    if (k->gpu.n > 1)
+        qsort(k->gpu.v, (size_t)k->gpu.n, sizeof *k->gpu.v, cmp_gpu);
+    if (k->launches.n > 1)
+        qsort(k->launches.v, (size_t)k->launches.n, sizeof *k->launches.v, cmp_launch);
+    if (k->cpu.n > 1)
+        qsort(k->cpu.v, (size_t)k->cpu.n, sizeof *k->cpu.v, cmp_cpu);
+    if (k->steps.n > 1)
+        qsort(k->steps.v, (size_t)k->steps.n, sizeof *k->steps.v, cmp_step);
     /* Prefer SGLang step[...] spans; fall back to ProfilerStep#. */
     int have_sglang = 0;
     for (long i = 0; i < k->steps.n; i++)

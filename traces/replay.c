@@ -8,7 +8,7 @@
  * open-addressing cache keyed by the request (a collective on an otherwise
  * idle fabric is a pure function of the request), so a 10,000-cycle trace
  * makes a handful of predictions. Concurrent collectives on two streams are
- * each predicted alone (docs/model.md states this limit). */
+ * each predicted alone (docs/traces.md, "Replay model and limits"). */
 #include "traces/replay.h"
 
 #include <math.h>

@@ -5,7 +5,7 @@
  * (identical requests are predicted once), and every kernel its launch or
  * CUDA-graph node overhead. The cycle time is the critical path; its
  * breakdown (compute, exposed communication, launch/graph, idle) follows that
- * path, so the four parts add up to the cycle time (docs/model.md). */
+ * path, so the four parts add up to the cycle time (docs/cli.md, replay). */
 #ifndef TRACES_REPLAY_H
 #define TRACES_REPLAY_H
 

@@ -732,27 +732,25 @@ int whatif_solve(whatif_ctx *c, const whatif_scenario *s, const char *key, doubl
         return 0;
     }
     if (!strcmp(key, "allreduce_us")) {
-        /* Both cycles are linear in a forced allreduce time a:
-         * cycle(a) = c0 + n a. Solve accept * cycle_d(a) = cycle_e(a). */
-        double a1 = 10, a2 = 110, ce[2], cd[2];
-        double as[2] = {a1, a2};
+        /* Plain decode as predicted (or as s forces it); every EAGLE-3
+         * allreduce forced to a. EAGLE-3's time per token is linear in a:
+         * (c + n a) / accept; solve it equal to decode's time per token. */
+        TRY(whatif_run_ctx(c, &dec, &rd, e));
+        double d = rd.cycle_us / (rd.tokens_per_cycle / dec.batch);
+        double as[2] = {10, 110}, ce[2];
         for (int i = 0; i < 2; i++) {
-            eg.allreduce_us = dec.allreduce_us = as[i];
+            eg.allreduce_us = as[i];
             TRY(whatif_run_ctx(c, &eg, &re, e));
-            TRY(whatif_run_ctx(c, &dec, &rd, e));
-            ce[i] = re.cycle_us / (re.tokens_per_cycle / eg.batch);
-            cd[i] = rd.cycle_us;
+            ce[i] = re.cycle_us;
         }
-        /* per-token time: tpt_e(a) = ce0 + ne a, tpt_d(a) = cd0 + nd a */
-        double ne = (ce[1] - ce[0]) / (a2 - a1), nd = (cd[1] - cd[0]) / (a2 - a1);
-        double ce0 = ce[0] - ne * a1, cd0 = cd[0] - nd * a1;
-        if (fabs(nd - ne) < 1e-12)
-            return err_set(e, ERR_CHECK, "no break-even: both modes scale alike with the allreduce");
-        double a = (ce0 - cd0) / (nd - ne);
-        if (a < 0 || !isfinite(a))
+        double acc = re.tokens_per_cycle / eg.batch;
+        double n = (ce[1] - ce[0]) / (as[1] - as[0]), c0 = ce[0] - n * as[0];
+        if (n <= 0)
+            return err_set(e, ERR_CHECK, "no break-even: EAGLE-3 has no allreduces");
+        double a = (acc * d - c0) / n;
+        if (a <= 0 || !isfinite(a))
             return err_set(e, ERR_CHECK,
-                           "no break-even at a positive allreduce time (EAGLE-3 %s at any)",
-                           ce0 < cd0 ? "wins" : "loses");
+                           "no break-even: EAGLE-3 loses to plain decode even with free allreduces");
         *value = a;
         return 0;
     }

@@ -92,9 +92,10 @@ int whatif_get(const whatif_scenario *s, const char *key, char *buf, size_t n, e
  * (tp larger than the topology), ERR_INPUT/ERR_SYSTEM from the topology. */
 int whatif_run_ctx(whatif_ctx *c, const whatif_scenario *s, whatif_result *out, err *e);
 int whatif_run(const whatif_scenario *s, whatif_result *out, err *e);  /* fresh ctx */
-/* Break-even: the value of key ("accept_len" or "allreduce_us") at which s
- * in EAGLE-3 mode gives the tok/s of s in decode mode. ERR_CHECK if there is
- * none in range (e.g. EAGLE-3 loses even with every draft token accepted). */
+/* Break-even: the value of key at which s in EAGLE-3 mode gives the tok/s of
+ * s in decode mode: "accept_len" (mean accepted tokens), or "allreduce_us"
+ * (time of every EAGLE-3 allreduce, decode as predicted). ERR_CHECK if there
+ * is none in range (e.g. EAGLE-3 loses even with every draft token accepted). */
 int whatif_solve(whatif_ctx *c, const whatif_scenario *s, const char *key,
                  double *value, err *e);
 /* Fill the compute terms that are < 0 (weight_us_per_layer,

@@ -331,3 +331,90 @@ void calib_apply_params(const calib *c, topo_params *p)
     if (!calib_get(c, "hostmem_GBps", &v))
         p->hostmem_Bps = v * 1e9;
 }
+
+/* Class of link id of t into buf (48 bytes). */
+static const char *class_of(const topo *t, int id, char *buf)
+{
+    const topo_link *l = topo_link_at(t, id);
+    return calib_link_class(l->kind, topo_node_at(t, l->a)->kind, topo_node_at(t, l->b)->kind,
+                            buf);
+}
+
+int calib_apply(const calib *c, const topo *t, topo **out, err *e)
+{
+    *out = NULL;
+    /* Every link key must match a class of t. */
+    for (int i = 0; i < c->n; i++) {
+        const char *k = c->ents[i].key;
+        if (strncmp(k, "link.", 5))
+            continue;
+        const char *cls = k + 5, *dot = strrchr(cls, '.');
+        int found = 0;
+        char buf[48];
+        for (int j = 0; j < topo_nlinks(t) && !found; j++)
+            found = strlen(class_of(t, j, buf)) == (size_t)(dot - cls) &&
+                    !strncmp(buf, cls, (size_t)(dot - cls));
+        if (!found)
+            return err_at(e, c->source[0] ? c->source : "calibration", c->ents[i].line,
+                          "topology '%s' has no link of class %.*s", topo_name(t),
+                          (int)(dot - cls), cls);
+    }
+    topo *n = topo_new(topo_name(t));
+    if (!n)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    int rc = 0;
+    for (int i = 0; i < topo_nnodes(t) && !rc; i++) {
+        const topo_node *x = topo_node_at(t, i);
+        if (topo_add_node(n, x->name, x->kind, x->numa, e) != i)
+            rc = e && e->code ? e->code : ERR_SYSTEM;
+    }
+    for (int i = 0; i < topo_nnodes(t) && !rc; i++)
+        if (topo_node_at(t, i)->pci_parent >= 0)
+            rc = topo_set_parent(n, i, topo_node_at(t, i)->pci_parent, e);
+    for (int i = 0; i < topo_nlinks(t) && !rc; i++) {
+        topo_link l = *topo_link_at(t, i);
+        char cls[48], key[80];
+        double v;
+        class_of(t, i, cls);
+        if (l.kind == LINK_PCIE && !topo_link_bw_given(t, i))
+            l.bw_Bps = 0;   /* from the link math, with the new params */
+        snprintf(key, sizeof key, "link.%s.bw_GBps", cls);
+        if (!calib_get(c, key, &v))
+            l.bw_Bps = v * 1e9;
+        snprintf(key, sizeof key, "link.%s.lat_ns", cls);
+        if (!calib_get(c, key, &v))
+            l.lat_ps = llround(v * 1e3);
+        if (topo_add_link(n, &l, e) < 0)
+            rc = e && e->code ? e->code : ERR_SYSTEM;
+    }
+    if (!rc) {
+        *topo_params_mut(n) = *topo_params_get(t);
+        calib_apply_params(c, topo_params_mut(n));
+        rc = topo_finish(n, c->source[0] ? c->source : "calibration", e);
+    }
+    if (rc) {
+        topo_free(n);
+        return rc;
+    }
+    *out = n;
+    return 0;
+}
+
+int calib_load_topo(const char *name_or_path, const char *calib_path, topo **out, err *e)
+{
+    *out = NULL;
+    topo *t;
+    TRY(topo_load(name_or_path, &t, e));
+    if (!calib_path) {
+        *out = t;
+        return 0;
+    }
+    calib *c;
+    int rc = calib_load(calib_path, &c, e);
+    if (!rc) {
+        rc = calib_apply(c, t, out, e);
+        calib_free(c);
+    }
+    topo_free(t);
+    return rc;
+}

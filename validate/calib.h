@@ -38,6 +38,13 @@ int calib_count(const calib *c);
 const calib_entry *calib_at(const calib *c, int i);
 const char *calib_source(const calib *c); /* file name, "" if built in code */
 
+/* A calibrated copy of t (finished): c's parameters override t's, and each
+ * link.CLASS key sets bandwidth or latency of every link of that class.
+ * ERR_INPUT "file:line: ..." if c names a class t does not have. */
+int calib_apply(const calib *c, const topo *t, topo **out, err *e);
+/* Load topology name_or_path and, if calib_path is not NULL, apply that
+ * profile: what every command's --topo and --calib do. */
+int calib_load_topo(const char *name_or_path, const char *calib_path, topo **out, err *e);
 /* Override the topo_params fields that c names (unit conversion included). */
 void calib_apply_params(const calib *c, topo_params *p);
 /* Link class of a link between node kinds ka and kb: "pcie.gpu-switch",

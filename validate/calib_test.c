@@ -131,6 +131,53 @@ static void test_link_class(void **state)
     assert_true(calib_key_valid("graph_node_us"));
 }
 
+static void test_apply_topology(void **state)
+{
+    (void)state;
+    topo *t, *u;
+    err e = {0};
+    assert_int_equal(topo_load("rtxpro6000-8x-pcie5-2s", &t, &e), 0);
+    calib *c;
+    const char text[] = "collsim-calib 1\n"
+                        "link.pcie.gpu-switch.bw_GBps 50\n"
+                        "link.pcie.gpu-switch.lat_ns 300\n"
+                        "launch_us 3\n";
+    assert_int_equal(parse_str(text, &c, &e), 0);
+    assert_int_equal(calib_apply(c, t, &u, &e), 0);
+    assert_int_equal(topo_ngpus(u), topo_ngpus(t));
+    assert_int_equal(topo_nlinks(u), topo_nlinks(t));
+    /* Every GPU-switch link now has 50 GB/s and 300 ns; other links keep
+     * their bandwidth and latency. */
+    int changed = 0;
+    for (int i = 0; i < topo_nlinks(u); i++) {
+        const topo_link *a = topo_link_at(t, i), *b = topo_link_at(u, i);
+        char cls[48];
+        calib_link_class(b->kind, topo_node_at(u, b->a)->kind, topo_node_at(u, b->b)->kind, cls);
+        if (!strcmp(cls, "pcie.gpu-switch")) {
+            assert_true(b->bw_Bps == 50e9 && b->lat_ps == 300000);
+            changed++;
+        } else {
+            assert_true(b->bw_Bps == a->bw_Bps && b->lat_ps == a->lat_ps);
+        }
+    }
+    assert_int_equal(changed, 8);
+    /* GPU0 -> GPU1 (same virtual switch) crosses two GPU-switch hops:
+     * 2 x 300 ns = 600 ns. */
+    assert_true(topo_route_lat_ps(u, topo_gpu_node(u, 0), topo_gpu_node(u, 1)) == 600000);
+    assert_true(topo_params_get(u)->launch_ps == 3000000);
+    assert_true(topo_params_get(u)->read_tags == topo_params_get(t)->read_tags);
+    topo_free(u);
+    calib_free(c);
+    /* A class the topology does not have is an error at its line. */
+    assert_int_equal(parse_str("collsim-calib 1\n\nlink.nvlink.gpu-nvswitch.bw_GBps 400\n",
+                               &c, &e), 0);
+    assert_int_equal(calib_apply(c, t, &u, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "c.calib:3:"));
+    assert_non_null(strstr(e.msg, "nvlink.gpu-nvswitch"));
+    calib_free(c);
+    topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -138,6 +185,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_link_class),
+        cmocka_unit_test(test_apply_topology),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,566 @@
-/* PLACEHOLDER until the owning work lands: cmd_validate is not implemented yet. */
+/* `collsim validate MEAS... [--topo T] [--calib CALIB]`: predict every
+ * measured point and report, per data set (file), the median and worst
+ * relative error; for collectives also the decision accuracy (at each size
+ * measured with several algorithms, does the model name the same fastest
+ * one) and the crossover sizes between algorithms, measured against
+ * predicted. Collectives come from hwcheck coll files or plain nccl-tests
+ * output, replays from hwcheck replay files (the trace path is taken as
+ * written, else relative to the measurement file), transfers and launch
+ * overheads from p2p/flows/host/launch files. --plot draws predicted and
+ * measured time against size, one panel per algorithm or pattern.
+ * --max-median / --max-worst turn the report into a check (exit 1). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
 #include "models/cmds.h"
+#include "models/coll.h"
+#include "models/topo.h"
+#include "sim/ofile.h"
+#include "traces/replay.h"
+#include "validate/calib.h"
+#include "validate/meas.h"
+#include "validate/plot.h"
+#include "validate/points.h"
+#include "validate/stats.h"
+
+enum { MAX_FILES = 256, MAX_ALGOS = 16, MAX_PANELS = 64, MAX_XOVER = 8 };
+
+static const char usage[] =
+    "usage: collsim validate MEAS... [--topo T] [--calib CALIB] [--plot OUT.svg]\n"
+    "                        [--max-median PCT] [--max-worst PCT] [--points]\n"
+    "                        [--format table|csv|json]\n"
+    "MEAS: nccl-tests output as it is, or hwcheck coll, replay, p2p, flows, host and\n"
+    "launch files. T defaults to the files' 'preset' metadata. --max-median and\n"
+    "--max-worst fail (exit 1) when a data set's error exceeds them.\n";
+
+/* One compared point of a data set. */
+typedef struct vpoint {
+    double size;        /* bytes (x of the plot) */
+    double meas, pred;  /* us */
+    int group;          /* algorithm / pattern index in the set */
+    char label[96];
+    char where[64];     /* "file:line" tail */
+} vpoint;
+
+typedef struct vset {
+    const char *name;
+    const char *kind;
+    vpoint *p;
+    size_t n;
+    char groups[MAX_ALGOS][48];
+    int ngroups;
+    int is_coll;
+} vset;
+
+static int group_of(vset *s, const char *name)
+{
+    for (int i = 0; i < s->ngroups; i++)
+        if (!strcmp(s->groups[i], name))
+            return i;
+    if (s->ngroups == MAX_ALGOS)
+        return MAX_ALGOS - 1;
+    snprintf(s->groups[s->ngroups], sizeof s->groups[0], "%s", name);
+    return s->ngroups++;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* nccl-tests and hwcheck type names -> coll_dtype. */
+static int dtype_of(const char *s, coll_dtype *d)
+{
+    static const struct {
+        const char *name;
+        coll_dtype d;
+    } map[] = {{"float", DTYPE_FP32}, {"float32", DTYPE_FP32}, {"half", DTYPE_FP16},
+               {"float16", DTYPE_FP16}, {"bfloat16", DTYPE_BF16}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(s, map[i].name)) {
+            *d = map[i].d;
+            return 0;
+        }
+    return coll_dtype_parse(s, d);
+}
+
+static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, err *e)
+{
+    coll_kind kind;
+    if (coll_kind_parse(meas_collective(m), &kind))
+        return err_at(e, meas_name(m), 0, "unknown collective '%s'", meas_collective(m));
+    int ranks = meas_ranks(m);
+    if (ranks <= 0)
+        ranks = topo_ngpus(t);
+    if (!cc)
+        return err_set(e, ERR_SYSTEM, "%s: the collective model is not available in this build",
+                       meas_name(m));
+    for (size_t i = 0; i < meas_ncoll(m); i++) {
+        const meas_coll *k = meas_coll_at(m, i);
+        coll_req q;
+        coll_req_init(&q, t);
+        q.kind = kind;
+        q.bytes = k->bytes;
+        q.nranks = ranks;
+        q.channels = k->channels;
+        q.graph = k->graph;
+        if (dtype_of(k->dtype, &q.dtype))
+            return err_at(e, meas_name(m), k->line, "unknown data type '%s'", k->dtype);
+        const char *algo = k->algo;
+        if (coll_algo_parse(algo, &q.algo)) {
+            /* hwcheck's impl names the custom kernels when algo does not. */
+            if (coll_algo_parse(k->impl, &q.algo))
+                return err_at(e, meas_name(m), k->line, "unknown algorithm '%s'", algo);
+            algo = k->impl;
+        }
+        if (coll_proto_parse(k->proto, &q.proto)) {
+            char lower[16];
+            size_t j = 0;
+            for (; k->proto[j] && j + 1 < sizeof lower; j++)
+                lower[j] = k->proto[j];
+            lower[j] = 0;
+            if (!strcasecmp(lower, "simple"))
+                q.proto = PROTO_SIMPLE;
+            else if (!strcasecmp(lower, "ll128"))
+                q.proto = PROTO_LL128;
+            else if (!strcasecmp(lower, "ll"))
+                q.proto = PROTO_LL;
+            else
+                return err_at(e, meas_name(m), k->line, "unknown protocol '%s'", k->proto);
+        }
+        coll_result res;
+        int rc = coll_predict(cc, &q, &res, e);
+        if (rc)
+            return err_wrap(e, "%s:%ld", meas_name(m), k->line);
+        vpoint *v = &s->p[s->n++];
+        v->size = (double)k->bytes;
+        v->meas = k->time_us;
+        v->pred = (double)res.time_ps * 1e-6;
+        char g[48];
+        if (!strcmp(algo, "auto"))
+            snprintf(g, sizeof g, "%s", k->impl[0] ? k->impl : "auto");
+        else
+            snprintf(g, sizeof g, "%s", algo);
+        v->group = group_of(s, g);
+        snprintf(v->label, sizeof v->label, "%s %s %llu B", coll_kind_name(kind), g,
+                 (unsigned long long)k->bytes);
+        snprintf(v->where, sizeof v->where, "line %ld", k->line);
+    }
+    s->is_coll = 1;
+    return 0;
+}
+
+static int replay_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, err *e)
+{
+    if (!cc)
+        return err_set(e, ERR_SYSTEM, "%s: the collective model is not available in this build",
+                       meas_name(m));
+    for (size_t i = 0; i < meas_nreplay(m); i++) {
+        const meas_replay *x = meas_replay_at(m, i);
+        char path[4096];
+        FILE *f = fopen(x->trace, "r");
+        if (f || x->trace[0] == '/') {
+            snprintf(path, sizeof path, "%s", x->trace);
+        } else {
+            const char *slash = strrchr(meas_name(m), '/');
+            int dir = slash ? (int)(slash - meas_name(m)) : 0;
+            snprintf(path, sizeof path, "%.*s%s%s", dir, meas_name(m), dir ? "/" : "", x->trace);
+        }
+        if (f)
+            fclose(f);
+        replay_opts o;
+        replay_opts_init(&o);
+        if (strcmp(x->allreduce, "auto") && strcmp(x->allreduce, "nccl") &&
+            coll_algo_parse(x->allreduce, &o.allreduce))
+            return err_at(e, meas_name(m), x->line, "unknown allreduce '%s'", x->allreduce);
+        replay_result res;
+        if (replay_file(path, t, cc, &o, NULL, &res, e))
+            return err_wrap(e, "%s:%ld", meas_name(m), x->line);
+        vpoint *v = &s->p[s->n++];
+        v->size = 0;
+        v->meas = x->cycle_us;
+        v->pred = res.cycle_us;
+        v->group = group_of(s, x->allreduce);
+        snprintf(v->label, sizeof v->label, "%s cycle (%s)", base_name(x->trace), x->allreduce);
+        snprintf(v->where, sizeof v->where, "line %ld", x->line);
+    }
+    return 0;
+}
+
+static int xfer_points(vset *s, meas_set *m, const topo *t, err *e)
+{
+    pts *p;
+    TRY(pts_build(&m, 1, t, &p, e));
+    size_t n = pts_count(p);
+    double *pred = malloc((n ? n : 1) * sizeof *pred);
+    if (!pred) {
+        pts_free(p);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    int rc = pts_predict(p, t, pred, e);
+    for (size_t i = 0; i < n && !rc; i++) {
+        const pts_point *x = pts_at(p, i);
+        vpoint *v = &s->p[s->n++];
+        v->meas = x->meas_us;
+        v->pred = pred[i];
+        v->size = 0;
+        if (x->case_no >= 0 && meas_kind_of(m) != MEAS_LAUNCH) {
+            /* Size: the bytes of the row (per flow, or the case total). */
+            for (size_t k = 0; k < meas_nxfer(m); k++)
+                if (meas_xfer_at(m, k)->line == x->line)
+                    v->size = (double)meas_xfer_at(m, k)->bytes;
+        }
+        char g[48];
+        snprintf(g, sizeof g, "%.47s", x->label);
+        char *sp = strchr(g, ' ');   /* group by "pattern op" */
+        if (sp && (sp = strchr(sp + 1, ' ')))
+            *sp = 0;
+        v->group = group_of(s, g);
+        snprintf(v->label, sizeof v->label, "%s", x->label);
+        snprintf(v->where, sizeof v->where, "line %ld", x->line);
+    }
+    free(pred);
+    pts_free(p);
+    return rc;
+}
+
+static void fmt_size(double b, char *buf, size_t n)
+{
+    if (b >= 1 << 30)
+        snprintf(buf, n, "%.3gG", b / (1 << 30));
+    else if (b >= 1 << 20)
+        snprintf(buf, n, "%.3gM", b / (1 << 20));
+    else if (b >= 1 << 10)
+        snprintf(buf, n, "%.3gK", b / (1 << 10));
+    else
+        snprintf(buf, n, "%.3g", b);
+}
+
+/* Crossovers of every algorithm pair at their common sizes, as text. */
+static void crossovers(const vset *s, char *out, size_t len)
+{
+    out[0] = 0;
+    size_t used = 0;
+    for (int a = 0; a < s->ngroups; a++)
+        for (int b = a + 1; b < s->ngroups; b++) {
+            double sz[256], ma[256], mb[256], pa[256], pb[256];
+            size_t n = 0;
+            for (size_t i = 0; i < s->n && n < 256; i++) {
+                if (s->p[i].group != a)
+                    continue;
+                for (size_t j = 0; j < s->n; j++)
+                    if (s->p[j].group == b && s->p[j].size == s->p[i].size) {
+                        sz[n] = s->p[i].size;
+                        ma[n] = s->p[i].meas;
+                        pa[n] = s->p[i].pred;
+                        mb[n] = s->p[j].meas;
+                        pb[n] = s->p[j].pred;
+                        n++;
+                        break;
+                    }
+            }
+            if (n < 2)
+                continue;
+            /* Points come in file order; sort by size (insertion, n small). */
+            for (size_t i = 1; i < n; i++)
+                for (size_t k = i; k > 0 && sz[k - 1] > sz[k]; k--) {
+                    double *arr[] = {sz, ma, mb, pa, pb};
+                    for (int q = 0; q < 5; q++) {
+                        double tmp = arr[q][k];
+                        arr[q][k] = arr[q][k - 1];
+                        arr[q][k - 1] = tmp;
+                    }
+                }
+            double xm[MAX_XOVER], xp[MAX_XOVER];
+            size_t nm = stats_crossovers(sz, ma, mb, n, xm, MAX_XOVER);
+            size_t npr = stats_crossovers(sz, pa, pb, n, xp, MAX_XOVER);
+            char m1[16] = "none", p1[16] = "none";
+            if (nm)
+                fmt_size(xm[0], m1, sizeof m1);
+            if (npr)
+                fmt_size(xp[0], p1, sizeof p1);
+            int w = snprintf(out + used, len - used, "%s%s/%s meas %s%s pred %s%s",
+                             used ? "; " : "", s->groups[a], s->groups[b], m1,
+                             nm > 1 ? "+" : "", p1, npr > 1 ? "+" : "");
+            if (w < 0 || (size_t)w >= len - used)
+                return;
+            used += (size_t)w;
+        }
+    if (!used)
+        snprintf(out, len, "-");
+}
+
+static const report_col set_cols[] = {
+    {"set", NULL, 34, -1},          {"kind", NULL, 6, -1},
+    {"points", NULL, 6, -1},        {"median_err_pct", "median%", 8, 2},
+    {"worst_err_pct", "worst%", 8, 2}, {"worst_point", NULL, 30, -1},
+    {"decisions", NULL, 9, -1},     {"crossovers", NULL, 1, -1},
+};
+static const report_col point_cols[] = {
+    {"set", NULL, 34, -1},    {"where", NULL, 10, -1},  {"point", NULL, 34, -1},
+    {"meas_us", NULL, 12, 3}, {"pred_us", NULL, 12, 3}, {"err_pct", NULL, 8, 2},
+};
 
 int cmd_validate(int argc, char **argv, err *e)
 {
-    (void)argc;
-    (void)argv;
-    return err_set(e, ERR_SYSTEM, "%s: not implemented yet", "cmd_validate");
+    const char *topo_arg = NULL, *calib_path = NULL, *plot_path = NULL;
+    const char *files[MAX_FILES];
+    int nfiles = 0, show_points = 0;
+    double max_median = INFINITY, max_worst = INFINITY;
+    report_format fmt = REPORT_TABLE;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int more = i + 1 < argc;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (!strcmp(a, "--topo") && more) {
+            topo_arg = argv[++i];
+        } else if (!strcmp(a, "--calib") && more) {
+            calib_path = argv[++i];
+        } else if (!strcmp(a, "--plot") && more) {
+            plot_path = argv[++i];
+        } else if (!strcmp(a, "--max-median") && more) {
+            TRY(cli_parse_double("--max-median", argv[++i], &max_median, e));
+        } else if (!strcmp(a, "--max-worst") && more) {
+            TRY(cli_parse_double("--max-worst", argv[++i], &max_worst, e));
+        } else if (!strcmp(a, "--points")) {
+            show_points = 1;
+        } else if (!strcmp(a, "--format") && more) {
+            TRY(cli_parse_format(argv[++i], &fmt, e));
+        } else if (a[0] == '-' && a[1]) {
+            return err_set(e, ERR_USAGE, "validate: unknown or incomplete option '%s'\n%s", a,
+                           usage);
+        } else if (nfiles == MAX_FILES) {
+            return err_set(e, ERR_USAGE, "validate: more than %d files", MAX_FILES);
+        } else {
+            files[nfiles++] = a;
+        }
+    }
+    if (!nfiles)
+        return err_set(e, ERR_USAGE, "validate needs measurement files\n%s", usage);
+
+    meas_set *sets[MAX_FILES] = {0};
+    vset vs[MAX_FILES];
+    memset(vs, 0, sizeof vs);
+    topo *t = NULL;
+    coll_ctx *cc = NULL;
+    plot *pl = NULL;
+    report *r = NULL;
+    int rc = 0;
+    for (int i = 0; i < nfiles && !rc; i++)
+        rc = meas_load(files[i], &sets[i], e);
+    if (rc)
+        goto done;
+    if (!topo_arg) {
+        topo_arg = meas_meta(sets[0], "preset");
+        for (int i = 1; i < nfiles && topo_arg; i++) {
+            const char *p = meas_meta(sets[i], "preset");
+            if (!p || strcmp(p, topo_arg)) {
+                rc = err_set(e, ERR_USAGE, "%s: its 'preset' differs from %s's: give --topo",
+                             files[i], files[0]);
+                goto done;
+            }
+        }
+        if (!topo_arg) {
+            rc = err_set(e, ERR_USAGE, "%s names no 'preset': give --topo", files[0]);
+            goto done;
+        }
+    }
+    if ((rc = calib_load_topo(topo_arg, calib_path, &t, e)))
+        goto done;
+    cc = coll_ctx_new(t);   /* NULL while the collective model is missing */
+
+    for (int i = 0; i < nfiles && !rc; i++) {
+        meas_set *m = sets[i];
+        vset *s = &vs[i];
+        s->name = base_name(files[i]);
+        s->kind = meas_is_nccl_tests(m) ? "nccl-tests" : meas_kind_name(meas_kind_of(m));
+        size_t cap = meas_ncoll(m) + meas_nreplay(m) + meas_nxfer(m) + meas_nlaunch(m) + 1;
+        if (!(s->p = calloc(cap, sizeof *s->p))) {
+            rc = err_set(e, ERR_SYSTEM, "out of memory");
+            break;
+        }
+        switch (meas_kind_of(m)) {
+        case MEAS_COLL: rc = coll_points(s, m, t, cc, e); break;
+        case MEAS_REPLAY: rc = replay_points(s, m, t, cc, e); break;
+        default: rc = xfer_points(s, m, t, e); break;
+        }
+    }
+    if (rc)
+        goto done;
+
+    if (!(r = report_new(stdout, fmt))) {
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+        goto done;
+    }
+    report_meta(r, "topo", "%s", topo_name(t));
+    report_meta(r, "calibration", "%s", calib_path ? calib_path : "none (topology values)");
+    report_table(r, "validation", set_cols, 8);
+    const char *fail_set = NULL;
+    double fail_val = 0, fail_lim = 0;
+    const char *fail_what = NULL;
+    for (int i = 0; i < nfiles; i++) {
+        vset *s = &vs[i];
+        report_str(r, s->name);
+        report_str(r, s->kind);
+        report_int(r, (long long)s->n);
+        if (!s->n) {
+            for (int k = 0; k < 5; k++)
+                report_str(r, "-");
+            report_end_row(r);
+            continue;
+        }
+        double *pm = malloc(2 * s->n * sizeof *pm);
+        stats_point *sp = malloc(s->n * sizeof *sp);
+        stats_choice *ch = malloc(s->n * sizeof *ch);
+        if (!pm || !sp || !ch) {
+            free(pm);
+            free(sp);
+            free(ch);
+            report_free(r);
+            r = NULL;
+            rc = err_set(e, ERR_SYSTEM, "out of memory");
+            goto done;
+        }
+        for (size_t k = 0; k < s->n; k++) {
+            pm[k] = s->p[k].pred;
+            pm[s->n + k] = s->p[k].meas;
+            sp[k] = (stats_point){s->p[k].size, s->p[k].group, s->p[k].pred, s->p[k].meas};
+        }
+        stats_err st;
+        int src = stats_errors(pm, pm + s->n, s->n, &st, e);
+        size_t nch = s->is_coll ? stats_choices(sp, s->n, ch) : 0;
+        char dec[32] = "-", xo[512] = "-";
+        if (nch) {
+            size_t agree = 0;
+            for (size_t k = 0; k < nch; k++)
+                agree += ch[k].meas_best == ch[k].pred_best;
+            snprintf(dec, sizeof dec, "%zu/%zu", agree, nch);
+            crossovers(s, xo, sizeof xo);
+        }
+        free(pm);
+        free(sp);
+        free(ch);
+        if (src) {
+            report_free(r);
+            r = NULL;
+            rc = err_wrap(e, "%s", s->name);
+            goto done;
+        }
+        report_num(r, 100 * st.median_abs);
+        report_num(r, 100 * st.worst);
+        report_str(r, s->p[st.worst_index].label);
+        report_str(r, dec);
+        report_str(r, xo);
+        report_end_row(r);
+        if (!fail_set && 100 * st.median_abs > max_median) {
+            fail_set = s->name, fail_what = "median", fail_val = 100 * st.median_abs;
+            fail_lim = max_median;
+        }
+        if (!fail_set && 100 * fabs(st.worst) > max_worst) {
+            fail_set = s->name, fail_what = "worst", fail_val = 100 * fabs(st.worst);
+            fail_lim = max_worst;
+        }
+    }
+    if (show_points) {
+        report_table(r, "points", point_cols, 6);
+        for (int i = 0; i < nfiles; i++)
+            for (size_t k = 0; k < vs[i].n; k++) {
+                const vpoint *v = &vs[i].p[k];
+                report_str(r, vs[i].name);
+                report_str(r, v->where);
+                report_str(r, v->label);
+                report_num(r, v->meas);
+                report_num(r, v->pred);
+                report_num(r, 100 * stats_rel_err(v->pred, v->meas));
+                report_end_row(r);
+            }
+    }
+    rc = report_finish(r, e);
+    report_free(r);
+    r = NULL;
+    if (rc)
+        goto done;
+
+    if (plot_path) {
+        /* One panel per algorithm (collectives) or pattern (transfers),
+         * over the sets that have sizes; points sorted by size. */
+        pl = plot_new("collsim validate: measured (points) and predicted (lines)",
+                      "size (bytes)", "time (us)");
+        if (!pl) {
+            rc = err_set(e, ERR_SYSTEM, "out of memory");
+            goto done;
+        }
+        char pnames[MAX_PANELS][64];
+        int npan = 0;
+        for (int i = 0; i < nfiles && !rc; i++)
+            for (int g = 0; g < vs[i].ngroups && !rc; g++) {
+                size_t n = 0;
+                double *xs = malloc((vs[i].n + 1) * 3 * sizeof *xs);
+                if (!xs) {
+                    rc = err_set(e, ERR_SYSTEM, "out of memory");
+                    break;
+                }
+                double *ym = xs + vs[i].n + 1, *yp = ym + vs[i].n + 1;
+                for (size_t k = 0; k < vs[i].n; k++)
+                    if (vs[i].p[k].group == g && vs[i].p[k].size > 0) {
+                        size_t j = n++;
+                        while (j > 0 && xs[j - 1] > vs[i].p[k].size) {
+                            xs[j] = xs[j - 1];
+                            ym[j] = ym[j - 1];
+                            yp[j] = yp[j - 1];
+                            j--;
+                        }
+                        xs[j] = vs[i].p[k].size;
+                        ym[j] = vs[i].p[k].meas;
+                        yp[j] = vs[i].p[k].pred;
+                    }
+                if (n) {
+                    int pi = -1;
+                    for (int k = 0; k < npan; k++)
+                        if (!strcmp(pnames[k], vs[i].groups[g]))
+                            pi = k;
+                    if (pi < 0 && npan < MAX_PANELS) {
+                        snprintf(pnames[npan], sizeof pnames[0], "%s", vs[i].groups[g]);
+                        pi = plot_panel(pl, vs[i].groups[g], e);
+                        npan++;
+                    }
+                    if (pi < 0)
+                        rc = e->code ? e->code : ERR_SYSTEM;
+                    if (!rc)
+                        rc = plot_series(pl, pi, vs[i].name, PLOT_POINTS, xs, ym, n, e);
+                    if (!rc)
+                        rc = plot_series(pl, pi, vs[i].name, PLOT_LINE, xs, yp, n, e);
+                }
+                free(xs);
+            }
+        if (rc)
+            goto done;
+        ofile of;
+        if ((rc = ofile_open(&of, plot_path, e)))
+            goto done;
+        if ((rc = plot_write_svg(pl, of.f, e))) {
+            ofile_abort(&of);
+            goto done;
+        }
+        if ((rc = ofile_commit(&of, e)))
+            goto done;
+    }
+    if (fail_set)
+        rc = err_set(e, ERR_CHECK, "%s: %s error %.2f%% exceeds %.2f%%", fail_set, fail_what,
+                     fail_val, fail_lim);
+done:
+    report_free(r);
+    plot_free(pl);
+    coll_ctx_free(cc);
+    topo_free(t);
+    for (int i = 0; i < nfiles; i++) {
+        free(vs[i].p);
+        meas_free(sets[i]);
+    }
+    return rc;
 }

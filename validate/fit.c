@@ -33,7 +33,17 @@ typedef struct run {
     int evals;
     xform *t;
     double *v;         /* scratch parameter values */
+    double *start;     /* start values, to tell "ran to zero" */
 } run;
+
+const char *fit_why_text(fit_why w)
+{
+    static const char *const text[] = {
+        "determined", "no influence on the data", "not separable from another parameter",
+        "ran to its bound", "ran to zero", "too uncertain",
+    };
+    return (unsigned)w < sizeof text / sizeof text[0] ? text[w] : "?";
+}
 
 void fit_opts_default(fit_opts *o)
 {
@@ -42,6 +52,8 @@ void fit_opts_default(fit_opts *o)
     o->fd_step = 1e-4;
     o->max_rel_sd = 0.5;
     o->min_rcond = 1e-9;
+    o->min_influence = 1e-6;
+    o->min_independence = 1e-2;
 }
 
 static double y_of_v(const fit_param *p, double v) { return p->log ? log(v) : v; }
@@ -164,7 +176,21 @@ static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi
     }
     for (size_t j = 0; j < np; j++) {
         const fit_param *p = &r->p[j];
-        if (!(norm[j] > 1e-10 * maxnorm) || norm[j] == 0) {
+        int tiny = !(norm[j] > o->min_influence * maxnorm) || norm[j] == 0;
+        /* A log parameter driven far below its start (where the model's
+         * integer picoseconds no longer resolve it) ran to zero. */
+        if (p->log && p->lo <= 0 &&
+            (r->v[j] < 1e-3 * r->start[j] || (tiny && r->v[j] < 0.1 * r->start[j]))) {
+            res->bad_param = (int)j;
+            res->bad_why = FIT_TO_ZERO;
+            rc = err_set(r->e, ERR_CHECK,
+                         "cannot determine %s: the fit drove it to zero (%g, from %g); the "
+                         "data say it is negligible: fix it", p->name, r->v[j], r->start[j]);
+            goto out;
+        }
+        if (tiny) {
+            res->bad_param = (int)j;
+            res->bad_why = FIT_NO_INFLUENCE;
             rc = err_set(r->e, ERR_CHECK,
                          "cannot determine %s: it has no influence on the data "
                          "(measure what depends on it, or fix it)", p->name);
@@ -173,6 +199,8 @@ static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi
         if (r->t[j].bounded) {
             double y = y_of_v(p, r->v[j]), w = r->t[j].yhi - r->t[j].ylo;
             if (y - r->t[j].ylo < 1e-6 * w || r->t[j].yhi - y < 1e-6 * w) {
+                res->bad_param = (int)j;
+                res->bad_why = FIT_AT_BOUND;
                 rc = err_set(r->e, ERR_CHECK,
                              "cannot determine %s: the fit ran to its bound (%g, "
                              "allowed [%g, %g])", p->name, r->v[j], p->lo, p->hi);
@@ -200,6 +228,9 @@ static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi
                 b = j;
             }
         }
+        res->bad_param = (int)a;
+        res->bad_why = FIT_DEPENDENT;
+        res->bad_with = (int)b;
         rc = err_set(r->e, ERR_CHECK,
                      "cannot determine %s: the data cannot tell it apart from %s "
                      "(condition 1/%.3g); measure a pattern that separates them or fix one",
@@ -223,6 +254,9 @@ static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi
                     best = k;
                 }
             }
+            res->bad_param = (int)j;
+            res->bad_why = fabs(cbest) > 0.9 ? FIT_DEPENDENT : FIT_UNCERTAIN;
+            res->bad_with = (int)best;
             if (fabs(cbest) > 0.9)
                 rc = err_set(r->e, ERR_CHECK,
                              "cannot determine %s: %g +- %.2g; it trades off with %s "
@@ -254,6 +288,7 @@ int fit_run(fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
         o = &def;
     }
     memset(res, 0, sizeof *res);
+    res->bad_param = res->bad_with = -1;
     if (np == 0)
         return err_set(e, ERR_USAGE, "no parameters to fit");
     if (nres <= np)
@@ -272,15 +307,17 @@ int fit_run(fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
     run r = {.p = p, .np = np, .nres = nres, .f = f, .ctx = ctx, .e = e};
     r.t = calloc(np, sizeof *r.t);
     r.v = calloc(np, sizeof *r.v);
+    r.start = calloc(np, sizeof *r.start);
     double *r0 = malloc(nres * sizeof *r0);
     gsl_vector *x = gsl_vector_alloc(np);
     gsl_multifit_nlinear_workspace *w = NULL;
     int rc = 0;
-    if (!r.t || !r.v || !r0 || !x) {
+    if (!r.t || !r.v || !r0 || !x || !r.start) {
         rc = err_set(e, ERR_SYSTEM, "out of memory");
         goto out;
     }
     for (size_t j = 0; j < np; j++) {
+        r.start[j] = p[j].value;
         double lo = p[j].log ? (p[j].lo > 0 ? log(p[j].lo) : -INFINITY) : p[j].lo;
         double hi = p[j].log ? log(p[j].hi) : p[j].hi;
         r.t[j] = (xform){lo, hi, isfinite(lo) && isfinite(hi)};
@@ -336,5 +373,109 @@ out:
     free(r0);
     free(r.t);
     free(r.v);
+    free(r.start);
+    return rc;
+}
+
+int fit_screen(const fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
+               const fit_opts *o, fit_why *why, int *with, err *e)
+{
+    fit_opts def;
+    if (!o) {
+        fit_opts_default(&def);
+        o = &def;
+    }
+    run r = {.p = (fit_param *)p, .np = np, .nres = nres, .f = f, .ctx = ctx, .e = e};
+    r.t = calloc(np, sizeof *r.t);   /* unbounded: steps stay near the start */
+    r.v = malloc(np * sizeof *r.v);
+    double *r0 = malloc((nres > np ? nres : np) * sizeof *r0),
+           *scale = malloc(np * sizeof *scale), *colnorm = malloc(np * sizeof *colnorm);
+    gsl_matrix *J = gsl_matrix_alloc(nres, np), *Q = gsl_matrix_alloc(nres, np);
+    int rc = 0;
+    if (!r.t || !r.v || !r0 || !scale || !colnorm || !J || !Q) {
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+        goto out;
+    }
+    for (size_t j = 0; j < np; j++)
+        r.v[j] = p[j].value;
+    if ((rc = eval(&r, r.v, r0)) || (rc = jacobian_y(&r, r0, J, o->fd_step, scale)))
+        goto out;
+    double maxnorm = 0;
+    for (size_t j = 0; j < np; j++) {
+        gsl_vector_view c = gsl_matrix_column(J, j);
+        double nrm = gsl_blas_dnrm2(&c.vector);
+        maxnorm = nrm > maxnorm ? nrm : maxnorm;
+    }
+    /* Gram-Schmidt with pivoting: repeatedly take the parameter whose
+     * column has the most left outside the span of those taken. Columns
+     * are normalised first, so "most left" is a fraction of its influence. */
+    size_t nq = 0;
+    for (size_t j = 0; j < np; j++) {
+        gsl_vector_view c = gsl_matrix_column(J, j);
+        double nrm = gsl_blas_dnrm2(&c.vector);
+        colnorm[j] = nrm;
+        with[j] = -1;
+        why[j] = FIT_DEPENDENT;
+        if (!(nrm > o->min_influence * maxnorm) || nrm == 0) {
+            why[j] = FIT_NO_INFLUENCE;
+            continue;
+        }
+        gsl_vector_scale(&c.vector, 1 / nrm);
+    }
+    /* overlap[j]: largest |projection| of column j on a taken direction;
+     * infl[j]: its influence (column norm) before normalising. */
+    double *overlap = scale, *infl = r0;
+    for (size_t j = 0; j < np; j++) {
+        infl[j] = why[j] == FIT_NO_INFLUENCE ? 0 : colnorm[j];
+        overlap[j] = 0;
+    }
+    for (;;) {
+        /* The most influence left outside the span, among columns with at
+         * least min_independence of their own left. */
+        size_t best = np;
+        double bestn = 0, bestrest = 0;
+        for (size_t j = 0; j < np; j++) {
+            if (why[j] != FIT_DEPENDENT || with[j] == -2)
+                continue;
+            gsl_vector_view c = gsl_matrix_column(J, j);
+            double rest = gsl_blas_dnrm2(&c.vector);
+            if (rest >= o->min_independence && rest * infl[j] > bestn) {
+                bestn = rest * infl[j];
+                bestrest = rest;
+                best = j;
+            }
+        }
+        if (best == np)
+            break;
+        why[best] = FIT_KEEP;
+        with[best] = -2;   /* taken (reset to -1 below) */
+        gsl_vector_view q = gsl_matrix_column(Q, nq++);
+        gsl_vector_view cb = gsl_matrix_column(J, best);
+        gsl_vector_memcpy(&q.vector, &cb.vector);
+        gsl_vector_scale(&q.vector, 1 / bestrest);
+        for (size_t j = 0; j < np; j++) {
+            if (why[j] != FIT_DEPENDENT)
+                continue;
+            gsl_vector_view c = gsl_matrix_column(J, j);
+            double d;
+            gsl_blas_ddot(&q.vector, &c.vector, &d);
+            gsl_blas_daxpy(-d, &q.vector, &c.vector);
+            if (fabs(d) > overlap[j]) {
+                overlap[j] = fabs(d);
+                with[j] = (int)best;
+            }
+        }
+    }
+    for (size_t j = 0; j < np; j++)
+        if (why[j] == FIT_KEEP)
+            with[j] = -1;
+out:
+    gsl_matrix_free(J);
+    gsl_matrix_free(Q);
+    free(r.t);
+    free(r.v);
+    free(r0);
+    free(scale);
+    free(colnorm);
     return rc;
 }

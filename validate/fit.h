@@ -10,6 +10,12 @@
 
 #include "sim/err.h"
 
+/* Why a parameter is left out (fit_screen) or refused (fit_run). */
+typedef enum fit_why {
+    FIT_KEEP, FIT_NO_INFLUENCE, FIT_DEPENDENT, FIT_AT_BOUND, FIT_TO_ZERO, FIT_UNCERTAIN
+} fit_why;
+const char *fit_why_text(fit_why w);   /* "no influence on the data", ... */
+
 typedef struct fit_param {
     const char *name;   /* used in messages and reports */
     double value;       /* in: start value; out: fitted value */
@@ -32,6 +38,12 @@ typedef struct fit_opts {
                            of its value; default 0.5 */
     double min_rcond;   /* refuse when the scaled Jacobian's reciprocal
                            condition number is below this; default 1e-9 */
+    double min_influence;   /* a parameter whose Jacobian column norm is below
+                               this fraction of the largest has no influence;
+                               default 1e-6 */
+    double min_independence; /* fit_screen: a column whose part outside the
+                                columns kept before it is below this fraction
+                                of its norm depends on them; default 1e-2 */
 } fit_opts;
 
 typedef struct fit_result {
@@ -41,6 +53,9 @@ typedef struct fit_result {
     size_t dof;          /* nres - np */
     double rcond;        /* of the column-scaled Jacobian */
     double sigma;        /* sqrt(chi2 / dof): the residuals' scale */
+    int bad_param;       /* on a refusal, the parameter it names; else -1 */
+    int bad_why;         /* fit_why of the refusal */
+    int bad_with;        /* FIT_DEPENDENT: the parameter it trades off with */
 } fit_result;
 
 void fit_opts_default(fit_opts *o);
@@ -50,5 +65,12 @@ void fit_opts_default(fit_opts *o);
  * (no influence, ran to a bound, trades off with another, sd too large). */
 int fit_run(fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
             const fit_opts *o, fit_result *res, double *resid, err *e);
+
+/* Before fitting: the Jacobian at the start values. Parameters are taken
+ * greedily by their influence not explained by those already taken (Gram-
+ * Schmidt with pivoting); why[j] is FIT_KEEP, FIT_NO_INFLUENCE, or
+ * FIT_DEPENDENT with with[j] the kept parameter it overlaps most. */
+int fit_screen(const fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
+               const fit_opts *o, fit_why *why, int *with, err *e);
 
 #endif

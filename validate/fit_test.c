@@ -42,6 +42,8 @@ static int resid_lat_bw(const double *v, double *r, void *ctx, err *e)
         double pred = v[0] + s->bytes[i] / (bw * 1e3);
         if (s->extra == 3)
             pred += v[2];             /* a linear offset, may be negative */
+        if (s->extra == 5)            /* two latencies in series: v = {l1, bw, l2} */
+            pred = v[0] + v[2] + s->bytes[i] / (v[1] * 1e3);
         if (s->extra == 4)            /* lat fixed at 1.5: v = {bw, offset} */
             pred = 1.5 + v[1] + s->bytes[i] / (v[0] * 1e3);
         r[i] = log(pred / s->meas_us[i]);
@@ -171,6 +173,8 @@ static void test_refuses_no_influence(void **state)
                      ERR_CHECK);
     assert_non_null(strstr(e.msg, "read_tags"));
     assert_non_null(strstr(e.msg, "no influence"));
+    assert_int_equal(res.bad_param, 2);
+    assert_int_equal(res.bad_why, FIT_NO_INFLUENCE);
 }
 
 static void test_refuses_degenerate_pair(void **state)
@@ -206,10 +210,66 @@ static void test_refuses_bound_and_too_few(void **state)
     assert_int_equal(fit_run(p, 2, NPTS, resid_lat_bw, &s, NULL, &res, NULL, &e), ERR_CHECK);
     assert_non_null(strstr(e.msg, "bw_GBps"));
     assert_non_null(strstr(e.msg, "bound"));
+    assert_int_equal(res.bad_param, 1);
+    assert_int_equal(res.bad_why, FIT_AT_BOUND);
     /* Two points cannot determine two parameters with an error estimate. */
     p[1].hi = 1e4;
     assert_int_equal(fit_run(p, 2, 2, resid_lat_bw, &s, NULL, &res, NULL, &e), ERR_CHECK);
     assert_non_null(strstr(e.msg, "more points"));
+}
+
+static void test_screen(void **state)
+{
+    (void)state;
+    /* Screening for t = lat + bytes / (a b): lat is kept; a and b enter
+     * only through a*b, so their columns are equal: one of them is kept and
+     * the other is dependent on it; tags has no influence. */
+    synth s = {.extra = 2};
+    make_data(&s, 0.02, 0, 4);
+    fit_param p[4] = {
+        {.name = "lat_us", .value = 1.0, .lo = 1e-3, .hi = 1e3, .log = 1},
+        {.name = "a_GBps", .value = 5, .lo = 0.1, .hi = 1e4, .log = 1},
+        {.name = "b_ratio", .value = 2, .lo = 0.01, .hi = 100, .log = 1},
+        {.name = "read_tags", .value = 256, .lo = 1, .hi = 4096, .log = 1},
+    };
+    fit_why why[4];
+    int with[4];
+    err e = {0};
+    assert_int_equal(fit_screen(p, 4, NPTS, resid_lat_bw, &s, NULL, why, with, &e), 0);
+    assert_int_equal(why[0], FIT_KEEP);
+    int kept = why[1] == FIT_KEEP ? 1 : 2, dep = 3 - kept;
+    assert_int_equal(why[kept], FIT_KEEP);
+    assert_int_equal(why[dep], FIT_DEPENDENT);
+    assert_int_equal(with[dep], kept);
+    assert_int_equal(why[3], FIT_NO_INFLUENCE);
+    /* Two latencies in series (1.2 + 0.3 us) are one sum to the data; in
+     * log space the larger has 4x the influence, so it is the one kept. */
+    synth s5 = {.extra = 5};
+    make_data(&s5, 0.02, 0, 4);
+    fit_param q[3] = {
+        {.name = "big_lat_us", .value = 1.2, .lo = 1e-3, .hi = 1e3, .log = 1},
+        {.name = "bw_GBps", .value = 50, .lo = 0.1, .hi = 1e4, .log = 1},
+        {.name = "small_lat_us", .value = 0.3, .lo = 1e-3, .hi = 1e3, .log = 1},
+    };
+    assert_int_equal(fit_screen(q, 3, NPTS, resid_lat_bw, &s5, NULL, why, with, &e), 0);
+    assert_int_equal(why[0], FIT_KEEP);
+    assert_int_equal(why[1], FIT_KEEP);
+    assert_int_equal(why[2], FIT_DEPENDENT);
+    assert_int_equal(with[2], 0);
+    /* Listed the other way round, the larger one is still kept. */
+    fit_param tmp = q[0];
+    q[0] = q[2];
+    q[2] = tmp;
+    assert_int_equal(fit_screen(q, 3, NPTS, resid_lat_bw, &s5, NULL, why, with, &e), 0);
+    assert_int_equal(why[2], FIT_KEEP);
+    assert_int_equal(why[0], FIT_DEPENDENT);
+    assert_int_equal(with[0], 2);
+    /* Screening does not move the parameters. */
+    assert_true(p[1].value == 5 && p[2].value == 2);
+    /* The refusal of the full fit names the same parameter by index. */
+    fit_result res;
+    assert_int_equal(fit_run(p, 4, NPTS, resid_lat_bw, &s, NULL, &res, NULL, &e), ERR_CHECK);
+    assert_int_equal(res.bad_param, 3);
 }
 
 int main(void)
@@ -221,6 +281,7 @@ int main(void)
         cmocka_unit_test(test_refuses_no_influence),
         cmocka_unit_test(test_refuses_degenerate_pair),
         cmocka_unit_test(test_refuses_bound_and_too_few),
+        cmocka_unit_test(test_screen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,7 +60,8 @@ typedef struct meas_coll {
 
 typedef struct meas_replay {
     const char *trace, *allreduce;
-    long cycles, tokens;
+    long cycles;
+    double tokens;       /* a mean over cycles may be fractional */
     double cycle_us, tok_per_s, compute_us, comm_us, launch_us, idle_us;
     long line;
 } meas_replay;

@@ -255,9 +255,8 @@ static void draw_panel(const plot *p, const panel *pan, double ox, double oy, FI
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", a.x0 + a.w / 2,
             a.y0 + a.h + 36);
     xml_text(f, p->xlabel);
-    fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
-               "transform=\"rotate(-90 %.1f %.1f)\">", ox + 16, a.y0 + a.h / 2, ox + 16,
-            a.y0 + a.h / 2);
+    fprintf(f, "</text>\n<text text-anchor=\"middle\" transform=\"translate(%.1f %.1f) "
+               "rotate(-90)\">", ox + 16, a.y0 + a.h / 2);
     xml_text(f, p->ylabel);
     fputs("</text>\n", f);
     /* Lines first, points on top. */
@@ -290,8 +289,18 @@ int plot_write_svg(const plot *p, FILE *f, err *e)
         return err_set(e, ERR_CHECK, "nothing to plot: no positive points");
     int cols = p->np < COLS_MAX ? p->np : COLS_MAX;
     int rows = (p->np + cols - 1) / cols;
-    int legend_rows = (p->nlabels + 2) / 3;
-    int width = cols * PW, height = TOP + legend_rows * LEG_ROW + rows * PH;
+    int distinct = 0;
+    for (int i = 0; i < p->nlabels; i++) {
+        int seen = 0;
+        for (int j = 0; j < i; j++)
+            seen |= !strcmp(p->labels[j], p->labels[i]);
+        distinct += !seen;
+    }
+    int legend_rows = (distinct + 2) / 3;
+    int width = cols * PW, title_w = 40 + 9 * (int)strlen(p->title);
+    if (width < title_w)
+        width = title_w;   /* a single panel still shows the whole title */
+    int height = TOP + legend_rows * LEG_ROW + rows * PH;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
@@ -300,14 +309,27 @@ int plot_write_svg(const plot *p, FILE *f, err *e)
                "font-weight=\"bold\">", width, height, width, height, width / 2);
     xml_text(f, p->title);
     fputs("</text>\n", f);
+    /* Legend: one entry per distinct label, with a marker if it has points
+     * and a line if it has lines. */
+    int entry = 0;
     for (int i = 0; i < p->nlabels; i++) {
-        double x = 20 + (i % 3) * (width - 40) / 3.0, y = TOP - 14 + (i / 3) * LEG_ROW;
+        int first = 1, pts = 0, line = 0;
+        for (int j = 0; j < p->nlabels; j++)
+            if (!strcmp(p->labels[j], p->labels[i])) {
+                first &= j >= i;
+                pts |= p->label_style[j] == PLOT_POINTS;
+                line |= p->label_style[j] == PLOT_LINE;
+            }
+        if (!first)
+            continue;
+        double x = 20 + (entry % 3) * (width - 40) / 3.0, y = TOP - 14 + (entry / 3) * LEG_ROW;
+        entry++;
         const char *c = palette[colour_of(p, p->labels[i]) % NPAL];
-        if (p->label_style[i] == PLOT_LINE)
+        if (line)
             fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                        "stroke-width=\"2\"/>\n", x, y, x + 24, y, c);
-        else
-            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"none\" stroke=\"%s\" "
+        if (pts)
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"white\" stroke=\"%s\" "
                        "stroke-width=\"1.5\"/>\n", x + 12, y, c);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x + 30, y + 4);
         xml_text(f, p->labels[i]);

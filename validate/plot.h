@@ -1,8 +1,8 @@
 /* Predicted-against-measured plots as SVG, written directly: a grid of
  * panels (one per algorithm), each with log-log axes, decade ticks with
  * labels and minor grid lines; series drawn as points (measured) or lines
- * (predicted), colours by series label, one legend for the figure. The
- * plot copies everything it is given. */
+ * (predicted), colours by series label, one legend for the figure (one
+ * entry per label: its marker and/or line). The plot copies what it is given. */
 #ifndef VALIDATE_PLOT_H
 #define VALIDATE_PLOT_H
 

@@ -51,7 +51,7 @@ static void test_svg(void **state)
     assert_non_null(strstr(svg, ">ring</text>"));
     assert_non_null(strstr(svg, ">oneshot</text>"));
     /* Circles: 3 positive measured points in panel 1 + 2 in panel 2, plus
-     * one legend marker = 6; one predicted polyline. */
+     * one legend marker ("measured") = 6; one predicted polyline. */
     assert_int_equal(count(svg, "<circle"), 6);
     assert_int_equal(count(svg, "<polyline"), 1);
     /* Decade labels: x spans 1k..1M, so "1k", "10k", "100k", "1M" appear. */

@@ -1,0 +1,502 @@
+/* Collective prediction: name tables, NCCL environment parsing, the choice
+ * of algorithm/protocol/channels, a cache of results keyed by the whole
+ * request (a prediction is a pure function of request and topology), and
+ * the helpers algorithm builders share. Each algorithm lives in its own
+ * file and is found through the table below. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "models/coll_impl.h"
+
+static const char *const algo_names[ALGO_NALGOS] = {
+    "auto", "ring", "tree", "oneshot", "twoshot", "oneshot-push", "twoshot-push"};
+static const char *const proto_names[PROTO_N] = {"auto", "LL", "LL128", "Simple"};
+static const char *const dtype_names[DTYPE_N] = {"bf16", "fp16", "fp32"};
+static const int dtype_sizes[DTYPE_N] = {2, 2, 4};
+static const char *const kind_names[COLL_NKINDS] = {"allreduce", "reducescatter",
+                                                    "allgather", "broadcast", "alltoall"};
+
+/* Which builder runs an algorithm, and for which collectives. */
+static const struct {
+    coll_algo algo;
+    coll_build_fn *build;
+    unsigned kinds; /* bit per coll_kind */
+} algos[] = {
+    {ALGO_RING, coll_build_ring,
+     1u << COLL_ALLREDUCE | 1u << COLL_REDUCESCATTER | 1u << COLL_ALLGATHER |
+         1u << COLL_BROADCAST},
+    {ALGO_RING, coll_build_alltoall, 1u << COLL_ALLTOALL},
+    {ALGO_TREE, coll_build_tree, 1u << COLL_ALLREDUCE},
+    {ALGO_ONESHOT, coll_build_oneshot, 1u << COLL_ALLREDUCE},
+    {ALGO_ONESHOT_PUSH, coll_build_oneshot, 1u << COLL_ALLREDUCE},
+    {ALGO_TWOSHOT, coll_build_twoshot, 1u << COLL_ALLREDUCE},
+    {ALGO_TWOSHOT_PUSH, coll_build_twoshot, 1u << COLL_ALLREDUCE},
+};
+
+const char *coll_algo_name(coll_algo a) { return a >= 0 && a < ALGO_NALGOS ? algo_names[a] : NULL; }
+const char *coll_proto_name(coll_proto p) { return p >= 0 && p < PROTO_N ? proto_names[p] : NULL; }
+const char *coll_dtype_name(coll_dtype d) { return d >= 0 && d < DTYPE_N ? dtype_names[d] : NULL; }
+const char *coll_kind_name(coll_kind k) { return k >= 0 && k < COLL_NKINDS ? kind_names[k] : NULL; }
+int coll_dtype_size(coll_dtype d) { return d >= 0 && d < DTYPE_N ? dtype_sizes[d] : 0; }
+
+static int lookup(const char *const *names, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcasecmp(names[i], s))
+            return i;
+    return -1;
+}
+
+int coll_algo_parse(const char *s, coll_algo *out)
+{
+    int i = lookup(algo_names, ALGO_NALGOS, s);
+    if (i < 0)
+        return -1;
+    *out = (coll_algo)i;
+    return 0;
+}
+
+int coll_proto_parse(const char *s, coll_proto *out)
+{
+    int i = lookup(proto_names, PROTO_N, s);
+    if (i < 0)
+        return -1;
+    *out = (coll_proto)i;
+    return 0;
+}
+
+int coll_dtype_parse(const char *s, coll_dtype *out)
+{
+    static const char *const alias[DTYPE_N] = {"bfloat16", "half", "float"};
+    int i = lookup(dtype_names, DTYPE_N, s);
+    if (i < 0)
+        i = lookup(alias, DTYPE_N, s);
+    if (i < 0)
+        return -1;
+    *out = (coll_dtype)i;
+    return 0;
+}
+
+int coll_kind_parse(const char *s, coll_kind *out)
+{
+    int i = lookup(kind_names, COLL_NKINDS, s);
+    if (i < 0)
+        return -1;
+    *out = (coll_kind)i;
+    return 0;
+}
+
+void coll_req_init(coll_req *r, const topo *t)
+{
+    memset(r, 0, sizeof *r);
+    r->kind = COLL_ALLREDUCE;
+    r->dtype = DTYPE_BF16;
+    r->nranks = topo_ngpus(t);
+    r->algo = ALGO_AUTO;
+    r->proto = PROTO_AUTO;
+    r->env.p2p_level = -1;
+    r->env.algo = ALGO_AUTO;
+    r->env.proto = PROTO_AUTO;
+}
+
+static int parse_level(const char *v, int *out)
+{
+    static const struct { const char *name; int level; } levels[] = {
+        {"LOC", PATH_LOC}, {"NVL", PATH_NVL}, {"PIX", PATH_PIX}, {"PXB", PATH_PXB},
+        {"PHB", PATH_PHB}, {"NODE", PATH_PHB}, {"SYS", PATH_SYS},
+    };
+    /* Legacy integers 0..5 map to LOC, PIX, PXB, PHB, SYS, SYS. */
+    static const int legacy[] = {PATH_LOC, PATH_PIX, PATH_PXB, PATH_PHB, PATH_SYS, PATH_SYS};
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+        if (!strcasecmp(v, levels[i].name)) {
+            *out = levels[i].level;
+            return 0;
+        }
+    if (v[0] >= '0' && v[0] <= '5' && !v[1]) {
+        *out = legacy[v[0] - '0'];
+        return 0;
+    }
+    return -1;
+}
+
+static int parse_int(const char *v, long lo, long hi, long *out)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || x < lo || x > hi)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+int coll_env_set(nccl_env *env, const char *as, err *e)
+{
+    const char *eq = strchr(as, '=');
+    if (!eq || eq == as)
+        return err_set(e, ERR_USAGE, "--env '%s': expected NCCL_NAME=VALUE", as);
+    size_t kl = (size_t)(eq - as);
+    const char *v = eq + 1;
+    long x;
+#define KEY(k) (kl == sizeof(k) - 1 && !strncmp(as, k, kl))
+    if (KEY("NCCL_P2P_LEVEL")) {
+        if (parse_level(v, &env->p2p_level))
+            return err_set(e, ERR_USAGE, "NCCL_P2P_LEVEL: '%s' (LOC|NVL|PIX|PXB|PHB|SYS|0-5)", v);
+    } else if (KEY("NCCL_P2P_DISABLE") || KEY("NCCL_SHM_DISABLE") || KEY("NCCL_NVLS_ENABLE")) {
+        if (parse_int(v, 0, 1, &x))
+            return err_set(e, ERR_USAGE, "%.*s: '%s' (0 or 1)", (int)kl, as, v);
+        if (KEY("NCCL_P2P_DISABLE"))
+            env->p2p_disable = (int)x;
+        else if (KEY("NCCL_SHM_DISABLE"))
+            env->shm_disable = (int)x;
+        else if (x)
+            return err_set(e, ERR_USAGE, "NCCL_NVLS_ENABLE=1: NVLink multicast is not modelled");
+    } else if (KEY("NCCL_ALGO")) {
+        coll_algo a;
+        if (coll_algo_parse(v, &a) || (a != ALGO_RING && a != ALGO_TREE))
+            return err_set(e, ERR_USAGE, "NCCL_ALGO: '%s' (Ring or Tree)", v);
+        env->algo = a;
+    } else if (KEY("NCCL_PROTO")) {
+        coll_proto p;
+        if (coll_proto_parse(v, &p) || p == PROTO_AUTO)
+            return err_set(e, ERR_USAGE, "NCCL_PROTO: '%s' (LL, LL128 or Simple)", v);
+        env->proto = p;
+    } else if (KEY("NCCL_MIN_NCHANNELS") || KEY("NCCL_MAX_NCHANNELS")) {
+        if (parse_int(v, 1, 64, &x))
+            return err_set(e, ERR_USAGE, "%.*s: '%s' (1..64)", (int)kl, as, v);
+        if (KEY("NCCL_MIN_NCHANNELS"))
+            env->min_channels = (int)x;
+        else
+            env->max_channels = (int)x;
+    } else if (KEY("NCCL_BUFFSIZE")) {
+        if (parse_int(v, 65536, 1L << 30, &x))
+            return err_set(e, ERR_USAGE, "NCCL_BUFFSIZE: '%s' (64 KiB..1 GiB)", v);
+        env->buffsize_bytes = x;
+    } else if (KEY("NCCL_NTHREADS")) {
+        if (parse_int(v, 64, 1024, &x) || x % 64)
+            return err_set(e, ERR_USAGE, "NCCL_NTHREADS: '%s' (64..1024, multiple of 64)", v);
+        env->nthreads = (int)x;
+    } else if (kl > 5 && !strncmp(as, "NCCL_", 5)) {
+        return err_set(e, ERR_USAGE, "--env %.*s: not a setting the model uses", (int)kl, as);
+    } else {
+        return err_set(e, ERR_USAGE, "--env '%s': expected NCCL_NAME=VALUE", as);
+    }
+#undef KEY
+    return 0;
+}
+
+/* --- context and cache ------------------------------------------------- */
+
+typedef struct cache_ent {
+    coll_req key;
+    coll_result val;
+    int used;
+} cache_ent;
+
+struct coll_ctx {
+    const topo *t;
+    fabric *f;
+    cache_ent *tab;
+    size_t cap, len;
+};
+
+coll_ctx *coll_ctx_new(const topo *t)
+{
+    coll_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->t = t;
+    return c;
+}
+
+void coll_ctx_free(coll_ctx *c)
+{
+    if (!c)
+        return;
+    fabric_free(c->f);
+    free(c->tab);
+    free(c);
+}
+
+static uint64_t hash_req(const coll_req *r)
+{
+    const unsigned char *p = (const unsigned char *)r;
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < sizeof *r; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* Requests are compared as bytes, so keys are built zeroed (padding too). */
+static void canon(coll_req *k, const coll_req *r)
+{
+    memset(k, 0, sizeof *k);
+    k->kind = r->kind;
+    k->bytes = r->bytes;
+    k->dtype = r->dtype;
+    k->nranks = r->nranks;
+    k->root = r->root;
+    k->algo = r->algo;
+    k->proto = r->proto;
+    k->channels = r->channels;
+    k->graph = r->graph;
+    k->env.p2p_level = r->env.p2p_level;
+    k->env.p2p_disable = r->env.p2p_disable;
+    k->env.shm_disable = r->env.shm_disable;
+    k->env.algo = r->env.algo;
+    k->env.proto = r->env.proto;
+    k->env.min_channels = r->env.min_channels;
+    k->env.max_channels = r->env.max_channels;
+    k->env.buffsize_bytes = r->env.buffsize_bytes;
+    k->env.nthreads = r->env.nthreads;
+}
+
+static cache_ent *cache_slot(coll_ctx *c, const coll_req *k)
+{
+    if (c->len * 2 >= c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 256;
+        cache_ent *nt = calloc(ncap, sizeof *nt);
+        if (!nt)
+            return NULL;
+        for (size_t i = 0; i < c->cap; i++)
+            if (c->tab[i].used) {
+                size_t j = hash_req(&c->tab[i].key) & (ncap - 1);
+                while (nt[j].used)
+                    j = (j + 1) & (ncap - 1);
+                nt[j] = c->tab[i];
+            }
+        free(c->tab);
+        c->tab = nt;
+        c->cap = ncap;
+    }
+    size_t j = hash_req(k) & (c->cap - 1);
+    while (c->tab[j].used && memcmp(&c->tab[j].key, k, sizeof *k))
+        j = (j + 1) & (c->cap - 1);
+    return &c->tab[j];
+}
+
+/* --- choosing and running ---------------------------------------------- */
+
+static int choose(coll_ctx *c, const coll_req *r, coll_algo *algo, coll_proto *proto,
+                  int *channels, err *e)
+{
+    coll_algo a = r->algo != ALGO_AUTO ? r->algo : r->env.algo;
+    coll_proto p = r->proto != PROTO_AUTO ? r->proto : r->env.proto;
+    int custom = a == ALGO_ONESHOT || a == ALGO_TWOSHOT || a == ALGO_ONESHOT_PUSH ||
+                 a == ALGO_TWOSHOT_PUSH;
+    if (custom) {
+        *algo = a;
+        *proto = PROTO_AUTO;
+        *channels = 0;
+        return 0;
+    }
+    int nc_max = nccl_default_channels(c->t, r->nranks, &r->env);
+    if (a == ALGO_AUTO || p == PROTO_AUTO) {
+        /* As NCCL: lowest time by its own cost model among enabled pairs. */
+        double best = 0;
+        coll_algo ba = ALGO_RING;
+        coll_proto bp = PROTO_SIMPLE;
+        int found = 0;
+        for (int ai = ALGO_RING; ai <= ALGO_TREE; ai++) {
+            if (a != ALGO_AUTO && ai != (int)a)
+                continue;
+            if (ai == ALGO_TREE && r->kind != COLL_ALLREDUCE)
+                continue;
+            for (int pi = PROTO_LL; pi < PROTO_N; pi++) {
+                if (p != PROTO_AUTO ? pi != (int)p
+                                    : !nccl_proto_enabled(c->t, r->nranks, (coll_proto)pi, &r->env))
+                    continue;
+                int nc = nccl_op_channels(r, (coll_proto)pi, nc_max);
+                double t = nccl_cost_us(c->t, r, (coll_algo)ai, (coll_proto)pi, nc);
+                if (!found || t < best) {
+                    best = t;
+                    ba = (coll_algo)ai;
+                    bp = (coll_proto)pi;
+                    found = 1;
+                }
+            }
+        }
+        if (!found)
+            return err_set(e, ERR_USAGE, "no NCCL algorithm/protocol is enabled for %s",
+                           coll_kind_name(r->kind));
+        a = ba;
+        p = bp;
+    }
+    *algo = a;
+    *proto = p;
+    *channels = r->channels > 0 ? r->channels : nccl_op_channels(r, p, nc_max);
+    return 0;
+}
+
+static int check_req(const coll_ctx *c, const coll_req *r, err *e)
+{
+    int ng = topo_ngpus(c->t);
+    if (r->nranks < 1 || r->nranks > ng)
+        return err_set(e, ERR_USAGE, "%d ranks requested but topology '%s' has %d GPUs",
+                       r->nranks, topo_name(c->t), ng);
+    if (r->bytes > (UINT64_C(1) << 40))
+        return err_set(e, ERR_USAGE, "message of %llu bytes is beyond the model's range (1 TiB)",
+                       (unsigned long long)r->bytes);
+    if (r->kind == COLL_BROADCAST && (r->root < 0 || r->root >= r->nranks))
+        return err_set(e, ERR_USAGE, "root %d out of range", r->root);
+    return 0;
+}
+
+static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *e)
+{
+    TRY(check_req(c, r, e));
+    coll_algo a = ALGO_RING;
+    coll_proto p = PROTO_SIMPLE;
+    int nc = 1;
+    TRY(choose(c, r, &a, &p, &nc, e));
+    coll_build_fn *fn = NULL;
+    for (size_t i = 0; i < sizeof algos / sizeof algos[0]; i++)
+        if (algos[i].algo == a && (algos[i].kinds & (1u << r->kind)))
+            fn = algos[i].build;
+    if (!fn)
+        return err_set(e, ERR_USAGE, "algorithm %s does not implement %s", coll_algo_name(a),
+                       coll_kind_name(r->kind));
+    if (!c->f && !(c->f = fabric_new(c->t, e)))
+        return e->code;
+    fabric_reset(c->f);
+    int node[4096];
+    for (int i = 0; i < r->nranks; i++)
+        node[i] = topo_gpu_node(c->t, i);
+    coll_build b = {c->f, c->t, r, a, p, nc, r->nranks, node, e, 0};
+    memset(out, 0, sizeof *out);
+    out->algo = a;
+    out->proto = p;
+    out->channels = nc;
+    if (r->nranks == 1 || r->bytes == 0) {
+        /* Nothing crosses the fabric: the kernel's fixed cost only. */
+        out->time_ps = p != PROTO_AUTO ? nccl_proto(p)->base_ring_ps : 0;
+        return 0;
+    }
+    if (fn(&b) < 0)
+        return e->code ? e->code : err_set(e, ERR_SYSTEM, "building %s failed", coll_algo_name(a));
+    sched *s = fabric_sched(c->f);
+    TRY(sched_run(s, e));
+    out->time_ps = sched_makespan(s);
+    out->events = sched_events(s);
+    if (tl) {
+        char names[4096][16];
+        const char *ptrs[4096];
+        for (int i = 0; i < r->nranks; i++) {
+            snprintf(names[i], sizeof names[i], "GPU%d", i);
+            ptrs[i] = names[i];
+        }
+        TRY(sched_timeline(s, tl, ptrs, r->nranks, e));
+    }
+    return 0;
+}
+
+int coll_predict(coll_ctx *c, const coll_req *r, coll_result *out, err *e)
+{
+    coll_req k;
+    canon(&k, r);
+    cache_ent *slot = cache_slot(c, &k);
+    if (slot && slot->used) {
+        *out = slot->val;
+        return 0;
+    }
+    TRY(run(c, &k, out, NULL, e));
+    slot = cache_slot(c, &k); /* the table may have grown meanwhile */
+    if (slot) {
+        slot->key = k;
+        slot->val = *out;
+        slot->used = 1;
+        c->len++;
+    }
+    return 0;
+}
+
+int coll_predict_timeline(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *e)
+{
+    coll_req k;
+    canon(&k, r);
+    return run(c, &k, out, tl, e);
+}
+
+/* --- builder helpers --------------------------------------------------- */
+
+int cb_delay(coll_build *b, int rank, sim_ps dur_ps, const char *label)
+{
+    int id = sched_delay(fabric_sched(b->f), dur_ps, rank, label);
+    if (id < 0)
+        err_set(b->e, ERR_SYSTEM, "out of memory");
+    return id;
+}
+
+int cb_dep(coll_build *b, int before, int after)
+{
+    if (before < 0 || after < 0)
+        return 0;
+    if (sched_dep(fabric_sched(b->f), before, after) < 0)
+        return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+    return 0;
+}
+
+int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
+                const char *label)
+{
+    const proto_info *pi = nccl_proto(b->proto);
+    sim_ps extra = pi->step_ps;
+    int src = b->node[from], dst = b->node[to];
+    if (pi->flag_hops)
+        extra += pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, src, dst);
+    double wire = pi->wire * weight;
+    if (nccl_uses_p2p(b->t, &b->r->env, from, to))
+        return fabric_xfer(b->f, FAB_WRITE, src, dst, bytes, wire, extra, from, label, b->e);
+    /* SHM: the sender writes into host memory near the receiver, which then
+     * loads it over its own PCIe link (NCCL_SHM_LOCALITY=2). */
+    int mem = fabric_hostmem_of(b->f, dst);
+    if (mem < 0)
+        return err_set(b->e, ERR_USAGE, "SHM transport needs host memory in the topology"), -1;
+    int w = fabric_xfer(b->f, FAB_WRITE, src, mem, bytes, wire, 0, from, label, b->e);
+    int rd = fabric_xfer(b->f, FAB_READ, mem, dst, bytes, wire, extra, to, label, b->e);
+    if (w < 0 || rd < 0 || cb_dep(b, w, rd) < 0)
+        return -1;
+    return rd;
+}
+
+int cb_barrier(coll_build *b, const int *ready, int *done)
+{
+    int n = b->n;
+    for (int r = 0; r < n; r++)
+        if ((done[r] = cb_delay(b, r, 0, "barrier")) < 0)
+            return -1;
+    if (n <= 64) {
+        for (int r = 0; r < n; r++)
+            for (int q = 0; q < n; q++) {
+                if (q == r)
+                    continue;
+                int fl = fabric_xfer(b->f, FAB_WRITE, b->node[r], b->node[q], 0, 1, 0, r,
+                                     "flag", b->e);
+                if (fl < 0 || cb_dep(b, ready[r], fl) || cb_dep(b, fl, done[q]))
+                    return -1;
+            }
+        return 0;
+    }
+    /* Many ranks: each rank's flags go out as one group; a join collects
+     * them (the barrier ends when the slowest flag has landed). */
+    int join = cb_delay(b, 0, 0, "barrier-join");
+    if (join < 0)
+        return -1;
+    int *peers = malloc(sizeof(int) * (size_t)n);
+    if (!peers)
+        return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+    int rc = 0;
+    for (int r = 0; r < n && !rc; r++) {
+        int k = 0;
+        for (int q = 0; q < n; q++)
+            if (q != r)
+                peers[k++] = b->node[q];
+        int fl = fabric_xfer_group(b->f, FAB_WRITE, b->node[r], peers, k, 0, 1, 0, r, "flags",
+                                   b->e);
+        rc = fl < 0 || cb_dep(b, ready[r], fl) || cb_dep(b, fl, join);
+    }
+    for (int r = 0; r < n && !rc; r++)
+        rc = cb_dep(b, join, done[r]);
+    free(peers);
+    return rc ? -1 : 0;
+}

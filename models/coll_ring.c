@@ -1,0 +1,183 @@
+/* NCCL's ring family: allreduce (2(n-1) steps), reduce-scatter and
+ * all-gather (n-1 steps), and broadcast (a pipelined chain from the root).
+ * Each channel's data is cut into loops of n chunks of at most one
+ * protocol step's payload; in every step each rank sends one chunk to the
+ * next rank, and a send depends on the chunk received in the step before
+ * (data dependence) and on the same rank's send of the previous loop
+ * (FIFO order). The C channels are identical, so they run as one weighted
+ * flow per hop (weight C on every link): the same max-min result as C
+ * separate flows, at 1/C of the cost. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "models/coll_impl.h"
+
+static double unit_bytes(const coll_build *b)
+{
+    const proto_info *pi = nccl_proto(b->proto);
+    if (b->proto == PROTO_SIMPLE && b->r->env.buffsize_bytes > 0)
+        return (double)b->r->env.buffsize_bytes / 8.0 * 2.0; /* a slice: 2 of 8 steps */
+    return pi->unit_bytes;
+}
+
+static int start_tasks(coll_build *b, int *start)
+{
+    const proto_info *pi = nccl_proto(b->proto);
+    for (int r = 0; r < b->n; r++)
+        if ((start[r] = cb_delay(b, r, pi->base_ring_ps, "kernel")) < 0)
+            return -1;
+    return 0;
+}
+
+static int chain(coll_build *b, const int *start, double bytes_c, double weight)
+{
+    /* Broadcast: root -> root+1 -> ... -> root+n-1, pipelined in units. */
+    int n = b->n, root = b->r->root;
+    double unit = unit_bytes(b);
+    long nu = (long)ceil(bytes_c / unit);
+    int *prev = malloc(sizeof(int) * (size_t)n), *cur = malloc(sizeof(int) * (size_t)n);
+    if (!prev || !cur) {
+        free(prev);
+        free(cur);
+        return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+    }
+    int rc = 0;
+    for (long u = 0; u < nu && !rc; u++) {
+        double sz = fmin(unit, bytes_c - (double)u * unit);
+        for (int h = 0; h < n - 1 && !rc; h++) {
+            int from = (root + h) % n, to = (root + h + 1) % n;
+            cur[h] = cb_nccl_hop(b, from, to, sz, weight, "bcast");
+            rc = cur[h] < 0 || cb_dep(b, h ? cur[h - 1] : start[from], cur[h]) ||
+                 (u ? cb_dep(b, prev[h], cur[h]) : 0) || cb_dep(b, start[to], cur[h]);
+        }
+        int *t = prev;
+        prev = cur;
+        cur = t;
+    }
+    free(prev);
+    free(cur);
+    return rc ? -1 : 0;
+}
+
+int coll_build_ring(coll_build *b)
+{
+    int n = b->n;
+    coll_kind k = b->r->kind;
+    double weight = b->channels > 0 ? b->channels : 1;
+    double bytes_c = (double)b->r->bytes / weight;
+    int *start = malloc(sizeof(int) * (size_t)n);
+    if (!start)
+        return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+    int rc = start_tasks(b, start);
+    if (!rc && k == COLL_BROADCAST) {
+        rc = chain(b, start, bytes_c, weight);
+        free(start);
+        return rc;
+    }
+    /* nccl-tests sizes: allgather counts the output (n chunks of S/n);
+     * reduce-scatter the input; allreduce S in and out. */
+    int steps = k == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    double unit = unit_bytes(b);
+    long loops = (long)ceil(bytes_c / (n * unit));
+    if (loops < 1)
+        loops = 1;
+    size_t cells = (size_t)steps * (size_t)n;
+    int *prev = malloc(sizeof(int) * cells), *cur = malloc(sizeof(int) * cells);
+    if (!prev || !cur)
+        rc = err_set(b->e, ERR_SYSTEM, "out of memory");
+    const char *label = k == COLL_ALLREDUCE ? "ring" : k == COLL_ALLGATHER ? "allgather"
+                                                                           : "reducescatter";
+    for (long l = 0; l < loops && !rc; l++) {
+        double left = bytes_c - (double)l * n * unit;
+        double chunk = fmin(unit, left / n);
+        for (int s = 0; s < steps && !rc; s++)
+            for (int r = 0; r < n && !rc; r++) {
+                int id = cb_nccl_hop(b, r, (r + 1) % n, chunk, weight, label);
+                size_t at = (size_t)s * (size_t)n + (size_t)r;
+                cur[at] = id;
+                int data = s ? cur[(size_t)(s - 1) * (size_t)n + (size_t)((r + n - 1) % n)]
+                             : start[r];
+                rc = id < 0 || cb_dep(b, data, id) || (l ? cb_dep(b, prev[at], id) : 0);
+                /* The receiver must have started its kernel too. */
+                if (!rc && s == 0 && l == 0)
+                    rc = cb_dep(b, start[(r + 1) % n], id);
+            }
+        int *t = prev;
+        prev = cur;
+        cur = t;
+    }
+    free(prev);
+    free(cur);
+    free(start);
+    return rc ? -1 : 0;
+}
+
+/* NCCL's intra-node tree is a chain: reduce from the last rank up to rank 0,
+ * then broadcast back down, pipelined in protocol units; every hop carries
+ * whole chunks (not 1/n of them). */
+int coll_build_tree(coll_build *b)
+{
+    int n = b->n;
+    const proto_info *pi = nccl_proto(b->proto);
+    double weight = b->channels > 0 ? b->channels : 1;
+    double bytes_c = (double)b->r->bytes / weight;
+    double unit = unit_bytes(b);
+    long nu = (long)ceil(bytes_c / unit);
+    if (nu < 1)
+        nu = 1;
+    int *start = malloc(sizeof(int) * (size_t)n);
+    int *up = malloc(sizeof(int) * (size_t)n), *down = malloc(sizeof(int) * (size_t)n);
+    int *pup = malloc(sizeof(int) * (size_t)n), *pdown = malloc(sizeof(int) * (size_t)n);
+    int rc = !start || !up || !down || !pup || !pdown
+                 ? err_set(b->e, ERR_SYSTEM, "out of memory") : 0;
+    for (int r = 0; r < n && !rc; r++)
+        rc = (start[r] = cb_delay(b, r, pi->base_tree_ps, "kernel")) < 0;
+    for (long u = 0; u < nu && !rc; u++) {
+        double sz = fmin(unit, bytes_c - (double)u * unit);
+        for (int h = 0; h < n - 1 && !rc; h++) {
+            int from = n - 1 - h, to = n - 2 - h;
+            up[h] = cb_nccl_hop(b, from, to, sz, weight, "tree-up");
+            rc = up[h] < 0 || cb_dep(b, h ? up[h - 1] : start[from], up[h]) ||
+                 cb_dep(b, start[to], up[h]) || (u ? cb_dep(b, pup[h], up[h]) : 0);
+        }
+        for (int h = 0; h < n - 1 && !rc; h++) {
+            down[h] = cb_nccl_hop(b, h, h + 1, sz, weight, "tree-down");
+            rc = down[h] < 0 || cb_dep(b, h ? down[h - 1] : up[n - 2], down[h]) ||
+                 (u ? cb_dep(b, pdown[h], down[h]) : 0);
+        }
+        int *t = pup;
+        pup = up;
+        up = t;
+        t = pdown;
+        pdown = down;
+        down = t;
+    }
+    free(start);
+    free(up);
+    free(down);
+    free(pup);
+    free(pdown);
+    return rc ? -1 : 0;
+}
+
+/* All-to-all as NCCL runs it: grouped send/recv, every rank sending S/n to
+ * every peer at once, each pair its own connection (independent flows). */
+int coll_build_alltoall(coll_build *b)
+{
+    int n = b->n;
+    const proto_info *pi = nccl_proto(b->proto);
+    double part = (double)b->r->bytes / n;
+    int *start = malloc(sizeof(int) * (size_t)n);
+    int rc = start ? 0 : err_set(b->e, ERR_SYSTEM, "out of memory");
+    for (int r = 0; r < n && !rc; r++)
+        rc = (start[r] = cb_delay(b, r, pi->base_ring_ps, "kernel")) < 0;
+    for (int r = 0; r < n && !rc; r++)
+        for (int q = 0; q < n && !rc; q++) {
+            if (q == r)
+                continue;
+            int id = cb_nccl_hop(b, r, q, part, 1, "alltoall");
+            rc = id < 0 || cb_dep(b, start[r], id) || cb_dep(b, start[q], id);
+        }
+    free(start);
+    return rc ? -1 : 0;
+}

@@ -1,0 +1,213 @@
+/* Collectives on a hand-built uniform fabric, checked against closed forms
+ * derived by hand. The fabric: n GPUs, each with its own full-duplex link of
+ * B bytes/s and latency h to one switch (so GPU->switch->GPU has latency
+ * alpha = 2h and every GPU's up and down links are private: a ring's flows
+ * never share a link). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "models/coll.h"
+#include "models/coll_impl.h"
+#include "models/flows.h"
+
+#define B_BPS 10e9       /* 10 GB/s per direction */
+#define HOP_PS 500000    /* 0.5 us per hop: alpha = 1 us */
+
+static topo *uniform(int n, int read_tags)
+{
+    err e = {0};
+    topo *t = topo_new("uniform");
+    int cpu = topo_add_node(t, "cpu0", TOPO_CPU, 0, &e);
+    int rp = topo_add_node(t, "rp0", TOPO_ROOT, 0, &e);
+    int sw = topo_add_node(t, "sw0", TOPO_SWITCH, 0, &e);
+    topo_set_parent(t, rp, cpu, &e);
+    topo_set_parent(t, sw, rp, &e);
+    topo_link l = {cpu, rp, LINK_PCIE, 5, 16, 0, B_BPS, HOP_PS};
+    topo_add_link(t, &l, &e);
+    l.a = rp;
+    l.b = sw;
+    topo_add_link(t, &l, &e);
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "gpu%d", i);
+        int g = topo_add_node(t, name, TOPO_GPU, 0, &e);
+        topo_set_parent(t, g, sw, &e);
+        l.a = g;
+        l.b = sw;
+        topo_add_link(t, &l, &e);
+    }
+    topo_params *p = topo_params_mut(t);
+    p->pcie_mrrs_bytes = 512;
+    p->read_tags = read_tags;
+    p->read_extra_lat_ps = 0;
+    p->arb_collapse_Bps = 0;
+    p->kernel_base_ps = 2000000; /* 2 us */
+    p->gpu_mem_Bps = 0;          /* local reduces free, to isolate the fabric */
+    int rc = topo_finish(t, "uniform", &e);
+    if (rc)
+        fail_msg("topo_finish: %s", e.msg);
+    return t;
+}
+
+static double predict_us(const topo *t, coll_algo a, coll_proto p, uint64_t bytes, int ch)
+{
+    err e = {0};
+    coll_ctx *c = coll_ctx_new(t);
+    coll_req r;
+    coll_req_init(&r, t);
+    r.algo = a;
+    r.proto = p;
+    r.bytes = bytes;
+    r.channels = ch;
+    coll_result res;
+    int rc = coll_predict(c, &r, &res, &e);
+    if (rc)
+        fail_msg("coll_predict: %s", e.msg);
+    coll_ctx_free(c);
+    return (double)res.time_ps / 1e6;
+}
+
+static void test_ring_simple(void **state)
+{
+    (void)state;
+    /* Ring allreduce, Simple, one channel, n = 4, S = 4 MiB: one loop with
+     * chunks of S/n = 1 MiB (= one Simple slice). Each of the 2(n-1) steps
+     * takes alpha (data) + alpha (the flag written after it) + the step cost
+     * + chunk/B, and the kernel's base cost comes first:
+     *   t = base + 2(n-1)(2 alpha + step + S/(nB))
+     *     = 8.4 + 6 (2 + 1.0 + 1048576/10e9 s = 104.8576 us) = 655.5456 us. */
+    topo *t = uniform(4, 768);
+    double us = predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1);
+    assert_true(fabs(us - 655.5456) < 0.01);
+    topo_free(t);
+}
+
+static void test_ring_ll_small(void **state)
+{
+    (void)state;
+    /* Ring allreduce, LL, one channel, n = 8, S = 43008 B (the EAGLE-3
+     * verify size): chunks of S/8 = 5376 B, on the wire twice that (LL
+     * flags); no separate flag latency.
+     *   t = 6.6 + 14 (alpha 1 + step 0.2 + 10752 B / 10 GB/s = 1.0752)
+     *     = 6.6 + 14 x 2.2752 = 38.4528 us. */
+    topo *t = uniform(8, 768);
+    double us = predict_us(t, ALGO_RING, PROTO_LL, 43008, 1);
+    assert_true(fabs(us - 38.4528) < 0.01);
+    topo_free(t);
+}
+
+static void test_ring_channels_share(void **state)
+{
+    (void)state;
+    /* Two channels carry S/2 each over the same private links, so they
+     * share each link: the transfer term is the same as one channel's, only
+     * the per-step latency terms are paid once per step (in parallel):
+     *   t(2 ch) = t(1 ch). Simple, n = 4, S = 4 MiB. */
+    topo *t = uniform(4, 768);
+    double one = predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1);
+    double two = predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 2);
+    assert_true(fabs(one - two) < 0.01);
+    topo_free(t);
+}
+
+static void test_oneshot_pull(void **state)
+{
+    (void)state;
+    /* One-shot pull, n = 4, S = 1 MB, read budget large enough not to bind
+     * (4096 tags: 1 TB/s). Kernel base 2 us; start barrier: flags take alpha = 1;
+     * each rank reads S from 3 peers as one interleaved group: its down link
+     * carries 3 streams and each peer's up link serves 3 readers, so every
+     * stream gets B/3 and the reads take 3S/B = 300 us plus the round trip
+     * 2 alpha = 2; end barrier alpha = 1.
+     *   t = 2 + 1 + 300 + 2 + 1 = 306 us. */
+    topo *t = uniform(4, 4096);
+    double us = predict_us(t, ALGO_ONESHOT, PROTO_AUTO, 1000000, 0);
+    assert_true(fabs(us - 306.0) < 0.01);
+    topo_free(t);
+}
+
+static void test_read_bound(void **state)
+{
+    (void)state;
+    /* The read bound: 16 tags x 512 B outstanding over a round trip of
+     * 2 alpha = 2 us gives 8192 B / 2 us = 4.096 GB/s, below the 10 GB/s
+     * link. A 4,096,000-byte read then takes 4096000 / 4.096e9 s = 1000 us
+     * plus the round trip, 2 us: 1002 us. */
+    topo *t = uniform(2, 16);
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    assert_non_null(f);
+    flows_case c;
+    assert_int_equal(flows_parse(t, "1>0", FLOWS_READ, 4096000, &c, &e), 0);
+    sim_ps tp[1];
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    assert_true(fabs((double)tp[0] / 1e6 - 1002.0) < 0.01);
+    /* The same transfer as a write is only link-bound: 409.6 + 1 us. */
+    assert_int_equal(flows_parse(t, "1>0", FLOWS_WRITE, 4096000, &c, &e), 0);
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    assert_true(fabs((double)tp[0] / 1e6 - 410.6) < 0.01);
+    fabric_free(f);
+    topo_free(t);
+}
+
+static void test_cache_and_env(void **state)
+{
+    (void)state;
+    /* A repeated request is served from the cache: same answer. Bad NCCL
+     * settings are usage errors naming the variable. */
+    topo *t = uniform(4, 768);
+    err e = {0};
+    coll_ctx *c = coll_ctx_new(t);
+    coll_req r;
+    coll_req_init(&r, t);
+    r.bytes = 65536;
+    coll_result a, b;
+    assert_int_equal(coll_predict(c, &r, &a, &e), 0);
+    assert_int_equal(coll_predict(c, &r, &b, &e), 0);
+    assert_int_equal(a.time_ps, b.time_ps);
+    assert_int_equal(coll_env_set(&r.env, "NCCL_PROTO=LL", &e), 0);
+    assert_int_equal(r.env.proto, PROTO_LL);
+    assert_int_equal(coll_env_set(&r.env, "NCCL_P2P_LEVEL=SYS", &e), 0);
+    assert_int_equal(r.env.p2p_level, PATH_SYS);
+    assert_int_equal(coll_env_set(&r.env, "NCCL_PROTO=fast", &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "NCCL_PROTO"));
+    assert_int_equal(coll_env_set(&r.env, "NCCL_FOO=1", &e), ERR_USAGE);
+    r.nranks = 9;
+    assert_int_equal(coll_predict(c, &r, &a, &e), ERR_USAGE);
+    coll_ctx_free(c);
+    topo_free(t);
+}
+
+static void test_nccl_channels(void **state)
+{
+    (void)state;
+    /* NCCL's rule for 8 ranks, Ring/LL, 512 threads: a channel is kept only
+     * while bytes >= nc x 512 x 8 x 8 = nc x 32 KiB. 42 KiB -> 1 channel,
+     * 128 KiB -> 4, 1 MiB with 16 available -> 16. */
+    coll_req r;
+    memset(&r, 0, sizeof r);
+    r.nranks = 8;
+    r.bytes = 43008;
+    assert_int_equal(nccl_op_channels(&r, PROTO_LL, 16), 1);
+    r.bytes = 131072;
+    assert_int_equal(nccl_op_channels(&r, PROTO_LL, 16), 4);
+    r.bytes = 1u << 20;
+    assert_int_equal(nccl_op_channels(&r, PROTO_LL, 16), 16);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_simple),   cmocka_unit_test(test_ring_ll_small),
+        cmocka_unit_test(test_ring_channels_share), cmocka_unit_test(test_oneshot_pull),
+        cmocka_unit_test(test_read_bound),    cmocka_unit_test(test_cache_and_env),
+        cmocka_unit_test(test_nccl_channels),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,305 @@
+/* Points: cases are built once from the measurement rows (flows of a case
+ * must share op and size, as in `collsim flows`); a case contributes one
+ * point per flow row with a measured time, or, when only the total was
+ * published, one point for the whole case (the time its last flow ends).
+ * Launch rows map onto launch_ps (`launch`) and graph_node_ps
+ * (`graph-node`); other launch rows (graph-launch, sync) have no model
+ * parameter and are left out. */
+#include "validate/points.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/fabric.h"
+#include "models/flows.h"
+
+typedef struct pcase {
+    flows_case fc;
+} pcase;
+
+struct pts {
+    pts_point *pt;
+    size_t n, cap;
+    pcase *cs;
+    int ncs, capcs;
+    unsigned ops;          /* bit per meas_op */
+    int launch, graph_node, host;
+    unsigned char *used;   /* per link of the build topology */
+    int nlinks;
+    char *labels;          /* one block of label strings */
+    size_t lab_len, lab_cap;
+};
+
+static pts_point *add_point(pts *p, err *e)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 64;
+        pts_point *x = realloc(p->pt, cap * sizeof *x);
+        if (!x)
+            return err_set(e, ERR_SYSTEM, "out of memory"), NULL;
+        p->pt = x;
+        p->cap = cap;
+    }
+    pts_point *x = &p->pt[p->n++];
+    memset(x, 0, sizeof *x);
+    return x;
+}
+
+/* Labels are stored as offsets until the end (the block may move). */
+static size_t add_label(pts *p, const char *s, err *e)
+{
+    size_t n = strlen(s) + 1;
+    if (p->lab_len + n > p->lab_cap) {
+        size_t cap = p->lab_cap ? 2 * p->lab_cap : 4096;
+        while (cap < p->lab_len + n)
+            cap *= 2;
+        char *b = realloc(p->labels, cap);
+        if (!b)
+            return err_set(e, ERR_SYSTEM, "out of memory"), (size_t)-1;
+        p->labels = b;
+        p->lab_cap = cap;
+    }
+    memcpy(p->labels + p->lab_len, s, n);
+    p->lab_len += n;
+    return p->lab_len - n;
+}
+
+static int endpoint(const topo *t, const meas_set *m, const meas_xfer *x, int ep, int *out,
+                    err *e)
+{
+    char buf[16];
+    if (MEAS_IS_HOST(ep)) {
+        int numa = MEAS_HOST_NODE(ep);
+        for (int i = 0; i < topo_nnodes(t); i++)
+            if (topo_node_at(t, i)->kind == TOPO_CPU && topo_node_at(t, i)->numa == numa) {
+                *out = FLOWS_HOST(numa);
+                return 0;
+            }
+        return err_at(e, meas_name(m), x->line, "topology '%s' has no CPU on NUMA node %d",
+                      topo_name(t), numa);
+    }
+    if (ep >= topo_ngpus(t))
+        return err_at(e, meas_name(m), x->line, "GPU %s is not in topology '%s' (%d GPUs)",
+                      meas_ep_name(ep, buf), topo_name(t), topo_ngpus(t));
+    *out = ep;
+    return 0;
+}
+
+/* Node id of a flows endpoint, for route marking. */
+static int node_of(const topo *t, int ep)
+{
+    if (ep >= 0)
+        return topo_gpu_node(t, ep);
+    for (int i = 0; i < topo_nnodes(t); i++)
+        if (topo_node_at(t, i)->kind == TOPO_CPU && topo_node_at(t, i)->numa == -1 - ep)
+            return i;
+    return -1;
+}
+
+static void mark_route(pts *p, const topo *t, int a, int b)
+{
+    int na = node_of(t, a), nb = node_of(t, b);
+    const int *links;
+    const int8_t *dirs;
+    if (na < 0 || nb < 0)
+        return;
+    /* Host endpoints route from the socket's memory when there is one. */
+    int h = topo_route(t, na, nb, &links, &dirs);
+    for (int i = 0; i < h; i++)
+        p->used[links[i]] = 1;
+}
+
+static int build_set(pts *p, const meas_set *m, const topo *t, err *e)
+{
+    size_t n = meas_nxfer(m);
+    static const flows_op ops[MEAS_NOPS] = {FLOWS_WRITE, FLOWS_READ, FLOWS_COPY};
+    for (size_t i = 0; i < n;) {
+        const meas_xfer *first = meas_xfer_at(m, i);
+        size_t j = i;
+        while (j < n && meas_xfer_at(m, j)->case_id == first->case_id)
+            j++;
+        if (p->ncs == p->capcs) {
+            int cap = p->capcs ? 2 * p->capcs : 32;
+            pcase *c = realloc(p->cs, (size_t)cap * sizeof *c);
+            if (!c)
+                return err_set(e, ERR_SYSTEM, "out of memory");
+            p->cs = c;
+            p->capcs = cap;
+        }
+        int ci = p->ncs++;
+        flows_case *fc = &p->cs[ci].fc;
+        memset(fc, 0, sizeof *fc);
+        fc->pattern = first->pattern;
+        const meas_xfer *agg = NULL;
+        int timed = 0, have_op = 0;
+        for (size_t k = i; k < j; k++) {
+            const meas_xfer *x = meas_xfer_at(m, k);
+            if (x->flow < 0) {
+                agg = x;
+                continue;
+            }
+            if (fc->n == FLOWS_MAX)
+                return err_at(e, meas_name(m), x->line, "case %d has more than %d flows",
+                              x->case_id, FLOWS_MAX);
+            if (!have_op) {
+                fc->op = ops[x->op];
+                fc->bytes = (double)x->bytes;
+                have_op = 1;
+                p->ops |= 1u << x->op;
+            } else if (ops[x->op] != fc->op || (double)x->bytes != fc->bytes) {
+                return err_at(e, meas_name(m), x->line,
+                              "flows of case %d differ in op or bytes (the model runs a case's "
+                              "flows with one op and size)", x->case_id);
+            }
+            TRY(endpoint(t, m, x, x->src, &fc->src[fc->n], e));
+            TRY(endpoint(t, m, x, x->dst, &fc->dst[fc->n], e));
+            p->host |= MEAS_IS_HOST(x->src) || MEAS_IS_HOST(x->dst);
+            mark_route(p, t, fc->src[fc->n], fc->dst[fc->n]);
+            fc->n++;
+            timed += !isnan(x->time_us);
+        }
+        char lab[96], s1[16], s2[16];
+        for (size_t k = i; k < j; k++) {
+            const meas_xfer *x = meas_xfer_at(m, k);
+            double t_us = x->time_us;
+            if (x->flow < 0 ? timed > 0 : isnan(t_us))
+                continue;
+            if (isnan(t_us) && !isnan(x->bw_GBps) && x->bw_GBps > 0)
+                t_us = (double)x->bytes / (x->bw_GBps * 1e3);
+            if (isnan(t_us))
+                continue;
+            pts_point *pt = add_point(p, e);
+            if (!pt)
+                return ERR_SYSTEM;
+            *pt = (pts_point){m, x->line, ci, x->flow < 0 ? -1 : (int)(k - i) - (agg && agg < x),
+                              t_us, NULL};
+            if (fc->n == 1 || x->flow >= 0)
+                snprintf(lab, sizeof lab, "%s %s %s>%s", x->pattern, meas_op_name(x->op),
+                         meas_ep_name(x->flow < 0 ? meas_xfer_at(m, i + (agg == first))->src
+                                                  : x->src, s1),
+                         meas_ep_name(x->flow < 0 ? meas_xfer_at(m, i + (agg == first))->dst
+                                                  : x->dst, s2));
+            else
+                snprintf(lab, sizeof lab, "%s %s (%d flows)", x->pattern, meas_op_name(x->op),
+                         fc->n);
+            size_t off = add_label(p, lab, e);
+            if (off == (size_t)-1)
+                return ERR_SYSTEM;
+            pt->label = (const char *)(uintptr_t)off;
+        }
+        i = j;
+    }
+    return 0;
+}
+
+static int build_launch(pts *p, const meas_set *m, err *e)
+{
+    for (size_t i = 0; i < meas_nlaunch(m); i++) {
+        const meas_launch *l = meas_launch_at(m, i);
+        int launch = !strcmp(l->what, "launch"), node = !strcmp(l->what, "graph-node");
+        if (!launch && !node)
+            continue;
+        pts_point *pt = add_point(p, e);
+        if (!pt)
+            return ERR_SYSTEM;
+        size_t off = add_label(p, l->what, e);
+        if (off == (size_t)-1)
+            return ERR_SYSTEM;
+        *pt = (pts_point){m, l->line, -1, launch ? 0 : 1, l->time_us,
+                          (const char *)(uintptr_t)off};
+        p->launch |= launch;
+        p->graph_node |= node;
+    }
+    return 0;
+}
+
+int pts_build(meas_set *const *sets, int n, const topo *t, pts **out, err *e)
+{
+    *out = NULL;
+    pts *p = calloc(1, sizeof *p);
+    if (!p || !(p->used = calloc((size_t)topo_nlinks(t) + 1, 1))) {
+        free(p);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    p->nlinks = topo_nlinks(t);
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        meas_kind k = meas_kind_of(sets[i]);
+        if (k == MEAS_P2P || k == MEAS_FLOWS || k == MEAS_HOST)
+            rc = build_set(p, sets[i], t, e);
+        else if (k == MEAS_LAUNCH)
+            rc = build_launch(p, sets[i], e);
+    }
+    if (rc) {
+        pts_free(p);
+        return rc;
+    }
+    for (size_t i = 0; i < p->n; i++)
+        p->pt[i].label = p->labels + (uintptr_t)p->pt[i].label;
+    *out = p;
+    return 0;
+}
+
+void pts_free(pts *p)
+{
+    if (!p)
+        return;
+    free(p->pt);
+    free(p->cs);
+    free(p->used);
+    free(p->labels);
+    free(p);
+}
+
+size_t pts_count(const pts *p) { return p->n; }
+const pts_point *pts_at(const pts *p, size_t i)
+{
+    ASSERTF(i < p->n, "i=%zu n=%zu", i, p->n);
+    return &p->pt[i];
+}
+int pts_has_op(const pts *p, meas_op op) { return (p->ops >> op) & 1; }
+int pts_has_launch(const pts *p, const char *what)
+{
+    return !strcmp(what, "launch") ? p->launch : !strcmp(what, "graph-node") ? p->graph_node : 0;
+}
+int pts_has_host(const pts *p) { return p->host; }
+int pts_link_used(const pts *p, int link) { return link >= 0 && link < p->nlinks && p->used[link]; }
+
+int pts_predict(const pts *p, const topo *t, double *pred_us, err *e)
+{
+    fabric *f = NULL;
+    sim_ps *times = malloc(FLOWS_MAX * sizeof *times);
+    int rc = 0, last = -1;
+    if (!times)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    for (size_t i = 0; i < p->n && !rc; i++) {
+        const pts_point *x = &p->pt[i];
+        if (x->case_no < 0) {
+            const topo_params *tp = topo_params_get(t);
+            pred_us[i] = (double)(x->flow == 0 ? tp->launch_ps : tp->graph_node_ps) * 1e-6;
+            continue;
+        }
+        if (!f && !(f = fabric_new(t, e))) {
+            rc = e && e->code ? e->code : ERR_SYSTEM;
+            break;
+        }
+        const flows_case *fc = &p->cs[x->case_no].fc;
+        if (x->case_no != last) {   /* points of a case are consecutive */
+            if ((rc = flows_run(f, fc, times, e)))
+                break;
+            last = x->case_no;
+        }
+        sim_ps end = 0;
+        if (x->flow >= 0) {
+            end = times[x->flow];
+        } else {
+            for (int k = 0; k < fc->n; k++)
+                end = times[k] > end ? times[k] : end;
+        }
+        pred_us[i] = (double)end * 1e-6;
+    }
+    fabric_free(f);
+    free(times);
+    return rc;
+}

@@ -1,0 +1,44 @@
+/* Measured points that the point-to-point model predicts: transfer cases
+ * of p2p/flows/host sets (simulated with models/flows, as `collsim flows`
+ * does) and launch overheads (compared with the topology's parameters).
+ * Calibration fits to these points; validation reports their error. The
+ * sets are borrowed and must outlive the points. */
+#ifndef VALIDATE_POINTS_H
+#define VALIDATE_POINTS_H
+
+#include <stddef.h>
+
+#include "models/topo.h"
+#include "sim/err.h"
+#include "validate/meas.h"
+
+typedef struct pts_point {
+    const meas_set *set;
+    long line;           /* the row it came from */
+    int case_no;         /* index into the cases; -1 for a launch point */
+    int flow;            /* flow within the case; -1 = the whole case */
+    double meas_us;      /* measured time */
+    const char *label;   /* "pair 0>4", "same-uplink (2 flows)", "launch" */
+} pts_point;
+
+typedef struct pts pts;
+
+/* Collect the points of sets[0..n-1] (kinds coll/replay are left out)
+ * for topology t. ERR_INPUT "file:line: ..." when a row names a GPU or host
+ * the topology does not have, or a case mixes ops or sizes. */
+int pts_build(meas_set *const *sets, int n, const topo *t, pts **out, err *e);
+void pts_free(pts *p);                      /* NULL ok */
+size_t pts_count(const pts *p);
+const pts_point *pts_at(const pts *p, size_t i);
+/* Transfer-op letters used ("w", "r", "c"), launch kinds, for choosing what
+ * a fit can determine. */
+int pts_has_op(const pts *p, meas_op op);
+int pts_has_launch(const pts *p, const char *what);
+int pts_has_host(const pts *p);
+/* Bit i set if link i of t is on the route of some measured flow. */
+int pts_link_used(const pts *p, int link);
+/* Predicted time of every point on t (same node ids as at build):
+ * pred_us[pts_count]. Errors from the simulation. */
+int pts_predict(const pts *p, const topo *t, double *pred_us, err *e);
+
+#endif
