@@ -15,42 +15,8 @@
 
 #include "models/coll.h"
 #include "models/topo.h"
+#include "bench/bench_common.h"
 #include "sim/report.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double reference_s(void)
-{
-    enum { N = 1 << 20 };
-    double *v = malloc(N * sizeof(double)), best = 1e30;
-    if (!v)
-        return 1;
-    for (int rep = 0; rep < 3; rep++) {
-        uint64_t x = 12345;
-        for (int i = 0; i < N; i++) {
-            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-            v[i] = (double)(x >> 11) / 9007199254740992.0;
-        }
-        double t0 = now_s();
-        qsort(v, N, sizeof(double), cmp_double);
-        double dt = now_s() - t0;
-        if (dt < best)
-            best = dt;
-    }
-    free(v);
-    return best;
-}
 
 static const struct {
     const char *topo;
@@ -77,7 +43,7 @@ static const report_col cols[] = {
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
-    double ref = reference_s();
+    double ref = bench_reference_s();
     report *r = report_new(stdout, REPORT_TABLE);
     report_meta(r, "reference", "qsort of 2^20 doubles: %.1f ms", ref * 1e3);
     report_table(r, "allreduce prediction", cols, (int)(sizeof cols / sizeof cols[0]));
@@ -97,10 +63,10 @@ int main(int argc, char **argv)
         q.algo = cases[i].algo;
         q.bytes = cases[i].bytes;
         coll_result res = {0};
-        double t0 = now_s();
+        double t0 = bench_now_s();
         for (int k = 0; k < cases[i].reps && !rc; k++)
             rc = coll_predict_timeline(c, &q, &res, NULL, &e);
-        double dt = (now_s() - t0) / cases[i].reps;
+        double dt = (bench_now_s() - t0) / cases[i].reps;
         if (rc) {
             fprintf(stderr, "bench_coll: %s: %s\n", cases[i].topo, e.msg);
             break;

@@ -17,51 +17,11 @@
 #include <zlib.h>
 
 #include "sim/cli.h"
+#include "bench/bench_common.h"
 #include "sim/report.h"
 #include "traces/kineto.h"
 #include "traces/replay.h"
 #include "traces/whatif.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double peak_mb(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_maxrss / 1024.0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double reference_s(void)
-{
-    enum { N = 1 << 20 };
-    double *v = malloc(N * sizeof(double)), best = 1e30;
-    if (!v)
-        return 0;
-    for (int rep = 0; rep < 3; rep++) {
-        uint64_t x = 12345;
-        for (int i = 0; i < N; i++) {
-            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-            v[i] = (double)(x >> 11) / 9007199254740992.0;
-        }
-        double t0 = now_s();
-        qsort(v, N, sizeof(double), cmp_double);
-        double dt = now_s() - t0;
-        best = dt < best ? dt : best;
-    }
-    free(v);
-    return best;
-}
 
 static int sink(void *arg, const trace_op *op, err *e) { return trace_write_op(arg, op, e); }
 
@@ -154,7 +114,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    double ref = reference_s();
+    double ref = bench_reference_s();
     char dir[] = "/tmp/collsim_bench_replayXXXXXX";
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
@@ -179,7 +139,7 @@ int main(int argc, char **argv)
     s.weight_us_per_layer = 100;   /* fixed numbers: the benchmark times the replay */
     s.token_us_per_layer = 30;
     s.draft_step_us = 300;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     trace_writer *w = trace_writer_new(trace, &e);
     for (long c = 0; w && c < cycles && !rc; c++)
         rc = whatif_emit_cycle(&s, 2.4, sink, w, &e);
@@ -187,7 +147,7 @@ int main(int argc, char **argv)
         rc = trace_writer_commit(w, &e);
     else
         trace_writer_abort(w);
-    double gen_s = now_s() - t0;
+    double gen_s = bench_now_s() - t0;
     if (!w || rc) {
         fprintf(stderr, "bench_replay: %s\n", e.msg);
         return 4;
@@ -205,9 +165,9 @@ int main(int argc, char **argv)
     if (!cc)
         o.coll_us = 40;   /* no collective model built: forced times */
     replay_result res;
-    t0 = now_s();
+    t0 = bench_now_s();
     rc = replay_file(trace, t, cc, &o, NULL, &res, &e);
-    double rep_s = now_s() - t0;
+    double rep_s = bench_now_s() - t0;
     if (rc) {
         fprintf(stderr, "bench_replay: %s\n", e.msg);
         return rc;
@@ -220,7 +180,7 @@ int main(int argc, char **argv)
     report_num(r, gen_s);
     report_num(r, gen_s / ref);
     report_num(r, (double)res.ops / gen_s);
-    report_num(r, peak_mb());
+    report_num(r, bench_peak_mb());
     report_str(r, "-");
     report_end_row(r);
     report_str(r, "replay eagle3 trace");
@@ -229,7 +189,7 @@ int main(int argc, char **argv)
     report_num(r, rep_s);
     report_num(r, rep_s / ref);
     report_num(r, (double)res.ops / rep_s);
-    report_num(r, peak_mb());
+    report_num(r, bench_peak_mb());
     snprintf(buf, sizeof buf, "%.2f tok/s, %llu predictions", res.tok_per_s,
              (unsigned long long)res.predictions);
     report_str(r, buf);
@@ -253,11 +213,11 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_replay: cannot write %s\n", big);
             return 4;
         }
-        double before = peak_mb();
+        double before = bench_peak_mb();
         kineto_rank *kr = NULL;
-        t0 = now_s();
+        t0 = bench_now_s();
         rc = kineto_load(big, &kr, &e);
-        double imp_s = now_s() - t0;
+        double imp_s = bench_now_s() - t0;
         if (rc) {
             fprintf(stderr, "bench_replay: %s\n", e.msg);
             return rc;
@@ -270,8 +230,8 @@ int main(int argc, char **argv)
         report_num(r, imp_s);
         report_num(r, imp_s / ref);
         report_num(r, (double)kineto_nevents(kr) / imp_s);
-        report_num(r, peak_mb());
-        snprintf(buf, sizeof buf, "+%.1f MB peak, %ld gpu ops", peak_mb() - before,
+        report_num(r, bench_peak_mb());
+        snprintf(buf, sizeof buf, "+%.1f MB peak, %ld gpu ops", bench_peak_mb() - before,
                  kineto_nkernels(kr));
         report_str(r, buf);
         report_end_row(r);

@@ -66,6 +66,12 @@ static int set_impl(opts *o, const char *a, err *e)
     return 0;
 }
 
+static int set_allreduce(opts *o, const char *a, err *e)
+{
+    o->allreduce_set = 1;
+    return set_impl(o, a, e);
+}
+
 static int set_graph(opts *o, const char *a, err *e)
 {
     (void)a, (void)e;
@@ -101,7 +107,11 @@ static int set_env(opts *o, const char *a, err *e)
     return 0;
 }
 
-static int set_format(opts *o, const char *a, err *e) { return cli_parse_format(a, &o->fmt, e); }
+static int set_format(opts *o, const char *a, err *e)
+{
+    o->fmt_set = 1;
+    return cli_parse_format(a, &o->fmt, e);
+}
 
 static int set_out(opts *o, const char *a, err *e)
 {
@@ -161,7 +171,7 @@ static const opt_def table[] = {
     {"check", 'c', "N", OPTS_COLL, "check results N times per size (0: no check)", set_check},
     {"datatype", 'd', "T", OPTS_COLL, "bf16, fp16 or fp32", set_dtype},
     {"impl", 0, "I", OPTS_COLL, "nccl, oneshot, twoshot, oneshot-push, twoshot-push", set_impl},
-    {"allreduce", 0, "I", OPTS_REPLAY, "run every allreduce as I (nccl, oneshot, ...)", set_impl},
+    {"allreduce", 0, "I", OPTS_REPLAY, "run every allreduce as I (nccl, oneshot, ...)", set_allreduce},
     {"graph", 0, NULL, OPTS_COLL | OPTS_REPLAY, "run inside a CUDA graph", set_graph},
     {"virtual-ranks", 0, "N", OPTS_COLL, "run the custom kernels as N ranks on GPU 0", set_vranks},
     {"blocks", 0, "N", OPTS_COLL | OPTS_REPLAY, "blocks per custom allreduce (default as vLLM)",
@@ -261,6 +271,13 @@ int opts_parse(opts *o, int argc, char **argv, err *e)
             return err_set(e, ERR_USAGE, "%s: option '%s' takes no value", mode, a);
         }
         TRY(d->set(o, val, e));
+    }
+    if (!o->fmt_set && o->out) { /* -o x.csv / x.json: that format unless --format says */
+        size_t n = strlen(o->out);
+        if (n > 4 && !strcmp(o->out + n - 4, ".csv"))
+            o->fmt = REPORT_CSV;
+        else if (n > 5 && !strcmp(o->out + n - 5, ".json"))
+            o->fmt = REPORT_JSON;
     }
     if (o->min_bytes > o->max_bytes)
         return err_set(e, ERR_USAGE, "%s: -b %llu is larger than -e %llu", mode,

@@ -38,13 +38,15 @@ typedef struct opts {
     int ngpus;                /* -g: GPUs to use (0 = all visible) */
     int iters, warmup, check; /* -n -w -c */
     ref_dtype dtype;          /* -d */
-    opts_impl impl;           /* --impl */
+    opts_impl impl;           /* --impl (replay: --allreduce) */
+    int allreduce_set;        /* replay: --allreduce given */
     int graph;                /* --graph */
     int vranks;               /* --virtual-ranks (0 = off) */
     int blocks;               /* --blocks (0 = as vLLM) */
     int nenv;
     const char *env[OPTS_MAX_ENV]; /* --env NAME=VALUE, borrowed from argv */
-    report_format fmt;        /* --format */
+    report_format fmt;        /* --format; else from -o's suffix (.csv, .json), else table */
+    int fmt_set;
     const char *out;          /* -o: file (dir for `all`); NULL = stdout */
     const char *pattern;      /* flows: --pattern */
     opts_op op;               /* --op */

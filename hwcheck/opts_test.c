@@ -102,6 +102,14 @@ static void test_defaults(void **state)
     assert_true(o.min_bytes == 64u << 20 && o.op == OPTS_OP_ALL);
     assert_true(o.timeout_ms == 2000.0);
     assert_string_equal(opts_impl_name(OPTS_IMPL_ONESHOT_PUSH), "oneshot-push");
+    /* -o x.csv writes csv unless --format says otherwise. */
+    err e = {0};
+    const char *a[] = {"host", "-o", "h.csv"};
+    assert_int_equal(parse(&o, OPTS_HOST, 3, a, &e), 0);
+    assert_int_equal(o.fmt, REPORT_CSV);
+    const char *b[] = {"host", "--format", "table", "-o", "h.csv"};
+    assert_int_equal(parse(&o, OPTS_HOST, 5, b, &e), 0);
+    assert_int_equal(o.fmt, REPORT_TABLE);
 }
 
 int main(void)

@@ -10,6 +10,7 @@
 typedef struct out_file {
     ofile file;
     report *rep;
+    int next_case; /* transfer case numbers are unique within one file */
 } out_file;
 
 /* Open path ("-" or NULL: stdout), write kind's metadata from m and start its

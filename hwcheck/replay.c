@@ -504,7 +504,7 @@ static int replay_one(gpu_ctx *g, const opts *o, const char *path, out_file *out
         double launch = cycle_us - compute / cyc - comm_us / cyc - idle / cyc;
         const char *base = strrchr(path, '/');
         report_str(out->rep, base ? base + 1 : path);
-        report_str(out->rep, o->impl != OPTS_IMPL_NCCL ? opts_impl_name(o->impl) : "trace");
+        report_str(out->rep, o->allreduce_set ? opts_impl_name(o->impl) : "trace");
         report_int(out->rep, t.cycles);
         report_num(out->rep, t.tokens);
         report_num(out->rep, cycle_us);

@@ -21,7 +21,6 @@ typedef struct pool {
     void *src[GPU_MAX][SLOTS], *dst[GPU_MAX][SLOTS];
     void *host[HOST_SLOTS];
     unsigned int *flag[GPU_MAX];
-    int case_no;
 } pool;
 
 static void pool_free(gpu_ctx *g, pool *p)
@@ -168,12 +167,12 @@ static int bw_case(gpu_ctx *g, pool *p, const opts *o, const char *pname, const 
         char s[16], d[16];
         meas_endpoint(fl[i].src, fl[i].src == PATTERNS_HOST ? g->numa[fl[i].dst] : 0, s, sizeof s);
         meas_endpoint(fl[i].dst, fl[i].dst == PATTERNS_HOST ? g->numa[fl[i].src] : 0, d, sizeof d);
-        meas_transfer_row(out->rep, p->case_no, pname, opname, i, s, d, bytes,
+        meas_transfer_row(out->rep, out->next_case, pname, opname, i, s, d, bytes,
                           (double)ms * 1e3 / o->iters);
         report_end_row(out->rep);
     }
     if (rc == 0 && nf > 1) {
-        meas_transfer_row(out->rep, p->case_no, pname, opname, -1, "*", "*",
+        meas_transfer_row(out->rep, out->next_case, pname, opname, -1, "*", "*",
                           bytes * (uint64_t)nf, wall_us);
         report_end_row(out->rep);
     }
@@ -182,7 +181,7 @@ static int bw_case(gpu_ctx *g, pool *p, const opts *o, const char *pname, const 
         cudaEventDestroy(fr[i].ev0);
         cudaEventDestroy(fr[i].ev1);
     }
-    p->case_no++;
+    out->next_case++;
     return rc;
 }
 
@@ -241,7 +240,7 @@ static int latency_case(gpu_ctx *g, pool *p, const opts *o, int i, int j, out_fi
     char s[16], d[16];
     meas_endpoint(i, 0, s, sizeof s);
     meas_endpoint(j, 0, d, sizeof d);
-    meas_transfer_row(out->rep, p->case_no++, "latency", "write", 0, s, d, 4,
+    meas_transfer_row(out->rep, out->next_case++, "latency", "write", 0, s, d, 4,
                       (double)ms * 1e3 / iters / 2.0);
     report_end_row(out->rep);
     return 0;

@@ -11,6 +11,7 @@
 #include "models/topo.h"
 #include "sim/ofile.h"
 #include "sim/report.h"
+#include "validate/calib.h"
 
 static const char usage[] =
     "usage: collsim coll <allreduce|reducescatter|allgather|broadcast|alltoall> --topo T\n"
@@ -54,7 +55,7 @@ int cmd_coll(int argc, char **argv, err *e)
         {"calib", required_argument, 0, 'c'}, {"env", required_argument, 0, 'E'},
         {"timeline", required_argument, 0, 'T'}, {"format", required_argument, 0, 'F'},
         {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *topo_name = NULL, *timeline = NULL, *out_path = "-", *calib = NULL;
+    const char *topo_name = NULL, *timeline = NULL, *out_path = "-", *calib_path = NULL;
     uint64_t minb = 8, maxb = 128u << 20;
     double factor = 2;
     long ng = 0, channels = 0, root = 0;
@@ -90,7 +91,7 @@ int cmd_coll(int argc, char **argv, err *e)
         case 'C': TRY(cli_parse_long("--channels", optarg, 1, 64, &channels, e)); break;
         case 'r': TRY(cli_parse_long("--root", optarg, 0, 4095, &root, e)); break;
         case 'G': graph = 1; break;
-        case 'c': calib = optarg; break;
+        case 'c': calib_path = optarg; break;
         case 'E': TRY(coll_env_set(&env, optarg, e)); break;
         case 'T': timeline = optarg; break;
         case 'F': TRY(cli_parse_format(optarg, &fmt, e)); break;
@@ -112,11 +113,9 @@ int cmd_coll(int argc, char **argv, err *e)
         return err_set(e, ERR_USAGE, "-b %llu is larger than -e %llu", (unsigned long long)minb,
                        (unsigned long long)maxb);
     topo *t = NULL;
-    TRY(topo_load(topo_name, &t, e));
+    TRY(calib_path ? calib_load_topo(topo_name, calib_path, &t, e) : topo_load(topo_name, &t, e));
     int rc = 0;
-    if (calib)
-        rc = err_set(e, ERR_USAGE, "--calib: not available in this build yet");
-    coll_ctx *ctx = rc ? NULL : coll_ctx_new(t);
+    coll_ctx *ctx = coll_ctx_new(t);
     if (!rc && !ctx)
         rc = err_set(e, ERR_SYSTEM, "out of memory");
     coll_req req;

@@ -11,10 +11,12 @@
 #include "models/flows.h"
 #include "sim/ofile.h"
 #include "sim/report.h"
+#include "validate/calib.h"
 
 static const char usage[] =
     "usage: collsim flows --topo T (--pattern P [--gpus a,b,...] | --flows 0>4,1>6,h0>2)\n"
-    "         [--bytes N] [--op write|read|copy] [--format table|csv|json] [-o FILE]\n"
+    "         [--bytes N] [--op write|read|copy] [--calib FILE] [--format table|csv|json]\n"
+    "         [-o FILE]\n"
     "       collsim flows --list\n"
     "Flows in one case run at the same time; the aggregate row (flow -1) gives their\n"
     "total bandwidth. --bytes takes K/M/G (default 256M). Host memory of NUMA node k is hk.\n";
@@ -56,9 +58,9 @@ int cmd_flows(int argc, char **argv, err *e)
         {"gpus", required_argument, 0, 'g'}, {"flows", required_argument, 0, 'F'},
         {"bytes", required_argument, 0, 'b'}, {"op", required_argument, 0, 'O'},
         {"format", required_argument, 0, 'f'}, {"output", required_argument, 0, 'o'},
-        {"list", no_argument, 0, 'l'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"list", no_argument, 0, 'l'}, {"calib", required_argument, 0, 'c'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *topo_name = "rtxpro6000-8x-pcie5-2s", *pattern = NULL, *spec = NULL;
-    const char *out_path = "-";
+    const char *out_path = "-", *calib_path = NULL;
     uint64_t bytes = 256u << 20;
     flows_op op = FLOWS_WRITE;
     report_format fmt = REPORT_TABLE;
@@ -78,6 +80,7 @@ int cmd_flows(int argc, char **argv, err *e)
             break;
         case 'f': TRY(cli_parse_format(optarg, &fmt, e)); break;
         case 'o': out_path = optarg; break;
+        case 'c': calib_path = optarg; break;
         case 'l':
             for (int i = 0; flows_pattern_name(i); i++)
                 printf("%-12s %s\n", flows_pattern_name(i), flows_pattern_desc(i));
@@ -91,7 +94,7 @@ int cmd_flows(int argc, char **argv, err *e)
     if (!pattern == !spec)
         return err_set(e, ERR_USAGE, "flows: give one of --pattern or --flows");
     topo *t = NULL;
-    TRY(topo_load(topo_name, &t, e));
+    TRY(calib_path ? calib_load_topo(topo_name, calib_path, &t, e) : topo_load(topo_name, &t, e));
     flows_case *cases = NULL;
     int ncases = 0, rc = 0;
     if (pattern) {

@@ -11,17 +11,6 @@
 
 #include "models/coll_impl.h"
 
-static int *peers_of(coll_build *b, int r, int *k)
-{
-    int *p = malloc(sizeof(int) * (size_t)b->n);
-    if (!p)
-        return NULL;
-    *k = 0;
-    for (int q = 1; q < b->n; q++)
-        p[(*k)++] = b->node[(r + q) % b->n];
-    return p;
-}
-
 /* Local reduce of m buffers of bytes each from GPU memory into one. */
 static sim_ps reduce_ps(const coll_build *b, int m, double bytes)
 {
@@ -56,40 +45,66 @@ static int all_join(coll_build *b, const int *xs, int *out, sim_ps dur_ps, const
     return 0;
 }
 
+/* Every rank moves bytes to (write) or from (read) all its peers as one
+ * interleaved group, starting after after[r]; out[r] is that group. */
+static int exchange(coll_build *b, fab_op op, double bytes, const int *after, int *out,
+                    const char *label)
+{
+    int *p = malloc(sizeof(int) * (size_t)b->n), rc = 0;
+    if (!p)
+        return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+    for (int r = 0; r < b->n && !rc; r++) {
+        int k = 0;
+        for (int q = 1; q < b->n; q++)
+            p[k++] = b->node[(r + q) % b->n];
+        out[r] = fabric_xfer_group(b->f, op, b->node[r], p, k, bytes, 1, 0, r, label, b->e);
+        rc = out[r] < 0 || cb_dep(b, after[r], out[r]);
+    }
+    free(p);
+    return rc ? -1 : 0;
+}
+
+/* The end of a phase: pull kernels meet at a flag barrier; push kernels
+ * wait for every peer's writes, then reduce m buffers of bytes locally. */
+static int settle(coll_build *b, int push, const int *xs, int *out, int m, double bytes)
+{
+    return push ? all_join(b, xs, out, reduce_ps(b, m, bytes), "reduce")
+                : cb_barrier(b, xs, out);
+}
+
+static int alloc_ranks(coll_build *b, int **v, int k)
+{
+    for (int i = 0; i < k; i++)
+        if (!(v[i] = malloc(sizeof(int) * (size_t)b->n)))
+            return err_set(b->e, ERR_SYSTEM, "out of memory");
+    return 0;
+}
+
+/* Kernel start on every rank; then, for pull kernels, the start barrier. */
+static int begin(coll_build *b, int push, int *start, int *ready)
+{
+    sim_ps base = topo_params_get(b->t)->kernel_base_ps;
+    for (int r = 0; r < b->n; r++)
+        if ((start[r] = ready[r] = cb_delay(b, r, base, "kernel")) < 0)
+            return -1;
+    return push ? 0 : cb_barrier(b, start, ready);
+}
+
 int coll_build_oneshot(coll_build *b)
 {
-    int n = b->n, push = b->algo == ALGO_ONESHOT_PUSH;
+    int push = b->algo == ALGO_ONESHOT_PUSH;
     double S = (double)b->r->bytes;
-    const topo_params *tp = topo_params_get(b->t);
-    int *start = malloc(sizeof(int) * (size_t)n), *ready = malloc(sizeof(int) * (size_t)n);
-    int *done = malloc(sizeof(int) * (size_t)n), *xfer = malloc(sizeof(int) * (size_t)n);
-    int rc = !start || !ready || !done || !xfer ? err_set(b->e, ERR_SYSTEM, "out of memory") : 0;
-    for (int r = 0; r < n && !rc; r++)
-        rc = (start[r] = cb_delay(b, r, tp->kernel_base_ps, "kernel")) < 0;
-    if (!rc && !push)
-        rc = cb_barrier(b, start, ready);
-    for (int r = 0; r < n && !rc; r++) {
-        int k, *p = peers_of(b, r, &k);
-        if (!p) {
-            rc = err_set(b->e, ERR_SYSTEM, "out of memory");
-            break;
-        }
-        xfer[r] = fabric_xfer_group(b->f, push ? FAB_WRITE : FAB_READ, b->node[r], p, k, S, 1,
-                                    0, r, push ? "push" : "pull", b->e);
-        free(p);
-        rc = xfer[r] < 0 || cb_dep(b, push ? start[r] : ready[r], xfer[r]);
-    }
-    if (!rc && !push) {
-        rc = cb_barrier(b, xfer, done);
-    } else if (!rc) {
-        /* Rank r's slots are full once every peer's writes have landed;
-         * then it reduces n buffers from its own memory. */
-        rc = all_join(b, xfer, done, reduce_ps(b, n, S), "reduce");
-    }
-    free(start);
-    free(ready);
-    free(done);
-    free(xfer);
+    int *v[4] = {0};
+    int rc = alloc_ranks(b, v, 4);
+    if (!rc)
+        rc = begin(b, push, v[0], v[1]);
+    if (!rc)
+        rc = exchange(b, push ? FAB_WRITE : FAB_READ, S, v[1], v[2], push ? "push" : "pull");
+    /* Pull reduces as it loads; push reduces its n slots afterwards. */
+    if (!rc)
+        rc = settle(b, push, v[2], v[3], b->n, S);
+    for (int i = 0; i < 4; i++)
+        free(v[i]);
     return rc ? -1 : 0;
 }
 
@@ -98,60 +113,26 @@ int coll_build_oneshot(coll_build *b)
  * every peer and reduces it into its scratch buffer; barrier (with
  * release/acquire fences); each rank loads every other slice from its
  * owner's scratch; end barrier. Push: each rank writes slice j to rank j;
- * each rank reduces its n-1 arrivals locally; then writes its reduced slice
+ * each rank reduces its n arrivals locally; then writes its reduced slice
  * to every peer; done when all slices have arrived. */
 int coll_build_twoshot(coll_build *b)
 {
-    int n = b->n, push = b->algo == ALGO_TWOSHOT_PUSH;
-    double part = (double)b->r->bytes / n;
-    const topo_params *tp = topo_params_get(b->t);
+    int push = b->algo == ALGO_TWOSHOT_PUSH;
+    double part = (double)b->r->bytes / b->n;
     fab_op op = push ? FAB_WRITE : FAB_READ;
-    int *start = malloc(sizeof(int) * (size_t)n), *ready = malloc(sizeof(int) * (size_t)n);
-    int *mid = malloc(sizeof(int) * (size_t)n), *done = malloc(sizeof(int) * (size_t)n);
-    int *x1 = malloc(sizeof(int) * (size_t)n), *x2 = malloc(sizeof(int) * (size_t)n);
-    int rc = !start || !ready || !mid || !done || !x1 || !x2
-                 ? err_set(b->e, ERR_SYSTEM, "out of memory") : 0;
-    for (int r = 0; r < n && !rc; r++)
-        rc = (start[r] = cb_delay(b, r, tp->kernel_base_ps, "kernel")) < 0;
-    if (!rc && !push)
-        rc = cb_barrier(b, start, ready);
-    for (int r = 0; r < n && !rc; r++) {
-        int k, *p = peers_of(b, r, &k);
-        if (!p) {
-            rc = err_set(b->e, ERR_SYSTEM, "out of memory");
-            break;
-        }
-        x1[r] = fabric_xfer_group(b->f, op, b->node[r], p, k, part, 1, 0, r,
-                                  push ? "rs-push" : "rs-pull", b->e);
-        free(p);
-        rc = x1[r] < 0 || cb_dep(b, push ? start[r] : ready[r], x1[r]);
-    }
-    if (!rc && !push) {
-        rc = cb_barrier(b, x1, mid);
-    } else if (!rc) {
-        /* Own slice reduced locally from the n-1 arrivals. */
-        rc = all_join(b, x1, mid, reduce_ps(b, n, part), "reduce");
-    }
-    for (int r = 0; r < n && !rc; r++) {
-        int k, *p = peers_of(b, r, &k);
-        if (!p) {
-            rc = err_set(b->e, ERR_SYSTEM, "out of memory");
-            break;
-        }
-        x2[r] = fabric_xfer_group(b->f, op, b->node[r], p, k, part, 1, 0, r,
-                                  push ? "ag-push" : "ag-pull", b->e);
-        free(p);
-        rc = x2[r] < 0 || cb_dep(b, mid[r], x2[r]);
-    }
-    if (!rc && !push)
-        rc = cb_barrier(b, x2, done);
-    else if (!rc)
-        rc = all_join(b, x2, done, 0, "done");
-    free(start);
-    free(ready);
-    free(mid);
-    free(done);
-    free(x1);
-    free(x2);
+    int *v[6] = {0};
+    int rc = alloc_ranks(b, v, 6);
+    if (!rc)
+        rc = begin(b, push, v[0], v[1]);
+    if (!rc)
+        rc = exchange(b, op, part, v[1], v[2], push ? "rs-push" : "rs-pull");
+    if (!rc)
+        rc = settle(b, push, v[2], v[3], b->n, part);
+    if (!rc)
+        rc = exchange(b, op, part, v[3], v[4], push ? "ag-push" : "ag-pull");
+    if (!rc)
+        rc = settle(b, push, v[4], v[5], 0, 0);
+    for (int i = 0; i < 6; i++)
+        free(v[i]);
     return rc ? -1 : 0;
 }

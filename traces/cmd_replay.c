@@ -10,9 +10,10 @@
 #include "sim/ofile.h"
 #include "sim/report.h"
 #include "traces/replay.h"
+#include "validate/calib.h"
 
 static const char usage[] =
-    "usage: collsim replay TRACE... [--topo T] [--allreduce ALG] [--proto P]\n"
+    "usage: collsim replay TRACE... [--topo T] [--calib FILE] [--allreduce ALG] [--proto P]\n"
     "                      [--env NCCL_X=Y]... [--graph 0|1] [--measured]\n"
     "                      [--compute-scale X] [--timeline OUT.json]\n"
     "                      [--format table|csv|json]\n"
@@ -21,7 +22,7 @@ static const char usage[] =
 
 int cmd_replay(int argc, char **argv, err *e)
 {
-    const char *topo_name = "rtxpro6000-8x-pcie5-2s", *tl_path = NULL;
+    const char *topo_name = "rtxpro6000-8x-pcie5-2s", *tl_path = NULL, *calib_path = NULL;
     const char *files[256];
     int nfiles = 0;
     replay_opts o;
@@ -33,6 +34,8 @@ int cmd_replay(int argc, char **argv, err *e)
         long n;
         if (!strcmp(a, "--topo") && more)
             topo_name = argv[++i];
+        else if (!strcmp(a, "--calib") && more)
+            calib_path = argv[++i];
         else if (!strcmp(a, "--allreduce") && more) {
             if (coll_algo_parse(argv[++i], &o.allreduce) != 0)
                 return err_set(e, ERR_USAGE, "--allreduce: unknown algorithm '%s'", argv[i]);
@@ -67,7 +70,7 @@ int cmd_replay(int argc, char **argv, err *e)
     if (nfiles == 0)
         return err_set(e, ERR_USAGE, "replay: no trace given\n%s", usage);
     topo *t = NULL;
-    TRY(topo_load(topo_name, &t, e));
+    TRY(calib_path ? calib_load_topo(topo_name, calib_path, &t, e) : topo_load(topo_name, &t, e));
     coll_ctx *c = coll_ctx_new(t);
     if (!c) {
         topo_free(t);
