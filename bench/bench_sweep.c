@@ -6,59 +6,18 @@
  * (qsort of 2^20 doubles). The two outputs must be byte-identical and every
  * run ok, else the benchmark fails (exit 1). Usage: bench_sweep [--format
  * table|csv|json] [--quick] (--quick: 1,000 runs). */
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench/bench_common.h"
 #include "sim/cli.h"
 #include "sim/report.h"
 #include "traces/sweep.h"
 #include "traces/sweep_grid.h"
 #include "traces/sweep_mpi.h"
 #include "traces/sweep_whatif.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static uint64_t lcg(uint64_t *x)
-{
-    *x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
-    return *x >> 11;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Reference: qsort of 1M pseudo-random doubles, best of 3 (seconds). */
-static double reference_s(void)
-{
-    enum { N = 1 << 20 };
-    double *v = malloc(N * sizeof(double)), best = 1e30;
-    if (!v)
-        return 0;
-    for (int rep = 0; rep < 3; rep++) {
-        uint64_t x = 12345;
-        for (int i = 0; i < N; i++)
-            v[i] = (double)lcg(&x) / 9007199254740992.0;
-        double t0 = now_s();
-        qsort(v, N, sizeof(double), cmp_double);
-        double dt = now_s() - t0;
-        if (dt < best)
-            best = dt;
-    }
-    free(v);
-    return best;
-}
 
 /* The grid: 5 x 20 x naccept runs of the reference scenario. */
 static char *grid_text(int naccept)
@@ -141,7 +100,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_sweep: %s\n", e.msg);
         return rc;
     }
-    double ref = reference_s();
+    double ref = bench_reference_s();
     report *r = report_new(stdout, fmt);
     report_meta(r, "reference", "qsort of 2^20 doubles: %.1f ms", ref * 1e3);
     report_meta(r, "scenario", "kimi-k2-eagle3-8x-pcie5, %ld runs", sweep_grid_runs(g));
@@ -152,13 +111,13 @@ int main(int argc, char **argv)
         sweep_opts o = {.out_path = out[j - 1]};
         sweep_summary sum;
         sweep_mpi *m = NULL;
-        double t0 = now_s();
+        double t0 = bench_now_s();
         sweep *s = sweep_new(g, &runner, j, &e);
         rc = s ? sweep_mpi_init(&m, &e) : e.code;
         if (!rc)
             rc = sweep_exec(s, m, &o, &sum, &e);
         sweep_free(s);
-        double dt = now_s() - t0;
+        double dt = bench_now_s() - t0;
         sweep_mpi_finish(m);
         if (rc) {
             fprintf(stderr, "bench_sweep: -j %d: %s\n", j, e.msg);
@@ -189,7 +148,8 @@ int main(int argc, char **argv)
         free(a);
         free(b);
     }
-    report_note(r, "workers are processes; one worker still forks (crash isolation)");
+    report_note(r, "workers are processes (one still forks: crash isolation); peak RSS %.1f MiB",
+                bench_peak_mb());
     if (report_finish(r, &e) && !rc)
         rc = ERR_SYSTEM;
     report_free(r);
