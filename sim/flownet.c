@@ -6,13 +6,18 @@
  * generation counter so nothing is cleared between solves), applies the
  * capacity rules of its dirty links, and runs progressive filling on that
  * component alone: all unfixed flows rise together; the next constraint to
- * saturate (a link's (capacity - fixed rates) / unfixed flows, or a flow's
- * own cap) fixes its flows at that level. Link levels only grow as flows get
- * fixed, so a lazy min-heap of (level, link) finds the next one. A flow whose
+ * saturate (a link's (capacity - weighted fixed rates) / weight of unfixed
+ * flows, or a flow's own cap) fixes its flows at that level. Link levels only
+ * grow as flows get fixed, so a lazy min-heap of (level, link) finds the next
+ * one; components with few links for their flows scan the links instead
+ * (docs/model.md "Engine"). A flow whose
  * rate changed (beyond FLOWNET_EPS) gets its remaining bytes brought up to
  * the solve time and its completion event moved; the others keep theirs.
- * Invariants: a flow is in the flow list of each of its links exactly once;
- * rem_bytes is exact as of last_ps under rate_Bps. */
+ * A finished flow stays listed, dead, on its links until the next solve
+ * compacts the dirty links once (so a crowd leaving a link costs O(crowd)).
+ * Invariants: a live flow is in the flow list of each of its links once per
+ * crossing; outside flownet_solve, nlive counts the live entries; rem_bytes
+ * is exact as of last_ps under rate_Bps. */
 #include "sim/flownet.h"
 
 #include <math.h>
@@ -26,11 +31,12 @@ struct link {
     double nominal_Bps, cap_Bps; /* cap_Bps: after the rule */
     double bytes;                /* carried by finished flows */
     double rate_Bps;             /* total rate last recorded */
-    int32_t *flows;              /* active flow ids, arrival order */
-    int32_t nflows, flows_cap;
-    double *fw;                  /* weight of each entry of flows[] */
-    size_t fw_cap;
-    double wsum;                 /* sum of fw[]: the rate a unit flow uses */
+    double sum_Bps;              /* record(): total rate being computed */
+    int32_t *flows;              /* flow ids, arrival order; between a finish
+                                    and the next solve, dead ones too */
+    int32_t nflows, flows_cap;   /* entries in flows[] */
+    int32_t nlive;               /* live flows among them */
+    double wsum;                 /* weights of its live flows, summed */
     double wfree;                /* progressive filling: weight not yet fixed */
     flownet_cap_fn *rule;
     void *ctx;
@@ -77,6 +83,8 @@ struct flownet {
     struct link *links;
     int32_t nlinks, links_cap;
     pool flows;        /* struct flow */
+    int32_t *zombies;  /* finished flows still listed on their links */
+    size_t nzombies, zombies_cap;
     uint32_t gen;
     int32_t *dirty;    /* dirty link ids */
     size_t ndirty, dirty_cap;
@@ -132,10 +140,11 @@ void flownet_free(flownet *n)
     if (!n)
         return;
     for (int32_t i = 0; i < n->nlinks; i++)
-        free(n->links[i].flows), free(n->links[i].fw);
+        free(n->links[i].flows);
     free(n->links);
     pool_fini(&n->flows);
     free(n->dirty);
+    free(n->zombies);
     free(n->cl);
     free(n->cf);
     free(n->capped);
@@ -181,12 +190,13 @@ void flownet_reset(flownet *n)
         l->cap_Bps = l->nominal_Bps;
         l->bytes = 0;
         l->rate_Bps = 0;
-        l->nflows = 0;
+        l->nflows = l->nlive = 0;
         l->wsum = 0;
         l->dirty = 0;
         l->last_rec = -1;
     }
     pool_clear(&n->flows);
+    n->nzombies = 0;
     n->ndirty = 0;
     n->nrecs = 0;
 }
@@ -212,6 +222,9 @@ int flownet_start_w(flownet *n, const int32_t *links, const double *w, int nlink
                     double bytes, double cap_Bps, uint32_t tag, int32_t user)
 {
     ASSERTF(nlinks >= 1 && bytes > 0, "flow of %g bytes over %d links", bytes, nlinks);
+    /* Room for every flow to become a zombie, so flownet_finish cannot fail. */
+    if (grow(&n->zombies, &n->zombies_cap, (size_t)n->flows.live + 1, sizeof(int32_t)))
+        return -1;
     int32_t f = pool_get(&n->flows);
     if (f < 0)
         return -1;
@@ -233,8 +246,7 @@ int flownet_start_w(flownet *n, const int32_t *links, const double *w, int nlink
         ASSERTF(li >= 0 && li < n->nlinks, "flow on link %d of %d", li, n->nlinks);
         struct link *l = &n->links[li];
         size_t cap = (size_t)l->flows_cap;
-        if (grow(&l->flows, &cap, (size_t)l->nflows + (size_t)nlinks, sizeof(int32_t)) ||
-            grow(&l->fw, &l->fw_cap, (size_t)l->nflows + (size_t)nlinks, sizeof(double))) {
+        if (grow(&l->flows, &cap, (size_t)l->nflows + (size_t)nlinks, sizeof(int32_t))) {
             p->user = -1;
             pool_put(&n->flows, f);
             return -1;
@@ -245,9 +257,9 @@ int flownet_start_w(flownet *n, const int32_t *links, const double *w, int nlink
         struct link *l = &n->links[links[k]];
         double wk = w ? w[k] : 1.0;
         ASSERTF(wk > 0 && isfinite(wk), "flow weight %g", wk);
-        l->fw[l->nflows] = wk;
         l->wsum += wk;
         l->flows[l->nflows++] = f;
+        l->nlive++;
         mark_dirty(n, links[k]);
     }
     return f;
@@ -260,29 +272,45 @@ int32_t flownet_finish(flownet *n, int flow, int64_t now_ps)
     (void)now_ps;
     struct flow *p = fl(n, flow);
     ASSERTF(p->user >= 0, "flow %d is not active", flow);
+    /* O(route): the flow stays listed (dead) on its links until the next
+     * solve compacts them all in one pass, so that n flows leaving one link
+     * at once cost O(n), not O(n^2). */
     for (int k = 0; k < p->nlinks; k++) {
-        int32_t li = p->links[k];
-        struct link *l = &n->links[li];
-        int32_t j = 0;
-        while (j < l->nflows && l->flows[j] != flow)
-            j++;
-        ASSERTF(j < l->nflows, "flow %d missing from link %d", flow, li);
-        double wj = l->fw[j];
-        size_t tail = (size_t)(l->nflows - j - 1);
-        if (tail) {  /* keep arrival order */
-            memmove(&l->flows[j], &l->flows[j + 1], tail * sizeof(int32_t));
-            memmove(&l->fw[j], &l->fw[j + 1], tail * sizeof(double));
-        }
-        l->nflows--;
-        l->wsum = l->nflows ? l->wsum - wj : 0;
-        l->bytes += p->bytes * wj;
-        mark_dirty(n, li);
+        struct link *l = &n->links[p->links[k]];
+        double wk = p->w ? p->w[k] : 1.0;
+        l->nlive--;
+        l->wsum = l->nlive ? l->wsum - wk : 0;
+        l->bytes += p->bytes * wk;
+        mark_dirty(n, p->links[k]);
     }
     int32_t user = p->user;
     p->user = -1;
     p->ev = -1;
-    pool_put(&n->flows, flow);
+    n->zombies[n->nzombies++] = flow;
     return user;
+}
+
+/* Drop dead entries from the dirty links (keeping arrival order), then free
+ * the zombie flows. Every link of a zombie is dirty. */
+static void compact(flownet *n)
+{
+    if (!n->nzombies)
+        return;
+    for (size_t i = 0; i < n->ndirty; i++) {
+        struct link *l = &n->links[n->dirty[i]];
+        if (l->nlive == l->nflows)
+            continue;
+        int32_t j = 0;
+        for (int32_t k = 0; k < l->nflows; k++)
+            if (fl(n, l->flows[k])->user >= 0) {
+                l->flows[j++] = l->flows[k];
+            }
+        ASSERTF(j == l->nlive, "link %d: %d live flows, %d counted", n->dirty[i], l->nlive, j);
+        l->nflows = j;
+    }
+    for (size_t i = 0; i < n->nzombies; i++)
+        pool_put(&n->flows, n->zombies[i]);
+    n->nzombies = 0;
 }
 
 /* --- progressive filling ------------------------------------------------- */
@@ -600,12 +628,17 @@ static int reschedule(flownet *n, int64_t now, evq *q, uint32_t kind)
 
 static int record(flownet *n, int64_t now)
 {
+    for (size_t i = 0; i < n->ncl; i++)
+        n->links[n->cl[i]].sum_Bps = 0;
+    for (size_t i = 0; i < n->ncf; i++) {
+        const struct flow *p = fl(n, n->cf[i]);
+        for (int k = 0; k < p->nlinks; k++)
+            n->links[p->links[k]].sum_Bps += p->rate_Bps * (p->w ? p->w[k] : 1.0);
+    }
     for (size_t i = 0; i < n->ncl; i++) {
         int32_t li = n->cl[i];
         struct link *l = &n->links[li];
-        double sum = 0;
-        for (int32_t j = 0; j < l->nflows; j++)
-            sum += fl(n, l->flows[j])->rate_Bps * l->fw[j];
+        double sum = l->sum_Bps;
         if (fabs(sum - l->rate_Bps) <= FLOWNET_EPS * max2(sum, l->rate_Bps))
             continue;
         l->rate_Bps = sum;
@@ -630,6 +663,7 @@ int flownet_solve(flownet *n, int64_t now_ps, evq *q, uint32_t kind)
             fl(n, f)->seen = 0;
         n->gen = 1;
     }
+    compact(n);
     int rc = 0;
     for (size_t i = 0; i < n->ndirty && rc == 0; i++) {
         int32_t l0 = n->dirty[i];
@@ -654,7 +688,7 @@ int flownet_solve(flownet *n, int64_t now_ps, evq *q, uint32_t kind)
     return rc;
 }
 
-int flownet_nactive(const flownet *n) { return n->flows.live; }
+int flownet_nactive(const flownet *n) { return n->flows.live - (int)n->nzombies; }
 
 int flownet_first_active(const flownet *n)
 {

@@ -231,12 +231,24 @@ static void test_weighted_flows(void **state)
      * carried a's bytes twice and b's once: 16e6 B. */
     int l = sched_link(s, 12e9, "l");
     double w2 = 2;
+    sched_trace_links(s, 1);
     int a = sched_flow_w(s, &l, &w2, 1, 4e6, 0, 0, 0, 0, "a");
     int b = sched_flow(s, &l, 1, 8e6, 0, 0, 0, 0, "b");
     assert_int_equal(sched_run(s, &e), 0);
     assert_int_equal(sched_end(s, a), 1000 * US);
     assert_int_equal(sched_end(s, b), 1333333334LL);
     assert_true(sched_link_bytes(s, l) == 16e6);
+    /* The link's counter counts a twice: 2 * 4 + 4 = 12 GB/s from 0; still
+     * 12 (b alone) at 1 ms, so no sample there; 0 when b is done. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(sched_timeline(s, f, NULL, 0, &e), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "\"ts\":0.000000,\"name\":\"l\",\"args\":{\"GB/s\":12}"));
+    assert_null(strstr(buf, "\"ts\":1000.000000,\"name\":\"l\""));
+    assert_non_null(strstr(buf, "\"ts\":1333.333334,\"name\":\"l\",\"args\":{\"GB/s\":0}"));
+    free(buf);
     /* All-1 weights are the unweighted case: a alone, 4e6 B at 12 GB/s =
      * 333333333.33 ps -> 333333334 ps. */
     sched_reset(s);
@@ -244,6 +256,33 @@ static void test_weighted_flows(void **state)
     a = sched_flow_w(s, &l, &w1, 1, 4e6, 0, 0, 0, 0, "a");
     assert_int_equal(sched_run(s, &e), 0);
     assert_int_equal(sched_end(s, a), 333333334LL);
+    sched_free(s);
+}
+
+static void test_crowd_leaves(void **state)
+{
+    (void)state;
+    sched *s = sched_new();
+    err e = {0};
+    /* A 10 GB/s link: a, b, c (2e6 B, weight 1), d (4e6 B, weight 1), then e
+     * (3e6 B, weight 2). Level x: 3x + x + 2x = 10 GB/s, x = 10/6 GB/s.
+     * a, b, c leave together at 2e6 / (10/6 GB/s) = 1.2 ms; d has 2e6 left,
+     * e 1e6. Then x + 2x = 10: x = 10/3 GB/s, e leaves 1e6 / (10/3 GB/s) =
+     * 0.3 ms later (1.5 ms); d has 1e6 left, alone at 10 GB/s: 1.6 ms. The
+     * link is full throughout: 16e6 weighted bytes / 10 GB/s = 1.6 ms. */
+    int l = sched_link(s, 10e9, "l");
+    double w2 = 2;
+    int t[5];
+    for (int i = 0; i < 3; i++)
+        t[i] = sched_flow(s, &l, 1, 2e6, 0, 0, 0, 0, "abc");
+    t[3] = sched_flow(s, &l, 1, 4e6, 0, 0, 0, 0, "d");
+    t[4] = sched_flow_w(s, &l, &w2, 1, 3e6, 0, 0, 0, 0, "e");
+    assert_int_equal(sched_run(s, &e), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(sched_end(s, t[i]), 1200 * US);
+    assert_int_equal(sched_end(s, t[4]), 1500 * US);
+    assert_int_equal(sched_end(s, t[3]), 1600 * US);
+    assert_true(sched_link_bytes(s, l) == 16e6);
     sched_free(s);
 }
 
@@ -518,6 +557,7 @@ int main(void)
         cmocka_unit_test(test_ring_allreduce),
         cmocka_unit_test(test_ring_shared_links),
         cmocka_unit_test(test_weighted_flows),
+        cmocka_unit_test(test_crowd_leaves),
         cmocka_unit_test(test_capacity_rule),
         cmocka_unit_test(test_rule_starves),
         cmocka_unit_test(test_cycle_detected),
