@@ -199,7 +199,7 @@ int cmd_sweep(int argc, char **argv, err *e)
             e->msg[0] = '\0';
     } else {
         int rank0 = sweep_mpi_rank(m) == 0;
-        progress p = {now_s(), 0};
+        progress p = {now_s(), now_s()};   /* first line after 0.2 s */
         sweep_opts o = {.out_path = a.out, .jsonl_path = a.jsonl, .stdout_fmt = a.fmt,
                         .resume = a.resume, .stop_after = a.stop_after,
                         /* rows on a terminal show progress themselves */
