@@ -1,0 +1,137 @@
+/* Unit tests of the measured points: which rows become points, the routes
+ * they mark, and their prediction through models/flows on a preset. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "validate/points.h"
+
+static meas_set *read_str(const char *text)
+{
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    assert_non_null(f);
+    meas_set *m = NULL;
+    err e = {0};
+    int rc = meas_read(f, "p.csv", &m, &e);
+    fclose(f);
+    if (rc)
+        print_error("%s\n", e.msg);
+    assert_int_equal(rc, 0);
+    return m;
+}
+
+static const char text[] =
+    "# format: collsim-meas 1\n# kind: p2p\n"
+    "case,pattern,op,flow,src,dst,bytes,time_us,bw_GBps\n"
+    /* case 0: one timed flow -> one point */
+    "0,pair,write,0,0,1,268435456,4768,56.3\n"
+    /* case 1: two flows with totals only -> one aggregate point */
+    "1,pair,write,0,0,4,268435456,nan,nan\n"
+    "1,pair,write,1,1,5,268435456,nan,nan\n"
+    "1,pair,write,-1,*,*,536870912,9519,56.4\n"
+    /* case 2: a latency probe */
+    "2,latency,write,0,0,4,4,1.071,0.003735\n"
+    /* case 3: a bidir pair at 64 KiB, left out by the filter below */
+    "3,bidir,write,0,0,1,65536,3,21.85\n"
+    "3,bidir,write,1,1,0,65536,3,21.85\n";
+
+static void test_points(void **state)
+{
+    (void)state;
+    topo *t;
+    err e = {0};
+    assert_int_equal(topo_load("rtxpro6000-8x-pcie5-1s", &t, &e), 0);
+    meas_set *m = read_str(text);
+    pts *p;
+    assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), 0);
+    /* 1 + 1 (aggregate) + 1 + 2 = 5 points. */
+    assert_int_equal(pts_count(p), 5);
+    assert_int_equal(pts_at(p, 1)->flow, -1);
+    assert_true(pts_at(p, 1)->meas_us == 9519);
+    assert_string_equal(pts_at(p, 1)->label, "pair write (2 flows)");
+    assert_string_equal(pts_at(p, 2)->label, "latency write 0>4");
+    assert_int_equal(pts_at(p, 4)->flow, 1);
+    assert_true(pts_has_op(p, MEAS_WRITE) && !pts_has_op(p, MEAS_READ));
+    assert_false(pts_has_host(p));
+    /* Flows 0->4 cross both switch uplinks: every link of the preset except
+     * host memory's and the unused GPU links (2, 3, 6, 7) is on a route. */
+    int used = 0;
+    for (int i = 0; i < topo_nlinks(t); i++)
+        used += pts_link_used(p, i);
+    assert_int_equal(used, topo_nlinks(t) - 1 - 4);
+
+    double pred[5];
+    assert_int_equal(pts_predict(p, t, pred, &e), 0);
+    /* Point 0: 256 MiB over the 56.3 GB/s GPU links (the uplinks are 56.4)
+     * = 4768.1 us, plus about a microsecond of latency: within 0.1%. */
+    double bulk = 268435456 / 56.3e3;
+    assert_true(fabs(pred[0] - bulk) < 1e-3 * bulk);
+    /* Point 1: flows 0->4 and 1->5 share switch 0's uplink (56.4 GB/s):
+     * each gets 28.2 GB/s, the slowest ends after 2 x 256 MiB / 56.4 GB/s
+     * = 9519.0 us (0.1%). */
+    double agg = 2 * 268435456 / 56.4e3;
+    assert_true(fabs(pred[1] - agg) < 1e-3 * agg);
+    /* Point 2: one-way latency of the cross-switch route (the preset's hop
+     * latencies summed) plus 4 bytes: equal to topo_route_lat_ps within 1 ns. */
+    double lat = (double)topo_route_lat_ps(t, topo_gpu_node(t, 0), topo_gpu_node(t, 4)) * 1e-6;
+    assert_true(fabs(pred[2] - lat) < 1e-3);
+    pts_free(p);
+
+    /* A filter keeps pattern pair only: cases 0 and 1 -> 2 points. */
+    pts_filter f;
+    assert_int_equal(pts_filter_parse("pair", NULL, &f, &e), 0);
+    assert_int_equal(pts_build(&m, 1, t, &f, &p, &e), 0);
+    assert_int_equal(pts_count(p), 2);
+    pts_free(p);
+    /* Sizes select bytes per flow: 64K keeps the bidir case (2 points),
+     * 4:4 keeps the latency probe. */
+    assert_int_equal(pts_filter_parse(NULL, "64K", &f, &e), 0);
+    assert_int_equal(pts_build(&m, 1, t, &f, &p, &e), 0);
+    assert_int_equal(pts_count(p), 2);
+    pts_free(p);
+    assert_int_equal(pts_filter_parse(NULL, "4:4", &f, &e), 0);
+    assert_int_equal(pts_build(&m, 1, t, &f, &p, &e), 0);
+    assert_int_equal(pts_count(p), 1);
+    pts_free(p);
+    assert_int_equal(pts_filter_parse(NULL, "8:4", &f, &e), ERR_USAGE);
+    meas_free(m);
+    topo_free(t);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    topo *t;
+    err e = {0};
+    assert_int_equal(topo_load("h200-1x", &t, &e), 0);
+    /* A GPU the topology does not have, and a case mixing sizes. */
+    meas_set *m = read_str("# format: collsim-meas 1\n# kind: p2p\n"
+                           "case,pattern,op,flow,src,dst,bytes,time_us,bw_GBps\n"
+                           "0,pair,write,0,0,1,1000,1,1\n");
+    pts *p;
+    assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "p.csv:4: GPU 1 is not in topology 'h200-1x'"));
+    meas_free(m);
+    m = read_str("# format: collsim-meas 1\n# kind: host\n"
+                 "case,pattern,op,flow,src,dst,bytes,time_us,bw_GBps\n"
+                 "0,h2d-d2h,copy,0,host0,0,1000,1,1\n"
+                 "0,h2d-d2h,copy,1,0,host0,2000,1,2\n");
+    assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "p.csv:5: flows of case 0 differ in op or bytes"));
+    meas_free(m);
+    topo_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_points),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
