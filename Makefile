@@ -1,6 +1,6 @@
 # collsim and hwcheck: one non-recursive Makefile. `make V=1` shows commands.
 #   make            build/collsim and build/hwcheck
-#   make check      unit tests + CLI tests, then again under ASan/UBSan
+#   make check      unit tests + CLI tests + validation tolerances, then again under ASan/UBSan
 #   make check-gpu  hwcheck's GPU tests (needs a GPU)
 #   make bench      simulator benchmarks (ratios against a reference run)
 #   make validate   regenerate docs/validation.md from validate/data/
@@ -78,7 +78,7 @@ HWCHECK :=
 $(info note: CUDA toolkit or NCCL not found under CUDA_HOME=$(CUDA_HOME) NCCL_HOME=$(NCCL_HOME); hwcheck is not built)
 endif
 
-.PHONY: all check check-unit check-cli check-asan check-gpu bench validate demo install clean deps
+.PHONY: all check check-unit check-cli check-validate check-asan check-gpu bench validate demo install clean deps
 all: $(BUILD)/collsim $(HWCHECK)
 
 $(BUILD)/obj/%.o: %.c
@@ -127,11 +127,15 @@ check-unit: $(TEST_BIN) $(if $(HWCHECK),$(HW_TEST_BIN))
 check-cli: all
 	$(Q)COLLSIM=$(BUILD)/collsim HWCHECK=$(HWCHECK) tests/run_cli.sh tests/cli/*.test
 
+# The validation sets' tolerances (docs/validation.md), run into build/validate.
+check-validate: $(BUILD)/collsim
+	$(Q)scripts/validate.sh $(BUILD)/collsim --check
+
 check-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan DEBUG=1 check-unit check-cli
 
 check: all
-	$(Q)$(MAKE) --no-print-directory check-unit check-cli
+	$(Q)$(MAKE) --no-print-directory check-unit check-cli check-validate
 	$(Q)$(MAKE) --no-print-directory check-asan
 	@echo "make check: all tests passed"
 

@@ -1,8 +1,10 @@
 /* A pool of worker processes running numbered jobs for the caller. Job j is
  * run by fn(ctx, j, rec) in a worker forked from the caller (so it sees the
  * caller's memory as of the fork), which fills a fixed-size record that comes
- * back to the caller in completion order. A worker that dies costs only its
- * current job, reported with rec == NULL, and is replaced. Even one worker is
+ * back to the caller in completion order. Jobs go out in chunks (fewer as the
+ * end nears); a worker that dies costs only the job that killed it, reported
+ * with rec == NULL (the rest of its chunk is run again, one job at a time, so
+ * fn must depend only on the job number), and is replaced. Even one worker is
  * a separate process, so a crashing job never takes the caller down. */
 #ifndef SIM_BATCH_H
 #define SIM_BATCH_H
@@ -27,9 +29,9 @@ batch *batch_new(int workers, size_t rec_bytes, batch_job_fn *fn, void *fn_ctx, 
 void batch_free(batch *b);
 int batch_workers(const batch *b);
 
-/* Run jobs[0..njobs) (any order, at most one per worker at a time), calling
- * done in this process as each finishes. Returns 0, done's nonzero value (the
- * jobs in flight then are abandoned), or ERR_SYSTEM if workers fail. */
+/* Run jobs[0..njobs) (any order), calling done in this process once per job
+ * as it finishes. Returns 0, done's nonzero value (the jobs in flight then are
+ * abandoned), or ERR_SYSTEM if workers cannot be started. */
 int batch_run(batch *b, const long *jobs, long njobs, batch_done_fn *done,
               void *done_ctx, err *e);
 

@@ -95,8 +95,9 @@ static void test_worker_death(void **state)
     seen s;
     int rc;
     run_pool(2, 1, 0, &s, &rc);
-    /* Job 13 kills its worker: it alone is reported dead (signal 9), the 39
-     * others still come back once each from the replacement workers. */
+    /* Job 13 kills its worker: it alone is reported dead (signal 9); the
+     * others of its chunk run again singly, so all 39 others still come back
+     * exactly once each. */
     assert_int_equal(rc, 0);
     assert_int_equal(s.calls, 40);
     for (int j = 0; j < 40; j++) {

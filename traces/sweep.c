@@ -89,10 +89,13 @@ int sweep_check(const sweep_grid *g, const sweep_runner *r, err *e)
         sweep_entry en = sweep_grid_entry(g, i);
         for (int k = 0; k < 2; k++) {
             err sub = {0};
-            if (has[k] && r->check(r->ctx, (sweep_kind)k, NULL, en.key, en.value, &sub) != 0)
-                return err_at(e, sweep_grid_name(g), en.line, "%s=%s%s%s: %s", en.key,
-                              en.value, has[1 - k] ? " for a " : "",
-                              has[1 - k] ? sweep_kind_name((sweep_kind)k) : "", sub.msg);
+            if (!has[k] || r->check(r->ctx, (sweep_kind)k, NULL, en.key, en.value, &sub) == 0)
+                continue;
+            if (strstr(sub.msg, en.key) && !has[1 - k])   /* it names the knob already */
+                return err_at(e, sweep_grid_name(g), en.line, "%s", sub.msg);
+            return err_at(e, sweep_grid_name(g), en.line, "%s=%s%s%s: %s", en.key, en.value,
+                          has[1 - k] ? " for a " : "",
+                          has[1 - k] ? sweep_kind_name((sweep_kind)k) : "", sub.msg);
         }
     }
     return 0;
@@ -269,6 +272,7 @@ typedef struct writer {
     char csv_part[4200], jl_part[4200];
     long first, next, runs;    /* rows first..next-1 written this time */
     long remote_left;          /* records still to come from other ranks */
+    char *sent;                /* rank > 0: my k-th job's record was sent */
     sweep_rec **pending;       /* index run - first */
     int rc;                    /* set once: stop writing */
 } writer;
@@ -622,8 +626,11 @@ static int on_local(void *ctx, long job, const void *out, const char *why)
     sweep_rec dead;
     if (!out)
         dead_rec(&dead, job, why);
-    if (sweep_mpi_rank(w->m) != 0)
+    int rank = sweep_mpi_rank(w->m);
+    if (rank != 0) {
+        w->sent[(job - w->first - rank) / sweep_mpi_size(w->m)] = 1;
         return sweep_mpi_send(w->m, out ? out : &dead, sizeof dead, w->e);
+    }
     place(w, out ? out : &dead);
     if (sweep_mpi_size(w->m) > 1)
         drain(w, 0);
@@ -658,8 +665,22 @@ int sweep_exec(sweep *s, sweep_mpi *m, const sweep_opts *o, sweep_summary *sum, 
             jobs[mine++] = r;
     }
     w.remote_left = rank == 0 ? runs - w.first - mine : 0;
+    if (!rc && rank != 0 && !(w.sent = calloc((size_t)mine + 1, 1)))
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc)
         rc = batch_run(s->pool, jobs, mine, on_local, &w, e);
+    /* A rank whose pool failed still owes rank 0 a record per run: failed
+     * rows naming why, so rank 0 never waits for ever and loses nothing. */
+    for (long k = 0; rank != 0 && rc && w.sent && k < mine; k++)
+        if (!w.sent[k]) {
+            sweep_rec rec;
+            err sub = {0};
+            dead_rec(&rec, jobs[k], "");
+            snprintf(rec.msg, sizeof rec.msg, "rank %d: %.*s", rank, SWEEP_MSG - 16, e->msg);
+            if (sweep_mpi_send(m, &rec, sizeof rec, &sub) != 0)
+                break;
+        }
+    free(w.sent);
     if (rank == 0) {
         if (rc && !w.rc)
             w.rc = rc;       /* the pool failed: still take the others' records */

@@ -366,7 +366,9 @@ int sweep_grid_parse(FILE *f, const char *name, const char *dir, sweep_grid **ou
             *hash = '\0';
         char *tok[SWEEP_MAX_KEYS + 2];
         int ntok = 0;
-        for (char *s = strtok(buf, " \t\r\n"); s; s = strtok(NULL, " \t\r\n")) {
+        char *save = NULL;
+        const char *blank = " \t\r\n";
+        for (char *s = strtok_r(buf, blank, &save); s; s = strtok_r(NULL, blank, &save)) {
             if (ntok == SWEEP_MAX_KEYS + 2) {
                 rc = err_at(e, g->name, line, "too many words (at most %d)", ntok);
                 break;

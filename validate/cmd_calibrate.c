@@ -305,22 +305,36 @@ int cmd_calibrate(int argc, char **argv, err *e)
                 n++;
             }
         map[n] = -1;
-        if (!fit_list) {
+        fit_why why[MAX_PARAMS];
+        int with[MAX_PARAMS];
+        if (fit_list) {
+            /* Named parameters: refuse before fitting what cannot work. */
+            if ((rc = fit_screen(fp, (size_t)n, np_pts, resid, &x, &opts, why, with, e)))
+                break;
+            for (int j = 0; j < n && !rc; j++)
+                if (why[j] == FIT_DEPENDENT)
+                    rc = err_set(e, ERR_CHECK, "cannot determine %s: these data cannot tell it "
+                                 "apart from %s (fit one of them)", fp[j].name, fp[with[j]].name);
+                else if (why[j] != FIT_KEEP)
+                    rc = err_set(e, ERR_CHECK, "cannot determine %s: %s", fp[j].name,
+                                 fit_why_text(why[j]));
+            if (rc)
+                break;
+        } else {
             for (int j = 0; j < n; j++)
                 c[map[j]].screened_out = 0;
-            fit_why why[MAX_PARAMS];
-            int with[MAX_PARAMS];
             if (n && (rc = fit_screen(fp, (size_t)n, np_pts, resid, &x, &opts, why, with, e)))
                 break;
-            int k = 0;
+            int k = 0, orig[MAX_PARAMS + 1];
+            memcpy(orig, map, sizeof orig);
             for (int j = 0; j < n; j++) {
-                cand *q = &c[map[j]];
+                cand *q = &c[orig[j]];
                 if (why[j] == FIT_KEEP) {
-                    map[k] = map[j];
+                    map[k] = orig[j];
                     fp[k++] = fp[j];
                 } else if (why[j] == FIT_DEPENDENT) {
                     snprintf(q->why, sizeof q->why, "kept: not separable from %s",
-                             c[map[with[j]]].key);
+                             c[orig[with[j]]].key);
                     q->screened_out = 1;
                 } else {
                     snprintf(q->why, sizeof q->why, "kept: %s", fit_why_text(why[j]));
