@@ -26,12 +26,15 @@ enum { MAX_FILES = 256, MAX_PARAMS = 64 };
 
 static const char usage[] =
     "usage: collsim calibrate MEAS... --topo T -o CALIB [--calib START] [--fit K1,K2,...]\n"
-    "                         [--fix K1,K2,...] [--residuals] [--format table|csv|json]\n"
+    "                         [--fix K1,K2,...] [--patterns P1,P2,...] [--sizes S1,S2,...|MIN:MAX]\n"
+    "                         [--residuals] [--format table|csv|json]\n"
     "MEAS are hwcheck p2p, flows, host or launch files (docs/formats.md). The fit\n"
     "starts from topology T (a preset or a collsim-topo file), with START applied if\n"
     "given, and writes the fitted parameters to CALIB (collsim-calib 1). --fit fits\n"
     "exactly these keys and fails if the data cannot determine one; otherwise the\n"
-    "parameters the data can determine are chosen, and --fix keeps some out.\n";
+    "parameters the data can determine are chosen, and --fix keeps some out.\n"
+    "--patterns and --sizes fit only the transfer cases of these patterns and sizes\n"
+    "(bytes per flow), so the rest can be held out for collsim validate.\n";
 
 typedef struct cand {
     char key[80];
@@ -175,6 +178,7 @@ int cmd_calibrate(int argc, char **argv, err *e)
 {
     const char *topo_arg = NULL, *out_path = NULL, *start_path = NULL;
     char *fit_list = NULL, *fix_list = NULL;
+    const char *sel_patterns = NULL, *sel_sizes = NULL;
     const char *files[MAX_FILES];
     int nfiles = 0, show_res = 0;
     report_format fmt = REPORT_TABLE;
@@ -194,6 +198,10 @@ int cmd_calibrate(int argc, char **argv, err *e)
             fit_list = argv[++i];
         } else if (!strcmp(a, "--fix") && more) {
             fix_list = argv[++i];
+        } else if (!strcmp(a, "--patterns") && more) {
+            sel_patterns = argv[++i];
+        } else if (!strcmp(a, "--sizes") && more) {
+            sel_sizes = argv[++i];
         } else if (!strcmp(a, "--residuals")) {
             show_res = 1;
         } else if (!strcmp(a, "--format") && more) {
@@ -210,6 +218,8 @@ int cmd_calibrate(int argc, char **argv, err *e)
     if (!nfiles || !topo_arg || !out_path)
         return err_set(e, ERR_USAGE, "calibrate needs measurement files, --topo and -o\n%s",
                        usage);
+    pts_filter filter;
+    TRY(pts_filter_parse(sel_patterns, sel_sizes, &filter, e));
 
     meas_set *sets[MAX_FILES] = {0};
     topo *t = NULL;
@@ -235,12 +245,12 @@ int cmd_calibrate(int argc, char **argv, err *e)
                          meas_kind_name(meas_kind_of(sets[i])));
     }
     if (rc || (rc = calib_load_topo(topo_arg, start_path, &t, e)) ||
-        (rc = pts_build(sets, nfiles, t, &p, e)))
+        (rc = pts_build(sets, nfiles, t, &filter, &p, e)))
         goto done;
     size_t np_pts = pts_count(p);
     if (np_pts == 0) {
-        rc = err_set(e, ERR_CHECK, "no measured points in the files (a launch file needs "
-                     "'launch' or 'graph-node' rows)");
+        rc = err_set(e, ERR_CHECK, "no measured points in the files (after --patterns / "
+                     "--sizes; a launch file needs 'launch' or 'graph-node' rows)");
         goto done;
     }
     if ((rc = candidates(t, p, c, &nc, e)))

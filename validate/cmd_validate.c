@@ -30,10 +30,12 @@ enum { MAX_FILES = 256, MAX_ALGOS = 16, MAX_PANELS = 64, MAX_XOVER = 8 };
 static const char usage[] =
     "usage: collsim validate MEAS... [--topo T] [--calib CALIB] [--plot OUT.svg]\n"
     "                        [--max-median PCT] [--max-worst PCT] [--points]\n"
+    "                        [--patterns P1,P2,...] [--sizes S1,S2,...|MIN:MAX]\n"
     "                        [--format table|csv|json]\n"
     "MEAS: nccl-tests output as it is, or hwcheck coll, replay, p2p, flows, host and\n"
     "launch files. T defaults to the files' 'preset' metadata. --max-median and\n"
-    "--max-worst fail (exit 1) when a data set's error exceeds them.\n";
+    "--max-worst fail (exit 1) when a data set's error exceeds them. --patterns and\n"
+    "--sizes keep only these transfer cases (pattern; bytes per flow).\n";
 
 /* One compared point of a data set. */
 typedef struct vpoint {
@@ -116,7 +118,9 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
                 return err_at(e, meas_name(m), k->line, "unknown algorithm '%s'", algo);
             algo = k->impl;
         }
-        if (coll_proto_parse(k->proto, &q.proto)) {
+        if (!strcmp(k->proto, "-")) {
+            q.proto = PROTO_AUTO;   /* custom kernels have no NCCL protocol */
+        } else if (coll_proto_parse(k->proto, &q.proto)) {
             char lower[16];
             size_t j = 0;
             for (; k->proto[j] && j + 1 < sizeof lower; j++)
@@ -153,6 +157,49 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
     return 0;
 }
 
+static int readable(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f)
+        fclose(f);
+    return f != NULL;
+}
+
+/* The trace of a replay row: as written; else relative to the measurement
+ * file; else the argument of the file's `command` that ends in that name
+ * (hwcheck writes the base name), relative to the measurement file. */
+static void trace_path(const meas_set *m, const char *trace, char *path, size_t len)
+{
+    const char *slash = strrchr(meas_name(m), '/');
+    int dir = slash ? (int)(slash - meas_name(m)) : 0;
+    snprintf(path, len, "%s", trace);
+    if (readable(path) || trace[0] == '/')
+        return;
+    snprintf(path, len, "%.*s%s%s", dir, meas_name(m), dir ? "/" : "", trace);
+    if (readable(path))
+        return;
+    const char *cmd = meas_meta(m, "command");
+    char tok[1024];
+    while (cmd && *cmd) {
+        size_t n = strcspn(cmd, " ");
+        if (n < sizeof tok) {
+            memcpy(tok, cmd, n);
+            tok[n] = 0;
+            const char *b = strrchr(tok, '/');
+            if (b && !strcmp(b + 1, trace)) {
+                char alt[4096];
+                snprintf(alt, sizeof alt, "%.*s%s%s", dir, meas_name(m), dir ? "/" : "", tok);
+                if (readable(alt)) {
+                    snprintf(path, len, "%s", alt);
+                    return;
+                }
+            }
+        }
+        cmd += n;
+        cmd += strspn(cmd, " ");
+    }
+}
+
 static int replay_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, err *e)
 {
     if (!cc)
@@ -161,19 +208,12 @@ static int replay_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc
     for (size_t i = 0; i < meas_nreplay(m); i++) {
         const meas_replay *x = meas_replay_at(m, i);
         char path[4096];
-        FILE *f = fopen(x->trace, "r");
-        if (f || x->trace[0] == '/') {
-            snprintf(path, sizeof path, "%s", x->trace);
-        } else {
-            const char *slash = strrchr(meas_name(m), '/');
-            int dir = slash ? (int)(slash - meas_name(m)) : 0;
-            snprintf(path, sizeof path, "%.*s%s%s", dir, meas_name(m), dir ? "/" : "", x->trace);
-        }
-        if (f)
-            fclose(f);
+        trace_path(m, x->trace, path, sizeof path);
         replay_opts o;
         replay_opts_init(&o);
+        /* "trace" / "auto": as the trace says; "nccl": NCCL's choice. */
         if (strcmp(x->allreduce, "auto") && strcmp(x->allreduce, "nccl") &&
+            strcmp(x->allreduce, "trace") &&
             coll_algo_parse(x->allreduce, &o.allreduce))
             return err_at(e, meas_name(m), x->line, "unknown allreduce '%s'", x->allreduce);
         replay_result res;
@@ -190,10 +230,10 @@ static int replay_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc
     return 0;
 }
 
-static int xfer_points(vset *s, meas_set *m, const topo *t, err *e)
+static int xfer_points(vset *s, meas_set *m, const topo *t, const pts_filter *f, err *e)
 {
     pts *p;
-    TRY(pts_build(&m, 1, t, &p, e));
+    TRY(pts_build(&m, 1, t, f, &p, e));
     size_t n = pts_count(p);
     double *pred = malloc((n ? n : 1) * sizeof *pred);
     if (!pred) {
@@ -307,6 +347,7 @@ static const report_col point_cols[] = {
 int cmd_validate(int argc, char **argv, err *e)
 {
     const char *topo_arg = NULL, *calib_path = NULL, *plot_path = NULL;
+    const char *sel_patterns = NULL, *sel_sizes = NULL;
     const char *files[MAX_FILES];
     int nfiles = 0, show_points = 0;
     double max_median = INFINITY, max_worst = INFINITY;
@@ -327,6 +368,10 @@ int cmd_validate(int argc, char **argv, err *e)
             TRY(cli_parse_double("--max-median", argv[++i], &max_median, e));
         } else if (!strcmp(a, "--max-worst") && more) {
             TRY(cli_parse_double("--max-worst", argv[++i], &max_worst, e));
+        } else if (!strcmp(a, "--patterns") && more) {
+            sel_patterns = argv[++i];
+        } else if (!strcmp(a, "--sizes") && more) {
+            sel_sizes = argv[++i];
         } else if (!strcmp(a, "--points")) {
             show_points = 1;
         } else if (!strcmp(a, "--format") && more) {
@@ -342,6 +387,8 @@ int cmd_validate(int argc, char **argv, err *e)
     }
     if (!nfiles)
         return err_set(e, ERR_USAGE, "validate needs measurement files\n%s", usage);
+    pts_filter filter;
+    TRY(pts_filter_parse(sel_patterns, sel_sizes, &filter, e));
 
     meas_set *sets[MAX_FILES] = {0};
     vset vs[MAX_FILES];
@@ -387,7 +434,7 @@ int cmd_validate(int argc, char **argv, err *e)
         switch (meas_kind_of(m)) {
         case MEAS_COLL: rc = coll_points(s, m, t, cc, e); break;
         case MEAS_REPLAY: rc = replay_points(s, m, t, cc, e); break;
-        default: rc = xfer_points(s, m, t, e); break;
+        default: rc = xfer_points(s, m, t, &filter, e); break;
         }
     }
     if (rc)

@@ -696,12 +696,17 @@ int meas_ranks(const meas_set *m)
     const char *s = meas_meta(m, "ranks");
     if (s && parse_long(s, &v) == 0 && v > 0 && v < 1 << 20)
         return (int)v;
+    /* hwcheck --virtual-ranks: "8 (on GPU 0, ...)". */
+    if ((s = meas_meta(m, "virtual_ranks")) && (v = strtol(s, NULL, 10)) > 0 && v < 1 << 20)
+        return (int)v;
     if (m->nccl_ranks)
         return m->nccl_ranks;
+    /* hwcheck: "0: NAME (bus, N SMs); 1: ..."; else a comma-separated name list. */
     if ((s = meas_meta(m, "gpus")) && *s) {
+        char sep = strchr(s, ';') || (isdigit((unsigned char)s[0]) && strchr(s, ':')) ? ';' : ',';
         int n = 1;
         for (; *s; s++)
-            n += *s == ',';
+            n += *s == sep;
         return n;
     }
     return 0;

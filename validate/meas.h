@@ -82,8 +82,8 @@ const char *meas_meta(const meas_set *m, const char *key);
 /* Collective kind of a coll set ("allreduce", ...): metadata `collective`,
  * else the nccl-tests binary or `command` names it; "allreduce" if unknown. */
 const char *meas_collective(const meas_set *m);
-/* Number of ranks of a coll set (metadata `ranks`, nccl-tests Rank lines,
- * or the gpus list); 0 if unknown. */
+/* Number of ranks of a coll set (metadata `ranks`, hwcheck `virtual_ranks`,
+ * nccl-tests Rank lines, or the entries of `gpus`); 0 if unknown. */
 int meas_ranks(const meas_set *m);
 
 size_t meas_nxfer(const meas_set *m);

@@ -89,6 +89,23 @@ static void test_kinds(void **state)
     assert_string_equal(meas_collective(m), "allgather");
     assert_int_equal(meas_ranks(m), 8);
     const meas_coll *k = meas_coll_at(m, 0);
+    meas_free(m);
+    /* hwcheck's gpus list: "0: NAME (bus, N SMs); 1: ..." -> 2 entries,
+     * the commas inside an entry do not count; virtual_ranks wins. */
+    const char hw[] = "# format: collsim-meas 1\n# kind: launch\n"
+                      "# gpus: 0: NVIDIA H200 (0000:00:06.0, 132 SMs); 1: NVIDIA H200 "
+                      "(0000:00:07.0, 132 SMs)\nwhat,count,time_us\nlaunch,10,4\n";
+    assert_int_equal(read_str(hw, "hw.csv", &m, &e), 0);
+    assert_int_equal(meas_ranks(m), 2);
+    meas_free(m);
+    const char hw1[] = "# format: collsim-meas 1\n# kind: launch\n"
+                       "# gpus: 0: NVIDIA H200 (0000:00:06.0, 132 SMs)\n"
+                       "# virtual_ranks: 8 (on GPU 0)\nwhat,count,time_us\nlaunch,10,4\n";
+    assert_int_equal(read_str(hw1, "hw.csv", &m, &e), 0);
+    assert_int_equal(meas_ranks(m), 8);
+    meas_free(m);
+    assert_int_equal(read_str(coll, "c.csv", &m, &e), 0);
+    k = meas_coll_at(m, 0);
     assert_int_equal(k->bytes, 1024);
     assert_string_equal(k->algo, "ring");
     assert_int_equal(k->channels, 2);

@@ -13,6 +13,7 @@
 
 #include "models/fabric.h"
 #include "models/flows.h"
+#include "sim/cli.h"
 
 typedef struct pcase {
     flows_case fc;
@@ -110,7 +111,58 @@ static void mark_route(pts *p, const topo *t, int a, int b)
         p->used[links[i]] = 1;
 }
 
-static int build_set(pts *p, const meas_set *m, const topo *t, err *e)
+int pts_filter_parse(const char *patterns, const char *sizes, pts_filter *f, err *e)
+{
+    memset(f, 0, sizeof *f);
+    f->hi = UINT64_MAX;
+    char buf[1024];
+    if (patterns) {
+        snprintf(buf, sizeof buf, "%s", patterns);
+        for (char *q = strtok(buf, ","); q; q = strtok(NULL, ",")) {
+            if (f->npatterns == PTS_MAX_SEL || strlen(q) >= sizeof f->patterns[0])
+                return err_set(e, ERR_USAGE, "--patterns: too many or too long ('%s')", q);
+            snprintf(f->patterns[f->npatterns++], sizeof f->patterns[0], "%s", q);
+        }
+    }
+    if (sizes) {
+        snprintf(buf, sizeof buf, "%s", sizes);
+        char *colon = strchr(buf, ':');
+        if (colon) {
+            *colon = 0;
+            TRY(cli_parse_size("--sizes", buf, &f->lo, e));
+            TRY(cli_parse_size("--sizes", colon + 1, &f->hi, e));
+            if (f->lo > f->hi)
+                return err_set(e, ERR_USAGE, "--sizes: %s is an empty range", sizes);
+        } else {
+            for (char *q = strtok(buf, ","); q; q = strtok(NULL, ",")) {
+                if (f->nsizes == PTS_MAX_SEL)
+                    return err_set(e, ERR_USAGE, "--sizes: more than %d sizes", PTS_MAX_SEL);
+                TRY(cli_parse_size("--sizes", q, &f->sizes[f->nsizes++], e));
+            }
+        }
+    }
+    return 0;
+}
+
+/* Does f keep a case of this pattern and per-flow size? */
+static int selected(const pts_filter *f, const char *pattern, uint64_t bytes)
+{
+    if (!f)
+        return 1;
+    int ok = f->npatterns == 0;
+    for (int i = 0; i < f->npatterns && !ok; i++)
+        ok = !strcmp(f->patterns[i], pattern);
+    if (!ok)
+        return 0;
+    if (f->nsizes == 0)
+        return bytes >= f->lo && bytes <= f->hi;
+    for (int i = 0; i < f->nsizes; i++)
+        if (f->sizes[i] == bytes)
+            return 1;
+    return 0;
+}
+
+static int build_set(pts *p, const meas_set *m, const topo *t, const pts_filter *f, err *e)
 {
     size_t n = meas_nxfer(m);
     static const flows_op ops[MEAS_NOPS] = {FLOWS_WRITE, FLOWS_READ, FLOWS_COPY};
@@ -119,6 +171,17 @@ static int build_set(pts *p, const meas_set *m, const topo *t, err *e)
         size_t j = i;
         while (j < n && meas_xfer_at(m, j)->case_id == first->case_id)
             j++;
+        /* The case's per-flow size: its first flow row's bytes. */
+        uint64_t flow_bytes = first->bytes;
+        for (size_t k = i; k < j; k++)
+            if (meas_xfer_at(m, k)->flow >= 0) {
+                flow_bytes = meas_xfer_at(m, k)->bytes;
+                break;
+            }
+        if (!selected(f, first->pattern, flow_bytes)) {
+            i = j;
+            continue;
+        }
         if (p->ncs == p->capcs) {
             int cap = p->capcs ? 2 * p->capcs : 32;
             pcase *c = realloc(p->cs, (size_t)cap * sizeof *c);
@@ -214,7 +277,8 @@ static int build_launch(pts *p, const meas_set *m, err *e)
     return 0;
 }
 
-int pts_build(meas_set *const *sets, int n, const topo *t, pts **out, err *e)
+int pts_build(meas_set *const *sets, int n, const topo *t, const pts_filter *f, pts **out,
+              err *e)
 {
     *out = NULL;
     pts *p = calloc(1, sizeof *p);
@@ -227,7 +291,7 @@ int pts_build(meas_set *const *sets, int n, const topo *t, pts **out, err *e)
     for (int i = 0; i < n && !rc; i++) {
         meas_kind k = meas_kind_of(sets[i]);
         if (k == MEAS_P2P || k == MEAS_FLOWS || k == MEAS_HOST)
-            rc = build_set(p, sets[i], t, e);
+            rc = build_set(p, sets[i], t, f, e);
         else if (k == MEAS_LAUNCH)
             rc = build_launch(p, sets[i], e);
     }

@@ -7,6 +7,7 @@
 #define VALIDATE_POINTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "models/topo.h"
 #include "sim/err.h"
@@ -23,10 +24,26 @@ typedef struct pts_point {
 
 typedef struct pts pts;
 
-/* Collect the points of sets[0..n-1] (kinds coll/replay are left out)
- * for topology t. ERR_INPUT "file:line: ..." when a row names a GPU or host
- * the topology does not have, or a case mixes ops or sizes. */
-int pts_build(meas_set *const *sets, int n, const topo *t, pts **out, err *e);
+/* Which transfer cases to keep (launch points are always kept). */
+enum { PTS_MAX_SEL = 64 };
+typedef struct pts_filter {
+    int npatterns;                     /* 0 = every pattern */
+    char patterns[PTS_MAX_SEL][32];
+    int nsizes;                        /* 0 = every size (see lo/hi) */
+    uint64_t sizes[PTS_MAX_SEL];       /* bytes per flow, exact */
+    uint64_t lo, hi;                   /* range when nsizes == 0; 0..UINT64_MAX */
+} pts_filter;
+
+/* "h2d,d2h" and "4K,64K,1M" or "4K:16M" (either may be NULL) -> f;
+ * ERR_USAGE naming the bad item. */
+int pts_filter_parse(const char *patterns, const char *sizes, pts_filter *f, err *e);
+
+/* Collect the points of sets[0..n-1] (kinds coll/replay are left out) for
+ * topology t, keeping the cases f selects (f may be NULL). ERR_INPUT
+ * "file:line: ..." when a row names a GPU or host the topology does not
+ * have, or a case mixes ops or sizes. */
+int pts_build(meas_set *const *sets, int n, const topo *t, const pts_filter *f, pts **out,
+              err *e);
 void pts_free(pts *p);                      /* NULL ok */
 size_t pts_count(const pts *p);
 const pts_point *pts_at(const pts *p, size_t i);
