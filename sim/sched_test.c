@@ -196,6 +196,38 @@ static void test_ring_allreduce(void **state)
     sched_free(s);
 }
 
+static void test_ring_pipeline(void **state)
+{
+    (void)state;
+    enum { N = 6 };
+    sched *s = sched_new();
+    err e = {0};
+    /* n ranks on a ring of n uniform links (link i carries i -> i+1), an
+     * allgather-style pipeline: n - 1 steps; at step k rank i sends S bytes
+     * on link i once its own step k-1 send is done (link free) and once it
+     * received rank i-1's step k-1 chunk. Every step is n flows on n
+     * disjoint links, each alpha + S/B, so the total is (n-1)(alpha + S/B).
+     * S = 3e6 B, B = 1.5 GB/s (2 ms), alpha = 5 us: 5 * 2.005 ms = 10.025 ms. */
+    int L[N];
+    for (int i = 0; i < N; i++)
+        L[i] = sched_link(s, 1.5e9, "ring");
+    int t[N - 1][N];
+    for (int k = 0; k < N - 1; k++)
+        for (int i = 0; i < N; i++) {
+            t[k][i] = sched_flow(s, &L[i], 1, 3e6, 0, 5 * US, 0, i, "send");
+            if (k > 0) {
+                sched_dep(s, t[k - 1][i], t[k][i]);
+                sched_dep(s, t[k - 1][(i + N - 1) % N], t[k][i]);
+            }
+        }
+    assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_makespan(s), 10025 * US);
+    /* Step k starts at k (alpha + S/B) on every rank. */
+    for (int i = 0; i < N; i++)
+        assert_int_equal(sched_start(s, t[3][i]), 3 * 2005 * US);
+    sched_free(s);
+}
+
 static void test_ring_shared_links(void **state)
 {
     (void)state;
@@ -555,6 +587,7 @@ int main(void)
         cmocka_unit_test(test_short_leaves_long_speeds_up),
         cmocka_unit_test(test_capped_leaves_spare),
         cmocka_unit_test(test_ring_allreduce),
+        cmocka_unit_test(test_ring_pipeline),
         cmocka_unit_test(test_ring_shared_links),
         cmocka_unit_test(test_weighted_flows),
         cmocka_unit_test(test_crowd_leaves),

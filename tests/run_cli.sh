@@ -26,7 +26,7 @@ run_case() {
     local out err rc
     out="$TMP/out" err="$TMP/err"
     if [[ "$cmd" == *hwcheck* && -z "$HWCHECK" ]]; then return; fi
-    (cd "$ROOT" && bash -c "$cmd") >"$out" 2>"$err"
+    (cd "$ROOT" && bash -c "$cmd") </dev/null >"$out" 2>"$err"
     rc=$?
     local ok=1 why=""
     [ "$rc" = "$code" ] || { ok=0; why="exit $rc, expected $code"; }
