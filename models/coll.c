@@ -367,8 +367,17 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
     out->algo = a;
     out->proto = p;
     out->channels = nc;
-    if (r->nranks == 1 || r->bytes == 0) {
-        /* Nothing crosses the fabric: the kernel's fixed cost only. */
+    if (r->nranks == 1) {
+        /* One rank: NCCL copies the input to the output inside the GPU
+         * (read + write of S at memory bandwidth) after a kernel's fixed
+         * device-side cost; nothing crosses the fabric. */
+        const topo_params *tp = topo_params_get(c->t);
+        double copy = tp->gpu_mem_Bps > 0 ? 2.0 * (double)r->bytes / tp->gpu_mem_Bps : 0;
+        out->time_ps = tp->kernel_base_ps + (sim_ps)(copy * 1e12);
+        out->channels = 1;
+        return 0;
+    }
+    if (r->bytes == 0) {
         out->time_ps = p != PROTO_AUTO ? nccl_proto(p)->base_ring_ps : 0;
         return 0;
     }

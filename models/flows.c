@@ -286,7 +286,8 @@ int flows_run(fabric *f, const flows_case *c, sim_ps *time_ps, err *e)
         fab_op op = c->op == FLOWS_WRITE ? FAB_WRITE : FAB_READ;
         if (c->op == FLOWS_COPY)
             op = c->dst[i] < 0 ? FAB_WRITE : FAB_READ;
-        id[i] = fabric_xfer(f, op, s, d, c->bytes, 1, 0, i, c->pattern, e);
+        sim_ps setup = c->op == FLOWS_COPY ? topo_params_get(fabric_topo(f))->copy_setup_ps : 0;
+        id[i] = fabric_xfer(f, op, s, d, c->bytes, 1, setup, i, c->pattern, e);
         if (id[i] < 0)
             return e->code;
     }

@@ -87,6 +87,7 @@ static void default_params(topo_params *p)
     p->hostmem_Bps = 200e9;
     p->kernel_base_ps = 2000000;
     p->gpu_mem_Bps = 1792e9;
+    p->copy_setup_ps = 0; /* uncalibrated: set by collsim calibrate from copies */
 }
 
 topo *topo_new(const char *name)

@@ -74,6 +74,8 @@ typedef struct topo_params {
     int64_t kernel_base_ps;        /* device-side fixed cost of a custom
                                       allreduce kernel (start to finish) */
     double gpu_mem_Bps;            /* GPU memory bandwidth (local reduces) */
+    int64_t copy_setup_ps;         /* fixed cost of one copy-engine transfer
+                                      (cudaMemcpyAsync: engine start, completion) */
 } topo_params;
 
 typedef struct topo topo;

@@ -37,6 +37,7 @@ static const struct param_def {
     {"hostmem_GBps", P_DBL, offsetof(topo_params, hostmem_Bps), 1e9, 1e-3, 1e5, 0},
     {"kernel_base_us", P_I64, offsetof(topo_params, kernel_base_ps), 1e6, 0, 1e6, 0},
     {"gpu_mem_GBps", P_DBL, offsetof(topo_params, gpu_mem_Bps), 1e9, 0, 1e5, 0},
+    {"copy_setup_us", P_I64, offsetof(topo_params, copy_setup_ps), 1e6, 0, 1e6, 0},
 };
 enum { NPARAMS = sizeof param_defs / sizeof param_defs[0] };
 

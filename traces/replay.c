@@ -53,6 +53,7 @@ struct replay {
     int in_cycle;
     double cycle_tokens;
     int graph;                     /* current phase runs as a CUDA graph */
+    sim_ps host;                   /* the launching thread's clock (eager) */
     trace_phase phase;
     sim_ps phase_start;
     /* totals */
@@ -184,6 +185,7 @@ static void end_cycle(replay *r)
     for (int i = 0; i < 4; i++)
         r->part[i] += r->s[0].part[i];
     memset(r->s, 0, sizeof r->s);
+    r->host = 0; /* a cycle ends with the host waiting for the GPU (sampling) */
     r->phase_start = 0;
     r->in_cycle = 0;
     if (r->tl && r->ntl > 0)
@@ -265,11 +267,28 @@ static int coll_time(replay *r, const trace_op *op, sim_ps *out, err *e)
     return 0;
 }
 
-static void kernel_overhead(replay *r, int s, int kernels)
+/* Run an op of `kernels` kernels taking d on stream s. In a CUDA graph each
+ * node costs node_ps on the GPU, in series. Eagerly, the host thread issues
+ * launches asynchronously, launch_ps each, ahead of the GPU: the op cannot
+ * start before its first kernel is issued, nor end before its last one is
+ * issued plus that kernel's share of d; only the part of the launch cost the
+ * GPU waits for is exposed (counted as launch overhead). */
+static void run_op(replay *r, int s, int kernels, int part, sim_ps d, const trace_op *op)
 {
-    sim_ps per = r->graph ? r->node_ps : r->launch_ps;
-    if (kernels > 0 && per > 0)
-        advance(r, s, P_LAUNCH, per * kernels, NULL);
+    if (r->graph || kernels <= 0 || r->launch_ps <= 0) {
+        if (r->graph && kernels > 0 && r->node_ps > 0)
+            advance(r, s, P_LAUNCH, r->node_ps * kernels, NULL);
+        advance(r, s, part, d, op);
+        return;
+    }
+    sim_ps first = r->host + r->launch_ps;
+    r->host += r->launch_ps * kernels;
+    if (first > r->s[s].t)
+        advance(r, s, P_LAUNCH, first - r->s[s].t, NULL);
+    advance(r, s, part, d, op);
+    sim_ps last = r->host + d / kernels;
+    if (last > r->s[s].t)
+        advance(r, s, P_LAUNCH, last - r->s[s].t, NULL);
 }
 
 int replay_op(replay *r, const trace_op *op, err *e)
@@ -289,22 +308,24 @@ int replay_op(replay *r, const trace_op *op, err *e)
         end_phase(r);
         r->phase = op->phase;
         r->graph = r->o.graph >= 0 ? r->o.graph : op->graph > 0;
-        if (r->graph && r->launch_ps > 0)
-            advance(r, 0, P_LAUNCH, r->launch_ps, NULL);   /* the graph launch */
+        if (r->graph && r->launch_ps > 0) {
+            /* The graph launch: the host issues it once its earlier launches
+             * are out; the GPU waits for it. */
+            r->host = (r->host > r->s[0].t ? r->host : r->s[0].t) + r->launch_ps;
+            advance(r, 0, P_LAUNCH, r->host - r->s[0].t, NULL);
+        }
         if (r->graph)
             join_all(r);
         break;
     case OP_COMPUTE:
-        kernel_overhead(r, s, op->kernels);
-        advance(r, s, P_COMPUTE, us_to_ps(op->dur_us * r->o.compute_scale), op);
+        run_op(r, s, op->kernels, P_COMPUTE, us_to_ps(op->dur_us * r->o.compute_scale), op);
         break;
     case OP_IDLE:
         advance(r, s, P_IDLE, us_to_ps(op->dur_us), op);
         break;
     case OP_COLL:
         TRY(coll_time(r, op, &d, e));
-        kernel_overhead(r, s, op->kernels);
-        advance(r, s, P_COMM, d, op);
+        run_op(r, s, op->kernels, P_COMM, d, op);
         r->colls++;
         break;
     case OP_WAIT:

@@ -51,15 +51,41 @@ static void test_serial_sum(void **state)
     replay_result res;
     err e = {0};
     assert_int_equal(replay_finish(r, &res, &e), 0);
-    /* 4 kernels x 1 us launch + compute 10 + 3 + 2 allreduces x 5 = 27 us;
-     * 1 token per 27 us = 37,037.04 tok/s (tolerance 1e-6 relative) */
-    NEAR(res.cycle_us, 27);
+    /* Eager launches run ahead of the GPU: the host issues kernel k at
+     * k x 1 us. The first op waits for its launch (1 us exposed), then the
+     * GPU is busy: compute 10 + 5 + 3 + 5 while the host finished issuing
+     * at 4 us. Cycle = 1 + 10 + 3 + 2 x 5 = 24 us; 1 token per 24 us =
+     * 41,666.67 tok/s (tolerance 1e-6 relative). */
+    NEAR(res.cycle_us, 24);
     NEAR(res.compute_us, 13);
     NEAR(res.comm_us, 10);
-    NEAR(res.launch_us, 4);
+    NEAR(res.launch_us, 1);
     NEAR(res.idle_us, 0);
-    assert_true(fabs(res.tok_per_s - 1e6 / 27) < 1e-6 * 1e6 / 27);
+    assert_true(fabs(res.tok_per_s - 1e6 / 24) < 1e-6 * 1e6 / 24);
     assert_int_equal(res.colls, 2);
+    replay_free(r);
+}
+
+static void test_launch_bound(void **state)
+{
+    (void)state;
+    replay_opts o;
+    replay_opts_init(&o);
+    o.launch_us = 1;      /* eager: 1 us per kernel */
+    replay *r = replay_new(NULL, NULL, &o);
+    trace_op ops[5] = {mk(OP_CYCLE, 0, 0), mk(OP_COMPUTE, 0, 0.5), mk(OP_COMPUTE, 0, 0.5),
+                       mk(OP_COMPUTE, 0, 0.5), mk(OP_COMPUTE, 0, 0.5)};
+    ops[0].tokens = 1;
+    feed(r, ops, 5);
+    replay_result res;
+    err e = {0};
+    assert_int_equal(replay_finish(r, &res, &e), 0);
+    /* Kernels of 0.5 us launched 1 us apart: the GPU waits for each launch.
+     * Kernel k (1..4) starts at k us and ends at k + 0.5: cycle 4.5 us, of
+     * which compute 4 x 0.5 = 2 and exposed launch 2.5. */
+    NEAR(res.cycle_us, 4.5);
+    NEAR(res.compute_us, 2);
+    NEAR(res.launch_us, 2.5);
     replay_free(r);
 }
 
@@ -214,6 +240,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_serial_sum),
+        cmocka_unit_test(test_launch_bound),
         cmocka_unit_test(test_overlap_critical_path),
         cmocka_unit_test(test_overlap_hidden),
         cmocka_unit_test(test_graph_and_cycles),

@@ -130,6 +130,9 @@ static int candidates(const topo *t, const pts *p, cand *c, int *n, err *e)
                 return err_set(e, ERR_USAGE, "more than %d parameters", MAX_PARAMS);
         }
     int ok = 0;
+    if (pts_has_op(p, MEAS_COPY))
+        ok |= add_cand(c, n, "copy_setup_us",
+                       tp->copy_setup_ps > 0 ? (double)tp->copy_setup_ps / 1e6 : 1, 0, 1e4);
     if (pts_has_op(p, MEAS_READ) || pts_has_op(p, MEAS_COPY)) {
         ok |= add_cand(c, n, "read_tags", tp->read_tags, 1, 16384);
         ok |= add_cand(c, n, "read_extra_lat_ns",

@@ -142,7 +142,11 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
         vpoint *v = &s->p[s->n++];
         v->size = (double)k->bytes;
         v->meas = k->time_us;
-        v->pred = (double)res.time_ps * 1e-6;
+        /* Measured back to back: an iteration costs at least the host's
+         * issue cost of one operation (a launch, or a graph node). */
+        const topo_params *tpp = topo_params_get(t);
+        sim_ps issue = q.graph ? tpp->graph_node_ps : tpp->launch_ps;
+        v->pred = (double)(res.time_ps > issue ? res.time_ps : issue) * 1e-6;
         char g[48];
         if (!strcmp(algo, "auto"))
             snprintf(g, sizeof g, "%s", k->impl[0] ? k->impl : "auto");
