@@ -384,6 +384,7 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
     if (fn(&b) < 0)
         return e->code ? e->code : err_set(e, ERR_SYSTEM, "building %s failed", coll_algo_name(a));
     sched *s = fabric_sched(c->f);
+    sched_trace_links(s, tl != NULL); /* link tracks only when a timeline is asked */
     TRY(sched_run(s, e));
     out->time_ps = sched_makespan(s);
     out->events = sched_events(s);

@@ -24,7 +24,8 @@ struct fabric {
     int *read_link;    /* per node: virtual read-budget link, -1 if not a GPU */
     int *root_of;      /* per node: root port above it, -1 */
     int *hostmem_of;   /* per node */
-    /* scratch for group flows */
+    /* scratch for group flows; slot[l] = index of engine link l in lk, or -1 */
+    int *slot;
     int *lk;
     double *w;
     int scratch_cap;
@@ -177,6 +178,11 @@ fabric *fabric_new(const topo *t, err *e)
                 goto oom;
         }
     }
+    int nl = sched_nlinks(f->s);
+    if (!(f->slot = malloc(sizeof(int) * (size_t)(nl > 0 ? nl : 1))))
+        goto oom;
+    for (int i = 0; i < nl; i++)
+        f->slot[i] = -1;
     return f;
 oom:
     fabric_free(f);
@@ -194,6 +200,7 @@ void fabric_free(fabric *f)
     free(f->hostmem_of);
     free(f->lk);
     free(f->w);
+    free(f->slot);
     free(f);
 }
 
@@ -228,14 +235,13 @@ static int add_route(fabric *f, int n, int a, int b, double wt)
     const int8_t *dirs;
     int h = topo_route(f->t, a, b, &links, &dirs);
     for (int i = 0; i < h; i++) {
-        int id = 2 * links[i] + dirs[i], j;
-        for (j = 0; j < n && f->lk[j] != id; j++)
-            ;
-        if (j == n) {
+        int id = 2 * links[i] + dirs[i];
+        if (f->slot[id] < 0) {
+            f->slot[id] = n;
             f->lk[n] = id;
             f->w[n++] = wt;
         } else {
-            f->w[j] += wt;
+            f->w[f->slot[id]] += wt;
         }
     }
     return n;
@@ -293,6 +299,9 @@ int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int
         f->lk[nl] = f->read_link[initiator];
         f->w[nl++] = (double)n;
     }
+    for (int i = 0; i < nl; i++)  /* clear the slots for the next group */
+        if (f->lk[i] < 2 * f->nlinks_topo)
+            f->slot[f->lk[i]] = -1;
     uint32_t tag = op == FAB_WRITE ? write_tag(f, initiator, peers[0], multiroot) : 0;
     int id = sched_flow_w(f->s, f->lk, f->w, nl, bytes_each, cap, lat + extra_lat_ps, tag,
                           track, label);
