@@ -14,7 +14,7 @@
 enum { MAX_VARY = 8, MAX_VALS = 32, MAX_SETS = 64 };
 
 static const char usage[] =
-    "usage: collsim whatif [--scenario NAME|FILE] [--set KEY=VALUE]...\n"
+    "usage: collsim whatif [--scenario NAME|FILE] [--calib FILE] [--set KEY=VALUE]...\n"
     "                      [--vary KEY=V1,V2,...]... [--solve accept_len|allreduce_us]\n"
     "                      [--breakdown] [--format table|csv|json] [--keys] [--list]\n"
     "  default scenario: kimi-k2-eagle3-8x-pcie5 (docs/scenario.md)\n";
@@ -48,12 +48,21 @@ int cmd_whatif(int argc, char **argv, err *e)
     if (!vs)
         return err_set(e, ERR_SYSTEM, "out of memory");
     report_format fmt = REPORT_TABLE;
+    char calib_set[WHATIF_STR + 8];
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++) {
         const char *a = argv[i];
         int more = i + 1 < argc;
         if (!strcmp(a, "--scenario") && more)
             scen = argv[++i];
+        else if (!strcmp(a, "--calib") && more) {
+            /* Same as --set calib=FILE. */
+            snprintf(calib_set, sizeof calib_set, "calib=%s", argv[++i]);
+            if (nsets == MAX_SETS)
+                rc = err_set(e, ERR_USAGE, "too many --set");
+            else
+                sets[nsets++] = calib_set;
+        }
         else if (!strcmp(a, "--set") && more) {
             if (nsets == MAX_SETS)
                 rc = err_set(e, ERR_USAGE, "too many --set");

@@ -18,12 +18,13 @@
 #include "sim/cli.h"
 #include "traces/replay.h"
 #include "traces/trace.h"
+#include "validate/calib.h"
 
 enum { CTX_TOPOS = 8 };
 
 struct whatif_ctx {
     int n;
-    char name[CTX_TOPOS][WHATIF_STR];
+    char name[CTX_TOPOS][2 * WHATIF_STR + 2]; /* "topo|calib" */
     topo *t[CTX_TOPOS];
     coll_ctx *c[CTX_TOPOS];
 };
@@ -41,16 +42,19 @@ void whatif_ctx_free(whatif_ctx *c)
     free(c);
 }
 
-static int ctx_topo(whatif_ctx *c, const char *name, topo **t, coll_ctx **cc, err *e)
+static int ctx_topo(whatif_ctx *c, const char *name, const char *calib_path, topo **t,
+                    coll_ctx **cc, err *e)
 {
+    char key[2 * WHATIF_STR + 2];
+    snprintf(key, sizeof key, "%s|%s", name, calib_path);
     for (int i = 0; i < c->n; i++)
-        if (!strcmp(c->name[i], name)) {
+        if (!strcmp(c->name[i], key)) {
             *t = c->t[i];
             *cc = c->c[i];
             return 0;
         }
     topo *nt = NULL;
-    TRY(topo_load(name, &nt, e));
+    TRY(calib_path[0] ? calib_load_topo(name, calib_path, &nt, e) : topo_load(name, &nt, e));
     coll_ctx *nc = coll_ctx_new(nt);
     if (!nc) {
         topo_free(nt);
@@ -64,7 +68,7 @@ static int ctx_topo(whatif_ctx *c, const char *name, topo **t, coll_ctx **cc, er
         memmove(&c->c[0], &c->c[1], sizeof c->c[0] * (CTX_TOPOS - 1));
         c->n--;
     }
-    snprintf(c->name[c->n], WHATIF_STR, "%s", name);
+    snprintf(c->name[c->n], sizeof c->name[c->n], "%s", key);
     c->t[c->n] = nt;
     c->c[c->n] = nc;
     c->n++;
@@ -174,6 +178,7 @@ typedef struct knob {
 #define F(x) offsetof(whatif_scenario, x)
 static const knob knobs[] = {
     {"topo", K_STR, F(topo), 0, 0, NULL, "topology preset or file"},
+    {"calib", K_STR, F(calib), 0, 0, NULL, "calibration profile (collsim calibrate) applied to topo"},
     {"mode", K_MODE, F(mode), 0, 0, NULL, "decode | eagle3"},
     {"allreduce", K_ALGO, F(allreduce), 0, 0, NULL,
      "ring|tree|oneshot|twoshot|oneshot-push|twoshot-push|auto"},
@@ -576,7 +581,7 @@ static int run_with(whatif_ctx *c, const whatif_scenario *s, const terms *t, wha
 {
     topo *tp = NULL;
     coll_ctx *cc = NULL;
-    TRY(ctx_topo(c, s->topo, &tp, &cc, e));
+    TRY(ctx_topo(c, s->topo, s->calib, &tp, &cc, e));
     TRY(check_scenario(s, tp, e));
     replay_opts o;
     replay_opts_init(&o);
@@ -652,6 +657,10 @@ static int derive_terms(whatif_ctx *c, const whatif_scenario *s, terms *t, err *
     cal.env = s->calib_env;
     cal.allreduce_us = 0;
     snprintf(cal.topo, sizeof cal.topo, "%s", s->calib_topo);
+    /* The profile describes the scenario's machine: it applies to the
+     * calibration point only when that point was taken on the same one. */
+    if (strcmp(s->calib_topo, s->topo))
+        cal.calib[0] = '\0';
     terms zero = {0, 0, 0};
     whatif_result r0;
     TRY(run_with(c, &cal, &zero, &r0, e));  /* everything but compute */

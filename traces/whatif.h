@@ -22,6 +22,7 @@ typedef enum whatif_mode { WHATIF_DECODE, WHATIF_EAGLE3 } whatif_mode;
 typedef struct whatif_scenario {
     char name[WHATIF_STR];       /* scenario name (for reports) */
     char topo[WHATIF_STR];       /* topology preset or file */
+    char calib[WHATIF_STR];      /* calibration profile applied to topo ("" = none) */
     whatif_mode mode;
     /* target model */
     int layers;                  /* decoder layers */
