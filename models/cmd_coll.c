@@ -14,13 +14,14 @@
 #include "validate/calib.h"
 
 static const char usage[] =
-    "usage: collsim coll <allreduce|reducescatter|allgather|broadcast|alltoall> --topo T\n"
+    "usage: collsim coll <allreduce|reducescatter|allgather|broadcast|alltoall> [--topo T]\n"
     "         [-g N] [-b MIN] [-e MAX] [-f FACTOR] [-d bf16|fp16|fp32]\n"
     "         [--algo ring|tree|oneshot|twoshot|oneshot-push|twoshot-push|auto]\n"
     "         [--proto LL|LL128|Simple|auto] [--channels C] [--root R] [--graph]\n"
     "         [--calib FILE] [--env NCCL_X=Y]... [--timeline OUT.json]\n"
     "         [--format table|csv|json] [-o FILE]\n"
     "Predicts each size from -b to -e (times -f); sizes take K/M/G (powers of 2).\n"
+    "T is a preset (collsim topo list) or a topology file; default rtxpro6000-8x-pcie5-2s.\n"
     "busbw follows nccl-tests: allreduce x 2(n-1)/n, reducescatter/allgather/alltoall\n"
     "x (n-1)/n, broadcast x 1.\n";
 

@@ -14,7 +14,7 @@
 #include "validate/calib.h"
 
 static const char usage[] =
-    "usage: collsim flows --topo T (--pattern P [--gpus a,b,...] | --flows 0>4,1>6,h0>2)\n"
+    "usage: collsim flows [--topo T] (--pattern P [--gpus a,b,...] | --flows 0>4,1>6,h0>2)\n"
     "         [--bytes N] [--op write|read|copy] [--calib FILE] [--format table|csv|json]\n"
     "         [-o FILE]\n"
     "       collsim flows --list\n"
@@ -119,8 +119,9 @@ int cmd_flows(int argc, char **argv, err *e)
         report_meta(rep, "format", "collsim-meas 1");
         report_meta(rep, "kind", "flows");
         report_meta(rep, "machine", "simulated: %s", topo_name);
-        report_meta(rep, "command", "collsim flows%s%s", pattern ? " --pattern " : " --flows ",
-                    pattern ? pattern : spec);
+        char cmdline[1024];
+        report_meta(rep, "command", "%s",
+                    cli_command_line(cmdline, sizeof cmdline, "collsim", argc, argv));
         report_table(rep, "flows", cols, 9);
     }
     for (int k = 0; k < ncases && !rc; k++) {

@@ -17,6 +17,14 @@
 #include "models/flows.h"
 
 #define B_BPS 10e9       /* 10 GB/s per direction */
+/* |got - want| < tol, printing both on failure. */
+#define NEAR(got, want, tol)                                                   \
+    do {                                                                       \
+        double g_ = (got), w_ = (want);                                        \
+        if (!(fabs(g_ - w_) < (tol)))                                          \
+            fail_msg("%s = %.6f, expected %.6f (tolerance %g)", #got, g_, w_,  \
+                     (double)(tol));                                           \
+    } while (0)
 #define HOP_PS 500000    /* 0.5 us per hop: alpha = 1 us */
 
 static topo *uniform(int n, int read_tags)
@@ -84,7 +92,7 @@ static void test_ring_simple(void **state)
      *     = 8.4 + 6 (2 + 1.0 + 1048576/10e9 s = 104.8576 us) = 655.5456 us. */
     topo *t = uniform(4, 768);
     double us = predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1);
-    assert_true(fabs(us - 655.5456) < 0.01);
+    NEAR(us, 655.5456, 0.01);
     topo_free(t);
 }
 
@@ -98,7 +106,7 @@ static void test_ring_ll_small(void **state)
      *     = 6.6 + 14 x 2.2752 = 38.4528 us. */
     topo *t = uniform(8, 768);
     double us = predict_us(t, ALGO_RING, PROTO_LL, 43008, 1);
-    assert_true(fabs(us - 38.4528) < 0.01);
+    NEAR(us, 38.4528, 0.01);
     topo_free(t);
 }
 
@@ -112,7 +120,7 @@ static void test_ring_channels_share(void **state)
     topo *t = uniform(4, 768);
     double one = predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1);
     double two = predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 2);
-    assert_true(fabs(one - two) < 0.01);
+    NEAR(two, one, 0.01);
     topo_free(t);
 }
 
@@ -128,7 +136,75 @@ static void test_oneshot_pull(void **state)
      *   t = 2 + 1 + 300 + 2 + 1 = 306 us. */
     topo *t = uniform(4, 4096);
     double us = predict_us(t, ALGO_ONESHOT, PROTO_AUTO, 1000000, 0);
-    assert_true(fabs(us - 306.0) < 0.01);
+    NEAR(us, 306.0, 0.01);
+    topo_free(t);
+}
+
+static void test_twoshot_and_push(void **state)
+{
+    (void)state;
+    /* Same fabric, n = 4, S = 1 MB, part = S/4 = 250 kB; every group of 3
+     * streams gets B/3 per stream (as in the one-shot case).
+     * Two-shot pull: base 2 + barrier 1 + reads 3 x 250 kB / 10 GB/s = 75
+     *   plus round trip 2 + barrier 1 + reads 75 + 2 + barrier 1 = 159 us.
+     * One-shot push (local reduce free here): base 2 + writes of S to 3
+     *   peers 300 + one-way 1 = 303 us (no barriers: the flag rides behind
+     *   the data).
+     * Two-shot push: base 2 + (75 + 1) + (75 + 1) = 154 us. */
+    topo *t = uniform(4, 4096);
+    NEAR(predict_us(t, ALGO_TWOSHOT, PROTO_AUTO, 1000000, 0), 159.0, 0.01);
+    NEAR(predict_us(t, ALGO_ONESHOT_PUSH, PROTO_AUTO, 1000000, 0), 303.0, 0.01);
+    NEAR(predict_us(t, ALGO_TWOSHOT_PUSH, PROTO_AUTO, 1000000, 0), 154.0, 0.01);
+    topo_free(t);
+}
+
+static void test_tree_chain(void **state)
+{
+    (void)state;
+    /* NCCL's intra-node tree is a chain: 3 hops up then 3 down, each a
+     * whole 1 MiB chunk (one Simple unit), Simple, one channel:
+     *   t = base 8.4 + 6 (alpha 1 + flag 1 + step 1.0 + 1048576 / 10 GB/s)
+     *     = 8.4 + 6 x 107.8576 = 655.5456 us. */
+    topo *t = uniform(4, 4096);
+    NEAR(predict_us(t, ALGO_TREE, PROTO_SIMPLE, 1u << 20, 1), 655.5456, 0.01);
+    topo_free(t);
+}
+
+static void test_one_rank(void **state)
+{
+    (void)state;
+    /* One rank: a local copy, kernel base 2 us + 2 S / memory bandwidth;
+     * S = 1 MB at 1 TB/s: 2 + 2 = 4 us. */
+    topo *t = uniform(4, 4096);
+    topo_params_mut(t)->gpu_mem_Bps = 1e12;
+    err e = {0};
+    coll_ctx *c = coll_ctx_new(t);
+    coll_req r;
+    coll_req_init(&r, t);
+    r.nranks = 1;
+    r.bytes = 1000000;
+    coll_result res;
+    assert_int_equal(coll_predict(c, &r, &res, &e), 0);
+    NEAR((double)res.time_ps / 1e6, 4.0, 1e-6);
+    coll_ctx_free(c);
+    topo_free(t);
+}
+
+static void test_copy_setup(void **state)
+{
+    (void)state;
+    /* A GPU-to-GPU copy is a read by the destination's copy engine after
+     * its setup: 3 us + round trip 2 + 1 MB / 10 GB/s = 105 us. */
+    topo *t = uniform(2, 4096);
+    topo_params_mut(t)->copy_setup_ps = 3000000;
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    flows_case c;
+    assert_int_equal(flows_parse(t, "1>0", FLOWS_COPY, 1000000, &c, &e), 0);
+    sim_ps tp[1];
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR((double)tp[0] / 1e6, 105.0, 0.01);
+    fabric_free(f);
     topo_free(t);
 }
 
@@ -147,11 +223,11 @@ static void test_read_bound(void **state)
     assert_int_equal(flows_parse(t, "1>0", FLOWS_READ, 4096000, &c, &e), 0);
     sim_ps tp[1];
     assert_int_equal(flows_run(f, &c, tp, &e), 0);
-    assert_true(fabs((double)tp[0] / 1e6 - 1002.0) < 0.01);
+    NEAR((double)tp[0] / 1e6, 1002.0, 0.01);
     /* The same transfer as a write is only link-bound: 409.6 + 1 us. */
     assert_int_equal(flows_parse(t, "1>0", FLOWS_WRITE, 4096000, &c, &e), 0);
     assert_int_equal(flows_run(f, &c, tp, &e), 0);
-    assert_true(fabs((double)tp[0] / 1e6 - 410.6) < 0.01);
+    NEAR((double)tp[0] / 1e6, 410.6, 0.01);
     fabric_free(f);
     topo_free(t);
 }
@@ -206,7 +282,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_simple),   cmocka_unit_test(test_ring_ll_small),
         cmocka_unit_test(test_ring_channels_share), cmocka_unit_test(test_oneshot_pull),
-        cmocka_unit_test(test_read_bound),    cmocka_unit_test(test_cache_and_env),
+        cmocka_unit_test(test_read_bound),    cmocka_unit_test(test_twoshot_and_push),
+        cmocka_unit_test(test_tree_chain),    cmocka_unit_test(test_one_rank),
+        cmocka_unit_test(test_copy_setup),    cmocka_unit_test(test_cache_and_env),
         cmocka_unit_test(test_nccl_channels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -352,7 +352,7 @@ int topo_load(const char *name_or_path, topo **out, err *e)
     }
     FILE *f = fopen(name_or_path, "r");
     if (!f)
-        return err_set(e, ERR_USAGE, "topology '%s' is neither a preset (collsim topo list) "
+        return err_set(e, ERR_INPUT, "topology '%s' is neither a preset (collsim topo list) "
                        "nor a readable file: %s", name_or_path, strerror(errno));
     int rc = topo_parse(f, name_or_path, out, e);
     fclose(f);

@@ -52,6 +52,14 @@ echo "  file of the set; \`make validate\` and \`make check\` fail when one exce
 echo "  *not checked* are shown but not held to them: known gaps of the model, explained under the set."
 echo "- selection: the \`--patterns\` / \`--sizes\` given to calibrate or validate (held-out sizes and"
 echo "  patterns of the same files)."
+echo "- tolerances are regression guards, set at about 1.3 times the errors seen when each set was"
+echo "  added, not accuracy claims; the accuracy target of point-to-point figures is 10% (met by the"
+echo "  fits, not by the 2-socket bidirectional matrix). A preset value read from a file makes that"
+echo "  file in-sample: such files are shown as *not checked*."
+echo "- NCCL collectives measured by hwcheck are predicted with the algorithm, protocol and channels"
+echo "  the measurement names (so this checks the simulated schedule, not NCCL's choice), and, as they"
+echo "  are timed back to back, an iteration costs at least one host issue (a launch, or a graph node"
+echo "  inside a CUDA graph)."
 echo
 echo "## Summary"
 echo

@@ -95,6 +95,14 @@ int cli_parse_long(const char *what, const char *s, long lo, long hi, long *out,
     return 0;
 }
 
+char *cli_command_line(char *buf, size_t n, const char *prog, int argc, char **argv)
+{
+    size_t k = (size_t)snprintf(buf, n, "%s", prog);
+    for (int i = 0; i < argc && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, " %s", argv[i]);
+    return buf;
+}
+
 int cli_parse_format(const char *s, report_format *out, err *e)
 {
     if (!strcmp(s, "table"))

@@ -3,6 +3,7 @@
 #ifndef SIM_CLI_H
 #define SIM_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim/err.h"
@@ -29,6 +30,9 @@ int cli_parse_size(const char *what, const char *s, uint64_t *out, err *e);
 int cli_parse_double(const char *what, const char *s, double *out, err *e);
 int cli_parse_long(const char *what, const char *s, long lo, long hi, long *out,
                    err *e);
+/* "prog arg1 arg2 ..." into buf (n bytes, truncated), for the command line
+ * recorded in output files; returns buf. */
+char *cli_command_line(char *buf, size_t n, const char *prog, int argc, char **argv);
 /* table|csv|json -> report_format; ERR_USAGE otherwise. */
 int cli_parse_format(const char *s, report_format *out, err *e);
 

@@ -29,6 +29,13 @@ int ofile_open(ofile *o, const char *path, err *e)
     }
     snprintf(o->tmp, sizeof o->tmp, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(o->tmp);
+    if (fd >= 0) {
+        /* mkstemp makes 0600; give the file the mode a plain create would
+         * (0666 less the umask). umask can only be read by setting it. */
+        mode_t mask = umask(022);
+        umask(mask);
+        (void)fchmod(fd, (mode_t)(0666 & ~mask));
+    }
     if (fd < 0)
         return err_set(e, ERR_SYSTEM, "%s: cannot create: %s", path, strerror(errno));
     o->f = fdopen(fd, "w");

@@ -832,7 +832,7 @@ int kineto_load(const char *path, kineto_rank **out, err *e)
     p->k = k;
     gz = gzopen(path, "rb");
     if (!gz) {
-        rc = err_set(e, ERR_SYSTEM, "%s: cannot open: %s", path, errno ? strerror(errno) : "?");
+        rc = err_set(e, ERR_INPUT, "%s: cannot open: %s", path, errno ? strerror(errno) : "?");
         goto done;
     }
     gzbuffer(gz, CHUNK);

@@ -239,7 +239,10 @@ static void test_truncated_and_corrupted(void **state)
     (void)state;
     size_t n;
     char *json = read_gz(TD "TraceLens/sglang_Qwen3-8B_decode.json.gz", &n);
-    const char *p = "/tmp/collsim_fuzz.json";
+    char p[] = "/tmp/collsim_fuzz_XXXXXX";
+    int fd = mkstemp(p);
+    assert_true(fd >= 0);
+    close(fd);
     /* plain JSON cut at many points: always a clean ERR_INPUT */
     for (size_t cut = 1; cut < n; cut += n / 37)
         write_file(p, json, cut, 0), expect_input_error(p);

@@ -407,7 +407,7 @@ int sweep_grid_load(const char *path, sweep_grid **out, err *e)
 {
     FILE *f = fopen(path, "r");
     if (!f)
-        return err_set(e, ERR_SYSTEM, "%s: %s", path, strerror(errno));
+        return err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
     char dir[4096];
     const char *slash = strrchr(path, '/');
     if (slash)

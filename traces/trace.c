@@ -127,7 +127,7 @@ int trace_open(const char *path, trace_reader **out, err *e)
     if (!r->gz) {
         int saved = errno;
         free(r);
-        return err_set(e, ERR_SYSTEM, "%s: cannot open: %s", path,
+        return err_set(e, ERR_INPUT, "%s: cannot open: %s", path,
                        saved ? strerror(saved) : "out of memory");
     }
     gzbuffer(r->gz, 1 << 16);
