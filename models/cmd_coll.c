@@ -1,7 +1,6 @@
 /* `collsim coll`: predicted times of a collective over a size range, printed
  * in the layout of nccl-tests (size count type redop root time algbw busbw)
  * plus what was chosen, through the shared report writer. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,17 +12,77 @@
 #include "sim/report.h"
 #include "validate/calib.h"
 
-static const char usage[] =
-    "usage: collsim coll <allreduce|reducescatter|allgather|broadcast|alltoall> [--topo T]\n"
-    "         [-g N] [-b MIN] [-e MAX] [-f FACTOR] [-d bf16|fp16|fp32]\n"
-    "         [--algo ring|tree|oneshot|twoshot|oneshot-push|twoshot-push|auto]\n"
-    "         [--proto LL|LL128|Simple|auto] [--channels C] [--root R] [--graph]\n"
-    "         [--calib FILE] [--env NCCL_X=Y]... [--timeline OUT.json]\n"
-    "         [--format table|csv|json] [-o FILE]\n"
+static const char synopsis[] =
+    "collsim coll <allreduce|reducescatter|allgather|broadcast|alltoall> [options]";
+static const char desc[] =
     "Predicts each size from -b to -e (times -f); sizes take K/M/G (powers of 2).\n"
-    "T is a preset (collsim topo list) or a topology file; default rtxpro6000-8x-pcie5-2s.\n"
     "busbw follows nccl-tests: allreduce x 2(n-1)/n, reducescatter/allgather/alltoall\n"
-    "x (n-1)/n, broadcast x 1.\n";
+    "x (n-1)/n, broadcast x 1.";
+
+/* What the options set. */
+typedef struct coll_args {
+    const char *topo, *timeline, *out, *calib;
+    uint64_t minb, maxb;
+    double factor;
+    long ng, channels, root;
+    report_format fmt;
+    coll_algo algo;
+    coll_proto proto;
+    coll_dtype dtype;
+    int graph;
+    nccl_env env;
+} coll_args;
+
+#define ARGS ((coll_args *)ctx)
+static int set_topo(void *ctx, const char *a, err *e) { (void)e; ARGS->topo = a; return 0; }
+static int set_calib(void *ctx, const char *a, err *e) { (void)e; ARGS->calib = a; return 0; }
+static int set_timeline(void *ctx, const char *a, err *e) { (void)e; ARGS->timeline = a; return 0; }
+static int set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
+static int set_graph(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->graph = 1; return 0; }
+static int set_ng(void *ctx, const char *a, err *e) { return cli_parse_long("-g", a, 1, 4096, &ARGS->ng, e); }
+static int set_min(void *ctx, const char *a, err *e) { return cli_parse_size("-b", a, &ARGS->minb, e); }
+static int set_max(void *ctx, const char *a, err *e) { return cli_parse_size("-e", a, &ARGS->maxb, e); }
+static int set_factor(void *ctx, const char *a, err *e) { return cli_parse_double("-f", a, &ARGS->factor, e); }
+static int set_channels(void *ctx, const char *a, err *e) { return cli_parse_long("--channels", a, 1, 64, &ARGS->channels, e); }
+static int set_root(void *ctx, const char *a, err *e) { return cli_parse_long("--root", a, 0, 4095, &ARGS->root, e); }
+static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
+static int set_env(void *ctx, const char *a, err *e) { return coll_env_set(&ARGS->env, a, e); }
+
+static int set_dtype(void *ctx, const char *a, err *e)
+{
+    return coll_dtype_parse(a, &ARGS->dtype) ? err_set(e, ERR_USAGE, "-d: '%s' (bf16, fp16 or fp32)", a) : 0;
+}
+
+static int set_algo(void *ctx, const char *a, err *e)
+{
+    return coll_algo_parse(a, &ARGS->algo) ? err_set(e, ERR_USAGE, "--algo: '%s' is not an algorithm", a) : 0;
+}
+
+static int set_proto(void *ctx, const char *a, err *e)
+{
+    return coll_proto_parse(a, &ARGS->proto) ? err_set(e, ERR_USAGE, "--proto: '%s' (LL, LL128, Simple, auto)", a) : 0;
+}
+#undef ARGS
+
+static const cli_opt options[] = {
+    {"topo", 't', "T", "preset (collsim topo list) or topology file; default rtxpro6000-8x-pcie5-2s", set_topo},
+    {"ngpus", 'g', "N", "ranks: GPUs 0..N-1 (default: all)", set_ng},
+    {"minbytes", 'b', "SIZE", "smallest size (default 8)", set_min},
+    {"maxbytes", 'e', "SIZE", "largest size (default 128M)", set_max},
+    {"stepfactor", 'f', "F", "multiply the size by F each step (default 2)", set_factor},
+    {"datatype", 'd', "T", "bf16 (default), fp16 or fp32", set_dtype},
+    {"algo", 0, "A", "ring, tree, oneshot, twoshot, oneshot-push, twoshot-push, auto", set_algo},
+    {"proto", 0, "P", "LL, LL128, Simple, auto", set_proto},
+    {"channels", 0, "C", "NCCL channels (default: as NCCL for the size)", set_channels},
+    {"root", 0, "R", "broadcast root (default 0)", set_root},
+    {"graph", 0, NULL, "launched inside a CUDA graph", set_graph},
+    {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", set_calib},
+    {"env", 0, "NCCL_X=Y", "an NCCL setting (repeatable)", set_env},
+    {"timeline", 0, "OUT.json", "Perfetto timeline of the largest size", set_timeline},
+    {"format", 0, "F", "table (default), csv or json", set_format},
+    {"output", 'o', "FILE", "write the report to FILE (default stdout)", set_out},
+    {NULL, 0, NULL, NULL, NULL},
+};
 
 /* nccl-tests' bus bandwidth factor. */
 static double bus_factor(coll_kind k, int n)
@@ -49,65 +108,40 @@ static const report_col cols_csv[] = {
 
 int cmd_coll(int argc, char **argv, err *e)
 {
-    static const struct option opts[] = {
-        {"topo", required_argument, 0, 't'}, {"algo", required_argument, 0, 'A'},
-        {"proto", required_argument, 0, 'P'}, {"channels", required_argument, 0, 'C'},
-        {"root", required_argument, 0, 'r'}, {"graph", no_argument, 0, 'G'},
-        {"calib", required_argument, 0, 'c'}, {"env", required_argument, 0, 'E'},
-        {"timeline", required_argument, 0, 'T'}, {"format", required_argument, 0, 'F'},
-        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *topo_name = NULL, *timeline = NULL, *out_path = "-", *calib_path = NULL;
-    uint64_t minb = 8, maxb = 128u << 20;
-    double factor = 2;
-    long ng = 0, channels = 0, root = 0;
-    report_format fmt = REPORT_TABLE;
-    coll_algo algo = ALGO_AUTO;
-    coll_proto proto = PROTO_AUTO;
-    coll_dtype dtype = DTYPE_BF16;
-    int graph = 0;
-    nccl_env env;
-    memset(&env, 0, sizeof env);
-    env.p2p_level = -1;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "t:g:b:e:f:d:o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 't': topo_name = optarg; break;
-        case 'g': TRY(cli_parse_long("-g", optarg, 1, 4096, &ng, e)); break;
-        case 'b': TRY(cli_parse_size("-b", optarg, &minb, e)); break;
-        case 'e': TRY(cli_parse_size("-e", optarg, &maxb, e)); break;
-        case 'f': TRY(cli_parse_double("-f", optarg, &factor, e)); break;
-        case 'd':
-            if (coll_dtype_parse(optarg, &dtype))
-                return err_set(e, ERR_USAGE, "-d: '%s' (bf16, fp16 or fp32)", optarg);
-            break;
-        case 'A':
-            if (coll_algo_parse(optarg, &algo))
-                return err_set(e, ERR_USAGE, "--algo: '%s' is not an algorithm", optarg);
-            break;
-        case 'P':
-            if (coll_proto_parse(optarg, &proto))
-                return err_set(e, ERR_USAGE, "--proto: '%s' (LL, LL128, Simple, auto)", optarg);
-            break;
-        case 'C': TRY(cli_parse_long("--channels", optarg, 1, 64, &channels, e)); break;
-        case 'r': TRY(cli_parse_long("--root", optarg, 0, 4095, &root, e)); break;
-        case 'G': graph = 1; break;
-        case 'c': calib_path = optarg; break;
-        case 'E': TRY(coll_env_set(&env, optarg, e)); break;
-        case 'T': timeline = optarg; break;
-        case 'F': TRY(cli_parse_format(optarg, &fmt, e)); break;
-        case 'o': out_path = optarg; break;
-        case 'h': fputs(usage, stdout); return 0;
-        default: return err_set(e, ERR_USAGE, "bad option (collsim coll --help)");
-        }
-    }
-    if (optind + 1 != argc)
+    coll_args g;
+    memset(&g, 0, sizeof g);
+    g.topo = "rtxpro6000-8x-pcie5-2s";
+    g.out = "-";
+    g.minb = 8;
+    g.maxb = 128u << 20;
+    g.factor = 2;
+    g.fmt = REPORT_TABLE;
+    g.algo = ALGO_AUTO;
+    g.proto = PROTO_AUTO;
+    g.dtype = DTYPE_BF16;
+    g.env.p2p_level = -1;
+    const char *pos[2];
+    int npos;
+    int prc = cli_parse("collsim coll", synopsis, desc, options, &g, argc, argv, pos, 2, &npos, e);
+    if (prc == CLI_HELP_SHOWN)
+        return 0;
+    TRY(prc);
+    if (npos != 1)
         return err_set(e, ERR_USAGE, "coll: name one collective (collsim coll --help)");
     coll_kind kind;
-    if (coll_kind_parse(argv[optind], &kind))
-        return err_set(e, ERR_USAGE, "coll: unknown collective '%s'", argv[optind]);
-    if (!topo_name)
-        topo_name = "rtxpro6000-8x-pcie5-2s";
+    if (coll_kind_parse(pos[0], &kind))
+        return err_set(e, ERR_USAGE, "coll: unknown collective '%s'", pos[0]);
+    const char *topo_name = g.topo, *timeline = g.timeline, *out_path = g.out,
+               *calib_path = g.calib;
+    uint64_t minb = g.minb, maxb = g.maxb;
+    double factor = g.factor;
+    long ng = g.ng, channels = g.channels, root = g.root;
+    report_format fmt = g.fmt;
+    coll_algo algo = g.algo;
+    coll_proto proto = g.proto;
+    coll_dtype dtype = g.dtype;
+    int graph = g.graph;
+    nccl_env env = g.env;
     if (factor < 1.000001 && minb != maxb)
         return err_set(e, ERR_USAGE, "-f: factor must be > 1");
     if (minb > maxb)

@@ -1,7 +1,6 @@
 /* `collsim flows`: simulate a named point-to-point pattern (or an explicit
  * set of concurrent flows) and print per-flow and aggregate bandwidth and
  * time in the columns `hwcheck flows` writes, so the two compare row by row. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,13 +12,11 @@
 #include "sim/report.h"
 #include "validate/calib.h"
 
-static const char usage[] =
-    "usage: collsim flows [--topo T] (--pattern P [--gpus a,b,...] | --flows 0>4,1>6,h0>2)\n"
-    "         [--bytes N] [--op write|read|copy] [--calib FILE] [--format table|csv|json]\n"
-    "         [-o FILE]\n"
-    "       collsim flows --list\n"
+static const char synopsis[] =
+    "collsim flows [--topo T] (--pattern P [--gpus a,b,...] | --flows 0>4,1>6,h0>2) [options]";
+static const char desc[] =
     "Flows in one case run at the same time; the aggregate row (flow -1) gives their\n"
-    "total bandwidth. --bytes takes K/M/G (default 256M). Host memory of NUMA node k is hk.\n";
+    "total bytes over the time of the slowest. Host memory of NUMA node k is hk.";
 
 static const report_col cols[] = {
     {"case", NULL, 5, -1},  {"pattern", NULL, 12, -1}, {"op", NULL, 6, -1},
@@ -51,46 +48,73 @@ static int parse_gpus(const char *s, int *g, int *n, err *e)
     return 0;
 }
 
+/* What the options set. */
+typedef struct flows_args {
+    const char *topo, *pattern, *spec, *out, *calib;
+    uint64_t bytes;
+    flows_op op;
+    report_format fmt;
+    int gpus[256], ngpus, list;
+} flows_args;
+
+#define ARGS ((flows_args *)ctx)
+static int set_topo(void *ctx, const char *a, err *e) { (void)e; ARGS->topo = a; return 0; }
+static int set_pattern(void *ctx, const char *a, err *e) { (void)e; ARGS->pattern = a; return 0; }
+static int set_spec(void *ctx, const char *a, err *e) { (void)e; ARGS->spec = a; return 0; }
+static int set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
+static int set_calib(void *ctx, const char *a, err *e) { (void)e; ARGS->calib = a; return 0; }
+static int set_list(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->list = 1; return 0; }
+static int set_gpus(void *ctx, const char *a, err *e) { return parse_gpus(a, ARGS->gpus, &ARGS->ngpus, e); }
+static int set_bytes(void *ctx, const char *a, err *e) { return cli_parse_size("--bytes", a, &ARGS->bytes, e); }
+static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
+
+static int set_op(void *ctx, const char *a, err *e)
+{
+    return flows_op_parse(a, &ARGS->op) ? err_set(e, ERR_USAGE, "--op: '%s' (write, read or copy)", a) : 0;
+}
+#undef ARGS
+
+static const cli_opt options[] = {
+    {"topo", 't', "T", "preset (collsim topo list) or topology file; default rtxpro6000-8x-pcie5-2s", set_topo},
+    {"pattern", 0, "P", "a named pattern (--list)", set_pattern},
+    {"gpus", 0, "a,b,...", "the GPUs the pattern uses (default: all)", set_gpus},
+    {"flows", 0, "SPEC", "an explicit set of concurrent flows, SRC>DST,...", set_spec},
+    {"bytes", 0, "N", "bytes per flow (default 256M)", set_bytes},
+    {"op", 0, "OP", "write (default), read or copy", set_op},
+    {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", set_calib},
+    {"format", 0, "F", "table (default), csv or json", set_format},
+    {"output", 'o', "FILE", "write the report to FILE (default stdout)", set_out},
+    {"list", 0, NULL, "list the patterns", set_list},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
 int cmd_flows(int argc, char **argv, err *e)
 {
-    static const struct option opts[] = {
-        {"topo", required_argument, 0, 't'}, {"pattern", required_argument, 0, 'p'},
-        {"gpus", required_argument, 0, 'g'}, {"flows", required_argument, 0, 'F'},
-        {"bytes", required_argument, 0, 'b'}, {"op", required_argument, 0, 'O'},
-        {"format", required_argument, 0, 'f'}, {"output", required_argument, 0, 'o'},
-        {"list", no_argument, 0, 'l'}, {"calib", required_argument, 0, 'c'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *topo_name = "rtxpro6000-8x-pcie5-2s", *pattern = NULL, *spec = NULL;
-    const char *out_path = "-", *calib_path = NULL;
-    uint64_t bytes = 256u << 20;
-    flows_op op = FLOWS_WRITE;
-    report_format fmt = REPORT_TABLE;
-    int gpus[256], ngpus = 0;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "t:o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 't': topo_name = optarg; break;
-        case 'p': pattern = optarg; break;
-        case 'g': TRY(parse_gpus(optarg, gpus, &ngpus, e)); break;
-        case 'F': spec = optarg; break;
-        case 'b': TRY(cli_parse_size("--bytes", optarg, &bytes, e)); break;
-        case 'O':
-            if (flows_op_parse(optarg, &op))
-                return err_set(e, ERR_USAGE, "--op: '%s' (write, read or copy)", optarg);
-            break;
-        case 'f': TRY(cli_parse_format(optarg, &fmt, e)); break;
-        case 'o': out_path = optarg; break;
-        case 'c': calib_path = optarg; break;
-        case 'l':
-            for (int i = 0; flows_pattern_name(i); i++)
-                printf("%-12s %s\n", flows_pattern_name(i), flows_pattern_desc(i));
-            return 0;
-        case 'h': fputs(usage, stdout); return 0;
-        default: return err_set(e, ERR_USAGE, "bad option (collsim flows --help)");
-        }
+    flows_args g;
+    memset(&g, 0, sizeof g);
+    g.topo = "rtxpro6000-8x-pcie5-2s";
+    g.out = "-";
+    g.bytes = 256u << 20;
+    g.op = FLOWS_WRITE;
+    g.fmt = REPORT_TABLE;
+    const char *pos[1];
+    int npos;
+    int prc = cli_parse("collsim flows", synopsis, desc, options, &g, argc, argv, pos, 0, &npos, e);
+    if (prc == CLI_HELP_SHOWN)
+        return 0;
+    TRY(prc);
+    if (g.list) {
+        for (int i = 0; flows_pattern_name(i); i++)
+            printf("%-12s %s\n", flows_pattern_name(i), flows_pattern_desc(i));
+        return 0;
     }
-    if (optind != argc)
-        return err_set(e, ERR_USAGE, "flows: unexpected argument '%s'", argv[optind]);
+    const char *topo_name = g.topo, *pattern = g.pattern, *spec = g.spec, *out_path = g.out,
+               *calib_path = g.calib;
+    uint64_t bytes = g.bytes;
+    flows_op op = g.op;
+    report_format fmt = g.fmt;
+    const int *gpus = g.gpus;
+    int ngpus = g.ngpus;
     if (!pattern == !spec)
         return err_set(e, ERR_USAGE, "flows: give one of --pattern or --flows");
     topo *t = NULL;

@@ -95,6 +95,82 @@ int cli_parse_long(const char *what, const char *s, long lo, long hi, long *out,
     return 0;
 }
 
+void cli_help(FILE *f, const char *synopsis, const char *desc, const cli_opt *opts)
+{
+    fprintf(f, "usage: %s\n", synopsis);
+    if (desc && *desc)
+        fprintf(f, "%s\n", desc);
+    fputs("options:\n", f);
+    for (const cli_opt *o = opts; o->name; o++) {
+        char left[64];
+        int n = o->short_name ? snprintf(left, sizeof left, "-%c, --%s", o->short_name, o->name)
+                              : snprintf(left, sizeof left, "    --%s", o->name);
+        if (o->arg && n > 0 && (size_t)n < sizeof left)
+            snprintf(left + n, sizeof left - (size_t)n, " %s", o->arg);
+        fprintf(f, "  %-28s %s\n", left, o->help);
+    }
+    fprintf(f, "  %-28s %s\n", "-h, --help", "this help");
+}
+
+static const cli_opt *find_opt(const cli_opt *opts, const char *a, const char **inl)
+{
+    *inl = NULL;
+    if (a[0] == '-' && a[1] == '-') {
+        const char *name = a + 2, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        for (const cli_opt *o = opts; o->name; o++)
+            if (strlen(o->name) == len && !strncmp(o->name, name, len)) {
+                *inl = eq ? eq + 1 : NULL;
+                return o;
+            }
+        return NULL;
+    }
+    for (const cli_opt *o = opts; o->name; o++)
+        if (o->short_name && a[1] == o->short_name) {
+            *inl = a[2] ? a + 2 : NULL;
+            return o;
+        }
+    return NULL;
+}
+
+int cli_parse(const char *cmd, const char *synopsis, const char *desc, const cli_opt *opts,
+              void *ctx, int argc, char **argv, const char **pos, int maxpos, int *npos,
+              err *e)
+{
+    *npos = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            cli_help(stdout, synopsis, desc, opts);
+            return CLI_HELP_SHOWN;
+        }
+        if (a[0] != '-' || !a[1]) {
+            if (*npos >= maxpos)
+                return err_set(e, ERR_USAGE, "%s: unexpected argument '%s' (%s --help)", cmd, a,
+                               cmd);
+            pos[(*npos)++] = a;
+            continue;
+        }
+        const char *inl;
+        const cli_opt *o = find_opt(opts, a, &inl);
+        if (!o)
+            return err_set(e, ERR_USAGE, "%s: unknown option '%s' (%s --help)", cmd, a, cmd);
+        const char *val = NULL;
+        if (o->arg) {
+            if (inl)
+                val = inl;
+            else if (i + 1 < argc)
+                val = argv[++i];
+            else
+                return err_set(e, ERR_USAGE, "%s: option '%s' needs a value (%s)", cmd, a, o->arg);
+        } else if (inl) {
+            return err_set(e, ERR_USAGE, "%s: option '--%s' takes no value", cmd, o->name);
+        }
+        TRY(o->set(ctx, val, e));
+    }
+    return 0;
+}
+
 char *cli_command_line(char *buf, size_t n, const char *prog, int argc, char **argv)
 {
     size_t k = (size_t)snprintf(buf, n, "%s", prog);

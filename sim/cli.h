@@ -30,6 +30,31 @@ int cli_parse_size(const char *what, const char *s, uint64_t *out, err *e);
 int cli_parse_double(const char *what, const char *s, double *out, err *e);
 int cli_parse_long(const char *what, const char *s, long lo, long hi, long *out,
                    err *e);
+/* An option of a command: a static table of these drives parsing and --help.
+ * set() stores the value into the command's context (arg is NULL for a flag;
+ * a repeatable option accumulates); it returns 0 or ERR_USAGE naming the
+ * option. The table ends with a {NULL} entry. */
+typedef int cli_set_fn(void *ctx, const char *arg, err *e);
+typedef struct cli_opt {
+    const char *name;   /* long name without "--" */
+    char short_name;    /* 0 if none */
+    const char *arg;    /* placeholder ("N", "FILE"); NULL for a flag */
+    const char *help;   /* one line */
+    cli_set_fn *set;
+} cli_opt;
+
+enum { CLI_HELP_SHOWN = -1 };
+/* Parse argv[1..argc-1] against opts: "--name VALUE", "--name=VALUE", "-x VALUE",
+ * "-xVALUE"; other words are positional, stored in pos (at most maxpos) with
+ * their count in *npos. "--help"/"-h" prints cli_help to stdout and returns
+ * CLI_HELP_SHOWN. ERR_USAGE on an unknown option, a missing value or too many
+ * positionals (message names the command). */
+int cli_parse(const char *cmd, const char *synopsis, const char *desc, const cli_opt *opts,
+              void *ctx, int argc, char **argv, const char **pos, int maxpos, int *npos,
+              err *e);
+/* The help generated from a table: "usage: SYNOPSIS", desc, one line per option. */
+void cli_help(FILE *f, const char *synopsis, const char *desc, const cli_opt *opts);
+
 /* "prog arg1 arg2 ..." into buf (n bytes, truncated), for the command line
  * recorded in output files; returns buf. */
 char *cli_command_line(char *buf, size_t n, const char *prog, int argc, char **argv);

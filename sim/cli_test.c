@@ -75,12 +75,76 @@ static void test_report_json(void **state)
     free(buf);
 }
 
+typedef struct pctx {
+    const char *name;
+    long n;
+    int flag;
+    int nenv;
+} pctx;
+
+static int p_name(void *c, const char *a, err *e) { (void)e; ((pctx *)c)->name = a; return 0; }
+static int p_n(void *c, const char *a, err *e) { return cli_parse_long("-n", a, 0, 99, &((pctx *)c)->n, e); }
+static int p_flag(void *c, const char *a, err *e) { (void)a, (void)e; ((pctx *)c)->flag = 1; return 0; }
+static int p_env(void *c, const char *a, err *e) { (void)a, (void)e; ((pctx *)c)->nenv++; return 0; }
+
+static const cli_opt popts[] = {
+    {"name", 0, "S", "a name", p_name},
+    {"count", 'n', "N", "a count", p_n},
+    {"flag", 0, NULL, "a flag", p_flag},
+    {"env", 0, "X=Y", "repeatable", p_env},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static int parse(pctx *c, const char **pos, int *npos, err *e, int argc, char **argv)
+{
+    memset(c, 0, sizeof *c);
+    return cli_parse("t", "t [options]", "", popts, c, argc, argv, pos, 2, npos, e);
+}
+
+static void test_parse_table(void **state)
+{
+    (void)state;
+    err e = {0};
+    pctx c;
+    const char *pos[2];
+    int npos;
+    /* Every spelling of a value: "--opt V", "--opt=V", "-x V", "-xV"; flags take
+     * none; a repeatable option sees each use; other words are positional. */
+    char *a1[] = {"t", "--name", "x", "-n", "7", "--flag", "p1", "--env=A=1", "--env", "B=2", "p2"};
+    assert_int_equal(parse(&c, pos, &npos, &e, 11, a1), 0);
+    assert_string_equal(c.name, "x");
+    assert_int_equal(c.n, 7);
+    assert_int_equal(c.flag, 1);
+    assert_int_equal(c.nenv, 2);
+    assert_int_equal(npos, 2);
+    assert_string_equal(pos[1], "p2");
+    char *a2[] = {"t", "--name=y", "-n12"};
+    assert_int_equal(parse(&c, pos, &npos, &e, 3, a2), 0);
+    assert_string_equal(c.name, "y");
+    assert_int_equal(c.n, 12);
+    /* Errors are usage errors that name the option. */
+    char *a3[] = {"t", "--nmae", "x"};
+    assert_int_equal(parse(&c, pos, &npos, &e, 3, a3), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "unknown option '--nmae'"));
+    char *a4[] = {"t", "--name"};
+    assert_int_equal(parse(&c, pos, &npos, &e, 2, a4), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "needs a value"));
+    char *a5[] = {"t", "--flag=1"};
+    assert_int_equal(parse(&c, pos, &npos, &e, 2, a5), ERR_USAGE);
+    char *a6[] = {"t", "a", "b", "c"};
+    assert_int_equal(parse(&c, pos, &npos, &e, 4, a6), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "unexpected argument 'c'"));
+    char *a7[] = {"t", "-n", "100"};
+    assert_int_equal(parse(&c, pos, &npos, &e, 3, a7), ERR_USAGE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_report_csv),
         cmocka_unit_test(test_report_json),
+        cmocka_unit_test(test_parse_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
