@@ -3,6 +3,7 @@
  * text format, and import NCCL XML dumps or `nvidia-smi topo -m` output.
  * All tables go through the report writer; files through ofile. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,13 +12,6 @@
 #include "sim/ofile.h"
 
 enum { MATRIX_MAX_GPUS = 32, ROUTES_MAX_GPUS = 16 };
-
-static const char usage[] =
-    "usage: collsim topo show T [--routes] [--format table|csv|json]\n"
-    "       collsim topo list [--format table|csv|json]\n"
-    "       collsim topo export T [-o OUT]\n"
-    "       collsim topo import xml|smi FILE [-o OUT]\n"
-    "T is a preset name (collsim topo list) or a collsim-topo file.\n";
 
 static const char *const kind_names[TOPO_NKINDS] = {
     "gpu", "switch", "root", "cpu", "nvswitch", "hostmem",
@@ -230,68 +224,135 @@ static int write_out(const topo *t, const char *out, err *e)
     return ofile_commit(&o, e);
 }
 
+/* What the options set; each subcommand's table uses some of them. */
+typedef struct topo_args {
+    const char *out;
+    int routes;
+    report_format fmt;
+} topo_args;
+
+#define ARGS ((topo_args *)ctx)
+static int set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
+static int set_routes(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->routes = 1; return 0; }
+static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
+#undef ARGS
+
+static const cli_opt show_opts[] = {
+    {"routes", 0, NULL, "also every GPU route (up to 16 GPUs)", set_routes},
+    {"format", 0, "F", "table (default), csv or json", set_format},
+    {NULL, 0, NULL, NULL, NULL},
+};
+static const cli_opt list_opts[] = {
+    {"format", 0, "F", "table (default), csv or json", set_format},
+    {NULL, 0, NULL, NULL, NULL},
+};
+static const cli_opt file_opts[] = {
+    {"output", 'o', "OUT", "write the topology file to OUT (default stdout)", set_out},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static int run_show(const topo_args *a, const char **pos, err *e)
+{
+    return show(pos[0], a->routes, a->fmt, e);
+}
+
+static int run_list(const topo_args *a, const char **pos, err *e)
+{
+    (void)pos;
+    return list(a->fmt, e);
+}
+
+static int run_export(const topo_args *a, const char **pos, err *e)
+{
+    topo *t;
+    TRY(topo_load(pos[0], &t, e));
+    int rc = write_out(t, a->out, e);
+    topo_free(t);
+    return rc;
+}
+
+static int run_import(const topo_args *a, const char **pos, err *e)
+{
+    topo *t = NULL;
+    int rc;
+    if (!strcmp(pos[0], "xml")) {
+        rc = topo_import_xml(pos[1], &t, e);
+    } else if (!strcmp(pos[0], "smi")) {
+        FILE *f = !strcmp(pos[1], "-") ? stdin : fopen(pos[1], "r");
+        if (!f)
+            return err_set(e, ERR_INPUT, "%s: cannot open: %s", pos[1], strerror(errno));
+        rc = topo_import_smi(f, pos[1], &t, e);
+        if (f != stdin)
+            fclose(f);
+    } else {
+        return err_set(e, ERR_USAGE, "topo import: format must be xml or smi, not '%s'", pos[0]);
+    }
+    if (!rc)
+        rc = write_out(t, a->out, e);
+    topo_free(t);
+    return rc;
+}
+
+/* A subcommand: its words after `collsim topo`, its option table and how
+ * many positional arguments it takes. */
+typedef int topo_run_fn(const topo_args *a, const char **pos, err *e);
+typedef struct topo_sub {
+    const char *name, *cmd, *synopsis, *desc;
+    const cli_opt *opts;
+    int npos;
+    topo_run_fn *run;
+} topo_sub;
+
+static const topo_sub subs[] = {
+    {"show", "collsim topo show", "collsim topo show T [options]",
+     "Prints the parameters, nodes, links and the GPU path matrix of topology T:\n"
+     "a preset name (collsim topo list) or a collsim-topo file.",
+     show_opts, 1, run_show},
+    {"list", "collsim topo list", "collsim topo list [options]",
+     "Lists the topology presets and families.", list_opts, 0, run_list},
+    {"export", "collsim topo export", "collsim topo export T [options]",
+     "Writes topology T (a preset or a collsim-topo file) in the collsim-topo format.",
+     file_opts, 1, run_export},
+    {"import", "collsim topo import", "collsim topo import xml|smi FILE [options]",
+     "Converts an NCCL XML topology dump (xml) or `nvidia-smi topo -m` output (smi;\n"
+     "FILE - is stdin) to the collsim-topo format.",
+     file_opts, 2, run_import},
+    {NULL, NULL, NULL, NULL, NULL, 0, NULL},
+};
+
 int cmd_topo(int argc, char **argv, err *e)
 {
-    const char *pos[3] = {NULL, NULL, NULL};
-    int npos = 0, routes = 0;
-    const char *out = "-";
-    report_format fmt = REPORT_TABLE;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (!strcmp(a, "--format") || !strcmp(a, "-o")) {
-            if (i + 1 >= argc)
-                return err_set(e, ERR_USAGE, "topo: %s needs a value", a);
-            if (a[1] == 'o')
-                out = argv[++i];
-            else
-                TRY(cli_parse_format(argv[++i], &fmt, e));
-        } else if (!strcmp(a, "--routes")) {
-            routes = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return err_set(e, ERR_USAGE, "topo: unknown option '%s'\n%s", a, usage);
-        } else if (npos < 3) {
-            pos[npos++] = a;
-        } else {
-            return err_set(e, ERR_USAGE, "topo: too many arguments\n%s", usage);
+    const char *sub = argc > 1 ? argv[1] : NULL;
+    if (sub && (!strcmp(sub, "--help") || !strcmp(sub, "-h"))) {
+        for (const topo_sub *s = subs; s->name; s++) {
+            if (s != subs)
+                fputc('\n', stdout);
+            cli_help(stdout, s->synopsis, s->desc, s->opts);
         }
+        return 0;
     }
-    const char *sub = pos[0];
     if (!sub)
-        return err_set(e, ERR_USAGE, "topo: no subcommand\n%s", usage);
-    if (!strcmp(sub, "list") && npos == 1)
-        return list(fmt, e);
-    if (!strcmp(sub, "show") && npos == 2)
-        return show(pos[1], routes, fmt, e);
-    if (!strcmp(sub, "export") && npos == 2) {
-        topo *t;
-        TRY(topo_load(pos[1], &t, e));
-        int rc = write_out(t, out, e);
-        topo_free(t);
-        return rc;
+        return err_set(e, ERR_USAGE, "topo: no subcommand (show, list, export or import; "
+                       "collsim topo --help)");
+    if (sub[0] == '-')
+        return err_set(e, ERR_USAGE, "topo: option '%s' before the subcommand; options follow "
+                       "it: collsim topo show|list|export|import ... (collsim topo --help)", sub);
+    for (const topo_sub *s = subs; s->name; s++) {
+        if (strcmp(s->name, sub))
+            continue;
+        topo_args a = {"-", 0, REPORT_TABLE};
+        const char *pos[2] = {NULL, NULL};
+        int npos;
+        int prc = cli_parse(s->cmd, s->synopsis, s->desc, s->opts, &a, argc - 1, argv + 1, pos,
+                            s->npos, &npos, e);
+        if (prc == CLI_HELP_SHOWN)
+            return 0;
+        TRY(prc);
+        if (npos != s->npos)
+            return err_set(e, ERR_USAGE, "topo: bad arguments for '%s': usage: %s (%s --help)",
+                           sub, s->synopsis, s->cmd);
+        return s->run(&a, pos, e);
     }
-    if (!strcmp(sub, "import") && npos == 3) {
-        topo *t = NULL;
-        int rc;
-        if (!strcmp(pos[1], "xml")) {
-            rc = topo_import_xml(pos[2], &t, e);
-        } else if (!strcmp(pos[1], "smi")) {
-            FILE *f = !strcmp(pos[2], "-") ? stdin : fopen(pos[2], "r");
-            if (!f)
-                return err_set(e, ERR_INPUT, "%s: cannot open: %s", pos[2], strerror(errno));
-            rc = topo_import_smi(f, pos[2], &t, e);
-            if (f != stdin)
-                fclose(f);
-        } else {
-            return err_set(e, ERR_USAGE, "topo import: format must be xml or smi, not '%s'",
-                           pos[1]);
-        }
-        if (!rc)
-            rc = write_out(t, out, e);
-        topo_free(t);
-        return rc;
-    }
-    return err_set(e, ERR_USAGE, "topo: bad arguments for '%s'\n%s", sub, usage);
+    return err_set(e, ERR_USAGE, "topo: bad arguments for '%s': not a subcommand (show, list, "
+                   "export or import; collsim topo --help)", sub);
 }

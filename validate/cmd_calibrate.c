@@ -24,17 +24,47 @@
 
 enum { MAX_FILES = 256, MAX_PARAMS = 64 };
 
-static const char usage[] =
-    "usage: collsim calibrate MEAS... --topo T -o CALIB [--calib START] [--fit K1,K2,...]\n"
-    "                         [--fix K1,K2,...] [--patterns P1,P2,...] [--sizes S1,S2,...|MIN:MAX]\n"
-    "                         [--residuals] [--format table|csv|json]\n"
+static const char synopsis[] = "collsim calibrate MEAS... --topo T -o CALIB [options]";
+static const char desc[] =
     "MEAS are hwcheck p2p, flows, host or launch files (docs/formats.md). The fit\n"
     "starts from topology T (a preset or a collsim-topo file), with START applied if\n"
     "given, and writes the fitted parameters to CALIB (collsim-calib 1). --fit fits\n"
     "exactly these keys and fails if the data cannot determine one; otherwise the\n"
     "parameters the data can determine are chosen, and --fix keeps some out.\n"
     "--patterns and --sizes fit only the transfer cases of these patterns and sizes\n"
-    "(bytes per flow), so the rest can be held out for collsim validate.\n";
+    "(bytes per flow), so the rest can be held out for collsim validate.";
+
+/* What the options set. */
+typedef struct calibrate_args {
+    const char *topo, *out, *start, *fit, *fix, *patterns, *sizes;
+    int residuals;
+    report_format fmt;
+} calibrate_args;
+
+#define ARGS ((calibrate_args *)ctx)
+static int set_topo(void *ctx, const char *a, err *e) { (void)e; ARGS->topo = a; return 0; }
+static int set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
+static int set_start(void *ctx, const char *a, err *e) { (void)e; ARGS->start = a; return 0; }
+static int set_fit(void *ctx, const char *a, err *e) { (void)e; ARGS->fit = a; return 0; }
+static int set_fix(void *ctx, const char *a, err *e) { (void)e; ARGS->fix = a; return 0; }
+static int set_patterns(void *ctx, const char *a, err *e) { (void)e; ARGS->patterns = a; return 0; }
+static int set_sizes(void *ctx, const char *a, err *e) { (void)e; ARGS->sizes = a; return 0; }
+static int set_residuals(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->residuals = 1; return 0; }
+static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
+#undef ARGS
+
+static const cli_opt options[] = {
+    {"topo", 0, "T", "topology to start from: a preset or a collsim-topo file (required)", set_topo},
+    {"output", 'o', "CALIB", "write the fitted profile to CALIB (required)", set_out},
+    {"calib", 0, "START", "apply this calibration profile to T first", set_start},
+    {"fit", 0, "K1,K2,...", "fit exactly these parameters", set_fit},
+    {"fix", 0, "K1,K2,...", "keep these parameters at their values", set_fix},
+    {"patterns", 0, "P1,P2,...", "fit only transfer cases of these patterns", set_patterns},
+    {"sizes", 0, "SIZES", "fit only these bytes per flow: S1,S2,... or MIN:MAX (K/M/G)", set_sizes},
+    {"residuals", 0, NULL, "also print every point's residual", set_residuals},
+    {"format", 0, "F", "table (default), csv or json", set_format},
+    {NULL, 0, NULL, NULL, NULL},
+};
 
 typedef struct cand {
     char key[80];
@@ -158,7 +188,8 @@ static int candidates(const topo *t, const pts *p, cand *c, int *n, err *e)
 static int split_list(char *s, char **items, int max)
 {
     int n = 0;
-    for (char *p = strtok(s, ","); p && n < max; p = strtok(NULL, ","))
+    char *save = NULL;
+    for (char *p = strtok_r(s, ",", &save); p && n < max; p = strtok_r(NULL, ",", &save))
         items[n++] = p;
     return n;
 }
@@ -179,48 +210,24 @@ static const report_col res_cols[] = {
 
 int cmd_calibrate(int argc, char **argv, err *e)
 {
-    const char *topo_arg = NULL, *out_path = NULL, *start_path = NULL;
-    char *fit_list = NULL, *fix_list = NULL;
-    const char *sel_patterns = NULL, *sel_sizes = NULL;
-    const char *files[MAX_FILES];
-    int nfiles = 0, show_res = 0;
-    report_format fmt = REPORT_TABLE;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int more = i + 1 < argc;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (!strcmp(a, "--topo") && more) {
-            topo_arg = argv[++i];
-        } else if (!strcmp(a, "-o") && more) {
-            out_path = argv[++i];
-        } else if (!strcmp(a, "--calib") && more) {
-            start_path = argv[++i];
-        } else if (!strcmp(a, "--fit") && more) {
-            fit_list = argv[++i];
-        } else if (!strcmp(a, "--fix") && more) {
-            fix_list = argv[++i];
-        } else if (!strcmp(a, "--patterns") && more) {
-            sel_patterns = argv[++i];
-        } else if (!strcmp(a, "--sizes") && more) {
-            sel_sizes = argv[++i];
-        } else if (!strcmp(a, "--residuals")) {
-            show_res = 1;
-        } else if (!strcmp(a, "--format") && more) {
-            TRY(cli_parse_format(argv[++i], &fmt, e));
-        } else if (a[0] == '-' && a[1]) {
-            return err_set(e, ERR_USAGE, "calibrate: unknown or incomplete option '%s'\n%s", a,
-                           usage);
-        } else if (nfiles == MAX_FILES) {
-            return err_set(e, ERR_USAGE, "calibrate: more than %d files", MAX_FILES);
-        } else {
-            files[nfiles++] = a;
-        }
-    }
+    calibrate_args g = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, REPORT_TABLE};
+    const char *files[MAX_FILES + 1];
+    int nfiles;
+    /* One slot more than allowed, so that too many files get their own message. */
+    int prc = cli_parse("collsim calibrate", synopsis, desc, options, &g, argc, argv, files,
+                        MAX_FILES + 1, &nfiles, e);
+    if (prc == CLI_HELP_SHOWN)
+        return 0;
+    TRY(prc);
+    if (nfiles > MAX_FILES)
+        return err_set(e, ERR_USAGE, "calibrate: more than %d files", MAX_FILES);
+    const char *topo_arg = g.topo, *out_path = g.out, *start_path = g.start;
+    const char *sel_patterns = g.patterns, *sel_sizes = g.sizes;
+    int show_res = g.residuals;
+    report_format fmt = g.fmt;
     if (!nfiles || !topo_arg || !out_path)
-        return err_set(e, ERR_USAGE, "calibrate needs measurement files, --topo and -o\n%s",
-                       usage);
+        return err_set(e, ERR_USAGE, "calibrate needs measurement files, --topo and -o "
+                       "(collsim calibrate --help)");
     pts_filter filter;
     TRY(pts_filter_parse(sel_patterns, sel_sizes, &filter, e));
 
@@ -230,11 +237,13 @@ int cmd_calibrate(int argc, char **argv, err *e)
     calib *out = NULL;
     cand *c = calloc(MAX_PARAMS, sizeof *c);
     fit_param *fp = calloc(MAX_PARAMS, sizeof *fp);
+    /* Copies: split_list cuts them up. */
+    char *fit_list = g.fit ? strdup(g.fit) : NULL, *fix_list = g.fix ? strdup(g.fix) : NULL;
     int map[MAX_PARAMS + 1], nc = 0, rc = 0;
     double *resv = NULL, *pred = NULL;
     ctx x = {0};
     fit_result res = {0};
-    if (!c || !fp) {
+    if (!c || !fp || (g.fit && !fit_list) || (g.fix && !fix_list)) {
         rc = err_set(e, ERR_SYSTEM, "out of memory");
         goto done;
     }
@@ -502,6 +511,8 @@ done:
     free(pred);
     free(c);
     free(fp);
+    free(fit_list);
+    free(fix_list);
     pts_free(p);
     topo_free(t);
     for (int i = 0; i < nfiles; i++)

@@ -27,15 +27,45 @@
 
 enum { MAX_FILES = 256, MAX_ALGOS = 16, MAX_PANELS = 64, MAX_XOVER = 8 };
 
-static const char usage[] =
-    "usage: collsim validate MEAS... [--topo T] [--calib CALIB] [--plot OUT.svg]\n"
-    "                        [--max-median PCT] [--max-worst PCT] [--points]\n"
-    "                        [--patterns P1,P2,...] [--sizes S1,S2,...|MIN:MAX]\n"
-    "                        [--format table|csv|json]\n"
+static const char synopsis[] = "collsim validate MEAS... [options]";
+static const char desc[] =
     "MEAS: nccl-tests output as it is, or hwcheck coll, replay, p2p, flows, host and\n"
     "launch files. T defaults to the files' 'preset' metadata. --max-median and\n"
     "--max-worst fail (exit 1) when a data set's error exceeds them. --patterns and\n"
-    "--sizes keep only these transfer cases (pattern; bytes per flow).\n";
+    "--sizes keep only these transfer cases (pattern; bytes per flow).";
+
+/* What the options set. */
+typedef struct validate_args {
+    const char *topo, *calib, *plot, *patterns, *sizes;
+    double max_median, max_worst;
+    int points;
+    report_format fmt;
+} validate_args;
+
+#define ARGS ((validate_args *)ctx)
+static int set_topo(void *ctx, const char *a, err *e) { (void)e; ARGS->topo = a; return 0; }
+static int set_calib(void *ctx, const char *a, err *e) { (void)e; ARGS->calib = a; return 0; }
+static int set_plot(void *ctx, const char *a, err *e) { (void)e; ARGS->plot = a; return 0; }
+static int set_patterns(void *ctx, const char *a, err *e) { (void)e; ARGS->patterns = a; return 0; }
+static int set_sizes(void *ctx, const char *a, err *e) { (void)e; ARGS->sizes = a; return 0; }
+static int set_points(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->points = 1; return 0; }
+static int set_max_median(void *ctx, const char *a, err *e) { return cli_parse_double("--max-median", a, &ARGS->max_median, e); }
+static int set_max_worst(void *ctx, const char *a, err *e) { return cli_parse_double("--max-worst", a, &ARGS->max_worst, e); }
+static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
+#undef ARGS
+
+static const cli_opt options[] = {
+    {"topo", 0, "T", "preset or collsim-topo file (default: the files' 'preset')", set_topo},
+    {"calib", 0, "CALIB", "apply a calibration profile (collsim calibrate)", set_calib},
+    {"plot", 0, "OUT.svg", "plot predicted and measured time against size", set_plot},
+    {"max-median", 0, "PCT", "fail if a set's median |error| exceeds PCT percent", set_max_median},
+    {"max-worst", 0, "PCT", "fail if a set's worst |error| exceeds PCT percent", set_max_worst},
+    {"points", 0, NULL, "also print every compared point", set_points},
+    {"patterns", 0, "P1,P2,...", "keep only transfer cases of these patterns", set_patterns},
+    {"sizes", 0, "SIZES", "keep only these bytes per flow: S1,S2,... or MIN:MAX (K/M/G)", set_sizes},
+    {"format", 0, "F", "table (default), csv or json", set_format},
+    {NULL, 0, NULL, NULL, NULL},
+};
 
 /* One compared point of a data set. */
 typedef struct vpoint {
@@ -350,47 +380,24 @@ static const report_col point_cols[] = {
 
 int cmd_validate(int argc, char **argv, err *e)
 {
-    const char *topo_arg = NULL, *calib_path = NULL, *plot_path = NULL;
-    const char *sel_patterns = NULL, *sel_sizes = NULL;
-    const char *files[MAX_FILES];
-    int nfiles = 0, show_points = 0;
-    double max_median = INFINITY, max_worst = INFINITY;
-    report_format fmt = REPORT_TABLE;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int more = i + 1 < argc;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (!strcmp(a, "--topo") && more) {
-            topo_arg = argv[++i];
-        } else if (!strcmp(a, "--calib") && more) {
-            calib_path = argv[++i];
-        } else if (!strcmp(a, "--plot") && more) {
-            plot_path = argv[++i];
-        } else if (!strcmp(a, "--max-median") && more) {
-            TRY(cli_parse_double("--max-median", argv[++i], &max_median, e));
-        } else if (!strcmp(a, "--max-worst") && more) {
-            TRY(cli_parse_double("--max-worst", argv[++i], &max_worst, e));
-        } else if (!strcmp(a, "--patterns") && more) {
-            sel_patterns = argv[++i];
-        } else if (!strcmp(a, "--sizes") && more) {
-            sel_sizes = argv[++i];
-        } else if (!strcmp(a, "--points")) {
-            show_points = 1;
-        } else if (!strcmp(a, "--format") && more) {
-            TRY(cli_parse_format(argv[++i], &fmt, e));
-        } else if (a[0] == '-' && a[1]) {
-            return err_set(e, ERR_USAGE, "validate: unknown or incomplete option '%s'\n%s", a,
-                           usage);
-        } else if (nfiles == MAX_FILES) {
-            return err_set(e, ERR_USAGE, "validate: more than %d files", MAX_FILES);
-        } else {
-            files[nfiles++] = a;
-        }
-    }
+    validate_args va = {NULL, NULL, NULL, NULL, NULL, INFINITY, INFINITY, 0, REPORT_TABLE};
+    const char *files[MAX_FILES + 1];
+    int nfiles;
+    /* One slot more than allowed, so that too many files get their own message. */
+    int prc = cli_parse("collsim validate", synopsis, desc, options, &va, argc, argv, files,
+                        MAX_FILES + 1, &nfiles, e);
+    if (prc == CLI_HELP_SHOWN)
+        return 0;
+    TRY(prc);
+    if (nfiles > MAX_FILES)
+        return err_set(e, ERR_USAGE, "validate: more than %d files", MAX_FILES);
+    const char *topo_arg = va.topo, *calib_path = va.calib, *plot_path = va.plot;
+    const char *sel_patterns = va.patterns, *sel_sizes = va.sizes;
+    int show_points = va.points;
+    double max_median = va.max_median, max_worst = va.max_worst;
+    report_format fmt = va.fmt;
     if (!nfiles)
-        return err_set(e, ERR_USAGE, "validate needs measurement files\n%s", usage);
+        return err_set(e, ERR_USAGE, "validate needs measurement files (collsim validate --help)");
     pts_filter filter;
     TRY(pts_filter_parse(sel_patterns, sel_sizes, &filter, e));
 
