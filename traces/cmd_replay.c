@@ -12,63 +12,89 @@
 #include "traces/replay.h"
 #include "validate/calib.h"
 
-static const char usage[] =
-    "usage: collsim replay TRACE... [--topo T] [--calib FILE] [--allreduce ALG] [--proto P]\n"
-    "                      [--env NCCL_X=Y]... [--graph 0|1] [--measured]\n"
-    "                      [--compute-scale X] [--timeline OUT.json]\n"
-    "                      [--format table|csv|json]\n"
-    "  ALG: ring|tree|oneshot|twoshot|oneshot-push|twoshot-push|auto (auto: as the trace)\n"
-    "  --measured: use captured collective times (measured_us) where a trace has them\n";
+static const char synopsis[] = "collsim replay TRACE... [options]";
+static const char desc[] =
+    "Predicts each trace on a topology and prints one row per trace (the columns of\n"
+    "hwcheck's replay measurements); identical collectives are predicted once.";
+
+/* What the options set. */
+typedef struct replay_args {
+    const char *topo, *timeline, *calib;
+    replay_opts o;
+    report_format fmt;
+} replay_args;
+
+#define ARGS ((replay_args *)ctx)
+static int set_topo(void *ctx, const char *a, err *e) { (void)e; ARGS->topo = a; return 0; }
+static int set_calib(void *ctx, const char *a, err *e) { (void)e; ARGS->calib = a; return 0; }
+static int set_timeline(void *ctx, const char *a, err *e) { (void)e; ARGS->timeline = a; return 0; }
+static int set_measured(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->o.measured = 1; return 0; }
+static int set_env(void *ctx, const char *a, err *e) { return coll_env_set(&ARGS->o.env, a, e); }
+static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
+
+static int set_allreduce(void *ctx, const char *a, err *e)
+{
+    return coll_algo_parse(a, &ARGS->o.allreduce) ? err_set(e, ERR_USAGE, "--allreduce: unknown algorithm '%s'", a) : 0;
+}
+
+static int set_proto(void *ctx, const char *a, err *e)
+{
+    return coll_proto_parse(a, &ARGS->o.proto) ? err_set(e, ERR_USAGE, "--proto: unknown protocol '%s'", a) : 0;
+}
+
+static int set_graph(void *ctx, const char *a, err *e)
+{
+    long n;
+    TRY(cli_parse_long("--graph", a, 0, 1, &n, e));
+    ARGS->o.graph = (int)n;
+    return 0;
+}
+
+static int set_compute_scale(void *ctx, const char *a, err *e)
+{
+    TRY(cli_parse_double("--compute-scale", a, &ARGS->o.compute_scale, e));
+    return ARGS->o.compute_scale > 0 ? 0 : err_set(e, ERR_USAGE, "--compute-scale must be > 0");
+}
+#undef ARGS
+
+static const cli_opt options[] = {
+    {"topo", 0, "T", "preset (collsim topo list) or topology file; default rtxpro6000-8x-pcie5-2s", set_topo},
+    {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", set_calib},
+    {"allreduce", 0, "ALG", "ring, tree, oneshot, twoshot, oneshot-push, twoshot-push, auto (default: as the trace)", set_allreduce},
+    {"proto", 0, "P", "LL, LL128, Simple, auto (default)", set_proto},
+    {"env", 0, "NCCL_X=Y", "an NCCL setting (repeatable)", set_env},
+    {"graph", 0, "0|1", "CUDA graphs off or on (default: as the trace)", set_graph},
+    {"measured", 0, NULL, "use captured collective times (measured_us) where a trace has them", set_measured},
+    {"compute-scale", 0, "X", "multiply compute times by X (default 1)", set_compute_scale},
+    {"timeline", 0, "OUT.json", "Perfetto timeline of the first cycle of the first trace", set_timeline},
+    {"format", 0, "F", "table (default), csv or json", set_format},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+enum { MAX_TRACES = 256 };
 
 int cmd_replay(int argc, char **argv, err *e)
 {
-    const char *topo_name = "rtxpro6000-8x-pcie5-2s", *tl_path = NULL, *calib_path = NULL;
-    const char *files[256];
-    int nfiles = 0;
-    replay_opts o;
-    replay_opts_init(&o);
-    report_format fmt = REPORT_TABLE;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int more = i + 1 < argc;
-        long n;
-        if (!strcmp(a, "--topo") && more)
-            topo_name = argv[++i];
-        else if (!strcmp(a, "--calib") && more)
-            calib_path = argv[++i];
-        else if (!strcmp(a, "--allreduce") && more) {
-            if (coll_algo_parse(argv[++i], &o.allreduce) != 0)
-                return err_set(e, ERR_USAGE, "--allreduce: unknown algorithm '%s'", argv[i]);
-        } else if (!strcmp(a, "--proto") && more) {
-            if (coll_proto_parse(argv[++i], &o.proto) != 0)
-                return err_set(e, ERR_USAGE, "--proto: unknown protocol '%s'", argv[i]);
-        } else if (!strcmp(a, "--env") && more)
-            TRY(coll_env_set(&o.env, argv[++i], e));
-        else if (!strcmp(a, "--graph") && more) {
-            TRY(cli_parse_long("--graph", argv[++i], 0, 1, &n, e));
-            o.graph = (int)n;
-        } else if (!strcmp(a, "--measured"))
-            o.measured = 1;
-        else if (!strcmp(a, "--compute-scale") && more) {
-            TRY(cli_parse_double("--compute-scale", argv[++i], &o.compute_scale, e));
-            if (!(o.compute_scale > 0))
-                return err_set(e, ERR_USAGE, "--compute-scale must be > 0");
-        } else if (!strcmp(a, "--timeline") && more)
-            tl_path = argv[++i];
-        else if (!strcmp(a, "--format") && more)
-            TRY(cli_parse_format(argv[++i], &fmt, e));
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (a[0] == '-' && a[1])
-            return err_set(e, ERR_USAGE, "replay: unknown or incomplete option '%s'\n%s", a, usage);
-        else if (nfiles == 256)
-            return err_set(e, ERR_USAGE, "replay: at most 256 traces");
-        else
-            files[nfiles++] = a;
-    }
+    replay_args g;
+    memset(&g, 0, sizeof g);
+    g.topo = "rtxpro6000-8x-pcie5-2s";
+    replay_opts_init(&g.o);
+    g.fmt = REPORT_TABLE;
+    /* one more than allowed, so that too many traces get their own message */
+    const char *files[MAX_TRACES + 1];
+    int nfiles;
+    int prc = cli_parse("collsim replay", synopsis, desc, options, &g, argc, argv, files,
+                        MAX_TRACES + 1, &nfiles, e);
+    if (prc == CLI_HELP_SHOWN)
+        return 0;
+    TRY(prc);
+    if (nfiles > MAX_TRACES)
+        return err_set(e, ERR_USAGE, "replay: at most %d traces", MAX_TRACES);
     if (nfiles == 0)
-        return err_set(e, ERR_USAGE, "replay: no trace given\n%s", usage);
+        return err_set(e, ERR_USAGE, "replay: no trace given (collsim replay --help)");
+    const char *topo_name = g.topo, *tl_path = g.timeline, *calib_path = g.calib;
+    const replay_opts o = g.o;
+    report_format fmt = g.fmt;
     topo *t = NULL;
     TRY(calib_path ? calib_load_topo(topo_name, calib_path, &t, e) : topo_load(topo_name, &t, e));
     coll_ctx *c = coll_ctx_new(t);

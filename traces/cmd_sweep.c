@@ -18,20 +18,11 @@
 #include "traces/sweep_mpi.h"
 #include "traces/sweep_whatif.h"
 
-static const char usage[] =
-    "usage: collsim sweep GRID [-o OUT.csv] [--jsonl OUT.jsonl] [-j N] [--resume]\n"
-    "                          [--format table|csv|json] [--stop-after N]\n"
-    "  Run every point of GRID (docs/formats.md \"Sweep grid\", docs/sweep.md):\n"
-    "  scenario points through what-if, trace points through replay.\n"
-    "  -o OUT.csv     write the rows as csv (through OUT.csv.part until complete)\n"
-    "  --jsonl FILE   also write them as json lines (needs -o)\n"
-    "  -j N           worker processes on this machine (default: every core we may\n"
-    "                 use; 1 per rank under mpirun)\n"
-    "  --resume       continue an interrupted sweep: keep the rows of OUT.csv.part\n"
-    "  --format F     stdout without -o: table (default), csv or json\n"
-    "  --stop-after N stop after N new rows, as if interrupted (for tests)\n"
-    "  --keys         list the knobs of trace points (scenario knobs: whatif --keys)\n"
-    "  Under mpirun, ranks share the grid and rank 0 writes. Exit 1 if runs failed.\n";
+static const char synopsis[] = "collsim sweep GRID [options]";
+static const char desc[] =
+    "Runs every point of GRID (docs/formats.md \"Sweep grid\", docs/sweep.md): scenario\n"
+    "points through what-if, trace points through replay. Under mpirun, ranks share\n"
+    "the grid and rank 0 writes. Exit 1 if runs failed.";
 
 static double now_s(void)
 {
@@ -88,6 +79,7 @@ static int list_keys(void)
     return 0;
 }
 
+/* What the options set. */
 typedef struct args {
     const char *grid, *out, *jsonl;
     long jobs, stop_after;
@@ -95,43 +87,40 @@ typedef struct args {
     report_format fmt;
 } args;
 
+#define ARGS ((args *)ctx)
+static int set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
+static int set_jsonl(void *ctx, const char *a, err *e) { (void)e; ARGS->jsonl = a; return 0; }
+static int set_resume(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->resume = 1; return 0; }
+static int set_keys(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->keys = 1; return 0; }
+static int set_jobs(void *ctx, const char *a, err *e) { return cli_parse_long("-j", a, 1, 4096, &ARGS->jobs, e); }
+static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
+static int set_stop_after(void *ctx, const char *a, err *e) { return cli_parse_long("--stop-after", a, 1, 1L << 40, &ARGS->stop_after, e); }
+#undef ARGS
+
+static const cli_opt options[] = {
+    {"output", 'o', "OUT.csv", "write the rows as csv (through OUT.csv.part until complete)", set_out},
+    {"jsonl", 0, "FILE", "also write them as json lines (needs -o)", set_jsonl},
+    {"jobs", 'j', "N", "workers on this machine (default: the cores we may use; 1 per rank under mpirun)", set_jobs},
+    {"resume", 0, NULL, "continue an interrupted sweep: keep the rows of OUT.csv.part", set_resume},
+    {"format", 0, "F", "stdout without -o: table (default), csv or json", set_format},
+    {"stop-after", 0, "N", "stop after N new rows, as if interrupted (for tests)", set_stop_after},
+    {"keys", 0, NULL, "list the knobs of trace points (scenario knobs: whatif --keys)", set_keys},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+/* 0, CLI_HELP_SHOWN after --help, or ERR_USAGE. */
 static int parse_args(int argc, char **argv, args *a, err *e)
 {
     *a = (args){.fmt = REPORT_TABLE};
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes = !strcmp(s, "-o") || !strcmp(s, "--jsonl") || !strcmp(s, "-j") ||
-                    !strcmp(s, "--format") || !strcmp(s, "--stop-after");
-        if (takes && !v)
-            return err_set(e, ERR_USAGE, "%s needs a value", s);
-        if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
-            fputs(usage, stdout);
-            printf("  MPI: %s\n", sweep_mpi_built() ? "yes" : "no (rebuild with make MPI=1)");
-            return -1;
-        } else if (!strcmp(s, "-o")) {
-            a->out = v;
-        } else if (!strcmp(s, "--jsonl")) {
-            a->jsonl = v;
-        } else if (!strcmp(s, "-j")) {
-            TRY(cli_parse_long("-j", v, 1, 4096, &a->jobs, e));
-        } else if (!strcmp(s, "--format")) {
-            TRY(cli_parse_format(v, &a->fmt, e));
-        } else if (!strcmp(s, "--stop-after")) {
-            TRY(cli_parse_long("--stop-after", v, 1, 1L << 40, &a->stop_after, e));
-        } else if (!strcmp(s, "--resume")) {
-            a->resume = 1;
-        } else if (!strcmp(s, "--keys")) {
-            a->keys = 1;
-        } else if (s[0] == '-' && s[1]) {
-            return err_set(e, ERR_USAGE, "sweep: unknown option '%s' (try --help)", s);
-        } else if (!a->grid) {
-            a->grid = s;
-        } else {
-            return err_set(e, ERR_USAGE, "sweep: one grid file only ('%s')", s);
-        }
-        i += takes;
-    }
+    const char *pos[2];   /* one more than allowed, to name the extra one */
+    int npos;
+    int rc = cli_parse("collsim sweep", synopsis, desc, options, a, argc, argv, pos, 2, &npos, e);
+    if (rc == CLI_HELP_SHOWN)
+        printf("MPI: %s\n", sweep_mpi_built() ? "yes" : "no (rebuild with make MPI=1)");
+    TRY(rc);
+    if (npos > 1)
+        return err_set(e, ERR_USAGE, "sweep: one grid file only ('%s')", pos[1]);
+    a->grid = npos ? pos[0] : NULL;
     if (a->keys)
         return 0;
     if (!a->grid)
@@ -169,7 +158,7 @@ int cmd_sweep(int argc, char **argv, err *e)
     args a;
     int rc = parse_args(argc, argv, &a, e);
     if (rc)
-        return rc < 0 ? 0 : rc;
+        return rc == CLI_HELP_SHOWN ? 0 : rc;
     if (a.keys)
         return list_keys();
     /* Every rank checks the grid; only the first says what is wrong. */

@@ -14,15 +14,6 @@
 #include "traces/trace.h"
 #include "traces/whatif.h"
 
-static const char usage[] =
-    "usage: collsim trace gen [--model kimi-k2|SCENARIO] [--mode decode|eagle3] [--cycles N]\n"
-    "                         [--seed S] [--set KEY=VALUE]... -o OUT\n"
-    "       collsim trace import kineto FILE... -o OUT [--tokens-per-cycle X]\n"
-    "                         [--default-bytes B] [--format table|csv|json]\n"
-    "       collsim trace show TRACE [--format table|csv|json]\n"
-    "gen keys are the what-if knobs (collsim whatif --keys); accept_hist samples\n"
-    "per cycle with a fixed-seed generator, so the output is reproducible.\n";
-
 /* splitmix64: small, deterministic, good enough for sampling accept lengths */
 static uint64_t rng_next(uint64_t *s)
 {
@@ -37,36 +28,62 @@ static int sink_writer(void *arg, const trace_op *op, err *e)
     return trace_write_op(arg, op, e);
 }
 
+static const char gen_synopsis[] = "collsim trace gen [options] -o OUT";
+static const char gen_desc[] =
+    "Writes --cycles cycles of a scenario as a trace (gzipped if OUT ends in .gz). The\n"
+    "--set keys are the what-if knobs (collsim whatif --keys); accept_hist samples per\n"
+    "cycle with a fixed-seed generator, so the output is reproducible.";
+
+enum { GEN_MAX_SETS = 64 };
+
+/* What the options of gen set. */
+typedef struct gen_args {
+    const char *model, *mode, *out;
+    long cycles, seed;
+    const char *sets[GEN_MAX_SETS];
+    int nsets;
+} gen_args;
+
+#define ARGS ((gen_args *)ctx)
+static int gen_set_model(void *ctx, const char *a, err *e) { (void)e; ARGS->model = a; return 0; }
+static int gen_set_mode(void *ctx, const char *a, err *e) { (void)e; ARGS->mode = a; return 0; }
+static int gen_set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
+static int gen_set_cycles(void *ctx, const char *a, err *e) { return cli_parse_long("--cycles", a, 1, 100000000, &ARGS->cycles, e); }
+static int gen_set_seed(void *ctx, const char *a, err *e) { return cli_parse_long("--seed", a, 0, 1L << 62, &ARGS->seed, e); }
+
+static int gen_set_set(void *ctx, const char *a, err *e)
+{
+    if (ARGS->nsets == GEN_MAX_SETS)
+        return err_set(e, ERR_USAGE, "too many --set");
+    ARGS->sets[ARGS->nsets++] = a;
+    return 0;
+}
+#undef ARGS
+
+static const cli_opt gen_options[] = {
+    {"model", 0, "M", "kimi-k2 (default) or a what-if scenario (name or file)", gen_set_model},
+    {"mode", 0, "MODE", "decode or eagle3 (default: the scenario's)", gen_set_mode},
+    {"cycles", 0, "N", "cycles to write (default 100)", gen_set_cycles},
+    {"seed", 0, "S", "seed of the accept_hist sampler (default 1)", gen_set_seed},
+    {"set", 0, "KEY=VALUE", "a what-if knob (repeatable)", gen_set_set},
+    {"output", 'o', "OUT", "the trace to write (required)", gen_set_out},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
 static int cmd_gen(int argc, char **argv, err *e)
 {
-    const char *model = "kimi-k2", *out = NULL, *mode = NULL;
-    long cycles = 100, seed = 1;
-    const char *sets[64];
-    int nsets = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int more = i + 1 < argc;
-        if (!strcmp(a, "--model") && more)
-            model = argv[++i];
-        else if (!strcmp(a, "--mode") && more)
-            mode = argv[++i];
-        else if (!strcmp(a, "--cycles") && more)
-            TRY(cli_parse_long("--cycles", argv[++i], 1, 100000000, &cycles, e));
-        else if (!strcmp(a, "--seed") && more)
-            TRY(cli_parse_long("--seed", argv[++i], 0, 1L << 62, &seed, e));
-        else if (!strcmp(a, "--set") && more) {
-            if (nsets == 64)
-                return err_set(e, ERR_USAGE, "too many --set");
-            sets[nsets++] = argv[++i];
-        } else if (!strcmp(a, "-o") && more)
-            out = argv[++i];
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        } else
-            return err_set(e, ERR_USAGE, "trace gen: unknown or incomplete option '%s'\n%s", a,
-                           usage);
-    }
+    gen_args g = {.model = "kimi-k2", .cycles = 100, .seed = 1};
+    const char *pos[1];
+    int npos;
+    int prc = cli_parse("collsim trace gen", gen_synopsis, gen_desc, gen_options, &g, argc, argv,
+                        pos, 0, &npos, e);
+    if (prc == CLI_HELP_SHOWN)
+        return 0;
+    TRY(prc);
+    const char *model = g.model, *out = g.out, *mode = g.mode;
+    long cycles = g.cycles, seed = g.seed;
+    const char *const *sets = g.sets;
+    int nsets = g.nsets;
     if (!out)
         return err_set(e, ERR_USAGE, "trace gen: -o OUT is required");
     whatif_scenario s;
@@ -141,36 +158,61 @@ static int cmd_gen(int argc, char **argv, err *e)
     return trace_writer_commit(w, e);
 }
 
+static const char import_synopsis[] = "collsim trace import kineto FILE... -o OUT [options]";
+static const char import_desc[] =
+    "Reads PyTorch profiler (Kineto) JSON, plain or gzipped, one file per rank (docs/traces.md),\n"
+    "writes the trace of the lowest rank and prints one row per file.";
+
+enum { IMPORT_MAX_FILES = 1024 };
+
+/* What the options of import set. */
+typedef struct import_args {
+    const char *out;
+    kineto_opts o;
+    report_format fmt;
+} import_args;
+
+#define ARGS ((import_args *)ctx)
+static int import_set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
+static int import_set_bytes(void *ctx, const char *a, err *e) { return cli_parse_size("--default-bytes", a, &ARGS->o.default_bytes, e); }
+static int import_set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
+
+static int import_set_tokens(void *ctx, const char *a, err *e)
+{
+    TRY(cli_parse_double("--tokens-per-cycle", a, &ARGS->o.tokens_per_cycle, e));
+    return ARGS->o.tokens_per_cycle > 0 ? 0 : err_set(e, ERR_USAGE, "--tokens-per-cycle must be > 0");
+}
+#undef ARGS
+
+static const cli_opt import_options[] = {
+    {"output", 'o', "OUT", "the trace to write (required)", import_set_out},
+    {"tokens-per-cycle", 0, "X", "tokens per cycle where a step does not say (default 1)", import_set_tokens},
+    {"default-bytes", 0, "B", "size of collectives whose size is not found (default 0: left 0)", import_set_bytes},
+    {"format", 0, "F", "the summary as table (default), csv or json", import_set_format},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
 static int cmd_import(int argc, char **argv, err *e)
 {
-    if (argc < 2 || strcmp(argv[1], "kineto") != 0)
-        return err_set(e, ERR_USAGE, "trace import: the only importer is 'kineto'\n%s", usage);
-    const char *out = NULL;
-    const char *files[1024];
-    int nfiles = 0;
-    kineto_opts o = {1.0, 0};
-    report_format fmt = REPORT_TABLE;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        int more = i + 1 < argc;
-        if (!strcmp(a, "-o") && more)
-            out = argv[++i];
-        else if (!strcmp(a, "--tokens-per-cycle") && more) {
-            TRY(cli_parse_double("--tokens-per-cycle", argv[++i], &o.tokens_per_cycle, e));
-            if (!(o.tokens_per_cycle > 0))
-                return err_set(e, ERR_USAGE, "--tokens-per-cycle must be > 0");
-        } else if (!strcmp(a, "--default-bytes") && more)
-            TRY(cli_parse_size("--default-bytes", argv[++i], &o.default_bytes, e));
-        else if (!strcmp(a, "--format") && more)
-            TRY(cli_parse_format(argv[++i], &fmt, e));
-        else if (a[0] == '-' && a[1])
-            return err_set(e, ERR_USAGE, "trace import: unknown or incomplete option '%s'", a);
-        else {
-            if (nfiles == 1024)
-                return err_set(e, ERR_USAGE, "more than 1024 files");
-            files[nfiles++] = a;
-        }
-    }
+    import_args g = {.o = {1.0, 0}, .fmt = REPORT_TABLE};
+    /* "kineto", the files, and one more so that too many get their own message */
+    const char *pos[IMPORT_MAX_FILES + 2];
+    int npos;
+    int prc = cli_parse("collsim trace import", import_synopsis, import_desc, import_options, &g,
+                        argc, argv, pos, IMPORT_MAX_FILES + 2, &npos, e);
+    if (prc == CLI_HELP_SHOWN)
+        return 0;
+    TRY(prc);
+    if (npos < 1 || strcmp(pos[0], "kineto") != 0)
+        return err_set(e, ERR_USAGE,
+                       "trace import: the only importer is 'kineto' (collsim trace import --help)");
+    if (npos - 1 > IMPORT_MAX_FILES)
+        return err_set(e, ERR_USAGE, "more than %d files", IMPORT_MAX_FILES);
+    const char *out = g.out;
+    const char *const *files = pos + 1;
+    int nfiles = npos - 1;
+    const kineto_opts o = g.o;
+    report_format fmt = g.fmt;
     if (!out || nfiles == 0)
         return err_set(e, ERR_USAGE, "trace import kineto: FILE... and -o OUT are required");
     kineto_rank **ranks = calloc((size_t)nfiles, sizeof *ranks);
@@ -241,22 +283,35 @@ typedef struct show_size {
     long n;
 } show_size;
 
+static const char show_synopsis[] = "collsim trace show TRACE [options]";
+static const char show_desc[] =
+    "Prints a trace's metadata, its ops by kind, compute time per phase and the\n"
+    "distinct collectives with their counts.";
+
+#define ARGS ((report_format *)ctx)
+static int show_set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, ARGS, e); }
+#undef ARGS
+
+static const cli_opt show_options[] = {
+    {"format", 0, "F", "table (default), csv or json", show_set_format},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
 static int cmd_show(int argc, char **argv, err *e)
 {
-    const char *path = NULL;
     report_format fmt = REPORT_TABLE;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--format") && i + 1 < argc)
-            TRY(cli_parse_format(argv[++i], &fmt, e));
-        else if (argv[i][0] == '-' && argv[i][1])
-            return err_set(e, ERR_USAGE, "trace show: unknown option '%s'", argv[i]);
-        else if (!path)
-            path = argv[i];
-        else
-            return err_set(e, ERR_USAGE, "trace show: one trace at a time");
-    }
-    if (!path)
+    const char *pos[2];   /* one more than allowed, to say why */
+    int npos;
+    int prc = cli_parse("collsim trace show", show_synopsis, show_desc, show_options, &fmt, argc,
+                        argv, pos, 2, &npos, e);
+    if (prc == CLI_HELP_SHOWN)
+        return 0;
+    TRY(prc);
+    if (npos > 1)
+        return err_set(e, ERR_USAGE, "trace show: one trace at a time");
+    if (npos == 0)
         return err_set(e, ERR_USAGE, "trace show: TRACE is required");
+    const char *path = pos[0];
     trace_reader *tr;
     TRY(trace_open(path, &tr, e));
     long cycles = 0, count[OP_N] = {0}, kernels = 0;
@@ -349,17 +404,34 @@ static int cmd_show(int argc, char **argv, err *e)
     return rc;
 }
 
+/* The subcommands; `collsim trace --help` lists their synopses. */
+typedef struct trace_sub {
+    const char *name, *synopsis;
+    cli_run_fn *run;
+} trace_sub;
+
+static const trace_sub subs[] = {
+    {"gen", gen_synopsis, cmd_gen},
+    {"import", import_synopsis, cmd_import},
+    {"show", show_synopsis, cmd_show},
+    {NULL, NULL, NULL},
+};
+
+static void trace_usage(void)
+{
+    for (const trace_sub *t = subs; t->name; t++)
+        printf("%s %s\n", t == subs ? "usage:" : "      ", t->synopsis);
+    printf("options of each: collsim trace gen|import|show --help\n");
+}
+
 int cmd_trace(int argc, char **argv, err *e)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        fputs(usage, stdout);
+        trace_usage();
         return argc < 2 ? err_set(e, ERR_USAGE, "trace: gen, import or show?") : 0;
     }
-    if (!strcmp(argv[1], "gen"))
-        return cmd_gen(argc - 1, argv + 1, e);
-    if (!strcmp(argv[1], "import"))
-        return cmd_import(argc - 1, argv + 1, e);
-    if (!strcmp(argv[1], "show"))
-        return cmd_show(argc - 1, argv + 1, e);
+    for (const trace_sub *t = subs; t->name; t++)
+        if (!strcmp(argv[1], t->name))
+            return t->run(argc - 1, argv + 1, e);
     return err_set(e, ERR_USAGE, "trace: unknown subcommand '%s' (gen, import, show)", argv[1]);
 }

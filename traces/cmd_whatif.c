@@ -13,11 +13,10 @@
 
 enum { MAX_VARY = 8, MAX_VALS = 32, MAX_SETS = 64 };
 
-static const char usage[] =
-    "usage: collsim whatif [--scenario NAME|FILE] [--calib FILE] [--set KEY=VALUE]...\n"
-    "                      [--vary KEY=V1,V2,...]... [--solve accept_len|allreduce_us]\n"
-    "                      [--breakdown] [--format table|csv|json] [--keys] [--list]\n"
-    "  default scenario: kimi-k2-eagle3-8x-pcie5 (docs/scenario.md)\n";
+static const char synopsis[] = "collsim whatif [options]";
+static const char desc[] =
+    "Runs a scenario (docs/scenario.md) for every combination of the varied knobs, the\n"
+    "first --vary changing slowest: one row per variant, speedup against variant 0.";
 
 typedef struct vary {
     char key[64];
@@ -39,74 +38,98 @@ static int split_kv(const char *arg, char *key, size_t kn, const char **val, cha
     return 0;
 }
 
+/* What the options set. --set and --calib are applied in command-line order
+ * once the scenario is loaded; --vary values are split when given. */
+typedef struct whatif_args {
+    const char *scen, *solve;
+    const char *sets[MAX_SETS];
+    char calib_set[MAX_SETS][WHATIF_STR + 8];  /* --calib FILE as "calib=FILE" */
+    int nsets, nvary, breakdown, keys, list;
+    vary vs[MAX_VARY];
+    report_format fmt;
+} whatif_args;
+
+#define ARGS ((whatif_args *)ctx)
+static int set_scenario(void *ctx, const char *a, err *e) { (void)e; ARGS->scen = a; return 0; }
+static int set_solve(void *ctx, const char *a, err *e) { (void)e; ARGS->solve = a; return 0; }
+static int set_breakdown(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->breakdown = 1; return 0; }
+static int set_keys(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->keys = 1; return 0; }
+static int set_list(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->list = 1; return 0; }
+static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
+
+static int set_set(void *ctx, const char *a, err *e)
+{
+    if (ARGS->nsets == MAX_SETS)
+        return err_set(e, ERR_USAGE, "too many --set");
+    ARGS->sets[ARGS->nsets++] = a;
+    return 0;
+}
+
+/* Same as --set calib=FILE. */
+static int set_calib(void *ctx, const char *a, err *e)
+{
+    if (ARGS->nsets == MAX_SETS)
+        return err_set(e, ERR_USAGE, "too many --set");
+    char *kv = ARGS->calib_set[ARGS->nsets];
+    snprintf(kv, sizeof ARGS->calib_set[0], "calib=%s", a);
+    ARGS->sets[ARGS->nsets++] = kv;
+    return 0;
+}
+
+static int set_vary(void *ctx, const char *a, err *e)
+{
+    if (ARGS->nvary == MAX_VARY)
+        return err_set(e, ERR_USAGE, "at most %d --vary", MAX_VARY);
+    vary *v = &ARGS->vs[ARGS->nvary++];
+    const char *val;
+    TRY(split_kv(a, v->key, sizeof v->key, &val, v->buf, sizeof v->buf, e));
+    for (char *tok = strtok(v->buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (v->n == MAX_VALS)
+            return err_set(e, ERR_USAGE, "--vary %s: at most %d values", v->key, MAX_VALS);
+        v->vals[v->n++] = tok;
+    }
+    return v->n ? 0 : err_set(e, ERR_USAGE, "--vary %s: no values", v->key);
+}
+#undef ARGS
+
+static const cli_opt options[] = {
+    {"scenario", 0, "NAME|FILE", "a built-in scenario (--list) or a scenario file; default kimi-k2-eagle3-8x-pcie5", set_scenario},
+    {"calib", 0, "FILE", "apply a calibration profile (same as --set calib=FILE)", set_calib},
+    {"set", 0, "KEY=VALUE", "set a knob (--keys; repeatable)", set_set},
+    {"vary", 0, "KEY=V1,V2,...", "one variant per value (repeatable: every combination)", set_vary},
+    {"solve", 0, "KEY", "accept_len or allreduce_us: the EAGLE-3 break-even per variant", set_solve},
+    {"breakdown", 0, NULL, "add the cycle's breakdown, the allreduce time, algorithm and protocol", set_breakdown},
+    {"format", 0, "F", "table (default), csv or json", set_format},
+    {"keys", 0, NULL, "list the knobs", set_keys},
+    {"list", 0, NULL, "list the built-in scenarios", set_list},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
 int cmd_whatif(int argc, char **argv, err *e)
 {
-    const char *scen = "kimi-k2-eagle3-8x-pcie5", *solve = NULL;
-    const char *sets[MAX_SETS];
-    int nsets = 0, nvary = 0, breakdown = 0;
-    vary *vs = calloc(MAX_VARY, sizeof *vs);
-    if (!vs)
+    whatif_args *g = calloc(1, sizeof *g);
+    if (!g)
         return err_set(e, ERR_SYSTEM, "out of memory");
-    report_format fmt = REPORT_TABLE;
-    char calib_set[WHATIF_STR + 8];
-    int rc = 0;
-    for (int i = 1; i < argc && !rc; i++) {
-        const char *a = argv[i];
-        int more = i + 1 < argc;
-        if (!strcmp(a, "--scenario") && more)
-            scen = argv[++i];
-        else if (!strcmp(a, "--calib") && more) {
-            /* Same as --set calib=FILE. */
-            snprintf(calib_set, sizeof calib_set, "calib=%s", argv[++i]);
-            if (nsets == MAX_SETS)
-                rc = err_set(e, ERR_USAGE, "too many --set");
-            else
-                sets[nsets++] = calib_set;
-        }
-        else if (!strcmp(a, "--set") && more) {
-            if (nsets == MAX_SETS)
-                rc = err_set(e, ERR_USAGE, "too many --set");
-            else
-                sets[nsets++] = argv[++i];
-        } else if (!strcmp(a, "--vary") && more) {
-            if (nvary == MAX_VARY) {
-                rc = err_set(e, ERR_USAGE, "at most %d --vary", MAX_VARY);
-                break;
-            }
-            vary *v = &vs[nvary++];
-            const char *val;
-            rc = split_kv(argv[++i], v->key, sizeof v->key, &val, v->buf, sizeof v->buf, e);
-            for (char *tok = rc ? NULL : strtok(v->buf, ","); tok && !rc; tok = strtok(NULL, ",")) {
-                if (v->n == MAX_VALS)
-                    rc = err_set(e, ERR_USAGE, "--vary %s: at most %d values", v->key, MAX_VALS);
-                else
-                    v->vals[v->n++] = tok;
-            }
-            if (!rc && v->n == 0)
-                rc = err_set(e, ERR_USAGE, "--vary %s: no values", v->key);
-        } else if (!strcmp(a, "--solve") && more)
-            solve = argv[++i];
-        else if (!strcmp(a, "--breakdown"))
-            breakdown = 1;
-        else if (!strcmp(a, "--format") && more)
-            rc = cli_parse_format(argv[++i], &fmt, e);
-        else if (!strcmp(a, "--keys")) {
-            for (int k = 0; whatif_key_name(k); k++)
-                printf("%-22s %s\n", whatif_key_name(k), whatif_key_desc(k));
-            free(vs);
-            return 0;
-        } else if (!strcmp(a, "--list")) {
-            for (int k = 0; whatif_builtin_name(k); k++)
-                printf("%s\n", whatif_builtin_name(k));
-            free(vs);
-            return 0;
-        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage, stdout);
-            free(vs);
-            return 0;
-        } else
-            rc = err_set(e, ERR_USAGE, "whatif: unknown or incomplete option '%s'\n%s", a, usage);
+    g->scen = "kimi-k2-eagle3-8x-pcie5";
+    g->fmt = REPORT_TABLE;
+    const char *pos[1];
+    int npos;
+    int rc = cli_parse("collsim whatif", synopsis, desc, options, g, argc, argv, pos, 0, &npos, e);
+    if (!rc && g->keys)
+        for (int k = 0; whatif_key_name(k); k++)
+            printf("%-22s %s\n", whatif_key_name(k), whatif_key_desc(k));
+    else if (!rc && g->list)
+        for (int k = 0; whatif_builtin_name(k); k++)
+            printf("%s\n", whatif_builtin_name(k));
+    if (rc == CLI_HELP_SHOWN || (!rc && (g->keys || g->list))) {
+        free(g);
+        return 0;
     }
+    const char *scen = g->scen, *solve = g->solve;
+    const char *const *sets = g->sets;
+    int nsets = g->nsets, nvary = g->nvary, breakdown = g->breakdown;
+    vary *vs = g->vs;
+    report_format fmt = g->fmt;
     whatif_scenario base;
     if (!rc)
         rc = whatif_scenario_load(scen, &base, e);
@@ -219,6 +242,6 @@ int cmd_whatif(int argc, char **argv, err *e)
         report_free(r);
     }
     whatif_ctx_free(c);
-    free(vs);
+    free(g);
     return rc;
 }
