@@ -146,15 +146,14 @@ int cli_parse(const char *cmd, const char *synopsis, const char *desc, const cli
         }
         if (a[0] != '-' || !a[1]) {
             if (*npos >= maxpos)
-                return err_set(e, ERR_USAGE, "%s: unexpected argument '%s' (%s --help)", cmd, a,
-                               cmd);
+                return err_set(e, ERR_USAGE, "unexpected argument '%s' (%s --help)", a, cmd);
             pos[(*npos)++] = a;
             continue;
         }
         const char *inl;
         const cli_opt *o = find_opt(opts, a, &inl);
         if (!o)
-            return err_set(e, ERR_USAGE, "%s: unknown option '%s' (%s --help)", cmd, a, cmd);
+            return err_set(e, ERR_USAGE, "unknown option '%s' (%s --help)", a, cmd);
         const char *val = NULL;
         if (o->arg) {
             if (inl)
@@ -162,9 +161,10 @@ int cli_parse(const char *cmd, const char *synopsis, const char *desc, const cli
             else if (i + 1 < argc)
                 val = argv[++i];
             else
-                return err_set(e, ERR_USAGE, "%s: option '%s' needs a value (%s)", cmd, a, o->arg);
+                return err_set(e, ERR_USAGE, "option '%s' needs a value (%s; %s --help)", a, o->arg,
+                               cmd);
         } else if (inl) {
-            return err_set(e, ERR_USAGE, "%s: option '--%s' takes no value", cmd, o->name);
+            return err_set(e, ERR_USAGE, "option '--%s' takes no value (%s --help)", o->name, cmd);
         }
         TRY(o->set(ctx, val, e));
     }
