@@ -131,24 +131,13 @@ int cmd_coll(int argc, char **argv, err *e)
     coll_kind kind;
     if (coll_kind_parse(pos[0], &kind))
         return err_set(e, ERR_USAGE, "coll: unknown collective '%s'", pos[0]);
-    const char *topo_name = g.topo, *timeline = g.timeline, *out_path = g.out,
-               *calib_path = g.calib;
-    uint64_t minb = g.minb, maxb = g.maxb;
-    double factor = g.factor;
-    long ng = g.ng, channels = g.channels, root = g.root;
-    report_format fmt = g.fmt;
-    coll_algo algo = g.algo;
-    coll_proto proto = g.proto;
-    coll_dtype dtype = g.dtype;
-    int graph = g.graph;
-    nccl_env env = g.env;
-    if (factor < 1.000001 && minb != maxb)
+    if (g.factor < 1.000001 && g.minb != g.maxb)
         return err_set(e, ERR_USAGE, "-f: factor must be > 1");
-    if (minb > maxb)
-        return err_set(e, ERR_USAGE, "-b %llu is larger than -e %llu", (unsigned long long)minb,
-                       (unsigned long long)maxb);
+    if (g.minb > g.maxb)
+        return err_set(e, ERR_USAGE, "-b %llu is larger than -e %llu", (unsigned long long)g.minb,
+                       (unsigned long long)g.maxb);
     topo *t = NULL;
-    TRY(calib_path ? calib_load_topo(topo_name, calib_path, &t, e) : topo_load(topo_name, &t, e));
+    TRY(g.calib ? calib_load_topo(g.topo, g.calib, &t, e) : topo_load(g.topo, &t, e));
     int rc = 0;
     coll_ctx *ctx = coll_ctx_new(t);
     if (!rc && !ctx)
@@ -156,35 +145,35 @@ int cmd_coll(int argc, char **argv, err *e)
     coll_req req;
     coll_req_init(&req, t);
     req.kind = kind;
-    req.dtype = dtype;
-    req.algo = algo;
-    req.proto = proto;
-    req.channels = (int)channels;
-    req.root = (int)root;
-    req.graph = graph;
-    req.env = env;
-    if (ng)
-        req.nranks = (int)ng;
+    req.dtype = g.dtype;
+    req.algo = g.algo;
+    req.proto = g.proto;
+    req.channels = (int)g.channels;
+    req.root = (int)g.root;
+    req.graph = g.graph;
+    req.env = g.env;
+    if (g.ng)
+        req.nranks = (int)g.ng;
     ofile out;
     memset(&out, 0, sizeof out);
     if (!rc)
-        rc = ofile_open(&out, out_path, e);
-    report *rep = rc ? NULL : report_new(out.f, fmt);
+        rc = ofile_open(&out, g.out, e);
+    report *rep = rc ? NULL : report_new(out.f, g.fmt);
     if (!rc && !rep)
         rc = err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc) {
-        if (fmt != REPORT_CSV) {
+        if (g.fmt != REPORT_CSV) {
             report_meta(rep, "collective", "%s", coll_kind_name(kind));
-            report_meta(rep, "topology", "%s (%d GPUs, %d used)", topo_name, topo_ngpus(t),
+            report_meta(rep, "topology", "%s (%d GPUs, %d used)", g.topo, topo_ngpus(t),
                         req.nranks);
         }
-        if (fmt == REPORT_CSV)
+        if (g.fmt == REPORT_CSV)
             report_table(rep, NULL, cols_csv, 9);
         else
             report_table(rep, coll_kind_name(kind), cols_table, 11);
     }
-    int esz = coll_dtype_size(dtype);
-    for (uint64_t sz = minb; !rc && sz <= maxb;) {
+    int esz = coll_dtype_size(g.dtype);
+    for (uint64_t sz = g.minb; !rc && sz <= g.maxb;) {
         req.bytes = sz;
         coll_result res;
         rc = coll_predict(ctx, &req, &res, e);
@@ -199,8 +188,8 @@ int cmd_coll(int argc, char **argv, err *e)
         snprintf(chs, sizeof chs, "%d", res.channels);
         report_int(rep, (long long)sz);
         report_int(rep, (long long)(sz / (uint64_t)esz));
-        report_str(rep, coll_dtype_name(dtype));
-        if (fmt == REPORT_CSV) {
+        report_str(rep, coll_dtype_name(g.dtype));
+        if (g.fmt == REPORT_CSV) {
             report_str(rep, aname);
             report_str(rep, res.proto == PROTO_AUTO ? "-" : coll_proto_name(res.proto));
             report_int(rep, res.channels);
@@ -211,14 +200,14 @@ int cmd_coll(int argc, char **argv, err *e)
         report_num(rep, us);
         report_num(rep, algbw);
         report_num(rep, busbw);
-        if (fmt != REPORT_CSV) {
+        if (g.fmt != REPORT_CSV) {
             report_str(rep, aname);
             report_str(rep, res.proto == PROTO_AUTO ? "-" : coll_proto_name(res.proto));
             report_str(rep, res.channels ? chs : "-");
         }
         report_end_row(rep);
-        uint64_t next = (uint64_t)((double)sz * factor);
-        if (next <= sz || minb == maxb)
+        uint64_t next = (uint64_t)((double)sz * g.factor);
+        if (next <= sz || g.minb == g.maxb)
             break;
         sz = next;
     }
@@ -228,11 +217,11 @@ int cmd_coll(int argc, char **argv, err *e)
         rc = ofile_commit(&out, e);
     else if (out.f)
         ofile_abort(&out);
-    if (!rc && timeline) {
+    if (!rc && g.timeline) {
         ofile tl;
-        req.bytes = maxb;
+        req.bytes = g.maxb;
         coll_result res;
-        rc = ofile_open(&tl, timeline, e);
+        rc = ofile_open(&tl, g.timeline, e);
         if (!rc) {
             rc = coll_predict_timeline(ctx, &req, &res, tl.f, e);
             rc = rc ? (ofile_abort(&tl), rc) : ofile_commit(&tl, e);

@@ -108,24 +108,17 @@ int cmd_flows(int argc, char **argv, err *e)
             printf("%-12s %s\n", flows_pattern_name(i), flows_pattern_desc(i));
         return 0;
     }
-    const char *topo_name = g.topo, *pattern = g.pattern, *spec = g.spec, *out_path = g.out,
-               *calib_path = g.calib;
-    uint64_t bytes = g.bytes;
-    flows_op op = g.op;
-    report_format fmt = g.fmt;
-    const int *gpus = g.gpus;
-    int ngpus = g.ngpus;
-    if (!pattern == !spec)
+    if (!g.pattern == !g.spec)
         return err_set(e, ERR_USAGE, "flows: give one of --pattern or --flows");
     topo *t = NULL;
-    TRY(calib_path ? calib_load_topo(topo_name, calib_path, &t, e) : topo_load(topo_name, &t, e));
+    TRY(g.calib ? calib_load_topo(g.topo, g.calib, &t, e) : topo_load(g.topo, &t, e));
     flows_case *cases = NULL;
     int ncases = 0, rc = 0;
-    if (pattern) {
-        rc = flows_expand(t, pattern, op, (double)bytes, gpus, ngpus, &cases, &ncases, e);
+    if (g.pattern) {
+        rc = flows_expand(t, g.pattern, g.op, (double)g.bytes, g.gpus, g.ngpus, &cases, &ncases, e);
     } else {
         cases = calloc(1, sizeof *cases);
-        rc = cases ? flows_parse(t, spec, op, (double)bytes, cases, e)
+        rc = cases ? flows_parse(t, g.spec, g.op, (double)g.bytes, cases, e)
                    : err_set(e, ERR_SYSTEM, "out of memory");
         ncases = 1;
     }
@@ -135,14 +128,14 @@ int cmd_flows(int argc, char **argv, err *e)
     ofile out;
     memset(&out, 0, sizeof out);
     if (!rc)
-        rc = ofile_open(&out, out_path, e);
-    report *rep = rc ? NULL : report_new(out.f, fmt);
+        rc = ofile_open(&out, g.out, e);
+    report *rep = rc ? NULL : report_new(out.f, g.fmt);
     if (!rc && !rep)
         rc = err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc) {
         report_meta(rep, "format", "collsim-meas 1");
         report_meta(rep, "kind", "flows");
-        report_meta(rep, "machine", "simulated: %s", topo_name);
+        report_meta(rep, "machine", "simulated: %s", g.topo);
         char cmdline[1024];
         report_meta(rep, "command", "%s",
                     cli_command_line(cmdline, sizeof cmdline, "collsim", argc, argv));
