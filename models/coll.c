@@ -196,6 +196,7 @@ typedef struct cache_ent {
 struct coll_ctx {
     const topo *t;
     fabric *f;
+    int stream;        /* coll_ctx_tune */
     cache_ent *tab;
     size_t cap, len;
 };
@@ -206,7 +207,13 @@ coll_ctx *coll_ctx_new(const topo *t)
     if (!c)
         return NULL;
     c->t = t;
+    c->stream = 1;
     return c;
+}
+
+void coll_ctx_tune(coll_ctx *c, int stream)
+{
+    c->stream = stream;
 }
 
 void coll_ctx_free(coll_ctx *c)
@@ -362,7 +369,7 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
     int node[4096];
     for (int i = 0; i < r->nranks; i++)
         node[i] = topo_gpu_node(c->t, i);
-    coll_build b = {c->f, c->t, r, a, p, nc, r->nranks, node, e, 0};
+    coll_build b = {c->f, c->t, r, a, p, nc, r->nranks, node, e, 0, c->stream, NULL, NULL};
     memset(out, 0, sizeof *out);
     out->algo = a;
     out->proto = p;
@@ -381,11 +388,19 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
         out->time_ps = p != PROTO_AUTO ? nccl_proto(p)->base_ring_ps : 0;
         return 0;
     }
-    if (fn(&b) < 0)
-        return e->code ? e->code : err_set(e, ERR_SYSTEM, "building %s failed", coll_algo_name(a));
     sched *s = fabric_sched(c->f);
+    /* A streamed graph keeps its ended tasks only for a timeline. */
+    sched_keep(s, tl != NULL);
+    int rc = fn(&b) < 0 ? (e->code ? e->code
+                                   : err_set(e, ERR_SYSTEM, "building %s failed",
+                                             coll_algo_name(a)))
+                        : 0;
     sched_trace_links(s, tl != NULL); /* link tracks only when a timeline is asked */
-    TRY(sched_run(s, e));
+    if (!rc)
+        rc = sched_run(s, e);
+    if (b.gen_free)
+        b.gen_free(b.gen_state);
+    TRY(rc);
     out->time_ps = sched_makespan(s);
     out->events = sched_events(s);
     if (tl) {
@@ -467,6 +482,21 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
     if (w < 0 || rd < 0 || cb_dep(b, w, rd) < 0)
         return -1;
     return rd;
+}
+
+int cb_generate(coll_build *b, sched_gen_fn *fn, void *state, void (*free_fn)(void *))
+{
+    b->gen_state = state;
+    b->gen_free = free_fn;
+    sched *s = fabric_sched(b->f);
+    if (b->stream) {
+        sched_generate(s, fn, state);
+        return 0;
+    }
+    int rc;
+    while ((rc = fn(state, s)) > 0)
+        ;
+    return rc < 0 ? -1 : 0;
 }
 
 int cb_barrier(coll_build *b, const int *ready, int *done)

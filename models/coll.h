@@ -67,6 +67,10 @@ typedef struct coll_ctx coll_ctx;
 /* A context for predictions on one topology (borrowed; must outlive it). */
 coll_ctx *coll_ctx_new(const topo *t);
 void coll_ctx_free(coll_ctx *c);            /* NULL ok */
+/* For tests and benchmarks: stream = 0 builds each task graph whole before
+ * running it instead of as the run reaches it (default 1); the results are
+ * identical, only memory differs. */
+void coll_ctx_tune(coll_ctx *c, int stream);
 /* Default request: allreduce, bf16, all GPUs, auto algo/proto/channels. */
 void coll_req_init(coll_req *r, const topo *t);
 /* Apply one "NCCL_X=Y" setting; ERR_USAGE on an unknown or bad one. */

@@ -33,6 +33,9 @@ typedef struct coll_build {
     int *node;         /* node id of each rank's GPU */
     err *e;
     int label_track;   /* unused for now */
+    int stream;        /* add generated graphs as the run reaches them */
+    void *gen_state;   /* a builder's generator state, freed after the run */
+    void (*gen_free)(void *);
 } coll_build;
 
 typedef int coll_build_fn(coll_build *b);
@@ -56,6 +59,11 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
 /* Flag barrier among all ranks: for each rank, wait for ready[r], send a
  * flag to every peer; done[r] is the task after which rank r saw all. */
 int cb_barrier(coll_build *b, const int *ready, int *done);
+/* A builder that adds its graph through a generator (sim/sched.h
+ * sched_generate) hands it here with its state (owned from now on, freed by
+ * free_fn after the run): streamed, or run to completion now when b->stream
+ * is 0 (the same graph in the same order). 0, or -1 with b->e set. */
+int cb_generate(coll_build *b, sched_gen_fn *fn, void *state, void (*free_fn)(void *));
 
 int coll_build_ring(coll_build *b);
 int coll_build_tree(coll_build *b);

@@ -57,6 +57,29 @@ int sched_flow_w(sched *s, const int *links, const double *weights, int nlinks,
 /* after starts only once before has ended. -1 on OOM. */
 int sched_dep(sched *s, int before, int after);
 
+/* Streaming: instead of adding the whole graph before the run, a generator
+ * adds it as the run reaches it, so memory follows the tasks in flight. fn
+ * is called once when the run starts and again whenever a task at or above
+ * the horizon is about to end; each call adds some tasks (with sched_flow,
+ * sched_delay, sched_dep) and may raise the horizon; it returns 1 while it
+ * has more to add, 0 when done (the horizon is then everything), -1 on
+ * failure (its own error reporting; sched_run then returns e's code).
+ * Contract: sched_horizon(s, h) promises that every task below h has all
+ * its dependents added already; then the run is exactly as if the whole
+ * graph had been built first in the same order (a dependency on a task
+ * that has already ended counts as met; a new task with nothing to wait
+ * for starts at once). Only on a sched with no tasks (after sched_new or
+ * sched_reset); such a graph runs once. */
+typedef int sched_gen_fn(void *ctx, sched *s);
+void sched_generate(sched *s, sched_gen_fn *fn, void *ctx);
+void sched_horizon(sched *s, int task);
+/* With a generator, ended tasks below the horizon are dropped as the run
+ * goes (sched_start/sched_end and the timeline then know only the others)
+ * unless kept (default 1; set 0 to drop: memory then follows the active and
+ * pending tasks, not the whole graph). Without a generator nothing is
+ * dropped. */
+void sched_keep(sched *s, int on);
+
 /* Run every task to completion (again, from time 0, if run before).
  * ERR_CHECK if a cycle or a starved flow (zero capacity) keeps tasks from
  * finishing, with the culprit named; ERR_SYSTEM on out of memory. */
