@@ -24,6 +24,7 @@ struct fabric {
     int *read_link;    /* per node: virtual read-budget link, -1 if not a GPU */
     int *root_of;      /* per node: root port above it, -1 */
     int *hostmem_of;   /* per node */
+    double *read_Bps;  /* per node: its read link's capacity, -1 until needed */
     /* scratch for group flows; slot[l] = index of engine link l in lk, or -1 */
     int *slot;
     int *lk;
@@ -122,6 +123,27 @@ double fabric_read_cap_Bps(const fabric *f, int reader, int target)
     return (double)p->read_tags * p->pcie_mrrs_bytes / ((double)rtt * 1e-12);
 }
 
+/* Read budget of GPU node n: tags x request bytes over its shortest round
+ * trip to any other GPU or host memory; a single flow is also capped by its
+ * own round trip (fabric_read_cap_Bps). 0: none. */
+static double read_budget(const fabric *f, int n)
+{
+    const topo *t = f->t;
+    double best = 0;
+    for (int h = 0; h < topo_ngpus(t); h++)
+        if (topo_gpu_node(t, h) != n) {
+            double c = fabric_read_cap_Bps(f, n, topo_gpu_node(t, h));
+            if (c > best)
+                best = c;
+        }
+    if (f->hostmem_of[n] >= 0) {
+        double c = fabric_read_cap_Bps(f, n, f->hostmem_of[n]);
+        if (c > best)
+            best = c;
+    }
+    return best;
+}
+
 fabric *fabric_new(const topo *t, err *e)
 {
     fabric *f = calloc(1, sizeof *f);
@@ -154,29 +176,22 @@ fabric *fabric_new(const topo *t, err *e)
         f->hostmem_of[n] = compute_hostmem(t, n);
         f->read_link[n] = -1;
     }
-    /* Read budget of each GPU: tags x request bytes over its shortest round
-     * trip to any other GPU or host memory; a single flow is also capped by
-     * its own round trip (fabric_read_cap_Bps). */
+    /* Read budget of each GPU (read_budget): whether it has one is decided
+     * here, cheaply when it reads its host memory over PCIe; the value
+     * waits for its first read (all GPU pairs would be O(N^2) routes). */
+    if (!(f->read_Bps = malloc(sizeof(double) * (size_t)nn)))
+        goto oom;
     for (int g = 0; g < topo_ngpus(t); g++) {
         int n = topo_gpu_node(t, g);
-        double best = 0;
-        for (int h = 0; h < topo_ngpus(t); h++)
-            if (h != g) {
-                double c = fabric_read_cap_Bps(f, n, topo_gpu_node(t, h));
-                if (c > best)
-                    best = c;
-            }
-        if (f->hostmem_of[n] >= 0) {
-            double c = fabric_read_cap_Bps(f, n, f->hostmem_of[n]);
-            if (c > best)
-                best = c;
-        }
-        if (best > 0) {
+        int m = f->hostmem_of[n];
+        double best = m >= 0 && fabric_read_cap_Bps(f, n, m) > 0 ? -1 : read_budget(f, n);
+        if (best != 0) {
             snprintf(name, sizeof name, "%s.read-tags", topo_node_at(t, n)->name);
-            f->read_link[n] = sched_link(f->s, best, name);
+            f->read_link[n] = sched_link(f->s, best > 0 ? best : 0, name);
             if (f->read_link[n] < 0)
                 goto oom;
         }
+        f->read_Bps[n] = best;
     }
     int nl = sched_nlinks(f->s);
     if (!(f->slot = malloc(sizeof(int) * (size_t)(nl > 0 ? nl : 1))))
@@ -198,6 +213,7 @@ void fabric_free(fabric *f)
     free(f->read_link);
     free(f->root_of);
     free(f->hostmem_of);
+    free(f->read_Bps);
     free(f->lk);
     free(f->w);
     free(f->slot);
@@ -296,6 +312,10 @@ int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int
             multiroot = 1;
     }
     if (op == FAB_READ && f->read_link[initiator] >= 0 && cap > 0) {
+        if (f->read_Bps[initiator] < 0) { /* first read: the budget's value */
+            f->read_Bps[initiator] = read_budget(f, initiator);
+            sched_link_cap(f->s, f->read_link[initiator], f->read_Bps[initiator]);
+        }
         f->lk[nl] = f->read_link[initiator];
         f->w[nl++] = (double)n;
     }

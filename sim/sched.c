@@ -174,6 +174,12 @@ void sched_link_rule(sched *s, int link, sched_cap_fn *fn, void *ctx)
     flownet_set_rule(s->net, link, fn, ctx);
 }
 
+void sched_link_cap(sched *s, int link, double cap_Bps)
+{
+    ASSERTF(link >= 0 && link < sched_nlinks(s), "link %d of %d", link, sched_nlinks(s));
+    flownet_set_cap(s->net, link, cap_Bps);
+}
+
 static int new_task(sched *s)
 {
     size_t id = s->ntasks, c = id >> TCHUNK_BITS;

@@ -38,6 +38,9 @@ int sched_link(sched *s, double cap_Bps, const char *name);
 int sched_nlinks(const sched *s);
 const char *sched_link_name(const sched *s, int link);
 void sched_link_rule(sched *s, int link, sched_cap_fn *fn, void *ctx);
+/* Set a link's capacity later (while no flow has used it), e.g. once it is
+ * known to be needed. */
+void sched_link_cap(sched *s, int link, double cap_Bps);
 
 /* Tasks; each returns a task id (>= 0) or -1 on OOM. label must outlive the
  * sched (a literal or arena string); track groups tasks in the timeline. */
