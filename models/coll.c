@@ -297,7 +297,9 @@ static int choose(coll_ctx *c, const coll_req *r, coll_algo *algo, coll_proto *p
         *channels = 0;
         return 0;
     }
-    int nc_max = nccl_default_channels(c->t, r->nranks, &r->env);
+    /* NCCL's channel count is needed unless everything is forced. */
+    int nc_max = a == ALGO_AUTO || p == PROTO_AUTO || r->channels <= 0
+                     ? nccl_default_channels(c->t, r->nranks, &r->env) : 0;
     if (a == ALGO_AUTO || p == PROTO_AUTO) {
         /* As NCCL: lowest time by its own cost model among enabled pairs. */
         double best = 0;
@@ -369,7 +371,12 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
     int node[4096];
     for (int i = 0; i < r->nranks; i++)
         node[i] = topo_gpu_node(c->t, i);
-    coll_build b = {c->f, c->t, r, a, p, nc, r->nranks, node, e, 0, c->stream, NULL, NULL};
+    int p2p_to[4096];
+    signed char p2p[4096];
+    for (int i = 0; i < r->nranks; i++)
+        p2p_to[i] = -1;
+    coll_build b = {c->f, c->t, r, a, p, nc, r->nranks, node, e, 0, c->stream, p2p_to, p2p,
+                    NULL, NULL};
     memset(out, 0, sizeof *out);
     out->algo = a;
     out->proto = p;
@@ -470,7 +477,11 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
     if (pi->flag_hops)
         extra += pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, src, dst);
     double wire = pi->wire * weight;
-    if (nccl_uses_p2p(b->t, &b->r->env, from, to))
+    if (b->p2p_to[from] != to) {
+        b->p2p_to[from] = to;
+        b->p2p[from] = (signed char)nccl_uses_p2p(b->t, &b->r->env, from, to);
+    }
+    if (b->p2p[from])
         return fabric_xfer(b->f, FAB_WRITE, src, dst, bytes, wire, extra, from, label, b->e);
     /* SHM: the sender writes into host memory near the receiver, which then
      * loads it over its own PCIe link (NCCL_SHM_LOCALITY=2). */

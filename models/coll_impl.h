@@ -34,6 +34,8 @@ typedef struct coll_build {
     err *e;
     int label_track;   /* unused for now */
     int stream;        /* add generated graphs as the run reaches them */
+    int *p2p_to;       /* per rank: the peer of its last hop (-1), and */
+    signed char *p2p;  /* whether that hop used P2P (a one-entry cache) */
     void *gen_state;   /* a builder's generator state, freed after the run */
     void (*gen_free)(void *);
 } coll_build;

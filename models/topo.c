@@ -29,6 +29,7 @@ enum {
 #define TOPO_MAX_LAT_PS 1000000000LL /* 1 ms per hop */
 
 typedef struct route {
+    int dst;            /* b of the pair a->b */
     int n;              /* hops; -1: unreachable */
     int *links;
     int8_t *dirs;
@@ -79,6 +80,9 @@ struct topo {
     tree *tc[TREE_CACHE];
     int tc_next;
     unsigned char *ntrees;
+    /* Lock-free first look: per source node, the route last asked for (a
+     * ring asks the same pair again and again). */
+    _Atomic(route *) *last;
 };
 
 static uint64_t hash_str(const char *s)
@@ -154,6 +158,7 @@ void topo_free(topo *t)
             free(t->tc[i]);
         }
     free(t->ntrees);
+    free(t->last);
     pthread_mutex_destroy(&t->mu);
     arena_free(t->ar);
     free(t);
@@ -659,8 +664,11 @@ int topo_finish(topo *t, const char *where, err *e)
     }
     free(seen);
     t->ntrees = calloc((size_t)t->nnodes, 1);
-    if (!t->ntrees)
+    t->last = malloc(sizeof *t->last * (size_t)t->nnodes);
+    if (!t->ntrees || !t->last)
         return err_set(e, ERR_SYSTEM, "out of memory");
+    for (int v = 0; v < t->nnodes; v++)
+        atomic_init(&t->last[v], NULL);
     t->finished = 1;
     if (t->ngpus + nhost <= EAGER_MAX_ENDPOINTS) {
         for (int a = 0; a < t->nnodes; a++) {
@@ -847,7 +855,7 @@ static route *make_route(topo *t, const tree *tr, int b)
     if (!r)
         return NULL;
     if (tr->dist_ps[b] == INT64_MAX) {
-        *r = (route){-1, NULL, NULL, -1};
+        *r = (route){b, -1, NULL, NULL, -1};
         return r;
     }
     int n = tr->hops[b];
@@ -855,7 +863,7 @@ static route *make_route(topo *t, const tree *tr, int b)
     int8_t *dirs = links ? arena_alloc(t->ar, (size_t)n + 1) : NULL;
     if (!dirs)
         return NULL;
-    *r = (route){n, links, dirs, tr->dist_ps[b]};
+    *r = (route){b, n, links, dirs, tr->dist_ps[b]};
     int v = b;
     for (int i = n - 1; i >= 0; i--) {
         const topo_link *l = &t->links[tr->pred[v]];
@@ -873,8 +881,11 @@ static route *make_route(topo *t, const tree *tr, int b)
 static const route *get_route(const topo *tc, int a, int b, int all)
 {
     topo *t = (topo *)tc; /* the cache is logically const: computed once */
+    route *r = atomic_load_explicit(&t->last[a], memory_order_acquire);
+    if (r && r->dst == b && !all)
+        return r;
     pthread_mutex_lock(&t->mu);
-    route *r = NULL;
+    r = NULL;
     uint64_t key = pair_key(a, b);
     if (t->pcap) {
         size_t j = route_slot(t, key);
@@ -912,6 +923,8 @@ static const route *get_route(const topo *tc, int a, int b, int all)
     if (x && !pair_put(t, key, x))
         r = x;
 out:
+    if (r)
+        atomic_store_explicit(&t->last[a], r, memory_order_release);
     pthread_mutex_unlock(&t->mu);
     return r;
 }
