@@ -196,7 +196,7 @@ typedef struct cache_ent {
 struct coll_ctx {
     const topo *t;
     fabric *f;
-    int stream;        /* coll_ctx_tune */
+    int stream, bundle; /* coll_ctx_tune */
     cache_ent *tab;
     size_t cap, len;
 };
@@ -208,12 +208,14 @@ coll_ctx *coll_ctx_new(const topo *t)
         return NULL;
     c->t = t;
     c->stream = 1;
+    c->bundle = 1;
     return c;
 }
 
-void coll_ctx_tune(coll_ctx *c, int stream)
+void coll_ctx_tune(coll_ctx *c, int stream, int bundle)
 {
     c->stream = stream;
+    c->bundle = bundle;
 }
 
 void coll_ctx_free(coll_ctx *c)
@@ -375,8 +377,9 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
     signed char p2p[4096];
     for (int i = 0; i < r->nranks; i++)
         p2p_to[i] = -1;
-    coll_build b = {c->f, c->t, r, a, p, nc, r->nranks, node, e, 0, c->stream, p2p_to, p2p,
-                    NULL, NULL};
+    /* A timeline shows every rank's flows: no bundles then. */
+    coll_build b = {c->f, c->t, r, a, p, nc, r->nranks, node, e, 0, c->stream,
+                    c->bundle && !tl, p2p_to, p2p, NULL, NULL};
     memset(out, 0, sizeof *out);
     out->algo = a;
     out->proto = p;
@@ -493,6 +496,24 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
     if (w < 0 || rd < 0 || cb_dep(b, w, rd) < 0)
         return -1;
     return rd;
+}
+
+int cb_nccl_ring_bundle(coll_build *b, double bytes, double weight, const char *label)
+{
+    const proto_info *pi = nccl_proto(b->proto);
+    int n = b->n, *dst = malloc(sizeof(int) * (size_t)n);
+    if (!dst)
+        return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+    for (int r = 0; r < n; r++)
+        dst[r] = b->node[(r + 1) % n];
+    /* Symmetric: every hop's flag latency is the same as hop 0's. */
+    sim_ps extra = pi->step_ps;
+    if (pi->flag_hops)
+        extra += pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, b->node[0], dst[0]);
+    int id = fabric_xfer_bundle(b->f, b->node, dst, n, bytes, pi->wire * weight, extra, 0,
+                                label, b->e);
+    free(dst);
+    return id;
 }
 
 int cb_generate(coll_build *b, sched_gen_fn *fn, void *state, void (*free_fn)(void *))

@@ -34,6 +34,7 @@ typedef struct coll_build {
     err *e;
     int label_track;   /* unused for now */
     int stream;        /* add generated graphs as the run reaches them */
+    int bundle;        /* symmetric ranks' identical flows may run as one */
     int *p2p_to;       /* per rank: the peer of its last hop (-1), and */
     signed char *p2p;  /* whether that hop used P2P (a one-entry cache) */
     void *gen_state;   /* a builder's generator state, freed after the run */
@@ -58,6 +59,9 @@ int cb_dep(coll_build *b, int before, int after);     /* 0 ok, -1 */
  * reads it), carrying `weight` identical channels. */
 int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
                 const char *label);
+/* The n hops r -> (r + 1) % n of one ring step as one bundled flow (P2P
+ * writes only; the caller has checked the ranks are symmetric). */
+int cb_nccl_ring_bundle(coll_build *b, double bytes, double weight, const char *label);
 /* Flag barrier among all ranks: for each rank, wait for ready[r], send a
  * flag to every peer; done[r] is the task after which rank r saw all. */
 int cb_barrier(coll_build *b, const int *ready, int *done);

@@ -74,6 +74,7 @@ typedef struct ring_gen {
     const char *label;
     int *start;  /* n kernel tasks */
     int *rows;   /* per loop, its last two rows: [(l * 2 + s % 2) * n + r] */
+    int bundle;  /* a row is one bundled flow (rows[(l * 2 + s % 2) * n]) */
 } ring_gen;
 
 static void ring_gen_free(void *p)
@@ -103,6 +104,16 @@ static int ring_next(void *ctx, sched *sc)
         int *cur = g->rows + (size_t)(l * 2 + s % 2) * (size_t)n;
         const int *before = g->rows + (size_t)(l * 2 + (s + 1) % 2) * (size_t)n; /* (l, s-1) */
         const int *prev = g->rows + (size_t)((l - 1) * 2 + s % 2) * (size_t)n; /* (l-1, s) */
+        if (g->bundle) { /* the row as one flow, after what every rank's waits for */
+            int id = cb_nccl_ring_bundle(b, chunk, g->weight, g->label);
+            if (id < 0 || (s ? cb_dep(b, before[0], id) : 0) || (l ? cb_dep(b, prev[0], id) : 0))
+                return -1;
+            for (int r = 0; s == 0 && l == 0 && r < n; r++)
+                if (cb_dep(b, g->start[r], id))
+                    return -1;
+            cur[0] = id;
+            continue;
+        }
         for (int r = 0; r < n; r++) {
             int id = cb_nccl_hop(b, r, (r + 1) % n, chunk, g->weight, g->label);
             /* Step 0 of a later loop waits for the kernel start only through
@@ -119,6 +130,48 @@ static int ring_next(void *ctx, sched *sc)
     }
     sched_horizon(sc, first);
     return g->d < g->loops + g->steps - 1 ? 1 : 0;
+}
+
+/* Can the n hops of a ring step run as one bundled flow with the same
+ * result? Yes when the ranks are symmetric: every hop r -> r+1 is a P2P
+ * write over NVLink only (no capacity rule, no read bound), the routes have
+ * the same hop count, and hop by hop the same capacity and latency, and no
+ * two routes (nor one twice) cross a link in the same direction. Then every
+ * rank's flows of a step start together (the kernel tasks are identical),
+ * meet only their own rank's other flows, by induction end together, and a
+ * bundle crossing all routes with weight 1 per link gets each link's
+ * max-min share that each flow got alone. */
+static int ring_symmetric(coll_build *b)
+{
+    int n = b->n, nl = topo_nlinks(b->t), ok = n >= 2;
+    unsigned char *used = calloc(2 * (size_t)nl + 1, 1);
+    if (!used)
+        return 0;
+    const int *l0 = NULL;
+    int h0 = -1;
+    for (int r = 0; r < n && ok; r++) {
+        int src = b->node[r], dst = b->node[(r + 1) % n];
+        const int *links;
+        const int8_t *dirs;
+        int h = topo_route(b->t, src, dst, &links, &dirs);
+        ok = h > 0 && nccl_uses_p2p(b->t, &b->r->env, r, (r + 1) % n) &&
+             (r == 0 || (h == h0 && fabric_lat_ps(b->f, FAB_WRITE, src, dst) ==
+                                        fabric_lat_ps(b->f, FAB_WRITE, b->node[0], b->node[1])));
+        for (int i = 0; i < h && ok; i++) {
+            const topo_link *k = topo_link_at(b->t, links[i]);
+            size_t id = 2 * (size_t)links[i] + (size_t)dirs[i];
+            ok = k->kind == LINK_NVLINK && !used[id] &&
+                 (r == 0 || (k->bw_Bps == topo_link_at(b->t, l0[i])->bw_Bps &&
+                             k->lat_ps == topo_link_at(b->t, l0[i])->lat_ps));
+            used[id] = 1;
+        }
+        if (r == 0) {
+            l0 = links;
+            h0 = h;
+        }
+    }
+    free(used);
+    return ok;
 }
 
 int coll_build_ring(coll_build *b)
@@ -157,6 +210,7 @@ int coll_build_ring(coll_build *b)
         ring_gen_free(g);
         return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
     }
+    g->bundle = b->bundle && ring_symmetric(b);
     /* An SHM hop's write into host memory waits for nothing (only the
      * receiver's read is ordered), so in the whole graph every step's write
      * starts at time 0; a streamed graph would start them later. Rings with

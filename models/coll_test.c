@@ -294,7 +294,8 @@ static void test_stream_equals_whole(void **state)
         topo *t = NULL;
         assert_int_equal(topo_load(presets[ti], &t, &e), 0);
         coll_ctx *whole = coll_ctx_new(t), *stream = coll_ctx_new(t);
-        coll_ctx_tune(whole, 0);
+        coll_ctx_tune(whole, 0, 0);
+        coll_ctx_tune(stream, 1, 0);
         int ng = topo_ngpus(t), gs[] = {2, 3, ng};
         for (int gi = 0; gi < 3; gi++)
             for (int k = COLL_ALLREDUCE; k <= COLL_ALLGATHER; k++)
@@ -350,6 +351,53 @@ static void test_stream_equals_whole(void **state)
     topo_free(t);
 }
 
+/* Symmetric ranks (every ring hop a P2P write over its own NVLink links of
+ * equal capacity and latency): a step's n flows run as one bundled flow.
+ * The predicted time must equal the unbundled run's to the picosecond
+ * (tolerance 0) for every ring-family request; the bundled run uses fewer
+ * engine events (one flow per step instead of n; with n >= 3 ranks strictly
+ * fewer). On a PCIe preset nothing is bundled: the same events. */
+static void test_bundle_equals_unbundled(void **state)
+{
+    (void)state;
+    const char *presets[] = {"nvswitch-8", "h200-8x-nvswitch", "nvswitch-64",
+                             "rtxpro6000-8x-pcie5-1s"};
+    for (size_t ti = 0; ti < sizeof presets / sizeof *presets; ti++) {
+        err e = {0};
+        topo *t = NULL;
+        assert_int_equal(topo_load(presets[ti], &t, &e), 0);
+        int pcie = strstr(presets[ti], "pcie") != NULL;
+        coll_ctx *sep = coll_ctx_new(t), *bun = coll_ctx_new(t);
+        coll_ctx_tune(sep, 1, 0);
+        int ng = topo_ngpus(t), gs[] = {3, ng};
+        for (int gi = 0; gi < 2; gi++)
+            for (int k = COLL_ALLREDUCE; k <= COLL_ALLGATHER; k++)
+                for (int p = PROTO_LL; p < PROTO_N; p++)
+                    for (uint64_t by = 1024; by <= (64u << 20); by *= 64) {
+                        coll_req q;
+                        coll_req_init(&q, t);
+                        q.kind = (coll_kind)k;
+                        q.algo = ALGO_RING;
+                        q.proto = (coll_proto)p;
+                        q.nranks = gs[gi];
+                        q.bytes = by;
+                        coll_result a = {0}, b = {0};
+                        assert_int_equal(coll_predict(sep, &q, &a, &e), 0);
+                        assert_int_equal(coll_predict(bun, &q, &b, &e), 0);
+                        if (a.time_ps != b.time_ps ||
+                            (pcie ? b.events != a.events : b.events >= a.events))
+                            fail_msg("%s g=%d kind %d proto %d %llu B: apart %lld ps %llu ev, "
+                                     "bundled %lld ps %llu ev", presets[ti], gs[gi], k, p,
+                                     (unsigned long long)by, (long long)a.time_ps,
+                                     (unsigned long long)a.events, (long long)b.time_ps,
+                                     (unsigned long long)b.events);
+                    }
+        coll_ctx_free(sep);
+        coll_ctx_free(bun);
+        topo_free(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -359,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_tree_chain),    cmocka_unit_test(test_one_rank),
         cmocka_unit_test(test_copy_setup),    cmocka_unit_test(test_cache_and_env),
         cmocka_unit_test(test_nccl_channels), cmocka_unit_test(test_stream_equals_whole),
+        cmocka_unit_test(test_bundle_equals_unbundled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -329,3 +329,28 @@ int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int
         err_set(e, ERR_SYSTEM, "out of memory adding a transfer");
     return id;
 }
+
+int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
+                       double wire, sim_ps extra_lat_ps, int track, const char *label,
+                       err *e)
+{
+    if (n < 1 || wire < 1)
+        return err_set(e, ERR_SYSTEM, "fabric: bad bundle (n=%d wire=%g)", n, wire), -1;
+    if (grow(f, MAX_HOPS * (n + 1) + 1, e))
+        return -1;
+    int nl = 0;
+    sim_ps lat = 0;
+    for (int i = 0; i < n; i++) {
+        nl = add_route(f, nl, src[i], dst[i], wire);
+        sim_ps l = fabric_lat_ps(f, FAB_WRITE, src[i], dst[i]);
+        if (l > lat)
+            lat = l;
+    }
+    for (int i = 0; i < nl; i++)
+        f->slot[f->lk[i]] = -1;
+    int id = sched_flow_w(f->s, f->lk, f->w, nl, bytes, 0, lat + extra_lat_ps,
+                          write_tag(f, src[0], dst[0], 0), track, label);
+    if (id < 0)
+        err_set(e, ERR_SYSTEM, "out of memory adding a transfer");
+    return id;
+}

@@ -38,6 +38,13 @@ int fabric_xfer(fabric *f, fab_op op, int src, int dst, double bytes, double wir
 int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int n,
                       double bytes_each, double wire, sim_ps extra_lat_ps, int track,
                       const char *label, err *e);
+/* A bundle: n writes src[i] -> dst[i] of bytes each that advance together
+ * (one engine flow whose weight on a link is wire times the number of its
+ * routes crossing it); its latency is the longest route's. For streams the
+ * caller has shown to be symmetric (models/coll_ring.c). */
+int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
+                       double wire, sim_ps extra_lat_ps, int track, const char *label,
+                       err *e);
 /* Latency of a transfer: one way for a write, the round trip for a read. */
 sim_ps fabric_lat_ps(const fabric *f, fab_op op, int src, int dst);
 /* The read bound of one reader from one target: tags x request / RTT; 0
