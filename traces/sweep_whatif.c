@@ -213,6 +213,8 @@ static int load_scenario(sweep_whatif *w, const char *path, err *e)
         return 0;
     w->scen_path[0] = '\0';
     TRY(whatif_scenario_load(path, &w->scen, e));
+    /* fitted once per scenario, before a point's knobs (docs/scenario.md) */
+    TRY(whatif_calibrate(w->wc, &w->scen, NULL, e));
     snprintf(w->scen_path, sizeof w->scen_path, "%s", path);
     return 0;
 }
