@@ -179,6 +179,11 @@ static void print_assumptions(report *r, const whatif_scenario *s, const whatif_
             report_meta(r, "observed", "%s: %g tok/s (sd %g%%), model %+.2f%%",
                         s->obs[i].set[0] ? s->obs[i].set : "(scenario)", s->obs[i].tok_per_s,
                         100 * s->obs[i].rel_sd, 100 * (exp(cal->resid[i]) - 1));
+        for (int i = 0; i < s->nobs; i++)
+            if (fabs(cal->resid[i]) > 3 * s->obs[i].rel_sd)
+                report_meta(r, "warning", "the fit misses observation %d by %+.1f%% (more than "
+                            "3 sd): the model lacks what explains it", i + 1,
+                            100 * (exp(cal->resid[i]) - 1));
         for (int j = 0; j < cal->n; j++) {
             const whatif_fitted *p = &cal->p[j];
             char key[80];
