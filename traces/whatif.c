@@ -677,6 +677,16 @@ static int env_is_default(const whatif_scenario *s, const knob *k)
     return v->nthreads <= 0;
 }
 
+/* The shortest %g form that reads back as the same double. */
+static void fmt_exact(char *buf, size_t n, double v)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
 int whatif_write(const whatif_scenario *s, FILE *f, err *e)
 {
     fprintf(f, "collsim-scenario 1\n# %s, as in effect (collsim whatif --show-scenario)\n",
@@ -688,8 +698,7 @@ int whatif_write(const whatif_scenario *s, FILE *f, err *e)
             (k->type == K_ENV && env_is_default(s, k)))
             continue;
         if (k->type == K_DBL) {
-            /* enough digits to load back the same double */
-            snprintf(buf, sizeof buf, "%.17g", *(const double *)(const void *)((const char *)s + k->off));
+            fmt_exact(buf, sizeof buf, *(const double *)(const void *)((const char *)s + k->off));
         } else {
             whatif_get(s, k->name, buf, sizeof buf, NULL);
         }
@@ -697,9 +706,13 @@ int whatif_write(const whatif_scenario *s, FILE *f, err *e)
             continue;
         fprintf(f, "%s = %s\n", k->name, buf);
     }
-    for (int i = 0; i < s->nobs; i++)
-        fprintf(f, "observe = %s%stok_per_s=%.17g,sd=%.17g\n", s->obs[i].set,
-                s->obs[i].set[0] ? "," : "", s->obs[i].tok_per_s, s->obs[i].rel_sd);
+    for (int i = 0; i < s->nobs; i++) {
+        char t[64], sd[64];
+        fmt_exact(t, sizeof t, s->obs[i].tok_per_s);
+        fmt_exact(sd, sizeof sd, s->obs[i].rel_sd);
+        fprintf(f, "observe = %s%stok_per_s=%s,sd=%s\n", s->obs[i].set,
+                s->obs[i].set[0] ? "," : "", t, sd);
+    }
     if (ferror(f))
         return err_set(e, ERR_SYSTEM, "write failed");
     return 0;
