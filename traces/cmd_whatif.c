@@ -175,15 +175,19 @@ static void print_assumptions(report *r, const whatif_scenario *s, const whatif_
         report_meta(r, "calibration", "none (parameters as set)");
     } else {
         report_meta(r, "calibration", "%d observations, fitting %s", s->nobs, s->fit);
-        for (int i = 0; i < s->nobs; i++)
-            report_meta(r, "observed", "%s: %g tok/s (sd %g%%), model %+.2f%%",
+        for (int i = 0; i < s->nobs; i++) {
+            char key[32];
+            snprintf(key, sizeof key, "observed.%d", i + 1);
+            report_meta(r, key, "%s: %g tok/s (sd %g%%), model %+.2f%%",
                         s->obs[i].set[0] ? s->obs[i].set : "(scenario)", s->obs[i].tok_per_s,
                         100 * s->obs[i].rel_sd, 100 * (exp(cal->resid[i]) - 1));
-        for (int i = 0; i < s->nobs; i++)
-            if (fabs(cal->resid[i]) > 3 * s->obs[i].rel_sd)
-                report_meta(r, "warning", "the fit misses observation %d by %+.1f%% (more than "
-                            "3 sd): the model lacks what explains it", i + 1,
+            if (fabs(cal->resid[i]) > 3 * s->obs[i].rel_sd) {
+                snprintf(key, sizeof key, "warning.%d", i + 1);
+                report_meta(r, key, "the fit misses observation %d by %+.1f%% (more than 3 sd): "
+                            "the model lacks what explains it", i + 1,
                             100 * (exp(cal->resid[i]) - 1));
+            }
+        }
         for (int j = 0; j < cal->n; j++) {
             const whatif_fitted *p = &cal->p[j];
             char key[80];
@@ -263,7 +267,8 @@ int cmd_whatif(int argc, char **argv, err *e)
             rc = err_set(e, ERR_USAGE, "--solve: '%s' is not accept_len or verify_allreduce_us",
                          solve);
         else if (eq && (cli_parse_double("--solve", eq + 1, &solve_tok, e) || !(solve_tok > 0)))
-            rc = rc ? ERR_USAGE : err_set(e, ERR_USAGE, "--solve %s: tok/s must be > 0", solve);
+            rc = err_set(e, ERR_USAGE, "--solve %s: '%s': tok/s must be a number > 0", solve,
+                         eq + 1);
     }
     whatif_ctx *c = rc ? NULL : whatif_ctx_new();
     if (!rc && !c)

@@ -1067,10 +1067,15 @@ static int fit_resid(const double *v, double *r, void *ctx, err *e)
     return 0;
 }
 
+static double param_get(const whatif_scenario *s, const char *name)
+{
+    return *(const double *)(const void *)((const char *)s + find_knob(name)->off);
+}
+
 static void start_value(const whatif_scenario *s, const fitdef *d, fit_param *p)
 {
     double hi = d->hi < 0 ? s->draft_tokens : d->hi;
-    double v = *param_ptr((whatif_scenario *)(void *)(uintptr_t)s, d->name);
+    double v = param_get(s, d->name);
     if (!strcmp(d->name, "draft_efficiency") && v <= 0)
         v = s->efficiency;
     double margin = (hi - d->lo) * 1e-3;
@@ -1099,7 +1104,7 @@ int whatif_calibrate(whatif_ctx *c, whatif_scenario *s, whatif_calib *out, err *
         const fitdef *d = find_fitdef(t);
         f.names[n] = d->name;
         snprintf(out->p[n].name, sizeof out->p[n].name, "%s", d->name);
-        out->p[n].value = *param_ptr(s, d->name);
+        out->p[n].value = param_get(s, d->name);
         n++;
     }
     out->n = n;
@@ -1141,8 +1146,6 @@ int whatif_calibrate(whatif_ctx *c, whatif_scenario *s, whatif_calib *out, err *
         }
         if (nk == 0)
             break;
-        int saved[WHATIF_FIT_MAX];
-        memcpy(saved, f.idx, sizeof saved);
         memcpy(f.idx, kidx, sizeof kidx);
         f.np = nk;
         fit_result fr;
@@ -1170,7 +1173,6 @@ int whatif_calibrate(whatif_ctx *c, whatif_scenario *s, whatif_calib *out, err *
         gone[j] = 1;
         out->p[j].refused = 1;
         snprintf(out->p[j].why, sizeof out->p[j].why, "%.300s", sub.msg);
-        (void)saved;
     }
     /* residuals at the result */
     double r[WHATIF_OBS_MAX];
