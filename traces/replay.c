@@ -55,6 +55,7 @@ struct replay {
     double cycle_tokens;
     int graph;                     /* current phase runs as a CUDA graph */
     sim_ps host;                   /* the launching thread's clock (eager) */
+    sim_ps slow;                   /* how far the slowest rank's host is behind it */
     trace_phase phase;
     sim_ps phase_start;
     sim_ps phase_start_part[REPLAY_NPARTS];
@@ -204,6 +205,7 @@ static void end_cycle(replay *r)
         r->part[i] += r->s[0].part[i];
     memset(r->s, 0, sizeof r->s);
     r->host = 0; /* a cycle ends with the host waiting for the GPU (sampling) */
+    r->slow = 0;
     r->phase_start = 0;
     memset(r->phase_start_part, 0, sizeof r->phase_start_part);
     r->in_cycle = 0;
@@ -304,11 +306,14 @@ static void run_op(replay *r, int s, int kernels, int part, sim_ps d, const trac
     r->host += r->launch_ps * kernels;
     if (first > r->s[s].t)
         advance(r, s, P_LAUNCH, first - r->s[s].t, NULL);
-    /* A collective also waits for the slowest rank's launch of it. */
-    sim_ps lag = part == P_COMM ? us_to_ps(r->o.coll_wait_us) : 0;
-    if (lag > 0 && first + lag > r->s[s].t) {
-        static const trace_op wait_op = {.kind = OP_WAIT, .name = "wait for the slowest rank"};
-        advance(r, s, P_WAIT, first + lag - r->s[s].t, &wait_op);
+    /* A collective also waits for the slowest rank's launch of it: that
+     * rank's host falls coll_wait_us further behind per collective. */
+    if (part == P_COMM && r->o.coll_wait_us > 0) {
+        r->slow += us_to_ps(r->o.coll_wait_us);
+        if (first + r->slow > r->s[s].t) {
+            static const trace_op wait_op = {.kind = OP_WAIT, .name = "wait for the slowest rank"};
+            advance(r, s, P_WAIT, first + r->slow - r->s[s].t, &wait_op);
+        }
     }
     advance(r, s, part, d, op);
     sim_ps last = r->host + d / kernels;

@@ -29,8 +29,9 @@ typedef struct replay_opts {
     double graph_node_us;  /* >= 0: per graph node cost instead of the topology's */
     int captured_overhead; /* 1 = launch costs are already in the trace's gaps
                               (imported traces: "meta overhead captured") */
-    double coll_wait_us;   /* eager: a collective starts no earlier than its launch
-                              plus this (the slowest rank's lag); counted as wait */
+    double coll_wait_us;   /* eager: the slowest rank's host falls this much further
+                              behind per collective, which starts only once that
+                              rank issued it; the GPU's waiting counts as wait */
 } replay_opts;
 
 /* The parts of a critical path. */

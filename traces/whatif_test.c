@@ -136,6 +136,22 @@ static void test_breakdown(void **state)
             else
                 assert_true(r.parts.loop_us == 0 && r.parts.draft_us == 0);
         }
+    /* Eager with a slowest rank 2 ms late at every allreduce: waiting
+     * appears (the host, 4 us per kernel, no longer runs far enough ahead
+     * to hide it), apart from the transfer, and the parts still add up. */
+    set(&s, "graph", "0");
+    set(&s, "eager_wait_us", "2000");
+    whatif_result w;
+    run(&s, &w);
+    assert_true(w.parts.ar_wait_us > 0);
+    REL(sum_parts(&w.parts), w.cycle_us, 1e-9);
+    REL(w.parts.ar_transfer_us, 122 * w.allreduce_us, 1e-6);
+    /* routing skew 1: the verify reads 8 experts, as decode does */
+    set(&s, "graph", "1");
+    set(&s, "routing_skew", "1");
+    run(&s, &w);
+    REL(w.distinct_experts, 8, 1e-12);
+    set(&s, "routing_skew", "0");
     /* CUDA graph, one stream: the target forward's communication on the
      * path is exactly its 122 allreduces, and nothing waits */
     set(&s, "graph", "1");
