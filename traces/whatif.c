@@ -264,7 +264,8 @@ static const knob knobs[] = {
      "force the draft forwards' allreduces to this time (0: predict)"},
     {"observe", K_OBS, 0, 0, 0, NULL,
      "an observed point KEY=V,...,tok_per_s=X[,sd=R] (repeatable; none clears)"},
-    {"fit", K_FIT, F(fit), 0, 0, NULL, "parameters fitted to the observations (comma list)"},
+    {"fit", K_FIT, F(fit), 0, 0, NULL,
+     "parameters fitted to the observations (comma list; none: no fit)"},
     {"nccl_proto", K_ENV, 0, 0, 0, "NCCL_PROTO", "LL|LL128|Simple"},
     {"nccl_algo", K_ENV, 0, 0, 0, "NCCL_ALGO", "Ring|Tree"},
     {"nccl_p2p_level", K_ENV, 0, 0, 0, "NCCL_P2P_LEVEL", "LOC|NVL|PIX|PXB|PHB|SYS"},
@@ -483,6 +484,8 @@ int whatif_set(whatif_scenario *s, const char *key, const char *value, err *e)
     case K_OBS:
         return whatif_observe(s, value, e);
     case K_FIT:
+        if (!strcmp(value, "none"))
+            value = "";
         TRY(check_fit_list(value, e));
         snprintf(s->fit, sizeof s->fit, "%s", value);
         break;
@@ -532,7 +535,7 @@ int whatif_get(const whatif_scenario *s, const char *key, char *buf, size_t n, e
         break;
     }
     case K_FIT:
-        snprintf(buf, n, "%s", s->fit);
+        snprintf(buf, n, "%s", s->fit[0] ? s->fit : "none");
         break;
     case K_ENV:
         if (!strcmp(k->env, "NCCL_PROTO"))

@@ -341,6 +341,7 @@ static void test_files(void **state)
     set(&s, "efficiency", "0.123456789012345");
     set(&s, "observe", "mode=decode,tok_per_s=82");
     set(&s, "graph", "0");
+    set(&s, "fit", "none");
     char path[] = "/tmp/collsim_scenXXXXXX";
     int fd = mkstemp(path);
     FILE *f = fdopen(fd, "w");
@@ -357,6 +358,7 @@ static void test_files(void **state)
     }
     assert_true(back.efficiency == s.efficiency);
     assert_int_equal(back.nobs, 1);
+    assert_string_equal(back.fit, "");
     /* errors with file:line */
     f = fopen(path, "w");
     fputs("collsim-scenario 1\nbatch = 4\nobserve = mode=decode\n", f);
