@@ -322,14 +322,20 @@ static int check_fit_list(const char *v, err *e)
         return err_set(e, ERR_USAGE, "fit: list too long");
     snprintf(buf, sizeof buf, "%s", v);
     int n = 0;
+    const fitdef *seen[WHATIF_FIT_MAX];
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (!find_fitdef(t))
+        const fitdef *d = find_fitdef(t);
+        if (!d)
             return err_set(e, ERR_USAGE,
                            "fit: '%s' cannot be fitted (efficiency, draft_efficiency, "
                            "spec_loop_us, accept_len, eager_wait_us, routing_skew)", t);
-        if (++n > WHATIF_FIT_MAX)
+        for (int i = 0; i < n; i++)
+            if (seen[i] == d)
+                return err_set(e, ERR_USAGE, "fit: '%s' named twice", t);
+        if (n == WHATIF_FIT_MAX)
             return err_set(e, ERR_USAGE, "fit: more than %d parameters", WHATIF_FIT_MAX);
+        seen[n++] = d;
     }
     return 0;
 }
