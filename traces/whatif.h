@@ -139,10 +139,9 @@ int whatif_get(const whatif_scenario *s, const char *key, char *buf, size_t n, e
 int whatif_observe(whatif_scenario *s, const char *spec, err *e);
 /* Write s as a scenario file that loads back to the same scenario. */
 int whatif_write(const whatif_scenario *s, FILE *f, err *e);
-/* Fit the parameters named in s->fit to s->obs (GSL nonlinear least
- * squares, residuals ln(pred/obs)/rel_sd), in place; those the data cannot
- * determine are refused (kept) and listed in out (may be NULL). Nothing to
- * do without observations. Errors: those of the runs, ERR_USAGE bad names. */
+/* Fit s->fit to s->obs in place (GSL least squares on ln(pred/obs)/rel_sd);
+ * what the data cannot determine is refused, kept, and said in out (may be
+ * NULL). No-op without observations. Errors: the runs', ERR_USAGE names. */
 int whatif_calibrate(whatif_ctx *c, whatif_scenario *s, whatif_calib *out, err *e);
 /* Run one scenario as it is (no calibration). Errors: ERR_USAGE for an
  * impossible configuration, ERR_INPUT/ERR_SYSTEM from the topology. */
