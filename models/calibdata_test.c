@@ -97,7 +97,7 @@ static void check(const char *preset, const figure *fig, size_t n)
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
         flows_case c;
-        if (flows_parse(t, fig[i].flows, FLOWS_WRITE, fig[i].bytes, &c, &e))
+        if (flows_parse(t, fig[i].flows, fig[i].bytes <= 4 ? FLOWS_WRITE : FLOWS_COPY_WRITE, fig[i].bytes, &c, &e))
             fail_msg("%s: %s", fig[i].flows, e.msg);
         sim_ps tp[FLOWS_MAX], tmax = 0;
         if (flows_run(f, &c, tp, &e))

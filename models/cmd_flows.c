@@ -70,7 +70,7 @@ static int set_format(void *ctx, const char *a, err *e) { return cli_parse_forma
 
 static int set_op(void *ctx, const char *a, err *e)
 {
-    return flows_op_parse(a, &ARGS->op) ? err_set(e, ERR_USAGE, "--op: '%s' (write, read or copy)", a) : 0;
+    return flows_op_parse(a, &ARGS->op) ? err_set(e, ERR_USAGE, "--op: '%s' (write, read, copy, copy-write or copy-read)", a) : 0;
 }
 #undef ARGS
 
@@ -80,7 +80,7 @@ static const cli_opt options[] = {
     {"gpus", 0, "a,b,...", "the GPUs the pattern uses (default: all)", set_gpus},
     {"flows", 0, "SPEC", "an explicit set of concurrent flows, SRC>DST,...", set_spec},
     {"bytes", 0, "N", "bytes per flow (default 256M)", set_bytes},
-    {"op", 0, "OP", "write (default), read or copy", set_op},
+    {"op", 0, "OP", "write (default), read: SM stores/loads; copy, copy-write, copy-read: copy engine", set_op},
     {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", set_calib},
     {"format", 0, "F", "table (default), csv or json", set_format},
     {"output", 'o', "FILE", "write the report to FILE (default stdout)", set_out},

@@ -60,6 +60,12 @@ typedef struct coll_result {
     coll_proto proto;
     int channels;
     uint64_t events;    /* engine events used */
+    /* Where the time goes, along the critical path (they sum to time_ps):
+     * flag barriers, fixed device costs (kernel start, local reduces), data
+     * transfers at the rate each would get alone, and the rest of the
+     * transfers' time: waiting for links shared with other flows or
+     * collapsed by a switch (docs/model.md "Where the time goes"). */
+    sim_ps barrier_ps, fixed_ps, transfer_ps, contention_ps;
 } coll_result;
 
 typedef struct coll_ctx coll_ctx;
