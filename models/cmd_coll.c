@@ -7,6 +7,7 @@
 
 #include "models/cmds.h"
 #include "models/coll.h"
+#include "models/fabric.h"
 #include "models/topo.h"
 #include "sim/ofile.h"
 #include "sim/report.h"
@@ -29,7 +30,7 @@ typedef struct coll_args {
     coll_algo algo;
     coll_proto proto;
     coll_dtype dtype;
-    int graph, split;
+    int graph, split, without;
     nccl_env env;
 } coll_args;
 
@@ -40,6 +41,7 @@ static int set_timeline(void *ctx, const char *a, err *e) { (void)e; ARGS->timel
 static int set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
 static int set_graph(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->graph = 1; return 0; }
 static int set_split(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->split = 1; return 0; }
+static int set_without(void *ctx, const char *a, err *e) { return fabric_mech_parse(a, &ARGS->without, e); }
 static int set_ng(void *ctx, const char *a, err *e) { return cli_parse_long("-g", a, 1, 4096, &ARGS->ng, e); }
 static int set_min(void *ctx, const char *a, err *e) { return cli_parse_size("-b", a, &ARGS->minb, e); }
 static int set_max(void *ctx, const char *a, err *e) { return cli_parse_size("-e", a, &ARGS->maxb, e); }
@@ -79,6 +81,7 @@ static const cli_opt options[] = {
     {"graph", 0, NULL, "launched inside a CUDA graph", set_graph},
     {"breakdown", 0, NULL, "add where the time goes: barrier, fixed, transfer, contention (us)", set_split},
     {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", set_calib},
+    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read", set_without},
     {"env", 0, "NCCL_X=Y", "an NCCL setting (repeatable)", set_env},
     {"timeline", 0, "OUT.json", "Perfetto timeline of the largest size", set_timeline},
     {"format", 0, "F", "table (default), csv or json", set_format},
@@ -151,6 +154,8 @@ int cmd_coll(int argc, char **argv, err *e)
     coll_ctx *ctx = coll_ctx_new(t);
     if (!rc && !ctx)
         rc = err_set(e, ERR_SYSTEM, "out of memory");
+    if (ctx)
+        coll_ctx_without(ctx, g.without);
     coll_req req;
     coll_req_init(&req, t);
     req.kind = kind;

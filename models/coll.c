@@ -196,6 +196,7 @@ typedef struct cache_ent {
 struct coll_ctx {
     const topo *t;
     fabric *f;
+    int off;           /* FAB_NO_* mechanisms switched off */
     cache_ent *tab;
     size_t cap, len;
 };
@@ -216,6 +217,13 @@ void coll_ctx_free(coll_ctx *c)
     fabric_free(c->f);
     free(c->tab);
     free(c);
+}
+
+void coll_ctx_without(coll_ctx *c, int off)
+{
+    c->off = off;
+    memset(c->tab, 0, sizeof *c->tab * c->cap);
+    c->len = 0;
 }
 
 static uint64_t hash_req(const coll_req *r)
@@ -398,6 +406,7 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
                        coll_kind_name(r->kind));
     if (!c->f && !(c->f = fabric_new(c->t, e)))
         return e->code;
+    fabric_disable(c->f, c->off);
     fabric_reset(c->f);
     int node[4096];
     for (int i = 0; i < r->nranks; i++)

@@ -77,6 +77,9 @@ void coll_ctx_free(coll_ctx *c);            /* NULL ok */
 void coll_req_init(coll_req *r, const topo *t);
 /* Apply one "NCCL_X=Y" setting; ERR_USAGE on an unknown or bad one. */
 int coll_env_set(nccl_env *env, const char *assignment, err *e);
+/* Switch fabric mechanisms off (FAB_NO_* bits of models/fabric.h) for every
+ * later prediction of this context: ablations. Clears the cache. */
+void coll_ctx_without(coll_ctx *c, int off);
 /* Predict (cached). ERR_USAGE if the request cannot run on this topology
  * (e.g. more ranks than GPUs, 16-byte multiple needed). */
 int coll_predict(coll_ctx *c, const coll_req *r, coll_result *out, err *e);

@@ -188,6 +188,32 @@ double fabric_read_cap_Bps(const fabric *f, fab_op op, int reader, int target)
 
 void fabric_disable(fabric *f, int off) { f->off = off; }
 
+static const struct {
+    const char *name;
+    int bit;
+} mechs[] = {
+    {"write-collapse", FAB_NO_COLLAPSE_WRITE}, {"read-collapse", FAB_NO_COLLAPSE_READ},
+    {"hol", FAB_NO_HOL}, {"req-size", FAB_NO_REQ_SIZE}, {"socket-read", FAB_NO_SOCKET_READ},
+};
+
+int fabric_mech_parse(const char *list, int *off, err *e)
+{
+    *off = 0;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        int bit = 0;
+        for (size_t i = 0; i < sizeof mechs / sizeof mechs[0]; i++)
+            if (strlen(mechs[i].name) == n && !strncmp(p, mechs[i].name, n))
+                bit = mechs[i].bit;
+        if (!bit)
+            return err_set(e, ERR_USAGE, "--without: unknown mechanism '%.*s' (write-collapse, "
+                           "read-collapse, hol, req-size, socket-read)", (int)n, p);
+        *off |= bit;
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
 /* The GPU's own PCIe link towards the fabric (its first hop), or -1. */
 static int gpu_pcie_out(const topo *t, int node)
 {

@@ -59,6 +59,9 @@ double fabric_tlp_weight(const fabric *f, fab_op op);
 enum { FAB_NO_COLLAPSE_WRITE = 1, FAB_NO_COLLAPSE_READ = 2, FAB_NO_HOL = 4,
        FAB_NO_REQ_SIZE = 8, FAB_NO_SOCKET_READ = 16 };
 void fabric_disable(fabric *f, int off);
+/* Parse "hol,read-collapse" (names: write-collapse, read-collapse, hol,
+ * req-size, socket-read) into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
+int fabric_mech_parse(const char *list, int *off, err *e);
 /* Root port above a node in the PCI hierarchy (-1 if none). */
 int fabric_root_of(const fabric *f, int node);
 /* Host memory node nearest GPU gpu (a TOPO_HOSTMEM of its socket, else the
