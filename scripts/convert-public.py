@@ -251,6 +251,37 @@ def broadcom(path, out_dir):
         rw.xfer_case(pattern, flows, MIB256, total_gbps=w, op="copy-write")
     rw.write(os.path.join(out_dir, "rtxpro6000-2s-rw-flows.csv"))
 
+    # Collective outcomes of the same box, for validation only (never fitted):
+    # the page's "AllReduce: Custom vs NCCL" tables (p2pmark: its
+    # pcie_allreduce_kernel, a one-shot pull with a start barrier, replayed in
+    # a CUDA graph; NCCL eager, default environment as far as the page says).
+    for ranks, rows in ((4, [(256, 6.2, 14.1), (32768, 10.1, 15.4), (524288, 51.3, 72.0),
+                             (1048576, 95.8, 86.5), (33554432, 2884, 1628)]),
+                        (8, [(256, 8.3, 27.1), (4096, 30.6, 57.2), (8192, 64.3, 57.6),
+                             (65536, 503.9, 67.8), (33554432, 333806, 2715)])):
+        path_out = os.path.join(out_dir, f"rtxpro6000-2s-allreduce-{ranks}gpu.csv")
+        with open(path_out + ".tmp", "w") as f:
+            f.write("# format: collsim-meas 1\n# kind: coll\n")
+            for k, v in meta:
+                if k != "topo":
+                    f.write(f"# {k}: {v}\n")
+            f.write(f"# collective: allreduce\n# ranks: {ranks}\n")
+            f.write(f"# note: the source's table 'AllReduce: Custom vs NCCL ({ranks} GPU, fp16)'; "
+                    "custom = p2pmark's pcie_allreduce_kernel (one-shot pull, start barrier only, "
+                    "one allreduce per CUDA graph launch), NCCL = ncclAllReduce eager with the "
+                    "environment the page does not state (taken as NCCL's default); "
+                    f"GPUs 0-{ranks - 1}; collective outcomes: validation only\n")
+            f.write("size_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,busbw_GBps,"
+                    "impl,graph,wrong\n")
+            for size, custom, nccl in rows:
+                for algo, t, impl, graph in (("oneshot", custom, "oneshot", 1),
+                                             ("auto", nccl, "nccl", 0)):
+                    alg = size / (t * 1e3)
+                    bus = alg * 2 * (ranks - 1) / ranks
+                    f.write(f"{size},{size // 2},fp16,{algo},{'-' if algo == 'oneshot' else 'auto'},"
+                            f"0,{t:g},{alg:.4f},{bus:.4f},{impl},{graph},0\n")
+        os.replace(path_out + ".tmp", path_out)
+
 
 def cpayne(path, out_dir):
     text = open(path).read()
