@@ -222,7 +222,8 @@ void coll_ctx_free(coll_ctx *c)
 void coll_ctx_without(coll_ctx *c, int off)
 {
     c->off = off;
-    memset(c->tab, 0, sizeof *c->tab * c->cap);
+    if (c->tab)
+        memset(c->tab, 0, sizeof *c->tab * c->cap);
     c->len = 0;
 }
 
