@@ -3,7 +3,8 @@
 # Kimi-K2.5 on 8x RTX PRO 6000 (PCIe Gen5, 2 sockets), TP 8: plain decode and
 # EAGLE-3 (3 draft tokens), each with NCCL ring, one-shot and two-shot
 # allreduce, fitted to the two observed points; then what the model says
-# when only plain decode is fitted, and the break-even points.
+# when only plain decode is fitted, the break-even points, and where one
+# allreduce's time goes.
 # Usage: scripts/demo.sh [path/to/collsim]
 set -e
 COLLSIM=${1:-build/collsim}
@@ -21,3 +22,12 @@ echo "== break-even: verify allreduce time and mean accepted tokens (decode-only
 "$COLLSIM" whatif $DEC --vary accept_len=2,2.4,3 --vary allreduce=ring,oneshot,twoshot \
     --solve verify_allreduce_us
 "$COLLSIM" whatif $DEC --vary allreduce=ring,oneshot,twoshot --solve accept_len
+echo
+echo "== one allreduce of the reference box, where its time goes (us; CUDA graph, the scenario's NCCL env)"
+echo "   14 KiB = a decode step's allreduce, 42 KiB = an EAGLE-3 verify's (docs/model.md 'Where the time goes')"
+for a in ring oneshot twoshot; do
+    "$COLLSIM" coll allreduce -b 14K -e 42K -f 3 --algo $a --graph --breakdown \
+        --env NCCL_PROTO=LL --env NCCL_ALGO=Ring --env NCCL_P2P_LEVEL=SYS \
+        --env NCCL_MAX_NCHANNELS=16 | grep -v '^# [a-z]' |
+        if [ $a = ring ]; then cat; else grep -v '^#'; fi
+done
