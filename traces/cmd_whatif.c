@@ -178,9 +178,10 @@ static void print_assumptions(report *r, const whatif_scenario *s, const whatif_
         for (int i = 0; i < s->nobs; i++) {
             char key[32];
             snprintf(key, sizeof key, "observed.%d", i + 1);
+            double dev = 100 * (exp(cal->resid[i]) - 1);
             report_meta(r, key, "%s: %g tok/s (sd %g%%), model %+.2f%%",
                         s->obs[i].set[0] ? s->obs[i].set : "(scenario)", s->obs[i].tok_per_s,
-                        100 * s->obs[i].rel_sd, 100 * (exp(cal->resid[i]) - 1));
+                        100 * s->obs[i].rel_sd, fabs(dev) < 0.005 ? 0.0 : dev);
             if (fabs(cal->resid[i]) > 3 * s->obs[i].rel_sd) {
                 snprintf(key, sizeof key, "warning.%d", i + 1);
                 report_meta(r, key, "the fit misses observation %d by %+.1f%% (more than 3 sd): "
