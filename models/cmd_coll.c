@@ -149,6 +149,8 @@ int cmd_coll(int argc, char **argv, err *e)
         return err_set(e, ERR_USAGE, "coll: unknown collective '%s'", pos[0]);
     if (g.factor < 1.000001 && g.minb != g.maxb)
         return err_set(e, ERR_USAGE, "-f: factor must be > 1");
+    if (g.explain && g.fmt != REPORT_TABLE)
+        return err_set(e, ERR_USAGE, "--explain: only with --format table");
     if (g.minb > g.maxb)
         return err_set(e, ERR_USAGE, "-b %llu is larger than -e %llu", (unsigned long long)g.minb,
                        (unsigned long long)g.maxb);
