@@ -247,6 +247,22 @@ static uint64_t hash_req(const coll_req *r)
     return h;
 }
 
+/* Settings are compared as bytes, so keys are built zeroed (padding too). */
+static void env_canon(nccl_env *d, const nccl_env *s)
+{
+    memset(d, 0, sizeof *d);
+    d->p2p_level = s->p2p_level;
+    d->p2p_disable = s->p2p_disable;
+    d->shm_disable = s->shm_disable;
+    d->algo = s->algo;
+    d->proto = s->proto;
+    d->min_channels = s->min_channels;
+    d->max_channels = s->max_channels;
+    d->buffsize_bytes = s->buffsize_bytes;
+    d->nthreads = s->nthreads;
+    d->version = s->version;
+}
+
 /* Requests are compared as bytes, so keys are built zeroed (padding too). */
 static void canon(coll_req *k, const coll_req *r)
 {
@@ -260,16 +276,7 @@ static void canon(coll_req *k, const coll_req *r)
     k->proto = r->proto;
     k->channels = r->channels;
     k->graph = r->graph;
-    k->env.p2p_level = r->env.p2p_level;
-    k->env.p2p_disable = r->env.p2p_disable;
-    k->env.shm_disable = r->env.shm_disable;
-    k->env.algo = r->env.algo;
-    k->env.proto = r->env.proto;
-    k->env.min_channels = r->env.min_channels;
-    k->env.max_channels = r->env.max_channels;
-    k->env.buffsize_bytes = r->env.buffsize_bytes;
-    k->env.nthreads = r->env.nthreads;
-    k->env.version = r->env.version;
+    env_canon(&k->env, &r->env);
 }
 
 static cache_ent *cache_slot(coll_ctx *c, const coll_req *k)
@@ -305,8 +312,7 @@ static int check_req(const coll_ctx *c, const coll_req *r, err *e);
 static int get_tune(coll_ctx *c, const coll_req *r, const nccl_tune **out, err *e)
 {
     nccl_env env;
-    memset(&env, 0, sizeof env);
-    env = r->env;
+    env_canon(&env, &r->env);
     if (r->algo != ALGO_AUTO)
         env.algo = r->algo;
     if (r->proto != PROTO_AUTO)
@@ -323,7 +329,7 @@ static int get_tune(coll_ctx *c, const coll_req *r, const nccl_tune **out, err *
     c->next_tune = (i + 1) % NTUNES;
     nccl_tune_free(c->tunes[i].nt);
     c->tunes[i].nt = nt;
-    c->tunes[i].env = env;
+    memcpy(&c->tunes[i].env, &env, sizeof env);
     c->tunes[i].nranks = r->nranks;
     *out = nt;
     return 0;
