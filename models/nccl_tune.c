@@ -1104,8 +1104,10 @@ void nccl_tune_explain(const nccl_tune *nt, const topo *t, coll_kind kind, uint6
                 nt->p2p[a][b] ? "P2P" : "SHM (through the receiver's CPU)",
                 (double)nt->path_bw[a][b]);
     }
-    if (nt->nranks < 2)
+    if (nt->nranks < 2) {
+        fprintf(f, "# one rank: no search, no tuning; NCCL copies locally (Ring/Simple)\n");
         return;
+    }
     fprintf(f, "# search (search.cc), speeds for SM %d:\n", nt->sm);
     print_graph(f, "Ring", nt, &nt->ring);
     print_graph(f, "Tree", nt, &nt->tree);
@@ -1133,7 +1135,10 @@ void nccl_tune_explain(const nccl_tune *nt, const topo *t, coll_kind kind, uint6
         fprintf(f, "\n");
     }
 op:
-    if (!op)
+    if (kind == COLL_ALLTOALL)
+        fprintf(f, "# all-to-all: NCCL's grouped point-to-point scheduling is not emulated "
+                "(collsim's fixed rule applies)\n");
+    if (!op || nt->nranks < 2)
         return;
     fprintf(f, "# %s of %llu bytes (enqueue.cc), time = lat + bytes / (1000 bw):\n",
             coll_kind_name(kind), (unsigned long long)bytes);
