@@ -113,7 +113,7 @@ static int add_node(sys *s, int type, int rank)
 
 /* topo.cc ncclTopoConnectNodes: links to the same node and type merge (bw
  * adds up); links stay sorted by bandwidth, highest first. */
-static int connect(sys *s, int a, int b, int type, float bw)
+static int link_nodes(sys *s, int a, int b, int type, float bw)
 {
     nnode *n = &s->node[a];
     int i;
@@ -242,8 +242,8 @@ static int build_sys(sys *s, const topo *t, int nranks, err *e)
             map[n->pci_parent] < 0)
             continue;
         float bw = pcie_bw(find_link(t, v, n->pci_parent));
-        rc = connect(s, map[v], map[n->pci_parent], L_PCI, bw) ||
-             connect(s, map[n->pci_parent], map[v], L_PCI, bw);
+        rc = link_nodes(s, map[v], map[n->pci_parent], L_PCI, bw) ||
+             link_nodes(s, map[n->pci_parent], map[v], L_PCI, bw);
     }
     /* NVLink: lanes x NCCL's per-lane figure, both ways. */
     for (int i = 0; i < topo_nlinks(t) && !rc; i++) {
@@ -251,14 +251,14 @@ static int build_sys(sys *s, const topo *t, int nranks, err *e)
         if (l->kind != LINK_NVLINK || map[l->a] < 0 || map[l->b] < 0)
             continue;
         float bw = (float)(l->nvlinks > 0 ? l->nvlinks : 1) * nvlink_bw(s->sm);
-        rc = connect(s, map[l->a], map[l->b], L_NVL, bw) ||
-             connect(s, map[l->b], map[l->a], L_NVL, bw);
+        rc = link_nodes(s, map[l->a], map[l->b], L_NVL, bw) ||
+             link_nodes(s, map[l->b], map[l->a], L_NVL, bw);
     }
     /* topo.cc ncclTopoConnectCpus: every CPU pair, one figure per family. */
     for (int a = 0; a < s->nn && !rc; a++)
         for (int b = 0; b < s->nn && !rc; b++)
             if (a != b && s->node[a].type == N_CPU && s->node[b].type == N_CPU)
-                rc = connect(s, a, b, L_SYS, socket_bw(s->cpu));
+                rc = link_nodes(s, a, b, L_SYS, socket_bw(s->cpu));
     free(map);
     if (rc)
         return err_set(e, ERR_USAGE, "topology '%s' is too large for the NCCL emulation",
@@ -857,7 +857,7 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
                         *pp = np;
                     }
                 }
-                nt->path_bw[p][g] = pp->bw;
+                nt->path_bw_GBps[p][g] = pp->bw;
             }
     }
     if (!rc && nranks > 1) {
@@ -1102,7 +1102,7 @@ void nccl_tune_explain(const nccl_tune *nt, const topo *t, coll_kind kind, uint6
         int a = nt->ring.order[i], b = nt->ring.order[(i + 1) % nt->nranks];
         fprintf(f, "#   GPU%d -> GPU%d  %-4s %s  %.1f GB/s\n", a, b, pname(nt->path_type[a][b]),
                 nt->p2p[a][b] ? "P2P" : "SHM (through the receiver's CPU)",
-                (double)nt->path_bw[a][b]);
+                (double)nt->path_bw_GBps[a][b]);
     }
     if (nt->nranks < 2) {
         fprintf(f, "# one rank: no search, no tuning; NCCL copies locally (Ring/Simple)\n");

@@ -53,7 +53,7 @@ typedef struct nccl_tune {
     /* Per ordered rank pair: NCCL's path type before the P2P check, its
      * bandwidth after any detour through a CPU, and the transport. */
     uint8_t path_type[NCCL_TUNE_MAX_RANKS][NCCL_TUNE_MAX_RANKS];
-    float path_bw[NCCL_TUNE_MAX_RANKS][NCCL_TUNE_MAX_RANKS];
+    float path_bw_GBps[NCCL_TUNE_MAX_RANKS][NCCL_TUNE_MAX_RANKS];
     uint8_t p2p[NCCL_TUNE_MAX_RANKS][NCCL_TUNE_MAX_RANKS];
     nccl_tune_graph ring, tree;
     int nchannels;         /* comm->nChannels after connect (x2, env limits) */

@@ -89,8 +89,8 @@ static void test_2s_default(void **state)
     topo *t;
     nccl_tune *nt = make("rtxpro6000-8x-pcie5-2s", 8, NULL, &t);
     assert_int_equal(nt->emulated, 1);
-    NEAR(nt->path_bw[0][1], 48, 1e-3);
-    NEAR(nt->path_bw[3][4], 16, 1e-3);
+    NEAR(nt->path_bw_GBps[0][1], 48, 1e-3);
+    NEAR(nt->path_bw_GBps[3][4], 16, 1e-3);
     /* Transport of the ring's hops 0->1 ... 7->0: P2P inside a virtual
      * switch (PIX), SHM for 1->2, 5->6 (PHB) and 3->4, 7->0 (SYS). */
     static const int p2p[8] = {1, 0, 1, 0, 1, 0, 1, 0};
@@ -156,7 +156,7 @@ static void test_2s_seeds(void **state)
     nccl_tune *nt = make("rtxpro6000-8x-pcie5-2s", 8, env, &t);
     for (int i = 0; i < 8; i++)
         assert_int_equal(nt->p2p[i][(i + 1) % 8], 1);
-    NEAR(nt->path_bw[3][4], 16, 1e-3);
+    NEAR(nt->path_bw_GBps[3][4], 16, 1e-3);
     assert_int_equal(nt->ring.found, 0);
     assert_int_equal(nt->nchannels, 2);
     NEAR(nt->bw_GBps[COLL_ALLREDUCE][RING][SIMPLE], 0, 1e-9);
