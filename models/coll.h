@@ -63,6 +63,12 @@ typedef struct coll_result {
     int channels;
     int threads;        /* NCCL threads per channel (0 for custom kernels) */
     uint64_t events;    /* engine events used */
+    /* Where the time goes, along the critical path (they sum to time_ps):
+     * flag barriers, fixed device costs (kernel start, local reduces), data
+     * transfers at the rate each would get alone, and the rest of the
+     * transfers' time: waiting for links shared with other flows or
+     * collapsed by a switch (docs/model.md "Where the time goes"). */
+    sim_ps barrier_ps, fixed_ps, transfer_ps, contention_ps;
 } coll_result;
 
 typedef struct coll_ctx coll_ctx;
@@ -74,6 +80,9 @@ void coll_ctx_free(coll_ctx *c);            /* NULL ok */
 void coll_req_init(coll_req *r, const topo *t);
 /* Apply one "NCCL_X=Y" setting; ERR_USAGE on an unknown or bad one. */
 int coll_env_set(nccl_env *env, const char *assignment, err *e);
+/* Switch fabric mechanisms off (FAB_NO_* bits of models/fabric.h) for every
+ * later prediction of this context: ablations. Clears the cache. */
+void coll_ctx_without(coll_ctx *c, int off);
 /* Predict (cached). ERR_USAGE if the request cannot run on this topology
  * (e.g. more ranks than GPUs, 16-byte multiple needed). */
 int coll_predict(coll_ctx *c, const coll_req *r, coll_result *out, err *e);
