@@ -8,6 +8,7 @@
 #include "models/cmds.h"
 #include "models/coll.h"
 #include "models/fabric.h"
+#include "models/nccl_tune.h"
 #include "models/topo.h"
 #include "sim/ofile.h"
 #include "sim/report.h"
@@ -30,7 +31,7 @@ typedef struct coll_args {
     coll_algo algo;
     coll_proto proto;
     coll_dtype dtype;
-    int graph, split, without;
+    int graph, split, without, explain;
     nccl_env env;
 } coll_args;
 
@@ -50,6 +51,19 @@ static int set_channels(void *ctx, const char *a, err *e) { return cli_parse_lon
 static int set_root(void *ctx, const char *a, err *e) { return cli_parse_long("--root", a, 0, 4095, &ARGS->root, e); }
 static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
 static int set_env(void *ctx, const char *a, err *e) { return coll_env_set(&ARGS->env, a, e); }
+static int set_explain(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->explain = 1; return 0; }
+
+static int set_nccl(void *ctx, const char *a, err *e)
+{
+    char as[64];
+    snprintf(as, sizeof as, "NCCL_VERSION=%s", a);
+    if (strlen(a) > 32 || coll_env_set(&ARGS->env, as, e)) {
+        char list[128];
+        return err_set(e, ERR_USAGE, "--nccl: '%s' is not an emulated NCCL version (%s)", a,
+                       nccl_tune_version_list(list, sizeof list));
+    }
+    return 0;
+}
 
 static int set_dtype(void *ctx, const char *a, err *e)
 {
@@ -83,6 +97,8 @@ static const cli_opt options[] = {
     {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", set_calib},
     {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read", set_without},
     {"env", 0, "NCCL_X=Y", "an NCCL setting (repeatable)", set_env},
+    {"nccl", 0, "VER", "NCCL version whose decisions are emulated (default: the newest)", set_nccl},
+    {"explain", 0, NULL, "before each size, NCCL's choice and the numbers behind it", set_explain},
     {"timeline", 0, "OUT.json", "Perfetto timeline of the largest size", set_timeline},
     {"format", 0, "F", "table (default), csv or json", set_format},
     {"output", 'o', "FILE", "write the report to FILE (default stdout)", set_out},
@@ -145,6 +161,8 @@ int cmd_coll(int argc, char **argv, err *e)
         return err_set(e, ERR_USAGE, "coll: unknown collective '%s'", pos[0]);
     if (g.factor < 1.000001 && g.minb != g.maxb)
         return err_set(e, ERR_USAGE, "-f: factor must be > 1");
+    if (g.explain && g.fmt != REPORT_TABLE)
+        return err_set(e, ERR_USAGE, "--explain: only with --format table");
     if (g.minb > g.maxb)
         return err_set(e, ERR_USAGE, "-b %llu is larger than -e %llu", (unsigned long long)g.minb,
                        (unsigned long long)g.maxb);
@@ -193,6 +211,12 @@ int cmd_coll(int argc, char **argv, err *e)
     for (uint64_t sz = g.minb; !rc && sz <= g.maxb;) {
         req.bytes = sz;
         coll_result res;
+        if (g.explain && g.fmt == REPORT_TABLE) {
+            fflush(out.f);
+            rc = coll_explain(ctx, &req, sz == g.minb, out.f, e);
+            if (rc)
+                break;
+        }
         rc = coll_predict(ctx, &req, &res, e);
         if (rc)
             break;
