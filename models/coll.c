@@ -605,16 +605,14 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
                                            : nccl_uses_p2p(b->t, &b->r->env, from, to);
     if (p2p)
         return fabric_xfer(b->f, FAB_WRITE, src, dst, bytes, wire, extra, from, label, b->e);
-    /* SHM: the sender writes into host memory near the receiver, which then
-     * loads it over its own PCIe link (NCCL_SHM_LOCALITY=2). */
+    /* SHM: the sender writes into host memory near the receiver, which
+     * loads it over its own PCIe link (NCCL_SHM_LOCALITY=2), slice by slice:
+     * one pipelined transfer over both routes, so the hop starts when its
+     * data is ready like any other. */
     int mem = fabric_hostmem_of(b->f, dst);
     if (mem < 0)
         return err_set(b->e, ERR_USAGE, "SHM transport needs host memory in the topology"), -1;
-    int w = fabric_xfer(b->f, FAB_WRITE, src, mem, bytes, wire, 0, from, label, b->e);
-    int rd = fabric_xfer(b->f, FAB_READ, mem, dst, bytes, wire, extra, to, label, b->e);
-    if (w < 0 || rd < 0 || cb_dep(b, w, rd) < 0)
-        return -1;
-    return rd;
+    return fabric_xfer_staged(b->f, src, mem, dst, bytes, wire, extra, from, label, b->e);
 }
 
 int cb_barrier(coll_build *b, const int *ready, int *done)
