@@ -33,10 +33,9 @@ typedef struct coll_build {
     int *node;         /* node id of each rank's GPU */
     err *e;
     int label_track;   /* unused for now */
+    const struct nccl_tune *tune;  /* NCCL's decisions (transport per hop), or NULL */
     int stream;        /* add generated graphs as the run reaches them */
     int bundle;        /* symmetric ranks' identical flows may run as one */
-    int *p2p_to;       /* per rank: the peer of its last hop (-1), and */
-    signed char *p2p;  /* whether that hop used P2P (a one-entry cache) */
     void *gen_state;   /* a builder's generator state, freed after the run */
     void (*gen_free)(void *);
 } coll_build;
@@ -59,6 +58,8 @@ int cb_dep(coll_build *b, int before, int after);     /* 0 ok, -1 */
  * reads it), carrying `weight` identical channels. */
 int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
                 const char *label);
+/* Does the hop from -> to use P2P (else SHM), as NCCL decides? */
+int cb_uses_p2p(const coll_build *b, int from, int to);
 /* The n hops r -> (r + 1) % n of one ring step as one bundled flow (P2P
  * writes only; the caller has checked the ranks are symmetric). */
 int cb_nccl_ring_bundle(coll_build *b, double bytes, double weight, const char *label);

@@ -1,8 +1,11 @@
 /* Custom one-shot allreduce, in the two forms found in the field.
- * Pull (vLLM/SGLang cross_device_reduce_1stage): kernel start, flag barrier,
- * every rank loads the whole vector from each of its n-1 peers (non-posted
- * reads, interleaved across peers, so they advance together) and reduces as
- * it loads, end barrier so no peer overwrites an input still being read.
+ * Pull (vLLM/SGLang cross_device_reduce_1stage, p2pmark's
+ * pcie_allreduce_kernel): kernel start, flag barrier, every rank loads the
+ * whole vector from each of its n-1 peers (SM loads: non-posted reads,
+ * interleaved across peers, so they advance together) and reduces as it
+ * loads. Launched eagerly (vLLM) it ends with a second barrier so no peer
+ * overwrites an input still being read; in a CUDA graph the buffers are
+ * double-buffered and only the start barrier runs (docs/model.md).
  * Push: kernel start, every rank writes its vector into a slot of each
  * peer's buffer (posted writes, interleaved), a flag behind the data (posted
  * writes stay ordered, so the flag lands with the last byte), each rank waits
@@ -47,17 +50,28 @@ static int all_join(coll_build *b, const int *xs, int *out, sim_ps dur_ps, const
 
 /* Every rank moves bytes to (write) or from (read) all its peers as one
  * interleaved group, starting after after[r]; out[r] is that group. */
+/* Thread blocks of vLLM/SGLang's launch: one per 512 16-byte elements of
+ * the message, at most 36 (facts.md 1.6). */
+static int kernel_blocks(const coll_build *b)
+{
+    uint64_t packed = (b->r->bytes + 15) / 16, blocks = (packed + 511) / 512;
+    return blocks < 1 ? 1 : blocks > 36 ? 36 : (int)blocks;
+}
+
 static int exchange(coll_build *b, fab_op op, double bytes, const int *after, int *out,
                     const char *label)
 {
     int *p = malloc(sizeof(int) * (size_t)b->n), rc = 0;
     if (!p)
         return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+    /* The kernel's blocks share their loads (stores) among the n-1 streams. */
+    double cta = fabric_cta_cap_Bps(b->f, op, kernel_blocks(b)) / (b->n - 1);
     for (int r = 0; r < b->n && !rc; r++) {
         int k = 0;
         for (int q = 1; q < b->n; q++)
             p[k++] = b->node[(r + q) % b->n];
-        out[r] = fabric_xfer_group(b->f, op, b->node[r], p, k, bytes, 1, 0, r, label, b->e);
+        out[r] = fabric_xfer_group_cap(b->f, op, b->node[r], p, k, bytes, 1, cta, 0, r, label,
+                                       b->e);
         rc = out[r] < 0 || cb_dep(b, after[r], out[r]);
     }
     free(p);
@@ -100,8 +114,9 @@ int coll_build_oneshot(coll_build *b)
         rc = begin(b, push, v[0], v[1]);
     if (!rc)
         rc = exchange(b, push ? FAB_WRITE : FAB_READ, S, v[1], v[2], push ? "push" : "pull");
-    /* Pull reduces as it loads; push reduces its n slots afterwards. */
-    if (!rc)
+    /* Pull reduces as it loads (and meets at an end barrier when eager);
+     * push reduces its n slots afterwards. */
+    if (!rc && (push || !b->r->graph))
         rc = settle(b, push, v[2], v[3], b->n, S);
     for (int i = 0; i < 4; i++)
         free(v[i]);

@@ -154,7 +154,7 @@ static int ring_symmetric(coll_build *b)
         const int *links;
         const int8_t *dirs;
         int h = topo_route(b->t, src, dst, &links, &dirs);
-        ok = h > 0 && nccl_uses_p2p(b->t, &b->r->env, r, (r + 1) % n) &&
+        ok = h > 0 && cb_uses_p2p(b, r, (r + 1) % n) &&
              (r == 0 || (h == h0 && fabric_lat_ps(b->f, FAB_WRITE, src, dst) ==
                                         fabric_lat_ps(b->f, FAB_WRITE, b->node[0], b->node[1])));
         for (int i = 0; i < h && ok; i++) {
@@ -211,13 +211,6 @@ int coll_build_ring(coll_build *b)
         return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
     }
     g->bundle = b->bundle && ring_symmetric(b);
-    /* An SHM hop's write into host memory waits for nothing (only the
-     * receiver's read is ordered), so in the whole graph every step's write
-     * starts at time 0; a streamed graph would start them later. Rings with
-     * SHM hops are therefore built whole, as before. */
-    for (int r = 0; r < n && b->stream; r++)
-        if (!nccl_uses_p2p(b->t, &b->r->env, r, (r + 1) % n))
-            b->stream = 0;
     return cb_generate(b, ring_next, g, ring_gen_free);
 }
 

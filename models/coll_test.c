@@ -37,7 +37,8 @@ static topo *uniform(int n, int read_tags)
     int sw = topo_add_node(t, "sw0", TOPO_SWITCH, 0, &e);
     topo_set_parent(t, rp, cpu, &e);
     topo_set_parent(t, sw, rp, &e);
-    topo_link l = {cpu, rp, LINK_PCIE, 5, 16, 0, B_BPS, HOP_PS};
+    topo_link l = {.a = cpu, .b = rp, .kind = LINK_PCIE, .pcie_gen = 5, .pcie_width = 16,
+                   .bw_Bps = B_BPS, .lat_ps = HOP_PS};
     topo_add_link(t, &l, &e);
     l.a = rp;
     l.b = sw;
@@ -53,6 +54,9 @@ static topo *uniform(int n, int read_tags)
     }
     topo_params *p = topo_params_mut(t);
     p->pcie_mrrs_bytes = 512;
+    /* Kernel requests as large as a write TLP (MPS 256), so the wire costs
+     * of these tests are the link's rate; test_req_size checks smaller ones. */
+    p->sm_req_bytes = 256;
     p->read_tags = read_tags;
     p->read_extra_lat_ps = 0;
     p->arb_collapse_Bps = 0;
@@ -108,6 +112,22 @@ static void test_ring_ll_small(void **state)
     topo *t = uniform(8, 768);
     double us = predict_us(t, ALGO_RING, PROTO_LL, 43008, 1);
     NEAR(us, 38.4528, 0.01);
+    topo_free(t);
+}
+
+static void test_ring_cta_rate(void **state)
+{
+    (void)state;
+    /* One NCCL channel is one thread block: with blocks storing at most
+     * 1 GB/s into a peer (cta_store_GBps 1) on 10 GB/s links, a Simple ring
+     * step of chunk 1 MiB on one channel moves at 1 GB/s:
+     *   t = 8.4 + 6 (2 + 1.0 + 1048576 B / 1e9 B/s = 1048.576 us) = 6317.856 us
+     * (n = 4, S = 4 MiB); two channels carry 512 KiB each, each at 1 GB/s:
+     *   t = 8.4 + 6 (2 + 1.0 + 524.288) = 3172.128 us. */
+    topo *t = uniform(4, 768);
+    topo_params_mut(t)->cta_store_Bps = 1e9;
+    NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1), 6317.856, 0.01);
+    NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 2), 3172.128, 0.01);
     topo_free(t);
 }
 
@@ -212,19 +232,24 @@ static void test_copy_setup(void **state)
 static void test_read_bound(void **state)
 {
     (void)state;
-    /* The read bound: 16 tags x 512 B outstanding over a round trip of
-     * 2 alpha = 2 us gives 8192 B / 2 us = 4.096 GB/s, below the 10 GB/s
-     * link. A 4,096,000-byte read then takes 4096000 / 4.096e9 s = 1000 us
-     * plus the round trip, 2 us: 1002 us. */
+    /* The read bound: a copy engine keeps 16 tags x 512 B (MRRS)
+     * outstanding over a round trip of 2 alpha = 2 us: 8192 B / 2 us = 4.096
+     * GB/s, below the 10 GB/s link. A 4,096,000-byte read then takes
+     * 4096000 / 4.096e9 s = 1000 us plus the round trip, 2 us: 1002 us. */
     topo *t = uniform(2, 16);
     err e = {0};
     fabric *f = fabric_new(t, &e);
     assert_non_null(f);
     flows_case c;
-    assert_int_equal(flows_parse(t, "1>0", FLOWS_READ, 4096000, &c, &e), 0);
+    assert_int_equal(flows_parse(t, "1>0", FLOWS_COPY_READ, 4096000, &c, &e), 0);
     sim_ps tp[1];
     assert_int_equal(flows_run(f, &c, tp, &e), 0);
     NEAR((double)tp[0] / 1e6, 1002.0, 0.01);
+    /* A kernel's SM loads ask for sm_req_bytes (256 here) per tag: 16 x 256 B
+     * / 2 us = 2.048 GB/s, so the same read takes 2000 + 2 = 2002 us. */
+    assert_int_equal(flows_parse(t, "1>0", FLOWS_READ, 4096000, &c, &e), 0);
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR((double)tp[0] / 1e6, 2002.0, 0.01);
     /* The same transfer as a write is only link-bound: 409.6 + 1 us. */
     assert_int_equal(flows_parse(t, "1>0", FLOWS_WRITE, 4096000, &c, &e), 0);
     assert_int_equal(flows_run(f, &c, tp, &e), 0);
@@ -282,8 +307,9 @@ static void test_nccl_channels(void **state)
  * must give the same run as the whole graph built first: the same time to
  * the picosecond and the same number of engine events (tolerance 0), for
  * every ring-family request on presets with NVLink and PCIe (including
- * multi-loop pipelines, several channels and SHM hops, which are built
- * whole), and the timeline of a streamed run must list every task. */
+ * multi-loop pipelines, several channels and SHM hops), with the same
+ * critical-path breakdown, and the timeline of a streamed run must list
+ * every task. */
 static void test_stream_equals_whole(void **state)
 {
     (void)state;
@@ -312,7 +338,9 @@ static void test_stream_equals_whole(void **state)
                         coll_result a = {0}, b = {0};
                         assert_int_equal(coll_predict(whole, &q, &a, &e), 0);
                         assert_int_equal(coll_predict(stream, &q, &b, &e), 0);
-                        if (a.time_ps != b.time_ps || a.events != b.events)
+                        if (a.time_ps != b.time_ps || a.events != b.events ||
+                            a.fixed_ps != b.fixed_ps || a.barrier_ps != b.barrier_ps ||
+                            a.transfer_ps != b.transfer_ps || a.contention_ps != b.contention_ps)
                             fail_msg("%s g=%d kind %d proto %d %llu B: whole %lld ps %llu ev, "
                                      "streamed %lld ps %llu ev", presets[ti], gs[gi], k, p,
                                      (unsigned long long)by, (long long)a.time_ps,
@@ -405,9 +433,9 @@ int main(void)
         cmocka_unit_test(test_ring_channels_share), cmocka_unit_test(test_oneshot_pull),
         cmocka_unit_test(test_read_bound),    cmocka_unit_test(test_twoshot_and_push),
         cmocka_unit_test(test_tree_chain),    cmocka_unit_test(test_one_rank),
-        cmocka_unit_test(test_copy_setup),    cmocka_unit_test(test_cache_and_env),
-        cmocka_unit_test(test_nccl_channels), cmocka_unit_test(test_stream_equals_whole),
-        cmocka_unit_test(test_bundle_equals_unbundled),
+        cmocka_unit_test(test_copy_setup),    cmocka_unit_test(test_ring_cta_rate),
+        cmocka_unit_test(test_cache_and_env), cmocka_unit_test(test_nccl_channels),
+        cmocka_unit_test(test_stream_equals_whole), cmocka_unit_test(test_bundle_equals_unbundled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

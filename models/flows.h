@@ -13,12 +13,20 @@
 #define FLOWS_MAX 64
 #define FLOWS_HOST(k) (-1 - (k))
 
-typedef enum flows_op { FLOWS_WRITE, FLOWS_READ, FLOWS_COPY } flows_op;
+/* write/read: a kernel's SM stores/loads into/from the peer; copy: a copy
+ * engine (to host: a write by the source; otherwise a read by the
+ * destination's engine); copy-write / copy-read: a copy engine of the source
+ * pushing (posted writes) / of the destination pulling (reads). */
+typedef enum flows_op {
+    FLOWS_WRITE, FLOWS_READ, FLOWS_COPY, FLOWS_COPY_WRITE, FLOWS_COPY_READ, FLOWS_NOPS
+} flows_op;
 
 typedef struct flows_case {
     const char *pattern;
     flows_op op;
     double bytes;            /* per flow */
+    int blocks;              /* thread blocks of each kernel (write, read); 0 = enough
+                                for the links (hwcheck's default, one per SM) */
     int n;
     int src[FLOWS_MAX], dst[FLOWS_MAX];
 } flows_case;

@@ -36,6 +36,9 @@ struct task {
     int32_t track;
     int32_t succ;            /* its latest dependency record, -1 none */
     int32_t npred;           /* run: unfinished predecessors */
+    int32_t crit;            /* run: its predecessor that ended last (ties: lower id), -1 */
+    sim_ps crit_ps;          /* when that one ended */
+    sim_ps acc[4];           /* run: critical path up to its end (sched_path_sums) */
 };
 
 struct dep {
@@ -78,6 +81,10 @@ struct sched {
     sim_ps makespan, now;
     evq *q;
     flownet *net;
+    /* critical path, followed as the run goes (sched_path_sums) */
+    sched_class_fn *class_fn;
+    int32_t path_task;
+    sim_ps path_end, path[4];
     /* links */
     arena *names;
     const char **link_names;
@@ -209,7 +216,7 @@ int sched_delay(sched *s, sim_ps dur_ps, int track, const char *label)
     if (id < 0)
         return -1;
     struct task *k = T(s, (size_t)id);
-    *k = (struct task){-1, -1, dur_ps, 0, 0, label, NULL, NULL, -1, 0, track, -1, 0};
+    *k = (struct task){-1, -1, dur_ps, 0, 0, label, NULL, NULL, -1, 0, track, -1, 0, -1, -1, {0}};
     return id;
 }
 
@@ -274,7 +281,7 @@ int sched_flow_w(sched *s, const int *links, const double *weights, int nlinks,
     b->last_task = (size_t)id;
     double cap = isfinite(rate_cap_Bps) && rate_cap_Bps > 0 ? rate_cap_Bps : 0;
     *T(s, (size_t)id) =
-        (struct task){-1, -1, lat_ps, bytes, cap, label, l, w, nlinks, tag, track, -1, 0};
+        (struct task){-1, -1, lat_ps, bytes, cap, label, l, w, nlinks, tag, track, -1, 0, -1, -1, {0}};
     return id;
 }
 
@@ -438,6 +445,8 @@ static void recycle(sched *s)
     }
 }
 
+static void path_end(sched *s, int32_t t, sim_ps now);
+
 static int end_task(sched *s, int32_t t, sim_ps now)
 {
     /* Every dependent of t must exist before t releases them. */
@@ -449,11 +458,20 @@ static int end_task(sched *s, int32_t t, sim_ps now)
     if (now > s->makespan)
         s->makespan = now;
     s->nended++;
+    path_end(s, t, now);
     int32_t last = -1;
     for (int32_t d = k->succ; d >= 0; d = s->deps[d].next) {
         int32_t u = s->deps[d].after;
+        struct task *ku = T(s, (size_t)u);
         last = d;
-        if (--T(s, (size_t)u)->npred == 0 && start_task(s, u, now))
+        /* Ends come in time order: t is u's critical predecessor unless an
+         * earlier one ended at the same time with a lower id. */
+        if (ku->crit < 0 || now > ku->crit_ps || t < ku->crit) {
+            ku->crit = t;
+            ku->crit_ps = now;
+            memcpy(ku->acc, k->acc, sizeof ku->acc);
+        }
+        if (--ku->npred == 0 && start_task(s, u, now))
             return -1;
     }
     if (!s->keep && s->gen) {
@@ -555,6 +573,9 @@ static int run_loop(sched *s)
     s->events = 0;
     s->makespan = 0;
     s->nended = 0;
+    s->path_task = -1;
+    s->path_end = 0;
+    memset(s->path, 0, sizeof s->path);
     if (s->gen) {
         ASSERTF(s->ntasks == 0, "a generated graph runs once (%zu tasks)", s->ntasks);
         s->running = 1;
@@ -562,8 +583,12 @@ static int run_loop(sched *s)
             return -1;
     } else {
         count_preds(s);
-        for (size_t t = 0; t < s->ntasks; t++)
-            T(s, t)->start_ps = T(s, t)->end_ps = -1;
+        for (size_t t = 0; t < s->ntasks; t++) {
+            struct task *k = T(s, t);
+            k->start_ps = k->end_ps = k->crit_ps = -1;
+            k->crit = -1;
+            memset(k->acc, 0, sizeof k->acc);
+        }
         s->running = 1;
         for (size_t t = 0; t < s->ntasks; t++)
             if (T(s, t)->npred == 0 && start_task(s, (int32_t)t, 0))
@@ -723,4 +748,61 @@ int sched_timeline(const sched *s, FILE *f, const char *const *track_names,
     if (fflush(f) != 0 || ferror(f))
         return err_set(e, ERR_SYSTEM, "timeline: write failed");
     return 0;
+}
+
+/* --- what a task cost alone, and the critical path ------------------------ */
+
+sim_ps sched_alone_ps(const sched *s, int task)
+{
+    ASSERTF(task >= 0 && (size_t)task < s->ntasks && (size_t)task >= s->lo,
+            "task %d of %zu (%zu recycled)", task, s->ntasks, s->lo);
+    const struct task *k = T(s, (size_t)task);
+    if (k->nlinks < 0 || k->bytes <= 0)
+        return k->lat_ps;
+    double r = k->cap_Bps > 0 ? k->cap_Bps : INFINITY;
+    for (int i = 0; i < k->nlinks; i++) {
+        double w = k->w ? k->w[i] : 1.0;
+        double c = flownet_link_nominal(s->net, k->links[i]) / w;
+        if (c < r)
+            r = c;
+    }
+    if (!isfinite(r))
+        return k->lat_ps;
+    return r > 0 ? flownet_ticks(k->bytes, r) + k->lat_ps : INT64_MAX;
+}
+
+const char *sched_label(const sched *s, int task) { return T(s, (size_t)task)->label; }
+int sched_is_flow(const sched *s, int task) { return T(s, (size_t)task)->nlinks >= 0; }
+
+void sched_path_class(sched *s, sched_class_fn *fn) { s->class_fn = fn; }
+
+void sched_path_sums(const sched *s, sim_ps sums[4])
+{
+    for (int i = 0; i < 4; i++)
+        sums[i] = s->path[i];
+}
+
+/* t ends at now: its own share of a critical path through it (from its
+ * start, the end of its critical predecessor, to its end) on top of that
+ * predecessor's path; the run's path ends at the task that ended last
+ * (ties: the lower id). */
+static void path_end(sched *s, int32_t t, sim_ps now)
+{
+    struct task *k = T(s, (size_t)t);
+    sim_ps own = now - k->start_ps;
+    if (s->class_fn && s->class_fn(k->label)) {
+        k->acc[1] += own;
+    } else if (k->nlinks < 0) {
+        k->acc[0] += own;
+    } else {
+        sim_ps alone = sched_alone_ps(s, t);
+        sim_ps x = alone < own ? alone : own;
+        k->acc[2] += x;
+        k->acc[3] += own - x;
+    }
+    if (s->path_task < 0 || now > s->path_end || (now == s->path_end && t < s->path_task)) {
+        s->path_task = t;
+        s->path_end = now;
+        memcpy(s->path, k->acc, sizeof s->path);
+    }
 }

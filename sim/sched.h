@@ -94,6 +94,23 @@ int sched_ntasks(const sched *s);
 uint64_t sched_events(const sched *s);     /* events processed by the last run */
 /* Bytes carried by a link in the last run (for utilisation reports). */
 double sched_link_bytes(const sched *s, int link);
+/* Time a task would take alone: a delay's duration; for a flow, its bytes
+ * at the rate it would get with no other flow and no rule (its cap, each
+ * link's nominal capacity over its weight) plus its latency. */
+sim_ps sched_alone_ps(const sched *s, int task);
+const char *sched_label(const sched *s, int task);
+int sched_is_flow(const sched *s, int task);
+/* The critical path of the last run, followed as it goes (so it needs no
+ * task kept): from the task that ended last (ties: the lower id) back to
+ * one without predecessors, each step to the predecessor that ended last
+ * (ties: the lower id), each task counting from its start to its end.
+ * sums[0]: delays; sums[1]: tasks in class 1 (fn(label) != 0, e.g.
+ * barriers); sums[2]: flows' time alone (sched_alone_ps, at most their
+ * time); sums[3]: the rest of flows' time (sharing). They add up to the
+ * makespan. */
+typedef int sched_class_fn(const char *label);
+void sched_path_class(sched *s, sched_class_fn *fn);
+void sched_path_sums(const sched *s, sim_ps sums[4]);
 /* Drop all tasks (keep links, rules and memory) so the sched can be reused. */
 void sched_reset(sched *s);
 

@@ -165,7 +165,8 @@ static int selected(const pts_filter *f, const char *pattern, uint64_t bytes)
 static int build_set(pts *p, const meas_set *m, const topo *t, const pts_filter *f, err *e)
 {
     size_t n = meas_nxfer(m);
-    static const flows_op ops[MEAS_NOPS] = {FLOWS_WRITE, FLOWS_READ, FLOWS_COPY};
+    static const flows_op ops[MEAS_NOPS] = {FLOWS_WRITE, FLOWS_READ, FLOWS_COPY,
+                                            FLOWS_COPY_WRITE, FLOWS_COPY_READ};
     for (size_t i = 0; i < n;) {
         const meas_xfer *first = meas_xfer_at(m, i);
         size_t j = i;
@@ -194,6 +195,11 @@ static int build_set(pts *p, const meas_set *m, const topo *t, const pts_filter 
         flows_case *fc = &p->cs[ci].fc;
         memset(fc, 0, sizeof *fc);
         fc->pattern = first->pattern;
+        /* hwcheck records its copy kernels' grid: "36 x 512 threads ..."; the
+         * default (one block per SM) is taken as enough for the links. */
+        const char *kb = meas_meta(m, "kernel_blocks");
+        if (kb && !strstr(kb, "per SM"))
+            fc->blocks = atoi(kb) > 0 ? atoi(kb) : 0;
         const meas_xfer *agg = NULL;
         int timed = 0, have_op = 0;
         for (size_t k = i; k < j; k++) {
