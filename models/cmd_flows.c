@@ -54,7 +54,7 @@ typedef struct flows_args {
     uint64_t bytes;
     flows_op op;
     report_format fmt;
-    int gpus[256], ngpus, list;
+    int gpus[256], ngpus, list, ignored;
 } flows_args;
 
 #define ARGS ((flows_args *)ctx)
@@ -72,10 +72,19 @@ static int set_op(void *ctx, const char *a, err *e)
 {
     return flows_op_parse(a, &ARGS->op) ? err_set(e, ERR_USAGE, "--op: '%s' (write, read or copy)", a) : 0;
 }
+static int set_ignored(const char *flag, void *ctx, const char *a, err *e)
+{
+    long v;
+    TRY(cli_parse_long(flag, a, 0, 1000000000, &v, e));
+    ARGS->ignored = 1;
+    return 0;
+}
+static int set_ign_n(void *ctx, const char *a, err *e) { return set_ignored("-n", ctx, a, e); }
+static int set_ign_w(void *ctx, const char *a, err *e) { return set_ignored("-w", ctx, a, e); }
 #undef ARGS
 
 static const cli_opt options[] = {
-    {"topo", 't', "T", "preset (collsim topo list) or topology file; default rtxpro6000-8x-pcie5-2s", set_topo},
+    {"topo", 0, "T", "preset (collsim topo list) or topology file; default rtxpro6000-8x-pcie5-2s", set_topo},
     {"pattern", 0, "P", "a named pattern (--list)", set_pattern},
     {"gpus", 0, "a,b,...", "the GPUs the pattern uses (default: all)", set_gpus},
     {"flows", 0, "SPEC", "an explicit set of concurrent flows, SRC>DST,...", set_spec},
@@ -83,7 +92,9 @@ static const cli_opt options[] = {
     {"op", 0, "OP", "write (default), read or copy", set_op},
     {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", set_calib},
     {"format", 0, "F", "table (default), csv or json", set_format},
-    {"output", 'o', "FILE", "write the report to FILE (default stdout)", set_out},
+    {"output", 0, "FILE", "write the report to FILE (default stdout)", set_out},
+    {"iters", 'n', "N", "hwcheck/nccl-tests: accepted and ignored", set_ign_n},
+    {"warmup_iters", 'w', "N", "hwcheck/nccl-tests: accepted and ignored", set_ign_w},
     {"list", 0, NULL, "list the patterns", set_list},
     {NULL, 0, NULL, NULL, NULL},
 };
@@ -108,6 +119,8 @@ int cmd_flows(int argc, char **argv, err *e)
             printf("%-12s %s\n", flows_pattern_name(i), flows_pattern_desc(i));
         return 0;
     }
+    if (g.ignored)
+        fprintf(stderr, "collsim flows: note: -n/-w ignored: a prediction has no iterations\n");
     if (!g.pattern == !g.spec)
         return err_set(e, ERR_USAGE, "flows: give one of --pattern or --flows");
     topo *t = NULL;
@@ -136,6 +149,7 @@ int cmd_flows(int argc, char **argv, err *e)
         report_meta(rep, "format", "collsim-meas 1");
         report_meta(rep, "kind", "flows");
         report_meta(rep, "machine", "simulated: %s", g.topo);
+        report_meta(rep, "calibration", "%s", g.calib ? g.calib : "none (preset parameters)");
         char cmdline[1024];
         report_meta(rep, "command", "%s",
                     cli_command_line(cmdline, sizeof cmdline, "collsim", argc, argv));
