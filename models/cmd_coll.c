@@ -298,25 +298,6 @@ static void fmt_time(char *buf, size_t n, double us)
     snprintf(buf, n, us >= 10000.0 ? "%7.0f" : us >= 100.0 ? "%7.1f" : "%7.2f", us);
 }
 
-static int is_custom(coll_algo a)
-{
-    return a == ALGO_ONESHOT || a == ALGO_TWOSHOT || a == ALGO_ONESHOT_PUSH ||
-           a == ALGO_TWOSHOT_PUSH;
-}
-
-/* vLLM and SGLang switch their custom allreduce off on more than two GPUs
- * unless every pair is joined by NVLink (docs/model.md, "Who runs which kernel"). */
-static int engines_would_skip(const topo *t, int nranks)
-{
-    if (nranks <= 2)
-        return 0;
-    for (int a = 0; a < nranks; a++)
-        for (int b = a + 1; b < nranks; b++)
-            if (topo_gpu_nvlinks(t, a, b) <= 0)
-                return 1;
-    return 0;
-}
-
 static void write_meta(report *rep, const run *r, const topo *t, int argc, char **argv)
 {
     const coll_args *g = r->g;
@@ -336,12 +317,9 @@ static void write_meta(report *rep, const run *r, const topo *t, int argc, char 
     report_meta(rep, "proto", "%s", coll_proto_name(g->proto));
     int custom = 0;
     for (int i = 0; i < g->nalgos; i++)
-        custom |= is_custom(g->algos[i]);
-    if (custom && r->kind == COLL_ALLREDUCE && engines_would_skip(t, r->req.nranks))
-        report_meta(rep, "note",
-                    "vLLM and SGLang would not run a custom allreduce here: on more than 2 GPUs "
-                    "without NVLink between every pair they switch it off unless forced "
-                    "(vllm custom_all_reduce.py; docs/model.md)");
+        custom |= coll_algo_is_custom(g->algos[i]);
+    if (custom && r->kind == COLL_ALLREDUCE && coll_custom_ar_gated(t, r->req.nranks))
+        report_meta(rep, "note", "%s", COLL_CUSTOM_AR_NOTE);
 }
 
 static uint64_t next_size(const coll_args *g, uint64_t sz)

@@ -3,6 +3,8 @@
  * request (a prediction is a pure function of request and topology), and
  * the helpers algorithm builders share. Each algorithm lives in its own
  * file and is found through the table below. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -182,6 +184,67 @@ int coll_env_set(nccl_env *env, const char *as, err *e)
         return err_set(e, ERR_USAGE, "--env '%s': expected NCCL_NAME=VALUE", as);
     }
 #undef KEY
+    return 0;
+}
+
+/* Append "sep word" (no sep before the first) to buf, truncating at n. */
+static void env_word(char *buf, size_t n, char sep, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void env_word(char *buf, size_t n, char sep, const char *fmt, ...)
+{
+    size_t k = strlen(buf);
+    if (k && k + 1 < n)
+        buf[k++] = sep, buf[k] = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    if (k < n)
+        vsnprintf(buf + k, n - k, fmt, ap);
+    va_end(ap);
+}
+
+char *coll_env_format(const nccl_env *env, char sep, char *buf, size_t n)
+{
+    static const struct { const char *name; int level; } levels[] = {
+        {"LOC", PATH_LOC}, {"NVL", PATH_NVL}, {"PIX", PATH_PIX}, {"PXB", PATH_PXB},
+        {"PHB", PATH_PHB}, {"SYS", PATH_SYS},
+    };
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+        if (env->p2p_level >= 0 && env->p2p_level == levels[i].level)
+            env_word(buf, n, sep, "NCCL_P2P_LEVEL=%s", levels[i].name);
+    if (env->p2p_disable)
+        env_word(buf, n, sep, "NCCL_P2P_DISABLE=1");
+    if (env->shm_disable)
+        env_word(buf, n, sep, "NCCL_SHM_DISABLE=1");
+    if (env->algo == ALGO_RING || env->algo == ALGO_TREE)
+        env_word(buf, n, sep, "NCCL_ALGO=%s", env->algo == ALGO_RING ? "Ring" : "Tree");
+    if (env->proto != PROTO_AUTO)
+        env_word(buf, n, sep, "NCCL_PROTO=%s", coll_proto_name(env->proto));
+    if (env->min_channels)
+        env_word(buf, n, sep, "NCCL_MIN_NCHANNELS=%d", env->min_channels);
+    if (env->max_channels)
+        env_word(buf, n, sep, "NCCL_MAX_NCHANNELS=%d", env->max_channels);
+    if (env->buffsize_bytes)
+        env_word(buf, n, sep, "NCCL_BUFFSIZE=%lld", (long long)env->buffsize_bytes);
+    if (env->nthreads)
+        env_word(buf, n, sep, "NCCL_NTHREADS=%d", env->nthreads);
+    return buf;
+}
+
+int coll_algo_is_custom(coll_algo a)
+{
+    return a == ALGO_ONESHOT || a == ALGO_TWOSHOT || a == ALGO_ONESHOT_PUSH ||
+           a == ALGO_TWOSHOT_PUSH;
+}
+
+int coll_custom_ar_gated(const topo *t, int nranks)
+{
+    if (nranks <= 2)
+        return 0;
+    for (int a = 0; a < nranks; a++)
+        for (int b = a + 1; b < nranks; b++)
+            if (topo_gpu_nvlinks(t, a, b) <= 0)
+                return 1;
     return 0;
 }
 

@@ -4,6 +4,7 @@
  * destination), copies are copy-engine transfers: GPU to host is a write by
  * the source, host to GPU or GPU to GPU a read by the destination's engine. */
 #include "models/flows.h"
+#include "sim/cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,8 +179,12 @@ int flows_expand(const topo *t, const char *pattern, flows_op op, double bytes,
     for (int i = 0; i < NPATTERNS; i++)
         if (!strcmp(pattern, patterns[i].name))
             p = i;
-    if (p < 0)
-        return err_set(e, ERR_USAGE, "unknown pattern '%s' (collsim flows --list)", pattern);
+    if (p < 0) {
+        const char *names[NPATTERNS];
+        for (int i = 0; i < NPATTERNS; i++)
+            names[i] = patterns[i].name;
+        return cli_unknown(e, ERR_USAGE, "--pattern", pattern, names, NPATTERNS);
+    }
     int ng = ngpus ? ngpus : topo_ngpus(t);
     if (ng > 256)
         return err_set(e, ERR_USAGE, "pattern over %d GPUs: at most 256", ng);

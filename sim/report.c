@@ -147,8 +147,8 @@ void report_num(report *r, double v)
 {
     int prec = r->cols[r->ncell].prec;
     char *c = next_cell(r, 0);
-    if (isnan(v))
-        snprintf(c, CELL, "%s", r->fmt == REPORT_JSON ? "null" : "nan");
+    if (isnan(v))  /* no value: empty in csv, null in json, "-" in a table */
+        snprintf(c, CELL, "%s", r->fmt == REPORT_JSON ? "null" : r->fmt == REPORT_CSV ? "" : "-");
     else if (isinf(v))
         snprintf(c, CELL, "%s", r->fmt == REPORT_JSON ? "null" : (v > 0 ? "inf" : "-inf"));
     else if (prec < 0)

@@ -33,7 +33,7 @@ void report_meta(report *r, const char *key, const char *fmt, ...)
 void report_table(report *r, const char *name, const report_col *cols, int ncols);
 void report_str(report *r, const char *s);
 void report_int(report *r, long long v);
-void report_num(report *r, double v); /* NaN prints as "nan" / null */
+void report_num(report *r, double v); /* NaN: "" in csv, null in json, "-" in a table */
 void report_end_row(report *r);
 /* A free-form comment line (table/csv: "# text"; json: ignored). */
 void report_note(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

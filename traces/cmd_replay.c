@@ -20,26 +20,44 @@ static const char desc[] =
 /* What the options set. */
 typedef struct replay_args {
     const char *topo, *timeline, *calib;
+    int topo_given;
+    char trace_topo[256];  /* the first trace's "meta topo" */
     replay_opts o;
     report_format fmt;
 } replay_args;
 
 #define ARGS ((replay_args *)ctx)
-static int set_topo(void *ctx, const char *a, err *e) { (void)e; ARGS->topo = a; return 0; }
+static int set_topo(void *ctx, const char *a, err *e)
+{
+    (void)e;
+    ARGS->topo = a;
+    ARGS->topo_given = 1;
+    return 0;
+}
 static int set_calib(void *ctx, const char *a, err *e) { (void)e; ARGS->calib = a; return 0; }
 static int set_timeline(void *ctx, const char *a, err *e) { (void)e; ARGS->timeline = a; return 0; }
 static int set_measured(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->o.measured = 1; return 0; }
-static int set_env(void *ctx, const char *a, err *e) { return coll_env_set(&ARGS->o.env, a, e); }
+static int set_env(void *ctx, const char *a, err *e)
+{
+    ARGS->o.env_given = 1;
+    return coll_env_set(&ARGS->o.env, a, e);
+}
 static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
 
 static int set_allreduce(void *ctx, const char *a, err *e)
 {
-    return coll_algo_parse(a, &ARGS->o.allreduce) ? err_set(e, ERR_USAGE, "--allreduce: unknown algorithm '%s'", a) : 0;
+    if (!coll_algo_parse(a, &ARGS->o.allreduce))
+        return 0;
+    const char *names[ALGO_NALGOS];
+    for (int i = 0; i < ALGO_NALGOS; i++)
+        names[i] = coll_algo_name((coll_algo)i);
+    return cli_unknown(e, ERR_USAGE, "--allreduce", a, names, ALGO_NALGOS);
 }
 
 static int set_proto(void *ctx, const char *a, err *e)
 {
-    return coll_proto_parse(a, &ARGS->o.proto) ? err_set(e, ERR_USAGE, "--proto: unknown protocol '%s'", a) : 0;
+    static const char *const names[] = {"LL", "LL128", "Simple", "auto"};
+    return coll_proto_parse(a, &ARGS->o.proto) ? cli_unknown(e, ERR_USAGE, "--proto", a, names, 4) : 0;
 }
 
 static int set_graph(void *ctx, const char *a, err *e)
@@ -58,15 +76,17 @@ static int set_compute_scale(void *ctx, const char *a, err *e)
 #undef ARGS
 
 static const cli_opt options[] = {
-    {"topo", 0, "T", "preset (collsim topo list) or topology file; default rtxpro6000-8x-pcie5-2s", set_topo},
+    {"topo", 0, "T", "preset (collsim topo list) or topology file; default: the first trace's "
+                     "meta topo, else rtxpro6000-8x-pcie5-2s", set_topo},
     {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", set_calib},
     {"allreduce", 0, "ALG", "ring, tree, oneshot, twoshot, oneshot-push, twoshot-push, auto (default: as the trace)", set_allreduce},
     {"proto", 0, "P", "LL, LL128, Simple, auto (default)", set_proto},
-    {"env", 0, "NCCL_X=Y", "an NCCL setting (repeatable)", set_env},
+    {"env", 0, "NCCL_X=Y", "an NCCL setting (repeatable; replaces the trace's meta nccl_env)", set_env},
     {"graph", 0, "0|1", "CUDA graphs off or on (default: as the trace)", set_graph},
     {"measured", 0, NULL, "use captured collective times (measured_us) where a trace has them", set_measured},
     {"compute-scale", 0, "X", "multiply compute times by X (default 1)", set_compute_scale},
-    {"timeline", 0, "OUT.json", "Perfetto timeline of the first cycle of the first trace", set_timeline},
+    {"timeline", 0, "OUT.json", "Perfetto timeline of the first cycle of the first trace ('-': stdout, "
+                                "the report then goes to stderr)", set_timeline},
     {"format", 0, "F", "table (default), csv or json", set_format},
     {NULL, 0, NULL, NULL, NULL},
 };
@@ -92,6 +112,19 @@ int cmd_replay(int argc, char **argv, err *e)
         return err_set(e, ERR_USAGE, "replay: at most %d traces", MAX_TRACES);
     if (nfiles == 0)
         return err_set(e, ERR_USAGE, "replay: no trace given (collsim replay --help)");
+    if (!g.topo_given && strcmp(files[0], "-")) {
+        /* A generated trace names its scenario's topology. */
+        trace_reader *tr = NULL;
+        err ig = {0};
+        if (!trace_open(files[0], &tr, &ig)) {
+            const char *mt = trace_meta(tr, "topo");
+            if (mt) {
+                snprintf(g.trace_topo, sizeof g.trace_topo, "%s", mt);
+                g.topo = g.trace_topo;
+            }
+            trace_close(tr);
+        }
+    }
     const char *topo_name = g.topo, *tl_path = g.timeline, *calib_path = g.calib;
     const replay_opts o = g.o;
     report_format fmt = g.fmt;
@@ -116,7 +149,9 @@ int cmd_replay(int argc, char **argv, err *e)
             rc = ofile_commit(&tl, e);
     }
     if (!rc) {
-        report *r = report_new(stdout, fmt);
+        /* --timeline - owns stdout: the report goes to stderr. */
+        FILE *rf = tl_path && !strcmp(tl_path, "-") ? stderr : stdout;
+        report *r = report_new(rf, fmt);
         static const report_col cols[] = {
             {"trace", NULL, 24, -1},     {"allreduce", NULL, 9, -1},
             {"cycles", NULL, 8, -1},     {"tokens", NULL, 10, -1},
@@ -125,8 +160,23 @@ int cmd_replay(int argc, char **argv, err *e)
             {"launch_us", NULL, 10, 2},  {"idle_us", NULL, 10, 2},
         };
         report_meta(r, "topo", "%s", topo_name);
-        report_table(r, "replay", cols, 10);
+        report_meta(r, "calibration", "%s", calib_path ? calib_path : "none (preset parameters)");
+        char envs[512];
+        report_meta(r, "env", "%s",
+                    o.env_given ? coll_env_format(&o.env, ' ', envs, sizeof envs)
+                                : "as each trace's meta nccl_env (NCCL defaults if none)");
+        report_meta(r, "graph", "%s", o.graph < 0 ? "as each trace" : o.graph ? "1" : "0");
+        if (coll_algo_is_custom(o.allreduce) && coll_custom_ar_gated(t, topo_ngpus(t)))
+            report_meta(r, "note", "%s", COLL_CUSTOM_AR_NOTE);
         uint64_t preds = 0, colls = 0;
+        for (int i = 0; i < nfiles; i++) {
+            preds += res[i].predictions;
+            colls += res[i].colls;
+        }
+        /* Comments go before the header so csv stays clean. */
+        report_note(r, "%llu collectives replayed, %llu distinct predictions",
+                    (unsigned long long)colls, (unsigned long long)preds);
+        report_table(r, "replay", cols, 10);
         for (int i = 0; i < nfiles; i++) {
             const char *base = strrchr(files[i], '/');
             report_str(r, base ? base + 1 : files[i]);
@@ -140,11 +190,7 @@ int cmd_replay(int argc, char **argv, err *e)
             report_num(r, res[i].launch_us);
             report_num(r, res[i].idle_us);
             report_end_row(r);
-            preds += res[i].predictions;
-            colls += res[i].colls;
         }
-        report_note(r, "%llu collectives replayed, %llu distinct predictions",
-                    (unsigned long long)colls, (unsigned long long)preds);
         rc = report_finish(r, e);
         report_free(r);
     }

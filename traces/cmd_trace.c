@@ -119,6 +119,13 @@ static int cmd_gen(int argc, char **argv, err *e)
         rc = trace_write_meta(w, "graph", s.graph ? "1" : "0", e);
     if (!rc)
         rc = trace_write_meta(w, "source", "collsim trace gen", e);
+    /* The scenario's NCCL settings and topology travel with the trace, so a
+     * replay predicts the same collectives (replay --env replaces them). */
+    coll_env_format(&s.env, ',', buf, sizeof buf);
+    if (!rc && buf[0])
+        rc = trace_write_meta(w, "nccl_env", buf, e);
+    if (!rc && s.topo[0])
+        rc = trace_write_meta(w, "topo", s.topo, e);
     snprintf(buf, sizeof buf,
              "mode=%s layers=%d hidden=%d tp=%d batch=%d draft_tokens=%d accept_len=%g "
              "weight_us_per_layer=%.4f token_us_per_layer=%.4f draft_step_us=%.4f",

@@ -430,6 +430,23 @@ int replay_file(const char *path, const topo *t, coll_ctx *c, const replay_opts 
     const char *ov = trace_meta(tr, "overhead");
     if (ov && !strcmp(ov, "captured"))
         ro.captured_overhead = 1;
+    const char *te = trace_meta(tr, "nccl_env");
+    if (te && !ro.env_given) {
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s", te);
+        char *save = NULL;
+        for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save))
+            if (coll_env_set(&ro.env, w, e)) {
+                trace_close(tr);
+                return err_wrap(e, "%s: meta nccl_env", path);
+            }
+    }
+    const char *rk = trace_meta(tr, "ranks");
+    if (rk && atoi(rk) == 1 && topo_ngpus(t) > 1)
+        fprintf(stderr, "collsim replay: warning: %s was captured on 1 rank (meta ranks 1) and "
+                        "is replayed on %s's %d GPUs: its collectives are predicted for the "
+                        "group each names, its compute is the captured rank's\n",
+                path, topo_name(t), topo_ngpus(t));
     replay *r = replay_new(t, c, &ro);
     if (!r) {
         trace_close(tr);

@@ -398,9 +398,14 @@ static char *trim(char *s)
 
 static int load_file(const char *path, whatif_scenario *out, err *e)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return err_set(e, ERR_USAGE, "unknown scenario '%s' (not built in, and no such file)", path);
+    FILE *f = !strcmp(path, "-") ? stdin : fopen(path, "r");
+    if (!f) {
+        const char *names[NBUILTINS];
+        for (int i = 0; i < NBUILTINS; i++)
+            names[i] = builtins[i].name;
+        return cli_unknown(e, ERR_USAGE, "--scenario (a built-in name or a scenario file)", path, names,
+                           NBUILTINS);
+    }
     scenario_defaults(out);
     const char *slash = strrchr(path, '/');
     snprintf(out->name, sizeof out->name, "%s", slash ? slash + 1 : path);
@@ -464,7 +469,8 @@ static int load_file(const char *path, whatif_scenario *out, err *e)
         rc = err_at(e, path, 1, "empty file: not a scenario");
     if (rc == 0 && ferror(f))
         rc = err_set(e, ERR_SYSTEM, "%s: read error", path);
-    fclose(f);
+    if (f != stdin)
+        fclose(f);
     return rc;
 }
 
