@@ -6,8 +6,9 @@
  * predicted. Collectives come from hwcheck coll files or plain nccl-tests
  * output, replays from hwcheck replay files (the trace path is taken as
  * written, else relative to the measurement file), transfers and launch
- * overheads from p2p/flows/host/launch files. --plot draws predicted and
- * measured time against size, one panel per algorithm or pattern.
+ * overheads from p2p/flows/host/launch files. --plot draws a parity panel,
+ * error against size, one panel per collective and algorithm, heat maps of
+ * single-pair transfers and bars of the other cases.
  * --max-median / --max-worst turn the report into a check (exit 1). */
 #include <math.h>
 #include <stdlib.h>
@@ -57,7 +58,7 @@ static int set_format(void *ctx, const char *a, err *e) { return cli_parse_forma
 static const cli_opt options[] = {
     {"topo", 0, "T", "preset or collsim-topo file (default: the files' 'preset')", set_topo},
     {"calib", 0, "CALIB", "apply a calibration profile (collsim calibrate)", set_calib},
-    {"plot", 0, "OUT.svg", "plot predicted and measured time against size", set_plot},
+    {"plot", 0, "OUT.svg", "SVG: parity, error vs size, per-collective panels, p2p heat maps and bars", set_plot},
     {"max-median", 0, "PCT", "fail if a set's median |error| exceeds PCT percent", set_max_median},
     {"max-worst", 0, "PCT", "fail if a set's worst |error| exceeds PCT percent", set_max_worst},
     {"points", 0, NULL, "also print every compared point", set_points},
