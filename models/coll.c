@@ -261,6 +261,7 @@ struct coll_ctx {
     fabric *f;
     cache_ent *tab;
     size_t cap, len;
+    uint64_t computed;  /* predictions actually run (cache misses) */
 };
 
 coll_ctx *coll_ctx_new(const topo *t)
@@ -473,6 +474,7 @@ int coll_predict(coll_ctx *c, const coll_req *r, coll_result *out, err *e)
         return 0;
     }
     TRY(run(c, &k, out, NULL, e));
+    c->computed++;
     slot = cache_slot(c, &k); /* the table may have grown meanwhile */
     if (slot) {
         slot->key = k;
@@ -482,6 +484,8 @@ int coll_predict(coll_ctx *c, const coll_req *r, coll_result *out, err *e)
     }
     return 0;
 }
+
+uint64_t coll_ctx_computed(const coll_ctx *c) { return c->computed; }
 
 int coll_predict_timeline(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *e)
 {

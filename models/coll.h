@@ -87,6 +87,9 @@ int coll_algo_is_custom(coll_algo a);
 /* Predict (cached). ERR_USAGE if the request cannot run on this topology
  * (e.g. more ranks than GPUs, 16-byte multiple needed). */
 int coll_predict(coll_ctx *c, const coll_req *r, coll_result *out, err *e);
+/* Predictions run so far (not answered from the cache): the one collective
+ * cache of the program (replay counts its distinct collectives with it). */
+uint64_t coll_ctx_computed(const coll_ctx *c);
 /* Same, without the cache, also writing a Perfetto timeline if tl != NULL. */
 int coll_predict_timeline(coll_ctx *c, const coll_req *r, coll_result *out,
                           FILE *tl, err *e);

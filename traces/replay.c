@@ -17,7 +17,7 @@
 
 #include "traces/trace.h"
 
-enum { CACHE_SLOTS = 1024, TL_MAX = 1 << 16 };
+enum { TL_MAX = 1 << 16 };
 
 typedef struct spath {
     sim_ps t;                      /* time since the cycle started */
@@ -25,16 +25,6 @@ typedef struct spath {
 } spath;
 
 enum { P_COMPUTE, P_COMM, P_LAUNCH, P_IDLE };
-
-typedef struct cache_ent {
-    int used;
-    coll_kind kind;
-    uint64_t bytes;
-    coll_dtype dtype;
-    int nranks, graph;
-    coll_algo algo;
-    sim_ps time_ps;
-} cache_ent;
 
 typedef struct tl_ev {
     int stream;
@@ -61,7 +51,7 @@ struct replay {
     double tokens;
     sim_ps total, part[4], phase_ps[PHASE_N];
     uint64_t ops, colls, predictions;
-    cache_ent cache[CACHE_SLOTS];
+    coll_algo last_algo;           /* of the last collective (timeline args) */
     /* timeline of the first cycle */
     FILE *tl;
     tl_ev *tlev;
@@ -201,21 +191,10 @@ static void begin_cycle(replay *r, double tokens)
     r->graph = r->o.graph > 0;
 }
 
-static uint64_t hash_req(const coll_req *q)
+static int coll_time(replay *r, const trace_op *op, sim_ps *out, coll_algo *algo, err *e)
 {
-    uint64_t h = 1469598103934665603ULL;
-    uint64_t v[6] = {(uint64_t)q->kind, q->bytes, (uint64_t)q->dtype, (uint64_t)q->nranks,
-                     (uint64_t)q->algo, (uint64_t)q->graph};
-    for (int i = 0; i < 6; i++) {
-        h ^= v[i];
-        h *= 1099511628211ULL;
-        h ^= h >> 29;
-    }
-    return h;
-}
-
-static int coll_time(replay *r, const trace_op *op, sim_ps *out, err *e)
-{
+    if (algo)
+        *algo = ALGO_AUTO;
     if (r->o.coll_us > 0 && op->coll == COLL_ALLREDUCE) {
         *out = us_to_ps(r->o.coll_us);
         return 0;
@@ -242,28 +221,14 @@ static int coll_time(replay *r, const trace_op *op, sim_ps *out, err *e)
     q.proto = r->o.proto;
     q.env = r->o.env;
     q.graph = r->graph;
-    uint64_t h = hash_req(&q);
-    for (unsigned i = 0; i < CACHE_SLOTS; i++) {
-        cache_ent *c = &r->cache[(h + i) % CACHE_SLOTS];
-        if (!c->used) {
-            coll_result res;
-            TRY(coll_predict(r->c, &q, &res, e));
-            r->predictions++;
-            *c = (cache_ent){1, q.kind, q.bytes, q.dtype, q.nranks, q.graph, q.algo, res.time_ps};
-            *out = res.time_ps;
-            return 0;
-        }
-        if (c->kind == q.kind && c->bytes == q.bytes && c->dtype == q.dtype &&
-            c->nranks == q.nranks && c->graph == q.graph && c->algo == q.algo) {
-            *out = c->time_ps;
-            return 0;
-        }
-    }
-    /* cache full: predict without storing (coll_ctx caches too) */
+    /* coll_ctx caches identical requests: the one collective cache. */
+    uint64_t before = coll_ctx_computed(r->c);
     coll_result res;
     TRY(coll_predict(r->c, &q, &res, e));
-    r->predictions++;
+    r->predictions += coll_ctx_computed(r->c) - before;
     *out = res.time_ps;
+    if (algo)
+        *algo = res.algo;
     return 0;
 }
 
@@ -324,7 +289,7 @@ int replay_op(replay *r, const trace_op *op, err *e)
         advance(r, s, P_IDLE, us_to_ps(op->dur_us), op);
         break;
     case OP_COLL:
-        TRY(coll_time(r, op, &d, e));
+        TRY(coll_time(r, op, &d, &r->last_algo, e));
         run_op(r, s, op->kernels, P_COMM, d, op);
         r->colls++;
         break;
