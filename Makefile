@@ -52,7 +52,7 @@ TEST_BIN := $(TEST_SRC:%.c=$(BUILD)/test/%)
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
 # --- hwcheck: hwcheck/ + kernels/ + the shared sim/ pieces (no GSL) -----------
-HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/ofile.c sim/arena.c
+HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/json.c sim/ofile.c sim/arena.c
 HW_SRC := $(filter-out %_test.c hwcheck/main.c,$(wildcard hwcheck/*.c))
 HW_OBJ := $(HW_SRC:%.c=$(BUILD)/hwobj/%.o) $(HW_SHARED:%.c=$(BUILD)/hwobj/%.o)
 HW_TEST_SRC := $(wildcard hwcheck/*_test.c)
@@ -63,7 +63,8 @@ HAVE_CUDA := $(shell test -x $(NVCC) && test -f $(CUDA_HOME)/include/cuda_runtim
 HAVE_NCCL := $(shell test -f $(NCCL_HOME)/include/nccl.h && echo 1 || echo 0)
 CUDA_CFLAGS := -isystem $(CUDA_HOME)/include $(if $(filter /usr,$(NCCL_HOME)),,-isystem $(NCCL_HOME)/include)
 CUDA_LIBDIRS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -L$(NCCL_HOME)/lib -L$(NCCL_HOME)/lib64
-CUDA_LIBS := $(CUDA_LIBDIRS) -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib \
+# (-lyajl: the shared report writer's JSON goes through yajl_gen, sim/json.c)
+CUDA_LIBS := $(CUDA_LIBDIRS) -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib -lyajl \
              -Wl,-rpath,$(NCCL_HOME)/lib -lnccl -lcudart -lstdc++ -lm -lpthread -ldl -lrt
 # hwcheck replay reads gzipped traces through zlib when its header is there.
 ifneq ($(wildcard /usr/include/zlib.h),)

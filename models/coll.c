@@ -456,7 +456,7 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
         char names[4096][16];
         const char *ptrs[4096];
         for (int i = 0; i < r->nranks; i++) {
-            snprintf(names[i], sizeof names[i], "GPU%d", i);
+            snprintf(names[i], sizeof names[i], "GPU %d", i);
             ptrs[i] = names[i];
         }
         TRY(sched_timeline(s, tl, ptrs, r->nranks, e));

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/json.h"
 #include "traces/trace.h"
 
 enum { TL_MAX = 1 << 16 };
@@ -31,7 +32,20 @@ typedef struct tl_ev {
     sim_ps start, end;
     trace_op_kind kind;
     char label[TRACE_NAME_MAX];
+    /* args */
+    uint64_t bytes;
+    coll_kind coll;
+    coll_algo algo;
+    int kernels;
+    double wait_us;        /* captured wait for other ranks, < 0 none */
 } tl_ev;
+
+typedef struct tl_phase {
+    trace_phase phase;
+    sim_ps start, end;
+} tl_phase;
+
+enum { TL_PHASES = 256 };
 
 struct replay {
     const topo *t;
@@ -56,6 +70,10 @@ struct replay {
     FILE *tl;
     tl_ev *tlev;
     int ntl, tl_done;
+    tl_phase tlph[TL_PHASES];
+    int ntlph;
+    double tl_tokens;
+    int streams_used;              /* bit s: stream s has events */
 };
 
 static sim_ps us_to_ps(double us) { return (sim_ps)llround(us * 1e6); }
@@ -123,6 +141,13 @@ static void tl_add(replay *r, int stream, sim_ps start, sim_ps end, const trace_
     ev->start = start;
     ev->end = end;
     ev->kind = op ? op->kind : OP_N;
+    ev->bytes = op && op->kind == OP_COLL ? op->bytes : 0;
+    ev->coll = op && op->kind == OP_COLL ? op->coll : COLL_ALLREDUCE;
+    ev->algo = r->last_algo;
+    ev->kernels = op ? op->kernels : 0;
+    ev->wait_us = op && op->kind == OP_COLL ? op->wait_us : -1;
+    if (stream < 31)
+        r->streams_used |= 1 << stream;
     if (!op)
         snprintf(ev->label, sizeof ev->label, "launch");
     else if (op->name[0])
@@ -158,6 +183,9 @@ static void join_all(replay *r)
 static void end_phase(replay *r)
 {
     join_all(r);
+    if (r->tl && !r->tl_done && r->in_cycle && r->s[0].t > r->phase_start &&
+        r->ntlph < TL_PHASES)
+        r->tlph[r->ntlph++] = (tl_phase){r->phase, r->phase_start, r->s[0].t};
     r->phase_ps[r->phase] += r->s[0].t - r->phase_start;
     r->phase_start = r->s[0].t;
 }
@@ -187,6 +215,8 @@ static void begin_cycle(replay *r, double tokens)
     end_cycle(r);
     r->in_cycle = 1;
     r->cycle_tokens = tokens;
+    if (r->tl && !r->tl_done)
+        r->tl_tokens = tokens;
     r->phase = PHASE_OTHER;
     r->graph = r->o.graph > 0;
 }
@@ -333,57 +363,72 @@ int replay_finish(replay *r, replay_result *out, err *e)
     memset(r->phase_ps, 0, sizeof r->phase_ps);
     r->ops = r->colls = 0;
     r->ntl = 0;
+    r->ntlph = 0;
+    r->streams_used = 0;
     r->tl_done = 0;
     return rc;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        if ((unsigned char)*s >= 0x20)
-            fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-/* Chrome trace JSON: pid = GPU, tid = stream; the SPMD cycle drawn on each
- * GPU of the group (at most 8 drawn). Times in us. */
+/* Chrome trace JSON in the layout of sim/json.h: a process per GPU of the
+ * group (at most 8 drawn: the cycle is SPMD, every rank runs the same ops),
+ * thread 0 "phases" with the cycle marker and one slice per phase (decode,
+ * draft, verify, ...), thread 1+s "stream s" with the ops; collectives carry
+ * args bytes, collective, algorithm, transfer_us (predicted) and wait_us
+ * (captured wait for other ranks; 0 when none: a replay is SPMD). */
 static int write_timeline(replay *r, err *e)
 {
-    FILE *f = r->tl;
     int ngpu = r->ngpus > 0 ? r->ngpus : 1;
     if (ngpu > 8)
         ngpu = 8;
-    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
-    int first = 1;
+    timeline tl;
+    TRY(tl_open(&tl, r->tl, e));
     for (int g = 0; g < ngpu; g++) {
-        fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"GPU %d\"}}",
-                first ? "" : ",\n", g, g);
-        first = 0;
+        char name[64];
+        snprintf(name, sizeof name, "GPU %d", g);
+        tl_process(&tl, TL_PID_GPU(g), name, g);
+        tl_thread(&tl, TL_PID_GPU(g), 0, "phases", 0);
+        for (int s = 0; s < TRACE_MAX_STREAMS && s < 31; s++)
+            if (r->streams_used & (1 << s)) {
+                snprintf(name, sizeof name, "stream %d", s);
+                tl_thread(&tl, TL_PID_GPU(g), 1 + s, name, 1 + s);
+            }
+        snprintf(name, sizeof name, "cycle 1: %g tokens", r->tl_tokens);
+        tl_instant(&tl, TL_PID_GPU(g), 0, 0, name);
+        for (int i = 0; i < r->ntlph; i++) {
+            const tl_phase *p = &r->tlph[i];
+            tl_slice(&tl, TL_PID_GPU(g), 0, p->start, p->end - p->start,
+                     trace_phase_name(p->phase), "phase");
+            tl_slice_end(&tl);
+        }
         for (int i = 0; i < r->ntl; i++) {
             const tl_ev *ev = &r->tlev[i];
             const char *cat = ev->kind == OP_COLL      ? "comm"
                               : ev->kind == OP_COMPUTE ? "compute"
                               : ev->kind == OP_IDLE    ? "idle"
                                                        : "launch";
-            fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,\"name\":",
-                    cat, g, ev->stream, (double)ev->start / 1e6,
-                    (double)(ev->end - ev->start) / 1e6);
-            json_str(f, ev->label);
-            fputc('}', f);
+            tl_slice(&tl, TL_PID_GPU(g), 1 + ev->stream, ev->start, ev->end - ev->start,
+                     ev->label, cat);
+            if (ev->kind == OP_COLL) {
+                json_kv_int(tl.g, "bytes", (long long)ev->bytes);
+                json_kv_str(tl.g, "collective", coll_kind_name(ev->coll));
+                json_kv_str(tl.g, "algorithm", ev->algo == ALGO_AUTO ? "as given (measured or "
+                                                                       "fixed time)"
+                                                                     : coll_algo_name(ev->algo));
+                json_kv_num(tl.g, "transfer_us", (double)(ev->end - ev->start) / 1e6);
+                json_kv_num(tl.g, "wait_us", ev->wait_us > 0 ? ev->wait_us : 0);
+            } else if (ev->kind == OP_COMPUTE) {
+                json_kv_int(tl.g, "kernels", ev->kernels);
+            } else if (ev->kind == OP_N) {
+                json_kv_str(tl.g, "what", "launch or CUDA-graph node overhead the GPU waits for");
+            }
+            tl_slice_end(&tl);
         }
     }
-    fputs("\n]}\n", f);
-    if (ferror(f))
-        return err_set(e, ERR_SYSTEM, "timeline: write failed");
-    return 0;
+    return tl_close(&tl, e);
 }
 
 int replay_file(const char *path, const topo *t, coll_ctx *c, const replay_opts *o,
-                FILE *timeline, replay_result *out, err *e)
+                FILE *tl_out, replay_result *out, err *e)
 {
     trace_reader *tr = NULL;
     TRY(trace_open(path, &tr, e));
@@ -417,8 +462,8 @@ int replay_file(const char *path, const topo *t, coll_ctx *c, const replay_opts 
         trace_close(tr);
         return err_set(e, ERR_SYSTEM, "out of memory");
     }
-    if (timeline)
-        replay_timeline(r, timeline);
+    if (tl_out)
+        replay_timeline(r, tl_out);
     trace_op op;
     int rc;
     while ((rc = trace_next(tr, &op, e)) == 1) {
