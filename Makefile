@@ -10,6 +10,7 @@ CC ?= cc
 BUILD ?= build
 DEBUG ?= 0
 PREFIX ?= /usr/local
+DOCDIR ?= $(PREFIX)/share/doc/collsim
 CUDA_HOME ?= /usr/local/cuda
 # NCCL beside the toolkit, else from the distribution (/usr/include/nccl.h).
 NCCL_HOME ?= $(if $(wildcard $(CUDA_HOME)/include/nccl.h),$(CUDA_HOME),/usr)
@@ -36,6 +37,9 @@ endif
 # libxml2 (NCCL topology XML import): its headers live in a subdirectory.
 XML2_CFLAGS := $(patsubst -I%,-isystem %,$(shell xml2-config --cflags 2>/dev/null || echo -I/usr/include/libxml2))
 ALL_CFLAGS := $(CFLAGS_BASE) $(XML2_CFLAGS) $(OPT) $(CFLAGS)
+# --help names the installed documentation (make install puts docs/ there): build
+# with the PREFIX (or DOCDIR) you install with.
+ALL_CFLAGS += -DCOLLSIM_DOCDIR='"$(DOCDIR)"'
 LIBS := -lgsl -lgslcblas -lyajl -lz -lm -lpthread -lxml2
 
 ifeq ($(MPI),1)
@@ -157,9 +161,11 @@ demo: deps
 	$(Q)scripts/demo.sh $(BUILD)/collsim
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(DOCDIR)/validation
 	install -m 755 $(BUILD)/collsim $(HWCHECK) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	install -m 644 docs/validation/*.svg $(DESTDIR)$(DOCDIR)/validation/
 
 clean:
 	rm -rf build

@@ -23,8 +23,7 @@ static const char synopsis[] =
 static const char desc[] =
     "Predicts each size from -b to -e (times -f, or plus -i); sizes take K/M/G (powers of 2).\n"
     "Flags follow nccl-tests (-o is the reduction op, -t the thread count); busbw follows\n"
-    "nccl-tests: allreduce x 2(n-1)/n, reducescatter/allgather/alltoall x (n-1)/n, broadcast x 1.\n"
-    "Docs: man collsim, " COLLSIM_DOCDIR "/cli.md";
+    "nccl-tests: allreduce x 2(n-1)/n, reducescatter/allgather/alltoall x (n-1)/n, broadcast x 1.";
 
 enum { MAX_ALGOS = ALGO_NALGOS };
 

@@ -1,6 +1,7 @@
 /* Subcommand dispatch and argument parsing. Parsers reject trailing junk,
  * negative sizes and overflow instead of wrapping. */
 #include "sim/cli.h"
+#include "sim/version.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -16,6 +17,7 @@ void cli_print_commands(const char *prog, const cli_cmd *cmds)
            prog, prog);
     for (const cli_cmd *c = cmds; c->name; c++)
         printf("  %-12s %s\n", c->name, c->summary);
+    printf("\ndocs: man %s; %s (cli.md, formats.md, model.md, ...)\n", prog, COLLSIM_DOCDIR);
 }
 
 int cli_dispatch(const char *prog, const char *version, const cli_cmd *cmds,
@@ -112,6 +114,7 @@ void cli_help(FILE *f, const char *synopsis, const char *desc, const cli_opt *op
         fprintf(f, "  %-28s %s\n", left, o->help);
     }
     fprintf(f, "  %-28s %s\n", "-h, --help", "this help");
+    fprintf(f, "docs: man collsim; %s/cli.md\n", COLLSIM_DOCDIR);
 }
 
 static const cli_opt *find_opt(const cli_opt *opts, const char *a, const char **inl)
