@@ -12,6 +12,7 @@
 
 #include "models/cmds.h"
 #include "models/coll.h"
+#include "models/fabric.h"
 #include "models/topo.h"
 #include "sim/ofile.h"
 #include "sim/report.h"
@@ -39,7 +40,8 @@ typedef struct coll_args {
     int nalgos, crossover;
     coll_proto proto;
     coll_dtype dtype;
-    int graph;
+    int graph, split, without;
+    const char *without_list;  /* --without as given, for the header */
     nccl_env env;
     char envs[512];    /* the --env settings as given, for the header */
     char ignored[64];  /* nccl-tests flags accepted and ignored ("-n -w") */
@@ -52,6 +54,13 @@ static int set_timeline(void *ctx, const char *a, err *e) { (void)e; ARGS->timel
 static int set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
 static int set_graph(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->graph = 1; return 0; }
 static int set_crossover(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->crossover = 1; return 0; }
+static int set_split(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->split = 1; return 0; }
+
+static int set_without(void *ctx, const char *a, err *e)
+{
+    ARGS->without_list = a;
+    return fabric_mech_parse(a, &ARGS->without, e);
+}
 static int set_ng(void *ctx, const char *a, err *e) { return cli_parse_long("-g", a, 1, 4096, &ARGS->ng, e); }
 static int set_min(void *ctx, const char *a, err *e) { return cli_parse_size("-b", a, &ARGS->minb, e); }
 static int set_max(void *ctx, const char *a, err *e) { return cli_parse_size("-e", a, &ARGS->maxb, e); }
@@ -186,6 +195,8 @@ static const cli_opt options[] = {
     {"cudagraph", 'G', "N", "nccl-tests: N graph launches; N > 0 is --graph", set_cudagraph},
     {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", set_calib},
     {"env", 0, "NCCL_X=Y", "an NCCL setting (repeatable)", set_env},
+    {"breakdown", 0, NULL, "add where the time goes: barrier, fixed, transfer, contention (us)", set_split},
+    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read", set_without},
     {"timeline", 0, "OUT.json", "Perfetto timeline of the largest size ('-': stdout, the report "
                                 "then goes to stderr)", set_timeline},
     {"format", 0, "F", "table (default), csv or json", set_format},
@@ -234,14 +245,19 @@ static const report_col cols_csv[] = {
     {"size_bytes", NULL, 0, -1}, {"count", NULL, 0, -1},   {"dtype", NULL, 0, -1},
     {"algo", NULL, 0, -1},       {"proto", NULL, 0, -1},   {"channels", NULL, 0, -1},
     {"time_us", NULL, 0, 3},     {"algbw_GBps", NULL, 0, 3}, {"busbw_GBps", NULL, 0, 3},
-    {"winner", NULL, 0, -1},
 };
 static const report_col cols_json[] = {
     {"size_bytes", NULL, 0, -1}, {"count", NULL, 0, -1},   {"dtype", NULL, 0, -1},
     {"redop", NULL, 0, -1},      {"root", NULL, 0, -1},    {"algo", NULL, 0, -1},
     {"proto", NULL, 0, -1},      {"channels", NULL, 0, -1}, {"time_us", NULL, 0, 3},
-    {"algbw_GBps", NULL, 0, 3},  {"busbw_GBps", NULL, 0, 3}, {"winner", NULL, 0, -1},
+    {"algbw_GBps", NULL, 0, 3},  {"busbw_GBps", NULL, 0, 3},
 };
+/* --breakdown: where the time goes (coll_result), after the documented columns. */
+static const report_col cols_split[] = {
+    {"barrier_us", NULL, 0, 3}, {"fixed_us", NULL, 0, 3}, {"transfer_us", NULL, 0, 3},
+    {"contention_us", NULL, 0, 3},
+};
+static const report_col col_winner = {"winner", NULL, 0, -1};
 static const report_col cols_cross[] = {
     {"size_bytes", "size", 12, -1}, {"from", "from", 13, -1}, {"to", "to", 13, -1},
     {"from_time_us", "time_from", 10, 3}, {"to_time_us", "time_to", 10, 3},
@@ -253,6 +269,7 @@ typedef struct run {
     coll_ctx *ctx;
     coll_req req;
     int multi;   /* several algorithms: one that cannot run a size leaves a gap */
+    report_col cols[20];  /* the columns of a csv/json table (the report keeps a pointer) */
 } run;
 
 static const char *algo_label(const run *r, coll_algo a)
@@ -314,6 +331,8 @@ static void write_meta(report *rep, const run *r, const topo *t, int argc, char 
     report_meta(rep, "graph", "%d", g->graph);
     report_meta(rep, "algo", "%s", algos);
     report_meta(rep, "proto", "%s", coll_proto_name(g->proto));
+    if (g->without)
+        report_meta(rep, "without", "%s (model mechanisms switched off)", g->without_list);
     int custom = 0;
     for (int i = 0; i < g->nalgos; i++)
         custom |= coll_algo_is_custom(g->algos[i]);
@@ -349,9 +368,12 @@ static int print_nccl_table(FILE *f, run *r, const topo *t, int argc, char **arg
     TRY(frc);
     fprintf(f, "#\n# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
                "in-place\n", "", "", "", "", "");
-    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s  %-13s %-6s %3s\n",
+    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s  %-13s %-6s %3s",
             "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
             "algbw", "busbw", "#wrong", "algo", "proto", "ch");
+    if (g->split)  /* --breakdown: where the time goes, us */
+        fprintf(f, " %8s %8s %8s %8s", "barrier", "fixed", "xfer", "wait");
+    fputc('\n', f);
     fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)",
             "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
     double sum_bw = 0;
@@ -366,12 +388,17 @@ static int print_nccl_table(FILE *f, run *r, const topo *t, int argc, char **arg
          * bytes either way, so both groups show the same time; #wrong is N/A as
          * in nccl-tests -c 0. */
         fprintf(f, "%12llu  %12llu  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %5s  %7s  %6.2f  %6.2f  %5s  "
-                   "%-13s %-6s %3s\n",
+                   "%-13s %-6s %3s",
                 (unsigned long long)sz, (unsigned long long)(sz / (uint64_t)esz),
                 nccl_type_name(g->dtype), redop_of(r->kind, g->op),
                 r->kind == COLL_BROADCAST ? r->req.root : -1, tm, c.algbw, c.busbw, "N/A", tm,
                 c.algbw, c.busbw, "N/A", algo_label(r, c.res.algo),
                 c.res.proto == PROTO_AUTO ? "-" : coll_proto_name(c.res.proto), chs);
+        if (g->split)
+            fprintf(f, " %8.2f %8.2f %8.2f %8.2f", (double)c.res.barrier_ps / 1e6,
+                    (double)c.res.fixed_ps / 1e6, (double)c.res.transfer_ps / 1e6,
+                    (double)c.res.contention_ps / 1e6);
+        fputc('\n', f);
         sum_bw += c.busbw;
         nrows++;
         uint64_t next = next_size(g, sz);
@@ -438,8 +465,15 @@ static int print_rows(report *rep, run *r, err *e)
 {
     const coll_args *g = r->g;
     int json = report_fmt(rep) == REPORT_JSON, multi = g->nalgos > 1;
-    int ncols = (json ? 11 : 9) + multi;
-    report_table(rep, coll_kind_name(r->kind), json ? cols_json : cols_csv, ncols);
+    int ncols = json ? 11 : 9;
+    memcpy(r->cols, json ? cols_json : cols_csv, sizeof r->cols[0] * (size_t)ncols);
+    if (g->split) {
+        memcpy(r->cols + ncols, cols_split, sizeof cols_split);
+        ncols += 4;
+    }
+    if (multi)
+        r->cols[ncols++] = col_winner;
+    report_table(rep, coll_kind_name(r->kind), r->cols, ncols);
     int esz = coll_dtype_size(g->dtype);
     for (uint64_t sz = g->minb;;) {
         cell c[MAX_ALGOS];
@@ -461,6 +495,12 @@ static int print_rows(report *rep, run *r, err *e)
             report_num(rep, c[i].ok ? c[i].us : NAN);
             report_num(rep, c[i].ok ? c[i].algbw : NAN);
             report_num(rep, c[i].ok ? c[i].busbw : NAN);
+            if (g->split) {
+                report_num(rep, c[i].ok ? (double)c[i].res.barrier_ps / 1e6 : NAN);
+                report_num(rep, c[i].ok ? (double)c[i].res.fixed_ps / 1e6 : NAN);
+                report_num(rep, c[i].ok ? (double)c[i].res.transfer_ps / 1e6 : NAN);
+                report_num(rep, c[i].ok ? (double)c[i].res.contention_ps / 1e6 : NAN);
+            }
             if (multi)
                 report_int(rep, i == w);
             report_end_row(rep);
@@ -590,6 +630,8 @@ int cmd_coll(int argc, char **argv, err *e)
     r.ctx = coll_ctx_new(t);
     if (!r.ctx)
         rc = err_set(e, ERR_SYSTEM, "out of memory");
+    else
+        coll_ctx_without(r.ctx, g.without);
     coll_req_init(&r.req, t);
     r.req.kind = kind;
     r.req.dtype = g.dtype;

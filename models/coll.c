@@ -259,6 +259,7 @@ typedef struct cache_ent {
 struct coll_ctx {
     const topo *t;
     fabric *f;
+    int off;           /* FAB_NO_* mechanisms switched off */
     cache_ent *tab;
     size_t cap, len;
     uint64_t computed;  /* predictions actually run (cache misses) */
@@ -280,6 +281,14 @@ void coll_ctx_free(coll_ctx *c)
     fabric_free(c->f);
     free(c->tab);
     free(c);
+}
+
+void coll_ctx_without(coll_ctx *c, int off)
+{
+    c->off = off;
+    if (c->tab)
+        memset(c->tab, 0, sizeof *c->tab * c->cap);
+    c->len = 0;
 }
 
 static uint64_t hash_req(const coll_req *r)
@@ -406,6 +415,46 @@ static int check_req(const coll_ctx *c, const coll_req *r, err *e)
     return 0;
 }
 
+/* Labels of the tasks of a flag barrier (coll.c cb_barrier). */
+static int is_barrier_label(const char *l)
+{
+    return l && (!strcmp(l, "flag") || !strcmp(l, "flags") || !strcmp(l, "barrier") ||
+                 !strcmp(l, "barrier-join"));
+}
+
+/* Split the makespan along the critical path (coll_result's fields). */
+static int breakdown(sched *s, coll_result *out, err *e)
+{
+    int n = sched_ntasks(s);
+    int *path = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    if (!path)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    int len = sched_critical_path(s, path, n);
+    if (len < 0) {
+        free(path);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    for (int i = 0; i < len; i++) {
+        int t = path[i];
+        /* A task's share: from the end of its critical predecessor (or 0). */
+        sim_ps from = i + 1 < len ? sched_end(s, path[i + 1]) : 0;
+        sim_ps dur = sched_end(s, t) - from;
+        if (is_barrier_label(sched_label(s, t))) {
+            out->barrier_ps += dur;
+        } else if (!sched_is_flow(s, t)) {
+            out->fixed_ps += dur;
+        } else {
+            sim_ps alone = sched_alone_ps(s, t);
+            sim_ps own = sched_end(s, t) - sched_start(s, t);
+            sim_ps x = alone < own ? alone : own;
+            out->transfer_ps += x + (dur - own);  /* a wait before it starts is its own */
+            out->contention_ps += own - x;
+        }
+    }
+    free(path);
+    return 0;
+}
+
 static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *e)
 {
     TRY(check_req(c, r, e));
@@ -422,6 +471,7 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
                        coll_kind_name(r->kind));
     if (!c->f && !(c->f = fabric_new(c->t, e)))
         return e->code;
+    fabric_disable(c->f, c->off);
     fabric_reset(c->f);
     int node[4096];
     for (int i = 0; i < r->nranks; i++)
@@ -437,12 +487,12 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
          * device-side cost; nothing crosses the fabric. */
         const topo_params *tp = topo_params_get(c->t);
         double copy = tp->gpu_mem_Bps > 0 ? 2.0 * (double)r->bytes / tp->gpu_mem_Bps : 0;
-        out->time_ps = tp->kernel_base_ps + (sim_ps)(copy * 1e12);
+        out->time_ps = out->fixed_ps = tp->kernel_base_ps + (sim_ps)(copy * 1e12);
         out->channels = 1;
         return 0;
     }
     if (r->bytes == 0) {
-        out->time_ps = p != PROTO_AUTO ? nccl_proto(p)->base_ring_ps : 0;
+        out->time_ps = out->fixed_ps = p != PROTO_AUTO ? nccl_proto(p)->base_ring_ps : 0;
         return 0;
     }
     if (fn(&b) < 0)
@@ -452,6 +502,7 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
     TRY(sched_run(s, e));
     out->time_ps = sched_makespan(s);
     out->events = sched_events(s);
+    TRY(breakdown(s, out, e));
     if (tl) {
         char names[4096][16];
         const char *ptrs[4096];

@@ -61,6 +61,12 @@ typedef struct coll_result {
     coll_proto proto;
     int channels;
     uint64_t events;    /* engine events used */
+    /* Where the time goes, along the critical path (they sum to time_ps):
+     * flag barriers, fixed device costs (kernel start, local reduces), data
+     * transfers at the rate each would get alone, and the rest of the
+     * transfers' time: waiting for links shared with other flows or
+     * collapsed by a switch (docs/model.md "Where the time goes"). */
+    sim_ps barrier_ps, fixed_ps, transfer_ps, contention_ps;
 } coll_result;
 
 typedef struct coll_ctx coll_ctx;
@@ -84,6 +90,9 @@ int coll_algo_is_custom(coll_algo a);
     "vLLM and SGLang would not run a custom allreduce here: on more than 2 GPUs without "   \
     "NVLink between every pair they switch it off unless forced "                          \
     "(vllm/distributed/device_communicators/custom_all_reduce.py; docs/model.md)"
+/* Switch fabric mechanisms off (FAB_NO_* bits of models/fabric.h) for every
+ * later prediction of this context: ablations. Clears the cache. */
+void coll_ctx_without(coll_ctx *c, int off);
 /* Predict (cached). ERR_USAGE if the request cannot run on this topology
  * (e.g. more ranks than GPUs, 16-byte multiple needed). */
 int coll_predict(coll_ctx *c, const coll_req *r, coll_result *out, err *e);

@@ -51,6 +51,8 @@ typedef struct topo_link {
                              a LINK_PCIE link: topo_finish computes it from
                              gen/width and the params (topo_pcie_bw_Bps) */
     int64_t lat_ps;       /* one-way traversal latency of this hop */
+    double bw_back_Bps;   /* direction b->a when > 0 (an asymmetric path, such
+                             as a root port forwarding peer traffic); 0 = bw_Bps */
 } topo_link;
 
 /* Path types, in NCCL's order (lower = closer). */
@@ -68,6 +70,12 @@ typedef struct topo_params {
     int64_t read_extra_lat_ps;     /* completer turnaround added to a read RTT */
     double arb_collapse_Bps;       /* posted-write arbitration collapse rate,
                                       0 = switches do not collapse */
+    double arb_collapse_read_Bps;  /* same for read completions leaving a
+                                      switch upwards, 0 = they do not collapse */
+    double socket_read_Bps;        /* peer read completions across a socket
+                                      link, per direction; 0 = link rate only */
+    int sm_req_bytes;              /* largest PCIe request an SM load/store
+                                      becomes after coalescing */
     int64_t launch_ps;             /* kernel launch overhead */
     int64_t graph_node_ps;         /* per-node cost inside a CUDA graph */
     double hostmem_Bps;            /* per-socket DRAM bandwidth for SHM staging */

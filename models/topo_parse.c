@@ -32,6 +32,10 @@ static const struct param_def {
     {"read_tags", P_INT, offsetof(topo_params, read_tags), 1, 1, 16384, 0},
     {"read_extra_lat_ns", P_I64, offsetof(topo_params, read_extra_lat_ps), 1e3, 0, 1e6, 0},
     {"arb_collapse_GBps", P_DBL, offsetof(topo_params, arb_collapse_Bps), 1e9, 0, 1e5, 0},
+    {"arb_collapse_read_GBps", P_DBL, offsetof(topo_params, arb_collapse_read_Bps), 1e9, 0,
+     1e5, 0},
+    {"socket_read_GBps", P_DBL, offsetof(topo_params, socket_read_Bps), 1e9, 0, 1e5, 0},
+    {"sm_req_bytes", P_INT, offsetof(topo_params, sm_req_bytes), 1, 16, 4096, 1},
     {"launch_us", P_I64, offsetof(topo_params, launch_ps), 1e6, 0, 1e6, 0},
     {"graph_node_us", P_I64, offsetof(topo_params, graph_node_ps), 1e6, 0, 1e6, 0},
     {"hostmem_GBps", P_DBL, offsetof(topo_params, hostmem_Bps), 1e9, 1e-3, 1e5, 0},
@@ -222,6 +226,13 @@ static int link_line(pctx *c, char **tok, int n)
             have_bw = 1;
             continue;
         }
+        if (!strcmp(k, "bw_back_GBps") && !(l.bw_back_Bps > 0)) {
+            if (parse_num(v, &d) || !(d > 0) || d > 1e5)
+                return err_at(c->e, c->file, c->line, "bw_back_GBps=%s must be a number > 0 "
+                              "and <= 100000 (100 TB/s)", v);
+            l.bw_back_Bps = d * 1e9;
+            continue;
+        }
         if (!strcmp(k, "lat_ns") && !have_lat) {
             if (parse_num(v, &d) || d < 0 || d > 1e6)
                 return err_at(c->e, c->file, c->line, "lat_ns=%s must be a number in "
@@ -406,6 +417,8 @@ int topo_write(const topo *t, FILE *f, err *e)
             fprintf(f, " lanes=%d", l->nvlinks);
         if (topo_link_bw_given(t, i))
             fprintf(f, " bw_GBps=%.15g", l->bw_Bps / 1e9);
+        if (l->bw_back_Bps > 0)
+            fprintf(f, " bw_back_GBps=%.15g", l->bw_back_Bps / 1e9);
         fmt_fixed(b1, sizeof b1, (double)l->lat_ps / 1e3, 3);
         fprintf(f, " lat_ns=%s\n", b1);
     }

@@ -13,3 +13,12 @@ echo
 echo "== break-even mean accepted tokens per EAGLE-3 cycle (3 draft tokens)"
 "$COLLSIM" whatif --scenario kimi-k2-eagle3-8x-pcie5 \
     --vary allreduce=ring,oneshot,twoshot --solve accept_len || true
+echo
+echo "== one allreduce of the reference box, where its time goes (us; CUDA graph, the scenario's NCCL env)"
+echo "   14 KiB = a decode step's allreduce, 42 KiB = an EAGLE-3 verify's (docs/model.md 'Where the time goes')"
+for a in ring oneshot twoshot; do
+    "$COLLSIM" coll allreduce -b 14K -e 42K -f 3 --algo $a --graph --breakdown \
+        --env NCCL_PROTO=LL --env NCCL_ALGO=Ring --env NCCL_P2P_LEVEL=SYS \
+        --env NCCL_MAX_NCHANNELS=16 | grep -v '^# [a-zA-Z]\|^#$' |
+        if [ $a = ring ]; then cat; else grep -v '^#'; fi
+done
