@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "models/cmds.h"
+#include "sim/ofile.h"
 #include "sim/report.h"
 #include "traces/whatif.h"
 
@@ -41,7 +42,7 @@ static int split_kv(const char *arg, char *key, size_t kn, const char **val, cha
 /* What the options set. --set and --calib are applied in command-line order
  * once the scenario is loaded; --vary values are split when given. */
 typedef struct whatif_args {
-    const char *scen, *solve;
+    const char *scen, *solve, *timeline;
     const char *sets[MAX_SETS];
     char calib_set[MAX_SETS][WHATIF_STR + 8];  /* --calib FILE as "calib=FILE" */
     int nsets, nvary, breakdown, keys, list;
@@ -52,6 +53,7 @@ typedef struct whatif_args {
 #define ARGS ((whatif_args *)ctx)
 static int set_scenario(void *ctx, const char *a, err *e) { (void)e; ARGS->scen = a; return 0; }
 static int set_solve(void *ctx, const char *a, err *e) { (void)e; ARGS->solve = a; return 0; }
+static int set_timeline(void *ctx, const char *a, err *e) { (void)e; ARGS->timeline = a; return 0; }
 static int set_breakdown(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->breakdown = 1; return 0; }
 static int set_keys(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->keys = 1; return 0; }
 static int set_list(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->list = 1; return 0; }
@@ -99,6 +101,8 @@ static const cli_opt options[] = {
     {"vary", 0, "KEY=V1,V2,...", "one variant per value (repeatable: every combination)", set_vary},
     {"solve", 0, "KEY", "accept_len or allreduce_us: the EAGLE-3 break-even per variant", set_solve},
     {"breakdown", 0, NULL, "add the cycle's breakdown, the allreduce time, algorithm and protocol", set_breakdown},
+    {"timeline", 0, "OUT.json", "Perfetto timeline of variant 0's cycle ('-': stdout, the report "
+                                "then goes to stderr)", set_timeline},
     {"format", 0, "F", "table (default), csv or json", set_format},
     {"keys", 0, NULL, "list the knobs", set_keys},
     {"list", 0, NULL, "list the built-in scenarios", set_list},
@@ -151,6 +155,13 @@ int cmd_whatif(int argc, char **argv, err *e)
     whatif_ctx *c = rc ? NULL : whatif_ctx_new();
     if (!rc && !c)
         rc = err_set(e, ERR_SYSTEM, "out of memory");
+    ofile tl = {0};
+    if (!rc && g->timeline && solve)
+        rc = err_set(e, ERR_USAGE, "--timeline draws a run: not with --solve");
+    if (!rc && g->timeline && !(rc = ofile_open(&tl, g->timeline, e)))
+        whatif_ctx_timeline(c, tl.f);
+    /* --timeline - owns stdout: the report goes to stderr. */
+    FILE *out = g->timeline && !strcmp(g->timeline, "-") ? stderr : stdout;
     long nvar = 1;
     for (int v = 0; v < nvary; v++)
         nvar *= vs[v].n;
@@ -199,9 +210,15 @@ int cmd_whatif(int argc, char **argv, err *e)
             break;
         }
         if (!r) {
-            r = report_new(stdout, fmt);
+            r = report_new(out, fmt);
             report_meta(r, "scenario", "%s", base.name);
             report_meta(r, "topo", "%s", base.topo);
+            /* what variant 0 used (the varied keys are columns) */
+            char envs[512];
+            report_meta(r, "calibration", "%s", s.calib[0] ? s.calib : "none (preset parameters)");
+            report_meta(r, "env", "%s", coll_env_format(&s.env, ' ', envs, sizeof envs)[0]
+                                            ? envs : "none (NCCL defaults)");
+            report_meta(r, "graph", "%d", s.graph);
             if (!solve) {
                 report_meta(r, "weight_us_per_layer", "%.3f", res.weight_us_per_layer);
                 report_meta(r, "token_us_per_layer", "%.3f", res.token_us_per_layer);
@@ -241,6 +258,8 @@ int cmd_whatif(int argc, char **argv, err *e)
             rc = frc;
         report_free(r);
     }
+    if (tl.f)
+        rc = rc ? (ofile_abort(&tl), rc) : ofile_commit(&tl, e);
     whatif_ctx_free(c);
     free(g);
     return rc;

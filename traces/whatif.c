@@ -27,9 +27,13 @@ struct whatif_ctx {
     char name[CTX_TOPOS][2 * WHATIF_STR + 2]; /* "topo|calib" */
     topo *t[CTX_TOPOS];
     coll_ctx *c[CTX_TOPOS];
+    FILE *tl;  /* the next run records its cycle here (replay's timeline layout) */
+    int tl_armed;  /* set around the scenario's own run, not the derivation's */
 };
 
 whatif_ctx *whatif_ctx_new(void) { return calloc(1, sizeof(whatif_ctx)); }
+
+void whatif_ctx_timeline(whatif_ctx *c, FILE *f) { c->tl = f; }
 
 void whatif_ctx_free(whatif_ctx *c)
 {
@@ -598,6 +602,10 @@ static int run_with(whatif_ctx *c, const whatif_scenario *s, const terms *t, wha
     replay *r = replay_new(tp, cc, &o);
     if (!r)
         return err_set(e, ERR_SYSTEM, "out of memory");
+    if (c->tl && c->tl_armed) {
+        replay_timeline(r, c->tl);
+        c->tl = NULL;  /* one cycle: the first run after whatif_ctx_timeline */
+    }
     double tokens = (s->mode == WHATIF_EAGLE3 ? s->accept_len : 1.0) * s->batch;
     replay_result rr;
     int rc = feed_cycle(s, t, sink_replay, r, tokens, e);
@@ -712,7 +720,10 @@ int whatif_run_ctx(whatif_ctx *c, const whatif_scenario *s, whatif_result *out, 
 {
     terms t;
     TRY(derive_terms(c, s, &t, e));
-    return run_with(c, s, &t, out, e);
+    c->tl_armed = 1;
+    int rc = run_with(c, s, &t, out, e);
+    c->tl_armed = 0;
+    return rc;
 }
 
 int whatif_run(const whatif_scenario *s, whatif_result *out, err *e)

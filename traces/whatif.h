@@ -91,6 +91,9 @@ int whatif_set(whatif_scenario *s, const char *key, const char *value, err *e);
 int whatif_get(const whatif_scenario *s, const char *key, char *buf, size_t n, err *e);
 /* Run one scenario. Errors: ERR_USAGE for an impossible configuration
  * (tp larger than the topology), ERR_INPUT/ERR_SYSTEM from the topology. */
+/* The next whatif_run_ctx writes its cycle as a Perfetto timeline into f
+ * (borrowed; the layout of replay --timeline, docs/formats.md "Timelines"). */
+void whatif_ctx_timeline(whatif_ctx *c, FILE *f);
 int whatif_run_ctx(whatif_ctx *c, const whatif_scenario *s, whatif_result *out, err *e);
 int whatif_run(const whatif_scenario *s, whatif_result *out, err *e);  /* fresh ctx */
 /* Break-even: the value of key at which s in EAGLE-3 mode gives the tok/s of
