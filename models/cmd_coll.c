@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/cmd_ctx.h"
 #include "models/cmds.h"
 #include "models/coll.h"
 #include "models/fabric.h"
@@ -30,7 +31,8 @@ enum { MAX_ALGOS = ALGO_NALGOS };
 
 /* What the options set. */
 typedef struct coll_args {
-    const char *topo, *timeline, *out, *calib, *op;
+    cmd_ctx cc;  /* first: --topo --calib --output --timeline --format --env */
+    const char *op;
     uint64_t minb, maxb, stepb;
     double factor;
     int factor_set, stepb_set;
@@ -42,16 +44,10 @@ typedef struct coll_args {
     coll_dtype dtype;
     int graph, split, without;
     const char *without_list;  /* --without as given, for the header */
-    nccl_env env;
-    char envs[512];    /* the --env settings as given, for the header */
     char ignored[64];  /* nccl-tests flags accepted and ignored ("-n -w") */
 } coll_args;
 
 #define ARGS ((coll_args *)ctx)
-static int set_topo(void *ctx, const char *a, err *e) { (void)e; ARGS->topo = a; return 0; }
-static int set_calib(void *ctx, const char *a, err *e) { (void)e; ARGS->calib = a; return 0; }
-static int set_timeline(void *ctx, const char *a, err *e) { (void)e; ARGS->timeline = a; return 0; }
-static int set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
 static int set_graph(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->graph = 1; return 0; }
 static int set_crossover(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->crossover = 1; return 0; }
 static int set_split(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->split = 1; return 0; }
@@ -66,7 +62,6 @@ static int set_min(void *ctx, const char *a, err *e) { return cli_parse_size("-b
 static int set_max(void *ctx, const char *a, err *e) { return cli_parse_size("-e", a, &ARGS->maxb, e); }
 static int set_channels(void *ctx, const char *a, err *e) { return cli_parse_long("--channels", a, 1, 64, &ARGS->channels, e); }
 static int set_root(void *ctx, const char *a, err *e) { return cli_parse_long("--root", a, 0, 4095, &ARGS->root, e); }
-static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
 
 static int set_factor(void *ctx, const char *a, err *e)
 {
@@ -79,14 +74,6 @@ static int set_step(void *ctx, const char *a, err *e)
     ARGS->stepb_set = 1;
     TRY(cli_parse_size("-i", a, &ARGS->stepb, e));
     return ARGS->stepb ? 0 : err_set(e, ERR_USAGE, "-i: the step must be at least 1 byte");
-}
-
-static int set_env(void *ctx, const char *a, err *e)
-{
-    TRY(coll_env_set(&ARGS->env, a, e));
-    size_t k = strlen(ARGS->envs);
-    snprintf(ARGS->envs + k, sizeof ARGS->envs - k, "%s%s", k ? " " : "", a);
-    return 0;
 }
 
 /* nccl-tests -G N: N graph launches per size; any N > 0 means "in a graph". */
@@ -177,7 +164,7 @@ IGNORED(t) IGNORED(n) IGNORED(w) IGNORED(c) IGNORED(m) IGNORED(a) IGNORED(z) IGN
 #undef ARGS
 
 static const cli_opt options[] = {
-    {"topo", 0, "T", "preset (collsim topo list) or topology file; default rtxpro6000-8x-pcie5-2s", set_topo},
+    {"topo", 0, "T", "preset (collsim topo list) or topology file; default rtxpro6000-8x-pcie5-2s", cmd_set_topo},
     {"ngpus", 'g', "N", "ranks: GPUs 0..N-1 (default: all)", set_ng},
     {"minbytes", 'b', "SIZE", "smallest size (default 8)", set_min},
     {"maxbytes", 'e', "SIZE", "largest size (default 128M)", set_max},
@@ -193,14 +180,14 @@ static const cli_opt options[] = {
     {"channels", 0, "C", "NCCL channels (default: as NCCL for the size)", set_channels},
     {"graph", 0, NULL, "launched inside a CUDA graph", set_graph},
     {"cudagraph", 'G', "N", "nccl-tests: N graph launches; N > 0 is --graph", set_cudagraph},
-    {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", set_calib},
-    {"env", 0, "NCCL_X=Y", "an NCCL setting (repeatable)", set_env},
+    {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", cmd_set_calib},
+    {"env", 0, "NCCL_X=Y", "an NCCL setting (repeatable)", cmd_set_env},
     {"breakdown", 0, NULL, "add where the time goes: barrier, fixed, transfer, contention (us)", set_split},
     {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read", set_without},
     {"timeline", 0, "OUT.json", "Perfetto timeline of the largest size ('-': stdout, the report "
-                                "then goes to stderr)", set_timeline},
-    {"format", 0, "F", "table (default), csv or json", set_format},
-    {"output", 0, "FILE", "write the report to FILE (default stdout)", set_out},
+                                "then goes to stderr)", cmd_set_timeline},
+    {"format", 0, "F", "table (default), csv or json", cmd_set_format},
+    {"output", 0, "FILE", "write the report to FILE (default stdout)", cmd_set_output},
     {"nthreads", 't', "N", "nccl-tests: accepted and ignored", set_ign_t},
     {"iters", 'n', "N", "nccl-tests: accepted and ignored", set_ign_n},
     {"warmup_iters", 'w', "N", "nccl-tests: accepted and ignored", set_ign_w},
@@ -325,9 +312,8 @@ static void write_meta(report *rep, const run *r, const topo *t, int argc, char 
     report_meta(rep, "predicted_by", "collsim %s (a model: no GPU ran)", COLLSIM_VERSION);
     report_meta(rep, "command", "%s", cli_command_line(cmd, sizeof cmd, "collsim", argc, argv));
     report_meta(rep, "collective", "%s", coll_kind_name(r->kind));
-    report_meta(rep, "topology", "%s (%d GPUs, %d used)", g->topo, topo_ngpus(t), r->req.nranks);
-    report_meta(rep, "calibration", "%s", g->calib ? g->calib : "none (preset parameters)");
-    report_meta(rep, "env", "%s", g->envs[0] ? g->envs : "none (NCCL defaults)");
+    report_meta(rep, "topology", "%s (%d GPUs, %d used)", g->cc.topo, topo_ngpus(t), r->req.nranks);
+    cmd_meta(&g->cc, rep);
     report_meta(rep, "graph", "%d", g->graph);
     report_meta(rep, "algo", "%s", algos);
     report_meta(rep, "proto", "%s", coll_proto_name(g->proto));
@@ -573,18 +559,15 @@ int cmd_coll(int argc, char **argv, err *e)
 {
     coll_args g;
     memset(&g, 0, sizeof g);
-    g.topo = "rtxpro6000-8x-pcie5-2s";
-    g.out = "-";
+    cmd_ctx_init(&g.cc);
     g.op = "sum";
     g.minb = 8;
     g.maxb = 128u << 20;
     g.factor = 2;
-    g.fmt = REPORT_TABLE;
     g.algos[0] = ALGO_AUTO;
     g.nalgos = 1;
     g.proto = PROTO_AUTO;
     g.dtype = DTYPE_BF16;
-    g.env.p2p_level = -1;
     const char *pos[2];
     int npos;
     int prc = cli_parse("collsim coll", synopsis, desc, options, &g, argc, argv, pos, 2, &npos, e);
@@ -618,9 +601,9 @@ int cmd_coll(int argc, char **argv, err *e)
         fprintf(stderr, "collsim coll: note: nccl-tests option(s) %s ignored: a prediction has "
                         "no threads, iterations, warm-up or data to check\n", g.ignored);
     /* --timeline -: stdout carries the timeline alone; the report goes to stderr. */
-    int rep_stderr = g.timeline && !strcmp(g.timeline, "-") && !strcmp(g.out, "-");
+    int rep_stderr = cmd_report_to_stderr(&g.cc);
     topo *t = NULL;
-    TRY(g.calib ? calib_load_topo(g.topo, g.calib, &t, e) : topo_load(g.topo, &t, e));
+    TRY(cmd_load_topo(&g.cc, &t, e));
     int rc = 0;
     run r;
     memset(&r, 0, sizeof r);
@@ -639,16 +622,16 @@ int cmd_coll(int argc, char **argv, err *e)
     r.req.channels = (int)g.channels;
     r.req.root = (int)g.root;
     r.req.graph = g.graph;
-    r.req.env = g.env;
+    r.req.env = g.cc.env;
     if (g.ng)
         r.req.nranks = (int)g.ng;
     ofile out;
     memset(&out, 0, sizeof out);
     if (!rc)
-        rc = rep_stderr ? (out.f = stderr, 0) : ofile_open(&out, g.out, e);
+        rc = rep_stderr ? (out.f = stderr, 0) : ofile_open(&out, g.cc.out, e);
     report *rep = NULL;
-    if (!rc && (g.fmt != REPORT_TABLE || g.crossover)) {
-        rep = report_new(out.f, g.fmt);
+    if (!rc && (g.cc.fmt != REPORT_TABLE || g.crossover)) {
+        rep = report_new(out.f, g.cc.fmt);
         if (!rep)
             rc = err_set(e, ERR_SYSTEM, "out of memory");
         if (!rc) {
@@ -669,12 +652,12 @@ int cmd_coll(int argc, char **argv, err *e)
         rc = ofile_commit(&out, e);
     else if (out.f)
         ofile_abort(&out);
-    if (!rc && g.timeline) {
+    if (!rc && g.cc.timeline) {
         ofile tl;
         r.req.bytes = g.maxb;
         r.req.algo = g.algos[0];
         coll_result res;
-        rc = ofile_open(&tl, g.timeline, e);
+        rc = ofile_open(&tl, g.cc.timeline, e);
         if (!rc) {
             rc = coll_predict_timeline(r.ctx, &r.req, &res, tl.f, e);
             rc = rc ? (ofile_abort(&tl), rc) : ofile_commit(&tl, e);
