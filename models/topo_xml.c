@@ -315,7 +315,7 @@ static void base_name(const char *path, char *out, size_t n)
     for (char *s = out; *s; s++)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-", *s))
             *s = '_';
-    if (!out[0])
+    if (!out[0] || !strcmp(out, "-"))  /* stdin */
         snprintf(out, n, "imported");
 }
 
