@@ -109,6 +109,25 @@ static const cli_opt options[] = {
     {NULL, 0, NULL, NULL, NULL},
 };
 
+/* A custom allreduce (the base's or a varied value) on more than 2 of the
+ * base topology's GPUs without NVLink: vLLM/SGLang would not launch it. */
+static int custom_ar_gated(const whatif_scenario *base, const vary *vs, int nvary)
+{
+    int custom = coll_algo_is_custom(base->allreduce);
+    for (int v = 0; v < nvary; v++)
+        for (int j = 0; j < vs[v].n && !strcmp(vs[v].key, "allreduce"); j++) {
+            coll_algo a;
+            custom |= !coll_algo_parse(vs[v].vals[j], &a) && coll_algo_is_custom(a);
+        }
+    topo *t = NULL;
+    err ig = {0};
+    if (!custom || topo_load(base->topo, &t, &ig))
+        return 0;
+    int gated = coll_custom_ar_gated(t, base->tp);
+    topo_free(t);
+    return gated;
+}
+
 int cmd_whatif(int argc, char **argv, err *e)
 {
     whatif_args *g = calloc(1, sizeof *g);
@@ -219,6 +238,8 @@ int cmd_whatif(int argc, char **argv, err *e)
             report_meta(r, "env", "%s", coll_env_format(&s.env, ' ', envs, sizeof envs)[0]
                                             ? envs : "none (NCCL defaults)");
             report_meta(r, "graph", "%d", s.graph);
+            if (custom_ar_gated(&base, vs, nvary))
+                report_meta(r, "note", "%s", COLL_CUSTOM_AR_NOTE);
             if (!solve) {
                 report_meta(r, "weight_us_per_layer", "%.3f", res.weight_us_per_layer);
                 report_meta(r, "token_us_per_layer", "%.3f", res.token_us_per_layer);
