@@ -14,6 +14,7 @@
 #include "models/cmds.h"
 #include "models/coll.h"
 #include "models/fabric.h"
+#include "models/nccl_tune.h"
 #include "models/topo.h"
 #include "sim/ofile.h"
 #include "sim/report.h"
@@ -42,8 +43,8 @@ typedef struct coll_args {
     int nalgos, crossover;
     coll_proto proto;
     coll_dtype dtype;
-    int graph, split, without;
-    const char *without_list;  /* --without as given, for the header */
+    int graph, split, without, explain;
+    const char *without_list, *nccl;  /* --without as given, for the header */
     char ignored[64];  /* nccl-tests flags accepted and ignored ("-n -w") */
 } coll_args;
 
@@ -51,6 +52,20 @@ typedef struct coll_args {
 static int set_graph(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->graph = 1; return 0; }
 static int set_crossover(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->crossover = 1; return 0; }
 static int set_split(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->split = 1; return 0; }
+static int set_explain(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->explain = 1; return 0; }
+
+static int set_nccl(void *ctx, const char *a, err *e)
+{
+    char as[64];
+    snprintf(as, sizeof as, "NCCL_VERSION=%s", a);
+    if (strlen(a) > 32 || coll_env_set(&ARGS->cc.env, as, e)) {
+        char list[128];
+        return err_set(e, ERR_USAGE, "--nccl: '%s' is not an emulated NCCL version (%s)", a,
+                       nccl_tune_version_list(list, sizeof list));
+    }
+    ARGS->nccl = a;
+    return 0;
+}
 
 static int set_without(void *ctx, const char *a, err *e)
 {
@@ -182,6 +197,8 @@ static const cli_opt options[] = {
     {"cudagraph", 'G', "N", "nccl-tests: N graph launches; N > 0 is --graph", set_cudagraph},
     {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", cmd_set_calib},
     {"env", 0, "NCCL_X=Y", "an NCCL setting (repeatable)", cmd_set_env},
+    {"nccl", 0, "VER", "NCCL version whose decisions are emulated (default: the newest)", set_nccl},
+    {"explain", 0, NULL, "before each size, NCCL's choice and the numbers behind it", set_explain},
     {"breakdown", 0, NULL, "add where the time goes: barrier, fixed, transfer, contention (us)", set_split},
     {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read", set_without},
     {"timeline", 0, "OUT.json", "Perfetto timeline of the largest size ('-': stdout, the report "
@@ -317,6 +334,8 @@ static void write_meta(report *rep, const run *r, const topo *t, int argc, char 
     report_meta(rep, "graph", "%d", g->graph);
     report_meta(rep, "algo", "%s", algos);
     report_meta(rep, "proto", "%s", coll_proto_name(g->proto));
+    if (g->nccl)
+        report_meta(rep, "nccl", "%s (emulated decisions)", g->nccl);
     if (g->without)
         report_meta(rep, "without", "%s (model mechanisms switched off)", g->without_list);
     int custom = 0;
@@ -366,6 +385,12 @@ static int print_nccl_table(FILE *f, run *r, const topo *t, int argc, char **arg
     int nrows = 0, esz = coll_dtype_size(g->dtype);
     for (uint64_t sz = g->minb;;) {
         cell c;
+        if (g->explain) {
+            r->req.algo = g->algos[0];
+            r->req.bytes = sz;
+            fflush(f);
+            TRY(coll_explain(r->ctx, &r->req, sz == g->minb, f, e));
+        }
         TRY(predict(r, g->algos[0], sz, &c, e));
         char tm[32], chs[16];
         fmt_time(tm, sizeof tm, c.us);
@@ -585,6 +610,10 @@ int cmd_coll(int argc, char **argv, err *e)
     }
     if (g.factor_set && g.factor < 1.000001 && g.minb != g.maxb)
         return err_set(e, ERR_USAGE, "-f: factor must be > 1");
+    if (g.explain && (g.cc.fmt != REPORT_TABLE || g.crossover))
+        return err_set(e, ERR_USAGE, "--explain: only with --format table");
+    if (g.explain && g.nalgos > 1)
+        return err_set(e, ERR_USAGE, "--explain: with one --algo");
     if (g.minb > g.maxb)
         return err_set(e, ERR_USAGE, "-b %llu is larger than -e %llu", (unsigned long long)g.minb,
                        (unsigned long long)g.maxb);

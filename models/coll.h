@@ -39,6 +39,8 @@ typedef struct nccl_env {
     int min_channels, max_channels;   /* NCCL_MIN/MAX_NCHANNELS, 0 = default */
     int64_t buffsize_bytes;           /* NCCL_BUFFSIZE, 0 = default */
     int nthreads;                     /* NCCL_NTHREADS, 0 = default */
+    int version;                      /* NCCL version emulated (NCCL_VERSION, --nccl):
+                                         index of nccl_tune's table, 0 = newest */
 } nccl_env;
 
 typedef struct coll_req {
@@ -60,6 +62,7 @@ typedef struct coll_result {
     coll_algo algo;     /* what ran */
     coll_proto proto;
     int channels;
+    int threads;        /* NCCL threads per channel (0 for custom kernels) */
     uint64_t events;    /* engine events used */
     /* Where the time goes, along the critical path (they sum to time_ps):
      * flag barriers, fixed device costs (kernel start, local reduces), data
@@ -102,6 +105,10 @@ uint64_t coll_ctx_computed(const coll_ctx *c);
 /* Same, without the cache, also writing a Perfetto timeline if tl != NULL. */
 int coll_predict_timeline(coll_ctx *c, const coll_req *r, coll_result *out,
                           FILE *tl, err *e);
+/* NCCL's decisions for r (the emulated version's rules and numbers, in the
+ * spirit of NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING) written to f: the
+ * communicator's part too if comm, then the operation's. */
+int coll_explain(coll_ctx *c, const coll_req *r, int comm, FILE *f, err *e);
 /* Name tables for the CLI: "ring", "LL", "bf16", "allreduce". NULL if out of range. */
 const char *coll_algo_name(coll_algo a);
 const char *coll_proto_name(coll_proto p);

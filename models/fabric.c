@@ -425,13 +425,22 @@ int fabric_xfer(fabric *f, fab_op op, int src, int dst, double bytes, double wir
                              wire, extra_lat_ps, track, label, e);
 }
 
-int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int n,
-                      double bytes_each, double wire, sim_ps extra_lat_ps, int track,
-                      const char *label, err *e)
+/* One leg of a flow: a stream of op between a and b (a the data's source). */
+typedef struct leg {
+    fab_op op;
+    int a, b;
+} leg;
+
+/* One engine flow over the legs' routes, advancing at one rate: the streams
+ * of an interleaved group (initiator = the GPU issuing them), or the two
+ * halves of a staged transfer. Latency: the largest leg's (group) or their
+ * sum (staged). */
+static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double bytes_each,
+                     double wire, sim_ps extra_lat_ps, int track, const char *label, err *e)
 {
     if (n < 1 || wire < 1)
         return err_set(e, ERR_SYSTEM, "fabric: bad group (n=%d wire=%g)", n, wire), -1;
-    if (grow(f, (MAX_HOPS * 2 + 1) * (n + 1) + 2, e))
+    if (grow(f, (MAX_HOPS * 2 + 1) * (n + 1) + 4, e))
         return -1;
     if (f->ngroups == f->groups_cap) {
         int cap = f->groups_cap ? 2 * f->groups_cap : 64;
@@ -441,13 +450,15 @@ int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int
         f->groups = g;
         f->groups_cap = cap;
     }
-    int rd = fab_is_read(op), nl = 0, up0 = f->nups;
-    double tlp = f->off & FAB_NO_REQ_SIZE ? 1 : fabric_tlp_weight(f, op);
-    double hol_w = 0;  /* weight on the initiator's posted-write ingress */
+    int nl = 0, up0 = f->nups, nreads = 0, reader = -1;
+    double hol_w = 0;  /* weight on the writer's posted-write ingress */
+    int writer = -1;
     sim_ps lat = 0;
-    double cap = 0;
+    double cap = 0, req_per = 1;
     for (int i = 0; i < n; i++) {
-        int a = rd ? peers[i] : initiator, b = rd ? initiator : peers[i];
+        fab_op op = legs[i].op;
+        int rd = fab_is_read(op), a = legs[i].a, b = legs[i].b;
+        double tlp = f->off & FAB_NO_REQ_SIZE ? 1 : fabric_tlp_weight(f, op);
         int src_gpu = topo_node_at(f->t, a)->gpu;
         double min_Bps = INFINITY;
         int first;
@@ -457,28 +468,32 @@ int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int
         /* Head of line: each byte of a stream that leaves through the GPU's
          * own PCIe port holds the port's ingress queue for 1/min_Bps (its
          * route's payload rate); on a link of capacity C: weight C/min_Bps. */
-        if (!rd && first >= 0 && first == f->hol_out[initiator] && isfinite(min_Bps) &&
-            min_Bps > 0)
+        if (!rd && first >= 0 && first == f->hol_out[a] && isfinite(min_Bps) && min_Bps > 0) {
             hol_w += wire * link_cap(f->t, first) / min_Bps;
+            writer = a;
+        }
         sim_ps l = fabric_lat_ps(f, op, a, b);
-        if (l > lat)
-            lat = l;
+        lat = staged ? lat + l : (l > lat ? l : lat);
         if (rd) {
-            /* n interleaved streams share the reader's tags: the group's
+            /* Streams interleaved by one reader share its tags: the group's
              * per-stream rate is bounded by the slowest stream's own cap. */
-            double c = fabric_read_cap_Bps(f, op, initiator, peers[i]) / n;
-            if (c > 0 && (cap == 0 || c < cap))
+            nreads++;
+            reader = b;
+            req_per = (double)topo_params_get(f->t)->pcie_mrrs_bytes / req_bytes(f, op);
+            double c = fabric_read_cap_Bps(f, op, b, a);
+            if (c > 0 && (cap == 0 || c < cap * nreads))
                 cap = c;
         }
     }
-    if (rd && f->read_link[initiator] >= 0 && cap > 0) {
+    if (nreads > 1)
+        cap /= nreads;
+    if (reader >= 0 && f->read_link[reader] >= 0 && cap > 0) {
         /* The budget is in MRRS-sized requests: a smaller request uses a
          * whole tag for fewer bytes. */
-        double per = (double)topo_params_get(f->t)->pcie_mrrs_bytes / req_bytes(f, op);
-        nl = add_link(f, nl, f->read_link[initiator], (double)n * per);
+        nl = add_link(f, nl, f->read_link[reader], (double)nreads * req_per);
     }
-    if (!rd && !(f->off & FAB_NO_HOL) && hol_w > 0)
-        nl = add_link(f, nl, f->hol_link[initiator], hol_w);
+    if (writer >= 0 && !(f->off & FAB_NO_HOL) && hol_w > 0)
+        nl = add_link(f, nl, f->hol_link[writer], hol_w);
     for (int i = 0; i < nl; i++)  /* clear the slots for the next group */
         f->slot[f->lk[i]] = -1;
     uint32_t tag = 0;
@@ -491,4 +506,28 @@ int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int
     if (id < 0)
         err_set(e, ERR_SYSTEM, "out of memory adding a transfer");
     return id;
+}
+
+int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int n,
+                      double bytes_each, double wire, sim_ps extra_lat_ps, int track,
+                      const char *label, err *e)
+{
+    if (n < 1)
+        return err_set(e, ERR_SYSTEM, "fabric: bad group (n=%d wire=%g)", n, wire), -1;
+    leg one[16], *legs = n <= 16 ? one : malloc(sizeof *legs * (size_t)n);
+    if (!legs)
+        return err_set(e, ERR_SYSTEM, "out of memory"), -1;
+    for (int i = 0; i < n; i++)
+        legs[i] = fab_is_read(op) ? (leg){op, peers[i], initiator} : (leg){op, initiator, peers[i]};
+    int id = xfer_legs(f, legs, n, 0, bytes_each, wire, extra_lat_ps, track, label, e);
+    if (legs != one)
+        free(legs);
+    return id;
+}
+
+int fabric_xfer_staged(fabric *f, int src, int stage, int dst, double bytes, double wire,
+                       sim_ps extra_lat_ps, int track, const char *label, err *e)
+{
+    leg legs[2] = {{FAB_WRITE, src, stage}, {FAB_READ, stage, dst}};
+    return xfer_legs(f, legs, 2, 1, bytes, wire, extra_lat_ps, track, label, e);
 }

@@ -46,6 +46,12 @@ int fabric_xfer(fabric *f, fab_op op, int src, int dst, double bytes, double wir
 int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int n,
                       double bytes_each, double wire, sim_ps extra_lat_ps, int track,
                       const char *label, err *e);
+/* A transfer staged through a buffer node (NCCL's SHM: src's SM stores into
+ * host memory `stage`, dst's SM loads from it), pipelined slice by slice: one
+ * engine flow over both routes, as fast as the slower half, ending the write
+ * latency plus the read's round trip (plus extra_lat_ps) after its last byte. */
+int fabric_xfer_staged(fabric *f, int src, int stage, int dst, double bytes, double wire,
+                       sim_ps extra_lat_ps, int track, const char *label, err *e);
 /* Latency of a transfer: one way for a write, the round trip for a read. */
 sim_ps fabric_lat_ps(const fabric *f, fab_op op, int src, int dst);
 /* The read bound of one reader from one target with requests of op's size:

@@ -284,6 +284,31 @@ static void test_socket_read_and_back_rate(void **state)
     topo_free(t);
 }
 
+static void test_staged(void **state)
+{
+    (void)state;
+    /* NCCL's SHM hop, g0 -> host memory of socket 0 (here the CPU node) ->
+     * g1, after a 1 s delay: one pipelined flow over both routes. Up to cpu0
+     * and back down, every link at 10 GB/s and no latency: 1 GB moves in
+     * 0.1 s once the delay has ended, so it ends at 1.1 s (the two halves
+     * are neither serialised nor started before their data is ready). */
+    topo *t = build();
+    finish(t);
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    sched *s = fabric_sched(f);
+    int d = sched_delay(s, 1000000000000LL, 0, "ready");
+    int x = fabric_xfer_staged(f, topo_gpu_node(t, 0), fabric_hostmem_of(f, topo_gpu_node(t, 1)),
+                               topo_gpu_node(t, 1), 1e9, 1, 0, 0, "shm", &e);
+    assert_true(d >= 0 && x >= 0);
+    assert_int_equal(sched_dep(s, d, x), 0);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_start(s, x) * 1e-12, 1.0, 1e-12);
+    NEAR_REL((double)sched_end(s, x) * 1e-12, 1.1, 1e-9);
+    fabric_free(f);
+    topo_free(t);
+}
+
 static void test_breakdown_sums(void **state)
 {
     (void)state;
@@ -357,7 +382,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_collapse),     cmocka_unit_test(test_write_collapse_group),
         cmocka_unit_test(test_head_of_line),      cmocka_unit_test(test_request_size),
-        cmocka_unit_test(test_socket_read_and_back_rate),
+        cmocka_unit_test(test_socket_read_and_back_rate), cmocka_unit_test(test_staged),
         cmocka_unit_test(test_breakdown_sums),    cmocka_unit_test(test_oneshot_graph_barrier),
         cmocka_unit_test(test_mech_parse),
     };

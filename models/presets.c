@@ -117,6 +117,10 @@ void topo_default_link(topo_link_kind k, int sm, double *bw_Bps, int64_t *lat_ps
 static void set_params(topo *t, double arb_GBps, double hostmem_GBps, double gpu_mem_GBps)
 {
     topo_params *p = topo_params_mut(t);
+    /* RTX PRO 6000 Blackwell (SM 12.0) on AMD EPYC/Threadripper hosts unless
+     * the preset says otherwise (docs/model.md "NCCL's decisions"). */
+    p->gpu_sm = 120;
+    p->cpu = CPU_AMD;
     p->pcie_mps_bytes = 256;
     p->pcie_mrrs_bytes = 512;
     p->pcie_tlp_overhead_bytes = 24;
@@ -202,6 +206,8 @@ static int build_1s(topo *t, err *e)
 static void h200_measured(topo *t)
 {
     topo_params *p = topo_params_mut(t);
+    p->gpu_sm = 90;
+    p->cpu = CPU_INTEL_SRP; /* assumption: Sapphire Rapids hosts (docs/model.md) */
     p->launch_ps = 5100000;
     p->graph_node_ps = 499000;
     p->copy_setup_ps = 1845000;

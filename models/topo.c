@@ -91,6 +91,24 @@ static void default_params(topo_params *p)
     p->kernel_base_ps = 2000000;
     p->gpu_mem_Bps = 1792e9;
     p->copy_setup_ps = 0; /* uncalibrated: set by collsim calibrate from copies */
+    p->gpu_sm = 0;
+    p->cpu = CPU_UNKNOWN;
+}
+
+static const char *const cpu_names[CPU_NKINDS] = {
+    "unknown", "amd", "intel-bdw", "intel-skl", "intel-srp", "intel-erp",
+    "arm", "power", "zhaoxin", "zhaoxin-yongfeng"};
+
+const char *topo_cpu_name(topo_cpu c) { return c >= 0 && c < CPU_NKINDS ? cpu_names[c] : NULL; }
+
+int topo_cpu_parse(const char *s, topo_cpu *out)
+{
+    for (int i = 0; i < CPU_NKINDS; i++)
+        if (!strcmp(cpu_names[i], s)) {
+            *out = (topo_cpu)i;
+            return 0;
+        }
+    return -1;
 }
 
 topo *topo_new(const char *name)

@@ -61,6 +61,13 @@ typedef enum topo_path {
     PATH_PHB = 8, PATH_NODE = 8 /* nvidia-smi NODE == NCCL PHB */, PATH_SYS = 9
 } topo_path;
 
+/* The host CPU as NCCL classifies it (src/graph/topo.cc): it sets the
+ * bandwidth NCCL assumes between sockets and a few NCCL defaults. */
+typedef enum topo_cpu {
+    CPU_UNKNOWN, CPU_AMD, CPU_INTEL_BDW, CPU_INTEL_SKL, CPU_INTEL_SRP, CPU_INTEL_ERP,
+    CPU_ARM, CPU_POWER, CPU_ZHAOXIN, CPU_ZHAOXIN_YONGFENG, CPU_NKINDS
+} topo_cpu;
+
 /* Machine-wide PCIe and transaction parameters (docs/model.md). */
 typedef struct topo_params {
     int pcie_mps_bytes;            /* max payload size of writes */
@@ -84,7 +91,14 @@ typedef struct topo_params {
     double gpu_mem_Bps;            /* GPU memory bandwidth (local reduces) */
     int64_t copy_setup_ps;         /* fixed cost of one copy-engine transfer
                                       (cudaMemcpyAsync: engine start, completion) */
+    int gpu_sm;                    /* GPUs' compute capability x10 (120 = 12.0);
+                                      0 = unknown (NCCL emulation assumes 80) */
+    topo_cpu cpu;                  /* host CPU family, CPU_UNKNOWN if not given */
 } topo_params;
+
+/* "amd", "intel-skl", ... for a topo_cpu; NULL out of range. */
+const char *topo_cpu_name(topo_cpu c);
+int topo_cpu_parse(const char *s, topo_cpu *out);   /* 0 ok, -1 unknown name */
 
 typedef struct topo topo;
 

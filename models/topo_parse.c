@@ -42,6 +42,7 @@ static const struct param_def {
     {"kernel_base_us", P_I64, offsetof(topo_params, kernel_base_ps), 1e6, 0, 1e6, 0},
     {"gpu_mem_GBps", P_DBL, offsetof(topo_params, gpu_mem_Bps), 1e9, 0, 1e5, 0},
     {"copy_setup_us", P_I64, offsetof(topo_params, copy_setup_ps), 1e6, 0, 1e6, 0},
+    {"gpu_sm", P_INT, offsetof(topo_params, gpu_sm), 1, 0, 1000, 0},
 };
 enum { NPARAMS = sizeof param_defs / sizeof param_defs[0] };
 
@@ -116,6 +117,17 @@ static int param_line(pctx *c, char **tok, int n)
 {
     if (n != 3)
         return err_at(c->e, c->file, c->line, "expected 'param KEY VALUE'");
+    if (!strcmp(tok[1], "cpu")) {
+        if (topo_cpu_parse(tok[2], &topo_params_mut(c->t)->cpu)) {
+            char all[256] = "";
+            for (int i = 0; i < CPU_NKINDS; i++)
+                snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s", i ? ", " : "",
+                         topo_cpu_name((topo_cpu)i));
+            return err_at(c->e, c->file, c->line, "param cpu: '%s' is not one of %s", tok[2],
+                          all);
+        }
+        return 0;
+    }
     for (int i = 0; i < NPARAMS; i++) {
         const struct param_def *d = &param_defs[i];
         if (strcmp(d->key, tok[1]))
@@ -398,6 +410,7 @@ int topo_write(const topo *t, FILE *f, err *e)
             fprintf(f, "param %s %.15g\n", d->key, *(const double *)base / d->scale);
         }
     }
+    fprintf(f, "param cpu %s\n", topo_cpu_name(p->cpu));
     for (int v = 0; v < topo_nnodes(t); v++) {
         const topo_node *n = topo_node_at(t, v);
         fprintf(f, "node %s %s", n->name, node_kinds[n->kind]);

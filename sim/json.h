@@ -6,6 +6,7 @@
  *     (replay: tid 0 "phases" with cycle and phase markers, tid 1+s "stream s";
  *     coll: concurrent transfers on lanes "lane k" so slices never overlap)
  *   process TL_PID_LINKS "links": one counter per busy link (GB/s)
+ *   (whatif: process k+1 per variant k, named by its knobs, GPU 0's threads)
  * Times are picoseconds in, microseconds with six decimals out. */
 #ifndef SIM_JSON_H
 #define SIM_JSON_H

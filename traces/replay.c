@@ -22,10 +22,11 @@ enum { TL_MAX = 1 << 16 };
 
 typedef struct spath {
     sim_ps t;                      /* time since the cycle started */
-    sim_ps part[4];                /* compute, comm, launch, idle */
+    sim_ps part[REPLAY_NPARTS];    /* compute, comm, launch, idle, wait */
 } spath;
 
-enum { P_COMPUTE, P_COMM, P_LAUNCH, P_IDLE };
+enum { P_COMPUTE = REPLAY_COMPUTE, P_COMM = REPLAY_COMM, P_LAUNCH = REPLAY_LAUNCH,
+       P_IDLE = REPLAY_IDLE, P_WAIT = REPLAY_WAIT };
 
 typedef struct tl_ev {
     int stream;
@@ -58,12 +59,15 @@ struct replay {
     double cycle_tokens;
     int graph;                     /* current phase runs as a CUDA graph */
     sim_ps host;                   /* the launching thread's clock (eager) */
+    sim_ps slow;                   /* how far the slowest rank's host is behind it */
     trace_phase phase;
     sim_ps phase_start;
+    sim_ps phase_start_part[REPLAY_NPARTS];
     /* totals */
     long cycles;
     double tokens;
-    sim_ps total, part[4], phase_ps[PHASE_N];
+    sim_ps total, part[REPLAY_NPARTS], phase_ps[PHASE_N];
+    sim_ps phase_part[PHASE_N][REPLAY_NPARTS];
     uint64_t ops, colls, predictions;
     coll_algo last_algo;           /* of the last collective (timeline args) */
     /* timeline of the first cycle */
@@ -74,6 +78,9 @@ struct replay {
     int ntlph;
     double tl_tokens;
     int streams_used;              /* bit s: stream s has events */
+    int tl_part, tl_pid;           /* replay_timeline_part: into tl_doc */
+    timeline *tl_doc;
+    char tl_label[256];
 };
 
 static sim_ps us_to_ps(double us) { return (sim_ps)llround(us * 1e6); }
@@ -127,6 +134,15 @@ void replay_free(replay *r)
 }
 
 void replay_timeline(replay *r, FILE *f) { r->tl = f; }
+
+void replay_timeline_part(replay *r, timeline *doc, int pid, const char *label)
+{
+    r->tl = doc->f;
+    r->tl_doc = doc;
+    r->tl_part = 1;
+    r->tl_pid = pid;
+    snprintf(r->tl_label, sizeof r->tl_label, "%s", label);
+}
 
 static void tl_add(replay *r, int stream, sim_ps start, sim_ps end, const trace_op *op)
 {
@@ -188,6 +204,10 @@ static void end_phase(replay *r)
         r->tlph[r->ntlph++] = (tl_phase){r->phase, r->phase_start, r->s[0].t};
     r->phase_ps[r->phase] += r->s[0].t - r->phase_start;
     r->phase_start = r->s[0].t;
+    for (int i = 0; i < REPLAY_NPARTS; i++) {
+        r->phase_part[r->phase][i] += r->s[0].part[i] - r->phase_start_part[i];
+        r->phase_start_part[i] = r->s[0].part[i];
+    }
 }
 
 static int write_timeline(replay *r, err *e);
@@ -200,11 +220,13 @@ static void end_cycle(replay *r)
     r->cycles++;
     r->tokens += r->cycle_tokens;
     r->total += r->s[0].t;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < REPLAY_NPARTS; i++)
         r->part[i] += r->s[0].part[i];
     memset(r->s, 0, sizeof r->s);
     r->host = 0; /* a cycle ends with the host waiting for the GPU (sampling) */
+    r->slow = 0;
     r->phase_start = 0;
+    memset(r->phase_start_part, 0, sizeof r->phase_start_part);
     r->in_cycle = 0;
     if (r->tl && r->ntl > 0)
         r->tl_done = 1;
@@ -280,6 +302,15 @@ static void run_op(replay *r, int s, int kernels, int part, sim_ps d, const trac
     r->host += r->launch_ps * kernels;
     if (first > r->s[s].t)
         advance(r, s, P_LAUNCH, first - r->s[s].t, NULL);
+    /* A collective also waits for the slowest rank's launch of it: that
+     * rank's host falls coll_wait_us further behind per collective. */
+    if (part == P_COMM && r->o.coll_wait_us > 0) {
+        r->slow += us_to_ps(r->o.coll_wait_us);
+        if (first + r->slow > r->s[s].t) {
+            static const trace_op wait_op = {.kind = OP_WAIT, .name = "wait for the slowest rank"};
+            advance(r, s, P_WAIT, first + r->slow - r->s[s].t, &wait_op);
+        }
+    }
     advance(r, s, part, d, op);
     sim_ps last = r->host + d / kernels;
     if (last > r->s[s].t)
@@ -347,8 +378,12 @@ int replay_finish(replay *r, replay_result *out, err *e)
     out->comm_us = (double)r->part[P_COMM] / 1e6 / n;
     out->launch_us = (double)r->part[P_LAUNCH] / 1e6 / n;
     out->idle_us = (double)r->part[P_IDLE] / 1e6 / n;
-    for (int i = 0; i < PHASE_N; i++)
+    out->wait_us = (double)r->part[P_WAIT] / 1e6 / n;
+    for (int i = 0; i < PHASE_N; i++) {
         out->phase_us[i] = (double)r->phase_ps[i] / 1e6 / n;
+        for (int k = 0; k < REPLAY_NPARTS; k++)
+            out->phase_part_us[i][k] = (double)r->phase_part[i][k] / 1e6 / n;
+    }
     out->ops = r->ops;
     out->colls = r->colls;
     out->predictions = r->predictions;
@@ -361,6 +396,7 @@ int replay_finish(replay *r, replay_result *out, err *e)
     r->total = 0;
     memset(r->part, 0, sizeof r->part);
     memset(r->phase_ps, 0, sizeof r->phase_ps);
+    memset(r->phase_part, 0, sizeof r->phase_part);
     r->ops = r->colls = 0;
     r->ntl = 0;
     r->ntlph = 0;
@@ -378,53 +414,64 @@ int replay_finish(replay *r, replay_result *out, err *e)
 static int write_timeline(replay *r, err *e)
 {
     int ngpu = r->ngpus > 0 ? r->ngpus : 1;
-    if (ngpu > 8)
-        ngpu = 8;
-    timeline tl;
-    TRY(tl_open(&tl, r->tl, e));
-    for (int g = 0; g < ngpu; g++) {
-        char name[64];
-        snprintf(name, sizeof name, "GPU %d", g);
-        tl_process(&tl, TL_PID_GPU(g), name, g);
-        tl_thread(&tl, TL_PID_GPU(g), 0, "phases", 0);
+    timeline own, *tl = r->tl_doc;
+    if (r->tl_part) {
+        ngpu = 1;  /* one process for the run (whatif: one per variant), GPU 0's events */
+    } else {
+        if (ngpu > 8)
+            ngpu = 8;
+        TRY(tl_open(&own, r->tl, e));
+        tl = &own;
+    }
+    for (int gi = 0; gi < ngpu; gi++) {
+        int pid = r->tl_part ? r->tl_pid : TL_PID_GPU(gi);
+        char name[300];
+        if (r->tl_part)
+            snprintf(name, sizeof name, "%s", r->tl_label);
+        else
+            snprintf(name, sizeof name, "GPU %d", gi);
+        tl_process(tl, pid, name, r->tl_part ? r->tl_pid : gi);
+        tl_thread(tl, pid, 0, "phases", 0);
         for (int s = 0; s < TRACE_MAX_STREAMS && s < 31; s++)
             if (r->streams_used & (1 << s)) {
                 snprintf(name, sizeof name, "stream %d", s);
-                tl_thread(&tl, TL_PID_GPU(g), 1 + s, name, 1 + s);
+                tl_thread(tl, pid, 1 + s, name, 1 + s);
             }
         snprintf(name, sizeof name, "cycle 1: %g tokens", r->tl_tokens);
-        tl_instant(&tl, TL_PID_GPU(g), 0, 0, name);
+        tl_instant(tl, pid, 0, 0, name);
         for (int i = 0; i < r->ntlph; i++) {
             const tl_phase *p = &r->tlph[i];
-            tl_slice(&tl, TL_PID_GPU(g), 0, p->start, p->end - p->start,
-                     trace_phase_name(p->phase), "phase");
-            tl_slice_end(&tl);
+            tl_slice(tl, pid, 0, p->start, p->end - p->start, trace_phase_name(p->phase), "phase");
+            tl_slice_end(tl);
         }
         for (int i = 0; i < r->ntl; i++) {
             const tl_ev *ev = &r->tlev[i];
             const char *cat = ev->kind == OP_COLL      ? "comm"
                               : ev->kind == OP_COMPUTE ? "compute"
                               : ev->kind == OP_IDLE    ? "idle"
+                              : ev->kind == OP_WAIT    ? "wait"
                                                        : "launch";
-            tl_slice(&tl, TL_PID_GPU(g), 1 + ev->stream, ev->start, ev->end - ev->start,
+            tl_slice(tl, pid, 1 + ev->stream, ev->start, ev->end - ev->start,
                      ev->label, cat);
             if (ev->kind == OP_COLL) {
-                json_kv_int(tl.g, "bytes", (long long)ev->bytes);
-                json_kv_str(tl.g, "collective", coll_kind_name(ev->coll));
-                json_kv_str(tl.g, "algorithm", ev->algo == ALGO_AUTO ? "as given (measured or "
+                json_kv_int(tl->g, "bytes", (long long)ev->bytes);
+                json_kv_str(tl->g, "collective", coll_kind_name(ev->coll));
+                json_kv_str(tl->g, "algorithm", ev->algo == ALGO_AUTO ? "as given (measured or "
                                                                        "fixed time)"
                                                                      : coll_algo_name(ev->algo));
-                json_kv_num(tl.g, "transfer_us", (double)(ev->end - ev->start) / 1e6);
-                json_kv_num(tl.g, "wait_us", ev->wait_us > 0 ? ev->wait_us : 0);
+                json_kv_num(tl->g, "transfer_us", (double)(ev->end - ev->start) / 1e6);
+                json_kv_num(tl->g, "wait_us", ev->wait_us > 0 ? ev->wait_us : 0);
             } else if (ev->kind == OP_COMPUTE) {
-                json_kv_int(tl.g, "kernels", ev->kernels);
+                json_kv_int(tl->g, "kernels", ev->kernels);
             } else if (ev->kind == OP_N) {
-                json_kv_str(tl.g, "what", "launch or CUDA-graph node overhead the GPU waits for");
+                json_kv_str(tl->g, "what", "launch or CUDA-graph node overhead the GPU waits for");
             }
-            tl_slice_end(&tl);
+            tl_slice_end(tl);
         }
     }
-    return tl_close(&tl, e);
+    if (r->tl_part)
+        return ferror(tl->f) ? err_set(e, ERR_SYSTEM, "timeline: write failed") : 0;
+    return tl_close(&own, e);
 }
 
 int replay_file(const char *path, const topo *t, coll_ctx *c, const replay_opts *o,
