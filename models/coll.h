@@ -86,13 +86,13 @@ int coll_env_set(nccl_env *env, const char *assignment, err *e);
 char *coll_env_format(const nccl_env *env, char sep, char *buf, size_t n);
 /* 1 when vLLM and SGLang would not launch their custom allreduce on GPUs
  * 0..nranks-1 of t: more than 2 GPUs without NVLink between every pair (the
- * engines' init gate; docs/model.md) unless forced. COLL_CUSTOM_AR_NOTE says so. */
+ * engines' init gate; docs/cli.md) unless forced. COLL_CUSTOM_AR_NOTE says so. */
 int coll_custom_ar_gated(const topo *t, int nranks);
 int coll_algo_is_custom(coll_algo a);
 #define COLL_CUSTOM_AR_NOTE                                                                  \
     "vLLM and SGLang would not run a custom allreduce here: on more than 2 GPUs without "   \
     "NVLink between every pair they switch it off unless forced "                          \
-    "(vllm/distributed/device_communicators/custom_all_reduce.py; docs/model.md)"
+    "(vllm/distributed/device_communicators/custom_all_reduce.py; docs/cli.md, collsim coll)"
 /* Switch fabric mechanisms off (FAB_NO_* bits of models/fabric.h) for every
  * later prediction of this context: ablations. Clears the cache. */
 void coll_ctx_without(coll_ctx *c, int off);
