@@ -311,13 +311,22 @@ void coll_ctx_without(coll_ctx *c, int off)
     c->len = 0;
 }
 
+/* FNV-1a over 8-byte words (the key is hashed on every prediction: replay
+ * asks once per collective), then the tail bytes; a final mix spreads the
+ * high bits into the low ones the table index uses. */
 static uint64_t hash_req(const coll_req *r)
 {
     const unsigned char *p = (const unsigned char *)r;
     uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < sizeof *r; i++)
+    size_t i = 0;
+    for (; i + 8 <= sizeof *r; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 1099511628211ULL;
+    }
+    for (; i < sizeof *r; i++)
         h = (h ^ p[i]) * 1099511628211ULL;
-    return h;
+    return h ^ (h >> 29);
 }
 
 /* Settings are compared as bytes, so keys are built zeroed (padding too). */
