@@ -57,6 +57,7 @@ typedef struct flows_args {
     flows_op op;
     report_format fmt;
     int gpus[256], ngpus, list, ignored, without;
+    long blocks;
 } flows_args;
 
 #define ARGS ((flows_args *)ctx)
@@ -66,6 +67,7 @@ static int set_list(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->
 static int set_gpus(void *ctx, const char *a, err *e) { return parse_gpus(a, ARGS->gpus, &ARGS->ngpus, e); }
 static int set_bytes(void *ctx, const char *a, err *e) { return cli_parse_size("--bytes", a, &ARGS->bytes, e); }
 static int set_without(void *ctx, const char *a, err *e) { return fabric_mech_parse(a, &ARGS->without, e); }
+static int set_blocks(void *ctx, const char *a, err *e) { return cli_parse_long("--blocks", a, 1, 1024, &ARGS->blocks, e); }
 
 static int set_op(void *ctx, const char *a, err *e)
 {
@@ -92,6 +94,7 @@ static const cli_opt options[] = {
     {"op", 0, "OP", "write (default), read: SM stores/loads; copy, copy-write, copy-read: copy engine", set_op},
     {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", cmd_set_calib},
     {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read", set_without},
+    {"blocks", 0, "N", "thread blocks per write/read kernel, as hwcheck --blocks (default: enough for the links)", set_blocks},
     {"format", 0, "F", "table (default), csv or json", cmd_set_format},
     {"output", 0, "FILE", "write the report to FILE (default stdout)", cmd_set_output},
     {"iters", 'n', "N", "hwcheck/nccl-tests: accepted and ignored", set_ign_n},
@@ -134,6 +137,8 @@ int cmd_flows(int argc, char **argv, err *e)
                    : err_set(e, ERR_SYSTEM, "out of memory");
         ncases = 1;
     }
+    for (int k = 0; k < ncases && !rc; k++)
+        cases[k].blocks = (int)g.blocks;
     fabric *f = rc ? NULL : fabric_new(t, e);
     if (f)
         fabric_disable(f, g.without);
