@@ -51,6 +51,7 @@ typedef struct opts {
     const char *pattern;      /* flows: --pattern */
     opts_op op;               /* --op */
     double timeout_ms;        /* --timeout-ms: device-side wait limit */
+    double host_wait_s;       /* --host-timeout-s: host-side limit per wait (0: 30 + 10 x timeout) */
     int npos;
     const char *pos[OPTS_MAX_POS]; /* positional arguments (replay traces) */
     int list;                 /* --list */
