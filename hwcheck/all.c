@@ -37,6 +37,8 @@ static void part(suite *s, part_kind pk, meas_kind kind, const char *file, const
     meas_extra(&m, "part", "%s", equivalent);
     if (o->vranks)
         meas_extra(&m, "virtual_ranks", "%d (on GPU 0, separate buffers and streams)", o->vranks);
+    if (pk == P_COLL && o->impl == OPTS_IMPL_NCCL)
+        meas_extra(&m, "buffers", "%s", o->cuda_alloc ? "cudaMalloc" : "ncclMemAlloc");
     err e = {0};
     out_file out;
     long long wrong = 0;

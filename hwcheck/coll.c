@@ -26,6 +26,7 @@ typedef struct rank_bufs {
 
 typedef struct state {
     int n, virt, custom;
+    int nccl_mem;          /* in/out from ncclMemAlloc (freed with ncclMemFree) */
     kern_ar_algo algo;
     int blocks;            /* custom kernels: blocks per call (all ranks) */
     int blocks_cap;        /* virtual ranks: occupancy limit, 0 = none */
@@ -57,8 +58,15 @@ static void free_state(gpu_ctx *g, state *st)
     for (int r = 0; r < st->n; r++) {
         rank_bufs *b = &st->r[r];
         cudaSetDevice(b->dev);
-        cudaFree(b->in);
-        cudaFree(b->out);
+        if (st->nccl_mem) {
+            if (b->in)
+                ncclMemFree(b->in);
+            if (b->out)
+                ncclMemFree(b->out);
+        } else {
+            cudaFree(b->in);
+            cudaFree(b->out);
+        }
         cudaFree(b->inbox);
         cudaFree(b->sig);
         if (b->own_stream)
@@ -93,8 +101,15 @@ static int setup(gpu_ctx *g, const opts *o, state *st, err *e)
         } else {
             b->s = g->stream[r];
         }
-        GPU_CU(b->dev, cudaMalloc(&b->in, max));
-        GPU_CU(b->dev, cudaMalloc(&b->out, max));
+        if (st->nccl_mem) {
+            /* as nccl-tests: cuMem-backed buffers that NCCL can register
+             * (zero-copy inside CUDA graphs) */
+            GPU_NC(b->dev, ncclMemAlloc(&b->in, max));
+            GPU_NC(b->dev, ncclMemAlloc(&b->out, max));
+        } else {
+            GPU_CU(b->dev, cudaMalloc(&b->in, max));
+            GPU_CU(b->dev, cudaMalloc(&b->out, max));
+        }
         if (inbox)
             GPU_CU(b->dev, cudaMalloc(&b->inbox, inbox));
         GPU_CU(b->dev, cudaMalloc((void **)&b->sig, KERN_SIGNAL_BYTES));
@@ -461,6 +476,7 @@ int coll_measure(gpu_ctx *g, const opts *o, out_file *out, long long *wrong, err
     st.virt = o->vranks > 0;
     st.n = st.virt ? o->vranks : g->n;
     st.algo = (kern_ar_algo)(o->impl - 1);
+    st.nccl_mem = !st.custom && !o->cuda_alloc;
     if (st.custom && !st.virt) {
         if (st.n > KERN_MAX_RANKS)
             return err_set(e, ERR_USAGE, "coll: the custom kernels run on at most %d ranks (-g)",
@@ -507,6 +523,8 @@ int coll_run(int argc, char **argv, err *e)
     if (rc == 0 && o.vranks)
         meas_extra(&g->meta, "virtual_ranks", "%d (on GPU 0, separate buffers and streams)",
                    o.vranks);
+    if (rc == 0 && o.impl == OPTS_IMPL_NCCL)
+        meas_extra(&g->meta, "buffers", "%s", o.cuda_alloc ? "cudaMalloc" : "ncclMemAlloc");
     out_file out;
     if (rc == 0)
         rc = out_open(&out, o.out, o.fmt, MEAS_COLL, &g->meta, e);

@@ -170,6 +170,17 @@ static int set_seed(opts *o, const char *a, err *e)
     return 0;
 }
 
+static int set_alloc(opts *o, const char *a, err *e)
+{
+    if (strcmp(a, "cuda") == 0)
+        o->cuda_alloc = 1;
+    else if (strcmp(a, "nccl") == 0)
+        o->cuda_alloc = 0;
+    else
+        return err_set(e, ERR_USAGE, "--alloc: '%s' (nccl or cuda)", a);
+    return 0;
+}
+
 enum { XFER = OPTS_P2P | OPTS_FLOWS | OPTS_HOST };
 
 static const opt_def table[] = {
@@ -186,6 +197,9 @@ static const opt_def table[] = {
     {"allreduce", 0, "I", OPTS_REPLAY, "run every allreduce as I (nccl, oneshot, ...)", set_allreduce},
     /* replay does not capture graphs yet: the option is not offered there */
     {"graph", 0, NULL, OPTS_COLL, "run inside a CUDA graph", set_graph},
+    {"alloc", 0, "A", OPTS_COLL,
+     "NCCL buffers from nccl (ncclMemAlloc, as nccl-tests; default) or cuda (cudaMalloc, as "
+     "PyTorch's default allocator)", set_alloc},
     {"virtual-ranks", 0, "N", OPTS_COLL, "run the custom kernels as N ranks on GPU 0", set_vranks},
     {"blocks", 0, "N", OPTS_COLL | OPTS_REPLAY | OPTS_P2P | OPTS_FLOWS,
      "blocks per custom allreduce (default as vLLM); p2p/flows: blocks of 512 threads per copy "

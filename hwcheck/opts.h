@@ -41,6 +41,7 @@ typedef struct opts {
     opts_impl impl;           /* --impl (replay: --allreduce) */
     int allreduce_set;        /* replay: --allreduce given */
     int graph;                /* --graph */
+    int cuda_alloc;           /* --alloc cuda: NCCL buffers from cudaMalloc (default ncclMemAlloc) */
     int vranks;               /* --virtual-ranks (0 = off) */
     int blocks;               /* --blocks (0 = as vLLM) */
     int nenv;

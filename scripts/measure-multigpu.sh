@@ -4,7 +4,8 @@
 # packed into OUTDIR/results.tar so that a run cut short still returns what it
 # measured.
 #   scripts/measure-multigpu.sh STAGE... (build smoke all p2p check coll
-#                                         nccltests tuning capture)
+#                                         nccltests tuning capture; coll is
+#                                         collnccl collcustom collother)
 # Environment: OUTDIR (default ./measure-out), NAME (default h200-2x),
 # NCCL_TESTS (a built or unbuilt nccl-tests tree, default .nccl-tests),
 # CUDA_HOME, NCCL_HOME (default: where nccl.h is found).
@@ -59,7 +60,11 @@ coll() {
     pack
 }
 
-for stage in "$@"; do
+stages=()
+for a in "$@"; do
+    if [ "$a" = coll ]; then stages+=(collnccl collcustom collother); else stages+=("$a"); fi
+done
+for stage in "${stages[@]}"; do
     case $stage in
     build)
         {
@@ -94,7 +99,7 @@ for stage in "$@"; do
     check)
         (cd "$ROOT" && step 420 check-gpu.log env CHECK_GPU_TIMEOUT=120 scripts/check-gpu.sh "$HW")
         ;;
-    coll)
+    collnccl)
         B="-b 8 -e 256M -f 2 -n ${ITERS:-20} -w 5 -c 1"
         for g in "" --graph; do
             sfx=${g:+-graph}
@@ -105,10 +110,17 @@ for stage in "$@"; do
             coll "ar-nccl-tree$sfx.csv" allreduce $B $g --env NCCL_ALGO=Tree
             coll "ar-nccl-p2pdisable$sfx.csv" allreduce $B $g --env NCCL_P2P_DISABLE=1
         done
+        coll "ar-nccl-cudamalloc.csv" allreduce $B --alloc cuda
+        coll "ar-nccl-cudamalloc-graph.csv" allreduce $B --alloc cuda --graph
+        ;;
+    collcustom)
         for impl in oneshot twoshot oneshot-push twoshot-push; do
             coll "ar-$impl.csv" allreduce --impl $impl -b 16 -e 64M -f 2 -n ${ITERS:-20} -w 5 -c 1
             coll "ar-$impl-graph.csv" allreduce --impl $impl --graph -b 16 -e 64M -f 2 -n ${ITERS:-20} -w 5 -c 1
         done
+        ;;
+    collother)
+        B="-b 8 -e 256M -f 2 -n ${ITERS:-20} -w 5 -c 1"
         for c in allgather reducescatter alltoall; do
             coll "$c-nccl.csv" $c $B
             coll "$c-nccl-graph.csv" $c $B --graph
