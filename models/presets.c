@@ -231,6 +231,30 @@ static int build_h200_1x(topo *t, err *e)
     return b.rc;
 }
 
+/* h200-2x: two H200 SXM of an HGX board lent as a VM (validate/data/h200-2x):
+ * NV18 between them (through the board's NVSwitch, one hop each way), each
+ * GPU on its own Gen5 x16 root port of socket 0 (concurrent host copies to
+ * both GPUs add up: host.csv), one socket as the VM shows it. */
+static int build_h200_2x(topo *t, err *e)
+{
+    bld b = {t, e, 0};
+    char n1[32], n2[32];
+    set_params(t, 0, 245.8, H200_MEM_GBps);
+    h200_measured(t);
+    socket_with_mem(&b, 0, 245.8);
+    node(&b, "nvs0", TOPO_NVSWITCH, -1, NULL);
+    for (int g = 0; g < 2; g++) {
+        nm(n1, "rp", g);
+        node(&b, n1, TOPO_ROOT, 0, "cpu0");
+        link(&b, n1, "cpu0", LINK_FABRIC, 0, 100.0, ROOT_NS);
+        nm(n2, "gpu", g);
+        node(&b, n2, TOPO_GPU, 0, n1);
+        link(&b, n2, n1, LINK_PCIE, 0, 0, GPU_END_NS);
+        link(&b, n2, "nvs0", LINK_NVLINK, 18, 18 * NVL_LANE_GBps, NVL_NS);
+    }
+    return b.rc;
+}
+
 /* pcie-N: per socket one root complex with 2 switches of 2 GPUs; sockets
  * in a ring (or a star around socket 0) of socket links. */
 static int build_pcie(topo *t, int ngpu, int star, err *e)
@@ -319,6 +343,8 @@ static const struct preset {
     {"h200-8x-nvswitch", "8x H200 SXM, NVLink 4 (18 lanes) via NVSwitch; Gen5 host links via 4 "
      "switches, 2 sockets", build_h200_8x, NULL, NULL},
     {"h200-1x", "1x H200, PCIe Gen5 x16 host link to socket 0", build_h200_1x, NULL, NULL},
+    {"h200-2x", "2x H200 SXM, NV18 between them (via NVSwitch), each on its own Gen5 x16 root "
+     "port of socket 0", build_h200_2x, NULL, NULL},
     {"nvswitch-N", "N GPUs (1..4096) on one non-blocking NVSwitch; hosts as h200-8x-nvswitch",
      NULL, match_nvswitch, build_nvswitch_n},
     {"pcie-N", "N GPUs (1..4096), 2 per Gen5 switch, 4 per socket; sockets in a ring (-star: "

@@ -36,7 +36,7 @@ static const char desc[] =
 
 /* What the options set. */
 typedef struct validate_args {
-    const char *topo, *calib, *plot, *patterns, *sizes;
+    const char *topo, *calib, *plot, *patterns, *sizes, *merge;
     double max_median, max_worst;
     int points;
     report_format fmt;
@@ -48,6 +48,7 @@ static int set_calib(void *ctx, const char *a, err *e) { (void)e; ARGS->calib = 
 static int set_plot(void *ctx, const char *a, err *e) { (void)e; ARGS->plot = a; return 0; }
 static int set_patterns(void *ctx, const char *a, err *e) { (void)e; ARGS->patterns = a; return 0; }
 static int set_sizes(void *ctx, const char *a, err *e) { (void)e; ARGS->sizes = a; return 0; }
+static int set_merge(void *ctx, const char *a, err *e) { (void)e; ARGS->merge = a; return 0; }
 static int set_points(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->points = 1; return 0; }
 static int set_max_median(void *ctx, const char *a, err *e) { return cli_parse_double("--max-median", a, &ARGS->max_median, e); }
 static int set_max_worst(void *ctx, const char *a, err *e) { return cli_parse_double("--max-worst", a, &ARGS->max_worst, e); }
@@ -63,6 +64,8 @@ static const cli_opt options[] = {
     {"points", 0, NULL, "also print every compared point", set_points},
     {"patterns", 0, "P1,P2,...", "keep only transfer cases of these patterns", set_patterns},
     {"sizes", 0, "SIZES", "keep only these bytes per flow: S1,S2,... or MIN:MAX (K/M/G)", set_sizes},
+    {"merge", 0, "NAME", "judge all files as one data set NAME (decisions and crossovers across "
+     "files: one file per algorithm or protocol)", set_merge},
     {"format", 0, "F", "table (default), csv or json", set_format},
     {NULL, 0, NULL, NULL, NULL},
 };
@@ -180,6 +183,8 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
         char g[48];
         if (!strcmp(algo, "auto"))
             snprintf(g, sizeof g, "%s", k->impl[0] ? k->impl : "auto");
+        else if (q.proto != PROTO_AUTO && strcmp(k->proto, "-"))
+            snprintf(g, sizeof g, "%.20s(%.20s)", algo, k->proto); /* "ring(LL)" */
         else
             snprintf(g, sizeof g, "%s", algo);
         v->group = group_of(s, g);
@@ -380,7 +385,7 @@ static const report_col point_cols[] = {
 
 int cmd_validate(int argc, char **argv, err *e)
 {
-    validate_args va = {NULL, NULL, NULL, NULL, NULL, INFINITY, INFINITY, 0, REPORT_TABLE};
+    validate_args va = {NULL, NULL, NULL, NULL, NULL, NULL, INFINITY, INFINITY, 0, REPORT_TABLE};
     const char *files[MAX_FILES + 1];
     int nfiles;
     /* One slot more than allowed, so that too many files get their own message. */
@@ -404,6 +409,9 @@ int cmd_validate(int argc, char **argv, err *e)
     meas_set *sets[MAX_FILES] = {0};
     vset vs[MAX_FILES];
     memset(vs, 0, sizeof vs);
+    vset merged, *sel = vs; /* what is reported: the files, or --merge's one set */
+    memset(&merged, 0, sizeof merged);
+    int nsel = 0;
     topo *t = NULL;
     coll_ctx *cc = NULL;
     plot *pl = NULL;
@@ -450,6 +458,35 @@ int cmd_validate(int argc, char **argv, err *e)
     }
     if (rc)
         goto done;
+    /* --merge: every file's points in one set, groups matched by name. */
+    nsel = nfiles;
+    if (va.merge) {
+        size_t cap = 0;
+        for (int i = 0; i < nfiles; i++)
+            cap += vs[i].n;
+        if (!(merged.p = calloc(cap + 1, sizeof *merged.p))) {
+            rc = err_set(e, ERR_SYSTEM, "out of memory");
+            goto done;
+        }
+        merged.name = va.merge;
+        merged.kind = vs[0].kind;
+        merged.is_coll = 1;
+        for (int i = 0; i < nfiles && !rc; i++) {
+            merged.is_coll &= vs[i].is_coll;
+            for (size_t k = 0; k < vs[i].n; k++) {
+                vpoint *v = &merged.p[merged.n++];
+                *v = vs[i].p[k];
+                v->group = group_of(&merged, vs[i].groups[vs[i].p[k].group]);
+                char where[sizeof v->where];
+                snprintf(where, sizeof where, "%s", v->where);
+                snprintf(v->where, sizeof v->where, "%.20s:%.20s", vs[i].name, where);
+            }
+        }
+        if (rc)
+            goto done;
+        sel = &merged;
+        nsel = 1;
+    }
 
     if (!(r = report_new(stdout, fmt))) {
         rc = err_set(e, ERR_SYSTEM, "out of memory");
@@ -461,8 +498,8 @@ int cmd_validate(int argc, char **argv, err *e)
     const char *fail_set = NULL;
     double fail_val = 0, fail_lim = 0;
     const char *fail_what = NULL;
-    for (int i = 0; i < nfiles; i++) {
-        vset *s = &vs[i];
+    for (int i = 0; i < nsel; i++) {
+        vset *s = &sel[i];
         report_str(r, s->name);
         report_str(r, s->kind);
         report_int(r, (long long)s->n);
@@ -526,10 +563,10 @@ int cmd_validate(int argc, char **argv, err *e)
     }
     if (show_points) {
         report_table(r, "points", point_cols, 6);
-        for (int i = 0; i < nfiles; i++)
-            for (size_t k = 0; k < vs[i].n; k++) {
-                const vpoint *v = &vs[i].p[k];
-                report_str(r, vs[i].name);
+        for (int i = 0; i < nsel; i++)
+            for (size_t k = 0; k < sel[i].n; k++) {
+                const vpoint *v = &sel[i].p[k];
+                report_str(r, sel[i].name);
                 report_str(r, v->where);
                 report_str(r, v->label);
                 report_num(r, v->meas);
@@ -555,44 +592,44 @@ int cmd_validate(int argc, char **argv, err *e)
         }
         char pnames[MAX_PANELS][64];
         int npan = 0;
-        for (int i = 0; i < nfiles && !rc; i++)
-            for (int g = 0; g < vs[i].ngroups && !rc; g++) {
+        for (int i = 0; i < nsel && !rc; i++)
+            for (int g = 0; g < sel[i].ngroups && !rc; g++) {
                 size_t n = 0;
-                double *xs = malloc((vs[i].n + 1) * 3 * sizeof *xs);
+                double *xs = malloc((sel[i].n + 1) * 3 * sizeof *xs);
                 if (!xs) {
                     rc = err_set(e, ERR_SYSTEM, "out of memory");
                     break;
                 }
-                double *ym = xs + vs[i].n + 1, *yp = ym + vs[i].n + 1;
-                for (size_t k = 0; k < vs[i].n; k++)
-                    if (vs[i].p[k].group == g && vs[i].p[k].size > 0) {
+                double *ym = xs + sel[i].n + 1, *yp = ym + sel[i].n + 1;
+                for (size_t k = 0; k < sel[i].n; k++)
+                    if (sel[i].p[k].group == g && sel[i].p[k].size > 0) {
                         size_t j = n++;
-                        while (j > 0 && xs[j - 1] > vs[i].p[k].size) {
+                        while (j > 0 && xs[j - 1] > sel[i].p[k].size) {
                             xs[j] = xs[j - 1];
                             ym[j] = ym[j - 1];
                             yp[j] = yp[j - 1];
                             j--;
                         }
-                        xs[j] = vs[i].p[k].size;
-                        ym[j] = vs[i].p[k].meas;
-                        yp[j] = vs[i].p[k].pred;
+                        xs[j] = sel[i].p[k].size;
+                        ym[j] = sel[i].p[k].meas;
+                        yp[j] = sel[i].p[k].pred;
                     }
                 if (n) {
                     int pi = -1;
                     for (int k = 0; k < npan; k++)
-                        if (!strcmp(pnames[k], vs[i].groups[g]))
+                        if (!strcmp(pnames[k], sel[i].groups[g]))
                             pi = k;
                     if (pi < 0 && npan < MAX_PANELS) {
-                        snprintf(pnames[npan], sizeof pnames[0], "%s", vs[i].groups[g]);
-                        pi = plot_panel(pl, vs[i].groups[g], e);
+                        snprintf(pnames[npan], sizeof pnames[0], "%s", sel[i].groups[g]);
+                        pi = plot_panel(pl, sel[i].groups[g], e);
                         npan++;
                     }
                     if (pi < 0)
                         rc = e->code ? e->code : ERR_SYSTEM;
                     if (!rc)
-                        rc = plot_series(pl, pi, vs[i].name, PLOT_POINTS, xs, ym, n, e);
+                        rc = plot_series(pl, pi, sel[i].name, PLOT_POINTS, xs, ym, n, e);
                     if (!rc)
-                        rc = plot_series(pl, pi, vs[i].name, PLOT_LINE, xs, yp, n, e);
+                        rc = plot_series(pl, pi, sel[i].name, PLOT_LINE, xs, yp, n, e);
                 }
                 free(xs);
             }
@@ -612,6 +649,7 @@ int cmd_validate(int argc, char **argv, err *e)
         rc = err_set(e, ERR_CHECK, "%s: %s error %.2f%% exceeds %.2f%%", fail_set, fail_what,
                      fail_val, fail_lim);
 done:
+    free(merged.p);
     report_free(r);
     plot_free(pl);
     coll_ctx_free(cc);
