@@ -273,6 +273,10 @@ static int build_h200_2x(topo *t, err *e)
     char n1[32], n2[32];
     set_params(t, 0, 245.8, H200_MEM_GBps);
     topo_params *p = topo_params_mut(t);
+    p->gpu_sm = 90;
+    /* NCCL's topology dump there (nccl-tuning.txt): "CPU/0-ffffffffffffff (1/1/4)", arch x86,
+     * vendor Intel, model 4 = NCCL_TOPO_CPU_MODEL_INTEL_ERP (Emerald Rapids) in NCCL's topo.h. */
+    p->cpu = CPU_INTEL_ERP;
     p->launch_ps = 3175000;
     p->graph_node_ps = 501000;
     p->copy_setup_ps = 1355000;

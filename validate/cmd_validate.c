@@ -133,10 +133,39 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
     if (!cc)
         return err_set(e, ERR_SYSTEM, "%s: the collective model is not available in this build",
                        meas_name(m));
+    /* The NCCL settings the measurement ran under: hwcheck records them as
+     * `--env NAME=VALUE` in its command line. Settings the model knows
+     * (coll_env_set) apply to every prediction of the file; others (such as
+     * NCCL_NVLS_ENABLE=0 or NCCL_DEBUG) are ignored. */
+    nccl_env env;
+    {
+        coll_req q0;
+        coll_req_init(&q0, t);
+        env = q0.env;
+        const char *cmd = meas_meta(m, "command");
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", cmd ? cmd : "");
+        char *save = NULL, *prev = NULL;
+        for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+            const char *as = NULL;
+            if (!strncmp(tok, "--env=", 6))
+                as = tok + 6;
+            else if (prev && !strcmp(prev, "--env"))
+                as = tok;
+            if (as) {
+                err ignored = {0};
+                nccl_env trial = env;
+                if (coll_env_set(&trial, as, &ignored) == 0)
+                    env = trial;
+            }
+            prev = tok;
+        }
+    }
     for (size_t i = 0; i < meas_ncoll(m); i++) {
         const meas_coll *k = meas_coll_at(m, i);
         coll_req q;
         coll_req_init(&q, t);
+        q.env = env;
         q.kind = kind;
         q.bytes = k->bytes;
         q.nranks = ranks;
