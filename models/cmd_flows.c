@@ -55,6 +55,7 @@ typedef struct flows_args {
     flows_op op;
     report_format fmt;
     int gpus[256], ngpus, list, without;
+    long blocks;
 } flows_args;
 
 #define ARGS ((flows_args *)ctx)
@@ -68,6 +69,7 @@ static int set_gpus(void *ctx, const char *a, err *e) { return parse_gpus(a, ARG
 static int set_bytes(void *ctx, const char *a, err *e) { return cli_parse_size("--bytes", a, &ARGS->bytes, e); }
 static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
 static int set_without(void *ctx, const char *a, err *e) { return fabric_mech_parse(a, &ARGS->without, e); }
+static int set_blocks(void *ctx, const char *a, err *e) { return cli_parse_long("--blocks", a, 1, 1024, &ARGS->blocks, e); }
 
 static int set_op(void *ctx, const char *a, err *e)
 {
@@ -84,6 +86,7 @@ static const cli_opt options[] = {
     {"op", 0, "OP", "write (default), read: SM stores/loads; copy, copy-write, copy-read: copy engine", set_op},
     {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", set_calib},
     {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read", set_without},
+    {"blocks", 0, "N", "thread blocks per write/read kernel, as hwcheck --blocks (default: enough for the links)", set_blocks},
     {"format", 0, "F", "table (default), csv or json", set_format},
     {"output", 'o', "FILE", "write the report to FILE (default stdout)", set_out},
     {"list", 0, NULL, "list the patterns", set_list},
@@ -124,6 +127,8 @@ int cmd_flows(int argc, char **argv, err *e)
                    : err_set(e, ERR_SYSTEM, "out of memory");
         ncases = 1;
     }
+    for (int k = 0; k < ncases && !rc; k++)
+        cases[k].blocks = (int)g.blocks;
     fabric *f = rc ? NULL : fabric_new(t, e);
     if (f)
         fabric_disable(f, g.without);

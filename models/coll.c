@@ -603,8 +603,12 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
     double wire = pi->wire * weight;
     int p2p = b->tune && b->tune->emulated ? b->tune->p2p[from][to]
                                            : nccl_uses_p2p(b->t, &b->r->env, from, to);
+    /* One channel is one thread block: its stores bound the channel's rate
+     * (wire bytes; LL sends a flag with every 8 bytes of data). */
+    double cta = fabric_cta_cap_Bps(b->f, FAB_WRITE, 1) / pi->wire;
     if (p2p)
-        return fabric_xfer(b->f, FAB_WRITE, src, dst, bytes, wire, extra, from, label, b->e);
+        return fabric_xfer_group_cap(b->f, FAB_WRITE, src, &dst, 1, bytes, wire, cta, extra, from,
+                                     label, b->e);
     /* SHM: the sender writes into host memory near the receiver, which
      * loads it over its own PCIe link (NCCL_SHM_LOCALITY=2), slice by slice:
      * one pipelined transfer over both routes, so the hop starts when its
@@ -612,7 +616,7 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
     int mem = fabric_hostmem_of(b->f, dst);
     if (mem < 0)
         return err_set(b->e, ERR_USAGE, "SHM transport needs host memory in the topology"), -1;
-    return fabric_xfer_staged(b->f, src, mem, dst, bytes, wire, extra, from, label, b->e);
+    return fabric_xfer_staged(b->f, src, mem, dst, bytes, wire, cta, extra, from, label, b->e);
 }
 
 int cb_barrier(coll_build *b, const int *ready, int *done)

@@ -436,7 +436,8 @@ typedef struct leg {
  * halves of a staged transfer. Latency: the largest leg's (group) or their
  * sum (staged). */
 static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double bytes_each,
-                     double wire, sim_ps extra_lat_ps, int track, const char *label, err *e)
+                     double wire, double cap_Bps, sim_ps extra_lat_ps, int track,
+                     const char *label, err *e)
 {
     if (n < 1 || wire < 1)
         return err_set(e, ERR_SYSTEM, "fabric: bad group (n=%d wire=%g)", n, wire), -1;
@@ -494,6 +495,8 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double bytes
     }
     if (writer >= 0 && !(f->off & FAB_NO_HOL) && hol_w > 0)
         nl = add_link(f, nl, f->hol_link[writer], hol_w);
+    if (cap_Bps > 0 && (cap == 0 || cap_Bps < cap))
+        cap = cap_Bps;
     for (int i = 0; i < nl; i++)  /* clear the slots for the next group */
         f->slot[f->lk[i]] = -1;
     uint32_t tag = 0;
@@ -512,6 +515,21 @@ int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int
                       double bytes_each, double wire, sim_ps extra_lat_ps, int track,
                       const char *label, err *e)
 {
+    return fabric_xfer_group_cap(f, op, initiator, peers, n, bytes_each, wire, 0, extra_lat_ps,
+                                 track, label, e);
+}
+
+double fabric_cta_cap_Bps(const fabric *f, fab_op op, int blocks)
+{
+    const topo_params *p = topo_params_get(f->t);
+    double per = op == FAB_WRITE ? p->cta_store_Bps : op == FAB_READ ? p->cta_load_Bps : 0;
+    return blocks > 0 && per > 0 ? blocks * per : 0;
+}
+
+int fabric_xfer_group_cap(fabric *f, fab_op op, int initiator, const int *peers, int n,
+                          double bytes_each, double wire, double cap_Bps, sim_ps extra_lat_ps,
+                          int track, const char *label, err *e)
+{
     if (n < 1)
         return err_set(e, ERR_SYSTEM, "fabric: bad group (n=%d wire=%g)", n, wire), -1;
     leg one[16], *legs = n <= 16 ? one : malloc(sizeof *legs * (size_t)n);
@@ -519,15 +537,16 @@ int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int
         return err_set(e, ERR_SYSTEM, "out of memory"), -1;
     for (int i = 0; i < n; i++)
         legs[i] = fab_is_read(op) ? (leg){op, peers[i], initiator} : (leg){op, initiator, peers[i]};
-    int id = xfer_legs(f, legs, n, 0, bytes_each, wire, extra_lat_ps, track, label, e);
+    int id = xfer_legs(f, legs, n, 0, bytes_each, wire, cap_Bps, extra_lat_ps, track, label, e);
     if (legs != one)
         free(legs);
     return id;
 }
 
 int fabric_xfer_staged(fabric *f, int src, int stage, int dst, double bytes, double wire,
-                       sim_ps extra_lat_ps, int track, const char *label, err *e)
+                       double cap_Bps, sim_ps extra_lat_ps, int track, const char *label,
+                       err *e)
 {
     leg legs[2] = {{FAB_WRITE, src, stage}, {FAB_READ, stage, dst}};
-    return xfer_legs(f, legs, 2, 1, bytes, wire, extra_lat_ps, track, label, e);
+    return xfer_legs(f, legs, 2, 1, bytes, wire, cap_Bps, extra_lat_ps, track, label, e);
 }

@@ -291,7 +291,10 @@ int flows_run(fabric *f, const flows_case *c, sim_ps *time_ps, err *e)
             op = FAB_CE_WRITE;
         sim_ps setup = op == FAB_CE_READ || op == FAB_CE_WRITE
                            ? topo_params_get(fabric_topo(f))->copy_setup_ps : 0;
-        id[i] = fabric_xfer(f, op, s, d, c->bytes, 1, setup, i, c->pattern, e);
+        int init = fab_is_read(op) ? d : s, peer = fab_is_read(op) ? s : d;
+        id[i] = fabric_xfer_group_cap(f, op, init, &peer, 1, c->bytes, 1,
+                                      fabric_cta_cap_Bps(f, op, c->blocks), setup, i, c->pattern,
+                                      e);
         if (id[i] < 0)
             return e->code;
     }

@@ -86,6 +86,7 @@ static void default_params(topo_params *p)
     p->arb_collapse_read_Bps = 0;
     p->socket_read_Bps = 0;
     p->sm_req_bytes = 128;
+    p->cta_store_Bps = p->cta_load_Bps = 0;
     p->launch_ps = 4000000;
     p->graph_node_ps = 1500000;
     p->hostmem_Bps = 200e9;
@@ -598,6 +599,8 @@ int topo_finish(topo *t, const char *where, err *e)
         !(p->arb_collapse_read_Bps >= 0) || p->arb_collapse_read_Bps > TOPO_MAX_BW_Bps ||
         !(p->socket_read_Bps >= 0) || p->socket_read_Bps > TOPO_MAX_BW_Bps ||
         p->sm_req_bytes < 16 || p->sm_req_bytes > 4096 ||
+        !(p->cta_store_Bps >= 0) || p->cta_store_Bps > TOPO_MAX_BW_Bps ||
+        !(p->cta_load_Bps >= 0) || p->cta_load_Bps > TOPO_MAX_BW_Bps ||
         p->launch_ps < 0 || p->graph_node_ps < 0 || !(p->hostmem_Bps > 0) ||
         p->hostmem_Bps > TOPO_MAX_BW_Bps || p->kernel_base_ps < 0 ||
         !(p->gpu_mem_Bps >= 0) || p->gpu_mem_Bps > TOPO_MAX_BW_Bps)

@@ -176,6 +176,15 @@ static int candidates(const topo *t, const pts *p, cand *c, int *n, err *e)
                        1e3);
     if (tp->socket_read_Bps > 0)
         ok |= add_cand(c, n, "socket_read_GBps", tp->socket_read_Bps / 1e9, 1e-3, 1e5);
+    /* Kernels measured with few thread blocks (hwcheck --blocks) reach the
+     * per-block rates; with one block per SM the data say nothing of them
+     * and the screen leaves them out. */
+    if (pts_has_op(p, MEAS_WRITE))
+        ok |= add_cand(c, n, "cta_store_GBps",
+                       tp->cta_store_Bps > 0 ? tp->cta_store_Bps / 1e9 : 10, 1e-3, 1e5);
+    if (pts_has_op(p, MEAS_READ))
+        ok |= add_cand(c, n, "cta_load_GBps",
+                       tp->cta_load_Bps > 0 ? tp->cta_load_Bps / 1e9 : 10, 1e-3, 1e5);
     if (pts_has_host(p))
         ok |= add_cand(c, n, "hostmem_GBps", tp->hostmem_Bps / 1e9, 1e-3, 1e5);
     if (pts_has_launch(p, "launch"))
