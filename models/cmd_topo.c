@@ -66,8 +66,10 @@ static void path_matrix(report *r, const topo *t)
             report_str(r, "N/A");
         report_end_row(r);
     }
-    /* The table's columns must outlive it: it is the last use of them. */
-    report_note(r, "X = self, PIX = at most one PCIe switch, PXB = several switches, PHB = "
+    /* The table's columns must outlive it: it is the last use of them. The
+     * legend is for people: csv keeps comments before its headers only. */
+    if (report_fmt(r) == REPORT_TABLE)
+        report_note(r, "X = self, PIX = at most one PCIe switch, PXB = several switches, PHB = "
                 "one host bridge, NODE = host bridges of one NUMA node, SYS = across the "
                 "socket link, NV# = # NVLink lanes");
     free(cols);

@@ -4,6 +4,7 @@
  * destination); write and read are a kernel's SM stores and loads, the copy
  * ops copy-engine transfers (flows.h says which engine). */
 #include "models/flows.h"
+#include "sim/cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,8 +180,12 @@ int flows_expand(const topo *t, const char *pattern, flows_op op, double bytes,
     for (int i = 0; i < NPATTERNS; i++)
         if (!strcmp(pattern, patterns[i].name))
             p = i;
-    if (p < 0)
-        return err_set(e, ERR_USAGE, "unknown pattern '%s' (collsim flows --list)", pattern);
+    if (p < 0) {
+        const char *names[NPATTERNS];
+        for (int i = 0; i < NPATTERNS; i++)
+            names[i] = patterns[i].name;
+        return cli_unknown(e, ERR_USAGE, "--pattern", pattern, names, NPATTERNS);
+    }
     int ng = ngpus ? ngpus : topo_ngpus(t);
     if (ng > 256)
         return err_set(e, ERR_USAGE, "pattern over %d GPUs: at most 256", ng);

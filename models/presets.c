@@ -4,8 +4,10 @@
  * docs/model.md "Topology and presets"; latencies are per link, with a
  * switch's cut-through split half and half over the links at its ports. */
 #include "models/topo.h"
+#include "sim/cli.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -420,10 +422,62 @@ int topo_load(const char *name_or_path, topo **out, err *e)
         *out = t;
         return 0;
     }
-    FILE *f = fopen(name_or_path, "r");
-    if (!f)
-        return err_set(e, ERR_INPUT, "topology '%s' is neither a preset (collsim topo list) "
-                       "nor a readable file: %s", name_or_path, strerror(errno));
+    int is_stdin = !strcmp(name_or_path, "-");
+    FILE *f = is_stdin ? stdin : fopen(name_or_path, "r");
+    if (!f) {
+        int errnum = errno;
+        const char *names[NPRESETS];
+        for (int i = 0; i < NPRESETS; i++)
+            names[i] = presets[i].match ? NULL : presets[i].name;
+        const char *sug = cli_suggest(name_or_path, names, NPRESETS);
+        char hint[128] = "";
+        if (sug)
+            snprintf(hint, sizeof hint, " (did you mean '%s'?)", sug);
+        return err_set(e, ERR_INPUT, "topology '%s' is neither a preset%s nor a readable file: %s; "
+                       "presets: collsim topo list", name_or_path, hint, strerror(errnum));
+    }
+    /* An NCCL XML dump or nvidia-smi output given where a collsim-topo file
+     * is expected: say how to convert it. */
+    int c;
+    while ((c = getc(f)) == ' ' || c == '\t' || c == '\n' || c == '\r')
+        ;
+    char head[256] = "";
+    if (c != EOF) {
+        head[0] = (char)c;
+        if (!fgets(head + 1, sizeof head - 1, f))
+            head[1] = 0;
+    }
+    const char *kind = head[0] == '<' ? "xml" : strstr(head, "GPU0") ? "smi" : NULL;
+    if (kind) {
+        if (!is_stdin)
+            fclose(f);
+        return err_at(e, name_or_path, 1,
+                      "this is %s, not a collsim-topo file: convert it with "
+                      "`collsim topo import %s %s -o T.topo` and use T.topo",
+                      head[0] == '<' ? "an NCCL topology XML dump" : "`nvidia-smi topo -m` output",
+                      kind, name_or_path);
+    }
+    if (is_stdin) {
+        /* Put the first line back: parse from a copy of what was read plus the rest. */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&buf, &len);
+        if (!mem)
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        fputs(head, mem);
+        char chunk[4096];
+        size_t n;
+        while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+            fwrite(chunk, 1, n, mem);
+        fclose(mem);
+        FILE *in = fmemopen(buf, len, "r");
+        int rc = in ? topo_parse(in, "-", out, e) : err_set(e, ERR_SYSTEM, "out of memory");
+        if (in)
+            fclose(in);
+        free(buf);
+        return rc;
+    }
+    rewind(f);
     int rc = topo_parse(f, name_or_path, out, e);
     fclose(f);
     return rc;

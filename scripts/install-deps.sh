@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install the Debian packages collsim needs, if missing and if we are root.
 set -e
-PKGS="build-essential libgsl-dev zlib1g-dev libyajl-dev libcmocka-dev libxml2-dev libopenmpi-dev openmpi-bin"
+PKGS="build-essential libgsl-dev zlib1g-dev libyajl-dev libcmocka-dev libxml2-dev libopenmpi-dev openmpi-bin librsvg2-bin"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -291,11 +291,12 @@ int calib_parse(FILE *f, const char *name, calib **out, err *e)
 
 int calib_load(const char *path, calib **out, err *e)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f = !strcmp(path, "-") ? stdin : fopen(path, "r");
     if (!f)
         return err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
     int rc = calib_parse(f, path, out, e);
-    fclose(f);
+    if (f != stdin)
+        fclose(f);
     return rc;
 }
 

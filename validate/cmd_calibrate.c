@@ -24,7 +24,7 @@
 
 enum { MAX_FILES = 256, MAX_PARAMS = 64 };
 
-static const char synopsis[] = "collsim calibrate MEAS... --topo T -o CALIB [options]";
+static const char synopsis[] = "collsim calibrate MEAS... [--topo T] -o CALIB [options]";
 static const char desc[] =
     "MEAS are hwcheck p2p, flows, host or launch files (docs/formats.md). The fit\n"
     "starts from topology T (a preset or a collsim-topo file), with START applied if\n"
@@ -54,7 +54,8 @@ static int set_format(void *ctx, const char *a, err *e) { return cli_parse_forma
 #undef ARGS
 
 static const cli_opt options[] = {
-    {"topo", 0, "T", "topology to start from: a preset or a collsim-topo file (required)", set_topo},
+    {"topo", 0, "T", "topology to start from: a preset or a collsim-topo file (default: the "
+                     "files' 'preset')", set_topo},
     {"output", 'o', "CALIB", "write the fitted profile to CALIB (required)", set_out},
     {"calib", 0, "START", "apply this calibration profile to T first", set_start},
     {"fit", 0, "K1,K2,...", "fit exactly these parameters", set_fit},
@@ -239,8 +240,8 @@ int cmd_calibrate(int argc, char **argv, err *e)
     const char *sel_patterns = g.patterns, *sel_sizes = g.sizes;
     int show_res = g.residuals;
     report_format fmt = g.fmt;
-    if (!nfiles || !topo_arg || !out_path)
-        return err_set(e, ERR_USAGE, "calibrate needs measurement files, --topo and -o "
+    if (!nfiles || !out_path)
+        return err_set(e, ERR_USAGE, "calibrate needs measurement files and -o "
                        "(collsim calibrate --help)");
     pts_filter filter;
     TRY(pts_filter_parse(sel_patterns, sel_sizes, &filter, e));
@@ -269,6 +270,18 @@ int cmd_calibrate(int argc, char **argv, err *e)
                          "host, launch) so that collectives and replays can be judged on data "
                          "the fit never saw: give it to collsim validate", files[i],
                          meas_kind_name(meas_kind_of(sets[i])));
+    }
+    if (!rc && !topo_arg) {
+        /* As validate: the files' 'preset' metadata, which must agree. */
+        topo_arg = meas_meta(sets[0], "preset");
+        for (int i = 1; i < nfiles && topo_arg && !rc; i++) {
+            const char *pr = meas_meta(sets[i], "preset");
+            if (!pr || strcmp(pr, topo_arg))
+                rc = err_set(e, ERR_USAGE, "%s: its 'preset' differs from %s's: give --topo",
+                             files[i], files[0]);
+        }
+        if (!rc && !topo_arg)
+            rc = err_set(e, ERR_USAGE, "%s names no 'preset': give --topo", files[0]);
     }
     if (rc || (rc = calib_load_topo(topo_arg, start_path, &t, e)) ||
         (rc = pts_build(sets, nfiles, t, &filter, &p, e)))

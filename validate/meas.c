@@ -648,6 +648,26 @@ int meas_read(FILE *f, const char *name, meas_set **out, err *e)
 
 int meas_load(const char *path, meas_set **out, err *e)
 {
+    if (!strcmp(path, "-")) {
+        /* meas_read looks at the first line and rewinds: read stdin into memory. */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&buf, &len);
+        if (!mem)
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        char chunk[4096];
+        size_t n;
+        while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0)
+            fwrite(chunk, 1, n, mem);
+        int bad = ferror(stdin) != 0;
+        fclose(mem);
+        FILE *in = bad ? NULL : fmemopen(buf, len ? len : 1, "r");
+        int rc = in ? meas_read(in, "-", out, e) : err_set(e, ERR_SYSTEM, "-: cannot read stdin");
+        if (in)
+            fclose(in);
+        free(buf);
+        return rc;
+    }
     FILE *f = fopen(path, "r");
     if (!f)
         return err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
