@@ -679,12 +679,11 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
     double wire = pi->wire * weight;
     int p2p = b->tune && b->tune->emulated ? b->tune->p2p[from][to]
                                            : nccl_uses_p2p(b->t, &b->r->env, from, to);
-    /* One channel is one thread block: its stores bound the channel's rate
-     * (wire bytes; LL sends a flag with every 8 bytes of data). */
-    double cta = fabric_cta_cap_Bps(b->f, FAB_WRITE, 1) / pi->wire;
+    /* One channel is one thread block: its stores (wire bytes: LL sends a
+     * flag with every 8 bytes of data) bound the channel's flows together. */
     if (p2p)
-        return fabric_xfer_group_cap(b->f, FAB_WRITE, src, &dst, 1, bytes, wire, cta, extra, from,
-                                     label, b->e);
+        return fabric_xfer_channel(b->f, src, -1, dst, bytes, wire, pi->wire, extra, from, label,
+                                   b->e);
     /* SHM: the sender writes into host memory near the receiver, which
      * loads it over its own PCIe link (NCCL_SHM_LOCALITY=2), slice by slice:
      * one pipelined transfer over both routes, so the hop starts when its
@@ -692,7 +691,7 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
     int mem = fabric_hostmem_of(b->f, dst);
     if (mem < 0)
         return err_set(b->e, ERR_USAGE, "SHM transport needs host memory in the topology"), -1;
-    return fabric_xfer_staged(b->f, src, mem, dst, bytes, wire, cta, extra, from, label, b->e);
+    return fabric_xfer_channel(b->f, src, mem, dst, bytes, wire, pi->wire, extra, from, label, b->e);
 }
 
 int cb_barrier(coll_build *b, const int *ready, int *done)

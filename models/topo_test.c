@@ -274,15 +274,15 @@ static void test_route_ties(void **state)
 static void test_route_nvlink_first(void **state)
 {
     (void)state;
-    /* h200-2x: host path gpu0>rp0>cpu0>rp1>gpu1 = 955.7 + 202.5 + 202.5 + 955.7
-     * = 2316.4 ns; NVLink path gpu0>nvs0>gpu1 = 2 x 1393 = 2786 ns, 469.6 ns
+    /* h200-2x: host path gpu0>rp0>cpu0>rp1>gpu1 = 953.2 + 202.5 + 202.5 + 953.2
+     * = 2311.4 ns; NVLink path gpu0>nvs0>gpu1 = 2 x 1207 = 2414 ns, 102.6 ns
      * longer. A path made only of NVLink links wins anyway: route via nvs0,
-     * and its latency is the NVLink path's, 2786000 ps. */
+     * and its latency is the NVLink path's, 2414000 ps. */
     topo *t = load("h200-2x");
     char r[128];
     route_str(t, "gpu0", "gpu1", r, sizeof r);
     assert_string_equal(r, "gpu0>nvs0>gpu1");
-    assert_int_equal(topo_route_lat_ps(t, topo_find(t, "gpu0"), topo_find(t, "gpu1")), 2786000);
+    assert_int_equal(topo_route_lat_ps(t, topo_find(t, "gpu0"), topo_find(t, "gpu1")), 2414000);
     /* Host traffic still takes the PCIe route (no NVLink path exists). */
     route_str(t, "gpu1", "mem0", r, sizeof r);
     assert_string_equal(r, "gpu1>rp1>cpu0>mem0");
