@@ -679,12 +679,11 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
         extra += pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, src, dst);
     double wire = pi->wire * weight;
     int p2p = cb_uses_p2p(b, from, to);
-    /* One channel is one thread block: its stores bound the channel's rate
-     * (wire bytes; LL sends a flag with every 8 bytes of data). */
-    double cta = fabric_cta_cap_Bps(b->f, FAB_WRITE, 1) / pi->wire;
+    /* One channel is one thread block: its stores (wire bytes: LL sends a
+     * flag with every 8 bytes of data) bound the channel's flows together. */
     if (p2p)
-        return fabric_xfer_group_cap(b->f, FAB_WRITE, src, &dst, 1, bytes, wire, cta, extra, from,
-                                     label, b->e);
+        return fabric_xfer_channel(b->f, src, -1, dst, bytes, wire, pi->wire, extra, from, label,
+                                   b->e);
     /* SHM: the sender writes into host memory near the receiver, which
      * loads it over its own PCIe link (NCCL_SHM_LOCALITY=2), slice by slice:
      * one pipelined transfer over both routes, so the hop starts when its
@@ -692,7 +691,7 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
     int mem = fabric_hostmem_of(b->f, dst);
     if (mem < 0)
         return err_set(b->e, ERR_USAGE, "SHM transport needs host memory in the topology"), -1;
-    return fabric_xfer_staged(b->f, src, mem, dst, bytes, wire, cta, extra, from, label, b->e);
+    return fabric_xfer_channel(b->f, src, mem, dst, bytes, wire, pi->wire, extra, from, label, b->e);
 }
 
 int cb_uses_p2p(const coll_build *b, int from, int to)
@@ -713,10 +712,9 @@ int cb_nccl_ring_bundle(coll_build *b, double bytes, double weight, const char *
     sim_ps extra = pi->step_ps;
     if (pi->flag_hops)
         extra += pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, b->node[0], dst[0]);
-    /* As cb_nccl_hop: one channel's stores bound each stream's rate. */
-    double cta = fabric_cta_cap_Bps(b->f, FAB_WRITE, 1) / pi->wire;
-    int id = fabric_xfer_bundle(b->f, b->node, dst, n, bytes, pi->wire * weight, cta, extra, 0,
-                                label, b->e);
+    /* As cb_nccl_hop: each sender's channel block bounds its stream. */
+    int id = fabric_xfer_bundle(b->f, b->node, dst, n, bytes, pi->wire * weight, pi->wire,
+                                extra, 0, label, b->e);
     free(dst);
     return id;
 }

@@ -61,13 +61,23 @@ double fabric_cta_cap_Bps(const fabric *f, fab_op op, int blocks);
 int fabric_xfer_staged(fabric *f, int src, int stage, int dst, double bytes, double wire,
                        double cap_Bps, sim_ps extra_lat_ps, int track, const char *label,
                        err *e);
-/* A bundle: n writes src[i] -> dst[i] of bytes each that advance together
- * (one engine flow over all their routes, each stream weighing as in its own
- * transfer, per-stream rate capped by cap_Bps if > 0); its latency is the
- * longest route's. For streams the caller has shown to be symmetric
- * (models/coll_ring.c). */
+/* NCCL channels' hop from GPU src to GPU dst, direct (stage < 0: posted SM
+ * stores into dst) or staged through stage (SHM): as the two calls above
+ * (wire: bytes on the wire per payload byte, times the channels bundled),
+ * plus each channel's thread block: the flow crosses the sender's one-block
+ * store budget (and, staged, the receiver's load budget) with weight
+ * block_wire (one channel's wire bytes per payload byte), shared with the
+ * channel's other flows in flight (cta_store_GBps, cta_load_GBps). */
+int fabric_xfer_channel(fabric *f, int src, int stage, int dst, double bytes, double wire,
+                        double block_wire, sim_ps extra_lat_ps, int track, const char *label,
+                        err *e);
+/* A bundle: n channel hops src[i] -> dst[i] (direct P2P writes) of bytes
+ * each that advance together: one engine flow over all their routes and
+ * their senders' block budgets, each stream weighing as in its own
+ * fabric_xfer_channel; its latency is the longest route's. For hops the
+ * caller has shown to be symmetric (models/coll_ring.c). */
 int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
-                       double wire, double cap_Bps, sim_ps extra_lat_ps, int track,
+                       double wire, double block_wire, sim_ps extra_lat_ps, int track,
                        const char *label, err *e);
 /* Latency of a transfer: one way for a write, the round trip for a read. */
 sim_ps fabric_lat_ps(const fabric *f, fab_op op, int src, int dst);

@@ -318,6 +318,34 @@ static void test_cta_blocks(void **state)
     topo_free(t);
 }
 
+static void test_channel_block(void **state)
+{
+    (void)state;
+    /* One NCCL channel is one thread block storing at most 3 GB/s: two hops
+     * of the same channel in flight from g0 (to g1 and to g2, say two
+     * pipelined steps) share it: 1.5 GB/s each, 1 GB in 2/3 s. A bundle of 2
+     * channels (wire 2, one channel's wire 1) moves 1 GB per channel at 3 GB/s
+     * each (6 GB/s on the link): 1/3 s. */
+    topo *t = build();
+    topo_params_mut(t)->cta_store_Bps = 3 * GB;
+    finish(t);
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    sched *s = fabric_sched(f);
+    int g0 = topo_gpu_node(t, 0), g1 = topo_gpu_node(t, 1), g2 = topo_gpu_node(t, 2);
+    int a = fabric_xfer_channel(f, g0, -1, g1, 1e9, 1, 1, 0, 0, "step0", &e);
+    int b = fabric_xfer_channel(f, g0, -1, g2, 1e9, 1, 1, 0, 0, "step1", &e);
+    assert_true(a >= 0 && b >= 0);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_end(s, a) * 1e-12, 2.0 / 3.0, 1e-9);
+    fabric_reset(f);
+    a = fabric_xfer_channel(f, g0, -1, g1, 1e9, 2, 1, 0, 0, "bundle", &e);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_end(s, a) * 1e-12, 1.0 / 3.0, 1e-9);
+    fabric_free(f);
+    topo_free(t);
+}
+
 static void test_staged(void **state)
 {
     (void)state;
@@ -417,7 +445,7 @@ int main(void)
         cmocka_unit_test(test_read_collapse),     cmocka_unit_test(test_write_collapse_group),
         cmocka_unit_test(test_head_of_line),      cmocka_unit_test(test_request_size),
         cmocka_unit_test(test_socket_read_and_back_rate), cmocka_unit_test(test_staged),
-        cmocka_unit_test(test_cta_blocks),
+        cmocka_unit_test(test_cta_blocks),       cmocka_unit_test(test_channel_block),
         cmocka_unit_test(test_breakdown_sums),    cmocka_unit_test(test_oneshot_graph_barrier),
         cmocka_unit_test(test_mech_parse),
     };

@@ -260,6 +260,47 @@ static int build_h200_1x(topo *t, err *e)
     return b.rc;
 }
 
+/* h200-2x: two H200 SXM of an HGX board lent as a VM (validate/data/h200-2x):
+ * NV18 between them (through the board's NVSwitch, one hop each way), each
+ * GPU on its own Gen5 x16 root port of socket 0 (concurrent host copies to
+ * both GPUs add up: host.csv), one socket as the VM shows it. Link values,
+ * per-block SM rates and host-side costs are `collsim calibrate` of that
+ * directory's p2p-sweep.csv, p2p-read-blocks36.csv, p2p-write-blocks36.csv,
+ * flows.csv, launch.csv, host.csv and blocks/p2p-{read,write}-b{1..16}.csv
+ * (point-to-point files only; the set h200-2x.set re-fits them,
+ * docs/validation.md): NVLink 359.7 +- 15 GB/s per direction and 1207 +- 48
+ * ns per hop, PCIe 51.0 +- 3 GB/s and 953 +- 77 ns, copy setup 1.45 us,
+ * launch 3.16 us, graph node 0.501 us, one block of 512 threads stores
+ * 19.05 +- 1.6 GB/s and loads 7.59 +- 0.49 GB/s into / from the peer. */
+static int build_h200_2x(topo *t, err *e)
+{
+    bld b = {t, e, 0};
+    char n1[32], n2[32];
+    set_params(t, 0, 245.8, H200_MEM_GBps);
+    topo_params *p = topo_params_mut(t);
+    p->gpu_sm = 90;
+    /* NCCL's topology dump there (nccl-tuning.txt): "CPU/0-ffffffffffffff (1/1/4)", arch x86,
+     * vendor Intel, model 4 = NCCL_TOPO_CPU_MODEL_INTEL_ERP (Emerald Rapids) in NCCL's topo.h. */
+    p->cpu = CPU_INTEL_ERP;
+    p->launch_ps = 3160000;
+    p->graph_node_ps = 501000;
+    p->copy_setup_ps = 1449000;
+    p->cta_store_Bps = 19.05e9;
+    p->cta_load_Bps = 7.585e9;
+    socket_with_mem(&b, 0, 245.8);
+    node(&b, "nvs0", TOPO_NVSWITCH, -1, NULL);
+    for (int g = 0; g < 2; g++) {
+        nm(n1, "rp", g);
+        node(&b, n1, TOPO_ROOT, 0, "cpu0");
+        link(&b, n1, "cpu0", LINK_FABRIC, 0, 100.0, ROOT_NS);
+        nm(n2, "gpu", g);
+        node(&b, n2, TOPO_GPU, 0, n1);
+        link(&b, n2, n1, LINK_PCIE, 0, 51.04, 953.2);
+        link(&b, n2, "nvs0", LINK_NVLINK, 18, 359.7, 1207.0);
+    }
+    return b.rc;
+}
+
 /* pcie-N: per socket one root complex with 2 switches of 2 GPUs; sockets
  * in a ring (or a star around socket 0) of socket links. */
 static int build_pcie(topo *t, int ngpu, int star, err *e)
@@ -348,6 +389,8 @@ static const struct preset {
     {"h200-8x-nvswitch", "8x H200 SXM, NVLink 4 (18 lanes) via NVSwitch; Gen5 host links via 4 "
      "switches, 2 sockets", build_h200_8x, NULL, NULL},
     {"h200-1x", "1x H200, PCIe Gen5 x16 host link to socket 0", build_h200_1x, NULL, NULL},
+    {"h200-2x", "2x H200 SXM, NV18 between them (via NVSwitch), each on its own Gen5 x16 root "
+     "port of socket 0", build_h200_2x, NULL, NULL},
     {"nvswitch-N", "N GPUs (1..4096) on one non-blocking NVSwitch; hosts as h200-8x-nvswitch",
      NULL, match_nvswitch, build_nvswitch_n},
     {"pcie-N", "N GPUs (1..4096), 2 per Gen5 switch, 4 per socket; sockets in a ring (-star: "

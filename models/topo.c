@@ -41,6 +41,7 @@ typedef struct route {
 typedef struct tree {
     int src;
     int64_t *dist_ps;   /* INT64_MAX = unreachable */
+    unsigned char *off; /* 1 once the path left the NVLink fabric (see compute_tree) */
     int *hops;
     int *pred;          /* link id into the node, -1 at the source */
 } tree;
@@ -175,6 +176,7 @@ void topo_free(topo *t)
     for (int i = 0; i < TREE_CACHE; i++)
         if (t->tc[i]) {
             free(t->tc[i]->dist_ps);
+            free(t->tc[i]->off);
             free(t->tc[i]->hops);
             free(t->tc[i]->pred);
             free(t->tc[i]);
@@ -720,12 +722,15 @@ int topo_finish(topo *t, const char *where, err *e)
 /* ---- routes ---------------------------------------------------------------- */
 
 typedef struct hent {
+    int off;
     int64_t d;
     int h, v;
 } hent;
 
 static int hless(const hent *x, const hent *y)
 {
+    if (x->off != y->off)
+        return x->off < y->off;
     if (x->d != y->d)
         return x->d < y->d;
     if (x->h != y->h)
@@ -771,12 +776,19 @@ static void tree_free(tree *tr)
     if (!tr)
         return;
     free(tr->dist_ps);
+    free(tr->off);
     free(tr->hops);
     free(tr->pred);
     free(tr);
 }
 
-/* Dijkstra from src; called with t->mu held. */
+/* Dijkstra from src; called with t->mu held. The cost is (left the NVLink
+ * fabric, latency, hops) in that order: a path made only of NVLink links
+ * beats any path through PCIe or the host, whatever the latencies (CUDA peer
+ * access and NCCL's P2P transport use NVLink whenever it connects the pair),
+ * and among paths that touch PCIe, latency decides as before. Without this a
+ * calibrated NVLink latency above the host path's could reroute GPU-to-GPU
+ * traffic through the host. */
 static tree *compute_tree(topo *t, int src)
 {
     int n = t->nnodes;
@@ -785,11 +797,12 @@ static tree *compute_tree(topo *t, int src)
         return NULL;
     tr->src = src;
     tr->dist_ps = malloc(sizeof(int64_t) * (size_t)n);
+    tr->off = malloc((size_t)n);
     tr->hops = malloc(sizeof(int) * (size_t)n);
     tr->pred = malloc(sizeof(int) * (size_t)n);
     hent *hp = malloc(sizeof(hent) * (size_t)(2 * t->nlinks + 2));
     unsigned char *done = calloc((size_t)n, 1);
-    if (!tr->dist_ps || !tr->hops || !tr->pred || !hp || !done) {
+    if (!tr->dist_ps || !tr->off || !tr->hops || !tr->pred || !hp || !done) {
         tree_free(tr);
         free(hp);
         free(done);
@@ -797,12 +810,14 @@ static tree *compute_tree(topo *t, int src)
     }
     for (int v = 0; v < n; v++) {
         tr->dist_ps[v] = INT64_MAX;
+        tr->off[v] = 1;
         tr->hops[v] = 0;
         tr->pred[v] = -1;
     }
     int nh = 0;
     tr->dist_ps[src] = 0;
-    hpush(hp, &nh, (hent){0, 0, src});
+    tr->off[src] = 0;
+    hpush(hp, &nh, (hent){0, 0, 0, src});
     while (nh > 0) {
         hent x = hpop(hp, &nh);
         int u = x.v;
@@ -819,15 +834,20 @@ static tree *compute_tree(topo *t, int src)
                 continue;
             int64_t nd = tr->dist_ps[u] + l->lat_ps;
             int nhops = tr->hops[u] + 1;
-            int better = nd < tr->dist_ps[v] ||
-                         (nd == tr->dist_ps[v] &&
-                          (nhops < tr->hops[v] ||
-                           (nhops == tr->hops[v] && u < other_end(&t->links[tr->pred[v]], v))));
+            int noff = tr->off[u] || l->kind != LINK_NVLINK;
+            int better = tr->dist_ps[v] == INT64_MAX || noff < tr->off[v] ||
+                         (noff == tr->off[v] &&
+                          (nd < tr->dist_ps[v] ||
+                           (nd == tr->dist_ps[v] &&
+                            (nhops < tr->hops[v] ||
+                             (nhops == tr->hops[v] &&
+                              u < other_end(&t->links[tr->pred[v]], v))))));
             if (better) {
                 tr->dist_ps[v] = nd;
+                tr->off[v] = (unsigned char)noff;
                 tr->hops[v] = nhops;
                 tr->pred[v] = li;
-                hpush(hp, &nh, (hent){nd, nhops, v});
+                hpush(hp, &nh, (hent){noff, nd, nhops, v});
             }
         }
     }

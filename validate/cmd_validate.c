@@ -37,7 +37,7 @@ static const char desc[] =
 
 /* What the options set. */
 typedef struct validate_args {
-    const char *topo, *calib, *plot, *patterns, *sizes;
+    const char *topo, *calib, *plot, *patterns, *sizes, *merge;
     double max_median, max_worst;
     int points;
     report_format fmt;
@@ -49,6 +49,7 @@ static int set_calib(void *ctx, const char *a, err *e) { (void)e; ARGS->calib = 
 static int set_plot(void *ctx, const char *a, err *e) { (void)e; ARGS->plot = a; return 0; }
 static int set_patterns(void *ctx, const char *a, err *e) { (void)e; ARGS->patterns = a; return 0; }
 static int set_sizes(void *ctx, const char *a, err *e) { (void)e; ARGS->sizes = a; return 0; }
+static int set_merge(void *ctx, const char *a, err *e) { (void)e; ARGS->merge = a; return 0; }
 static int set_points(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->points = 1; return 0; }
 static int set_max_median(void *ctx, const char *a, err *e) { return cli_parse_double("--max-median", a, &ARGS->max_median, e); }
 static int set_max_worst(void *ctx, const char *a, err *e) { return cli_parse_double("--max-worst", a, &ARGS->max_worst, e); }
@@ -64,6 +65,8 @@ static const cli_opt options[] = {
     {"points", 0, NULL, "also print every compared point", set_points},
     {"patterns", 0, "P1,P2,...", "keep only transfer cases of these patterns", set_patterns},
     {"sizes", 0, "SIZES", "keep only these bytes per flow: S1,S2,... or MIN:MAX (K/M/G)", set_sizes},
+    {"merge", 0, "NAME", "judge all files as one data set NAME (decisions and crossovers across "
+     "files: one file per algorithm or protocol)", set_merge},
     {"format", 0, "F", "table (default), csv or json", set_format},
     {NULL, 0, NULL, NULL, NULL},
 };
@@ -132,10 +135,39 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
     if (!cc)
         return err_set(e, ERR_SYSTEM, "%s: the collective model is not available in this build",
                        meas_name(m));
+    /* The NCCL settings the measurement ran under: hwcheck records them as
+     * `--env NAME=VALUE` in its command line. Settings the model knows
+     * (coll_env_set) apply to every prediction of the file; others (such as
+     * NCCL_NVLS_ENABLE=0 or NCCL_DEBUG) are ignored. */
+    nccl_env env;
+    {
+        coll_req q0;
+        coll_req_init(&q0, t);
+        env = q0.env;
+        const char *cmd = meas_meta(m, "command");
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", cmd ? cmd : "");
+        char *save = NULL, *prev = NULL;
+        for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+            const char *as = NULL;
+            if (!strncmp(tok, "--env=", 6))
+                as = tok + 6;
+            else if (prev && !strcmp(prev, "--env"))
+                as = tok;
+            if (as) {
+                err ignored = {0};
+                nccl_env trial = env;
+                if (coll_env_set(&trial, as, &ignored) == 0)
+                    env = trial;
+            }
+            prev = tok;
+        }
+    }
     for (size_t i = 0; i < meas_ncoll(m); i++) {
         const meas_coll *k = meas_coll_at(m, i);
         coll_req q;
         coll_req_init(&q, t);
+        q.env = env;
         q.kind = kind;
         q.bytes = k->bytes;
         q.nranks = ranks;
@@ -182,6 +214,8 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
         char g[48];
         if (!strcmp(algo, "auto"))
             snprintf(g, sizeof g, "%s", k->impl[0] ? k->impl : "auto");
+        else if (q.proto != PROTO_AUTO && strcmp(k->proto, "-"))
+            snprintf(g, sizeof g, "%.20s(%.20s)", algo, k->proto); /* "ring(LL)" */
         else
             snprintf(g, sizeof g, "%s", algo);
         v->group = group_of(s, g);
@@ -518,7 +552,7 @@ static int build_plot(plot *pl, const vset *vs, int nfiles, err *e)
 
 int cmd_validate(int argc, char **argv, err *e)
 {
-    validate_args va = {NULL, NULL, NULL, NULL, NULL, INFINITY, INFINITY, 0, REPORT_TABLE};
+    validate_args va = {NULL, NULL, NULL, NULL, NULL, NULL, INFINITY, INFINITY, 0, REPORT_TABLE};
     const char *files[MAX_FILES + 1];
     int nfiles;
     /* One slot more than allowed, so that too many files get their own message. */
@@ -542,6 +576,9 @@ int cmd_validate(int argc, char **argv, err *e)
     meas_set *sets[MAX_FILES] = {0};
     vset vs[MAX_FILES];
     memset(vs, 0, sizeof vs);
+    vset merged, *sel = vs; /* what is reported: the files, or --merge's one set */
+    memset(&merged, 0, sizeof merged);
+    int nsel = 0;
     topo *t = NULL;
     coll_ctx *cc = NULL;
     plot *pl = NULL;
@@ -588,6 +625,36 @@ int cmd_validate(int argc, char **argv, err *e)
     }
     if (rc)
         goto done;
+    /* --merge: every file's points in one set, groups matched by name. */
+    nsel = nfiles;
+    if (va.merge) {
+        size_t cap = 0;
+        for (int i = 0; i < nfiles; i++)
+            cap += vs[i].n;
+        if (!(merged.p = calloc(cap + 1, sizeof *merged.p))) {
+            rc = err_set(e, ERR_SYSTEM, "out of memory");
+            goto done;
+        }
+        merged.name = va.merge;
+        merged.kind = vs[0].kind;
+        snprintf(merged.coll, sizeof merged.coll, "%s", vs[0].coll);
+        merged.is_coll = 1;
+        for (int i = 0; i < nfiles && !rc; i++) {
+            merged.is_coll &= vs[i].is_coll;
+            for (size_t k = 0; k < vs[i].n; k++) {
+                vpoint *v = &merged.p[merged.n++];
+                *v = vs[i].p[k];
+                v->group = group_of(&merged, vs[i].groups[vs[i].p[k].group]);
+                char where[sizeof v->where];
+                snprintf(where, sizeof where, "%s", v->where);
+                snprintf(v->where, sizeof v->where, "%.20s:%.20s", vs[i].name, where);
+            }
+        }
+        if (rc)
+            goto done;
+        sel = &merged;
+        nsel = 1;
+    }
 
     if (!(r = report_new(stdout, fmt))) {
         rc = err_set(e, ERR_SYSTEM, "out of memory");
@@ -599,8 +666,8 @@ int cmd_validate(int argc, char **argv, err *e)
     const char *fail_set = NULL;
     double fail_val = 0, fail_lim = 0;
     const char *fail_what = NULL;
-    for (int i = 0; i < nfiles; i++) {
-        vset *s = &vs[i];
+    for (int i = 0; i < nsel; i++) {
+        vset *s = &sel[i];
         report_str(r, s->name);
         report_str(r, s->kind);
         report_int(r, (long long)s->n);
@@ -664,10 +731,10 @@ int cmd_validate(int argc, char **argv, err *e)
     }
     if (show_points) {
         report_table(r, "points", point_cols, 6);
-        for (int i = 0; i < nfiles; i++)
-            for (size_t k = 0; k < vs[i].n; k++) {
-                const vpoint *v = &vs[i].p[k];
-                report_str(r, vs[i].name);
+        for (int i = 0; i < nsel; i++)
+            for (size_t k = 0; k < sel[i].n; k++) {
+                const vpoint *v = &sel[i].p[k];
+                report_str(r, sel[i].name);
                 report_str(r, v->where);
                 report_str(r, v->label);
                 report_num(r, v->meas);
@@ -688,7 +755,7 @@ int cmd_validate(int argc, char **argv, err *e)
             rc = err_set(e, ERR_SYSTEM, "out of memory");
             goto done;
         }
-        rc = build_plot(pl, vs, nfiles, e);
+        rc = build_plot(pl, sel, nsel, e);
         if (rc)
             goto done;
         ofile of;
@@ -705,6 +772,7 @@ int cmd_validate(int argc, char **argv, err *e)
         rc = err_set(e, ERR_CHECK, "%s: %s error %.2f%% exceeds %.2f%%", fail_set, fail_what,
                      fail_val, fail_lim);
 done:
+    free(merged.p);
     report_free(r);
     plot_free(pl);
     coll_ctx_free(cc);
