@@ -229,22 +229,16 @@ static int gpu_pcie_out(const topo *t, int node)
 /* Read budget of GPU node n, in copy-engine requests: tags x MRRS over its
  * shortest round trip to any other GPU or host memory; a single flow is
  * also capped by its own round trip (fabric_read_cap_Bps). 0: none. */
+/* Read budget of GPU node n: tags x MRRS over its shortest round trip to a
+ * GPU or host memory across PCIe (one shortest-path tree from n). */
 static double read_budget(const fabric *f, int n)
 {
-    const topo *t = f->t;
-    double best = 0;
-    for (int h = 0; h < topo_ngpus(t); h++)
-        if (topo_gpu_node(t, h) != n) {
-            double c = fabric_read_cap_Bps(f, FAB_CE_READ, n, topo_gpu_node(t, h));
-            if (c > best)
-                best = c;
-        }
-    if (f->hostmem_of[n] >= 0) {
-        double c = fabric_read_cap_Bps(f, FAB_CE_READ, n, f->hostmem_of[n]);
-        if (c > best)
-            best = c;
-    }
-    return best;
+    const topo_params *p = topo_params_get(f->t);
+    int64_t one = topo_nearest_host_lat_ps(f->t, n);
+    if (one < 0 || p->read_tags <= 0)
+        return 0;
+    double rtt = 2.0 * (double)one + (double)p->read_extra_lat_ps;
+    return rtt > 0 ? (double)p->read_tags * p->pcie_mrrs_bytes / (rtt * 1e-12) : 0;
 }
 
 fabric *fabric_new(const topo *t, err *e)

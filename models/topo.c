@@ -959,7 +959,7 @@ static const route *get_route(const topo *tc, int a, int b, int all)
         if (t->ntrees[a] < 255)
             t->ntrees[a]++;
     }
-    if (all || t->ntrees[a] >= 2) {
+    if (all || t->ntrees[a] >= 3) {
         for (int v = 0; v < t->nnodes; v++) {
             if (v == a || v == b || is_transit(t, v))
                 continue;
@@ -995,6 +995,35 @@ int topo_route(const topo *t, int a, int b, const int **links, const int8_t **di
     *links = r->links;
     *dirs = r->dirs;
     return r->n;
+}
+
+int64_t topo_nearest_host_lat_ps(const topo *tc, int src)
+{
+    topo *t = (topo *)tc; /* the tree cache is logically const */
+    ASSERTF(t->finished && src >= 0 && src < t->nnodes, "src=%d", src);
+    pthread_mutex_lock(&t->mu);
+    tree *tr = NULL;
+    for (int i = 0; i < TREE_CACHE && !tr; i++)
+        if (t->tc[i] && t->tc[i]->src == src)
+            tr = t->tc[i];
+    int own = 0;
+    if (!tr) {
+        tr = compute_tree(t, src);
+        own = 1;
+    }
+    int64_t best = -1;
+    for (int v = 0; tr && v < t->nnodes; v++) {
+        topo_kind k = t->nodes[v].kind;
+        if (v == src || (k != TOPO_GPU && k != TOPO_HOSTMEM) || !tr->off[v] ||
+            tr->dist_ps[v] == INT64_MAX)
+            continue;
+        if (best < 0 || tr->dist_ps[v] < best)
+            best = tr->dist_ps[v];
+    }
+    if (own)
+        tree_free(tr);
+    pthread_mutex_unlock(&t->mu);
+    return best;
 }
 
 int64_t topo_route_lat_ps(const topo *t, int a, int b)

@@ -146,6 +146,10 @@ int topo_find(const topo *t, const char *name);/* node id or -1 */
  * hop count; arrays are owned by the topology. */
 int topo_route(const topo *t, int a, int b, const int **links, const int8_t **dirs);
 int64_t topo_route_lat_ps(const topo *t, int a, int b);
+/* The smallest route latency from src to another GPU or to host memory over
+ * a route that leaves the NVLink fabric (crosses PCIe or the host); -1 if
+ * none. One shortest-path tree, not a route per target. */
+int64_t topo_nearest_host_lat_ps(const topo *t, int src);
 topo_path topo_gpu_path(const topo *t, int gpu_a, int gpu_b);
 const char *topo_path_name(topo_path p, int nvlinks); /* "PIX", "NV18", ... */
 /* The nvidia-smi topo -m code for a GPU pair: X, PIX, PXB, PHB, NODE, SYS,
