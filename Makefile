@@ -52,7 +52,7 @@ TEST_BIN := $(TEST_SRC:%.c=$(BUILD)/test/%)
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
 # --- hwcheck: hwcheck/ + kernels/ + the shared sim/ pieces (no GSL) -----------
-HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/ofile.c sim/arena.c
+HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/ofile.c sim/arena.c sim/line.c
 HW_SRC := $(filter-out %_test.c hwcheck/main.c,$(wildcard hwcheck/*.c))
 HW_OBJ := $(HW_SRC:%.c=$(BUILD)/hwobj/%.o) $(HW_SHARED:%.c=$(BUILD)/hwobj/%.o)
 HW_TEST_SRC := $(wildcard hwcheck/*_test.c)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* A builder session: the first error sticks, later calls do nothing. */
 typedef struct bld {
@@ -354,6 +355,11 @@ int topo_load(const char *name_or_path, topo **out, err *e)
     if (!f)
         return err_set(e, ERR_INPUT, "topology '%s' is neither a preset (collsim topo list) "
                        "nor a readable file: %s", name_or_path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return err_set(e, ERR_INPUT, "%s: is a directory", name_or_path);
+    }
     int rc = topo_parse(f, name_or_path, out, e);
     fclose(f);
     return rc;

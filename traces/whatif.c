@@ -8,6 +8,7 @@
  * with w and p derived from the calibration point when not given. */
 #include "traces/whatif.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -400,7 +401,8 @@ static int load_file(const char *path, whatif_scenario *out, err *e)
 {
     FILE *f = fopen(path, "r");
     if (!f)
-        return err_set(e, ERR_USAGE, "unknown scenario '%s' (not built in, and no such file)", path);
+        return err_set(e, ERR_INPUT, "unknown scenario '%s' (not built in, and no readable file: "
+                       "%s)", path, strerror(errno));
     scenario_defaults(out);
     const char *slash = strrchr(path, '/');
     snprintf(out->name, sizeof out->name, "%s", slash ? slash + 1 : path);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sim/arena.h"
+#include "sim/line.h"
 
 enum { MAX_FIELDS = 64, MAX_META = 128, LINE_MAX_BYTES = 8192 };
 
@@ -647,9 +648,8 @@ int meas_read(FILE *f, const char *name, meas_set **out, err *e)
 
 int meas_load(const char *path, meas_set **out, err *e)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    TRY(line_open(path, &f, e));
     int rc = meas_read(f, path, out, e);
     fclose(f);
     return rc;
