@@ -239,6 +239,11 @@ static int parse_num(trace_reader *r, const char *what, const char *s, double lo
     double v = strtod(s, &end);
     if (end == s || *end || errno || !isfinite(v) || v < lo)
         return err_at(e, r->path, r->line, "bad %s '%s'", what, s);
+    /* Times are microseconds and counts tokens: past 1e12 (11.6 days) is
+     * not a trace, and beyond 2^62 ps a time no longer fits the replay. */
+    if (v > TRACE_MAX_VALUE)
+        return err_at(e, r->path, r->line, "%s '%s' is out of range (at most %g)", what, s,
+                      TRACE_MAX_VALUE);
     *out = v;
     return 0;
 }
