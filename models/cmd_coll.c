@@ -136,6 +136,9 @@ int cmd_coll(int argc, char **argv, err *e)
     if (g.minb > g.maxb)
         return err_set(e, ERR_USAGE, "-b %llu is larger than -e %llu", (unsigned long long)g.minb,
                        (unsigned long long)g.maxb);
+    if (g.maxb > COLL_MAX_BYTES)
+        return err_set(e, ERR_USAGE, "-e %llu is beyond the model's range (64G)",
+                       (unsigned long long)g.maxb);
     topo *t = NULL;
     TRY(g.calib ? calib_load_topo(g.topo, g.calib, &t, e) : topo_load(g.topo, &t, e));
     int rc = 0;
@@ -207,8 +210,10 @@ int cmd_coll(int argc, char **argv, err *e)
         }
         report_end_row(rep);
         uint64_t next = (uint64_t)((double)sz * g.factor);
-        if (next <= sz || g.minb == g.maxb)
+        if (g.minb == g.maxb)
             break;
+        if (next <= sz)   /* a small size times a small factor: step one element */
+            next = sz + (uint64_t)esz;
         sz = next;
     }
     if (!rc)

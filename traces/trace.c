@@ -388,8 +388,9 @@ int trace_next(trace_reader *r, trace_op *op, err *e)
                 errno = 0;
                 unsigned long long b = strtoull(words[2], &end, 10);
                 if (end == words[2] || *end || errno || words[2][0] == '-' ||
-                    b > (1ULL << 50))
-                    return err_at(e, r->path, r->line, "bad byte count '%s'", words[2]);
+                    b > COLL_MAX_BYTES)
+                    return err_at(e, r->path, r->line, "bad byte count '%s' (at most 64 GiB)",
+                                  words[2]);
                 op->bytes = b;
             }
             op->group = r->default_group;
