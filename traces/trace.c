@@ -37,6 +37,7 @@ struct trace_writer {
     ofile of;
     gzFile gz;            /* NULL for plain output */
     int failed;
+    long lines;
 };
 
 const char *trace_phase_name(trace_phase p)
@@ -80,7 +81,9 @@ static int read_line(trace_reader *r, err *e)
                           msg ? msg : "zlib error");
         return 0;
     }
-    r->line++;
+    if (++r->line > TRACE_MAX_LINES)
+        return err_at(e, r->path, r->line, "more than %ld lines: not a trace this tool replays "
+                      "(split it)", (long)TRACE_MAX_LINES);
     size_t n = strlen(r->buf);
     if (n > 0 && r->buf[n - 1] == '\n')
         r->buf[--n] = 0;
@@ -452,6 +455,9 @@ trace_writer *trace_writer_new(const char *path, err *e)
 
 static int wputs(trace_writer *w, const char *s, err *e)
 {
+    if (++w->lines > TRACE_MAX_LINES)
+        return err_set(e, ERR_INPUT, "%s: more than %ld lines, which no reader takes",
+                       w->of.path, (long)TRACE_MAX_LINES);
     int bad = w->gz ? gzputs(w->gz, s) < 0 : fputs(s, w->of.f) == EOF;
     if (bad) {
         w->failed = 1;
@@ -488,10 +494,34 @@ static void fmt_us(char *buf, size_t n, double v)
         *p = 0;
 }
 
+/* What the reader would refuse is refused when written, so a tool never
+ * writes a trace that its own reader rejects. */
+static int op_in_range(const trace_op *op, err *e)
+{
+    double v = op->kind == OP_CYCLE ? op->tokens
+               : op->kind == OP_COMPUTE || op->kind == OP_IDLE ? op->dur_us : 0;
+    if (!(v >= 0 && v <= TRACE_MAX_VALUE) || (op->kind == OP_CYCLE && !(v > 0)))
+        return err_set(e, ERR_INPUT, "%s %g is out of range (0 to %g)",
+                       op->kind == OP_CYCLE ? "token count" : "duration", v, TRACE_MAX_VALUE);
+    if (op->kind == OP_COLL) {
+        if (op->bytes > COLL_MAX_BYTES)
+            return err_set(e, ERR_INPUT, "%s of %llu bytes is beyond 64 GiB",
+                           coll_kind_name(op->coll), (unsigned long long)op->bytes);
+        if (op->measured_us > TRACE_MAX_VALUE || op->wait_us > TRACE_MAX_VALUE)
+            return err_set(e, ERR_INPUT, "%s time out of range (at most %g us)",
+                           coll_kind_name(op->coll), TRACE_MAX_VALUE);
+    }
+    if (op->kernels < 0 || op->kernels > (1 << 30) || op->group > (1 << 20))
+        return err_set(e, ERR_INPUT, "kernels %d or group %d out of range", op->kernels,
+                       op->group);
+    return 0;
+}
+
 int trace_write_op(trace_writer *w, const trace_op *op, err *e)
 {
     char line[LINE_MAX_BYTES], num[64];
     size_t n = 0;
+    TRY(op_in_range(op, e));
 #define APP(...) n += (size_t)snprintf(line + n, n < sizeof line ? sizeof line - n : 0, __VA_ARGS__)
     switch (op->kind) {
     case OP_CYCLE:
