@@ -101,6 +101,15 @@ static int read_matrix(smi *s, FILE *f)
             int n = 0;
             while (n < nt && gpu_index(tok[n]) == n)
                 n++;
+            /* A GPU label out of order, repeated or past the limit would
+             * silently drop GPUs from here on. */
+            for (int i = n; i < nt && !rc; i++)
+                if (!strncmp(tok[i], "GPU", 3) && tok[i][3] >= '0' && tok[i][3] <= '9')
+                    rc = err_at(s->e, s->file, ln, "header: '%s' where GPU%d was expected "
+                                "(labels must run GPU0..GPU%d in order)", tok[i], n,
+                                MAX_SMI_GPUS - 1);
+            if (rc)
+                break;
             ndev = n;
             for (int i = n; i < nt; i++) {
                 if (!strcmp(tok[i], "CPU"))
@@ -162,8 +171,13 @@ static int read_matrix(smi *s, FILE *f)
             char *end;
             errno = 0;
             long v = strtol(nstr, &end, 10);
-            if (end != nstr && !*end && !errno && v >= 0 && v <= 65535)
+            if (end != nstr && !*end && !errno && v >= 0 && v <= 65535) {
                 s->numa[row] = (int)v;
+            } else if (strcmp(nstr, "N/A") != 0) {
+                rc = err_at(s->e, s->file, ln, "GPU%d: NUMA node '%s' is not N/A or 0..65535",
+                            row, nstr);
+                break;
+            }
         }
         s->line[row] = ln;
         row++;
