@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
+
+#include "sim/gztail.h"
 #include <zlib.h>
 
 enum { NAME_MAX_BYTES = 512, SHORT = 64, NTYPES = 8, DEPTH_MAX = 32, CHUNK = 1 << 16,
@@ -917,6 +919,8 @@ int kineto_load(const char *path, kineto_rank **out, err *e)
                             msg ? msg : "zlib");
                 goto done;
             }
+            if ((rc = gztail_check(gz, path, e)) != 0)
+                goto done;
             break;
         }
         if (yajl_parse(h, buf, (size_t)n) != yajl_status_ok) {

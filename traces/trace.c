@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "sim/gztail.h"
 #include "sim/ofile.h"
 
 enum { LINE_MAX_BYTES = 4096, META_MAX = 32 };
@@ -79,7 +80,7 @@ static int read_line(trace_reader *r, err *e)
         if (zerr != Z_OK && zerr != Z_STREAM_END)
             return err_at(e, r->path, r->line + 1, "corrupted or truncated input (%s)",
                           msg ? msg : "zlib error");
-        return 0;
+        return gztail_check(r->gz, r->path, e);
     }
     if (++r->line > TRACE_MAX_LINES)
         return err_at(e, r->path, r->line, "more than %ld lines: not a trace this tool replays "
@@ -180,6 +181,9 @@ int trace_open(const char *path, trace_reader **out, err *e)
         }
         memcpy(r->meta_key[r->nmeta], p, klen);
         r->meta_key[r->nmeta][klen] = 0;
+        for (int i = 0; i < r->nmeta; i++)
+            if (!strcmp(r->meta_key[i], r->meta_key[r->nmeta]))
+                return err_at(e, r->path, r->line, "meta %s given twice", r->meta_key[i]);
         p += klen;
         p += strspn(p, " \t");
         size_t vlen = strlen(p);
@@ -268,13 +272,24 @@ static int parse_int(trace_reader *r, const char *what, const char *s, long lo, 
 enum { F_STREAM = 1, F_KERNELS = 2, F_NAME = 4, F_GROUP = 8, F_DTYPE = 16, F_ALGO = 32,
        F_MEAS = 64, F_WAIT = 128, F_GRAPH = 256 };
 
-static int parse_field(trace_reader *r, trace_op *op, char *w, unsigned allowed, err *e)
+static int parse_field(trace_reader *r, trace_op *op, char *w, unsigned allowed,
+                       unsigned *seen, err *e)
 {
     char *eq = strchr(w, '=');
     if (!eq || eq == w)
         return err_at(e, r->path, r->line, "unexpected word '%s' (fields are key=value)", w);
     *eq = 0;
     const char *k = w, *v = eq + 1;
+    static const struct { const char *key; unsigned bit; } bits[] = {
+        {"stream", F_STREAM}, {"kernels", F_KERNELS}, {"name", F_NAME}, {"group", F_GROUP},
+        {"dtype", F_DTYPE}, {"algo", F_ALGO}, {"measured_us", F_MEAS}, {"wait_us", F_WAIT},
+        {"graph", F_GRAPH}};
+    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
+        if (!strcmp(k, bits[i].key)) {
+            if (*seen & bits[i].bit)
+                return err_at(e, r->path, r->line, "key '%s' given twice", k);
+            *seen |= bits[i].bit;
+        }
     long n;
     double d;
     if (!strcmp(k, "stream") && (allowed & F_STREAM)) {
@@ -405,8 +420,9 @@ int trace_next(trace_reader *r, trace_op *op, err *e)
         default:
             break;
         }
+        unsigned seen = 0;
         for (int i = 1 + npos; i < nw; i++)
-            TRY(parse_field(r, op, words[i], allowed, e));
+            TRY(parse_field(r, op, words[i], allowed, &seen, e));
         if (op->kind == OP_PHASE && op->graph < 0)
             op->graph = r->default_graph;
         if (op->kind == OP_WAIT && op->on == op->stream)
