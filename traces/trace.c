@@ -182,8 +182,11 @@ int trace_open(const char *path, trace_reader **out, err *e)
         memcpy(r->meta_key[r->nmeta], p, klen);
         r->meta_key[r->nmeta][klen] = 0;
         for (int i = 0; i < r->nmeta; i++)
-            if (!strcmp(r->meta_key[i], r->meta_key[r->nmeta]))
-                return err_at(e, r->path, r->line, "meta %s given twice", r->meta_key[i]);
+            if (!strcmp(r->meta_key[i], r->meta_key[r->nmeta])) {
+                rc = err_at(e, path, r->line, "meta %s given twice", r->meta_key[i]);
+                trace_close(r);
+                return rc;
+            }
         p += klen;
         p += strspn(p, " \t");
         size_t vlen = strlen(p);
