@@ -144,8 +144,9 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 10
 FUZZ_TARGETS ?= kineto kineto-gz trace trace-gz topo xml smi calib scenario meas grid
 FUZZ_SAN := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=undefined,float-cast-overflow
-FUZZ_CFLAGS := $(CFLAGS_BASE) $(XML2_CFLAGS) -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN)
+FUZZ_CFLAGS := $(CFLAGS_BASE) -Wno-sign-conversion $(XML2_CFLAGS) -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN)
 FUZZ_OBJ := $(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o) $(BUILD)/fuzz/obj/fuzz/harness.o
+.SECONDARY: $(FUZZ_OBJ)
 
 $(BUILD)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -154,7 +155,7 @@ $(BUILD)/fuzz/obj/%.o: %.c
 
 $(BUILD)/fuzz/fuzz-%: fuzz/libfuzzer.c $(FUZZ_OBJ)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -DFUZZ_TARGET='"$*"' -o $@ $^ $(LIBS)
+	$(Q)$(FUZZ_CC) $(filter-out -MMD -MP,$(FUZZ_CFLAGS)) -fsanitize=fuzzer -DFUZZ_TARGET='"$*"' -o $@ $(filter %.c %.o,$^) $(LIBS)
 
 fuzz: $(addprefix $(BUILD)/fuzz/fuzz-,$(FUZZ_TARGETS))
 	$(Q)scripts/fuzz.sh $(BUILD)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)

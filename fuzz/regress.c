@@ -1,5 +1,5 @@
 /* Replays saved fuzz findings through the harnesses: `fuzz-regress DIR`
- * runs every file DIR/TARGET/* through TARGET. Under make check-asan a
+ * runs every file DIR/TARGET/FILE through TARGET. Under make check-asan a
  * finding that crashes, leaks or trips UBSan again fails the build. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>

@@ -209,9 +209,10 @@ int cmd_coll(int argc, char **argv, err *e)
             report_str(rep, res.channels ? chs : "-");
         }
         report_end_row(rep);
-        uint64_t next = (uint64_t)((double)sz * g.factor);
-        if (g.minb == g.maxb)
+        double grown = (double)sz * g.factor;
+        if (g.minb == g.maxb || grown > (double)g.maxb)   /* also keeps the cast in range */
             break;
+        uint64_t next = (uint64_t)grown;
         if (next <= sz)   /* a small size times a small factor: step one element */
             next = sz + (uint64_t)esz;
         sz = next;
