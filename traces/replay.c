@@ -475,6 +475,8 @@ int replay_file(const char *path, const topo *t, coll_ctx *c, const replay_opts 
     while ((rc = trace_next(tr, &op, e)) == 1) {
         if ((rc = replay_op(r, &op, e)) != 0) {
             err_wrap(e, "%s:%ld", path, trace_line(tr));
+            if (rc == ERR_USAGE && e)   /* the model refused what this line asks: bad input */
+                rc = e->code = ERR_INPUT;
             break;
         }
     }
