@@ -31,6 +31,18 @@ static void on_fatal_signal(int sig)
     raise(sig);
 }
 
+/* Block the three signals while a temporary is created and registered, so
+ * none can land between the two; *old gets the mask to restore. */
+static void block_fatal(sigset_t *old)
+{
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGTERM);
+    sigaddset(&s, SIGINT);
+    sigaddset(&s, SIGHUP);
+    sigprocmask(SIG_BLOCK, &s, old);
+}
+
 static void live_add(const char *tmp)
 {
     if (!handlers_set) {
@@ -82,7 +94,12 @@ int ofile_open(ofile *o, const char *path, err *e)
         return 0;
     }
     snprintf(o->tmp, sizeof o->tmp, "%s.tmp.XXXXXX", path);
+    sigset_t old;
+    block_fatal(&old);
     int fd = mkstemp(o->tmp);
+    if (fd >= 0)
+        live_add(o->tmp);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     if (fd >= 0) {
         /* mkstemp makes 0600; give the file the mode a plain create would
          * (0666 less the umask). umask can only be read by setting it. */
@@ -96,9 +113,9 @@ int ofile_open(ofile *o, const char *path, err *e)
     if (!o->f) {
         close(fd);
         unlink(o->tmp);
+        live_remove(o->tmp);
         return err_set(e, ERR_SYSTEM, "%s: %s", path, strerror(errno));
     }
-    live_add(o->tmp);
     return 0;
 }
 
