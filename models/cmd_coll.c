@@ -7,6 +7,8 @@
 
 #include "models/cmds.h"
 #include "models/coll.h"
+#include "models/fabric.h"
+#include "models/nccl_tune.h"
 #include "models/topo.h"
 #include "sim/ofile.h"
 #include "sim/report.h"
@@ -29,7 +31,7 @@ typedef struct coll_args {
     coll_algo algo;
     coll_proto proto;
     coll_dtype dtype;
-    int graph;
+    int graph, split, without, explain;
     nccl_env env;
 } coll_args;
 
@@ -39,6 +41,8 @@ static int set_calib(void *ctx, const char *a, err *e) { (void)e; ARGS->calib = 
 static int set_timeline(void *ctx, const char *a, err *e) { (void)e; ARGS->timeline = a; return 0; }
 static int set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
 static int set_graph(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->graph = 1; return 0; }
+static int set_split(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->split = 1; return 0; }
+static int set_without(void *ctx, const char *a, err *e) { return fabric_mech_parse(a, &ARGS->without, e); }
 static int set_ng(void *ctx, const char *a, err *e) { return cli_parse_long("-g", a, 1, 4096, &ARGS->ng, e); }
 static int set_min(void *ctx, const char *a, err *e) { return cli_parse_size("-b", a, &ARGS->minb, e); }
 static int set_max(void *ctx, const char *a, err *e) { return cli_parse_size("-e", a, &ARGS->maxb, e); }
@@ -47,6 +51,19 @@ static int set_channels(void *ctx, const char *a, err *e) { return cli_parse_lon
 static int set_root(void *ctx, const char *a, err *e) { return cli_parse_long("--root", a, 0, 4095, &ARGS->root, e); }
 static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
 static int set_env(void *ctx, const char *a, err *e) { return coll_env_set(&ARGS->env, a, e); }
+static int set_explain(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->explain = 1; return 0; }
+
+static int set_nccl(void *ctx, const char *a, err *e)
+{
+    char as[64];
+    snprintf(as, sizeof as, "NCCL_VERSION=%s", a);
+    if (strlen(a) > 32 || coll_env_set(&ARGS->env, as, e)) {
+        char list[128];
+        return err_set(e, ERR_USAGE, "--nccl: '%s' is not an emulated NCCL version (%s)", a,
+                       nccl_tune_version_list(list, sizeof list));
+    }
+    return 0;
+}
 
 static int set_dtype(void *ctx, const char *a, err *e)
 {
@@ -76,8 +93,12 @@ static const cli_opt options[] = {
     {"channels", 0, "C", "NCCL channels (default: as NCCL for the size)", set_channels},
     {"root", 0, "R", "broadcast root (default 0)", set_root},
     {"graph", 0, NULL, "launched inside a CUDA graph", set_graph},
+    {"breakdown", 0, NULL, "add where the time goes: barrier, fixed, transfer, contention (us)", set_split},
     {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", set_calib},
+    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read", set_without},
     {"env", 0, "NCCL_X=Y", "an NCCL setting (repeatable)", set_env},
+    {"nccl", 0, "VER", "NCCL version whose decisions are emulated (default: the newest)", set_nccl},
+    {"explain", 0, NULL, "before each size, NCCL's choice and the numbers behind it", set_explain},
     {"timeline", 0, "OUT.json", "Perfetto timeline of the largest size", set_timeline},
     {"format", 0, "F", "table (default), csv or json", set_format},
     {"output", 'o', "FILE", "write the report to FILE (default stdout)", set_out},
@@ -104,6 +125,13 @@ static const report_col cols_csv[] = {
     {"size_bytes", NULL, 0, -1}, {"count", NULL, 0, -1},   {"dtype", NULL, 0, -1},
     {"algo", NULL, 0, -1},       {"proto", NULL, 0, -1},   {"channels", NULL, 0, -1},
     {"time_us", NULL, 0, 3},     {"algbw_GBps", NULL, 0, 3}, {"busbw_GBps", NULL, 0, 3},
+    {"barrier_us", NULL, 0, 3},  {"fixed_us", NULL, 0, 3}, {"transfer_us", NULL, 0, 3},
+    {"contention_us", NULL, 0, 3},
+};
+/* --breakdown appends these to the table (coll_result: where the time goes). */
+static const report_col cols_split[] = {
+    {"barrier_us", "barrier", 8, 2}, {"fixed_us", "fixed", 8, 2},
+    {"transfer_us", "xfer", 8, 2},   {"contention_us", "wait", 8, 2},
 };
 
 int cmd_coll(int argc, char **argv, err *e)
@@ -133,6 +161,8 @@ int cmd_coll(int argc, char **argv, err *e)
         return err_set(e, ERR_USAGE, "coll: unknown collective '%s'", pos[0]);
     if (g.factor < 1.000001 && g.minb != g.maxb)
         return err_set(e, ERR_USAGE, "-f: factor must be > 1");
+    if (g.explain && g.fmt != REPORT_TABLE)
+        return err_set(e, ERR_USAGE, "--explain: only with --format table");
     if (g.minb > g.maxb)
         return err_set(e, ERR_USAGE, "-b %llu is larger than -e %llu", (unsigned long long)g.minb,
                        (unsigned long long)g.maxb);
@@ -145,6 +175,8 @@ int cmd_coll(int argc, char **argv, err *e)
     coll_ctx *ctx = coll_ctx_new(t);
     if (!rc && !ctx)
         rc = err_set(e, ERR_SYSTEM, "out of memory");
+    if (ctx)
+        coll_ctx_without(ctx, g.without);
     coll_req req;
     coll_req_init(&req, t);
     req.kind = kind;
@@ -159,6 +191,7 @@ int cmd_coll(int argc, char **argv, err *e)
         req.nranks = (int)g.ng;
     ofile out;
     memset(&out, 0, sizeof out);
+    report_col cols[16];   /* the report keeps a pointer to its columns */
     if (!rc)
         rc = ofile_open(&out, g.out, e);
     report *rep = rc ? NULL : report_new(out.f, g.fmt);
@@ -170,15 +203,23 @@ int cmd_coll(int argc, char **argv, err *e)
             report_meta(rep, "topology", "%s (%d GPUs, %d used)", g.topo, topo_ngpus(t),
                         req.nranks);
         }
-        if (g.fmt == REPORT_CSV)
-            report_table(rep, NULL, cols_csv, 9);
-        else
-            report_table(rep, coll_kind_name(kind), cols_table, 11);
+        int nc = g.fmt == REPORT_CSV ? 9 : 11;
+        memcpy(cols, g.fmt == REPORT_CSV ? cols_csv : cols_table, sizeof cols[0] * (size_t)nc);
+        if (g.split)
+            memcpy(cols + nc, g.fmt == REPORT_CSV ? cols_csv + 9 : cols_split, sizeof cols[0] * 4);
+        report_table(rep, g.fmt == REPORT_CSV ? NULL : coll_kind_name(kind), cols,
+                     nc + (g.split ? 4 : 0));
     }
     int esz = coll_dtype_size(g.dtype);
     for (uint64_t sz = g.minb; !rc && sz <= g.maxb;) {
         req.bytes = sz;
         coll_result res;
+        if (g.explain && g.fmt == REPORT_TABLE) {
+            fflush(out.f);
+            rc = coll_explain(ctx, &req, sz == g.minb, out.f, e);
+            if (rc)
+                break;
+        }
         rc = coll_predict(ctx, &req, &res, e);
         if (rc)
             break;
@@ -207,6 +248,12 @@ int cmd_coll(int argc, char **argv, err *e)
             report_str(rep, aname);
             report_str(rep, res.proto == PROTO_AUTO ? "-" : coll_proto_name(res.proto));
             report_str(rep, res.channels ? chs : "-");
+        }
+        if (g.split) {
+            report_num(rep, (double)res.barrier_ps / 1e6);
+            report_num(rep, (double)res.fixed_ps / 1e6);
+            report_num(rep, (double)res.transfer_ps / 1e6);
+            report_num(rep, (double)res.contention_ps / 1e6);
         }
         report_end_row(rep);
         double grown = (double)sz * g.factor;

@@ -54,7 +54,7 @@ typedef struct flows_args {
     uint64_t bytes;
     flows_op op;
     report_format fmt;
-    int gpus[256], ngpus, list;
+    int gpus[256], ngpus, list, without;
 } flows_args;
 
 #define ARGS ((flows_args *)ctx)
@@ -67,10 +67,11 @@ static int set_list(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->
 static int set_gpus(void *ctx, const char *a, err *e) { return parse_gpus(a, ARGS->gpus, &ARGS->ngpus, e); }
 static int set_bytes(void *ctx, const char *a, err *e) { return cli_parse_size("--bytes", a, &ARGS->bytes, e); }
 static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
+static int set_without(void *ctx, const char *a, err *e) { return fabric_mech_parse(a, &ARGS->without, e); }
 
 static int set_op(void *ctx, const char *a, err *e)
 {
-    return flows_op_parse(a, &ARGS->op) ? err_set(e, ERR_USAGE, "--op: '%s' (write, read or copy)", a) : 0;
+    return flows_op_parse(a, &ARGS->op) ? err_set(e, ERR_USAGE, "--op: '%s' (write, read, copy, copy-write or copy-read)", a) : 0;
 }
 #undef ARGS
 
@@ -80,8 +81,9 @@ static const cli_opt options[] = {
     {"gpus", 0, "a,b,...", "the GPUs the pattern uses (default: all)", set_gpus},
     {"flows", 0, "SPEC", "an explicit set of concurrent flows, SRC>DST,...", set_spec},
     {"bytes", 0, "N", "bytes per flow (default 256M)", set_bytes},
-    {"op", 0, "OP", "write (default), read or copy", set_op},
+    {"op", 0, "OP", "write (default), read: SM stores/loads; copy, copy-write, copy-read: copy engine", set_op},
     {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", set_calib},
+    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read", set_without},
     {"format", 0, "F", "table (default), csv or json", set_format},
     {"output", 'o', "FILE", "write the report to FILE (default stdout)", set_out},
     {"list", 0, NULL, "list the patterns", set_list},
@@ -123,6 +125,8 @@ int cmd_flows(int argc, char **argv, err *e)
         ncases = 1;
     }
     fabric *f = rc ? NULL : fabric_new(t, e);
+    if (f)
+        fabric_disable(f, g.without);
     if (!rc && !f)
         rc = e->code;
     ofile out;

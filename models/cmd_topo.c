@@ -154,6 +154,9 @@ static int show(const char *name, int routes, report_format fmt, err *e)
     report_meta(r, "read_tags", "%d", p->read_tags);
     report_meta(r, "read_extra_lat_ns", "%g", (double)p->read_extra_lat_ps / 1e3);
     report_meta(r, "arb_collapse_GBps", "%g", p->arb_collapse_Bps / 1e9);
+    report_meta(r, "arb_collapse_read_GBps", "%g", p->arb_collapse_read_Bps / 1e9);
+    report_meta(r, "socket_read_GBps", "%g", p->socket_read_Bps / 1e9);
+    report_meta(r, "sm_req_bytes", "%d", p->sm_req_bytes);
     report_meta(r, "launch_us", "%g", (double)p->launch_ps / 1e6);
     report_meta(r, "graph_node_us", "%g", (double)p->graph_node_ps / 1e6);
     report_meta(r, "hostmem_GBps", "%g", p->hostmem_Bps / 1e9);

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "models/coll_impl.h"
+#include "models/nccl_tune.h"
 
 static const char *const algo_names[ALGO_NALGOS] = {
     "auto", "ring", "tree", "oneshot", "twoshot", "oneshot-push", "twoshot-push"};
@@ -176,6 +177,14 @@ int coll_env_set(nccl_env *env, const char *as, err *e)
         if (parse_int(v, 64, 1024, &x) || x % 64)
             return err_set(e, ERR_USAGE, "NCCL_NTHREADS: '%s' (64..1024, multiple of 64)", v);
         env->nthreads = (int)x;
+    } else if (KEY("NCCL_VERSION")) {
+        int ver = nccl_tune_version_parse(v);
+        if (ver < 0) {
+            char list[128];
+            return err_set(e, ERR_USAGE, "NCCL_VERSION: '%s' is not emulated (%s)", v,
+                           nccl_tune_version_list(list, sizeof list));
+        }
+        env->version = ver;
     } else if (kl > 5 && !strncmp(as, "NCCL_", 5)) {
         return err_set(e, ERR_USAGE, "--env %.*s: not a setting the model uses", (int)kl, as);
     } else {
@@ -193,11 +202,21 @@ typedef struct cache_ent {
     int used;
 } cache_ent;
 
+/* NCCL's decisions per (ranks, settings): a few, reused round-robin. */
+enum { NTUNES = 8 };
+
 struct coll_ctx {
     const topo *t;
     fabric *f;
+    int off;           /* FAB_NO_* mechanisms switched off */
     cache_ent *tab;
     size_t cap, len;
+    struct {
+        nccl_env env;
+        int nranks;
+        nccl_tune *nt;
+    } tunes[NTUNES];
+    int next_tune;
 };
 
 coll_ctx *coll_ctx_new(const topo *t)
@@ -215,7 +234,17 @@ void coll_ctx_free(coll_ctx *c)
         return;
     fabric_free(c->f);
     free(c->tab);
+    for (int i = 0; i < NTUNES; i++)
+        nccl_tune_free(c->tunes[i].nt);
     free(c);
+}
+
+void coll_ctx_without(coll_ctx *c, int off)
+{
+    c->off = off;
+    if (c->tab)
+        memset(c->tab, 0, sizeof *c->tab * c->cap);
+    c->len = 0;
 }
 
 static uint64_t hash_req(const coll_req *r)
@@ -225,6 +254,22 @@ static uint64_t hash_req(const coll_req *r)
     for (size_t i = 0; i < sizeof *r; i++)
         h = (h ^ p[i]) * 1099511628211ULL;
     return h;
+}
+
+/* Settings are compared as bytes, so keys are built zeroed (padding too). */
+static void env_canon(nccl_env *d, const nccl_env *s)
+{
+    memset(d, 0, sizeof *d);
+    d->p2p_level = s->p2p_level;
+    d->p2p_disable = s->p2p_disable;
+    d->shm_disable = s->shm_disable;
+    d->algo = s->algo;
+    d->proto = s->proto;
+    d->min_channels = s->min_channels;
+    d->max_channels = s->max_channels;
+    d->buffsize_bytes = s->buffsize_bytes;
+    d->nthreads = s->nthreads;
+    d->version = s->version;
 }
 
 /* Requests are compared as bytes, so keys are built zeroed (padding too). */
@@ -240,15 +285,7 @@ static void canon(coll_req *k, const coll_req *r)
     k->proto = r->proto;
     k->channels = r->channels;
     k->graph = r->graph;
-    k->env.p2p_level = r->env.p2p_level;
-    k->env.p2p_disable = r->env.p2p_disable;
-    k->env.shm_disable = r->env.shm_disable;
-    k->env.algo = r->env.algo;
-    k->env.proto = r->env.proto;
-    k->env.min_channels = r->env.min_channels;
-    k->env.max_channels = r->env.max_channels;
-    k->env.buffsize_bytes = r->env.buffsize_bytes;
-    k->env.nthreads = r->env.nthreads;
+    env_canon(&k->env, &r->env);
 }
 
 static cache_ent *cache_slot(coll_ctx *c, const coll_req *k)
@@ -277,19 +314,57 @@ static cache_ent *cache_slot(coll_ctx *c, const coll_req *k)
 
 /* --- choosing and running ---------------------------------------------- */
 
-static int choose(coll_ctx *c, const coll_req *r, coll_algo *algo, coll_proto *proto,
-                  int *channels, err *e)
+static int check_req(const coll_ctx *c, const coll_req *r, err *e);
+
+/* NCCL's decisions for the request's ranks and settings; --algo/--proto act
+ * as NCCL_ALGO/NCCL_PROTO would. Cached; owned by the context. */
+static int get_tune(coll_ctx *c, const coll_req *r, const nccl_tune **out, err *e)
 {
-    coll_algo a = r->algo != ALGO_AUTO ? r->algo : r->env.algo;
-    coll_proto p = r->proto != PROTO_AUTO ? r->proto : r->env.proto;
-    int custom = a == ALGO_ONESHOT || a == ALGO_TWOSHOT || a == ALGO_ONESHOT_PUSH ||
-                 a == ALGO_TWOSHOT_PUSH;
-    if (custom) {
-        *algo = a;
-        *proto = PROTO_AUTO;
-        *channels = 0;
-        return 0;
-    }
+    nccl_env env;
+    env_canon(&env, &r->env);
+    if (r->algo != ALGO_AUTO)
+        env.algo = r->algo;
+    if (r->proto != PROTO_AUTO)
+        env.proto = r->proto;
+    for (int i = 0; i < NTUNES; i++)
+        if (c->tunes[i].nt && c->tunes[i].nranks == r->nranks &&
+            !memcmp(&c->tunes[i].env, &env, sizeof env)) {
+            *out = c->tunes[i].nt;
+            return 0;
+        }
+    nccl_tune *nt;
+    TRY(nccl_tune_new(c->t, r->nranks, &env, &nt, e));
+    int i = c->next_tune;
+    c->next_tune = (i + 1) % NTUNES;
+    nccl_tune_free(c->tunes[i].nt);
+    c->tunes[i].nt = nt;
+    memcpy(&c->tunes[i].env, &env, sizeof env);
+    c->tunes[i].nranks = r->nranks;
+    *out = nt;
+    return 0;
+}
+
+int coll_explain(coll_ctx *c, const coll_req *r, int comm, FILE *f, err *e)
+{
+    coll_req k;
+    canon(&k, r);
+    TRY(check_req(c, &k, e));
+    const nccl_tune *nt;
+    TRY(get_tune(c, &k, &nt, e));
+    nccl_tune_op op;
+    int have = nt->emulated && k.kind != COLL_ALLTOALL &&
+               nccl_tune_op_choose(nt, k.kind, k.bytes, ALGO_AUTO, PROTO_AUTO, &op, e) == 0;
+    if (nt->emulated && k.kind != COLL_ALLTOALL && !have)
+        return e->code;
+    nccl_tune_explain(nt, c->t, k.kind, k.bytes, have ? &op : NULL, comm, f);
+    return 0;
+}
+
+/* Before NCCL's decisions were emulated (and still beyond the emulated
+ * rank count and for all-to-all): NCCL's cost model on fixed channels. */
+static int choose_fixed(coll_ctx *c, const coll_req *r, coll_algo a, coll_proto p,
+                        coll_algo *algo, coll_proto *proto, int *channels, err *e)
+{
     int nc_max = nccl_default_channels(c->t, r->nranks, &r->env);
     if (a == ALGO_AUTO || p == PROTO_AUTO) {
         /* As NCCL: lowest time by its own cost model among enabled pairs. */
@@ -328,6 +403,33 @@ static int choose(coll_ctx *c, const coll_req *r, coll_algo *algo, coll_proto *p
     return 0;
 }
 
+static int choose(coll_ctx *c, const coll_req *r, coll_algo *algo, coll_proto *proto,
+                  int *channels, int *threads, const nccl_tune **tune, err *e)
+{
+    coll_algo a = r->algo != ALGO_AUTO ? r->algo : r->env.algo;
+    coll_proto p = r->proto != PROTO_AUTO ? r->proto : r->env.proto;
+    int custom = a == ALGO_ONESHOT || a == ALGO_TWOSHOT || a == ALGO_ONESHOT_PUSH ||
+                 a == ALGO_TWOSHOT_PUSH;
+    *threads = 0;
+    TRY(get_tune(c, r, tune, e));
+    if (custom) {
+        *algo = a;
+        *proto = PROTO_AUTO;
+        *channels = 0;
+        return 0;
+    }
+    if (!(*tune)->emulated || r->kind == COLL_ALLTOALL)
+        return choose_fixed(c, r, a, p, algo, proto, channels, e);
+    /* NCCL's own choice (models/nccl_tune.c, docs/model.md "NCCL's decisions"). */
+    nccl_tune_op op;
+    TRY(nccl_tune_op_choose(*tune, r->kind, r->bytes, ALGO_AUTO, PROTO_AUTO, &op, e));
+    *algo = op.algo;
+    *proto = op.proto;
+    *channels = r->channels > 0 ? r->channels : op.nchannels;
+    *threads = op.nthreads;
+    return 0;
+}
+
 static int check_req(const coll_ctx *c, const coll_req *r, err *e)
 {
     int ng = topo_ngpus(c->t);
@@ -342,13 +444,54 @@ static int check_req(const coll_ctx *c, const coll_req *r, err *e)
     return 0;
 }
 
+/* Labels of the tasks of a flag barrier (coll.c cb_barrier). */
+static int is_barrier_label(const char *l)
+{
+    return l && (!strcmp(l, "flag") || !strcmp(l, "flags") || !strcmp(l, "barrier") ||
+                 !strcmp(l, "barrier-join"));
+}
+
+/* Split the makespan along the critical path (coll_result's fields). */
+static int breakdown(sched *s, coll_result *out, err *e)
+{
+    int n = sched_ntasks(s);
+    int *path = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    if (!path)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    int len = sched_critical_path(s, path, n);
+    if (len < 0) {
+        free(path);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    for (int i = 0; i < len; i++) {
+        int t = path[i];
+        /* A task's share: from the end of its critical predecessor (or 0). */
+        sim_ps from = i + 1 < len ? sched_end(s, path[i + 1]) : 0;
+        sim_ps dur = sched_end(s, t) - from;
+        if (is_barrier_label(sched_label(s, t))) {
+            out->barrier_ps += dur;
+        } else if (!sched_is_flow(s, t)) {
+            out->fixed_ps += dur;
+        } else {
+            sim_ps alone = sched_alone_ps(s, t);
+            sim_ps own = sched_end(s, t) - sched_start(s, t);
+            sim_ps x = alone < own ? alone : own;
+            out->transfer_ps += x + (dur - own);  /* a wait before it starts is its own */
+            out->contention_ps += own - x;
+        }
+    }
+    free(path);
+    return 0;
+}
+
 static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *e)
 {
     TRY(check_req(c, r, e));
     coll_algo a = ALGO_RING;
     coll_proto p = PROTO_SIMPLE;
-    int nc = 1;
-    TRY(choose(c, r, &a, &p, &nc, e));
+    int nc = 1, threads = 0;
+    const nccl_tune *tune = NULL;
+    TRY(choose(c, r, &a, &p, &nc, &threads, &tune, e));
     coll_build_fn *fn = NULL;
     for (size_t i = 0; i < sizeof algos / sizeof algos[0]; i++)
         if (algos[i].algo == a && (algos[i].kinds & (1u << r->kind)))
@@ -358,27 +501,29 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
                        coll_kind_name(r->kind));
     if (!c->f && !(c->f = fabric_new(c->t, e)))
         return e->code;
+    fabric_disable(c->f, c->off);
     fabric_reset(c->f);
     int node[4096];
     for (int i = 0; i < r->nranks; i++)
         node[i] = topo_gpu_node(c->t, i);
-    coll_build b = {c->f, c->t, r, a, p, nc, r->nranks, node, e, 0};
+    coll_build b = {c->f, c->t, r, a, p, nc, r->nranks, node, e, 0, tune};
     memset(out, 0, sizeof *out);
     out->algo = a;
     out->proto = p;
     out->channels = nc;
+    out->threads = threads;
     if (r->nranks == 1) {
         /* One rank: NCCL copies the input to the output inside the GPU
          * (read + write of S at memory bandwidth) after a kernel's fixed
          * device-side cost; nothing crosses the fabric. */
         const topo_params *tp = topo_params_get(c->t);
         double copy = tp->gpu_mem_Bps > 0 ? 2.0 * (double)r->bytes / tp->gpu_mem_Bps : 0;
-        out->time_ps = tp->kernel_base_ps + (sim_ps)(copy * 1e12);
+        out->time_ps = out->fixed_ps = tp->kernel_base_ps + (sim_ps)(copy * 1e12);
         out->channels = 1;
         return 0;
     }
     if (r->bytes == 0) {
-        out->time_ps = p != PROTO_AUTO ? nccl_proto(p)->base_ring_ps : 0;
+        out->time_ps = out->fixed_ps = p != PROTO_AUTO ? nccl_proto(p)->base_ring_ps : 0;
         return 0;
     }
     if (fn(&b) < 0)
@@ -388,6 +533,7 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
     TRY(sched_run(s, e));
     out->time_ps = sched_makespan(s);
     out->events = sched_events(s);
+    TRY(breakdown(s, out, e));
     if (tl) {
         char names[4096][16];
         const char *ptrs[4096];
@@ -455,18 +601,18 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
     if (pi->flag_hops)
         extra += pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, src, dst);
     double wire = pi->wire * weight;
-    if (nccl_uses_p2p(b->t, &b->r->env, from, to))
+    int p2p = b->tune && b->tune->emulated ? b->tune->p2p[from][to]
+                                           : nccl_uses_p2p(b->t, &b->r->env, from, to);
+    if (p2p)
         return fabric_xfer(b->f, FAB_WRITE, src, dst, bytes, wire, extra, from, label, b->e);
-    /* SHM: the sender writes into host memory near the receiver, which then
-     * loads it over its own PCIe link (NCCL_SHM_LOCALITY=2). */
+    /* SHM: the sender writes into host memory near the receiver, which
+     * loads it over its own PCIe link (NCCL_SHM_LOCALITY=2), slice by slice:
+     * one pipelined transfer over both routes, so the hop starts when its
+     * data is ready like any other. */
     int mem = fabric_hostmem_of(b->f, dst);
     if (mem < 0)
         return err_set(b->e, ERR_USAGE, "SHM transport needs host memory in the topology"), -1;
-    int w = fabric_xfer(b->f, FAB_WRITE, src, mem, bytes, wire, 0, from, label, b->e);
-    int rd = fabric_xfer(b->f, FAB_READ, mem, dst, bytes, wire, extra, to, label, b->e);
-    if (w < 0 || rd < 0 || cb_dep(b, w, rd) < 0)
-        return -1;
-    return rd;
+    return fabric_xfer_staged(b->f, src, mem, dst, bytes, wire, extra, from, label, b->e);
 }
 
 int cb_barrier(coll_build *b, const int *ready, int *done)

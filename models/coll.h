@@ -38,6 +38,8 @@ typedef struct nccl_env {
     int min_channels, max_channels;   /* NCCL_MIN/MAX_NCHANNELS, 0 = default */
     int64_t buffsize_bytes;           /* NCCL_BUFFSIZE, 0 = default */
     int nthreads;                     /* NCCL_NTHREADS, 0 = default */
+    int version;                      /* NCCL version emulated (NCCL_VERSION, --nccl):
+                                         index of nccl_tune's table, 0 = newest */
 } nccl_env;
 
 /* The largest message the model runs: its cost grows with the bytes (NCCL
@@ -63,7 +65,14 @@ typedef struct coll_result {
     coll_algo algo;     /* what ran */
     coll_proto proto;
     int channels;
+    int threads;        /* NCCL threads per channel (0 for custom kernels) */
     uint64_t events;    /* engine events used */
+    /* Where the time goes, along the critical path (they sum to time_ps):
+     * flag barriers, fixed device costs (kernel start, local reduces), data
+     * transfers at the rate each would get alone, and the rest of the
+     * transfers' time: waiting for links shared with other flows or
+     * collapsed by a switch (docs/model.md "Where the time goes"). */
+    sim_ps barrier_ps, fixed_ps, transfer_ps, contention_ps;
 } coll_result;
 
 typedef struct coll_ctx coll_ctx;
@@ -75,12 +84,19 @@ void coll_ctx_free(coll_ctx *c);            /* NULL ok */
 void coll_req_init(coll_req *r, const topo *t);
 /* Apply one "NCCL_X=Y" setting; ERR_USAGE on an unknown or bad one. */
 int coll_env_set(nccl_env *env, const char *assignment, err *e);
+/* Switch fabric mechanisms off (FAB_NO_* bits of models/fabric.h) for every
+ * later prediction of this context: ablations. Clears the cache. */
+void coll_ctx_without(coll_ctx *c, int off);
 /* Predict (cached). ERR_USAGE if the request cannot run on this topology
  * (e.g. more ranks than GPUs, 16-byte multiple needed). */
 int coll_predict(coll_ctx *c, const coll_req *r, coll_result *out, err *e);
 /* Same, without the cache, also writing a Perfetto timeline if tl != NULL. */
 int coll_predict_timeline(coll_ctx *c, const coll_req *r, coll_result *out,
                           FILE *tl, err *e);
+/* NCCL's decisions for r (the emulated version's rules and numbers, in the
+ * spirit of NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING) written to f: the
+ * communicator's part too if comm, then the operation's. */
+int coll_explain(coll_ctx *c, const coll_req *r, int comm, FILE *f, err *e);
 /* Name tables for the CLI: "ring", "LL", "bf16", "allreduce". NULL if out of range. */
 const char *coll_algo_name(coll_algo a);
 const char *coll_proto_name(coll_proto p);

@@ -33,6 +33,7 @@ typedef struct coll_build {
     int *node;         /* node id of each rank's GPU */
     err *e;
     int label_track;   /* unused for now */
+    const struct nccl_tune *tune;  /* NCCL's decisions (transport per hop), or NULL */
 } coll_build;
 
 typedef int coll_build_fn(coll_build *b);

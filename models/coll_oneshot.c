@@ -1,8 +1,11 @@
 /* Custom one-shot allreduce, in the two forms found in the field.
- * Pull (vLLM/SGLang cross_device_reduce_1stage): kernel start, flag barrier,
- * every rank loads the whole vector from each of its n-1 peers (non-posted
- * reads, interleaved across peers, so they advance together) and reduces as
- * it loads, end barrier so no peer overwrites an input still being read.
+ * Pull (vLLM/SGLang cross_device_reduce_1stage, p2pmark's
+ * pcie_allreduce_kernel): kernel start, flag barrier, every rank loads the
+ * whole vector from each of its n-1 peers (SM loads: non-posted reads,
+ * interleaved across peers, so they advance together) and reduces as it
+ * loads. Launched eagerly (vLLM) it ends with a second barrier so no peer
+ * overwrites an input still being read; in a CUDA graph the buffers are
+ * double-buffered and only the start barrier runs (docs/model.md).
  * Push: kernel start, every rank writes its vector into a slot of each
  * peer's buffer (posted writes, interleaved), a flag behind the data (posted
  * writes stay ordered, so the flag lands with the last byte), each rank waits
@@ -100,8 +103,9 @@ int coll_build_oneshot(coll_build *b)
         rc = begin(b, push, v[0], v[1]);
     if (!rc)
         rc = exchange(b, push ? FAB_WRITE : FAB_READ, S, v[1], v[2], push ? "push" : "pull");
-    /* Pull reduces as it loads; push reduces its n slots afterwards. */
-    if (!rc)
+    /* Pull reduces as it loads (and meets at an end barrier when eager);
+     * push reduces its n slots afterwards. */
+    if (!rc && (push || !b->r->graph))
         rc = settle(b, push, v[2], v[3], b->n, S);
     for (int i = 0; i < 4; i++)
         free(v[i]);

@@ -36,7 +36,8 @@ static topo *uniform(int n, int read_tags)
     int sw = topo_add_node(t, "sw0", TOPO_SWITCH, 0, &e);
     topo_set_parent(t, rp, cpu, &e);
     topo_set_parent(t, sw, rp, &e);
-    topo_link l = {cpu, rp, LINK_PCIE, 5, 16, 0, B_BPS, HOP_PS};
+    topo_link l = {.a = cpu, .b = rp, .kind = LINK_PCIE, .pcie_gen = 5, .pcie_width = 16,
+                   .bw_Bps = B_BPS, .lat_ps = HOP_PS};
     topo_add_link(t, &l, &e);
     l.a = rp;
     l.b = sw;
@@ -52,6 +53,9 @@ static topo *uniform(int n, int read_tags)
     }
     topo_params *p = topo_params_mut(t);
     p->pcie_mrrs_bytes = 512;
+    /* Kernel requests as large as a write TLP (MPS 256), so the wire costs
+     * of these tests are the link's rate; test_req_size checks smaller ones. */
+    p->sm_req_bytes = 256;
     p->read_tags = read_tags;
     p->read_extra_lat_ps = 0;
     p->arb_collapse_Bps = 0;
@@ -211,19 +215,24 @@ static void test_copy_setup(void **state)
 static void test_read_bound(void **state)
 {
     (void)state;
-    /* The read bound: 16 tags x 512 B outstanding over a round trip of
-     * 2 alpha = 2 us gives 8192 B / 2 us = 4.096 GB/s, below the 10 GB/s
-     * link. A 4,096,000-byte read then takes 4096000 / 4.096e9 s = 1000 us
-     * plus the round trip, 2 us: 1002 us. */
+    /* The read bound: a copy engine keeps 16 tags x 512 B (MRRS)
+     * outstanding over a round trip of 2 alpha = 2 us: 8192 B / 2 us = 4.096
+     * GB/s, below the 10 GB/s link. A 4,096,000-byte read then takes
+     * 4096000 / 4.096e9 s = 1000 us plus the round trip, 2 us: 1002 us. */
     topo *t = uniform(2, 16);
     err e = {0};
     fabric *f = fabric_new(t, &e);
     assert_non_null(f);
     flows_case c;
-    assert_int_equal(flows_parse(t, "1>0", FLOWS_READ, 4096000, &c, &e), 0);
+    assert_int_equal(flows_parse(t, "1>0", FLOWS_COPY_READ, 4096000, &c, &e), 0);
     sim_ps tp[1];
     assert_int_equal(flows_run(f, &c, tp, &e), 0);
     NEAR((double)tp[0] / 1e6, 1002.0, 0.01);
+    /* A kernel's SM loads ask for sm_req_bytes (256 here) per tag: 16 x 256 B
+     * / 2 us = 2.048 GB/s, so the same read takes 2000 + 2 = 2002 us. */
+    assert_int_equal(flows_parse(t, "1>0", FLOWS_READ, 4096000, &c, &e), 0);
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR((double)tp[0] / 1e6, 2002.0, 0.01);
     /* The same transfer as a write is only link-bound: 409.6 + 1 us. */
     assert_int_equal(flows_parse(t, "1>0", FLOWS_WRITE, 4096000, &c, &e), 0);
     assert_int_equal(flows_run(f, &c, tp, &e), 0);

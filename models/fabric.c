@@ -1,29 +1,51 @@
-/* Fabric: engine links for every direction of every topology link, plus one
- * virtual link per GPU that carries its outstanding-read budget. Transfers
- * become engine flows along topo_route(); the switch arbitration rule sits
- * on every switch-to-root (uplink) direction. Tags of write flows encode the
- * source GPU and the destination root port so the rule can see the pattern
- * "two sources on one uplink writing towards two root ports". */
+/* Fabric: engine links for every direction of every topology link, plus
+ * virtual links that carry budgets rather than wires: per GPU its
+ * outstanding-read budget and its posted-write ingress (head-of-line
+ * coupling), per socket-link direction the peer-read completions it can
+ * carry. Transfers become engine flows along topo_route(). The arbitration
+ * rules sit on every switch-to-root (uplink) direction; a flow's tag is the
+ * index of its group in a per-run table that lists, for each uplink the
+ * group crosses, which GPU injects the data there (the writer, or the
+ * completer of a read) and towards which root port, so a rule sees the
+ * pattern of every stream of an interleaved group (docs/model.md). */
 #include "models/fabric.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-    TAG_WRITE = 1u << 31,
-    TAG_MULTIROOT = 1u << 30,
-    TAG_SRC_SHIFT = 12,
-    TAG_FIELD = 0xfff,
-    MAX_HOPS = 64
-};
+enum { MAX_HOPS = 64 };
+
+/* One stream of a group crossing an uplink: what the rules look at. */
+typedef struct upent {
+    int link;          /* engine link id of the uplink direction */
+    int cpl;           /* 0: posted write, 1: read completion */
+    int src;           /* GPU index injecting the data, -1 host */
+    int root;          /* root port node above the data's destination */
+} upent;
+
+typedef struct group {
+    int off, n;        /* into ups */
+} group;
 
 struct fabric {
     const topo *t;
     sched *s;
     int nlinks_topo;
+    int off;           /* FAB_NO_* bits */
     int *read_link;    /* per node: virtual read-budget link, -1 if not a GPU */
+    double *read_cap;  /* per node: that link's capacity (MRRS requests) */
+    int *hol_link;     /* per node: virtual posted-write ingress link, -1 */
+    int *hol_out;      /* per node: engine link of its own PCIe link out, -1 */
+    int *sock_link;    /* per engine link: its virtual peer-read link, -1 */
+    int *is_uplink;    /* per engine link */
     int *root_of;      /* per node: root port above it, -1 */
     int *hostmem_of;   /* per node */
+    /* per-run group table (tags) */
+    upent *ups;
+    int nups, ups_cap;
+    group *groups;
+    int ngroups, groups_cap;
     /* scratch for group flows; slot[l] = index of engine link l in lk, or -1 */
     int *slot;
     int *lk;
@@ -31,39 +53,58 @@ struct fabric {
     int scratch_cap;
 };
 
+static double link_cap(const topo *t, int engine_link)
+{
+    const topo_link *l = topo_link_at(t, engine_link / 2);
+    return (engine_link & 1) && l->bw_back_Bps > 0 ? l->bw_back_Bps : l->bw_Bps;
+}
+
+/* Count distinct values among up to 2: enough for the ">= 2" triggers. */
+typedef struct two {
+    int first, n;
+} two;
+
+static void two_add(two *d, int v)
+{
+    if (d->n == 0) {
+        d->first = v;
+        d->n = 1;
+    } else if (d->n == 1 && v != d->first) {
+        d->n = 2;
+    }
+}
+
 static double collapse_rule(void *ctx, int link, const uint32_t *tags, int ntags,
                             double nominal_Bps)
 {
-    (void)link;
     const fabric *f = ctx;
-    double collapse = topo_params_get(f->t)->arb_collapse_Bps;
-    if (collapse <= 0 || ntags < 1)
+    const topo_params *p = topo_params_get(f->t);
+    double cw = f->off & FAB_NO_COLLAPSE_WRITE ? 0 : p->arb_collapse_Bps;
+    double cr = f->off & FAB_NO_COLLAPSE_READ ? 0 : p->arb_collapse_read_Bps;
+    if ((cw <= 0 && cr <= 0) || ntags < 1)
         return nominal_Bps;
-    /* Trigger (docs/model.md): >= 2 distinct writing GPUs on this uplink and
-     * their writes heading to >= 2 distinct root ports. */
-    uint32_t src0 = UINT32_MAX, root0 = UINT32_MAX;
-    int nsrc = 0, nroot = 0;
+    /* Trigger (docs/model.md): >= 2 distinct GPUs injecting on this uplink
+     * and their data heading to >= 2 distinct root ports; posted writes and
+     * read completions are counted apart, each with its own rate. */
+    two src[2] = {{0, 0}, {0, 0}}, root[2] = {{0, 0}, {0, 0}};
     for (int i = 0; i < ntags; i++) {
-        uint32_t tg = tags[i];
-        if (!(tg & TAG_WRITE))
+        if (tags[i] == 0 || tags[i] > (uint32_t)f->ngroups)
             continue;
-        uint32_t src = (tg >> TAG_SRC_SHIFT) & TAG_FIELD, root = tg & TAG_FIELD;
-        if (nsrc == 0) {
-            src0 = src;
-            nsrc = 1;
-        } else if (src != src0) {
-            nsrc = 2;
-        }
-        if (tg & TAG_MULTIROOT) {
-            nroot = 2;
-        } else if (nroot == 0) {
-            root0 = root;
-            nroot = 1;
-        } else if (root != root0) {
-            nroot = 2;
+        const group *g = &f->groups[tags[i] - 1];
+        for (int k = g->off; k < g->off + g->n; k++) {
+            const upent *u = &f->ups[k];
+            if (u->link != link)
+                continue;
+            two_add(&src[u->cpl], u->src);
+            two_add(&root[u->cpl], u->root);
         }
     }
-    return nsrc >= 2 && nroot >= 2 && collapse < nominal_Bps ? collapse : nominal_Bps;
+    double cap = nominal_Bps;
+    if (cw > 0 && src[0].n >= 2 && root[0].n >= 2 && cw < cap)
+        cap = cw;
+    if (cr > 0 && src[1].n >= 2 && root[1].n >= 2 && cr < cap)
+        cap = cr;
+    return cap;
 }
 
 static int compute_root(const topo *t, int node)
@@ -93,7 +134,7 @@ static int compute_hostmem(const topo *t, int node)
 sim_ps fabric_lat_ps(const fabric *f, fab_op op, int src, int dst)
 {
     sim_ps one = topo_route_lat_ps(f->t, src, dst);
-    if (op == FAB_WRITE)
+    if (!fab_is_read(op))
         return one;
     return 2 * one + topo_params_get(f->t)->read_extra_lat_ps;
 }
@@ -111,70 +152,160 @@ static int route_has_pcie(const topo *t, int a, int b)
     return 0;
 }
 
-double fabric_read_cap_Bps(const fabric *f, int reader, int target)
+/* Payload bytes of one request (reads: of one completion) for op. */
+static int req_bytes(const fabric *f, fab_op op)
+{
+    const topo_params *p = topo_params_get(f->t);
+    int mps = p->pcie_mps_bytes, sm = f->off & FAB_NO_REQ_SIZE ? mps : p->sm_req_bytes;
+    switch (op) {
+    case FAB_CE_WRITE: return mps;
+    case FAB_CE_READ: return p->pcie_mrrs_bytes;
+    case FAB_READ: return f->off & FAB_NO_REQ_SIZE ? p->pcie_mrrs_bytes : sm;
+    default: return sm < mps ? sm : mps;
+    }
+}
+
+double fabric_tlp_weight(const fabric *f, fab_op op)
+{
+    const topo_params *p = topo_params_get(f->t);
+    double o = p->pcie_tlp_overhead_bytes, mps = p->pcie_mps_bytes;
+    double pay = req_bytes(f, op);
+    if (pay > mps)   /* completions and writes are split at MPS */
+        pay = mps;
+    return ((pay + o) / pay) / ((mps + o) / mps);
+}
+
+double fabric_read_cap_Bps(const fabric *f, fab_op op, int reader, int target)
 {
     const topo_params *p = topo_params_get(f->t);
     if (!route_has_pcie(f->t, target, reader))
         return 0;
     sim_ps rtt = fabric_lat_ps(f, FAB_READ, target, reader);
-    if (p->read_tags <= 0 || p->pcie_mrrs_bytes <= 0 || rtt <= 0)
+    if (p->read_tags <= 0 || rtt <= 0)
         return 0;
-    return (double)p->read_tags * p->pcie_mrrs_bytes / ((double)rtt * 1e-12);
+    return (double)p->read_tags * req_bytes(f, op) / ((double)rtt * 1e-12);
+}
+
+void fabric_disable(fabric *f, int off) { f->off = off; }
+
+static const struct {
+    const char *name;
+    int bit;
+} mechs[] = {
+    {"write-collapse", FAB_NO_COLLAPSE_WRITE}, {"read-collapse", FAB_NO_COLLAPSE_READ},
+    {"hol", FAB_NO_HOL}, {"req-size", FAB_NO_REQ_SIZE}, {"socket-read", FAB_NO_SOCKET_READ},
+};
+
+int fabric_mech_parse(const char *list, int *off, err *e)
+{
+    *off = 0;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        int bit = 0;
+        for (size_t i = 0; i < sizeof mechs / sizeof mechs[0]; i++)
+            if (strlen(mechs[i].name) == n && !strncmp(p, mechs[i].name, n))
+                bit = mechs[i].bit;
+        if (!bit)
+            return err_set(e, ERR_USAGE, "--without: unknown mechanism '%.*s' (write-collapse, "
+                           "read-collapse, hol, req-size, socket-read)", (int)n, p);
+        *off |= bit;
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
+/* The GPU's own PCIe link towards the fabric (its first hop), or -1. */
+static int gpu_pcie_out(const topo *t, int node)
+{
+    for (int l = 0; l < topo_nlinks(t); l++) {
+        const topo_link *tl = topo_link_at(t, l);
+        if (tl->kind == LINK_PCIE && (tl->a == node || tl->b == node))
+            return tl->a == node ? 2 * l : 2 * l + 1;
+    }
+    return -1;
 }
 
 fabric *fabric_new(const topo *t, err *e)
 {
     fabric *f = calloc(1, sizeof *f);
-    int nn = topo_nnodes(t);
+    int nn = topo_nnodes(t), ntl = topo_nlinks(t);
     if (!f || !(f->s = sched_new()) || !(f->read_link = malloc(sizeof(int) * (size_t)nn)) ||
+        !(f->read_cap = calloc((size_t)nn, sizeof(double))) ||
+        !(f->hol_link = malloc(sizeof(int) * (size_t)nn)) ||
+        !(f->hol_out = malloc(sizeof(int) * (size_t)nn)) ||
+        !(f->sock_link = malloc(sizeof(int) * (size_t)(2 * ntl + 1))) ||
+        !(f->is_uplink = calloc((size_t)(2 * ntl + 1), sizeof(int))) ||
         !(f->root_of = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->hostmem_of = malloc(sizeof(int) * (size_t)nn)))
         goto oom;
     f->t = t;
-    f->nlinks_topo = topo_nlinks(t);
+    f->nlinks_topo = ntl;
+    const topo_params *p = topo_params_get(t);
     char name[160];
-    for (int l = 0; l < f->nlinks_topo; l++) {
+    for (int l = 0; l < ntl; l++) {
         const topo_link *tl = topo_link_at(t, l);
         const char *a = topo_node_at(t, tl->a)->name, *b = topo_node_at(t, tl->b)->name;
         snprintf(name, sizeof name, "%s>%s", a, b);
-        if (sched_link(f->s, tl->bw_Bps, name) != 2 * l)
+        if (sched_link(f->s, link_cap(t, 2 * l), name) != 2 * l)
             goto oom;
         snprintf(name, sizeof name, "%s>%s", b, a);
-        if (sched_link(f->s, tl->bw_Bps, name) != 2 * l + 1)
+        if (sched_link(f->s, link_cap(t, 2 * l + 1), name) != 2 * l + 1)
             goto oom;
-        /* The arbitration rule watches traffic leaving a switch upwards. */
+        /* The arbitration rules watch traffic leaving a switch upwards. */
         const topo_node *na = topo_node_at(t, tl->a), *nb = topo_node_at(t, tl->b);
-        if (na->kind == TOPO_SWITCH && na->pci_parent == tl->b)
+        if (na->kind == TOPO_SWITCH && na->pci_parent == tl->b) {
             sched_link_rule(f->s, 2 * l, collapse_rule, f);
-        if (nb->kind == TOPO_SWITCH && nb->pci_parent == tl->a)
+            f->is_uplink[2 * l] = 1;
+        }
+        if (nb->kind == TOPO_SWITCH && nb->pci_parent == tl->a) {
             sched_link_rule(f->s, 2 * l + 1, collapse_rule, f);
+            f->is_uplink[2 * l + 1] = 1;
+        }
+    }
+    /* Peer-read completions a socket link can carry, per direction. */
+    for (int i = 0; i < 2 * ntl; i++) {
+        f->sock_link[i] = -1;
+        const topo_link *tl = topo_link_at(t, i / 2);
+        if (tl->kind != LINK_SOCKET || p->socket_read_Bps <= 0)
+            continue;
+        snprintf(name, sizeof name, "%s.peer-reads", sched_link_name(f->s, i));
+        if ((f->sock_link[i] = sched_link(f->s, p->socket_read_Bps, name)) < 0)
+            goto oom;
     }
     for (int n = 0; n < nn; n++) {
         f->root_of[n] = compute_root(t, n);
         f->hostmem_of[n] = compute_hostmem(t, n);
-        f->read_link[n] = -1;
+        f->read_link[n] = f->hol_link[n] = f->hol_out[n] = -1;
     }
-    /* Read budget of each GPU: tags x request bytes over its shortest round
-     * trip to any other GPU or host memory; a single flow is also capped by
-     * its own round trip (fabric_read_cap_Bps). */
     for (int g = 0; g < topo_ngpus(t); g++) {
         int n = topo_gpu_node(t, g);
+        /* Read budget of each GPU, in copy-engine requests: tags x MRRS over
+         * its shortest round trip to any other GPU or host memory; a single
+         * flow is also capped by its own round trip (fabric_read_cap_Bps). */
         double best = 0;
         for (int h = 0; h < topo_ngpus(t); h++)
             if (h != g) {
-                double c = fabric_read_cap_Bps(f, n, topo_gpu_node(t, h));
+                double c = fabric_read_cap_Bps(f, FAB_CE_READ, n, topo_gpu_node(t, h));
                 if (c > best)
                     best = c;
             }
         if (f->hostmem_of[n] >= 0) {
-            double c = fabric_read_cap_Bps(f, n, f->hostmem_of[n]);
+            double c = fabric_read_cap_Bps(f, FAB_CE_READ, n, f->hostmem_of[n]);
             if (c > best)
                 best = c;
         }
         if (best > 0) {
             snprintf(name, sizeof name, "%s.read-tags", topo_node_at(t, n)->name);
-            f->read_link[n] = sched_link(f->s, best, name);
-            if (f->read_link[n] < 0)
+            if ((f->read_link[n] = sched_link(f->s, best, name)) < 0)
+                goto oom;
+            f->read_cap[n] = best;
+        }
+        /* Posted-write ingress: the GPU's writes share one ordered queue at
+         * the switch port, at the rate of its own PCIe link. */
+        int out = f->hol_out[n] = gpu_pcie_out(t, n);
+        if (out >= 0) {
+            snprintf(name, sizeof name, "%s.posted", topo_node_at(t, n)->name);
+            if ((f->hol_link[n] = sched_link(f->s, link_cap(t, out), name)) < 0)
                 goto oom;
         }
     }
@@ -196,8 +327,15 @@ void fabric_free(fabric *f)
         return;
     sched_free(f->s);
     free(f->read_link);
+    free(f->read_cap);
+    free(f->hol_link);
+    free(f->hol_out);
+    free(f->sock_link);
+    free(f->is_uplink);
     free(f->root_of);
     free(f->hostmem_of);
+    free(f->ups);
+    free(f->groups);
     free(f->lk);
     free(f->w);
     free(f->slot);
@@ -206,9 +344,14 @@ void fabric_free(fabric *f)
 
 sched *fabric_sched(fabric *f) { return f->s; }
 const topo *fabric_topo(const fabric *f) { return f->t; }
-void fabric_reset(fabric *f) { sched_reset(f->s); }
 int fabric_root_of(const fabric *f, int node) { return f->root_of[node]; }
 int fabric_hostmem_of(const fabric *f, int gpu_node) { return f->hostmem_of[gpu_node]; }
+
+void fabric_reset(fabric *f)
+{
+    sched_reset(f->s);
+    f->nups = f->ngroups = 0;
+}
 
 static int grow(fabric *f, int need, err *e)
 {
@@ -227,85 +370,164 @@ static int grow(fabric *f, int need, err *e)
     return 0;
 }
 
-/* Add the route a->b to the scratch link list with weight wt, merging links
- * already present. Returns the new count. */
-static int add_route(fabric *f, int n, int a, int b, double wt)
+/* Add link id with weight wt to the scratch list, merging. Returns the count. */
+static int add_link(fabric *f, int n, int id, double wt)
+{
+    if (f->slot[id] < 0) {
+        f->slot[id] = n;
+        f->lk[n] = id;
+        f->w[n++] = wt;
+    } else {
+        f->w[f->slot[id]] += wt;
+    }
+    return n;
+}
+
+/* Add the route a->b (one stream of op) to the scratch list: wt on every
+ * link, times the TLP weight on PCIe links; the stream's uplink crossings
+ * go to the group table. Returns the new count, or -1 on OOM. */
+static int add_route(fabric *f, int n, int a, int b, fab_op op, double wt, double tlp,
+                     int src_gpu, int dst_root, double *min_Bps, int *first)
 {
     const int *links;
     const int8_t *dirs;
     int h = topo_route(f->t, a, b, &links, &dirs);
+    *first = h > 0 ? 2 * links[0] + dirs[0] : -1;
     for (int i = 0; i < h; i++) {
         int id = 2 * links[i] + dirs[i];
-        if (f->slot[id] < 0) {
-            f->slot[id] = n;
-            f->lk[n] = id;
-            f->w[n++] = wt;
-        } else {
-            f->w[f->slot[id]] += wt;
+        int pcie = topo_link_at(f->t, links[i])->kind == LINK_PCIE;
+        double c = link_cap(f->t, id) / (pcie ? tlp : 1);
+        if (min_Bps && c < *min_Bps)
+            *min_Bps = c;
+        n = add_link(f, n, id, pcie ? wt * tlp : wt);
+        if (fab_is_read(op) && f->sock_link[id] >= 0 && !(f->off & FAB_NO_SOCKET_READ))
+            n = add_link(f, n, f->sock_link[id], wt);
+        if (f->is_uplink[id]) {
+            if (f->nups == f->ups_cap) {
+                int cap = f->ups_cap ? 2 * f->ups_cap : 64;
+                upent *u = realloc(f->ups, sizeof *u * (size_t)cap);
+                if (!u)
+                    return -1;
+                f->ups = u;
+                f->ups_cap = cap;
+            }
+            f->ups[f->nups++] = (upent){id, fab_is_read(op), src_gpu, dst_root};
         }
     }
     return n;
 }
 
-static uint32_t write_tag(const fabric *f, int src, int dst, int multiroot)
-{
-    const topo_node *s = topo_node_at(f->t, src);
-    uint32_t g = s->gpu >= 0 ? (uint32_t)s->gpu : TAG_FIELD;
-    int root = f->root_of[dst];
-    uint32_t r = root >= 0 ? (uint32_t)root & TAG_FIELD : TAG_FIELD;
-    return TAG_WRITE | (multiroot ? TAG_MULTIROOT : 0) | (g & TAG_FIELD) << TAG_SRC_SHIFT | r;
-}
-
 int fabric_xfer(fabric *f, fab_op op, int src, int dst, double bytes, double wire,
                 sim_ps extra_lat_ps, int track, const char *label, err *e)
 {
-    int initiator = op == FAB_WRITE ? src : dst;
-    return fabric_xfer_group(f, op, initiator, op == FAB_WRITE ? &dst : &src, 1, bytes,
+    int initiator = fab_is_read(op) ? dst : src;
+    return fabric_xfer_group(f, op, initiator, fab_is_read(op) ? &src : &dst, 1, bytes,
                              wire, extra_lat_ps, track, label, e);
+}
+
+/* One leg of a flow: a stream of op between a and b (a the data's source). */
+typedef struct leg {
+    fab_op op;
+    int a, b;
+} leg;
+
+/* One engine flow over the legs' routes, advancing at one rate: the streams
+ * of an interleaved group (initiator = the GPU issuing them), or the two
+ * halves of a staged transfer. Latency: the largest leg's (group) or their
+ * sum (staged). */
+static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double bytes_each,
+                     double wire, sim_ps extra_lat_ps, int track, const char *label, err *e)
+{
+    if (n < 1 || wire < 1)
+        return err_set(e, ERR_SYSTEM, "fabric: bad group (n=%d wire=%g)", n, wire), -1;
+    if (grow(f, (MAX_HOPS * 2 + 1) * (n + 1) + 4, e))
+        return -1;
+    if (f->ngroups == f->groups_cap) {
+        int cap = f->groups_cap ? 2 * f->groups_cap : 64;
+        group *g = realloc(f->groups, sizeof *g * (size_t)cap);
+        if (!g)
+            return err_set(e, ERR_SYSTEM, "out of memory"), -1;
+        f->groups = g;
+        f->groups_cap = cap;
+    }
+    int nl = 0, up0 = f->nups, nreads = 0, reader = -1;
+    double hol_w = 0;  /* weight on the writer's posted-write ingress */
+    int writer = -1;
+    sim_ps lat = 0;
+    double cap = 0, req_per = 1;
+    for (int i = 0; i < n; i++) {
+        fab_op op = legs[i].op;
+        int rd = fab_is_read(op), a = legs[i].a, b = legs[i].b;
+        double tlp = f->off & FAB_NO_REQ_SIZE ? 1 : fabric_tlp_weight(f, op);
+        int src_gpu = topo_node_at(f->t, a)->gpu;
+        double min_Bps = INFINITY;
+        int first;
+        nl = add_route(f, nl, a, b, op, wire, tlp, src_gpu, f->root_of[b], &min_Bps, &first);
+        if (nl < 0)
+            return err_set(e, ERR_SYSTEM, "out of memory"), -1;
+        /* Head of line: each byte of a stream that leaves through the GPU's
+         * own PCIe port holds the port's ingress queue for 1/min_Bps (its
+         * route's payload rate); on a link of capacity C: weight C/min_Bps. */
+        if (!rd && first >= 0 && first == f->hol_out[a] && isfinite(min_Bps) && min_Bps > 0) {
+            hol_w += wire * link_cap(f->t, first) / min_Bps;
+            writer = a;
+        }
+        sim_ps l = fabric_lat_ps(f, op, a, b);
+        lat = staged ? lat + l : (l > lat ? l : lat);
+        if (rd) {
+            /* Streams interleaved by one reader share its tags: the group's
+             * per-stream rate is bounded by the slowest stream's own cap. */
+            nreads++;
+            reader = b;
+            req_per = (double)topo_params_get(f->t)->pcie_mrrs_bytes / req_bytes(f, op);
+            double c = fabric_read_cap_Bps(f, op, b, a);
+            if (c > 0 && (cap == 0 || c < cap * nreads))
+                cap = c;
+        }
+    }
+    if (nreads > 1)
+        cap /= nreads;
+    if (reader >= 0 && f->read_link[reader] >= 0 && cap > 0) {
+        /* The budget is in MRRS-sized requests: a smaller request uses a
+         * whole tag for fewer bytes. */
+        nl = add_link(f, nl, f->read_link[reader], (double)nreads * req_per);
+    }
+    if (writer >= 0 && !(f->off & FAB_NO_HOL) && hol_w > 0)
+        nl = add_link(f, nl, f->hol_link[writer], hol_w);
+    for (int i = 0; i < nl; i++)  /* clear the slots for the next group */
+        f->slot[f->lk[i]] = -1;
+    uint32_t tag = 0;
+    if (f->nups > up0) {
+        f->groups[f->ngroups] = (group){up0, f->nups - up0};
+        tag = (uint32_t)++f->ngroups;
+    }
+    int id = sched_flow_w(f->s, f->lk, f->w, nl, bytes_each, cap, lat + extra_lat_ps, tag,
+                          track, label);
+    if (id < 0)
+        err_set(e, ERR_SYSTEM, "out of memory adding a transfer");
+    return id;
 }
 
 int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int n,
                       double bytes_each, double wire, sim_ps extra_lat_ps, int track,
                       const char *label, err *e)
 {
-    if (n < 1 || wire < 1)
+    if (n < 1)
         return err_set(e, ERR_SYSTEM, "fabric: bad group (n=%d wire=%g)", n, wire), -1;
-    if (grow(f, MAX_HOPS * (n + 1) + 1, e))
-        return -1;
-    int nl = 0, multiroot = 0, root0 = -2;
-    sim_ps lat = 0;
-    double cap = 0;
-    for (int i = 0; i < n; i++) {
-        int a = op == FAB_WRITE ? initiator : peers[i];
-        int b = op == FAB_WRITE ? peers[i] : initiator;
-        nl = add_route(f, nl, a, b, wire);
-        sim_ps l = fabric_lat_ps(f, op, a, b);
-        if (l > lat)
-            lat = l;
-        if (op == FAB_READ) {
-            /* n interleaved streams share the reader's budget: the group's
-             * per-stream rate is bounded by the slowest stream's own cap. */
-            double c = fabric_read_cap_Bps(f, initiator, peers[i]) / n;
-            if (c > 0 && (cap == 0 || c < cap))
-                cap = c;
-        }
-        int r = f->root_of[b];
-        if (root0 == -2)
-            root0 = r;
-        else if (r != root0)
-            multiroot = 1;
-    }
-    if (op == FAB_READ && f->read_link[initiator] >= 0 && cap > 0) {
-        f->lk[nl] = f->read_link[initiator];
-        f->w[nl++] = (double)n;
-    }
-    for (int i = 0; i < nl; i++)  /* clear the slots for the next group */
-        if (f->lk[i] < 2 * f->nlinks_topo)
-            f->slot[f->lk[i]] = -1;
-    uint32_t tag = op == FAB_WRITE ? write_tag(f, initiator, peers[0], multiroot) : 0;
-    int id = sched_flow_w(f->s, f->lk, f->w, nl, bytes_each, cap, lat + extra_lat_ps, tag,
-                          track, label);
-    if (id < 0)
-        err_set(e, ERR_SYSTEM, "out of memory adding a transfer");
+    leg one[16], *legs = n <= 16 ? one : malloc(sizeof *legs * (size_t)n);
+    if (!legs)
+        return err_set(e, ERR_SYSTEM, "out of memory"), -1;
+    for (int i = 0; i < n; i++)
+        legs[i] = fab_is_read(op) ? (leg){op, peers[i], initiator} : (leg){op, initiator, peers[i]};
+    int id = xfer_legs(f, legs, n, 0, bytes_each, wire, extra_lat_ps, track, label, e);
+    if (legs != one)
+        free(legs);
     return id;
+}
+
+int fabric_xfer_staged(fabric *f, int src, int stage, int dst, double bytes, double wire,
+                       sim_ps extra_lat_ps, int track, const char *label, err *e)
+{
+    leg legs[2] = {{FAB_WRITE, src, stage}, {FAB_READ, stage, dst}};
+    return xfer_legs(f, legs, 2, 1, bytes, wire, extra_lat_ps, track, label, e);
 }

@@ -1,8 +1,11 @@
 /* Fabric: a topology laid onto the engine, with the PCIe transaction
  * mechanisms of docs/model.md: posted writes (one-way latency), non-posted
  * reads (round-trip latency, rate bounded by outstanding requests over the
- * round trip), a switch's posted-write arbitration collapse, and groups of
- * flows issued interleaved by one initiator that progress at one rate.
+ * round trip), the requester's transaction size (SM loads and stores vs
+ * copy engines), a switch's arbitration collapse for posted writes and for
+ * read completions, head-of-line coupling of one GPU's posted writes, and
+ * groups of flows issued interleaved by one initiator that progress at one
+ * rate.
  * Each direction of a topology link is one engine link. The fabric owns its
  * sched; the topology is borrowed and must outlive it. */
 #ifndef MODELS_FABRIC_H
@@ -14,7 +17,12 @@
 #include "sim/err.h"
 #include "sim/sched.h"
 
-typedef enum fab_op { FAB_WRITE, FAB_READ } fab_op;
+/* Direction and requester: FAB_WRITE / FAB_READ are issued by a kernel's SM
+ * loads and stores (PCIe requests of at most sm_req_bytes); FAB_CE_* by a
+ * copy engine (writes of MPS bytes, reads of MRRS bytes). */
+typedef enum fab_op { FAB_WRITE, FAB_READ, FAB_CE_WRITE, FAB_CE_READ } fab_op;
+
+static inline int fab_is_read(fab_op op) { return op == FAB_READ || op == FAB_CE_READ; }
 
 typedef struct fabric fabric;
 
@@ -38,11 +46,28 @@ int fabric_xfer(fabric *f, fab_op op, int src, int dst, double bytes, double wir
 int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int n,
                       double bytes_each, double wire, sim_ps extra_lat_ps, int track,
                       const char *label, err *e);
+/* A transfer staged through a buffer node (NCCL's SHM: src's SM stores into
+ * host memory `stage`, dst's SM loads from it), pipelined slice by slice: one
+ * engine flow over both routes, as fast as the slower half, ending the write
+ * latency plus the read's round trip (plus extra_lat_ps) after its last byte. */
+int fabric_xfer_staged(fabric *f, int src, int stage, int dst, double bytes, double wire,
+                       sim_ps extra_lat_ps, int track, const char *label, err *e);
 /* Latency of a transfer: one way for a write, the round trip for a read. */
 sim_ps fabric_lat_ps(const fabric *f, fab_op op, int src, int dst);
-/* The read bound of one reader from one target: tags x request / RTT; 0
- * (no bound) when the route crosses no PCIe link (NVLink reads). */
-double fabric_read_cap_Bps(const fabric *f, int reader, int target);
+/* The read bound of one reader from one target with requests of op's size:
+ * tags x request / RTT; 0 (no bound) when the route crosses no PCIe link. */
+double fabric_read_cap_Bps(const fabric *f, fab_op op, int reader, int target);
+/* Link capacity a payload byte of op costs on a PCIe link, relative to a
+ * write of MPS bytes (>= 1 for smaller TLPs; 1 off PCIe). */
+double fabric_tlp_weight(const fabric *f, fab_op op);
+/* The mechanisms of docs/model.md that can be switched off for ablations
+ * (all on by default); a bit set in off disables it for the next runs. */
+enum { FAB_NO_COLLAPSE_WRITE = 1, FAB_NO_COLLAPSE_READ = 2, FAB_NO_HOL = 4,
+       FAB_NO_REQ_SIZE = 8, FAB_NO_SOCKET_READ = 16 };
+void fabric_disable(fabric *f, int off);
+/* Parse "hol,read-collapse" (names: write-collapse, read-collapse, hol,
+ * req-size, socket-read) into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
+int fabric_mech_parse(const char *list, int *off, err *e);
 /* Root port above a node in the PCI hierarchy (-1 if none). */
 int fabric_root_of(const fabric *f, int node);
 /* Host memory node nearest GPU gpu (a TOPO_HOSTMEM of its socket, else the

@@ -1,8 +1,8 @@
 /* Named point-to-point patterns and their simulation. Each flow of a case is
  * an independent transfer (as when a benchmark drives each pair from its own
  * stream); writes are posted, reads non-posted (the reader is the
- * destination), copies are copy-engine transfers: GPU to host is a write by
- * the source, host to GPU or GPU to GPU a read by the destination's engine. */
+ * destination); write and read are a kernel's SM stores and loads, the copy
+ * ops copy-engine transfers (flows.h says which engine). */
 #include "models/flows.h"
 
 #include <stdio.h>
@@ -166,11 +166,12 @@ enum { NPATTERNS = sizeof patterns / sizeof patterns[0] };
 const char *flows_pattern_name(int i) { return i >= 0 && i < NPATTERNS ? patterns[i].name : NULL; }
 const char *flows_pattern_desc(int i) { return i >= 0 && i < NPATTERNS ? patterns[i].desc : NULL; }
 
-static const char *const op_names[] = {"write", "read", "copy"};
+static const char *const op_names[FLOWS_NOPS] = {"write", "read", "copy", "copy-write",
+                                                  "copy-read"};
 
 int flows_op_parse(const char *s, flows_op *op)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < FLOWS_NOPS; i++)
         if (!strcmp(s, op_names[i])) {
             *op = (flows_op)i;
             return 0;
@@ -298,10 +299,13 @@ int flows_run(fabric *f, const flows_case *c, sim_ps *time_ps, err *e)
         int s = node_of(f, c->src[i], e), d = node_of(f, c->dst[i], e);
         if (s < 0 || d < 0)
             return e->code;
-        fab_op op = c->op == FLOWS_WRITE ? FAB_WRITE : FAB_READ;
-        if (c->op == FLOWS_COPY)
-            op = c->dst[i] < 0 ? FAB_WRITE : FAB_READ;
-        sim_ps setup = c->op == FLOWS_COPY ? topo_params_get(fabric_topo(f))->copy_setup_ps : 0;
+        static const fab_op ops[FLOWS_NOPS] = {FAB_WRITE, FAB_READ, FAB_CE_READ, FAB_CE_WRITE,
+                                               FAB_CE_READ};
+        fab_op op = ops[c->op];
+        if (c->op == FLOWS_COPY && c->dst[i] < 0)
+            op = FAB_CE_WRITE;
+        sim_ps setup = op == FAB_CE_READ || op == FAB_CE_WRITE
+                           ? topo_params_get(fabric_topo(f))->copy_setup_ps : 0;
         id[i] = fabric_xfer(f, op, s, d, c->bytes, 1, setup, i, c->pattern, e);
         if (id[i] < 0)
             return e->code;

@@ -13,7 +13,13 @@
 #define FLOWS_MAX 64
 #define FLOWS_HOST(k) (-1 - (k))
 
-typedef enum flows_op { FLOWS_WRITE, FLOWS_READ, FLOWS_COPY } flows_op;
+/* write/read: a kernel's SM stores/loads into/from the peer; copy: a copy
+ * engine (to host: a write by the source; otherwise a read by the
+ * destination's engine); copy-write / copy-read: a copy engine of the source
+ * pushing (posted writes) / of the destination pulling (reads). */
+typedef enum flows_op {
+    FLOWS_WRITE, FLOWS_READ, FLOWS_COPY, FLOWS_COPY_WRITE, FLOWS_COPY_READ, FLOWS_NOPS
+} flows_op;
 
 typedef struct flows_case {
     const char *pattern;

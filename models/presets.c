@@ -54,6 +54,20 @@ static void link(bld *b, const char *x, const char *y, topo_link_kind k, int lan
         b->rc = b->e ? b->e->code : ERR_INPUT;
 }
 
+/* A link whose b->a direction has its own bandwidth. */
+static void link_asym(bld *b, const char *x, const char *y, topo_link_kind k, double bw_GBps,
+                      double back_GBps, double lat_ns)
+{
+    if (b->rc)
+        return;
+    topo_link l = {.a = topo_find(b->t, x), .b = topo_find(b->t, y), .kind = k,
+                   .bw_Bps = bw_GBps * 1e9, .bw_back_Bps = back_GBps * 1e9,
+                   .lat_ps = (int64_t)(lat_ns * 1e3 + 0.5)};
+    ASSERTF(l.a >= 0 && l.b >= 0 && k != LINK_PCIE, "preset link %s-%s", x, y);
+    if (topo_add_link(b->t, &l, b->e) < 0)
+        b->rc = b->e ? b->e->code : ERR_INPUT;
+}
+
 static const char *nm(char *buf, const char *prefix, int i)
 {
     snprintf(buf, 32, "%s%d", prefix, i);
@@ -102,6 +116,10 @@ void topo_default_link(topo_link_kind k, int sm, double *bw_Bps, int64_t *lat_ps
 static void set_params(topo *t, double arb_GBps, double hostmem_GBps, double gpu_mem_GBps)
 {
     topo_params *p = topo_params_mut(t);
+    /* RTX PRO 6000 Blackwell (SM 12.0) on AMD EPYC/Threadripper hosts unless
+     * the preset says otherwise (docs/model.md "NCCL's decisions"). */
+    p->gpu_sm = 120;
+    p->cpu = CPU_AMD;
     p->pcie_mps_bytes = 256;
     p->pcie_mrrs_bytes = 512;
     p->pcie_tlp_overhead_bytes = 24;
@@ -130,6 +148,11 @@ static int build_2s(topo *t, err *e)
     bld b = {t, e, 0};
     char n1[32], n2[32], n3[32];
     set_params(t, 2.7, 460.8, RTX_MEM_GBps);
+    /* Read completions: collapse per uplink 4.5 GB/s (16-flow cross-chip
+     * reads, 9.0 GB/s over two uplinks); across the socket link at most
+     * 51.2 GB/s (2- and 4-flow cross-chip reads, 51.1 and 51.3); docs/model.md. */
+    topo_params_mut(t)->arb_collapse_read_Bps = 4.5e9;
+    topo_params_mut(t)->socket_read_Bps = 51.2e9;
     for (int s = 0; s < 2; s++)
         socket_with_mem(&b, s, 460.8);
     link(&b, "cpu0", "cpu1", LINK_SOCKET, 0, 83.2, XGMI_NS);
@@ -137,7 +160,9 @@ static int build_2s(topo *t, err *e)
         int s = v / 2;
         nm(n1, "rp", v);
         node(&b, n1, TOPO_ROOT, s, nm(n2, "cpu", s));
-        link(&b, n1, n2, LINK_FABRIC, 0, 38.3, ROOT_NS);
+        /* Peer traffic up into the CPU 38.3 GB/s, down from it 51.2 GB/s
+         * (two writers on other root ports into one VS: 51.2). */
+        link_asym(&b, n1, n2, LINK_FABRIC, 38.3, 51.2, ROOT_NS);
         node(&b, nm(n3, "vs", v), TOPO_SWITCH, s, n1);
         link(&b, n3, n1, LINK_PCIE, 0, 0, SW_HALF_NS);
     }
@@ -180,6 +205,8 @@ static int build_1s(topo *t, err *e)
 static void h200_measured(topo *t)
 {
     topo_params *p = topo_params_mut(t);
+    p->gpu_sm = 90;
+    p->cpu = CPU_INTEL_SRP; /* assumption: Sapphire Rapids hosts (docs/model.md) */
     p->launch_ps = 5100000;
     p->graph_node_ps = 499000;
     p->copy_setup_ps = 1845000;

@@ -82,12 +82,33 @@ static void default_params(topo_params *p)
     p->read_tags = 256;
     p->read_extra_lat_ps = 200000;
     p->arb_collapse_Bps = 0;
+    p->arb_collapse_read_Bps = 0;
+    p->socket_read_Bps = 0;
+    p->sm_req_bytes = 128;
     p->launch_ps = 4000000;
     p->graph_node_ps = 1500000;
     p->hostmem_Bps = 200e9;
     p->kernel_base_ps = 2000000;
     p->gpu_mem_Bps = 1792e9;
     p->copy_setup_ps = 0; /* uncalibrated: set by collsim calibrate from copies */
+    p->gpu_sm = 0;
+    p->cpu = CPU_UNKNOWN;
+}
+
+static const char *const cpu_names[CPU_NKINDS] = {
+    "unknown", "amd", "intel-bdw", "intel-skl", "intel-srp", "intel-erp",
+    "arm", "power", "zhaoxin", "zhaoxin-yongfeng"};
+
+const char *topo_cpu_name(topo_cpu c) { return c >= 0 && c < CPU_NKINDS ? cpu_names[c] : NULL; }
+
+int topo_cpu_parse(const char *s, topo_cpu *out)
+{
+    for (int i = 0; i < CPU_NKINDS; i++)
+        if (!strcmp(cpu_names[i], s)) {
+            *out = (topo_cpu)i;
+            return 0;
+        }
+    return -1;
 }
 
 topo *topo_new(const char *name)
@@ -375,6 +396,11 @@ int topo_add_link(topo *t, const topo_link *l, err *e)
                na, nb, l->bw_Bps / 1e9);
         return -1;
     }
+    if (!(l->bw_back_Bps >= 0) || l->bw_back_Bps > TOPO_MAX_BW_Bps) {
+        err_at(e, t->where, ln, "link %s-%s: back bandwidth %g GB/s must be > 0 and <= "
+               "100000", na, nb, l->bw_back_Bps / 1e9);
+        return -1;
+    }
     if (l->kind == LINK_PCIE) {
         if (l->pcie_gen < 1 || l->pcie_gen > 6) {
             err_at(e, t->where, ln, "link %s-%s: PCIe gen %d not in 1..6", na, nb, l->pcie_gen);
@@ -568,6 +594,9 @@ int topo_finish(topo *t, const char *where, err *e)
         p->pcie_tlp_overhead_bytes < 0 || p->pcie_tlp_overhead_bytes > 64 ||
         p->read_tags < 1 || p->read_tags > 16384 || p->read_extra_lat_ps < 0 ||
         !(p->arb_collapse_Bps >= 0) || p->arb_collapse_Bps > TOPO_MAX_BW_Bps ||
+        !(p->arb_collapse_read_Bps >= 0) || p->arb_collapse_read_Bps > TOPO_MAX_BW_Bps ||
+        !(p->socket_read_Bps >= 0) || p->socket_read_Bps > TOPO_MAX_BW_Bps ||
+        p->sm_req_bytes < 16 || p->sm_req_bytes > 4096 ||
         p->launch_ps < 0 || p->graph_node_ps < 0 || !(p->hostmem_Bps > 0) ||
         p->hostmem_Bps > TOPO_MAX_BW_Bps || p->kernel_base_ps < 0 ||
         !(p->gpu_mem_Bps >= 0) || p->gpu_mem_Bps > TOPO_MAX_BW_Bps)

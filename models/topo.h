@@ -51,6 +51,8 @@ typedef struct topo_link {
                              a LINK_PCIE link: topo_finish computes it from
                              gen/width and the params (topo_pcie_bw_Bps) */
     int64_t lat_ps;       /* one-way traversal latency of this hop */
+    double bw_back_Bps;   /* direction b->a when > 0 (an asymmetric path, such
+                             as a root port forwarding peer traffic); 0 = bw_Bps */
 } topo_link;
 
 /* Path types, in NCCL's order (lower = closer). */
@@ -58,6 +60,13 @@ typedef enum topo_path {
     PATH_LOC = 0, PATH_NVL = 1, PATH_NVB = 2, PATH_PIX = 4, PATH_PXB = 5,
     PATH_PHB = 8, PATH_NODE = 8 /* nvidia-smi NODE == NCCL PHB */, PATH_SYS = 9
 } topo_path;
+
+/* The host CPU as NCCL classifies it (src/graph/topo.cc): it sets the
+ * bandwidth NCCL assumes between sockets and a few NCCL defaults. */
+typedef enum topo_cpu {
+    CPU_UNKNOWN, CPU_AMD, CPU_INTEL_BDW, CPU_INTEL_SKL, CPU_INTEL_SRP, CPU_INTEL_ERP,
+    CPU_ARM, CPU_POWER, CPU_ZHAOXIN, CPU_ZHAOXIN_YONGFENG, CPU_NKINDS
+} topo_cpu;
 
 /* Machine-wide PCIe and transaction parameters (docs/model.md). */
 typedef struct topo_params {
@@ -68,6 +77,12 @@ typedef struct topo_params {
     int64_t read_extra_lat_ps;     /* completer turnaround added to a read RTT */
     double arb_collapse_Bps;       /* posted-write arbitration collapse rate,
                                       0 = switches do not collapse */
+    double arb_collapse_read_Bps;  /* same for read completions leaving a
+                                      switch upwards, 0 = they do not collapse */
+    double socket_read_Bps;        /* peer read completions across a socket
+                                      link, per direction; 0 = link rate only */
+    int sm_req_bytes;              /* largest PCIe request an SM load/store
+                                      becomes after coalescing */
     int64_t launch_ps;             /* kernel launch overhead */
     int64_t graph_node_ps;         /* per-node cost inside a CUDA graph */
     double hostmem_Bps;            /* per-socket DRAM bandwidth for SHM staging */
@@ -76,7 +91,14 @@ typedef struct topo_params {
     double gpu_mem_Bps;            /* GPU memory bandwidth (local reduces) */
     int64_t copy_setup_ps;         /* fixed cost of one copy-engine transfer
                                       (cudaMemcpyAsync: engine start, completion) */
+    int gpu_sm;                    /* GPUs' compute capability x10 (120 = 12.0);
+                                      0 = unknown (NCCL emulation assumes 80) */
+    topo_cpu cpu;                  /* host CPU family, CPU_UNKNOWN if not given */
 } topo_params;
+
+/* "amd", "intel-skl", ... for a topo_cpu; NULL out of range. */
+const char *topo_cpu_name(topo_cpu c);
+int topo_cpu_parse(const char *s, topo_cpu *out);   /* 0 ok, -1 unknown name */
 
 typedef struct topo topo;
 

@@ -99,6 +99,9 @@ static void test_xml_esc8000a(void **state)
     const int *links;
     const int8_t *dirs;
     assert_int_equal(topo_route(t, topo_gpu_node(t, 5), topo_gpu_node(t, 4), &links, &dirs), 2);
+    /* <cpu vendor="AuthenticAMD"> and <gpu sm="120">, as NCCL reads them. */
+    assert_int_equal(topo_params_get(t)->cpu, CPU_AMD);
+    assert_int_equal(topo_params_get(t)->gpu_sm, 120);
     topo_free(t);
 }
 
@@ -128,6 +131,10 @@ static void test_xml_nvlink(void **state)
         }
     }
     assert_int_equal(found, 4);
+    /* GenuineIntel family 6 model 143 (0x8F >= 0x8F, < 0xCF): Sapphire
+     * Rapids for NCCL (SRP_QPI_BW); sm 90. */
+    assert_int_equal(topo_params_get(t)->cpu, CPU_INTEL_SRP);
+    assert_int_equal(topo_params_get(t)->gpu_sm, 90);
     topo_free(t);
     /* Two GPUs listed dev 1 then dev 0, joined by a 4-lane NVLink (both
      * sides list it: one link). GPU index follows dev: gpu0 is the second

@@ -34,12 +34,17 @@ static const struct param_def {
     {"read_tags", P_INT, offsetof(topo_params, read_tags), 1, 1, 16384, 0},
     {"read_extra_lat_ns", P_I64, offsetof(topo_params, read_extra_lat_ps), 1e3, 0, 1e6, 0},
     {"arb_collapse_GBps", P_DBL, offsetof(topo_params, arb_collapse_Bps), 1e9, 0, 1e5, 0},
+    {"arb_collapse_read_GBps", P_DBL, offsetof(topo_params, arb_collapse_read_Bps), 1e9, 0,
+     1e5, 0},
+    {"socket_read_GBps", P_DBL, offsetof(topo_params, socket_read_Bps), 1e9, 0, 1e5, 0},
+    {"sm_req_bytes", P_INT, offsetof(topo_params, sm_req_bytes), 1, 16, 4096, 1},
     {"launch_us", P_I64, offsetof(topo_params, launch_ps), 1e6, 0, 1e6, 0},
     {"graph_node_us", P_I64, offsetof(topo_params, graph_node_ps), 1e6, 0, 1e6, 0},
     {"hostmem_GBps", P_DBL, offsetof(topo_params, hostmem_Bps), 1e9, 1e-3, 1e5, 0},
     {"kernel_base_us", P_I64, offsetof(topo_params, kernel_base_ps), 1e6, 0, 1e6, 0},
     {"gpu_mem_GBps", P_DBL, offsetof(topo_params, gpu_mem_Bps), 1e9, 0, 1e5, 0},
     {"copy_setup_us", P_I64, offsetof(topo_params, copy_setup_ps), 1e6, 0, 1e6, 0},
+    {"gpu_sm", P_INT, offsetof(topo_params, gpu_sm), 1, 0, 1000, 0},
 };
 enum { NPARAMS = sizeof param_defs / sizeof param_defs[0] };
 
@@ -114,6 +119,17 @@ static int param_line(pctx *c, char **tok, int n)
 {
     if (n != 3)
         return err_at(c->e, c->file, c->line, "expected 'param KEY VALUE'");
+    if (!strcmp(tok[1], "cpu")) {
+        if (topo_cpu_parse(tok[2], &topo_params_mut(c->t)->cpu)) {
+            char all[256] = "";
+            for (int i = 0; i < CPU_NKINDS; i++)
+                snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s", i ? ", " : "",
+                         topo_cpu_name((topo_cpu)i));
+            return err_at(c->e, c->file, c->line, "param cpu: '%s' is not one of %s", tok[2],
+                          all);
+        }
+        return 0;
+    }
     for (int i = 0; i < NPARAMS; i++) {
         const struct param_def *d = &param_defs[i];
         if (strcmp(d->key, tok[1]))
@@ -222,6 +238,13 @@ static int link_line(pctx *c, char **tok, int n)
                               "<= 100000 (100 TB/s)", v);
             l.bw_Bps = d * 1e9;
             have_bw = 1;
+            continue;
+        }
+        if (!strcmp(k, "bw_back_GBps") && !(l.bw_back_Bps > 0)) {
+            if (parse_num(v, &d) || !(d > 0) || d > 1e5)
+                return err_at(c->e, c->file, c->line, "bw_back_GBps=%s must be a number > 0 "
+                              "and <= 100000 (100 TB/s)", v);
+            l.bw_back_Bps = d * 1e9;
             continue;
         }
         if (!strcmp(k, "lat_ns") && !have_lat) {
@@ -391,6 +414,7 @@ int topo_write(const topo *t, FILE *f, err *e)
             fprintf(f, "param %s %.15g\n", d->key, *(const double *)base / d->scale);
         }
     }
+    fprintf(f, "param cpu %s\n", topo_cpu_name(p->cpu));
     for (int v = 0; v < topo_nnodes(t); v++) {
         const topo_node *n = topo_node_at(t, v);
         fprintf(f, "node %s %s", n->name, node_kinds[n->kind]);
@@ -410,6 +434,8 @@ int topo_write(const topo *t, FILE *f, err *e)
             fprintf(f, " lanes=%d", l->nvlinks);
         if (topo_link_bw_given(t, i))
             fprintf(f, " bw_GBps=%.15g", l->bw_Bps / 1e9);
+        if (l->bw_back_Bps > 0)
+            fprintf(f, " bw_back_GBps=%.15g", l->bw_back_Bps / 1e9);
         fmt_fixed(b1, sizeof b1, (double)l->lat_ps / 1e3, 3);
         fprintf(f, " lat_ns=%s\n", b1);
     }

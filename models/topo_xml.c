@@ -148,6 +148,9 @@ static int walk_pci(xctx *c, xmlNodePtr n, int parent, int numa, int gen, int wi
         }
         xgpu *g = &c->gpus[c->ngpus++];
         *g = (xgpu){(int)dev, (int)sm, parent, gen, width, xmlGetLineNo(gpu), "", gpu};
+        topo_params *tp = topo_params_mut(c->t);
+        if (sm > 0 && (tp->gpu_sm == 0 || sm < tp->gpu_sm))
+            tp->gpu_sm = (int)sm; /* NCCL uses the lowest (ncclTopoGetCompCap) */
         attr(n, "busid", g->busid, sizeof g->busid);
         return 0;
     }
@@ -163,6 +166,34 @@ static int walk_pci(xctx *c, xmlNodePtr n, int parent, int numa, int gen, int wi
         if (is_el(k, "pci"))
             TRY(walk_pci(c, k, sw, numa, gen, width));
     return 0;
+}
+
+/* The CPU family as NCCL reads it from <cpu arch vendor familyid modelid>
+ * (src/graph/topo.cc: Intel models by familyid 6 and modelid thresholds). */
+static void xml_cpu_kind(xctx *c, xmlNodePtr n)
+{
+    char arch[32] = "", vendor[32] = "", buf[32];
+    long fam = 0, model = 0;
+    attr(n, "arch", arch, sizeof arch);
+    attr(n, "vendor", vendor, sizeof vendor);
+    if (attr(n, "familyid", buf, sizeof buf))
+        fam = strtol(buf, NULL, 0);
+    if (attr(n, "modelid", buf, sizeof buf))
+        model = strtol(buf, NULL, 0);
+    topo_cpu k = CPU_UNKNOWN;
+    if (!strcmp(arch, "arm64"))
+        k = CPU_ARM;
+    else if (!strcmp(arch, "ppc64"))
+        k = CPU_POWER;
+    else if (!strcmp(vendor, "AuthenticAMD"))
+        k = CPU_AMD;
+    else if (!strcmp(vendor, "GenuineIntel"))
+        k = fam == 6 && model >= 0xCF ? CPU_INTEL_ERP : fam == 6 && model >= 0x8F ? CPU_INTEL_SRP
+          : fam == 6 && model >= 0x55 ? CPU_INTEL_SKL : CPU_INTEL_BDW;
+    else if (!strcmp(vendor, "CentaurHauls") || strstr(vendor, "Shanghai"))
+        k = fam == 7 && model == 0x5B ? CPU_ZHAOXIN_YONGFENG : CPU_ZHAOXIN;
+    if (k != CPU_UNKNOWN)
+        topo_params_mut(c->t)->cpu = k;
 }
 
 static int walk_cpu(xctx *c, xmlNodePtr n)
@@ -183,6 +214,7 @@ static int walk_cpu(xctx *c, xmlNodePtr n)
     if (cpu < 0 || mem < 0)
         return c->e ? c->e->code : ERR_INPUT;
     c->cpus[c->ncpu++] = cpu;
+    xml_cpu_kind(c, n);
     topo_link l = {.a = cpu, .b = mem, .kind = LINK_MEM};
     topo_default_link(LINK_MEM, 0, &l.bw_Bps, &l.lat_ps);
     if (topo_add_link(c->t, &l, c->e) < 0)

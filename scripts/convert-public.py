@@ -61,27 +61,31 @@ class Out:
         self.case = 0
 
     def xfer_case(self, pattern, flows, bytes_each, total_gbps=None, flow_gbps=None,
-                  time_us=None):
+                  time_us=None, op="copy-write"):
         """One case: flows [(src, dst)]; published per-flow bandwidth, total
-        bandwidth or (latency) one-way time."""
+        bandwidth or (latency) one-way time. Bandwidth rows come from copy
+        engines (cudaMemcpyPeer, torch copy_): op copy-write, or copy-read for
+        the read rows; latency rows are a flag store: op write."""
         c = self.case
         self.case += 1
+        if time_us is not None:
+            op = "write"
         for k, (s, d) in enumerate(flows):
             if time_us is not None:
                 t = time_us
                 bw = bytes_each / (t * 1e3)
-                self.rows.append((c, pattern, "write", k, s, d, bytes_each, f"{t:g}",
+                self.rows.append((c, pattern, op, k, s, d, bytes_each, f"{t:g}",
                                   f"{bw:.6f}"))
             elif flow_gbps is not None:
                 t = bytes_each / (flow_gbps * 1e3)
-                self.rows.append((c, pattern, "write", k, s, d, bytes_each, f"{t:.3f}",
+                self.rows.append((c, pattern, op, k, s, d, bytes_each, f"{t:.3f}",
                                   f"{flow_gbps:g}"))
             else:
-                self.rows.append((c, pattern, "write", k, s, d, bytes_each, "nan", "nan"))
+                self.rows.append((c, pattern, op, k, s, d, bytes_each, "nan", "nan"))
         if total_gbps is not None:
             tot = bytes_each * len(flows)
             t = tot / (total_gbps * 1e3)
-            self.rows.append((c, pattern, "write", -1, "*", "*", tot, f"{t:.3f}",
+            self.rows.append((c, pattern, op, -1, "*", "*", tot, f"{t:.3f}",
                               f"{total_gbps:g}"))
 
     def write(self, path):
@@ -129,7 +133,8 @@ def broadcom(path, out_dir):
         "a PIX pair (0->1), a same-chip cross-VS pair (0->2) and a cross-socket pair (0->4)",
         "bytes: transfer sizes are not published; 256 MiB per flow is assumed (bandwidth-"
         "bound), time_us = bytes / bw",
-        "op: p2pBandwidthLatencyTest reports P2P writes: op write",
+        "op: p2pBandwidthLatencyTest's P2P writes are copy-engine copies pushed by the source: "
+        "op copy-write; latency rows (a flag store): op write",
         "not converted: the ACS on/off table (ACS on is another configuration), the link "
         "map summary (derived from the matrices) and the CPU memcpy xGMI figures (host "
         "copies, not GPU transfers)"])
@@ -143,7 +148,8 @@ def broadcom(path, out_dir):
         "disabled); entry [i][j] is one case of the two flows i->j and j->i, total only",
         "bytes: transfer sizes are not published; 256 MiB per flow is assumed (bandwidth-"
         "bound), time_us = bytes / bw",
-        "op: p2pBandwidthLatencyTest reports P2P writes: op write"])
+        "op: p2pBandwidthLatencyTest's P2P writes are copy-engine copies pushed by the source: "
+        "op copy-write"])
     bid = matrix(section(text, path, "Bidirectional P2P=Enabled Bandwidth Matrix"), path, 8)
     for i in range(8):
         for j in range(8):
@@ -165,7 +171,8 @@ def broadcom(path, out_dir):
     # flows: the concurrent-flow tables, one case per row, total bandwidth.
     fl = Out("flows", meta, [
         "op: the source attributes the collapse in these tables to posted writes ('posted-write "
-        "arbitration collapse ... when 2 GPUs on one VS write'), so the rows are op write",
+        "arbitration collapse ... when 2 GPUs on one VS write') made by a copy benchmark "
+        "(torch copy_ on the source's stream): op copy-write",
         "one case per table row of 'Same-Chip Scaling', 'Cross-Chip Scaling' and 'GPU DS "
         "Port Is the Bandwidth Limit'; only totals are written (per-flow columns are "
         "total / flows). Flows as the rows name them; 'both pairs bidir' = 0<->1 and "
@@ -210,6 +217,71 @@ def broadcom(path, out_dir):
         fl.xfer_case(pattern, flows, MIB256, total_gbps=total(block, label))
     fl.write(os.path.join(out_dir, "rtxpro6000-2s-flows.csv"))
 
+    # Posted writes against non-posted reads under the same patterns: the
+    # source's collapse table (not in the calibration text file; quoted in
+    # shared/reference/facts.md 3.6), with its Python test (torch copy_ of
+    # 256 MiB on the source's stream for writes, on the reader's for reads).
+    rw = Out("flows", meta, [
+        "source table: 'Posted Writes vs Non-Posted Reads - Collapse Test' and 'What Does NOT "
+        "Trigger Collapse' of the same wiki page (facts.md 3.6 quotes it)",
+        "op: copy-write rows are copies pushed by the source's copy engine (posted writes), "
+        "copy-read rows copies pulled by the reader's (non-posted reads); flows are written "
+        "src>dst in the direction the data moves, so a read row 4>0 is GPU0 reading GPU4",
+        "'16 flows cross-chip' = every GPU 0-3 with every GPU 4-7; '56 flows all-to-all' = "
+        "every ordered pair; '4 flows collapse: GPU0,1->GPU4,5,6,7' = 0->4, 0->6, 1->5, 1->7 "
+        "(the source does not list the pairs)",
+        "bytes: 256 MiB per flow (the source's test)"])
+    a2b = [(i, j) for i in range(4) for j in range(4, 8)]
+    every = [(i, j) for i in range(8) for j in range(8) if i != j]
+    rows = [
+        ("pair", [(0, 4)], 36.8, 40.1),
+        ("pair", [(0, 4), (2, 6)], 76.4, 44.8),
+        ("same-uplink", [(0, 4), (1, 6)], 2.7, 51.1),
+        ("same-uplink", [(0, 4), (0, 6), (1, 5), (1, 7)], 2.7, 51.3),
+        ("all-to-all", a2b, 7.7, 9.0),
+        ("all-to-all", every, 36.5, 53.9),
+    ]
+    for pattern, flows, w, r in rows:
+        rw.xfer_case(pattern, flows, MIB256, total_gbps=w, op="copy-write")
+        rd = [(d, s_) for s_, d in flows]  # the data moves from the read GPU to the reader
+        rw.xfer_case(pattern, rd, MIB256, total_gbps=r, op="copy-read")
+    for pattern, flows, w in (("same-source", [(0, 4), (0, 6)], 36.6),
+                              ("same-uplink", [(0, 4), (1, 5)], 40.3),
+                              ("pair", [(4, 0), (6, 1)], 51.2)):
+        rw.xfer_case(pattern, flows, MIB256, total_gbps=w, op="copy-write")
+    rw.write(os.path.join(out_dir, "rtxpro6000-2s-rw-flows.csv"))
+
+    # Collective outcomes of the same box, for validation only (never fitted):
+    # the page's "AllReduce: Custom vs NCCL" tables (p2pmark: its
+    # pcie_allreduce_kernel, a one-shot pull with a start barrier, replayed in
+    # a CUDA graph; NCCL eager, default environment as far as the page says).
+    for ranks, rows in ((4, [(256, 6.2, 14.1), (32768, 10.1, 15.4), (524288, 51.3, 72.0),
+                             (1048576, 95.8, 86.5), (33554432, 2884, 1628)]),
+                        (8, [(256, 8.3, 27.1), (4096, 30.6, 57.2), (8192, 64.3, 57.6),
+                             (65536, 503.9, 67.8), (33554432, 333806, 2715)])):
+        path_out = os.path.join(out_dir, f"rtxpro6000-2s-allreduce-{ranks}gpu.csv")
+        with open(path_out + ".tmp", "w") as f:
+            f.write("# format: collsim-meas 1\n# kind: coll\n")
+            for k, v in meta:
+                if k != "topo":
+                    f.write(f"# {k}: {v}\n")
+            f.write(f"# collective: allreduce\n# ranks: {ranks}\n")
+            f.write(f"# note: the source's table 'AllReduce: Custom vs NCCL ({ranks} GPU, fp16)'; "
+                    "custom = p2pmark's pcie_allreduce_kernel (one-shot pull, start barrier only, "
+                    "one allreduce per CUDA graph launch), NCCL = ncclAllReduce eager with the "
+                    "environment the page does not state (taken as NCCL's default); "
+                    f"GPUs 0-{ranks - 1}; collective outcomes: validation only\n")
+            f.write("size_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,busbw_GBps,"
+                    "impl,graph,wrong\n")
+            for size, custom, nccl in rows:
+                for algo, t, impl, graph in (("oneshot", custom, "oneshot", 1),
+                                             ("auto", nccl, "nccl", 0)):
+                    alg = size / (t * 1e3)
+                    bus = alg * 2 * (ranks - 1) / ranks
+                    f.write(f"{size},{size // 2},fp16,{algo},{'-' if algo == 'oneshot' else 'auto'},"
+                            f"0,{t:g},{alg:.4f},{bus:.4f},{impl},{graph},0\n")
+        os.replace(path_out + ".tmp", path_out)
+
 
 def cpayne(path, out_dir):
     text = open(path).read()
@@ -231,8 +303,9 @@ def cpayne(path, out_dir):
         else:
             desc = "two switches sharing root complex e0 (no preset of its own)"
         common = [f"group {group}: {desc}; GPU numbers are the group's, 0-7",
-                  "op: the source calls the matrices 'P2P write bandwidth' and the latency a "
-                  "4-byte flag written by one GPU and polled by the other: op write"]
+                  "op: the source calls the matrices 'P2P write bandwidth' (torch copy_, a "
+                  "copy engine pushing: op copy-write) and the latency a 4-byte flag written "
+                  "by one GPU and polled by the other: op write"]
         p2p = Out("p2p", meta, common + [
             "pair rows: the P2P write bandwidth matrix (256 MB per copy as stated, written "
             "as 256 MiB); latency rows: the one-way latency table, each run a case"])

@@ -2,14 +2,32 @@
 # `make demo`: the reference what-if of SCENARIO.md / docs/scenario.md.
 # Kimi-K2.5 on 8x RTX PRO 6000 (PCIe Gen5, 2 sockets), TP 8: plain decode and
 # EAGLE-3 (3 draft tokens), each with NCCL ring, one-shot and two-shot
-# allreduce; then the break-even accept length for each allreduce.
+# allreduce, fitted to the two observed points; then what the model says
+# when only plain decode is fitted, the break-even points, and where one
+# allreduce's time goes.
 # Usage: scripts/demo.sh [path/to/collsim]
 set -e
 COLLSIM=${1:-build/collsim}
-echo "== collsim whatif: kimi-k2-eagle3-8x-pcie5 (calibrated on 82 tok/s plain decode, NCCL Ring/LL)"
-"$COLLSIM" whatif --scenario kimi-k2-eagle3-8x-pcie5 \
-    --vary mode=decode,eagle3 --vary allreduce=ring,oneshot,twoshot --breakdown
+DEC="--observe mode=decode,allreduce=ring,tok_per_s=82"
+echo "== kimi-k2-eagle3-8x-pcie5, fitted to both observed points (decode 82, EAGLE-3 ring 54.1 tok/s)"
+"$COLLSIM" whatif --vary mode=decode,eagle3 --vary allreduce=ring,oneshot,twoshot --breakdown
 echo
-echo "== break-even mean accepted tokens per EAGLE-3 cycle (3 draft tokens)"
-"$COLLSIM" whatif --scenario kimi-k2-eagle3-8x-pcie5 \
-    --vary allreduce=ring,oneshot,twoshot --solve accept_len || true
+echo "== fitted to plain decode only: what the model predicts for EAGLE-3"
+"$COLLSIM" whatif $DEC --vary mode=decode,eagle3 --vary allreduce=ring,oneshot,twoshot --breakdown
+echo
+echo "== the verify allreduce time that would explain 54.1 tok/s (accept_len 2.0, 2.4, 3.0)"
+"$COLLSIM" whatif $DEC --vary accept_len=2,2.4,3 --solve verify_allreduce_us=54.1
+echo
+echo "== break-even: verify allreduce time and mean accepted tokens (decode-only fit)"
+"$COLLSIM" whatif $DEC --vary accept_len=2,2.4,3 --vary allreduce=ring,oneshot,twoshot \
+    --solve verify_allreduce_us
+"$COLLSIM" whatif $DEC --vary allreduce=ring,oneshot,twoshot --solve accept_len
+echo
+echo "== one allreduce of the reference box, where its time goes (us; CUDA graph, the scenario's NCCL env)"
+echo "   14 KiB = a decode step's allreduce, 42 KiB = an EAGLE-3 verify's (docs/model.md 'Where the time goes')"
+for a in ring oneshot twoshot; do
+    "$COLLSIM" coll allreduce -b 14K -e 42K -f 3 --algo $a --graph --breakdown \
+        --env NCCL_PROTO=LL --env NCCL_ALGO=Ring --env NCCL_P2P_LEVEL=SYS \
+        --env NCCL_MAX_NCHANNELS=16 | grep -v '^# [a-z]' |
+        if [ $a = ring ]; then cat; else grep -v '^#'; fi
+done

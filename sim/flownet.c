@@ -181,6 +181,7 @@ void flownet_set_rule(flownet *n, int link, flownet_cap_fn *fn, void *ctx)
 }
 
 double flownet_link_cap(const flownet *n, int link) { return n->links[link].cap_Bps; }
+double flownet_link_nominal(const flownet *n, int link) { return n->links[link].nominal_Bps; }
 double flownet_link_bytes(const flownet *n, int link) { return n->links[link].bytes; }
 
 void flownet_reset(flownet *n)

@@ -33,6 +33,7 @@ int flownet_nlinks(const flownet *n);
 /* Capacity rule, called by flownet_solve for a link whose flow set changed. */
 void flownet_set_rule(flownet *n, int link, flownet_cap_fn *fn, void *ctx);
 double flownet_link_cap(const flownet *n, int link); /* current, after its rule */
+double flownet_link_nominal(const flownet *n, int link); /* as created, before rules */
 double flownet_link_bytes(const flownet *n, int link); /* carried by finished flows */
 /* Drop all flows (their events are the caller's to clear), byte counts and
  * rate records; links and rules stay. */

@@ -516,3 +516,55 @@ int sched_timeline(const sched *s, FILE *f, const char *const *track_names,
         return err_set(e, ERR_SYSTEM, "timeline: write failed");
     return 0;
 }
+
+/* --- after a run: what a task cost alone, and the critical path ---------- */
+
+sim_ps sched_alone_ps(const sched *s, int task)
+{
+    ASSERTF(task >= 0 && (size_t)task < s->ntasks, "task %d of %zu", task, s->ntasks);
+    const struct task *k = &s->tasks[task];
+    if (k->nlinks < 0 || k->bytes <= 0)
+        return k->lat_ps;
+    double r = k->cap_Bps > 0 ? k->cap_Bps : INFINITY;
+    for (int i = 0; i < k->nlinks; i++) {
+        double w = s->wrefs_used ? s->wrefs[k->link_off + (uint32_t)i] : 1.0;
+        double c = flownet_link_nominal(s->net, s->refs[k->link_off + (uint32_t)i]) / w;
+        if (c < r)
+            r = c;
+    }
+    if (!isfinite(r))
+        return k->lat_ps;
+    return r > 0 ? flownet_ticks(k->bytes, r) + k->lat_ps : INT64_MAX;
+}
+
+const char *sched_label(const sched *s, int task) { return s->tasks[task].label; }
+int sched_is_flow(const sched *s, int task) { return s->tasks[task].nlinks >= 0; }
+
+int sched_critical_path(sched *s, int *path, int max)
+{
+    size_t n = s->ntasks;
+    if (n == 0)
+        return 0;
+    int32_t *crit = malloc(sizeof(int32_t) * n);
+    if (!crit)
+        return -1;
+    for (size_t t = 0; t < n; t++)
+        crit[t] = -1;
+    /* The latest-ending predecessor of each task (ties: the lower id). */
+    for (size_t t = 0; t < n; t++)
+        for (int32_t d = s->succ_head[t]; d >= 0; d = s->deps[d].next) {
+            int32_t u = s->deps[d].after;
+            if (crit[u] < 0 || s->tasks[t].end_ps > s->tasks[crit[u]].end_ps ||
+                (s->tasks[t].end_ps == s->tasks[crit[u]].end_ps && (int32_t)t < crit[u]))
+                crit[u] = (int32_t)t;
+        }
+    int32_t last = 0;
+    for (size_t t = 1; t < n; t++)
+        if (s->tasks[t].end_ps > s->tasks[last].end_ps)
+            last = (int32_t)t;
+    int len = 0;
+    for (int32_t t = last; t >= 0 && len < max; t = crit[t])
+        path[len++] = t;
+    free(crit);
+    return len;
+}

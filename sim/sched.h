@@ -68,6 +68,17 @@ int sched_ntasks(const sched *s);
 uint64_t sched_events(const sched *s);     /* events processed by the last run */
 /* Bytes carried by a link in the last run (for utilisation reports). */
 double sched_link_bytes(const sched *s, int link);
+/* Time a task would take alone: a delay's duration; for a flow, its bytes
+ * at the rate it would get with no other flow and no rule (its cap, each
+ * link's nominal capacity over its weight) plus its latency. */
+sim_ps sched_alone_ps(const sched *s, int task);
+const char *sched_label(const sched *s, int task);
+int sched_is_flow(const sched *s, int task);
+/* Critical path of the last run: from the task that ended last back to one
+ * without predecessors, each step to the predecessor that ended last. Fills
+ * path[] (last task first, up to max) and returns the path's length, or -1
+ * on out of memory. */
+int sched_critical_path(sched *s, int *path, int max);
 /* Drop all tasks (keep links, rules and memory) so the sched can be reused. */
 void sched_reset(sched *s);
 

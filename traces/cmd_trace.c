@@ -103,7 +103,9 @@ static int cmd_gen(int argc, char **argv, err *e)
     whatif_ctx *c = whatif_ctx_new();
     if (!c)
         return err_set(e, ERR_SYSTEM, "out of memory");
-    int rc = whatif_derive(c, &s, e);
+    int rc = whatif_calibrate(c, &s, NULL, e);
+    if (!rc)
+        rc = whatif_derive(c, &s, e);
     whatif_ctx_free(c);
     TRY(rc);
     trace_writer *w = trace_writer_new(out, e);
@@ -121,10 +123,9 @@ static int cmd_gen(int argc, char **argv, err *e)
         rc = trace_write_meta(w, "source", "collsim trace gen", e);
     snprintf(buf, sizeof buf,
              "mode=%s layers=%d hidden=%d tp=%d batch=%d draft_tokens=%d accept_len=%g "
-             "weight_us_per_layer=%.4f token_us_per_layer=%.4f draft_step_us=%.4f",
+             "gpu_mem_GBps=%g efficiency=%.6f spec_loop_us=%.3f",
              s.mode == WHATIF_EAGLE3 ? "eagle3" : "decode", s.layers, s.hidden, s.tp, s.batch,
-             s.draft_tokens, s.accept_len, s.weight_us_per_layer, s.token_us_per_layer,
-             s.draft_step_us);
+             s.draft_tokens, s.accept_len, s.gpu_mem_GBps, s.efficiency, s.spec_loop_us);
     if (!rc)
         rc = trace_write_comment(w, buf, e);
     uint64_t st = (uint64_t)seed;

@@ -21,10 +21,11 @@ enum { CACHE_SLOTS = 1024, TL_MAX = 1 << 16 };
 
 typedef struct spath {
     sim_ps t;                      /* time since the cycle started */
-    sim_ps part[4];                /* compute, comm, launch, idle */
+    sim_ps part[REPLAY_NPARTS];    /* compute, comm, launch, idle, wait */
 } spath;
 
-enum { P_COMPUTE, P_COMM, P_LAUNCH, P_IDLE };
+enum { P_COMPUTE = REPLAY_COMPUTE, P_COMM = REPLAY_COMM, P_LAUNCH = REPLAY_LAUNCH,
+       P_IDLE = REPLAY_IDLE, P_WAIT = REPLAY_WAIT };
 
 typedef struct cache_ent {
     int used;
@@ -55,18 +56,23 @@ struct replay {
     double cycle_tokens;
     int graph;                     /* current phase runs as a CUDA graph */
     sim_ps host;                   /* the launching thread's clock (eager) */
+    sim_ps slow;                   /* how far the slowest rank's host is behind it */
     trace_phase phase;
     sim_ps phase_start;
+    sim_ps phase_start_part[REPLAY_NPARTS];
     /* totals */
     long cycles;
     double tokens;
-    sim_ps total, part[4], phase_ps[PHASE_N];
+    sim_ps total, part[REPLAY_NPARTS], phase_ps[PHASE_N];
+    sim_ps phase_part[PHASE_N][REPLAY_NPARTS];
     uint64_t ops, colls, predictions;
     cache_ent cache[CACHE_SLOTS];
     /* timeline of the first cycle */
     FILE *tl;
     tl_ev *tlev;
     int ntl, tl_done;
+    int tl_part, tl_pid, *tl_first;   /* replay_timeline_part */
+    char tl_label[256];
 };
 
 /* The largest time a replay holds, 2^62 ps (53 days): int64 sums of times
@@ -144,6 +150,15 @@ void replay_free(replay *r)
 
 void replay_timeline(replay *r, FILE *f) { r->tl = f; }
 
+void replay_timeline_part(replay *r, FILE *f, int pid, const char *label, int *first)
+{
+    r->tl = f;
+    r->tl_part = 1;
+    r->tl_pid = pid;
+    r->tl_first = first;
+    snprintf(r->tl_label, sizeof r->tl_label, "%s", label);
+}
+
 static void tl_add(replay *r, int stream, sim_ps start, sim_ps end, const trace_op *op)
 {
     if (!r->tl || r->tl_done || start == end)
@@ -198,6 +213,10 @@ static void end_phase(replay *r)
     join_all(r);
     r->phase_ps[r->phase] += r->s[0].t - r->phase_start;
     r->phase_start = r->s[0].t;
+    for (int i = 0; i < REPLAY_NPARTS; i++) {
+        r->phase_part[r->phase][i] += r->s[0].part[i] - r->phase_start_part[i];
+        r->phase_start_part[i] = r->s[0].part[i];
+    }
 }
 
 static int write_timeline(replay *r, err *e);
@@ -210,11 +229,13 @@ static void end_cycle(replay *r)
     r->cycles++;
     r->tokens += r->cycle_tokens;
     r->total = add_ps(r, r->total, r->s[0].t);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < REPLAY_NPARTS; i++)
         r->part[i] = add_ps(r, r->part[i], r->s[0].part[i]);
     memset(r->s, 0, sizeof r->s);
     r->host = 0; /* a cycle ends with the host waiting for the GPU (sampling) */
+    r->slow = 0;
     r->phase_start = 0;
+    memset(r->phase_start_part, 0, sizeof r->phase_start_part);
     r->in_cycle = 0;
     if (r->tl && r->ntl > 0)
         r->tl_done = 1;
@@ -315,6 +336,15 @@ static void run_op(replay *r, int s, int kernels, int part, sim_ps d, const trac
                                      ? (r->overflow = 1, 0) : r->launch_ps * kernels);
     if (first > r->s[s].t)
         advance(r, s, P_LAUNCH, first - r->s[s].t, NULL);
+    /* A collective also waits for the slowest rank's launch of it: that
+     * rank's host falls coll_wait_us further behind per collective. */
+    if (part == P_COMM && r->o.coll_wait_us > 0) {
+        r->slow = add_ps(r, r->slow, us_to_ps(r, r->o.coll_wait_us));
+        if (first + r->slow > r->s[s].t) {
+            static const trace_op wait_op = {.kind = OP_WAIT, .name = "wait for the slowest rank"};
+            advance(r, s, P_WAIT, first + r->slow - r->s[s].t, &wait_op);
+        }
+    }
     advance(r, s, part, d, op);
     sim_ps last = r->host + d / kernels;
     if (last > r->s[s].t)
@@ -385,8 +415,12 @@ int replay_finish(replay *r, replay_result *out, err *e)
     out->comm_us = (double)r->part[P_COMM] / 1e6 / n;
     out->launch_us = (double)r->part[P_LAUNCH] / 1e6 / n;
     out->idle_us = (double)r->part[P_IDLE] / 1e6 / n;
-    for (int i = 0; i < PHASE_N; i++)
+    out->wait_us = (double)r->part[P_WAIT] / 1e6 / n;
+    for (int i = 0; i < PHASE_N; i++) {
         out->phase_us[i] = (double)r->phase_ps[i] / 1e6 / n;
+        for (int k = 0; k < REPLAY_NPARTS; k++)
+            out->phase_part_us[i][k] = (double)r->phase_part[i][k] / 1e6 / n;
+    }
     out->ops = r->ops;
     out->colls = r->colls;
     out->predictions = r->predictions;
@@ -399,6 +433,7 @@ int replay_finish(replay *r, replay_result *out, err *e)
     r->total = 0;
     memset(r->part, 0, sizeof r->part);
     memset(r->phase_ps, 0, sizeof r->phase_ps);
+    memset(r->phase_part, 0, sizeof r->phase_part);
     r->ops = r->colls = 0;
     r->ntl = 0;
     r->tl_done = 0;
@@ -423,19 +458,28 @@ static int write_timeline(replay *r, err *e)
 {
     FILE *f = r->tl;
     int ngpu = r->ngpus > 0 ? r->ngpus : 1;
-    if (ngpu > 8)
-        ngpu = 8;
-    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
-    int first = 1;
-    for (int g = 0; g < ngpu; g++) {
-        fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"GPU %d\"}}",
-                first ? "" : ",\n", g, g);
+    if (ngpu > 8 || r->tl_part)
+        ngpu = r->tl_part ? 1 : 8;
+    if (!r->tl_part)
+        fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
+    int first = r->tl_part && r->tl_first ? *r->tl_first : 1;
+    for (int gi = 0; gi < ngpu; gi++) {
+        int g = r->tl_part ? r->tl_pid : gi;
+        fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":",
+                first ? "" : ",\n", g);
+        if (r->tl_part) {
+            json_str(f, r->tl_label);
+        } else {
+            fprintf(f, "\"GPU %d\"", g);
+        }
+        fputs("}}", f);
         first = 0;
         for (int i = 0; i < r->ntl; i++) {
             const tl_ev *ev = &r->tlev[i];
             const char *cat = ev->kind == OP_COLL      ? "comm"
                               : ev->kind == OP_COMPUTE ? "compute"
                               : ev->kind == OP_IDLE    ? "idle"
+                              : ev->kind == OP_WAIT    ? "wait"
                                                        : "launch";
             fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,\"name\":",
                     cat, g, ev->stream, (double)ev->start / 1e6,
@@ -444,7 +488,10 @@ static int write_timeline(replay *r, err *e)
             fputc('}', f);
         }
     }
-    fputs("\n]}\n", f);
+    if (r->tl_part && r->tl_first)
+        *r->tl_first = 0;
+    if (!r->tl_part)
+        fputs("\n]}\n", f);
     if (ferror(f))
         return err_set(e, ERR_SYSTEM, "timeline: write failed");
     return 0;

@@ -29,7 +29,13 @@ typedef struct replay_opts {
     double graph_node_us;  /* >= 0: per graph node cost instead of the topology's */
     int captured_overhead; /* 1 = launch costs are already in the trace's gaps
                               (imported traces: "meta overhead captured") */
+    double coll_wait_us;   /* eager: the slowest rank's host falls this much further
+                              behind per collective, which starts only once that
+                              rank issued it; the GPU's waiting counts as wait */
 } replay_opts;
+
+/* The parts of a critical path. */
+enum { REPLAY_COMPUTE, REPLAY_COMM, REPLAY_LAUNCH, REPLAY_IDLE, REPLAY_WAIT, REPLAY_NPARTS };
 
 /* Totals over the whole replay; *_us per cycle are averages. */
 typedef struct replay_result {
@@ -39,7 +45,9 @@ typedef struct replay_result {
     double cycle_us;       /* total_us / cycles */
     double tok_per_s;      /* tokens / total time */
     double compute_us, comm_us, launch_us, idle_us;  /* per cycle, critical path */
+    double wait_us;        /* per cycle: collectives waiting for other ranks (coll_wait_us) */
     double phase_us[PHASE_N];                        /* per cycle, by phase */
+    double phase_part_us[PHASE_N][REPLAY_NPARTS];    /* per cycle, phase x part */
     uint64_t ops, colls;
     uint64_t predictions;  /* distinct collectives actually predicted */
 } replay_result;
@@ -59,6 +67,9 @@ int replay_finish(replay *r, replay_result *out, err *e);
 /* Record the first cycle as Chrome-trace / Perfetto JSON into f (borrowed),
  * one track per GPU and stream; call before feeding ops. */
 void replay_timeline(replay *r, FILE *f);
+/* The same, but only GPU 0's events as process pid named label, without the
+ * enclosing document (to merge several replays); *first as in a JSON list. */
+void replay_timeline_part(replay *r, FILE *f, int pid, const char *label, int *first);
 /* Replay a trace file from start to end: trace_open + replay_op + finish.
  * The file's "meta graph" is honoured unless o->graph >= 0. */
 int replay_file(const char *path, const topo *t, coll_ctx *c,

@@ -89,6 +89,48 @@ static void test_launch_bound(void **state)
     replay_free(r);
 }
 
+static void test_eager_wait(void **state)
+{
+    (void)state;
+    replay_opts o;
+    replay_opts_init(&o);
+    o.coll_us = 5;        /* every allreduce: 5 us */
+    o.launch_us = 1;      /* eager: 1 us per kernel */
+    o.coll_wait_us = 20;  /* the slowest rank's host loses 20 us per collective */
+    replay *r = replay_new(NULL, NULL, &o);
+    trace_op ops[6] = {mk(OP_CYCLE, 0, 0), mk(OP_PHASE, 0, 0),   mk(OP_COMPUTE, 0, 10),
+                       mk(OP_COLL, 0, 0),  mk(OP_COMPUTE, 0, 3), mk(OP_COLL, 0, 0)};
+    ops[0].tokens = 1;
+    ops[1].phase = PHASE_VERIFY;
+    ops[3].bytes = ops[5].bytes = 14336;
+    feed(r, ops, 6);
+    replay_result res;
+    err e = {0};
+    assert_int_equal(replay_finish(r, &res, &e), 0);
+    /* Host issues at 1, 2, 3, 4 us. Compute: 1 us launch, runs 1..11. The
+     * first allreduce is issued at 2 here, at 2 + 20 = 22 on the slowest
+     * rank: it waits 11 us, runs 22..27. Compute 27..30. The second is
+     * issued at 4 here, 4 + 40 = 44 there: waits 14, runs 44..49. Cycle 49
+     * = compute 13 + comm 10 + launch 1 + wait 25, all in the verify phase. */
+    NEAR(res.cycle_us, 49);
+    NEAR(res.wait_us, 25);
+    NEAR(res.comm_us, 10);
+    NEAR(res.launch_us, 1);
+    NEAR(res.phase_part_us[PHASE_VERIFY][REPLAY_WAIT], 25);
+    NEAR(res.phase_part_us[PHASE_VERIFY][REPLAY_COMPUTE], 13);
+    NEAR(res.phase_us[PHASE_VERIFY], 49);
+    replay_free(r);
+    /* In a CUDA graph the launches are not per kernel: no such wait. */
+    o.graph = 1;
+    o.launch_us = 0;
+    r = replay_new(NULL, NULL, &o);
+    feed(r, ops, 6);
+    assert_int_equal(replay_finish(r, &res, &e), 0);
+    NEAR(res.wait_us, 0);
+    NEAR(res.cycle_us, 23);
+    replay_free(r);
+}
+
 static void test_overlap_critical_path(void **state)
 {
     (void)state;
@@ -241,6 +283,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_serial_sum),
         cmocka_unit_test(test_launch_bound),
+        cmocka_unit_test(test_eager_wait),
         cmocka_unit_test(test_overlap_critical_path),
         cmocka_unit_test(test_overlap_hidden),
         cmocka_unit_test(test_graph_and_cycles),

@@ -213,7 +213,11 @@ static int load_scenario(sweep_whatif *w, const char *path, err *e)
     if (w->scen_path[0] && !strcmp(w->scen_path, path))
         return 0;
     w->scen_path[0] = '\0';
+    if (!w->wc && !(w->wc = whatif_ctx_new()))
+        return err_set(e, ERR_SYSTEM, "out of memory");
     TRY(whatif_scenario_load(path, &w->scen, e));
+    /* fitted once per scenario, before a point's knobs (docs/scenario.md) */
+    TRY(whatif_calibrate(w->wc, &w->scen, NULL, e));
     snprintf(w->scen_path, sizeof w->scen_path, "%s", path);
     return 0;
 }

@@ -1,11 +1,12 @@
 /* What-if scenarios: knobs in a static table (name, type, field offset),
- * the built-in reference scenario, scenario files, and the run: one cycle
- * of the scenario is generated as trace ops (traces/trace.h) and fed to the
- * replay (traces/replay.h), so a what-if and a replayed trace go through the
- * same timing code. Compute per forward follows docs/scenario.md:
- *   t_layer(n tokens) = (w + p * n_eff(n)) * compute_tp / tp,
- *   n_eff(n) = E(n)/E(1), E(n) = experts * (1 - (1 - topk/experts)^n),
- * with w and p derived from the calibration point when not given. */
+ * the built-in reference scenario, scenario files, observations and their
+ * fit, and the run: one cycle of the scenario is generated as trace ops
+ * (traces/trace.h) and fed to the replay (traces/replay.h), so a what-if and
+ * a replayed trace go through the same timing code. Compute follows
+ * docs/scenario.md: each compute op lasts the bytes one GPU reads for it
+ * (weights from the model's configuration, KV cache) over the GPU memory
+ * bandwidth times an efficiency; a forward over n tokens reads the union of
+ * the routed experts they choose, E_eff (1 - (1 - k/E_eff)^n). */
 #include "traces/whatif.h"
 
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include "traces/replay.h"
 #include "traces/trace.h"
 #include "validate/calib.h"
+#include "validate/fit.h"
 
 enum { CTX_TOPOS = 8 };
 
@@ -102,6 +104,9 @@ static void env_reference(nccl_env *env)
     env->nthreads = 512;
 }
 
+/* Kimi-K2 / Kimi-K2.5 text backbone, from its published config.json
+ * (docs/scenario.md cites it): DeepSeek-V3 layout with 64 heads and 384
+ * experts; routed experts INT4 with a bf16 scale per 32 weights. */
 static void scenario_defaults(whatif_scenario *s)
 {
     memset(s, 0, sizeof *s);
@@ -109,32 +114,44 @@ static void scenario_defaults(whatif_scenario *s)
     snprintf(s->topo, sizeof s->topo, "rtxpro6000-8x-pcie5-2s");
     s->mode = WHATIF_DECODE;
     s->layers = 61;
+    s->dense_layers = 1;
     s->hidden = 7168;
+    s->heads = 64;
+    s->q_lora_rank = 1536;
+    s->kv_lora_rank = 512;
+    s->qk_nope_dim = 128;
+    s->qk_rope_dim = 64;
+    s->v_head_dim = 128;
+    s->dense_inter = 18432;
+    s->moe_inter = 2048;
+    s->moe_experts = 384;
+    s->moe_shared = 1;
+    s->moe_topk = 8;
+    s->vocab = 163840;
+    s->weight_bytes = 2;
+    s->expert_weight_bytes = 0.5 + 2.0 / 32;
+    s->routing_skew = 0;
+    s->context_len = 4096;
     s->dtype = DTYPE_BF16;
     s->allreduces_per_layer = 2;
     s->kernels_per_layer = 20;
-    s->weight_us_per_layer = -1;
-    s->token_us_per_layer = -1;
+    s->gpu_mem_GBps = 0;
+    s->efficiency = 0.5;
     s->tp = 8;
     s->batch = 1;
     s->graph = 1;
+    s->eager_wait_us = 5;
     s->allreduce = ALGO_AUTO;
     env_default(&s->env);
     s->draft_tokens = 3;
     s->draft_steps = 3;
-    s->draft_step_us = -1;
+    s->draft_params_M = 985;
+    s->draft_efficiency = -1;
     s->draft_allreduces = 2;
     s->draft_kernels = 25;
+    s->spec_loop_us = 0;
     s->accept_len = 2.4;
-    s->compute_tp = 8;
-    s->moe_experts = 384;
-    s->moe_topk = 8;
-    s->calib_tok_per_s = 82;
-    snprintf(s->calib_topo, sizeof s->calib_topo, "rtxpro6000-8x-pcie5-2s");
-    env_reference(&s->calib_env);
-    s->weight_MB_per_layer = 74.5;
-    s->token_MB_per_layer = 21.6;
-    s->draft_MB = 246;
+    snprintf(s->fit, sizeof s->fit, "efficiency");
 }
 
 typedef struct builtin {
@@ -143,7 +160,8 @@ typedef struct builtin {
 } builtin;
 
 /* SCENARIO.md: Kimi-K2.5 on 8x RTX PRO 6000 (PCIe Gen5, 2 sockets), TP 8,
- * EAGLE-3 with 3 draft tokens, NCCL Ring/LL as configured there. */
+ * EAGLE-3 with 3 draft tokens, NCCL Ring/LL as configured there; its two
+ * observed points, and the parameters they are fitted to. */
 static void kimi_k2_eagle3(whatif_scenario *s)
 {
     scenario_defaults(s);
@@ -151,6 +169,10 @@ static void kimi_k2_eagle3(whatif_scenario *s)
     s->mode = WHATIF_EAGLE3;
     s->allreduce = ALGO_RING;
     env_reference(&s->env);
+    s->obs[0] = (whatif_obs){"mode=decode,allreduce=ring", 82, 0.01};
+    s->obs[1] = (whatif_obs){"mode=eagle3,allreduce=ring", 54.1, 0.01};
+    s->nobs = 2;
+    snprintf(s->fit, sizeof s->fit, "efficiency,spec_loop_us");
 }
 
 static const builtin builtins[] = {
@@ -165,7 +187,9 @@ const char *whatif_builtin_name(int i)
 
 /* ---- knobs ---------------------------------------------------------------- */
 
-typedef enum ktype { K_INT, K_DBL, K_STR, K_MODE, K_ALGO, K_DTYPE, K_HIST, K_ENV } ktype;
+typedef enum ktype {
+    K_INT, K_DBL, K_STR, K_MODE, K_ALGO, K_DTYPE, K_HIST, K_ENV, K_OBS, K_FIT
+} ktype;
 
 typedef struct knob {
     const char *name;
@@ -190,36 +214,59 @@ static const knob knobs[] = {
      "P(1 token),P(2 tokens),... per cycle (overrides accept_len)"},
     {"draft_tokens", K_INT, F(draft_tokens), 1, 64, NULL, "tokens verified per EAGLE-3 cycle"},
     {"draft_steps", K_INT, F(draft_steps), 0, 64, NULL, "draft-head forwards per cycle"},
-    {"draft_step_us", K_DBL, F(draft_step_us), -1, 1e7, NULL,
-     "compute of one draft forward (-1: derived)"},
+    {"draft_params_M", K_DBL, F(draft_params_M), 0, 1e6, NULL,
+     "draft head parameters, millions (weight_bytes each)"},
+    {"draft_efficiency", K_DBL, F(draft_efficiency), -1, 1, NULL,
+     "bandwidth efficiency of a draft forward (-1: efficiency)"},
     {"draft_allreduces", K_INT, F(draft_allreduces), 0, 64, NULL,
      "allreduces per draft forward (0: replicated head)"},
     {"draft_kernels", K_INT, F(draft_kernels), 0, 100000, NULL, "kernels per draft forward"},
+    {"spec_loop_us", K_DBL, F(spec_loop_us), 0, 1e7, NULL,
+     "host work per EAGLE-3 cycle (tree, sampling, acceptance)"},
     {"layers", K_INT, F(layers), 1, 100000, NULL, "decoder layers of the target"},
+    {"dense_layers", K_INT, F(dense_layers), 0, 100000, NULL, "leading layers with a dense MLP"},
     {"hidden", K_INT, F(hidden), 1, 1 << 20, NULL, "hidden size"},
+    {"heads", K_INT, F(heads), 1, 1 << 16, NULL, "attention heads"},
+    {"q_lora_rank", K_INT, F(q_lora_rank), 0, 1 << 20, NULL, "MLA query compression rank (0: none)"},
+    {"kv_lora_rank", K_INT, F(kv_lora_rank), 1, 1 << 20, NULL, "MLA latent KV rank"},
+    {"qk_nope_dim", K_INT, F(qk_nope_dim), 0, 1 << 16, NULL, "MLA per-head q/k dim without RoPE"},
+    {"qk_rope_dim", K_INT, F(qk_rope_dim), 0, 1 << 16, NULL, "MLA per-head RoPE dim"},
+    {"v_head_dim", K_INT, F(v_head_dim), 1, 1 << 16, NULL, "MLA per-head value dim"},
+    {"dense_inter", K_INT, F(dense_inter), 0, 1 << 24, NULL, "dense MLP intermediate size"},
+    {"moe_inter", K_INT, F(moe_inter), 0, 1 << 24, NULL, "expert intermediate size"},
+    {"moe_experts", K_INT, F(moe_experts), 0, 1 << 20, NULL, "routed experts per MoE layer"},
+    {"moe_shared", K_INT, F(moe_shared), 0, 1024, NULL, "shared experts per MoE layer"},
+    {"moe_topk", K_INT, F(moe_topk), 0, 1024, NULL, "routed experts per token"},
+    {"vocab", K_INT, F(vocab), 1, 1 << 24, NULL, "vocabulary (LM head rows)"},
+    {"weight_bytes", K_DBL, F(weight_bytes), 0.0625, 8, NULL,
+     "bytes per weight outside the routed experts"},
+    {"expert_weight_bytes", K_DBL, F(expert_weight_bytes), 0.0625, 8, NULL,
+     "bytes per routed-expert weight, scales included"},
+    {"routing_skew", K_DBL, F(routing_skew), 0, 1, NULL,
+     "0 = uniform routing .. 1 = all tokens of a forward pick the same experts"},
+    {"context_len", K_INT, F(context_len), 0, 1 << 24, NULL, "KV-cache tokens per request"},
     {"dtype", K_DTYPE, F(dtype), 0, 0, NULL, "activation dtype (bf16|fp16|fp32)"},
     {"allreduces_per_layer", K_INT, F(allreduces_per_layer), 0, 64, NULL,
      "allreduces per target layer"},
     {"kernels_per_layer", K_INT, F(kernels_per_layer), 0, 100000, NULL,
      "GPU kernels per target layer besides the allreduces"},
-    {"weight_us_per_layer", K_DBL, F(weight_us_per_layer), -1, 1e7, NULL,
-     "compute: weight-streaming term per layer and forward (-1: derived)"},
-    {"token_us_per_layer", K_DBL, F(token_us_per_layer), -1, 1e7, NULL,
-     "compute: per-token term per layer (-1: derived)"},
-    {"compute_tp", K_INT, F(compute_tp), 1, 1024, NULL, "tp the compute terms were given for"},
-    {"moe_experts", K_INT, F(moe_experts), 0, 1 << 20, NULL, "routed experts (0: linear term)"},
-    {"moe_topk", K_INT, F(moe_topk), 0, 1024, NULL, "experts per token"},
+    {"gpu_mem_GBps", K_DBL, F(gpu_mem_GBps), 0, 1e5, NULL,
+     "GPU memory bandwidth (0: the topology's)"},
+    {"efficiency", K_DBL, F(efficiency), 1e-4, 1, NULL,
+     "fraction of gpu_mem_GBps a target forward achieves (fitted)"},
     {"graph", K_INT, F(graph), 0, 1, NULL, "1 = CUDA graphs, 0 = eager launches"},
-    {"allreduce_us", K_DBL, F(allreduce_us), 0, 1e7, NULL,
-     "force every allreduce to this time (0: predict)"},
-    {"calib_tok_per_s", K_DBL, F(calib_tok_per_s), 0, 1e9, NULL,
-     "measured plain-decode tok/s the compute terms are derived from"},
-    {"calib_topo", K_STR, F(calib_topo), 0, 0, NULL, "topology of the calibration point"},
-    {"weight_MB_per_layer", K_DBL, F(weight_MB_per_layer), 0, 1e9, NULL,
-     "per GPU weights read once per forward (split assumption)"},
-    {"token_MB_per_layer", K_DBL, F(token_MB_per_layer), 0, 1e9, NULL,
-     "per GPU weights read per token (split assumption)"},
-    {"draft_MB", K_DBL, F(draft_MB), 0, 1e9, NULL, "per GPU draft-head weights per draft forward"},
+    {"eager_wait_us", K_DBL, F(eager_wait_us), 0, 1e6, NULL,
+     "eager: lag of the slowest rank's launch at each allreduce"},
+    {"decode_allreduce_us", K_DBL, F(decode_allreduce_us), 0, 1e7, NULL,
+     "force the decode forward's allreduces to this time (0: predict)"},
+    {"verify_allreduce_us", K_DBL, F(verify_allreduce_us), 0, 1e7, NULL,
+     "force the verify forward's allreduces to this time (0: predict)"},
+    {"draft_allreduce_us", K_DBL, F(draft_allreduce_us), 0, 1e7, NULL,
+     "force the draft forwards' allreduces to this time (0: predict)"},
+    {"observe", K_OBS, 0, 0, 0, NULL,
+     "an observed point KEY=V,...,tok_per_s=X[,sd=R] (repeatable; none clears)"},
+    {"fit", K_FIT, F(fit), 0, 0, NULL,
+     "parameters fitted to the observations (comma list; none: no fit)"},
     {"nccl_proto", K_ENV, 0, 0, 0, "NCCL_PROTO", "LL|LL128|Simple"},
     {"nccl_algo", K_ENV, 0, 0, 0, "NCCL_ALGO", "Ring|Tree"},
     {"nccl_p2p_level", K_ENV, 0, 0, 0, "NCCL_P2P_LEVEL", "LOC|NVL|PIX|PXB|PHB|SYS"},
@@ -244,6 +291,120 @@ static const knob *find_knob(const char *key)
     return NULL;
 }
 
+/* Parameters that can be fitted: a double knob, its bounds for the fit. */
+typedef struct fitdef {
+    const char *name;
+    double lo, hi;       /* hi < 0: draft_tokens */
+    int log;
+} fitdef;
+
+static const fitdef fitdefs[] = {
+    {"efficiency", 1e-4, 1, 1},
+    {"draft_efficiency", 1e-4, 1, 1},
+    {"spec_loop_us", 0, 1e6, 0},
+    {"accept_len", 1, -1, 0},
+    {"eager_wait_us", 0, 1e5, 0},
+    {"routing_skew", 0, 1, 0},
+};
+enum { NFITDEFS = sizeof fitdefs / sizeof fitdefs[0] };
+
+static const fitdef *find_fitdef(const char *name)
+{
+    for (int i = 0; i < NFITDEFS; i++)
+        if (!strcmp(fitdefs[i].name, name))
+            return &fitdefs[i];
+    return NULL;
+}
+
+static int check_fit_list(const char *v, err *e)
+{
+    char buf[WHATIF_STR];
+    if (strlen(v) >= sizeof buf)
+        return err_set(e, ERR_USAGE, "fit: list too long");
+    snprintf(buf, sizeof buf, "%s", v);
+    int n = 0;
+    const fitdef *seen[WHATIF_FIT_MAX];
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const fitdef *d = find_fitdef(t);
+        if (!d)
+            return err_set(e, ERR_USAGE,
+                           "fit: '%s' cannot be fitted (efficiency, draft_efficiency, "
+                           "spec_loop_us, accept_len, eager_wait_us, routing_skew)", t);
+        for (int i = 0; i < n; i++)
+            if (seen[i] == d)
+                return err_set(e, ERR_USAGE, "fit: '%s' named twice", t);
+        if (n == WHATIF_FIT_MAX)
+            return err_set(e, ERR_USAGE, "fit: more than %d parameters", WHATIF_FIT_MAX);
+        seen[n++] = d;
+    }
+    return 0;
+}
+
+/* Apply "k=v,k=v" to s. */
+static int apply_kvs(whatif_scenario *s, const char *list, err *e)
+{
+    char buf[WHATIF_STR];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        if (!eq || eq == t)
+            return err_set(e, ERR_USAGE, "'%s': want KEY=VALUE", t);
+        *eq = 0;
+        TRY(whatif_set(s, t, eq + 1, e));
+    }
+    return 0;
+}
+
+int whatif_observe(whatif_scenario *s, const char *spec, err *e)
+{
+    if (!strcmp(spec, "none")) {
+        s->nobs = 0;
+        return 0;
+    }
+    if (s->nobs == WHATIF_OBS_MAX)
+        return err_set(e, ERR_USAGE, "observe: at most %d observations", WHATIF_OBS_MAX);
+    whatif_obs o = {"", -1, 0.01};
+    char buf[WHATIF_STR], set[WHATIF_STR] = "";
+    if (strlen(spec) >= sizeof buf)
+        return err_set(e, ERR_USAGE, "observe: too long");
+    snprintf(buf, sizeof buf, "%s", spec);
+    size_t at = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        if (!eq || eq == t)
+            return err_set(e, ERR_USAGE, "observe: '%s': want KEY=VALUE", t);
+        *eq = 0;
+        const char *v = eq + 1;
+        if (!strcmp(t, "tok_per_s")) {
+            TRY(cli_parse_double("observe: tok_per_s", v, &o.tok_per_s, e));
+            if (!(o.tok_per_s > 0))
+                return err_set(e, ERR_USAGE, "observe: tok_per_s must be > 0");
+        } else if (!strcmp(t, "sd")) {
+            TRY(cli_parse_double("observe: sd", v, &o.rel_sd, e));
+            if (!(o.rel_sd > 0 && o.rel_sd < 1))
+                return err_set(e, ERR_USAGE, "observe: sd %s must be a fraction in (0, 1)", v);
+        } else if (!strcmp(t, "observe") || !strcmp(t, "fit")) {
+            return err_set(e, ERR_USAGE, "observe: '%s' cannot be set in an observation", t);
+        } else {
+            whatif_scenario tmp = *s;
+            err sub = {0};
+            if (whatif_set(&tmp, t, v, &sub))
+                return err_set(e, ERR_USAGE, "observe: %s", sub.msg);
+            at += (size_t)snprintf(set + at, sizeof set - at, "%s%s=%s", at ? "," : "", t, v);
+            if (at >= sizeof set)
+                return err_set(e, ERR_USAGE, "observe: too long");
+        }
+    }
+    if (o.tok_per_s < 0)
+        return err_set(e, ERR_USAGE, "observe: '%s' has no tok_per_s=", spec);
+    snprintf(o.set, sizeof o.set, "%s", set);
+    s->obs[s->nobs++] = o;
+    return 0;
+}
+
 static const char *const path_names[] = {"LOC", "NVL", "NVB", "?", "PIX", "PXB", "?", "?",
                                          "PHB", "SYS"};
 
@@ -255,6 +416,9 @@ int whatif_set(whatif_scenario *s, const char *key, const char *value, err *e)
         return coll_env_set(&s->env, a, e);
     }
     const knob *k = find_knob(key);
+    if (!k && !strcmp(key, "allreduce_us"))
+        return err_set(e, ERR_USAGE, "allreduce_us: name the phase it applies to "
+                       "(decode_allreduce_us, verify_allreduce_us or draft_allreduce_us)");
     if (!k)
         return err_set(e, ERR_USAGE, "unknown knob '%s' (collsim whatif --keys lists them)", key);
     char *base = (char *)s + k->off;
@@ -324,6 +488,14 @@ int whatif_set(whatif_scenario *s, const char *key, const char *value, err *e)
         snprintf(a, sizeof a, "%s=%s", k->env, value);
         return coll_env_set(&s->env, a, e);
     }
+    case K_OBS:
+        return whatif_observe(s, value, e);
+    case K_FIT:
+        if (!strcmp(value, "none"))
+            value = "";
+        TRY(check_fit_list(value, e));
+        snprintf(s->fit, sizeof s->fit, "%s", value);
+        break;
     }
     return 0;
 }
@@ -360,6 +532,18 @@ int whatif_get(const whatif_scenario *s, const char *key, char *buf, size_t n, e
             at += (size_t)snprintf(buf + at, n - at, "%s%g", i ? "," : "", s->accept_hist[i]);
         break;
     }
+    case K_OBS: {
+        size_t at = 0;
+        buf[0] = 0;
+        for (int i = 0; i < s->nobs && at < n; i++)
+            at += (size_t)snprintf(buf + at, n - at, "%s%s%stok_per_s=%g,sd=%g", i ? ";" : "",
+                                   s->obs[i].set, s->obs[i].set[0] ? "," : "",
+                                   s->obs[i].tok_per_s, s->obs[i].rel_sd);
+        break;
+    }
+    case K_FIT:
+        snprintf(buf, n, "%s", s->fit[0] ? s->fit : "none");
+        break;
     case K_ENV:
         if (!strcmp(k->env, "NCCL_PROTO"))
             snprintf(buf, n, "%s", s->env.proto == PROTO_AUTO ? "auto" : coll_proto_name(s->env.proto));
@@ -480,91 +664,224 @@ int whatif_scenario_load(const char *name_or_path, whatif_scenario *out, err *e)
     return load_file(name_or_path, out, e);
 }
 
-/* ---- running ----------------------------------------------------------------- */
+/* ---- writing a scenario ------------------------------------------------------ */
 
-/* Tokens of one forward's routed-expert reads, relative to one token. */
-static double n_eff(const whatif_scenario *s, double n)
+static int env_is_default(const whatif_scenario *s, const knob *k)
 {
-    if (s->moe_experts <= 0 || s->moe_topk <= 0 || s->moe_topk >= s->moe_experts)
-        return n;
-    double q = 1.0 - (double)s->moe_topk / s->moe_experts;
-    return (1.0 - pow(q, n)) / (1.0 - q);
+    const nccl_env *v = &s->env;
+    if (!strcmp(k->env, "NCCL_PROTO"))
+        return v->proto == PROTO_AUTO;
+    if (!strcmp(k->env, "NCCL_ALGO"))
+        return v->algo == ALGO_AUTO;
+    if (!strcmp(k->env, "NCCL_P2P_LEVEL"))
+        return v->p2p_level < 0;
+    if (!strcmp(k->env, "NCCL_P2P_DISABLE"))
+        return !v->p2p_disable;
+    if (!strcmp(k->env, "NCCL_SHM_DISABLE"))
+        return !v->shm_disable;
+    if (!strcmp(k->env, "NCCL_MIN_NCHANNELS"))
+        return v->min_channels <= 0;
+    if (!strcmp(k->env, "NCCL_MAX_NCHANNELS"))
+        return v->max_channels <= 0;
+    if (!strcmp(k->env, "NCCL_BUFFSIZE"))
+        return v->buffsize_bytes <= 0;
+    return v->nthreads <= 0;
 }
 
-typedef struct terms {
-    double w_us, p_us, draft_us;
-} terms;
-
-static double layer_us(const whatif_scenario *s, const terms *t, double tokens)
+/* The shortest %g form that reads back as the same double. */
+static void fmt_exact(char *buf, size_t n, double v)
 {
-    return (t->w_us + t->p_us * n_eff(s, tokens)) * (double)s->compute_tp / s->tp;
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
 }
 
-static int sink_replay(void *arg, const trace_op *op, err *e) { return replay_op(arg, op, e); }
-
-/* Emit one cycle of s to fn. */
-static int feed_cycle(const whatif_scenario *s, const terms *t, whatif_op_fn *fn, void *r,
-                      double tokens, err *e)
+int whatif_write(const whatif_scenario *s, FILE *f, err *e)
 {
+    fprintf(f, "collsim-scenario 1\n# %s, as in effect (collsim whatif --show-scenario)\n",
+            s->name);
+    for (int i = 0; i < NKNOBS; i++) {
+        const knob *k = &knobs[i];
+        char buf[4096];
+        if (k->type == K_OBS || (k->type == K_HIST && s->accept_nhist == 0) ||
+            (k->type == K_ENV && env_is_default(s, k)))
+            continue;
+        if (k->type == K_DBL) {
+            fmt_exact(buf, sizeof buf, *(const double *)(const void *)((const char *)s + k->off));
+        } else {
+            whatif_get(s, k->name, buf, sizeof buf, NULL);
+        }
+        if (!buf[0])
+            continue;
+        fprintf(f, "%s = %s\n", k->name, buf);
+    }
+    for (int i = 0; i < s->nobs; i++) {
+        char t[64], sd[64];
+        fmt_exact(t, sizeof t, s->obs[i].tok_per_s);
+        fmt_exact(sd, sizeof sd, s->obs[i].rel_sd);
+        fprintf(f, "observe = %s%stok_per_s=%s,sd=%s\n", s->obs[i].set,
+                s->obs[i].set[0] ? "," : "", t, sd);
+    }
+    if (ferror(f))
+        return err_set(e, ERR_SYSTEM, "write failed");
+    return 0;
+}
+
+/* ---- the cost model ------------------------------------------------------------ */
+
+double whatif_distinct_experts(int experts, int topk, double skew, double n)
+{
+    if (experts <= 0 || topk <= 0 || n <= 0)
+        return 0;
+    if (topk >= experts)
+        return experts;
+    /* Skewed routing draws from a smaller pool: k at skew 1, E at 0. */
+    double pool = topk + (experts - topk) * (1 - skew);
+    return pool * (1 - pow(1 - topk / pool, n));
+}
+
+/* Bytes one GPU reads in a forward over ntok tokens (docs/scenario.md). */
+typedef struct fwd_cost {
+    double attn;        /* per layer: MLA weights and the KV cache */
+    double dense;       /* per dense layer: its MLP */
+    double moe_other;   /* per MoE layer: router and shared experts */
+    double expert;      /* per MoE layer: the union of the routed experts */
+    double lmhead;
+    double distinct;    /* expected distinct routed experts */
+} fwd_cost;
+
+static void fwd_bytes(const whatif_scenario *s, int ntok, fwd_cost *c)
+{
+    double h = s->hidden, wb = s->weight_bytes, tp = s->tp, H = s->heads;
+    /* Replicated on every rank: the q and kv down-projections (with the
+     * RoPE key); split over tp: q up (or q), kv up, output projection. */
+    double rep = h * (s->q_lora_rank + s->kv_lora_rank + s->qk_rope_dim) * wb;
+    double qin = s->q_lora_rank > 0 ? s->q_lora_rank : h;
+    double split = (qin * H * (s->qk_nope_dim + s->qk_rope_dim) +
+                    (double)s->kv_lora_rank * H * (s->qk_nope_dim + s->v_head_dim) +
+                    H * s->v_head_dim * h) * wb / tp;
+    /* The latent KV cache is not split by heads: every rank reads it all,
+     * once per forward whatever the number of new tokens per request. */
+    double kv = (double)s->batch * s->context_len * (s->kv_lora_rank + s->qk_rope_dim) *
+                (double)coll_dtype_size(s->dtype);
+    c->attn = rep + split + kv;
+    c->dense = 3 * h * s->dense_inter * wb / tp;
+    c->moe_other = h * s->moe_experts * wb + 3 * h * s->moe_inter * s->moe_shared * wb / tp;
+    c->distinct = whatif_distinct_experts(s->moe_experts, s->moe_topk, s->routing_skew, ntok);
+    c->expert = c->distinct * 3 * h * s->moe_inter * s->expert_weight_bytes / tp;
+    c->lmhead = (double)s->vocab * h * wb / tp;
+}
+
+static double target_bytes(const whatif_scenario *s, const fwd_cost *c)
+{
+    int moe = s->layers - s->dense_layers;
+    return s->layers * c->attn + s->dense_layers * c->dense +
+           moe * (c->moe_other + c->expert) + c->lmhead;
+}
+
+static int target_tokens(const whatif_scenario *s)
+{
+    return (s->mode == WHATIF_EAGLE3 ? s->draft_tokens : 1) * s->batch;
+}
+
+/* ---- one cycle as trace ops ----------------------------------------------------- */
+
+typedef struct emitter {
+    whatif_op_fn *fn;
+    void *arg;
+    double expert_us;   /* target forward: sum of the routed-expert ops */
+} emitter;
+
+static int emit_compute(emitter *m, double us, int kernels, const char *name, err *e)
+{
+    trace_op op;
+    trace_op_init(&op, OP_COMPUTE);
+    op.dur_us = us;
+    op.kernels = kernels;
+    snprintf(op.name, sizeof op.name, "%s", name);
+    return m->fn(m->arg, &op, e);
+}
+
+static int emit_ar(emitter *m, const whatif_scenario *s, int ntok, double forced_us, err *e)
+{
+    trace_op op;
+    trace_op_init(&op, OP_COLL);
+    op.coll = COLL_ALLREDUCE;
+    op.bytes = (uint64_t)s->hidden * (uint64_t)coll_dtype_size(s->dtype) * (uint64_t)ntok;
+    op.dtype = s->dtype;
+    op.group = s->tp;
+    if (forced_us > 0)
+        op.measured_us = forced_us;   /* a phase override, replayed as given */
+    return m->fn(m->arg, &op, e);
+}
+
+static int emit_phase(emitter *m, trace_phase ph, int graph, err *e)
+{
+    trace_op op;
+    trace_op_init(&op, OP_PHASE);
+    op.phase = ph;
+    op.graph = graph;
+    return m->fn(m->arg, &op, e);
+}
+
+static int feed_cycle(const whatif_scenario *s, emitter *m, double tokens, err *e)
+{
+    double us_per_B = 1e6 / (s->gpu_mem_GBps * 1e9 * s->efficiency);
     trace_op op;
     trace_op_init(&op, OP_CYCLE);
     op.tokens = tokens;
-    TRY(fn(r, &op, e));
-    int b = s->batch;
-    uint64_t tok_bytes = (uint64_t)s->hidden * (uint64_t)coll_dtype_size(s->dtype);
+    TRY(m->fn(m->arg, &op, e));
+    if (s->mode == WHATIF_EAGLE3 && s->spec_loop_us > 0) {
+        trace_op_init(&op, OP_IDLE);
+        op.dur_us = s->spec_loop_us;
+        snprintf(op.name, sizeof op.name, "spec_loop");
+        TRY(m->fn(m->arg, &op, e));
+    }
     if (s->mode == WHATIF_EAGLE3 && s->draft_steps > 0) {
-        trace_op_init(&op, OP_PHASE);
-        op.phase = PHASE_DRAFT;
-        op.graph = s->graph;
-        TRY(fn(r, &op, e));
+        TRY(emit_phase(m, PHASE_DRAFT, s->graph, e));
+        double deff = s->draft_efficiency > 0 ? s->draft_efficiency : s->efficiency;
         int nar = s->draft_allreduces;
+        double bytes = s->draft_params_M * 1e6 * s->weight_bytes / (nar > 0 ? s->tp : 1);
+        double us = bytes * 1e6 / (s->gpu_mem_GBps * 1e9 * deff);
         for (int d = 0; d < s->draft_steps; d++) {
-            /* one draft forward: compute split around its allreduces */
-            double per = t->draft_us / (nar + 1);
+            /* one draft forward: its reads split around its allreduces */
             int kper = s->draft_kernels / (nar + 1);
             for (int a = 0; a <= nar; a++) {
-                trace_op_init(&op, OP_COMPUTE);
-                op.dur_us = per;
-                op.kernels = a == nar ? s->draft_kernels - kper * nar : kper;
-                TRY(fn(r, &op, e));
-                if (a == nar)
-                    break;
-                trace_op_init(&op, OP_COLL);
-                op.coll = COLL_ALLREDUCE;
-                op.bytes = tok_bytes * (uint64_t)b;
-                op.dtype = s->dtype;
-                op.group = s->tp;
-                TRY(fn(r, &op, e));
+                TRY(emit_compute(m, us / (nar + 1), a == nar ? s->draft_kernels - kper * nar : kper,
+                                 "draft", e));
+                if (a < nar)
+                    TRY(emit_ar(m, s, s->batch, s->draft_allreduce_us, e));
             }
         }
     }
-    int ntok = (s->mode == WHATIF_EAGLE3 ? s->draft_tokens : 1) * b;
-    trace_op_init(&op, OP_PHASE);
-    op.phase = s->mode == WHATIF_EAGLE3 ? PHASE_VERIFY : PHASE_DECODE;
-    op.graph = s->graph;
-    TRY(fn(r, &op, e));
-    double lus = layer_us(s, t, ntok);
-    int nar = s->allreduces_per_layer;
-    double per = lus / (nar > 0 ? nar : 1);
+    int eagle = s->mode == WHATIF_EAGLE3;
+    int ntok = target_tokens(s);
+    double forced = eagle ? s->verify_allreduce_us : s->decode_allreduce_us;
+    TRY(emit_phase(m, eagle ? PHASE_VERIFY : PHASE_DECODE, s->graph, e));
+    fwd_cost c;
+    fwd_bytes(s, ntok, &c);
+    int nar = s->allreduces_per_layer, kpl = s->kernels_per_layer;
+    int ka = kpl / 2, ke = kpl / 4, kb = kpl - ka - ke;
     for (int l = 0; l < s->layers; l++) {
-        int kper = s->kernels_per_layer / (nar > 0 ? nar : 1);
-        for (int a = 0; a < (nar > 0 ? nar : 1); a++) {
-            trace_op_init(&op, OP_COMPUTE);
-            op.dur_us = per;
-            op.kernels = a == 0 ? s->kernels_per_layer - kper * ((nar > 0 ? nar : 1) - 1) : kper;
-            TRY(fn(r, &op, e));
-            if (nar == 0)
-                break;
-            trace_op_init(&op, OP_COLL);
-            op.coll = COLL_ALLREDUCE;
-            op.bytes = tok_bytes * (uint64_t)ntok;
-            op.dtype = s->dtype;
-            op.group = s->tp;
-            TRY(fn(r, &op, e));
+        TRY(emit_compute(m, c.attn * us_per_B, ka, "attention", e));
+        if (nar >= 1)
+            TRY(emit_ar(m, s, ntok, forced, e));
+        if (l < s->dense_layers) {
+            TRY(emit_compute(m, c.dense * us_per_B, kb + ke, "dense_mlp", e));
+        } else {
+            TRY(emit_compute(m, c.moe_other * us_per_B, kb, "router_shared", e));
+            TRY(emit_compute(m, c.expert * us_per_B, ke, "experts", e));
+            m->expert_us += c.expert * us_per_B;
         }
+        for (int a = 1; a < nar; a++)
+            TRY(emit_ar(m, s, ntok, forced, e));
     }
-    return 0;
+    return emit_compute(m, c.lmhead * us_per_B, 1, "lm_head", e);
 }
+
+/* ---- running ---------------------------------------------------------------------- */
 
 static int check_scenario(const whatif_scenario *s, const topo *t, err *e)
 {
@@ -575,28 +892,59 @@ static int check_scenario(const whatif_scenario *s, const topo *t, err *e)
         (s->accept_len < 1 || s->accept_len > s->draft_tokens))
         return err_set(e, ERR_USAGE, "accept_len %g must be within 1..draft_tokens (%d)",
                        s->accept_len, s->draft_tokens);
+    if (s->dense_layers > s->layers)
+        return err_set(e, ERR_USAGE, "dense_layers %d is more than layers %d", s->dense_layers,
+                       s->layers);
+    if (s->moe_topk > s->moe_experts)
+        return err_set(e, ERR_USAGE, "moe_topk %d is more than moe_experts %d", s->moe_topk,
+                       s->moe_experts);
     return 0;
 }
 
-static int run_with(whatif_ctx *c, const whatif_scenario *s, const terms *t, whatif_result *out,
-                    err *e)
+static int sink_replay(void *arg, const trace_op *op, err *e) { return replay_op(arg, op, e); }
+
+static int resolve_bw(whatif_scenario *s, const topo *t, err *e)
+{
+    if (s->gpu_mem_GBps > 0)
+        return 0;
+    s->gpu_mem_GBps = topo_params_get(t)->gpu_mem_Bps / 1e9;
+    if (!(s->gpu_mem_GBps > 0))
+        return err_set(e, ERR_USAGE,
+                       "%s has no GPU memory bandwidth (gpu_mem_GBps): set the knob", s->topo);
+    return 0;
+}
+
+typedef struct tl_req {
+    FILE *f;
+    int pid, *first;
+    const char *label;
+} tl_req;
+
+static int run_with(whatif_ctx *c, const whatif_scenario *s0, whatif_result *out,
+                    const tl_req *tl, err *e)
 {
     topo *tp = NULL;
     coll_ctx *cc = NULL;
-    TRY(ctx_topo(c, s->topo, s->calib, &tp, &cc, e));
-    TRY(check_scenario(s, tp, e));
+    TRY(ctx_topo(c, s0->topo, s0->calib, &tp, &cc, e));
+    TRY(check_scenario(s0, tp, e));
+    whatif_scenario s = *s0;
+    TRY(resolve_bw(&s, tp, e));
     replay_opts o;
     replay_opts_init(&o);
-    o.allreduce = s->allreduce;
-    o.env = s->env;
-    o.graph = s->graph;
-    o.coll_us = s->allreduce_us;
+    o.allreduce = s.allreduce;
+    o.env = s.env;
+    o.graph = s.graph;
+    o.measured = 1;     /* the phase overrides */
+    o.coll_wait_us = s.graph ? 0 : s.eager_wait_us;
     replay *r = replay_new(tp, cc, &o);
     if (!r)
         return err_set(e, ERR_SYSTEM, "out of memory");
-    double tokens = (s->mode == WHATIF_EAGLE3 ? s->accept_len : 1.0) * s->batch;
+    if (tl)
+        replay_timeline_part(r, tl->f, tl->pid, tl->label, tl->first);
+    double tokens = (s.mode == WHATIF_EAGLE3 ? s.accept_len : 1.0) * s.batch;
     replay_result rr;
-    int rc = feed_cycle(s, t, sink_replay, r, tokens, e);
+    emitter m = {sink_replay, r, 0};
+    int rc = feed_cycle(&s, &m, tokens, e);
     if (rc == 0)
         rc = replay_finish(r, &rr, e);
     replay_free(r);
@@ -609,25 +957,39 @@ static int run_with(whatif_ctx *c, const whatif_scenario *s, const terms *t, wha
     out->comm_us = rr.comm_us;
     out->launch_us = rr.launch_us;
     out->idle_us = rr.idle_us;
-    out->weight_us_per_layer = t->w_us;
-    out->token_us_per_layer = t->p_us;
-    out->draft_step_us = t->draft_us;
+    out->wait_us = rr.wait_us;
+    int eagle = s.mode == WHATIF_EAGLE3;
+    const double *pp = rr.phase_part_us[eagle ? PHASE_VERIFY : PHASE_DECODE];
+    whatif_parts *p = &out->parts;
+    p->expert_us = m.expert_us;
+    p->other_us = pp[REPLAY_COMPUTE] - m.expert_us;
+    p->ar_transfer_us = pp[REPLAY_COMM];
+    p->ar_wait_us = pp[REPLAY_WAIT];
+    p->launch_us = pp[REPLAY_LAUNCH] + pp[REPLAY_IDLE];
+    p->draft_us = rr.phase_us[PHASE_DRAFT];
+    p->loop_us = rr.phase_us[PHASE_OTHER];
+    int ntok = target_tokens(&s);
+    fwd_cost fc;
+    fwd_bytes(&s, ntok, &fc);
+    out->target_MB = target_bytes(&s, &fc) / 1e6;
+    out->expert_MB = (s.layers - s.dense_layers) * fc.expert / 1e6;
+    out->distinct_experts = fc.distinct;
     /* the target forward's allreduce, for the report */
-    int ntok = (s->mode == WHATIF_EAGLE3 ? s->draft_tokens : 1) * s->batch;
-    if (s->allreduce_us > 0) {
-        out->allreduce_us = s->allreduce_us;
-        out->algo = s->allreduce;
+    double forced = eagle ? s.verify_allreduce_us : s.decode_allreduce_us;
+    if (forced > 0) {
+        out->allreduce_us = forced;
+        out->algo = s.allreduce;
         return 0;
     }
     coll_req q;
     coll_req_init(&q, tp);
     q.kind = COLL_ALLREDUCE;
-    q.bytes = (uint64_t)s->hidden * (uint64_t)coll_dtype_size(s->dtype) * (uint64_t)ntok;
-    q.dtype = s->dtype;
-    q.nranks = s->tp;
-    q.algo = s->allreduce;
-    q.env = s->env;
-    q.graph = s->graph;
+    q.bytes = (uint64_t)s.hidden * (uint64_t)coll_dtype_size(s.dtype) * (uint64_t)ntok;
+    q.dtype = s.dtype;
+    q.nranks = s.tp;
+    q.algo = s.allreduce;
+    q.env = s.env;
+    q.graph = s.graph;
     coll_result res;
     TRY(coll_predict(cc, &q, &res, e));
     out->allreduce_us = (double)res.time_ps / 1e6;
@@ -637,78 +999,9 @@ static int run_with(whatif_ctx *c, const whatif_scenario *s, const terms *t, wha
     return 0;
 }
 
-/* Derive w, p and the draft step from the calibration point (docs/scenario.md):
- * X = per-layer compute at one token = (1/calib_tok_per_s - the rest of the
- * decode step as the model predicts it) / layers; w : p = weight_MB : token_MB;
- * draft = draft_MB at the bandwidth that X implies. */
-static int derive_terms(whatif_ctx *c, const whatif_scenario *s, terms *t, err *e)
-{
-    t->w_us = s->weight_us_per_layer;
-    t->p_us = s->token_us_per_layer;
-    t->draft_us = s->draft_step_us;
-    if (t->w_us >= 0 && t->p_us >= 0 && t->draft_us >= 0)
-        return 0;
-    if (s->calib_tok_per_s <= 0)
-        return err_set(e, ERR_USAGE,
-                       "compute terms not given and no calibration point (calib_tok_per_s)");
-    whatif_scenario cal = *s;
-    cal.mode = WHATIF_DECODE;
-    cal.batch = 1;
-    cal.tp = s->compute_tp;
-    cal.allreduce = ALGO_RING;
-    cal.env = s->calib_env;
-    cal.allreduce_us = 0;
-    snprintf(cal.topo, sizeof cal.topo, "%s", s->calib_topo);
-    /* The profile describes the scenario's machine: it applies to the
-     * calibration point only when that point was taken on the same one. */
-    if (strcmp(s->calib_topo, s->topo))
-        cal.calib[0] = '\0';
-    terms zero = {0, 0, 0};
-    whatif_result r0;
-    TRY(run_with(c, &cal, &zero, &r0, e));  /* everything but compute */
-    double target_us = 1e6 / s->calib_tok_per_s;
-    double x = (target_us - r0.cycle_us) / s->layers;
-    if (x <= 0)
-        return err_set(e, ERR_CHECK,
-                       "calibration: the predicted communication and overhead of plain decode "
-                       "(%.1f us) already exceed the measured step (%.1f us)",
-                       r0.cycle_us, target_us);
-    double f = s->weight_MB_per_layer / (s->weight_MB_per_layer + s->token_MB_per_layer);
-    if (t->w_us < 0)
-        t->w_us = f * x;
-    if (t->p_us < 0)
-        t->p_us = (1 - f) * x;
-    if (t->draft_us < 0) {
-        double MB_per_us = (s->weight_MB_per_layer + s->token_MB_per_layer) / x;
-        t->draft_us = s->draft_MB / MB_per_us;
-    }
-    return 0;
-}
-
-int whatif_derive(whatif_ctx *c, whatif_scenario *s, err *e)
-{
-    terms t;
-    TRY(derive_terms(c, s, &t, e));
-    s->weight_us_per_layer = t.w_us;
-    s->token_us_per_layer = t.p_us;
-    s->draft_step_us = t.draft_us;
-    return 0;
-}
-
-int whatif_emit_cycle(const whatif_scenario *s, double tokens, whatif_op_fn *fn, void *arg,
-                      err *e)
-{
-    if (s->weight_us_per_layer < 0 || s->token_us_per_layer < 0 || s->draft_step_us < 0)
-        return err_set(e, ERR_USAGE, "whatif_emit_cycle: compute terms not derived");
-    terms t = {s->weight_us_per_layer, s->token_us_per_layer, s->draft_step_us};
-    return feed_cycle(s, &t, fn, arg, tokens, e);
-}
-
 int whatif_run_ctx(whatif_ctx *c, const whatif_scenario *s, whatif_result *out, err *e)
 {
-    terms t;
-    TRY(derive_terms(c, s, &t, e));
-    return run_with(c, s, &t, out, e);
+    return run_with(c, s, out, NULL, e);
 }
 
 int whatif_run(const whatif_scenario *s, whatif_result *out, err *e)
@@ -721,49 +1014,263 @@ int whatif_run(const whatif_scenario *s, whatif_result *out, err *e)
     return rc;
 }
 
-int whatif_solve(whatif_ctx *c, const whatif_scenario *s, const char *key, double *value,
-                 err *e)
+int whatif_timeline(whatif_ctx *c, const whatif_scenario *s, FILE *f, int pid,
+                    const char *label, int *first, err *e)
 {
-    whatif_scenario eg = *s, dec = *s;
-    eg.mode = WHATIF_EAGLE3;
+    tl_req t = {f, pid, first, label};
+    whatif_result r;
+    return run_with(c, s, &r, &t, e);
+}
+
+int whatif_derive(whatif_ctx *c, whatif_scenario *s, err *e)
+{
+    topo *tp = NULL;
+    coll_ctx *cc = NULL;
+    TRY(ctx_topo(c, s->topo, s->calib, &tp, &cc, e));
+    TRY(check_scenario(s, tp, e));
+    return resolve_bw(s, tp, e);
+}
+
+int whatif_emit_cycle(const whatif_scenario *s, double tokens, whatif_op_fn *fn, void *arg,
+                      err *e)
+{
+    if (!(s->gpu_mem_GBps > 0))
+        return err_set(e, ERR_USAGE, "whatif_emit_cycle: GPU bandwidth not resolved");
+    emitter m = {fn, arg, 0};
+    return feed_cycle(s, &m, tokens, e);
+}
+
+/* ---- calibration ------------------------------------------------------------------- */
+
+static double *param_ptr(whatif_scenario *s, const char *name)
+{
+    return (double *)(void *)((char *)s + find_knob(name)->off);
+}
+
+typedef struct fitctx {
+    whatif_ctx *c;
+    const whatif_scenario *s;
+    const char *names[WHATIF_FIT_MAX];
+    int idx[WHATIF_FIT_MAX];     /* the parameters being fitted, into names */
+    int np;
+    double *resid_raw;           /* ln(pred/obs), last evaluation */
+} fitctx;
+
+static int fit_resid(const double *v, double *r, void *ctx, err *e)
+{
+    fitctx *f = ctx;
+    whatif_scenario base = *f->s;
+    for (int j = 0; j < f->np; j++)
+        *param_ptr(&base, f->names[f->idx[j]]) = v[j];
+    for (int i = 0; i < base.nobs; i++) {
+        whatif_scenario o = base;
+        const whatif_obs *ob = &f->s->obs[i];
+        TRY(apply_kvs(&o, ob->set, e));
+        whatif_result res;
+        int rc = whatif_run_ctx(f->c, &o, &res, e);
+        if (rc)
+            return err_wrap(e, "observation %d (%s)", i + 1, ob->set), rc;
+        double lr = log(res.tok_per_s / ob->tok_per_s);
+        if (f->resid_raw)
+            f->resid_raw[i] = lr;
+        r[i] = lr / ob->rel_sd;
+    }
+    return 0;
+}
+
+static double param_get(const whatif_scenario *s, const char *name)
+{
+    return *(const double *)(const void *)((const char *)s + find_knob(name)->off);
+}
+
+static void start_value(const whatif_scenario *s, const fitdef *d, fit_param *p)
+{
+    double hi = d->hi < 0 ? s->draft_tokens : d->hi;
+    double v = param_get(s, d->name);
+    if (!strcmp(d->name, "draft_efficiency") && v <= 0)
+        v = s->efficiency;
+    double margin = (hi - d->lo) * 1e-3;
+    if (v <= d->lo)
+        v = d->lo + margin;
+    if (v >= hi)
+        v = hi - margin;
+    *p = (fit_param){d->name, v, d->lo, hi, d->log, 0};
+}
+
+int whatif_calibrate(whatif_ctx *c, whatif_scenario *s, whatif_calib *out, err *e)
+{
+    whatif_calib local;
+    if (!out)
+        out = &local;
+    memset(out, 0, sizeof *out);
+    if (s->nobs == 0 || !s->fit[0])
+        return 0;
+    TRY(check_fit_list(s->fit, e));
+    fitctx f = {.c = c, .s = s};
+    char buf[WHATIF_STR];
+    snprintf(buf, sizeof buf, "%s", s->fit);
+    int n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t && n < WHATIF_FIT_MAX; t = strtok_r(NULL, ",", &save)) {
+        const fitdef *d = find_fitdef(t);
+        f.names[n] = d->name;
+        snprintf(out->p[n].name, sizeof out->p[n].name, "%s", d->name);
+        out->p[n].value = param_get(s, d->name);
+        n++;
+    }
+    out->n = n;
+    for (int i = 0; i < s->nobs; i++) {   /* bad observation keys: usage errors first */
+        whatif_scenario o = *s;
+        TRY(apply_kvs(&o, s->obs[i].set, e));
+    }
+    int gone[WHATIF_FIT_MAX] = {0};   /* refused for good (bound, zero, uncertain) */
+    fit_opts fo;
+    fit_opts_default(&fo);
+    fo.known_sigma = 1;
+    for (int round = 0; round <= n; round++) {
+        f.np = 0;
+        fit_param p[WHATIF_FIT_MAX];
+        for (int j = 0; j < n; j++)
+            if (!gone[j]) {
+                start_value(s, find_fitdef(f.names[j]), &p[f.np]);
+                f.idx[f.np++] = j;
+            }
+        if (f.np == 0)
+            break;
+        fit_why why[WHATIF_FIT_MAX];
+        int with[WHATIF_FIT_MAX];
+        TRY(fit_screen(p, (size_t)f.np, (size_t)s->nobs, fit_resid, &f, &fo, why, with, e));
+        fit_param kp[WHATIF_FIT_MAX];
+        int kidx[WHATIF_FIT_MAX], nk = 0;
+        for (int j = 0; j < f.np; j++) {
+            whatif_fitted *o = &out->p[f.idx[j]];
+            o->refused = why[j] != FIT_KEEP;
+            if (why[j] == FIT_NO_INFLUENCE)
+                snprintf(o->why, sizeof o->why, "no influence on the observations");
+            else if (why[j] == FIT_DEPENDENT)
+                snprintf(o->why, sizeof o->why, "not separable from %s by these observations",
+                         with[j] >= 0 ? p[with[j]].name : "the others");
+            else {
+                kp[nk] = p[j];
+                kidx[nk++] = f.idx[j];
+            }
+        }
+        if (nk == 0)
+            break;
+        memcpy(f.idx, kidx, sizeof kidx);
+        f.np = nk;
+        fit_result fr;
+        err sub = {0};
+        int rc = fit_run(kp, (size_t)nk, (size_t)s->nobs, fit_resid, &f, &fo, &fr, NULL, &sub);
+        if (rc == 0) {
+            for (int j = 0; j < nk; j++) {
+                whatif_fitted *o = &out->p[kidx[j]];
+                o->value = kp[j].value;
+                o->sd = kp[j].sd;
+                o->refused = 0;
+                *param_ptr(s, kp[j].name) = kp[j].value;
+            }
+            for (int j = 0; j < n; j++)
+                if (out->p[j].refused && !out->p[j].why[0])
+                    snprintf(out->p[j].why, sizeof out->p[j].why, "refused");
+            break;
+        }
+        if (rc != ERR_CHECK || fr.bad_param < 0) {
+            *e = sub;
+            return rc;
+        }
+        /* the data cannot determine that one: refuse it, fit the rest */
+        int j = kidx[fr.bad_param];
+        gone[j] = 1;
+        out->p[j].refused = 1;
+        snprintf(out->p[j].why, sizeof out->p[j].why, "%.300s", sub.msg);
+    }
+    /* residuals at the result */
+    double r[WHATIF_OBS_MAX];
+    f.np = 0;
+    f.resid_raw = out->resid;
+    return fit_resid(NULL, r, &f, e);
+}
+
+/* ---- solving -------------------------------------------------------------------------- */
+
+static int solve_cycle_target(whatif_ctx *c, const whatif_scenario *base, double tok_per_s,
+                              double *target, err *e)
+{
+    if (tok_per_s > 0) {
+        *target = tok_per_s;
+        return 0;
+    }
+    whatif_scenario dec = *base;
     dec.mode = WHATIF_DECODE;
-    whatif_result re, rd;
+    whatif_result rd;
+    TRY(whatif_run_ctx(c, &dec, &rd, e));
+    *target = rd.tok_per_s;
+    return 0;
+}
+
+int whatif_solve(whatif_ctx *c, const whatif_scenario *s, const whatif_scenario *base,
+                 const char *key, double tok_per_s, double *value, err *e)
+{
+    whatif_scenario eg = *s;
+    eg.mode = WHATIF_EAGLE3;
+    whatif_result re;
+    double T;
     if (!strcmp(key, "accept_len")) {
-        /* The cycle does not depend on the accept length, so tok/s is
-         * linear in it: break-even accept = eagle cycle / decode cycle. */
+        TRY(solve_cycle_target(c, base, tok_per_s, &T, e));
+        /* The cycle does not depend on the accept length: tok/s is linear
+         * in it, accept = T x cycle / batch. */
         eg.accept_nhist = 0;
         eg.accept_len = 1;
         TRY(whatif_run_ctx(c, &eg, &re, e));
-        TRY(whatif_run_ctx(c, &dec, &rd, e));
-        *value = re.cycle_us / rd.cycle_us;
+        *value = T * re.cycle_us / 1e6 / eg.batch;
         if (*value > eg.draft_tokens)
             return err_set(e, ERR_CHECK,
-                           "no break-even: EAGLE-3 needs %.3f accepted tokens per cycle, more "
-                           "than draft_tokens (%d)", *value, eg.draft_tokens);
-        return 0;
-    }
-    if (!strcmp(key, "allreduce_us")) {
-        /* Plain decode as predicted (or as s forces it); every EAGLE-3
-         * allreduce forced to a. EAGLE-3's time per token is linear in a:
-         * (c + n a) / accept; solve it equal to decode's time per token. */
-        TRY(whatif_run_ctx(c, &dec, &rd, e));
-        double d = rd.cycle_us / (rd.tokens_per_cycle / dec.batch);
-        double as[2] = {10, 110}, ce[2];
-        for (int i = 0; i < 2; i++) {
-            eg.allreduce_us = as[i];
-            TRY(whatif_run_ctx(c, &eg, &re, e));
-            ce[i] = re.cycle_us;
-        }
-        double acc = re.tokens_per_cycle / eg.batch;
-        double n = (ce[1] - ce[0]) / (as[1] - as[0]), c0 = ce[0] - n * as[0];
-        if (n <= 0)
-            return err_set(e, ERR_CHECK, "no break-even: EAGLE-3 has no allreduces");
-        double a = (acc * d - c0) / n;
-        if (a <= 0 || !isfinite(a))
+                           "%s needs %.3f accepted tokens per cycle, more than draft_tokens (%d)",
+                           tok_per_s > 0 ? "that tok/s" : "no break-even: EAGLE-3", *value,
+                           eg.draft_tokens);
+        if (tok_per_s > 0 && *value < 1)
             return err_set(e, ERR_CHECK,
-                           "no break-even: EAGLE-3 loses to plain decode even with free allreduces");
-        *value = a;
+                           "%g tok/s would need %.3f accepted tokens per cycle, fewer than 1: "
+                           "the model's cycle (%.1f us) is %.1f us shorter than the observation "
+                           "allows", tok_per_s, *value, re.cycle_us,
+                           1e6 * eg.batch / tok_per_s - re.cycle_us);
         return 0;
     }
-    return err_set(e, ERR_USAGE, "--solve: '%s' is not accept_len or allreduce_us", key);
+    if (!strcmp(key, "verify_allreduce_us")) {
+        TRY(solve_cycle_target(c, base, tok_per_s, &T, e));
+        if (eg.allreduces_per_layer == 0)
+            return err_set(e, ERR_CHECK, "no solution: the verify forward has no allreduces");
+        /* The cycle grows with the forced time (linearly with CUDA graphs):
+         * secant steps on cycle(a) = tokens / T. */
+        double a0 = 10, a1 = 110, c0, c1;
+        eg.verify_allreduce_us = a0;
+        TRY(whatif_run_ctx(c, &eg, &re, e));
+        c0 = re.cycle_us;
+        double want = re.tokens_per_cycle * 1e6 / T;
+        for (int it = 0; it < 40; it++) {
+            eg.verify_allreduce_us = a1;
+            TRY(whatif_run_ctx(c, &eg, &re, e));
+            c1 = re.cycle_us;
+            if (c1 == c0)
+                break;
+            double a2 = a1 + (want - c1) * (a1 - a0) / (c1 - c0);
+            if (a2 <= 0) {
+                a1 = a2;
+                break;
+            }
+            a0 = a1;
+            c0 = c1;
+            a1 = a2;
+            if (fabs(a1 - a0) <= 1e-9 * a1)
+                break;
+        }
+        if (!(a1 > 0) || !isfinite(a1))
+            return err_set(e, ERR_CHECK,
+                           "no break-even: EAGLE-3 is below %.2f tok/s even with free verify "
+                           "allreduces", T);
+        *value = a1;
+        return 0;
+    }
+    return err_set(e, ERR_USAGE, "--solve: '%s' is not accept_len or verify_allreduce_us", key);
 }

@@ -1,11 +1,13 @@
 /* What-if: an inference scenario (model, serving mode, allreduce, fabric) as
  * a plain value, its knobs set by name, and a run that builds the scenario's
  * cycle (plain decode step or EAGLE-3 draft + verify cycle) and replays it
- * (traces/replay.h) to predict tok/s, cycle time and the breakdown. The
- * compute model and the built-in scenario's derivation: docs/scenario.md.
- * Scenario files: docs/formats.md "Scenario". A whatif_ctx caches topologies
- * and collective predictions across runs; it is not thread-safe (one per
- * thread). */
+ * (traces/replay.h) to predict tok/s, cycle time and the breakdown. Compute
+ * is the weight and KV bytes a forward reads (from the model's published
+ * configuration) over the GPU's memory bandwidth times an efficiency; the
+ * free parameters are fitted to observed points (whatif_calibrate). Model
+ * and derivation: docs/scenario.md; files: docs/formats.md "Scenario". A
+ * whatif_ctx caches topologies and collective predictions across runs; it
+ * is not thread-safe (one per thread). */
 #ifndef TRACES_WHATIF_H
 #define TRACES_WHATIF_H
 
@@ -16,66 +18,109 @@
 
 #define WHATIF_STR 256
 #define WHATIF_HIST_MAX 16
+#define WHATIF_OBS_MAX 8
+#define WHATIF_FIT_MAX 8
 
 typedef enum whatif_mode { WHATIF_DECODE, WHATIF_EAGLE3 } whatif_mode;
+
+/* An observed point: the scenario with `set` ("k=v,k=v") applied gave
+ * tok_per_s, known to rel_sd (relative standard deviation). */
+typedef struct whatif_obs {
+    char set[WHATIF_STR];
+    double tok_per_s;
+    double rel_sd;
+} whatif_obs;
 
 typedef struct whatif_scenario {
     char name[WHATIF_STR];       /* scenario name (for reports) */
     char topo[WHATIF_STR];       /* topology preset or file */
     char calib[WHATIF_STR];      /* calibration profile applied to topo ("" = none) */
     whatif_mode mode;
-    /* target model */
-    int layers;                  /* decoder layers */
+    /* target model: its published configuration (docs/scenario.md) */
+    int layers, dense_layers;    /* decoder layers; the first dense_layers have a dense MLP */
     int hidden;                  /* hidden size (allreduce bytes per token = hidden x dtype) */
+    int heads;                   /* attention heads (MLA) */
+    int q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
+    int dense_inter;             /* intermediate size of a dense MLP */
+    int moe_inter;               /* intermediate size of one expert */
+    int moe_experts, moe_shared, moe_topk;  /* routed experts, shared experts, per token */
+    int vocab;                   /* LM head rows */
+    double weight_bytes;         /* bytes per weight outside the routed experts */
+    double expert_weight_bytes;  /* bytes per routed-expert weight (with scales) */
+    double routing_skew;         /* 0 = uniform routing .. 1 = every token the same experts */
+    int context_len;             /* KV tokens per request read by attention */
     coll_dtype dtype;            /* activation dtype */
     int allreduces_per_layer;    /* 2: after attention and after the MLP/MoE */
     int kernels_per_layer;       /* GPU kernels per layer (launch/graph overhead) */
-    double weight_us_per_layer;  /* compute: weight-streaming term per forward */
-    double token_us_per_layer;   /* compute: per-token term per forward */
+    /* GPU */
+    double gpu_mem_GBps;         /* 0 = the topology's gpu_mem_Bps */
+    double efficiency;           /* fraction of it a target forward achieves (fitted) */
     /* serving */
     int tp;                      /* tensor-parallel size = ranks in each allreduce */
     int batch;                   /* concurrent requests: tokens per forward x batch */
     int graph;                   /* 1 = CUDA graphs (one launch per forward) */
+    double eager_wait_us;        /* eager: each allreduce's wait for the slowest rank's launch */
     coll_algo allreduce;         /* ALGO_AUTO = as NCCL would choose */
     nccl_env env;                /* NCCL settings (nccl_proto, nccl_p2p_level, ...) */
-    double allreduce_us;         /* > 0: force every allreduce to take this long */
+    double decode_allreduce_us;  /* > 0: force the decode forward's allreduces */
+    double verify_allreduce_us;  /* > 0: force the verify forward's allreduces */
+    double draft_allreduce_us;   /* > 0: force the draft forwards' allreduces */
     /* EAGLE-3 */
     int draft_tokens;            /* tokens verified per cycle */
     int draft_steps;             /* draft-head forwards per cycle */
-    double draft_step_us;        /* compute of one draft forward */
+    double draft_params_M;       /* draft head parameters (millions, weight_bytes each) */
+    double draft_efficiency;     /* < 0 = efficiency */
     int draft_allreduces;        /* allreduces per draft forward (0: replicated head) */
     int draft_kernels;           /* GPU kernels per draft forward */
+    double spec_loop_us;         /* host work per cycle: tree, sampling, acceptance */
     double accept_len;           /* mean tokens produced per cycle (>= 1) */
     int accept_nhist;            /* > 0: accept_hist[i] = P(i+1 tokens); overrides mean */
     double accept_hist[WHATIF_HIST_MAX];
-    /* compute model details (docs/scenario.md) */
-    int compute_tp;              /* tp the compute terms hold for; scaled by compute_tp/tp */
-    int moe_experts, moe_topk;   /* routed experts: the per-token term saturates as
-                                    distinct experts run out (0 = linear in tokens) */
-    /* Derivation of the compute terms from one measured point, done at run
-     * time when weight_us_per_layer, token_us_per_layer or draft_step_us is
-     * < 0: plain decode, batch 1, on calib_topo with calib_env and ring. */
-    double calib_tok_per_s;
-    char calib_topo[WHATIF_STR];
-    nccl_env calib_env;
-    double weight_MB_per_layer;  /* per GPU: weights read once per forward (split) */
-    double token_MB_per_layer;   /* per GPU: weights read per token (routed experts) */
-    double draft_MB;             /* per GPU: draft head weights read per draft forward */
+    /* calibration */
+    int nobs;
+    whatif_obs obs[WHATIF_OBS_MAX];
+    char fit[WHATIF_STR];        /* parameters to fit to obs, comma-separated */
 } whatif_scenario;
+
+/* One cycle's breakdown (us); the parts sum to cycle_us. */
+typedef struct whatif_parts {
+    double expert_us;            /* target forward: routed-expert weight reads */
+    double other_us;             /* target forward: attention, dense, shared, LM head, KV */
+    double ar_transfer_us;       /* target forward: allreduces, transfer */
+    double ar_wait_us;           /* target forward: allreduces, waiting for other ranks */
+    double launch_us;            /* target forward: launch / graph overhead */
+    double draft_us;             /* the draft phase, all of it */
+    double loop_us;              /* speculation-loop host work */
+} whatif_parts;
 
 typedef struct whatif_result {
     double tok_per_s;            /* tokens per second over all requests */
     double cycle_us;             /* one cycle (decode step or draft+verify) */
     double tokens_per_cycle;     /* accepted tokens x batch */
-    double compute_us, comm_us, launch_us, idle_us;  /* breakdown of cycle_us */
+    double compute_us, comm_us, launch_us, idle_us, wait_us;  /* replay's breakdown */
+    whatif_parts parts;
     double allreduce_us;         /* one target-forward allreduce */
     coll_algo algo;              /* what that allreduce ran */
     coll_proto proto;
     int channels;
-    double weight_us_per_layer;  /* the compute terms used (derived or given) */
-    double token_us_per_layer;
-    double draft_step_us;
+    double target_MB;            /* bytes one GPU reads per target forward */
+    double expert_MB;            /* of which routed experts */
+    double distinct_experts;     /* expected distinct experts per MoE layer */
 } whatif_result;
+
+/* A fitted or refused parameter (whatif_calibrate). */
+typedef struct whatif_fitted {
+    char name[64];
+    double value, sd;            /* sd: standard error from the observations' rel_sd */
+    int refused;                 /* 1: the data cannot determine it; value left as was */
+    char why[320];
+} whatif_fitted;
+
+typedef struct whatif_calib {
+    int n;
+    whatif_fitted p[WHATIF_FIT_MAX];
+    double resid[WHATIF_OBS_MAX]; /* ln(predicted / observed) per observation */
+} whatif_calib;
 
 typedef struct whatif_ctx whatif_ctx;
 
@@ -89,25 +134,40 @@ int whatif_scenario_load(const char *name_or_path, whatif_scenario *out, err *e)
 int whatif_set(whatif_scenario *s, const char *key, const char *value, err *e);
 /* Current value of key as text into buf (n bytes). ERR_USAGE if unknown. */
 int whatif_get(const whatif_scenario *s, const char *key, char *buf, size_t n, err *e);
-/* Run one scenario. Errors: ERR_USAGE for an impossible configuration
- * (tp larger than the topology), ERR_INPUT/ERR_SYSTEM from the topology. */
+/* Add an observation "k=v,...,tok_per_s=X[,sd=R]"; "none" clears them all.
+ * ERR_USAGE naming the bad part. */
+int whatif_observe(whatif_scenario *s, const char *spec, err *e);
+/* Write s as a scenario file that loads back to the same scenario. */
+int whatif_write(const whatif_scenario *s, FILE *f, err *e);
+/* Fit s->fit to s->obs in place (GSL least squares on ln(pred/obs)/rel_sd);
+ * what the data cannot determine is refused, kept, and said in out (may be
+ * NULL). No-op without observations. Errors: the runs', ERR_USAGE names. */
+int whatif_calibrate(whatif_ctx *c, whatif_scenario *s, whatif_calib *out, err *e);
+/* Run one scenario as it is (no calibration). Errors: ERR_USAGE for an
+ * impossible configuration, ERR_INPUT/ERR_SYSTEM from the topology. */
 int whatif_run_ctx(whatif_ctx *c, const whatif_scenario *s, whatif_result *out, err *e);
 int whatif_run(const whatif_scenario *s, whatif_result *out, err *e);  /* fresh ctx */
-/* Break-even: the value of key at which s in EAGLE-3 mode gives the tok/s of
- * s in decode mode: "accept_len" (mean accepted tokens), or "allreduce_us"
- * (time of every EAGLE-3 allreduce, decode as predicted). ERR_CHECK if there
- * is none in range (e.g. EAGLE-3 loses even with every draft token accepted). */
-int whatif_solve(whatif_ctx *c, const whatif_scenario *s, const char *key,
-                 double *value, err *e);
-/* Fill the compute terms that are < 0 (weight_us_per_layer,
- * token_us_per_layer, draft_step_us) from the calibration point, in place. */
+/* Record the cycle of s as Perfetto events (GPU 0, process pid named
+ * label) into f, without the enclosing document; *first as in JSON lists. */
+int whatif_timeline(whatif_ctx *c, const whatif_scenario *s, FILE *f, int pid,
+                    const char *label, int *first, err *e);
+/* Solve for key in s (EAGLE-3): "accept_len" or "verify_allreduce_us". With
+ * tok_per_s <= 0, the break-even against base (plain decode as predicted);
+ * else the value at which s gives tok_per_s. ERR_CHECK if none in range. */
+int whatif_solve(whatif_ctx *c, const whatif_scenario *s, const whatif_scenario *base,
+                 const char *key, double tok_per_s, double *value, err *e);
+/* Resolve the GPU bandwidth from the topology (gpu_mem_GBps = 0) in place,
+ * so that whatif_emit_cycle can run without a topology. */
 int whatif_derive(whatif_ctx *c, whatif_scenario *s, err *e);
 /* The ops of one cycle producing `tokens` tokens (traces/trace.h), passed to
- * fn in order; the compute terms must be >= 0 (whatif_derive). */
+ * fn in order; gpu_mem_GBps must be resolved (whatif_derive). */
 struct trace_op;
 typedef int whatif_op_fn(void *arg, const struct trace_op *op, err *e);
 int whatif_emit_cycle(const whatif_scenario *s, double tokens, whatif_op_fn *fn, void *arg,
                       err *e);
+/* Expected distinct routed experts a forward over n tokens reads, with
+ * top-k of `experts` and routing_skew (docs/scenario.md). */
+double whatif_distinct_experts(int experts, int topk, double skew, double n);
 /* Knob names and one-line descriptions, i = 0.. (NULL past the end). */
 const char *whatif_key_name(int i);
 const char *whatif_key_desc(int i);

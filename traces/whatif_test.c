@@ -1,7 +1,10 @@
-/* What-if against hand-derived expectations: the calibration point
- * reproduces itself, the break-even solutions are break-even points, the
- * compute model follows its formula, and knobs round-trip. Uses the real
- * collective model on the 2-socket preset. */
+/* What-if against hand-derived expectations: the expert-union formula, the
+ * bytes a forward reads from the model's configuration, the breakdown that
+ * adds up to the cycle, phase-named overrides that leave the baseline
+ * alone, the break-even solutions, the calibration recovering parameters it
+ * was not given (synthetic observations) and refusing what the data cannot
+ * tell, and scenario files that round-trip. Uses the real collective model
+ * on the 2-socket preset. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,169 +34,337 @@ static void run(const whatif_scenario *s, whatif_result *r)
         fail_msg("%s", e.msg);
 }
 
+static void set(whatif_scenario *s, const char *k, const char *v)
+{
+    err e = {0};
+    if (whatif_set(s, k, v, &e) != 0)
+        fail_msg("%s=%s: %s", k, v, e.msg);
+}
+
+/* The built-in scenario without its observations (nothing fitted). */
 static void base(whatif_scenario *s)
 {
     err e = {0};
     assert_int_equal(whatif_scenario_load("kimi-k2-eagle3-8x-pcie5", s, &e), 0);
+    set(s, "observe", "none");
 }
 
-static void test_calibration_point(void **state)
+static double sum_parts(const whatif_parts *p)
+{
+    return p->expert_us + p->other_us + p->ar_transfer_us + p->ar_wait_us + p->launch_us +
+           p->draft_us + p->loop_us;
+}
+
+static void test_distinct_experts(void **state)
+{
+    (void)state;
+    /* one token reads its k experts */
+    REL(whatif_distinct_experts(384, 8, 0, 1), 8, 1e-12);
+    /* two tokens: 2k - k^2/E = 16 - 64/384 = 15.8333 (the second token
+     * misses each of the first one's experts with probability 1 - k/E) */
+    REL(whatif_distinct_experts(384, 8, 0, 2), 16 - 64.0 / 384, 1e-12);
+    /* three tokens: E - E (1 - k/E)^3 = 384 - 376^3 / 384^2 = 23.5035 */
+    REL(whatif_distinct_experts(384, 8, 0, 3), 384 - 53157376.0 / 147456, 1e-12);
+    /* a large batch reads (almost) every expert */
+    REL(whatif_distinct_experts(384, 8, 0, 4096), 384, 1e-9);
+    /* full skew: every token picks the same k */
+    REL(whatif_distinct_experts(384, 8, 1, 3), 8, 1e-12);
+    /* skew 0.5: a pool of 8 + 376/2 = 196 experts; two tokens 16 - 64/196 */
+    REL(whatif_distinct_experts(384, 8, 0.5, 2), 16 - 64.0 / 196, 1e-12);
+    /* top-k of all experts: all of them */
+    REL(whatif_distinct_experts(8, 8, 0, 3), 8, 1e-12);
+}
+
+static void test_forward_bytes(void **state)
 {
     (void)state;
     whatif_scenario s;
     base(&s);
-    err e = {0};
-    assert_int_equal(whatif_set(&s, "mode", "decode", &e), 0);
+    set(&s, "mode", "decode");
+    set(&s, "efficiency", "0.5");
     whatif_result r;
     run(&s, &r);
-    /* the compute terms were derived so that plain decode, batch 1, ring/LL
-     * on this preset gives the measured 82 tok/s: 1e6/82 = 12,195.12 us
-     * per step (relative tolerance 1e-7: each op's time is rounded to whole
-     * picoseconds, a few hundred ops per cycle) */
-    REL(r.tok_per_s, 82.0, 1e-7);
-    REL(r.cycle_us, 1e6 / 82.0, 1e-7);
-    /* breakdown adds up to the cycle */
-    REL(r.compute_us + r.comm_us + r.launch_us + r.idle_us, r.cycle_us, 1e-9);
-    /* w : p = 74.5 : 21.6 (docs/scenario.md) */
-    REL(r.weight_us_per_layer / r.token_us_per_layer, 74.5 / 21.6, 1e-9);
-    /* 122 allreduces of 14,336 B, each r.allreduce_us; with CUDA graphs the
-     * communication on the path is exactly 122 x that (one stream) */
-    REL(r.comm_us, 122 * r.allreduce_us, 1e-6);
+    /* Per GPU at TP 8, bf16 except INT4 experts (0.5625 B per weight):
+     *   attention: 7168 x (1536 + 512 + 64) x 2 replicated = 30,277,632
+     *     + (1536 x 64 x 192 + 512 x 64 x 256 + 64 x 128 x 7168) x 2 / 8 = 21,495,808
+     *     + KV 4096 x 576 x 2 = 4,718,592; per layer 56,492,032
+     *   dense MLP 3 x 7168 x 18432 x 2 / 8 = 99,090,432 (1 layer)
+     *   router 7168 x 384 x 2 + shared 3 x 7168 x 2048 x 2 / 8 = 16,515,072
+     *   one expert 3 x 7168 x 2048 x 0.5625 / 8 = 3,096,576, 8 per token
+     *   LM head 163840 x 7168 x 2 / 8 = 293,601,280
+     * decode: 61 x 56,492,032 + 99,090,432 + 60 x (16,515,072 + 8 x
+     * 3,096,576) + 293,601,280 = 6,315,966,464 B, experts 1,486,356,480 */
+    REL(r.target_MB, 6315.966464, 1e-12);
+    REL(r.expert_MB, 1486.35648, 1e-12);
+    /* at 1792 GB/s x 0.5 = 896 GB/s: the expert reads take 1658.88 us, the
+     * rest of the compute 5390.19 us (about 250 ops, each rounded to whole
+     * picoseconds: within 1.3e-4 us, so 1e-7 relative) */
+    REL(r.parts.expert_us, 1486356480.0 / 896e3, 1e-7);
+    REL(r.parts.other_us, (6315966464.0 - 1486356480.0) / 896e3, 1e-7);
+    /* verify over 3 tokens: 23.5035 distinct experts instead of 8 */
+    set(&s, "mode", "eagle3");
+    run(&s, &r);
+    double d3 = 384 - 53157376.0 / 147456;
+    REL(r.distinct_experts, d3, 1e-12);
+    REL(r.expert_MB, 60 * d3 * 3096576 / 1e6, 1e-12);
+    REL(r.target_MB, (6315966464.0 + 60 * (d3 - 8) * 3096576) / 1e6, 1e-12);
+    /* batch 2 decode: 2 tokens (15.83 experts) and twice the KV reads */
+    set(&s, "mode", "decode");
+    set(&s, "batch", "2");
+    run(&s, &r);
+    REL(r.target_MB, (6315966464.0 + 60 * (16 - 64.0 / 384 - 8) * 3096576 +
+                      61 * 4718592.0) / 1e6, 1e-12);
 }
 
-static void test_compute_model(void **state)
+static void test_breakdown(void **state)
 {
     (void)state;
     whatif_scenario s;
     base(&s);
-    err e = {0};
-    assert_int_equal(whatif_set(&s, "weight_us_per_layer", "100", &e), 0);
-    assert_int_equal(whatif_set(&s, "token_us_per_layer", "30", &e), 0);
-    assert_int_equal(whatif_set(&s, "draft_step_us", "0", &e), 0);
-    assert_int_equal(whatif_set(&s, "draft_steps", "0", &e), 0);
+    set(&s, "spec_loop_us", "500");
     whatif_result r;
+    const char *modes[] = {"decode", "eagle3"};
+    for (int g = 0; g < 2; g++)
+        for (int m = 0; m < 2; m++) {
+            set(&s, "graph", g ? "1" : "0");
+            set(&s, "mode", modes[m]);
+            run(&s, &r);
+            /* the seven parts are the cycle, in graph and eager mode */
+            REL(sum_parts(&r.parts), r.cycle_us, 1e-9);
+            if (m == 1)   /* the loop's host work is its own part */
+                REL(r.parts.loop_us, 500, 1e-12);
+            else
+                assert_true(r.parts.loop_us == 0 && r.parts.draft_us == 0);
+        }
+    /* Eager with a slowest rank 2 ms late at every allreduce: waiting
+     * appears (the host, 4 us per kernel, no longer runs far enough ahead
+     * to hide it), apart from the transfer, and the parts still add up. */
+    set(&s, "graph", "0");
+    set(&s, "eager_wait_us", "2000");
+    whatif_result w;
+    run(&s, &w);
+    assert_true(w.parts.ar_wait_us > 0);
+    REL(sum_parts(&w.parts), w.cycle_us, 1e-9);
+    REL(w.parts.ar_transfer_us, 122 * w.allreduce_us, 1e-6);
+    /* routing skew 1: the verify reads 8 experts, as decode does */
+    set(&s, "graph", "1");
+    set(&s, "routing_skew", "1");
+    run(&s, &w);
+    REL(w.distinct_experts, 8, 1e-12);
+    set(&s, "routing_skew", "0");
+    /* CUDA graph, one stream: the target forward's communication on the
+     * path is exactly its 122 allreduces, and nothing waits */
+    set(&s, "graph", "1");
     run(&s, &r);
-    /* verify of 3 tokens: n_eff(3) = 1 + q + q^2, q = 1 - 8/384 = 0.979167:
-     * 2.937934; per layer 100 + 30 x 2.937934 = 188.138 us; 61 layers:
-     * 11,476.42 us of compute (relative 1e-6) */
-    double q = 1 - 8.0 / 384;
-    REL(r.compute_us, 61 * (100 + 30 * (1 + q + q * q)), 1e-6);
-    /* tp 4: compute scales by 8/4 (1e-7: picosecond rounding per op) */
-    assert_int_equal(whatif_set(&s, "tp", "4", &e), 0);
-    whatif_result r4;
-    run(&s, &r4);
-    REL(r4.compute_us, 2 * r.compute_us, 1e-7);
-    /* linear per-token term without the expert saturation: 100 + 3 x 30 */
-    assert_int_equal(whatif_set(&s, "tp", "8", &e), 0);
-    assert_int_equal(whatif_set(&s, "moe_experts", "0", &e), 0);
-    run(&s, &r);
-    REL(r.compute_us, 61 * 190.0, 1e-9);
+    REL(r.parts.ar_transfer_us, 122 * r.allreduce_us, 1e-6);
+    assert_true(r.parts.ar_wait_us == 0);
 }
 
-static void test_solve_accept(void **state)
+static void test_phase_overrides(void **state)
 {
     (void)state;
     whatif_scenario s;
     base(&s);
+    whatif_result d0, d1, v;
+    set(&s, "mode", "decode");
+    run(&s, &d0);
+    /* a verify override leaves plain decode exactly as it was */
+    set(&s, "verify_allreduce_us", "121.86");
+    run(&s, &d1);
+    REL(d1.tok_per_s, d0.tok_per_s, 1e-15);
+    /* and applies to the 122 verify allreduces only: the draft's are still
+     * predicted, so the draft phase is unchanged */
+    set(&s, "mode", "eagle3");
+    run(&s, &v);
+    REL(v.parts.ar_transfer_us, 122 * 121.86, 1e-9);
+    whatif_result v0;
+    set(&s, "verify_allreduce_us", "0");
+    run(&s, &v0);
+    REL(v.parts.draft_us, v0.parts.draft_us, 1e-12);
+    /* a decode override: decode's 122 allreduces take it */
+    set(&s, "mode", "decode");
+    set(&s, "decode_allreduce_us", "50");
+    run(&s, &d1);
+    REL(d1.parts.ar_transfer_us, 122 * 50.0, 1e-9);
+    /* the old name is refused with the phases to choose from */
     err e = {0};
-    const char *algos[] = {"ring", "oneshot", "twoshot"};
-    for (int i = 0; i < 3; i++) {
-        assert_int_equal(whatif_set(&s, "allreduce", algos[i], &e), 0);
-        double a;
-        if (whatif_solve(ctx, &s, "accept_len", &a, &e) != 0)
-            fail_msg("%s", e.msg);
-        /* at the solution EAGLE-3 and plain decode give the same tok/s */
-        whatif_scenario eg = s, dec = s;
-        eg.accept_len = a;
-        dec.mode = WHATIF_DECODE;
-        whatif_result re, rd;
-        run(&eg, &re);
-        run(&dec, &rd);
-        REL(re.tok_per_s, rd.tok_per_s, 1e-7);
-        assert_true(a > 1 && a < 3);
-    }
+    assert_int_equal(whatif_set(&s, "allreduce_us", "50", &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "verify_allreduce_us"));
 }
 
-static void test_solve_allreduce(void **state)
+static void test_solve(void **state)
 {
     (void)state;
-    whatif_scenario s;
+    whatif_scenario s, dec;
     base(&s);
     err e = {0};
-    double a;
-    if (whatif_solve(ctx, &s, "allreduce_us", &a, &e) != 0)
-        fail_msg("%s", e.msg);
-    /* EAGLE-3 with every allreduce forced to a matches predicted decode */
-    whatif_scenario eg = s, dec = s;
-    eg.allreduce_us = a;
+    whatif_result rd, re;
+    dec = s;
     dec.mode = WHATIF_DECODE;
-    whatif_result re, rd;
-    run(&eg, &re);
     run(&dec, &rd);
-    REL(re.tok_per_s, rd.tok_per_s, 1e-7);
-    /* accept 1: EAGLE-3 cannot win (it does more work per token) */
-    assert_int_equal(whatif_set(&s, "accept_len", "1", &e), 0);
-    assert_int_equal(whatif_solve(ctx, &s, "allreduce_us", &a, &e), ERR_CHECK);
+    /* break-even accept length: there EAGLE-3 gives plain decode's tok/s */
+    double a;
+    assert_int_equal(whatif_solve(ctx, &s, &s, "accept_len", 0, &a, &e), 0);
+    whatif_scenario eg = s;
+    eg.accept_len = a;
+    run(&eg, &re);
+    REL(re.tok_per_s, rd.tok_per_s, 1e-9);
+    /* from an observed tok/s: the accept length that gives it */
+    assert_int_equal(whatif_solve(ctx, &s, &s, "accept_len", 150, &a, &e), 0);
+    eg.accept_len = a;
+    run(&eg, &re);
+    REL(re.tok_per_s, 150, 1e-9);
+    /* an observation slower than the model allows at 1 token: refused */
+    assert_int_equal(whatif_solve(ctx, &s, &s, "accept_len", 20, &a, &e), ERR_CHECK);
+    assert_non_null(strstr(e.msg, "fewer than 1"));
+    /* break-even verify allreduce time against the fixed decode baseline */
+    assert_int_equal(whatif_solve(ctx, &s, &s, "verify_allreduce_us", 0, &a, &e), 0);
+    eg = s;
+    eg.verify_allreduce_us = a;
+    run(&eg, &re);
+    REL(re.tok_per_s, rd.tok_per_s, 1e-9);
+    /* one accepted token never pays */
+    eg = s;
+    eg.accept_len = 1;
+    assert_int_equal(whatif_solve(ctx, &eg, &eg, "verify_allreduce_us", 0, &a, &e), ERR_CHECK);
+    assert_non_null(strstr(e.msg, "no break-even"));
 }
 
-static void test_batch_bytes(void **state)
+static void observe_run(whatif_scenario *truth, const char *mode, char *spec, size_t n)
+{
+    whatif_scenario o = *truth;
+    set(&o, "mode", mode);
+    set(&o, "allreduce", "ring");
+    whatif_result r;
+    run(&o, &r);
+    snprintf(spec, n, "mode=%s,allreduce=ring,tok_per_s=%.17g", mode, r.tok_per_s);
+}
+
+static void test_calibration_recovery(void **state)
+{
+    (void)state;
+    /* Synthetic truth: efficiency 0.4, 3 ms of loop work per cycle. Its
+     * decode and EAGLE-3 tok/s become the observations of a scenario that
+     * starts elsewhere (0.6, 0); the fit must find the truth. */
+    whatif_scenario truth, s;
+    base(&truth);
+    set(&truth, "efficiency", "0.4");
+    set(&truth, "spec_loop_us", "3000");
+    char od[256], oe[256];
+    observe_run(&truth, "decode", od, sizeof od);
+    observe_run(&truth, "eagle3", oe, sizeof oe);
+    base(&s);
+    set(&s, "efficiency", "0.6");
+    set(&s, "spec_loop_us", "0");
+    set(&s, "observe", od);
+    set(&s, "observe", oe);
+    set(&s, "fit", "efficiency,spec_loop_us");
+    whatif_calib cal;
+    err e = {0};
+    if (whatif_calibrate(ctx, &s, &cal, &e) != 0)
+        fail_msg("%s", e.msg);
+    /* recovered to the fit's tolerance (1e-6 relative) */
+    REL(s.efficiency, 0.4, 1e-6);
+    REL(s.spec_loop_us, 3000, 1e-5);
+    assert_int_equal(cal.n, 2);
+    assert_false(cal.p[0].refused);
+    assert_false(cal.p[1].refused);
+    /* Standard error: only the decode point sees the efficiency alone, so
+     * sd(ln eff) = sd_obs / (d ln tok/s / d ln eff) = 0.01 / (compute share
+     * of the decode step). 2% tolerance: finite differences. */
+    whatif_scenario d = s;
+    set(&d, "mode", "decode");
+    whatif_result r;
+    run(&d, &r);
+    double share = (r.parts.expert_us + r.parts.other_us) / r.cycle_us;
+    REL(cal.p[0].sd, 0.4 * 0.01 / share, 0.02);
+    /* accept_len cannot be told apart from the loop work by one EAGLE-3
+     * point: one of the two is refused, named, and left as it was */
+    base(&s);
+    set(&s, "observe", od);
+    set(&s, "observe", oe);
+    set(&s, "fit", "efficiency,spec_loop_us,accept_len");
+    assert_int_equal(whatif_calibrate(ctx, &s, &cal, &e), 0);
+    int refused = cal.p[1].refused + cal.p[2].refused;
+    assert_int_equal(refused, 1);
+    assert_false(cal.p[0].refused);
+    /* with only the decode point, the loop work has no influence */
+    base(&s);
+    set(&s, "observe", od);
+    set(&s, "fit", "efficiency,spec_loop_us");
+    assert_int_equal(whatif_calibrate(ctx, &s, &cal, &e), 0);
+    assert_true(cal.p[1].refused);
+    assert_non_null(strstr(cal.p[1].why, "no influence"));
+    REL(s.efficiency, 0.4, 1e-6);
+    REL(s.spec_loop_us, 0, 1e-12);
+    /* bad names are usage errors */
+    assert_int_equal(whatif_set(&s, "fit", "efficiency,hidden", &e), ERR_USAGE);
+    assert_int_equal(whatif_set(&s, "observe", "mode=decode", &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "tok_per_s"));
+    assert_int_equal(whatif_set(&s, "observe", "frob=1,tok_per_s=3", &e), ERR_USAGE);
+}
+
+static void test_reference_points(void **state)
+{
+    (void)state;
+    /* The built-in scenario, fitted to its two observations, reproduces
+     * them (two parameters, two points: exactly, to the fit's 1e-6). */
+    whatif_scenario s;
+    err e = {0};
+    assert_int_equal(whatif_scenario_load("kimi-k2-eagle3-8x-pcie5", &s, &e), 0);
+    assert_int_equal(whatif_calibrate(ctx, &s, NULL, &e), 0);
+    whatif_result r;
+    set(&s, "mode", "decode");
+    run(&s, &r);
+    REL(r.tok_per_s, 82, 1e-6);
+    set(&s, "mode", "eagle3");
+    run(&s, &r);
+    REL(r.tok_per_s, 54.1, 1e-6);
+}
+
+static void test_files(void **state)
 {
     (void)state;
     whatif_scenario s;
     base(&s);
     err e = {0};
-    assert_int_equal(whatif_set(&s, "mode", "decode", &e), 0);
-    assert_int_equal(whatif_set(&s, "batch", "8", &e), 0);
-    whatif_result r8, r1;
-    run(&s, &r8);
-    assert_int_equal(whatif_set(&s, "batch", "1", &e), 0);
-    run(&s, &r1);
-    /* 8 requests: 8 tokens per step, allreduce of 8 x 14,336 B: slower per
-     * allreduce, and 8 tokens per cycle */
-    assert_true(r8.allreduce_us > r1.allreduce_us);
-    REL(r8.tokens_per_cycle, 8, 1e-12);
-    /* forcing the allreduce time: comm on the path = 122 x forced */
-    assert_int_equal(whatif_set(&s, "allreduce_us", "50", &e), 0);
-    run(&s, &r1);
-    REL(r1.comm_us, 122 * 50.0, 1e-9);
-}
-
-static void test_knobs(void **state)
-{
-    (void)state;
-    whatif_scenario s;
-    base(&s);
-    err e = {0};
-    char buf[128];
-    assert_int_equal(whatif_set(&s, "accept_hist", "1,1,2", &e), 0);
+    char buf[512], buf2[512];
+    set(&s, "accept_hist", "1,1,2");
     /* normalised 0.25, 0.25, 0.5: mean 0.25 + 0.5 + 1.5 = 2.25 */
     REL(s.accept_len, 2.25, 1e-12);
-    assert_int_equal(whatif_set(&s, "nccl_proto", "Simple", &e), 0);
+    set(&s, "nccl_proto", "Simple");
     assert_int_equal(whatif_get(&s, "nccl_proto", buf, sizeof buf, &e), 0);
     assert_string_equal(buf, "Simple");
-    assert_int_equal(whatif_set(&s, "nccl_p2p_level", "PHB", &e), 0);
-    assert_int_equal(whatif_get(&s, "nccl_p2p_level", buf, sizeof buf, &e), 0);
-    assert_string_equal(buf, "PHB");
     assert_int_equal(whatif_set(&s, "frob", "1", &e), ERR_USAGE);
     assert_int_equal(whatif_set(&s, "tp", "0", &e), ERR_USAGE);
-    assert_int_equal(whatif_set(&s, "allreduce", "fastest", &e), ERR_USAGE);
-    /* a scenario file: base + settings, errors with file:line */
+    /* an effective scenario written out loads back to the same knobs */
+    set(&s, "efficiency", "0.123456789012345");
+    set(&s, "observe", "mode=decode,tok_per_s=82");
+    set(&s, "graph", "0");
+    set(&s, "fit", "none");
     char path[] = "/tmp/collsim_scenXXXXXX";
     int fd = mkstemp(path);
     FILE *f = fdopen(fd, "w");
-    fputs("collsim-scenario 1\nbase kimi-k2-eagle3-8x-pcie5\n# c\nallreduce = oneshot\n"
-          "batch=4\n", f);
+    assert_int_equal(whatif_write(&s, f, &e), 0);
     fclose(f);
-    whatif_scenario fs;
-    assert_int_equal(whatif_scenario_load(path, &fs, &e), 0);
-    assert_int_equal(fs.allreduce, ALGO_ONESHOT);
-    assert_int_equal(fs.batch, 4);
-    assert_int_equal(fs.mode, WHATIF_EAGLE3);
+    whatif_scenario back;
+    if (whatif_scenario_load(path, &back, &e) != 0)
+        fail_msg("%s", e.msg);
+    for (int k = 0; whatif_key_name(k); k++) {
+        whatif_get(&s, whatif_key_name(k), buf, sizeof buf, NULL);
+        whatif_get(&back, whatif_key_name(k), buf2, sizeof buf2, NULL);
+        if (strcmp(buf, buf2))
+            fail_msg("%s: %s, loaded back %s", whatif_key_name(k), buf, buf2);
+    }
+    assert_true(back.efficiency == s.efficiency);
+    assert_int_equal(back.nobs, 1);
+    assert_string_equal(back.fit, "");
+    /* errors with file:line */
     f = fopen(path, "w");
-    fputs("collsim-scenario 1\nbatch = 4\nbathc = 2\n", f);
+    fputs("collsim-scenario 1\nbatch = 4\nobserve = mode=decode\n", f);
     fclose(f);
-    assert_int_equal(whatif_scenario_load(path, &fs, &e), ERR_INPUT);
-    assert_non_null(strstr(e.msg, ":3: unknown knob 'bathc'"));
+    assert_int_equal(whatif_scenario_load(path, &back, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, ":3: observe:"));
     unlink(path);
 }
 
@@ -201,9 +372,10 @@ int main(void)
 {
     ctx = whatif_ctx_new();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_calibration_point), cmocka_unit_test(test_compute_model),
-        cmocka_unit_test(test_solve_accept),      cmocka_unit_test(test_solve_allreduce),
-        cmocka_unit_test(test_batch_bytes),       cmocka_unit_test(test_knobs),
+        cmocka_unit_test(test_distinct_experts), cmocka_unit_test(test_forward_bytes),
+        cmocka_unit_test(test_breakdown),        cmocka_unit_test(test_phase_overrides),
+        cmocka_unit_test(test_solve),            cmocka_unit_test(test_calibration_recovery),
+        cmocka_unit_test(test_reference_points), cmocka_unit_test(test_files),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     whatif_ctx_free(ctx);

@@ -29,6 +29,10 @@ static const calib_param_desc params[] = {
     {"read_tags", "outstanding non-posted reads per GPU", 1, 16384},
     {"read_extra_lat_ns", "completer turnaround added to a read round trip", 0, 1e5},
     {"arb_collapse_GBps", "posted-write arbitration collapse rate (0 = none)", 0, 1e3},
+    {"arb_collapse_read_GBps", "read-completion arbitration collapse rate (0 = none)", 0, 1e3},
+    {"socket_read_GBps", "peer read completions across a socket link (0 = link rate)", 0,
+     1e5},
+    {"sm_req_bytes", "largest PCIe request of an SM load or store", 16, 4096},
     {"launch_us", "kernel launch overhead", 0, 1e4},
     {"graph_node_us", "per-node cost inside a CUDA graph", 0, 1e4},
     {"hostmem_GBps", "per-socket DRAM bandwidth for SHM staging", 1e-3, 1e5},
@@ -338,6 +342,12 @@ void calib_apply_params(const calib *c, topo_params *p)
         p->read_extra_lat_ps = llround(v * 1e3);
     if (!calib_get(c, "arb_collapse_GBps", &v))
         p->arb_collapse_Bps = v * 1e9;
+    if (!calib_get(c, "arb_collapse_read_GBps", &v))
+        p->arb_collapse_read_Bps = v * 1e9;
+    if (!calib_get(c, "socket_read_GBps", &v))
+        p->socket_read_Bps = v * 1e9;
+    if (!calib_get(c, "sm_req_bytes", &v))
+        p->sm_req_bytes = (int)lround(v);
     if (!calib_get(c, "launch_us", &v))
         p->launch_ps = llround(v * 1e6);
     if (!calib_get(c, "graph_node_us", &v))

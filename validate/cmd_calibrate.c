@@ -160,10 +160,10 @@ static int candidates(const topo *t, const pts *p, cand *c, int *n, err *e)
                 return err_set(e, ERR_USAGE, "more than %d parameters", MAX_PARAMS);
         }
     int ok = 0;
-    if (pts_has_op(p, MEAS_COPY))
+    if (pts_has_op(p, MEAS_COPY) || pts_has_op(p, MEAS_COPY_WRITE) || pts_has_op(p, MEAS_COPY_READ))
         ok |= add_cand(c, n, "copy_setup_us",
                        tp->copy_setup_ps > 0 ? (double)tp->copy_setup_ps / 1e6 : 1, 0, 1e4);
-    if (pts_has_op(p, MEAS_READ) || pts_has_op(p, MEAS_COPY)) {
+    if (pts_has_op(p, MEAS_READ) || pts_has_op(p, MEAS_COPY) || pts_has_op(p, MEAS_COPY_READ)) {
         ok |= add_cand(c, n, "read_tags", tp->read_tags, 1, 16384);
         ok |= add_cand(c, n, "read_extra_lat_ns",
                        tp->read_extra_lat_ps > 1000 ? (double)tp->read_extra_lat_ps / 1e3 : 1, 0,
@@ -171,6 +171,11 @@ static int candidates(const topo *t, const pts *p, cand *c, int *n, err *e)
     }
     if (tp->arb_collapse_Bps > 0)
         ok |= add_cand(c, n, "arb_collapse_GBps", tp->arb_collapse_Bps / 1e9, 1e-3, 1e3);
+    if (tp->arb_collapse_read_Bps > 0)
+        ok |= add_cand(c, n, "arb_collapse_read_GBps", tp->arb_collapse_read_Bps / 1e9, 1e-3,
+                       1e3);
+    if (tp->socket_read_Bps > 0)
+        ok |= add_cand(c, n, "socket_read_GBps", tp->socket_read_Bps / 1e9, 1e-3, 1e5);
     if (pts_has_host(p))
         ok |= add_cand(c, n, "hostmem_GBps", tp->hostmem_Bps / 1e9, 1e-3, 1e5);
     if (pts_has_launch(p, "launch"))

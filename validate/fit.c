@@ -6,7 +6,7 @@
  * its columns are scaled to relative sensitivities and equilibrated, and an
  * SVD gives the condition number, the parameter combination the data cannot
  * see (smallest singular vector) and the covariance, scaled by
- * chi2 / (n - p). Standard errors of v follow by the delta method. */
+ * chi2 / (n - p) unless the residuals' scale is known (known_sigma). Standard errors of v follow by the delta method. */
 #include "validate/fit.h"
 
 #include <math.h>
@@ -54,6 +54,7 @@ void fit_opts_default(fit_opts *o)
     o->min_rcond = 1e-9;
     o->min_influence = 1e-6;
     o->min_independence = 1e-2;
+    o->known_sigma = 0;
 }
 
 static double y_of_v(const fit_param *p, double v) { return p->log ? log(v) : v; }
@@ -237,7 +238,7 @@ static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi
                      r->p[a].name, r->p[b].name, 1 / (res->rcond > 0 ? res->rcond : 1e-300));
         goto out;
     }
-    double s2 = res->dof ? chi2 / (double)res->dof : 0;
+    double s2 = o->known_sigma ? 1 : res->dof ? chi2 / (double)res->dof : 0;
     for (size_t j = 0; j < np; j++) {
         double var = cov_eq(V, S, j, j);
         double sd_z = sqrt(var * s2) / norm[j];    /* relative (log) units */
@@ -291,7 +292,7 @@ int fit_run(fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
     res->bad_param = res->bad_with = -1;
     if (np == 0)
         return err_set(e, ERR_USAGE, "no parameters to fit");
-    if (nres <= np)
+    if (nres < np || (nres == np && !o->known_sigma))
         return err_set(e, ERR_CHECK,
                        "%zu measured points cannot determine %zu parameters (need more points "
                        "than parameters)", nres, np);
@@ -362,7 +363,7 @@ int fit_run(fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
     for (size_t i = 0; i < nres; i++)
         chi2 += r0[i] * r0[i];
     res->chi2 = chi2;
-    res->sigma = sqrt(chi2 / (double)res->dof);
+    res->sigma = res->dof ? sqrt(chi2 / (double)res->dof) : 0;
     if (resid)
         memcpy(resid, r0, nres * sizeof *r0);
     rc = uncertainties(&r, o, r0, chi2, res);

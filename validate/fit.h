@@ -44,6 +44,9 @@ typedef struct fit_opts {
     double min_independence; /* fit_screen: a column whose part outside the
                                 columns kept before it is below this fraction
                                 of its norm depends on them; default 1e-2 */
+    int known_sigma;    /* 1: residuals are already in units of their known
+                           standard deviation: the covariance is not scaled by
+                           chi2 / dof, and nres == np is allowed; default 0 */
 } fit_opts;
 
 typedef struct fit_result {
@@ -59,8 +62,9 @@ typedef struct fit_result {
 } fit_result;
 
 void fit_opts_default(fit_opts *o);
-/* Fit p[0..np-1] to nres residuals of f (nres > np). On success values and
- * sd are set, resid (nres, may be NULL) holds the final residuals. Errors:
+/* Fit p[0..np-1] to nres residuals of f (nres > np; nres >= np with
+ * known_sigma). On success values and sd are set, resid (nres, may be
+ * NULL) holds the final residuals. Errors:
  * those of f; ERR_CHECK naming the parameter that the data cannot determine
  * (no influence, ran to a bound, trades off with another, sd too large). */
 int fit_run(fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,

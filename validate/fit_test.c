@@ -272,6 +272,42 @@ static void test_screen(void **state)
     assert_int_equal(res.bad_param, 3);
 }
 
+/* Two residuals of known scale: r0 = (a + b - 5) / 0.1, r1 = (a - b - 1) / 0.2. */
+static int resid_known(const double *v, double *r, void *ctx, err *e)
+{
+    (void)ctx, (void)e;
+    r[0] = (v[0] + v[1] - 5) / 0.1;
+    r[1] = (v[0] - v[1] - 1) / 0.2;
+    return 0;
+}
+
+static void test_known_sigma(void **state)
+{
+    (void)state;
+    /* Two measurements, two parameters: a + b = 5 (sd 0.1), a - b = 1 (sd
+     * 0.2) give a = 3, b = 2 exactly; a = (m0 + m1)/2 and b = (m0 - m1)/2,
+     * so sd(a) = sd(b) = sqrt(0.1^2 + 0.2^2) / 2 = 0.111803. Without
+     * known_sigma the fit refuses (no dof); with it, nres == np is fine and
+     * the covariance is not rescaled by chi2 (= 0 here). Tolerance 1e-5
+     * relative (finite-difference Jacobian on a linear model). */
+    fit_param p[2] = {
+        {.name = "a", .value = 1, .lo = -10, .hi = 10},
+        {.name = "b", .value = 1, .lo = -10, .hi = 10},
+    };
+    fit_result res;
+    err e = {0};
+    assert_int_equal(fit_run(p, 2, 2, resid_known, NULL, NULL, &res, NULL, &e), ERR_CHECK);
+    fit_opts o;
+    fit_opts_default(&o);
+    o.known_sigma = 1;
+    assert_int_equal(fit_run(p, 2, 2, resid_known, NULL, &o, &res, NULL, &e), 0);
+    assert_near(p[0].value, 3, 1e-6);
+    assert_near(p[1].value, 2, 1e-6);
+    assert_near(p[0].sd, sqrt(0.05) / 2, 1e-5 * 0.111803);
+    assert_near(p[1].sd, sqrt(0.05) / 2, 1e-5 * 0.111803);
+    assert_int_equal((int)res.dof, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_refuses_degenerate_pair),
         cmocka_unit_test(test_refuses_bound_and_too_few),
         cmocka_unit_test(test_screen),
+        cmocka_unit_test(test_known_sigma),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,7 +34,8 @@ struct meas_set {
 static const char *const kind_names[MEAS_NKINDS] = {
     "p2p", "flows", "host", "launch", "coll", "replay",
 };
-static const char *const op_names[MEAS_NOPS] = {"write", "read", "copy"};
+static const char *const op_names[MEAS_NOPS] = {"write", "read", "copy", "copy-write",
+                                                 "copy-read"};
 
 /* Columns each csv kind needs, in the documented order. */
 static const char *const xfer_cols[] = {"case", "pattern", "op", "flow", "src",

@@ -15,7 +15,9 @@ typedef enum meas_kind {
     MEAS_NKINDS
 } meas_kind;
 
-typedef enum meas_op { MEAS_WRITE, MEAS_READ, MEAS_COPY, MEAS_NOPS } meas_op;
+typedef enum meas_op {
+    MEAS_WRITE, MEAS_READ, MEAS_COPY, MEAS_COPY_WRITE, MEAS_COPY_READ, MEAS_NOPS
+} meas_op;
 
 /* Endpoints: a GPU index >= 0, pinned host memory of NUMA node n as
  * MEAS_HOST_EP(n), or MEAS_ANY for the `*` of an aggregate row. */

@@ -28,12 +28,13 @@ static meas_set *read_str(const char *text)
 static const char text[] =
     "# format: collsim-meas 1\n# kind: p2p\n"
     "case,pattern,op,flow,src,dst,bytes,time_us,bw_GBps\n"
-    /* case 0: one timed flow -> one point */
-    "0,pair,write,0,0,1,268435456,4768,56.3\n"
+    /* case 0: one timed flow -> one point (a copy engine's MPS-sized writes,
+     * as the preset's link rates were measured) */
+    "0,pair,copy-write,0,0,1,268435456,4768,56.3\n"
     /* case 1: two flows with totals only -> one aggregate point */
-    "1,pair,write,0,0,4,268435456,nan,nan\n"
-    "1,pair,write,1,1,5,268435456,nan,nan\n"
-    "1,pair,write,-1,*,*,536870912,9519,56.4\n"
+    "1,pair,copy-write,0,0,4,268435456,nan,nan\n"
+    "1,pair,copy-write,1,1,5,268435456,nan,nan\n"
+    "1,pair,copy-write,-1,*,*,536870912,9519,56.4\n"
     /* case 2: a latency probe */
     "2,latency,write,0,0,4,4,1.071,0.003735\n"
     /* case 3: a bidir pair at 64 KiB, left out by the filter below */
@@ -53,7 +54,7 @@ static void test_points(void **state)
     assert_int_equal(pts_count(p), 5);
     assert_int_equal(pts_at(p, 1)->flow, -1);
     assert_true(pts_at(p, 1)->meas_us == 9519);
-    assert_string_equal(pts_at(p, 1)->label, "pair write (2 flows)");
+    assert_string_equal(pts_at(p, 1)->label, "pair copy-write (2 flows)");
     assert_string_equal(pts_at(p, 2)->label, "latency write 0>4");
     assert_int_equal(pts_at(p, 4)->flow, 1);
     assert_true(pts_has_op(p, MEAS_WRITE) && !pts_has_op(p, MEAS_READ));
