@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "models/topo.h"
 #include "sim/cli.h"
@@ -587,6 +588,11 @@ static int load_file(const char *path, whatif_scenario *out, err *e)
     if (!f)
         return err_set(e, ERR_INPUT, "unknown scenario '%s' (not built in, and no readable file: "
                        "%s)", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return err_set(e, ERR_INPUT, "%s: is a directory", path);
+    }
     scenario_defaults(out);
     const char *slash = strrchr(path, '/');
     snprintf(out->name, sizeof out->name, "%s", slash ? slash + 1 : path);
