@@ -3,6 +3,7 @@
 #   make check      unit tests + CLI tests + validation tolerances, then again under ASan/UBSan
 #   make check-gpu  hwcheck's GPU tests (needs a GPU)
 #   make bench      simulator benchmarks (ratios against a reference run)
+#   make fuzz       libFuzzer campaigns of every parser, FUZZ_SECONDS each (clang; docs/fuzzing.md)
 #   make validate   regenerate docs/validation.md from validate/data/
 #   make demo       install missing packages (as root), build, run the default job
 #   make install PREFIX=...

@@ -24,9 +24,11 @@ static void rm_tmp(void) { unlink(tmp_path()); }
 /* The temporary file: a fuzzing process owns it for its lifetime. */
 static const char *tmp_path(void)
 {
-    static char path[64];
+    static char path[4200];
     if (!path[0]) {
-        snprintf(path, sizeof path, "/tmp/collsim-fuzz.%ld", (long)getpid());
+        const char *dir = getenv("TMPDIR");
+        snprintf(path, sizeof path, "%s/collsim-fuzz.%ld", dir && *dir ? dir : "/tmp",
+                 (long)getpid());
         atexit(rm_tmp);
     }
     return path;
