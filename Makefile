@@ -11,6 +11,7 @@ CC ?= cc
 BUILD ?= build
 DEBUG ?= 0
 PREFIX ?= /usr/local
+DOCDIR ?= $(PREFIX)/share/doc/collsim
 CUDA_HOME ?= /usr/local/cuda
 # NCCL beside the toolkit, else from the distribution (/usr/include/nccl.h).
 NCCL_HOME ?= $(if $(wildcard $(CUDA_HOME)/include/nccl.h),$(CUDA_HOME),/usr)
@@ -40,6 +41,9 @@ endif
 # libxml2 (NCCL topology XML import): its headers live in a subdirectory.
 XML2_CFLAGS := $(patsubst -I%,-isystem %,$(shell xml2-config --cflags 2>/dev/null || echo -I/usr/include/libxml2))
 ALL_CFLAGS := $(CFLAGS_BASE) $(XML2_CFLAGS) $(OPT) $(CFLAGS)
+# --help names the installed documentation (make install puts docs/ there): build
+# with the PREFIX (or DOCDIR) you install with.
+ALL_CFLAGS += -DCOLLSIM_DOCDIR='"$(DOCDIR)"'
 LIBS := -lgsl -lgslcblas -lyajl -lz -lm -lpthread -lxml2
 
 ifeq ($(MPI),1)
@@ -56,7 +60,7 @@ TEST_BIN := $(TEST_SRC:%.c=$(BUILD)/test/%)
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
 # --- hwcheck: hwcheck/ + kernels/ + the shared sim/ pieces (no GSL) -----------
-HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/ofile.c sim/arena.c sim/line.c
+HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/json.c sim/ofile.c sim/arena.c sim/line.c
 HW_SRC := $(filter-out %_test.c hwcheck/main.c,$(wildcard hwcheck/*.c))
 HW_OBJ := $(HW_SRC:%.c=$(BUILD)/hwobj/%.o) $(HW_SHARED:%.c=$(BUILD)/hwobj/%.o)
 HW_TEST_SRC := $(wildcard hwcheck/*_test.c)
@@ -67,7 +71,8 @@ HAVE_CUDA := $(shell test -x $(NVCC) && test -f $(CUDA_HOME)/include/cuda_runtim
 HAVE_NCCL := $(shell test -f $(NCCL_HOME)/include/nccl.h && echo 1 || echo 0)
 CUDA_CFLAGS := -isystem $(CUDA_HOME)/include $(if $(filter /usr,$(NCCL_HOME)),,-isystem $(NCCL_HOME)/include)
 CUDA_LIBDIRS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -L$(NCCL_HOME)/lib -L$(NCCL_HOME)/lib64
-CUDA_LIBS := $(CUDA_LIBDIRS) -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib \
+# (-lyajl: the shared report writer's JSON goes through yajl_gen, sim/json.c)
+CUDA_LIBS := $(CUDA_LIBDIRS) -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib -lyajl \
              -Wl,-rpath,$(NCCL_HOME)/lib -lnccl -lcudart -lstdc++ -lm -lpthread -ldl -lrt
 # hwcheck replay reads gzipped traces through zlib when its header is there.
 ifneq ($(wildcard /usr/include/zlib.h),)
@@ -190,9 +195,11 @@ demo: deps
 	$(Q)scripts/demo.sh $(BUILD)/collsim
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(DOCDIR)/validation
 	install -m 755 $(BUILD)/collsim $(HWCHECK) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	install -m 644 docs/validation/*.svg $(DESTDIR)$(DOCDIR)/validation/
 
 clean:
 	rm -rf build

@@ -26,6 +26,7 @@ typedef struct rank_bufs {
 
 typedef struct state {
     int n, virt, custom;
+    int nccl_mem;          /* in/out from ncclMemAlloc (freed with ncclMemFree) */
     kern_ar_algo algo;
     int blocks;            /* custom kernels: blocks per call (all ranks) */
     int blocks_cap;        /* virtual ranks: occupancy limit, 0 = none */
@@ -42,15 +43,30 @@ static ncclDataType_t nccl_type(ref_dtype t)
     return t == REF_BF16 ? ncclBfloat16 : t == REF_FP16 ? ncclFloat16 : ncclFloat32;
 }
 
-static void free_state(state *st)
+static void free_state(gpu_ctx *g, state *st)
 {
+    if (g->wedged) { /* work still in flight: freeing would wait for it */
+        free(st->h_out);
+        free(st->expect);
+        free(st->scale);
+        for (int r = 0; r < st->n; r++)
+            free(st->r[r].h_in);
+        return;
+    }
     for (int i = 0; i < st->nexec; i++)
         cudaGraphExecDestroy(st->exec[i]);
     for (int r = 0; r < st->n; r++) {
         rank_bufs *b = &st->r[r];
         cudaSetDevice(b->dev);
-        cudaFree(b->in);
-        cudaFree(b->out);
+        if (st->nccl_mem) {
+            if (b->in)
+                ncclMemFree(b->in);
+            if (b->out)
+                ncclMemFree(b->out);
+        } else {
+            cudaFree(b->in);
+            cudaFree(b->out);
+        }
         cudaFree(b->inbox);
         cudaFree(b->sig);
         if (b->own_stream)
@@ -85,8 +101,15 @@ static int setup(gpu_ctx *g, const opts *o, state *st, err *e)
         } else {
             b->s = g->stream[r];
         }
-        GPU_CU(b->dev, cudaMalloc(&b->in, max));
-        GPU_CU(b->dev, cudaMalloc(&b->out, max));
+        if (st->nccl_mem) {
+            /* as nccl-tests: cuMem-backed buffers that NCCL can register
+             * (zero-copy inside CUDA graphs) */
+            GPU_NC(b->dev, ncclMemAlloc(&b->in, max));
+            GPU_NC(b->dev, ncclMemAlloc(&b->out, max));
+        } else {
+            GPU_CU(b->dev, cudaMalloc(&b->in, max));
+            GPU_CU(b->dev, cudaMalloc(&b->out, max));
+        }
         if (inbox)
             GPU_CU(b->dev, cudaMalloc(&b->inbox, inbox));
         GPU_CU(b->dev, cudaMalloc((void **)&b->sig, KERN_SIGNAL_BYTES));
@@ -114,7 +137,9 @@ static int setup(gpu_ctx *g, const opts *o, state *st, err *e)
     return 0;
 }
 
-/* One collective on every rank (eager; also used while capturing). */
+/* One collective on every rank (eager; also used while capturing). A rank
+ * equal to --drop-rank is never launched (test hook: its peers must give up,
+ * on the device for the custom kernels, at the host-side limit for NCCL). */
 static int enqueue(gpu_ctx *g, const opts *o, state *st, size_t in_count, size_t out_count,
                    err *e)
 {
@@ -144,33 +169,46 @@ static int enqueue(gpu_ctx *g, const opts *o, state *st, size_t in_count, size_t
     }
     ncclDataType_t dt = nccl_type(o->dtype);
     size_t esz = ref_dtype_bytes(o->dtype), per = out_count / (size_t)st->n;
+    gpu_step(g, 0, "NCCL enqueue (ncclGroupStart .. ncclGroupEnd)");
     GPU_NC(0, ncclGroupStart());
-    for (int r = 0; r < st->n; r++) {
+    int rc = 0;
+    for (int r = 0; r < st->n && rc == 0; r++) {
         rank_bufs *b = &st->r[r];
         ncclComm_t c = g->comm[r];
+        ncclResult_t nr = ncclSuccess;
+        if (r == o->drop_rank)
+            continue;
         switch (o->coll) {
         case REF_ALLREDUCE:
-            GPU_NC(r, ncclAllReduce(b->in, b->out, in_count, dt, ncclSum, c, b->s));
+            nr = ncclAllReduce(b->in, b->out, in_count, dt, ncclSum, c, b->s);
             break;
         case REF_REDUCESCATTER:
-            GPU_NC(r, ncclReduceScatter(b->in, b->out, out_count, dt, ncclSum, c, b->s));
+            nr = ncclReduceScatter(b->in, b->out, out_count, dt, ncclSum, c, b->s);
             break;
         case REF_ALLGATHER:
-            GPU_NC(r, ncclAllGather(b->in, b->out, in_count, dt, c, b->s));
+            nr = ncclAllGather(b->in, b->out, in_count, dt, c, b->s);
             break;
         case REF_BROADCAST:
-            GPU_NC(r, ncclBroadcast(b->in, b->out, in_count, dt, o->root, c, b->s));
+            nr = ncclBroadcast(b->in, b->out, in_count, dt, o->root, c, b->s);
             break;
         default:
-            for (int p = 0; p < st->n; p++) {
-                GPU_NC(r, ncclSend((char *)b->in + (size_t)p * per * esz, per, dt, p, c, b->s));
-                GPU_NC(r, ncclRecv((char *)b->out + (size_t)p * per * esz, per, dt, p, c, b->s));
+            for (int p = 0; p < st->n && nr == ncclSuccess; p++) {
+                nr = ncclSend((char *)b->in + (size_t)p * per * esz, per, dt, p, c, b->s);
+                if (nr == ncclSuccess)
+                    nr = ncclRecv((char *)b->out + (size_t)p * per * esz, per, dt, p, c, b->s);
             }
             break;
         }
+        if (nr != ncclSuccess)
+            rc = err_set(e, ERR_SYSTEM, "GPU %d: %s: %s", b->dev, ref_coll_name(o->coll),
+                         ncclGetErrorString(nr));
     }
-    GPU_NC(0, ncclGroupEnd());
-    return 0;
+    /* The group is always closed, also after an error, so that no half-open
+     * group (or, while capturing, half-captured work) outlives this call. */
+    ncclResult_t end = ncclGroupEnd();
+    if (rc == 0 && end != ncclSuccess)
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: ncclGroupEnd: %s", ncclGetErrorString(end));
+    return rc;
 }
 
 static void drop_graphs(state *st)
@@ -180,48 +218,88 @@ static void drop_graphs(state *st)
     st->nexec = 0;
 }
 
-/* Capture one collective: real ranks, one graph per GPU (each stream is
- * captured on its own device); virtual ranks, one graph forking to every
- * rank's stream and joining back. */
-static int capture(gpu_ctx *g, const opts *o, state *st, size_t in_count, size_t out_count,
-                   err *e)
+/* Capture reps collectives into one graph per capturing stream. Real ranks:
+ * every rank's stream is captured on its own device (one capture per stream
+ * and device), all captures begin before the first collective and all end
+ * before the first instantiation (a thread may not instantiate while any of
+ * its streams is capturing); NCCL's ncclGroupStart/End run inside the
+ * captures, as NCCL requires for several GPUs driven by one thread. Virtual
+ * ranks: one graph that forks from rank 0's stream to every rank's stream and
+ * joins back. Nothing is allocated while capturing (buffers exist, and the
+ * collective already ran once eagerly so NCCL's connections are set up). On
+ * any error every capture still open is ended and its graph dropped. */
+static int capture(gpu_ctx *g, const opts *o, state *st, int reps, size_t in_count,
+                   size_t out_count, err *e)
 {
     drop_graphs(st);
     int ncap = st->virt ? 1 : st->n;
-    for (int r = 0; r < ncap; r++) {
-        GPU_CU(st->r[r].dev, cudaSetDevice(st->r[r].dev));
-        GPU_CU(st->r[r].dev, cudaStreamBeginCapture(st->r[r].s, cudaStreamCaptureModeThreadLocal));
+    cudaGraph_t graph[MAXR] = {0};
+    int rc = 0, began = 0;
+    gpu_step(g, st->r[0].dev, "graph capture");
+    for (int r = 0; r < ncap && rc == 0; r++) {
+        cudaSetDevice(st->r[r].dev);
+        cudaError_t c = cudaStreamBeginCapture(st->r[r].s, cudaStreamCaptureModeThreadLocal);
+        if (c != cudaSuccess)
+            rc = err_set(e, ERR_SYSTEM, "GPU %d: cudaStreamBeginCapture: %s", st->r[r].dev,
+                         cudaGetErrorString(c));
+        else
+            began = r + 1;
     }
-    if (st->virt) {
-        GPU_CU(0, cudaEventRecord(st->fork, st->r[0].s));
-        for (int r = 1; r < st->n; r++)
-            GPU_CU(0, cudaStreamWaitEvent(st->r[r].s, st->fork, 0));
+    if (rc == 0 && st->virt) {
+        cudaError_t c = cudaEventRecord(st->fork, st->r[0].s);
+        for (int r = 1; r < st->n && c == cudaSuccess; r++)
+            c = cudaStreamWaitEvent(st->r[r].s, st->fork, 0);
+        if (c != cudaSuccess)
+            rc = err_set(e, ERR_SYSTEM, "GPU 0: graph fork: %s", cudaGetErrorString(c));
     }
-    TRY(enqueue(g, o, st, in_count, out_count, e));
-    if (st->virt)
-        for (int r = 1; r < st->n; r++) {
-            GPU_CU(0, cudaEventRecord(st->join[r], st->r[r].s));
-            GPU_CU(0, cudaStreamWaitEvent(st->r[0].s, st->join[r], 0));
+    for (int i = 0; i < reps && rc == 0; i++)
+        rc = enqueue(g, o, st, in_count, out_count, e);
+    if (rc == 0 && st->virt) {
+        cudaError_t c = cudaSuccess;
+        for (int r = 1; r < st->n && c == cudaSuccess; r++) {
+            c = cudaEventRecord(st->join[r], st->r[r].s);
+            if (c == cudaSuccess)
+                c = cudaStreamWaitEvent(st->r[0].s, st->join[r], 0);
         }
-    for (int r = 0; r < ncap; r++) {
-        cudaGraph_t graph;
-        GPU_CU(st->r[r].dev, cudaSetDevice(st->r[r].dev));
-        GPU_CU(st->r[r].dev, cudaStreamEndCapture(st->r[r].s, &graph));
-        cudaError_t rc = cudaGraphInstantiate(&st->exec[r], graph, 0);
-        cudaGraphDestroy(graph);
-        if (rc != cudaSuccess)
-            return err_set(e, ERR_SYSTEM, "GPU %d: cudaGraphInstantiate: %s", st->r[r].dev,
-                           cudaGetErrorString(rc));
-        st->nexec = r + 1;
+        if (c != cudaSuccess)
+            rc = err_set(e, ERR_SYSTEM, "GPU 0: graph join: %s", cudaGetErrorString(c));
     }
-    return 0;
+    /* End every capture that began, whatever happened. */
+    for (int r = 0; r < began; r++) {
+        cudaSetDevice(st->r[r].dev);
+        cudaError_t c = cudaStreamEndCapture(st->r[r].s, &graph[r]);
+        if (c != cudaSuccess && rc == 0)
+            rc = err_set(e, ERR_SYSTEM, "GPU %d: cudaStreamEndCapture: %s", st->r[r].dev,
+                         cudaGetErrorString(c));
+    }
+    for (int r = 0; r < ncap; r++)
+        gpu_capture_abandon(st->r[r].dev, st->r[r].s); /* no-op unless still capturing */
+    for (int r = 0; r < ncap && rc == 0; r++) {
+        cudaSetDevice(st->r[r].dev);
+        cudaError_t c = cudaGraphInstantiate(&st->exec[r], graph[r], 0);
+        if (c != cudaSuccess)
+            rc = err_set(e, ERR_SYSTEM, "GPU %d: cudaGraphInstantiate: %s", st->r[r].dev,
+                         cudaGetErrorString(c));
+        else
+            st->nexec = r + 1;
+    }
+    for (int r = 0; r < ncap; r++)
+        if (graph[r])
+            cudaGraphDestroy(graph[r]);
+    if (rc != 0)
+        drop_graphs(st);
+    else
+        gpu_step_done(g);
+    return rc;
 }
 
+/* Eager: one collective. Graph: one launch of every rank's graph. */
 static int launch_once(gpu_ctx *g, const opts *o, state *st, size_t in_count, size_t out_count,
                        err *e)
 {
-    if (!o->graph)
+    if (!o->graph || st->nexec == 0)
         return enqueue(g, o, st, in_count, out_count, e);
+    gpu_step(g, st->r[0].dev, "graph launch");
     for (int i = 0; i < st->nexec; i++) {
         GPU_CU(st->r[i].dev, cudaSetDevice(st->r[i].dev));
         GPU_CU(st->r[i].dev, cudaGraphLaunch(st->exec[i], st->r[i].s));
@@ -267,6 +345,7 @@ static int check_outputs(const opts *o, state *st, size_t in_count, size_t out_c
     for (int r = 0; r < st->n; r++) {
         rank_bufs *b = &st->r[r];
         GPU_CU(b->dev, cudaSetDevice(b->dev));
+        gpu_step(NULL, b->dev, "result download");
         GPU_CU(b->dev, cudaMemcpy(st->h_out, b->out, out_count * ref_dtype_bytes(o->dtype),
                                   cudaMemcpyDeviceToHost));
         if (r == 0 || !same)
@@ -275,6 +354,7 @@ static int check_outputs(const opts *o, state *st, size_t in_count, size_t out_c
         *wrong += (long long)ref_check(o->dtype, st->h_out, st->expect, st->scale, out_count,
                                        roundings);
     }
+    gpu_step_done(NULL);
     return 0;
 }
 
@@ -316,16 +396,32 @@ static int sweep(gpu_ctx *g, const opts *o, state *st, out_file *out, long long 
             uint64_t seed = o->seed * 1000003u + (uint64_t)step;
             TRY(fill_inputs(g, o, st, in_count, seed, e));
             gpu_ctl_reset(g);
-            if (o->graph)
-                TRY(capture(g, o, st, in_count, out_count, e));
-            for (int i = 0; i < o->warmup; i++)
-                TRY(launch_once(g, o, st, in_count, out_count, e));
+            /* Eager warm-up (also before a capture: NCCL connects on first use,
+             * which allocates and must not happen while capturing). */
+            int warm = o->warmup > 0 ? o->warmup : 1;
+            for (int i = 0; i < warm; i++)
+                TRY(enqueue(g, o, st, in_count, out_count, e));
             TRY(wait_ranks(g, st, "warm-up", e));
-            double t0 = gpu_now_us();
-            for (int i = 0; i < o->iters; i++)
+            double us;
+            if (o->graph) {
+                /* As nccl-tests -G: -n collectives back to back in one graph,
+                 * launched once untimed (upload) and once timed. */
+                TRY(capture(g, o, st, o->iters, in_count, out_count, e));
                 TRY(launch_once(g, o, st, in_count, out_count, e));
-            TRY(wait_ranks(g, st, st->custom ? opts_impl_name(o->impl) : ref_coll_name(o->coll), e));
-            double us = (gpu_now_us() - t0) / o->iters;
+                TRY(wait_ranks(g, st, "graph warm-up", e));
+                double t0 = gpu_now_us();
+                TRY(launch_once(g, o, st, in_count, out_count, e));
+                TRY(wait_ranks(g, st, st->custom ? opts_impl_name(o->impl)
+                                                 : ref_coll_name(o->coll), e));
+                us = (gpu_now_us() - t0) / o->iters;
+            } else {
+                double t0 = gpu_now_us();
+                for (int i = 0; i < o->iters; i++)
+                    TRY(launch_once(g, o, st, in_count, out_count, e));
+                TRY(wait_ranks(g, st, st->custom ? opts_impl_name(o->impl)
+                                                 : ref_coll_name(o->coll), e));
+                us = (gpu_now_us() - t0) / o->iters;
+            }
             long long wrong = 0;
             for (int c = 0; c < o->check; c++) {
                 if (c > 0) { /* another round on fresh data */
@@ -380,6 +476,7 @@ int coll_measure(gpu_ctx *g, const opts *o, out_file *out, long long *wrong, err
     st.virt = o->vranks > 0;
     st.n = st.virt ? o->vranks : g->n;
     st.algo = (kern_ar_algo)(o->impl - 1);
+    st.nccl_mem = !st.custom && !o->cuda_alloc;
     if (st.custom && !st.virt) {
         if (st.n > KERN_MAX_RANKS)
             return err_set(e, ERR_USAGE, "coll: the custom kernels run on at most %d ranks (-g)",
@@ -403,7 +500,7 @@ int coll_measure(gpu_ctx *g, const opts *o, out_file *out, long long *wrong, err
                         "all ranks are resident at once", st.n, st.blocks_cap);
         rc = sweep(g, o, &st, out, wrong, e);
     }
-    free_state(&st);
+    free_state(g, &st);
     return rc;
 }
 
@@ -422,10 +519,12 @@ int coll_run(int argc, char **argv, err *e)
         return 0;
     }
     gpu_ctx *g = NULL;
-    int rc = gpu_open(&g, o.vranks ? 1 : o.ngpus, o.timeout_ms, argc, argv, e);
+    int rc = gpu_open(&g, o.vranks ? 1 : o.ngpus, o.timeout_ms, o.host_wait_s, argc, argv, e);
     if (rc == 0 && o.vranks)
         meas_extra(&g->meta, "virtual_ranks", "%d (on GPU 0, separate buffers and streams)",
                    o.vranks);
+    if (rc == 0 && o.impl == OPTS_IMPL_NCCL)
+        meas_extra(&g->meta, "buffers", "%s", o.cuda_alloc ? "cudaMalloc" : "ncclMemAlloc");
     out_file out;
     if (rc == 0)
         rc = out_open(&out, o.out, o.fmt, MEAS_COLL, &g->meta, e);

@@ -5,6 +5,7 @@
 #include "hwcheck/gpu.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,107 @@ double gpu_now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+/* --- watchdog ---------------------------------------------------------------
+ * One detached thread per process polls the deadline of the current step
+ * every 50 ms. State is shared under a mutex; the control block pointer and
+ * the temporary file's name are copied in so the thread never touches a
+ * gpu_ctx that is being freed. */
+static pthread_mutex_t wd_mu = PTHREAD_MUTEX_INITIALIZER;
+static int wd_started;
+static double wd_deadline_us; /* 0: disarmed */
+static double wd_limit_s;
+static int wd_dev;
+static char wd_what[200];
+static char wd_tmp[4200];
+static volatile kern_ctl *wd_ctl;
+
+static void *wd_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&wd_mu);
+        int fire = wd_deadline_us > 0 && gpu_now_us() > wd_deadline_us;
+        char msg[512];
+        if (fire) {
+            if (wd_dev >= 0)
+                snprintf(msg, sizeof msg,
+                         "hwcheck: GPU %d: %s: not finished after %.0f s (host-side limit)\n",
+                         wd_dev, wd_what, wd_limit_s);
+            else
+                snprintf(msg, sizeof msg, "hwcheck: %s: not finished after %.0f s (host-side limit)\n",
+                         wd_what, wd_limit_s);
+            if (wd_ctl)
+                wd_ctl->abort = 1;
+            if (wd_tmp[0])
+                unlink(wd_tmp);
+        }
+        pthread_mutex_unlock(&wd_mu);
+        if (fire) {
+            fflush(stdout);
+            ssize_t w = write(2, msg, strlen(msg));
+            (void)w;
+            _exit(ERR_SYSTEM);
+        }
+    }
+    return NULL;
+}
+
+static void wd_arm(int dev, const char *what, double limit_s)
+{
+    pthread_mutex_lock(&wd_mu);
+    if (!wd_started) {
+        pthread_t t;
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &at, wd_main, NULL) == 0)
+            wd_started = 1;
+        pthread_attr_destroy(&at);
+    }
+    wd_dev = dev;
+    snprintf(wd_what, sizeof wd_what, "%s", what);
+    wd_limit_s = limit_s;
+    wd_deadline_us = gpu_now_us() + limit_s * 1e6;
+    pthread_mutex_unlock(&wd_mu);
+}
+
+void gpu_step(gpu_ctx *g, int dev, const char *what)
+{
+    if (g)
+        wd_ctl = g->ctl;
+    wd_arm(dev, what, (g ? g->host_wait_s : 30.0) + 10.0);
+}
+
+void gpu_step_done(gpu_ctx *g)
+{
+    (void)g;
+    pthread_mutex_lock(&wd_mu);
+    wd_deadline_us = 0;
+    pthread_mutex_unlock(&wd_mu);
+}
+
+void gpu_step_file(const char *tmp_path)
+{
+    pthread_mutex_lock(&wd_mu);
+    snprintf(wd_tmp, sizeof wd_tmp, "%s", tmp_path ? tmp_path : "");
+    pthread_mutex_unlock(&wd_mu);
+}
+
+void gpu_capture_abandon(int dev, cudaStream_t s)
+{
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    cudaSetDevice(dev);
+    if (cudaStreamIsCapturing(s, &st) == cudaSuccess && st != cudaStreamCaptureStatusNone) {
+        cudaGraph_t graph = NULL;
+        cudaStreamEndCapture(s, &graph);
+        if (graph)
+            cudaGraphDestroy(graph);
+    }
+    (void)cudaGetLastError(); /* the capture's error is reported by the caller */
 }
 
 static int read_numa(const char *busid)
@@ -39,10 +141,13 @@ static int read_numa(const char *busid)
     return node;
 }
 
-int gpu_open(gpu_ctx **out, int ngpus, double timeout_ms, int argc, char **argv, err *e)
+int gpu_open(gpu_ctx **out, int ngpus, double timeout_ms, double host_wait_s, int argc,
+             char **argv, err *e)
 {
     *out = NULL;
     int count = 0;
+    double wait_s = host_wait_s > 0 ? host_wait_s : 30.0 + 10.0 * timeout_ms * 1e-3;
+    wd_arm(-1, "CUDA initialisation", wait_s + 10.0);
     cudaError_t rc = cudaGetDeviceCount(&count);
     if (rc != cudaSuccess || count == 0)
         return err_set(e, ERR_SYSTEM, "no usable GPU: cudaGetDeviceCount: %s",
@@ -56,7 +161,7 @@ int gpu_open(gpu_ctx **out, int ngpus, double timeout_ms, int argc, char **argv,
     *out = g;
     g->n = ngpus > 0 ? ngpus : count < GPU_MAX ? count : GPU_MAX;
     g->timeout_ms = timeout_ms;
-    g->host_wait_s = 30.0 + 10.0 * timeout_ms * 1e-3;
+    g->host_wait_s = wait_s;
     for (int d = 0; d < g->n; d++) {
         struct cudaDeviceProp p;
         GPU_CU(d, cudaGetDeviceProperties(&p, d));
@@ -99,6 +204,8 @@ int gpu_open(gpu_ctx **out, int ngpus, double timeout_ms, int argc, char **argv,
     meas_command(argc, argv, cmd, sizeof cmd);
     snprintf(g->meta.command, sizeof g->meta.command, "hwcheck %s", cmd);
     gpu_fill_meta(g, &g->meta);
+    wd_ctl = g->ctl;
+    gpu_step_done(g);
     return 0;
 }
 
@@ -106,6 +213,19 @@ void gpu_close(gpu_ctx *g)
 {
     if (!g)
         return;
+    if (g->wedged) {
+        /* Work is still in flight: abort the communicators (their kernels
+         * give up), free nothing, and keep the watchdog armed until the
+         * process has exited. */
+        g->ctl->abort = 1;
+        wd_arm(-1, "teardown after the error above", 10.0);
+        if (g->have_comms)
+            for (int d = 0; d < g->n; d++)
+                ncclCommAbort(g->comm[d]);
+        wd_ctl = NULL;
+        return;
+    }
+    gpu_step(g, -1, "teardown");
     if (g->have_comms)
         for (int d = 0; d < g->n; d++)
             ncclCommDestroy(g->comm[d]);
@@ -114,9 +234,11 @@ void gpu_close(gpu_ctx *g)
             cudaSetDevice(d);
             cudaStreamDestroy(g->stream[d]);
         }
+    wd_ctl = NULL;
     if (g->ctl)
         cudaFreeHost(g->ctl);
     free(g);
+    gpu_step_done(NULL);
 }
 
 int gpu_nccl(gpu_ctx *g, const char *const *env, int nenv, err *e)
@@ -143,8 +265,10 @@ int gpu_nccl(gpu_ctx *g, const char *const *env, int nenv, err *e)
     int devs[GPU_MAX];
     for (int d = 0; d < g->n; d++)
         devs[d] = d;
+    gpu_step(g, 0, "ncclCommInitAll");
     GPU_NC(0, ncclCommInitAll(g->comm, g->n, devs));
     g->have_comms = 1;
+    gpu_step_done(g);
     return 0;
 }
 
@@ -175,6 +299,7 @@ static int ctl_error(gpu_ctx *g, int dev, const char *what, err *e)
 
 int gpu_wait(gpu_ctx *g, int dev, cudaStream_t s, const char *what, err *e)
 {
+    gpu_step(g, dev, what);
     GPU_CU(dev, cudaSetDevice(dev));
     double t0 = gpu_now_us(), limit_us = g->host_wait_s * 1e6;
     for (;;) {
@@ -186,12 +311,15 @@ int gpu_wait(gpu_ctx *g, int dev, cudaStream_t s, const char *what, err *e)
         double el = gpu_now_us() - t0;
         if (el > limit_us) {
             g->ctl->abort = 1; /* let spinning kernels go; the process is ending */
+            g->wedged = 1;
+            wd_arm(dev, "teardown after the host-side limit", 10.0);
             return err_set(e, ERR_SYSTEM, "GPU %d: %s: not finished after %.0f s (host-side limit)",
                            dev, what, g->host_wait_s);
         }
         if (el > 2000)
             sched_yield();
     }
+    gpu_step_done(g);
     return ctl_error(g, dev, what, e);
 }
 

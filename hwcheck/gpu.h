@@ -27,6 +27,7 @@ typedef struct gpu_ctx {
     kern_ctl *ctl_dev;              /* the same, device view */
     double timeout_ms;              /* device-side wait limit */
     double host_wait_s;             /* host-side wait limit per synchronization */
+    int wedged;                     /* a host wait ran out: work may still be in flight */
     ncclComm_t comm[GPU_MAX];       /* valid once gpu_nccl() succeeded */
     int have_comms;
     meas_meta meta;
@@ -48,10 +49,15 @@ typedef struct gpu_ctx {
                            ncclGetErrorString(gpu_nrc_));                                \
     } while (0)
 
-/* Open GPUs 0..ngpus-1 (ngpus 0: all visible; 1..: at most that many).
+/* Open GPUs 0..ngpus-1 (host_wait_s > 0 sets the host-side limit per wait,
+ * else 30 s + 10 x timeout_ms) (ngpus 0: all visible; 1..: at most that many).
  * argv is recorded as the command. ERR_SYSTEM if there is no usable GPU. */
-int gpu_open(gpu_ctx **out, int ngpus, double timeout_ms, int argc, char **argv, err *e);
-void gpu_close(gpu_ctx *g); /* NULL ok; destroys comms, streams, control block */
+int gpu_open(gpu_ctx **out, int ngpus, double timeout_ms, double host_wait_s, int argc,
+             char **argv, err *e);
+/* NULL ok; destroys comms, streams, control block. After a host wait ran out
+ * (g->wedged) it aborts the communicators and frees nothing (a free would wait
+ * for the work still in flight). */
+void gpu_close(gpu_ctx *g);
 /* Set env ("NAME=VALUE", before NCCL starts), force NCCL_NVLS_ENABLE=0 and
  * create one communicator per GPU (ncclCommInitAll). ERR_USAGE if the
  * environment asks for NVLink multicast. */
@@ -62,6 +68,20 @@ int gpu_nccl(gpu_ctx *g, const char *const *env, int nenv, err *e);
 int gpu_wait(gpu_ctx *g, int dev, cudaStream_t s, const char *what, err *e);
 /* gpu_wait on the main stream of every GPU. */
 int gpu_wait_all(gpu_ctx *g, const char *what, err *e);
+/* The watchdog: every host-side step that can block (NCCL calls, captures,
+ * waits, teardown) runs under a deadline. gpu_step(g, dev, what) names the
+ * step and restarts the clock (limit: host_wait_s + 10 s, past gpu_wait's own
+ * limit so that a wait reports first); gpu_step_done(g) disarms it. If a step
+ * overruns, the watchdog thread raises the abort flag, removes the output's
+ * temporary file, prints "hwcheck: GPU d: what: not finished after N s
+ * (host-side limit)" and ends the process with exit code 4. */
+void gpu_step(gpu_ctx *g, int dev, const char *what);
+void gpu_step_done(gpu_ctx *g);
+/* The temporary file the watchdog removes before it ends the process (NULL: none). */
+void gpu_step_file(const char *tmp_path);
+/* End the capture on stream s of GPU dev if one is open, and drop what it
+ * captured (every error path while capturing goes through this). */
+void gpu_capture_abandon(int dev, cudaStream_t s);
 /* Clear the control block before a new run. */
 void gpu_ctl_reset(gpu_ctx *g);
 /* Monotonic wall clock in microseconds. */

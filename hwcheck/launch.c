@@ -21,13 +21,20 @@ static void row(out_file *out, const char *what, long long count, double us)
 
 static int make_graph(int nodes, cudaStream_t s, cudaGraphExec_t *exec, err *e)
 {
-    cudaGraph_t graph;
+    cudaGraph_t graph = NULL;
     GPU_CU(0, cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < nodes; i++)
-        GPU_CU(0, kern_empty(s));
-    GPU_CU(0, cudaStreamEndCapture(s, &graph));
-    cudaError_t rc = cudaGraphInstantiate(exec, graph, 0);
-    cudaGraphDestroy(graph);
+    cudaError_t rc = cudaSuccess;
+    for (int i = 0; i < nodes && rc == cudaSuccess; i++)
+        rc = kern_empty(s);
+    /* End the capture whatever happened, then instantiate outside it. */
+    cudaError_t end = cudaStreamEndCapture(s, &graph);
+    gpu_capture_abandon(0, s);
+    if (rc == cudaSuccess)
+        rc = end;
+    if (rc == cudaSuccess)
+        rc = cudaGraphInstantiate(exec, graph, 0);
+    if (graph)
+        cudaGraphDestroy(graph);
     GPU_CU(0, rc);
     return 0;
 }
@@ -106,7 +113,7 @@ int launch_run(int argc, char **argv, err *e)
         return 0;
     }
     gpu_ctx *g = NULL;
-    int rc = gpu_open(&g, 1, o.timeout_ms, argc, argv, e);
+    int rc = gpu_open(&g, 1, o.timeout_ms, o.host_wait_s, argc, argv, e);
     out_file out;
     if (rc == 0)
         rc = out_open(&out, o.out, o.fmt, MEAS_LAUNCH, &g->meta, e);

@@ -43,7 +43,11 @@ static int set_iters(opts *o, const char *a, err *e) { return set_long("-n", a, 
 static int set_warmup(opts *o, const char *a, err *e) { return set_long("-w", a, 0, 1000000, &o->warmup, e); }
 static int set_check(opts *o, const char *a, err *e) { return set_long("-c", a, 0, 1000, &o->check, e); }
 static int set_vranks(opts *o, const char *a, err *e) { return set_long("--virtual-ranks", a, 2, 8, &o->vranks, e); }
-static int set_blocks(opts *o, const char *a, err *e) { return set_long("--blocks", a, 1, 36, &o->blocks, e); }
+static int set_blocks(opts *o, const char *a, err *e)
+{
+    /* allreduce kernels take at most 36 blocks; copy kernels up to 1024 */
+    return set_long("--blocks", a, 1, o->mode & (OPTS_P2P | OPTS_FLOWS) ? 1024 : 36, &o->blocks, e);
+}
 static int set_root(opts *o, const char *a, err *e) { return set_long("--root", a, 0, 63, &o->root, e); }
 
 static int set_drop(opts *o, const char *a, err *e)
@@ -142,6 +146,14 @@ static int set_op(opts *o, const char *a, err *e)
     return 0;
 }
 
+static int set_host_timeout(opts *o, const char *a, err *e)
+{
+    TRY(cli_parse_double("--host-timeout-s", a, &o->host_wait_s, e));
+    if (o->host_wait_s < 1 || o->host_wait_s > 3600)
+        return err_set(e, ERR_USAGE, "--host-timeout-s: %g out of range [1, 3600]", o->host_wait_s);
+    return 0;
+}
+
 static int set_timeout(opts *o, const char *a, err *e)
 {
     TRY(cli_parse_double("--timeout-ms", a, &o->timeout_ms, e));
@@ -155,6 +167,17 @@ static int set_seed(opts *o, const char *a, err *e)
     long v;
     TRY(cli_parse_long("--seed", a, 0, 2147483647L, &v, e));
     o->seed = (uint64_t)v;
+    return 0;
+}
+
+static int set_alloc(opts *o, const char *a, err *e)
+{
+    if (strcmp(a, "cuda") == 0)
+        o->cuda_alloc = 1;
+    else if (strcmp(a, "nccl") == 0)
+        o->cuda_alloc = 0;
+    else
+        return err_set(e, ERR_USAGE, "--alloc: '%s' (nccl or cuda)", a);
     return 0;
 }
 
@@ -174,9 +197,13 @@ static const opt_def table[] = {
     {"allreduce", 0, "I", OPTS_REPLAY, "run every allreduce as I (nccl, oneshot, ...)", set_allreduce},
     /* replay does not capture graphs yet: the option is not offered there */
     {"graph", 0, NULL, OPTS_COLL, "run inside a CUDA graph", set_graph},
+    {"alloc", 0, "A", OPTS_COLL,
+     "NCCL buffers from nccl (ncclMemAlloc, as nccl-tests; default) or cuda (cudaMalloc, as "
+     "PyTorch's default allocator)", set_alloc},
     {"virtual-ranks", 0, "N", OPTS_COLL, "run the custom kernels as N ranks on GPU 0", set_vranks},
-    {"blocks", 0, "N", OPTS_COLL | OPTS_REPLAY, "blocks per custom allreduce (default as vLLM)",
-     set_blocks},
+    {"blocks", 0, "N", OPTS_COLL | OPTS_REPLAY | OPTS_P2P | OPTS_FLOWS,
+     "blocks per custom allreduce (default as vLLM); p2p/flows: blocks of 512 threads per copy "
+     "kernel (default one per SM)", set_blocks},
     {"root", 0, "R", OPTS_COLL, "broadcast root", set_root},
     {"env", 0, "NAME=VALUE", OPTS_COLL | OPTS_REPLAY | OPTS_ALL,
      "set an (NCCL) environment variable before NCCL starts", set_env},
@@ -184,9 +211,13 @@ static const opt_def table[] = {
     {"op", 0, "OP", OPTS_P2P | OPTS_FLOWS, "read, write, copy, or all (default)", set_op},
     {"list", 0, NULL, OPTS_FLOWS | OPTS_COLL, "list the patterns (flows) or collectives", set_list},
     {"timeout-ms", 0, "MS", OPTS_ANY, "device-side wait limit (default 2000)", set_timeout},
+    {"host-timeout-s", 0, "S", OPTS_ANY,
+     "host-side limit per wait and per blocking step (default 30 + 10 x timeout-ms/1000)",
+     set_host_timeout},
     {"seed", 0, "S", OPTS_COLL, "seed of the random inputs", set_seed},
     {"drop-rank", 0, "R", OPTS_COLL,
-     "test hook: never launch rank R of a custom kernel (the others must time out)", set_drop},
+     "test hook: never launch rank R (custom kernels: the others time out on the device; "
+     "NCCL: the host-side limit ends the run)", set_drop},
     {"format", 0, "F", OPTS_ANY & ~OPTS_ALL, "table, csv or json", set_format},
     {"output", 'o', "PATH", OPTS_ANY, "write to PATH (a directory for `all`)", set_out},
     {"help", 'h', NULL, OPTS_ANY, "this help", set_help},

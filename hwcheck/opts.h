@@ -41,6 +41,7 @@ typedef struct opts {
     opts_impl impl;           /* --impl (replay: --allreduce) */
     int allreduce_set;        /* replay: --allreduce given */
     int graph;                /* --graph */
+    int cuda_alloc;           /* --alloc cuda: NCCL buffers from cudaMalloc (default ncclMemAlloc) */
     int vranks;               /* --virtual-ranks (0 = off) */
     int blocks;               /* --blocks (0 = as vLLM) */
     int nenv;
@@ -51,6 +52,7 @@ typedef struct opts {
     const char *pattern;      /* flows: --pattern */
     opts_op op;               /* --op */
     double timeout_ms;        /* --timeout-ms: device-side wait limit */
+    double host_wait_s;       /* --host-timeout-s: host-side limit per wait (0: 30 + 10 x timeout) */
     int npos;
     const char *pos[OPTS_MAX_POS]; /* positional arguments (replay traces) */
     int list;                 /* --list */

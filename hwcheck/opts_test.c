@@ -37,6 +37,39 @@ static void test_nccl_tests_flags(void **state)
     assert_int_equal(o.fmt, REPORT_CSV);
 }
 
+static void test_limits_alloc_blocks(void **state)
+{
+    (void)state;
+    opts o;
+    err e = {0};
+    /* Defaults: host-side limit 0 (= 30 s + 10 x the device limit, decided by
+     * gpu_open), NCCL buffers from ncclMemAlloc (cuda_alloc 0), blocks 0. */
+    const char *a0[] = {"coll"};
+    assert_int_equal(parse(&o, OPTS_COLL, 1, a0, &e), 0);
+    assert_true(o.host_wait_s == 0.0 && o.cuda_alloc == 0 && o.blocks == 0);
+    const char *a[] = {"coll", "--host-timeout-s", "5", "--alloc", "cuda", "--drop-rank", "1"};
+    assert_int_equal(parse(&o, OPTS_COLL, 7, a, &e), 0);
+    assert_true(o.host_wait_s == 5.0);
+    assert_int_equal(o.cuda_alloc, 1);
+    assert_int_equal(o.drop_rank, 1);
+    /* Below 1 s or an unknown allocator: usage errors naming the flag. */
+    const char *b[] = {"coll", "--host-timeout-s", "0.5"};
+    assert_int_equal(parse(&o, OPTS_COLL, 3, b, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "--host-timeout-s"));
+    const char *c[] = {"coll", "--alloc", "managed"};
+    assert_int_equal(parse(&o, OPTS_COLL, 3, c, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "--alloc"));
+    /* --blocks: allreduce kernels at most 36; p2p copy kernels up to 1024;
+     * --alloc is a coll option only. */
+    const char *d[] = {"coll", "--impl", "oneshot", "--blocks", "37"};
+    assert_int_equal(parse(&o, OPTS_COLL, 5, d, &e), ERR_USAGE);
+    const char *f[] = {"p2p", "--blocks", "264"};
+    assert_int_equal(parse(&o, OPTS_P2P, 3, f, &e), 0);
+    assert_int_equal(o.blocks, 264);
+    const char *g[] = {"p2p", "--alloc", "cuda"};
+    assert_int_equal(parse(&o, OPTS_P2P, 3, g, &e), ERR_USAGE);
+}
+
 static void test_custom(void **state)
 {
     (void)state;
@@ -117,6 +150,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nccl_tests_flags),
         cmocka_unit_test(test_custom),
+        cmocka_unit_test(test_limits_alloc_blocks),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_defaults),
     };

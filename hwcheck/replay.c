@@ -540,7 +540,7 @@ int replay_run(int argc, char **argv, err *e)
         TRY(rc);
     }
     gpu_ctx *g = NULL;
-    int rc = gpu_open(&g, o.ngpus, o.timeout_ms, argc, argv, e);
+    int rc = gpu_open(&g, o.ngpus, o.timeout_ms, o.host_wait_s, argc, argv, e);
     out_file out;
     if (rc == 0)
         rc = out_open(&out, o.out, o.fmt, MEAS_REPLAY, &g->meta, e);

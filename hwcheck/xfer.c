@@ -88,7 +88,7 @@ typedef struct flow_run {
     cudaEvent_t ev0, ev1;
 } flow_run;
 
-static int enqueue(gpu_ctx *g, const flow_run *f, opts_op op, size_t bytes, err *e)
+static int enqueue(gpu_ctx *g, const flow_run *f, opts_op op, int blocks, size_t bytes, err *e)
 {
     GPU_CU(f->dev, cudaSetDevice(f->dev));
     if (f->src_dev == PATTERNS_HOST || f->dst_dev == PATTERNS_HOST)
@@ -96,7 +96,7 @@ static int enqueue(gpu_ctx *g, const flow_run *f, opts_op op, size_t bytes, err 
     else if (op == OPTS_OP_COPY)
         GPU_CU(f->dev, cudaMemcpyPeerAsync(f->dst, f->dst_dev, f->src, f->src_dev, bytes, f->s));
     else
-        GPU_CU(f->dev, kern_copy(f->dst, f->src, bytes, g->sms[f->dev], f->s));
+        GPU_CU(f->dev, kern_copy(f->dst, f->src, bytes, blocks > 0 ? blocks : g->sms[f->dev], f->s));
     return 0;
 }
 
@@ -140,7 +140,7 @@ static int bw_case(gpu_ctx *g, pool *p, const opts *o, const char *pname, const 
     int rc = 0;
     for (int it = 0; it < o->warmup && rc == 0; it++)
         for (int i = 0; i < nf && rc == 0; i++)
-            rc = enqueue(g, &fr[i], op, bytes, e);
+            rc = enqueue(g, &fr[i], op, o->blocks, bytes, e);
     for (int i = 0; i < nf && rc == 0; i++)
         rc = gpu_wait(g, fr[i].dev, fr[i].s, "transfer warm-up", e);
     double t0 = gpu_now_us();
@@ -150,7 +150,7 @@ static int bw_case(gpu_ctx *g, pool *p, const opts *o, const char *pname, const 
     }
     for (int it = 0; it < o->iters && rc == 0; it++)
         for (int i = 0; i < nf && rc == 0; i++)
-            rc = enqueue(g, &fr[i], op, bytes, e);
+            rc = enqueue(g, &fr[i], op, o->blocks, bytes, e);
     for (int i = 0; i < nf && rc == 0; i++) {
         GPU_CU(fr[i].dev, cudaSetDevice(fr[i].dev));
         GPU_CU(fr[i].dev, cudaEventRecord(fr[i].ev1, fr[i].s));
@@ -330,7 +330,10 @@ static int run_patterns(int mode, meas_kind kind, const char *const *pats, int n
         npats = 1;
     }
     gpu_ctx *g = NULL;
-    int rc = gpu_open(&g, o.ngpus, o.timeout_ms, argc, argv, e);
+    int rc = gpu_open(&g, o.ngpus, o.timeout_ms, o.host_wait_s, argc, argv, e);
+    if (rc == 0 && mode != OPTS_HOST)
+        meas_extra(&g->meta, "kernel_blocks", "%s%d x 512 threads per copy kernel (read, write)",
+                   o.blocks ? "" : "one per SM: ", o.blocks ? o.blocks : g->sms[0]);
     out_file out;
     if (rc == 0)
         rc = out_open(&out, o.out, o.fmt, kind, &g->meta, e);

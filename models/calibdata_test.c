@@ -1,5 +1,5 @@
 /* The RTX PRO 6000 presets against every point-to-point figure of
- * ../shared/data/calibration/ that the model claims to cover (copied below
+ * the public data (validate/data/public/, from the rtx6kpro wiki) that the model claims to cover (copied below
  * with the table each comes from), within 10%; and the posted-write vs
  * non-posted-read rows of the same wiki page (facts.md 3.6), within 20%. Each case runs its flows at
  * once on the preset through the same path as `collsim flows`; the

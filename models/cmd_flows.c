@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/cmd_ctx.h"
 #include "models/cmds.h"
 #include "models/fabric.h"
 #include "models/flows.h"
@@ -50,42 +51,54 @@ static int parse_gpus(const char *s, int *g, int *n, err *e)
 
 /* What the options set. */
 typedef struct flows_args {
-    const char *topo, *pattern, *spec, *out, *calib;
+    cmd_ctx cc;  /* first: --topo --calib --output --format */
+    const char *pattern, *spec;
     uint64_t bytes;
     flows_op op;
     report_format fmt;
-    int gpus[256], ngpus, list, without;
+    int gpus[256], ngpus, list, ignored, without;
+    long blocks;
 } flows_args;
 
 #define ARGS ((flows_args *)ctx)
-static int set_topo(void *ctx, const char *a, err *e) { (void)e; ARGS->topo = a; return 0; }
 static int set_pattern(void *ctx, const char *a, err *e) { (void)e; ARGS->pattern = a; return 0; }
 static int set_spec(void *ctx, const char *a, err *e) { (void)e; ARGS->spec = a; return 0; }
-static int set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
-static int set_calib(void *ctx, const char *a, err *e) { (void)e; ARGS->calib = a; return 0; }
 static int set_list(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->list = 1; return 0; }
 static int set_gpus(void *ctx, const char *a, err *e) { return parse_gpus(a, ARGS->gpus, &ARGS->ngpus, e); }
 static int set_bytes(void *ctx, const char *a, err *e) { return cli_parse_size("--bytes", a, &ARGS->bytes, e); }
-static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
 static int set_without(void *ctx, const char *a, err *e) { return fabric_mech_parse(a, &ARGS->without, e); }
+static int set_blocks(void *ctx, const char *a, err *e) { return cli_parse_long("--blocks", a, 1, 1024, &ARGS->blocks, e); }
 
 static int set_op(void *ctx, const char *a, err *e)
 {
     return flows_op_parse(a, &ARGS->op) ? err_set(e, ERR_USAGE, "--op: '%s' (write, read, copy, copy-write or copy-read)", a) : 0;
 }
+
+static int set_ignored(const char *flag, void *ctx, const char *a, err *e)
+{
+    long v;
+    TRY(cli_parse_long(flag, a, 0, 1000000000, &v, e));
+    ARGS->ignored = 1;
+    return 0;
+}
+static int set_ign_n(void *ctx, const char *a, err *e) { return set_ignored("-n", ctx, a, e); }
+static int set_ign_w(void *ctx, const char *a, err *e) { return set_ignored("-w", ctx, a, e); }
 #undef ARGS
 
 static const cli_opt options[] = {
-    {"topo", 't', "T", "preset (collsim topo list) or topology file; default rtxpro6000-8x-pcie5-2s", set_topo},
+    {"topo", 0, "T", "preset (collsim topo list) or topology file; default rtxpro6000-8x-pcie5-2s", cmd_set_topo},
     {"pattern", 0, "P", "a named pattern (--list)", set_pattern},
     {"gpus", 0, "a,b,...", "the GPUs the pattern uses (default: all)", set_gpus},
     {"flows", 0, "SPEC", "an explicit set of concurrent flows, SRC>DST,...", set_spec},
     {"bytes", 0, "N", "bytes per flow (default 256M)", set_bytes},
     {"op", 0, "OP", "write (default), read: SM stores/loads; copy, copy-write, copy-read: copy engine", set_op},
-    {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", set_calib},
+    {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", cmd_set_calib},
     {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read", set_without},
-    {"format", 0, "F", "table (default), csv or json", set_format},
-    {"output", 'o', "FILE", "write the report to FILE (default stdout)", set_out},
+    {"blocks", 0, "N", "thread blocks per write/read kernel, as hwcheck --blocks (default: enough for the links)", set_blocks},
+    {"format", 0, "F", "table (default), csv or json", cmd_set_format},
+    {"output", 0, "FILE", "write the report to FILE (default stdout)", cmd_set_output},
+    {"iters", 'n', "N", "hwcheck/nccl-tests: accepted and ignored", set_ign_n},
+    {"warmup_iters", 'w', "N", "hwcheck/nccl-tests: accepted and ignored", set_ign_w},
     {"list", 0, NULL, "list the patterns", set_list},
     {NULL, 0, NULL, NULL, NULL},
 };
@@ -94,11 +107,9 @@ int cmd_flows(int argc, char **argv, err *e)
 {
     flows_args g;
     memset(&g, 0, sizeof g);
-    g.topo = "rtxpro6000-8x-pcie5-2s";
-    g.out = "-";
+    cmd_ctx_init(&g.cc);
     g.bytes = 256u << 20;
     g.op = FLOWS_WRITE;
-    g.fmt = REPORT_TABLE;
     const char *pos[1];
     int npos;
     int prc = cli_parse("collsim flows", synopsis, desc, options, &g, argc, argv, pos, 0, &npos, e);
@@ -110,10 +121,12 @@ int cmd_flows(int argc, char **argv, err *e)
             printf("%-12s %s\n", flows_pattern_name(i), flows_pattern_desc(i));
         return 0;
     }
+    if (g.ignored)
+        fprintf(stderr, "collsim flows: note: -n/-w ignored: a prediction has no iterations\n");
     if (!g.pattern == !g.spec)
         return err_set(e, ERR_USAGE, "flows: give one of --pattern or --flows");
     topo *t = NULL;
-    TRY(g.calib ? calib_load_topo(g.topo, g.calib, &t, e) : topo_load(g.topo, &t, e));
+    TRY(cmd_load_topo(&g.cc, &t, e));
     flows_case *cases = NULL;
     int ncases = 0, rc = 0;
     if (g.pattern) {
@@ -124,6 +137,8 @@ int cmd_flows(int argc, char **argv, err *e)
                    : err_set(e, ERR_SYSTEM, "out of memory");
         ncases = 1;
     }
+    for (int k = 0; k < ncases && !rc; k++)
+        cases[k].blocks = (int)g.blocks;
     fabric *f = rc ? NULL : fabric_new(t, e);
     if (f)
         fabric_disable(f, g.without);
@@ -132,14 +147,15 @@ int cmd_flows(int argc, char **argv, err *e)
     ofile out;
     memset(&out, 0, sizeof out);
     if (!rc)
-        rc = ofile_open(&out, g.out, e);
-    report *rep = rc ? NULL : report_new(out.f, g.fmt);
+        rc = ofile_open(&out, g.cc.out, e);
+    report *rep = rc ? NULL : report_new(out.f, g.cc.fmt);
     if (!rc && !rep)
         rc = err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc) {
         report_meta(rep, "format", "collsim-meas 1");
         report_meta(rep, "kind", "flows");
-        report_meta(rep, "machine", "simulated: %s", g.topo);
+        report_meta(rep, "machine", "simulated: %s", g.cc.topo);
+        report_meta(rep, "calibration", "%s", g.cc.calib ? g.cc.calib : "none (preset parameters)");
         char cmdline[1024];
         report_meta(rep, "command", "%s",
                     cli_command_line(cmdline, sizeof cmdline, "collsim", argc, argv));

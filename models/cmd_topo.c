@@ -67,8 +67,10 @@ static void path_matrix(report *r, const topo *t)
             report_str(r, "N/A");
         report_end_row(r);
     }
-    /* The table's columns must outlive it: it is the last use of them. */
-    report_note(r, "X = self, PIX = at most one PCIe switch, PXB = several switches, PHB = "
+    /* The table's columns must outlive it: it is the last use of them. The
+     * legend is for people: csv keeps comments before its headers only. */
+    if (report_fmt(r) == REPORT_TABLE)
+        report_note(r, "X = self, PIX = at most one PCIe switch, PXB = several switches, PHB = "
                 "one host bridge, NODE = host bridges of one NUMA node, SYS = across the "
                 "socket link, NV# = # NVLink lanes");
     free(cols);
@@ -157,6 +159,8 @@ static int show(const char *name, int routes, report_format fmt, err *e)
     report_meta(r, "arb_collapse_read_GBps", "%g", p->arb_collapse_read_Bps / 1e9);
     report_meta(r, "socket_read_GBps", "%g", p->socket_read_Bps / 1e9);
     report_meta(r, "sm_req_bytes", "%d", p->sm_req_bytes);
+    report_meta(r, "cta_store_GBps", "%g", p->cta_store_Bps / 1e9);
+    report_meta(r, "cta_load_GBps", "%g", p->cta_load_Bps / 1e9);
     report_meta(r, "launch_us", "%g", (double)p->launch_ps / 1e6);
     report_meta(r, "graph_node_us", "%g", (double)p->graph_node_ps / 1e6);
     report_meta(r, "hostmem_GBps", "%g", p->hostmem_Bps / 1e9);

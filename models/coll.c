@@ -3,6 +3,8 @@
  * request (a prediction is a pure function of request and topology), and
  * the helpers algorithm builders share. Each algorithm lives in its own
  * file and is found through the table below. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -194,6 +196,67 @@ int coll_env_set(nccl_env *env, const char *as, err *e)
     return 0;
 }
 
+/* Append "sep word" (no sep before the first) to buf, truncating at n. */
+static void env_word(char *buf, size_t n, char sep, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void env_word(char *buf, size_t n, char sep, const char *fmt, ...)
+{
+    size_t k = strlen(buf);
+    if (k && k + 1 < n)
+        buf[k++] = sep, buf[k] = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    if (k < n)
+        vsnprintf(buf + k, n - k, fmt, ap);
+    va_end(ap);
+}
+
+char *coll_env_format(const nccl_env *env, char sep, char *buf, size_t n)
+{
+    static const struct { const char *name; int level; } levels[] = {
+        {"LOC", PATH_LOC}, {"NVL", PATH_NVL}, {"PIX", PATH_PIX}, {"PXB", PATH_PXB},
+        {"PHB", PATH_PHB}, {"SYS", PATH_SYS},
+    };
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+        if (env->p2p_level >= 0 && env->p2p_level == levels[i].level)
+            env_word(buf, n, sep, "NCCL_P2P_LEVEL=%s", levels[i].name);
+    if (env->p2p_disable)
+        env_word(buf, n, sep, "NCCL_P2P_DISABLE=1");
+    if (env->shm_disable)
+        env_word(buf, n, sep, "NCCL_SHM_DISABLE=1");
+    if (env->algo == ALGO_RING || env->algo == ALGO_TREE)
+        env_word(buf, n, sep, "NCCL_ALGO=%s", env->algo == ALGO_RING ? "Ring" : "Tree");
+    if (env->proto != PROTO_AUTO)
+        env_word(buf, n, sep, "NCCL_PROTO=%s", coll_proto_name(env->proto));
+    if (env->min_channels)
+        env_word(buf, n, sep, "NCCL_MIN_NCHANNELS=%d", env->min_channels);
+    if (env->max_channels)
+        env_word(buf, n, sep, "NCCL_MAX_NCHANNELS=%d", env->max_channels);
+    if (env->buffsize_bytes)
+        env_word(buf, n, sep, "NCCL_BUFFSIZE=%lld", (long long)env->buffsize_bytes);
+    if (env->nthreads)
+        env_word(buf, n, sep, "NCCL_NTHREADS=%d", env->nthreads);
+    return buf;
+}
+
+int coll_algo_is_custom(coll_algo a)
+{
+    return a == ALGO_ONESHOT || a == ALGO_TWOSHOT || a == ALGO_ONESHOT_PUSH ||
+           a == ALGO_TWOSHOT_PUSH;
+}
+
+int coll_custom_ar_gated(const topo *t, int nranks)
+{
+    if (nranks <= 2)
+        return 0;
+    for (int a = 0; a < nranks; a++)
+        for (int b = a + 1; b < nranks; b++)
+            if (topo_gpu_nvlinks(t, a, b) <= 0)
+                return 1;
+    return 0;
+}
+
 /* --- context and cache ------------------------------------------------- */
 
 typedef struct cache_ent {
@@ -211,6 +274,7 @@ struct coll_ctx {
     int off;           /* FAB_NO_* mechanisms switched off */
     cache_ent *tab;
     size_t cap, len;
+    uint64_t computed;  /* predictions actually run (cache misses) */
     struct {
         nccl_env env;
         int nranks;
@@ -247,13 +311,22 @@ void coll_ctx_without(coll_ctx *c, int off)
     c->len = 0;
 }
 
+/* FNV-1a over 8-byte words (the key is hashed on every prediction: replay
+ * asks once per collective), then the tail bytes; a final mix spreads the
+ * high bits into the low ones the table index uses. */
 static uint64_t hash_req(const coll_req *r)
 {
     const unsigned char *p = (const unsigned char *)r;
     uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < sizeof *r; i++)
+    size_t i = 0;
+    for (; i + 8 <= sizeof *r; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 1099511628211ULL;
+    }
+    for (; i < sizeof *r; i++)
         h = (h ^ p[i]) * 1099511628211ULL;
-    return h;
+    return h ^ (h >> 29);
 }
 
 /* Settings are compared as bytes, so keys are built zeroed (padding too). */
@@ -538,7 +611,7 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
         char names[4096][16];
         const char *ptrs[4096];
         for (int i = 0; i < r->nranks; i++) {
-            snprintf(names[i], sizeof names[i], "GPU%d", i);
+            snprintf(names[i], sizeof names[i], "GPU %d", i);
             ptrs[i] = names[i];
         }
         TRY(sched_timeline(s, tl, ptrs, r->nranks, e));
@@ -556,6 +629,7 @@ int coll_predict(coll_ctx *c, const coll_req *r, coll_result *out, err *e)
         return 0;
     }
     TRY(run(c, &k, out, NULL, e));
+    c->computed++;
     slot = cache_slot(c, &k); /* the table may have grown meanwhile */
     if (slot) {
         slot->key = k;
@@ -565,6 +639,8 @@ int coll_predict(coll_ctx *c, const coll_req *r, coll_result *out, err *e)
     }
     return 0;
 }
+
+uint64_t coll_ctx_computed(const coll_ctx *c) { return c->computed; }
 
 int coll_predict_timeline(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *e)
 {
@@ -603,8 +679,11 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
     double wire = pi->wire * weight;
     int p2p = b->tune && b->tune->emulated ? b->tune->p2p[from][to]
                                            : nccl_uses_p2p(b->t, &b->r->env, from, to);
+    /* One channel is one thread block: its stores (wire bytes: LL sends a
+     * flag with every 8 bytes of data) bound the channel's flows together. */
     if (p2p)
-        return fabric_xfer(b->f, FAB_WRITE, src, dst, bytes, wire, extra, from, label, b->e);
+        return fabric_xfer_channel(b->f, src, -1, dst, bytes, wire, pi->wire, extra, from, label,
+                                   b->e);
     /* SHM: the sender writes into host memory near the receiver, which
      * loads it over its own PCIe link (NCCL_SHM_LOCALITY=2), slice by slice:
      * one pipelined transfer over both routes, so the hop starts when its
@@ -612,7 +691,7 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
     int mem = fabric_hostmem_of(b->f, dst);
     if (mem < 0)
         return err_set(b->e, ERR_USAGE, "SHM transport needs host memory in the topology"), -1;
-    return fabric_xfer_staged(b->f, src, mem, dst, bytes, wire, extra, from, label, b->e);
+    return fabric_xfer_channel(b->f, src, mem, dst, bytes, wire, pi->wire, extra, from, label, b->e);
 }
 
 int cb_barrier(coll_build *b, const int *ready, int *done)

@@ -7,6 +7,7 @@
 #ifndef MODELS_COLL_H
 #define MODELS_COLL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -84,12 +85,27 @@ void coll_ctx_free(coll_ctx *c);            /* NULL ok */
 void coll_req_init(coll_req *r, const topo *t);
 /* Apply one "NCCL_X=Y" setting; ERR_USAGE on an unknown or bad one. */
 int coll_env_set(nccl_env *env, const char *assignment, err *e);
+/* The settings of env that differ from NCCL's defaults as "NCCL_X=Y" words
+ * separated by sep (coll_env_set reads each back); "" when none. Returns buf. */
+char *coll_env_format(const nccl_env *env, char sep, char *buf, size_t n);
+/* 1 when vLLM and SGLang would not launch their custom allreduce on GPUs
+ * 0..nranks-1 of t: more than 2 GPUs without NVLink between every pair (the
+ * engines' init gate; docs/cli.md) unless forced. COLL_CUSTOM_AR_NOTE says so. */
+int coll_custom_ar_gated(const topo *t, int nranks);
+int coll_algo_is_custom(coll_algo a);
+#define COLL_CUSTOM_AR_NOTE                                                                  \
+    "vLLM and SGLang would not run a custom allreduce here: on more than 2 GPUs without "   \
+    "NVLink between every pair they switch it off unless forced "                          \
+    "(vllm/distributed/device_communicators/custom_all_reduce.py; docs/cli.md, collsim coll)"
 /* Switch fabric mechanisms off (FAB_NO_* bits of models/fabric.h) for every
  * later prediction of this context: ablations. Clears the cache. */
 void coll_ctx_without(coll_ctx *c, int off);
 /* Predict (cached). ERR_USAGE if the request cannot run on this topology
  * (e.g. more ranks than GPUs, 16-byte multiple needed). */
 int coll_predict(coll_ctx *c, const coll_req *r, coll_result *out, err *e);
+/* Predictions run so far (not answered from the cache): the one collective
+ * cache of the program (replay counts its distinct collectives with it). */
+uint64_t coll_ctx_computed(const coll_ctx *c);
 /* Same, without the cache, also writing a Perfetto timeline if tl != NULL. */
 int coll_predict_timeline(coll_ctx *c, const coll_req *r, coll_result *out,
                           FILE *tl, err *e);

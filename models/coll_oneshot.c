@@ -50,17 +50,28 @@ static int all_join(coll_build *b, const int *xs, int *out, sim_ps dur_ps, const
 
 /* Every rank moves bytes to (write) or from (read) all its peers as one
  * interleaved group, starting after after[r]; out[r] is that group. */
+/* Thread blocks of vLLM/SGLang's launch: one per 512 16-byte elements of
+ * the message, at most 36 (facts.md 1.6). */
+static int kernel_blocks(const coll_build *b)
+{
+    uint64_t packed = (b->r->bytes + 15) / 16, blocks = (packed + 511) / 512;
+    return blocks < 1 ? 1 : blocks > 36 ? 36 : (int)blocks;
+}
+
 static int exchange(coll_build *b, fab_op op, double bytes, const int *after, int *out,
                     const char *label)
 {
     int *p = malloc(sizeof(int) * (size_t)b->n), rc = 0;
     if (!p)
         return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+    /* The kernel's blocks share their loads (stores) among the n-1 streams. */
+    double cta = fabric_cta_cap_Bps(b->f, op, kernel_blocks(b)) / (b->n - 1);
     for (int r = 0; r < b->n && !rc; r++) {
         int k = 0;
         for (int q = 1; q < b->n; q++)
             p[k++] = b->node[(r + q) % b->n];
-        out[r] = fabric_xfer_group(b->f, op, b->node[r], p, k, bytes, 1, 0, r, label, b->e);
+        out[r] = fabric_xfer_group_cap(b->f, op, b->node[r], p, k, bytes, 1, cta, 0, r, label,
+                                       b->e);
         rc = out[r] < 0 || cb_dep(b, after[r], out[r]);
     }
     free(p);

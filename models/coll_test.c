@@ -114,6 +114,22 @@ static void test_ring_ll_small(void **state)
     topo_free(t);
 }
 
+static void test_ring_cta_rate(void **state)
+{
+    (void)state;
+    /* One NCCL channel is one thread block: with blocks storing at most
+     * 1 GB/s into a peer (cta_store_GBps 1) on 10 GB/s links, a Simple ring
+     * step of chunk 1 MiB on one channel moves at 1 GB/s:
+     *   t = 8.4 + 6 (2 + 1.0 + 1048576 B / 1e9 B/s = 1048.576 us) = 6317.856 us
+     * (n = 4, S = 4 MiB); two channels carry 512 KiB each, each at 1 GB/s:
+     *   t = 8.4 + 6 (2 + 1.0 + 524.288) = 3172.128 us. */
+    topo *t = uniform(4, 768);
+    topo_params_mut(t)->cta_store_Bps = 1e9;
+    NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1), 6317.856, 0.01);
+    NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 2), 3172.128, 0.01);
+    topo_free(t);
+}
+
 static void test_ring_channels_share(void **state)
 {
     (void)state;
@@ -293,7 +309,7 @@ int main(void)
         cmocka_unit_test(test_ring_channels_share), cmocka_unit_test(test_oneshot_pull),
         cmocka_unit_test(test_read_bound),    cmocka_unit_test(test_twoshot_and_push),
         cmocka_unit_test(test_tree_chain),    cmocka_unit_test(test_one_rank),
-        cmocka_unit_test(test_copy_setup),    cmocka_unit_test(test_cache_and_env),
+        cmocka_unit_test(test_copy_setup),    cmocka_unit_test(test_ring_cta_rate),    cmocka_unit_test(test_cache_and_env),
         cmocka_unit_test(test_nccl_channels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,6 +37,7 @@ struct fabric {
     double *read_cap;  /* per node: that link's capacity (MRRS requests) */
     int *hol_link;     /* per node: virtual posted-write ingress link, -1 */
     int *hol_out;      /* per node: engine link of its own PCIe link out, -1 */
+    int *cta_st, *cta_ld; /* per node: one thread block's store / load budget, -1 */
     int *sock_link;    /* per engine link: its virtual peer-read link, -1 */
     int *is_uplink;    /* per engine link */
     int *root_of;      /* per node: root port above it, -1 */
@@ -233,6 +234,8 @@ fabric *fabric_new(const topo *t, err *e)
         !(f->read_cap = calloc((size_t)nn, sizeof(double))) ||
         !(f->hol_link = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->hol_out = malloc(sizeof(int) * (size_t)nn)) ||
+        !(f->cta_st = malloc(sizeof(int) * (size_t)nn)) ||
+        !(f->cta_ld = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->sock_link = malloc(sizeof(int) * (size_t)(2 * ntl + 1))) ||
         !(f->is_uplink = calloc((size_t)(2 * ntl + 1), sizeof(int))) ||
         !(f->root_of = malloc(sizeof(int) * (size_t)nn)) ||
@@ -275,7 +278,7 @@ fabric *fabric_new(const topo *t, err *e)
     for (int n = 0; n < nn; n++) {
         f->root_of[n] = compute_root(t, n);
         f->hostmem_of[n] = compute_hostmem(t, n);
-        f->read_link[n] = f->hol_link[n] = f->hol_out[n] = -1;
+        f->read_link[n] = f->hol_link[n] = f->hol_out[n] = f->cta_st[n] = f->cta_ld[n] = -1;
     }
     for (int g = 0; g < topo_ngpus(t); g++) {
         int n = topo_gpu_node(t, g);
@@ -302,6 +305,17 @@ fabric *fabric_new(const topo *t, err *e)
         }
         /* Posted-write ingress: the GPU's writes share one ordered queue at
          * the switch port, at the rate of its own PCIe link. */
+        /* One thread block's peer stores and loads (an NCCL channel). */
+        if (p->cta_store_Bps > 0) {
+            snprintf(name, sizeof name, "%s.block-stores", topo_node_at(t, n)->name);
+            if ((f->cta_st[n] = sched_link(f->s, p->cta_store_Bps, name)) < 0)
+                goto oom;
+        }
+        if (p->cta_load_Bps > 0) {
+            snprintf(name, sizeof name, "%s.block-loads", topo_node_at(t, n)->name);
+            if ((f->cta_ld[n] = sched_link(f->s, p->cta_load_Bps, name)) < 0)
+                goto oom;
+        }
         int out = f->hol_out[n] = gpu_pcie_out(t, n);
         if (out >= 0) {
             snprintf(name, sizeof name, "%s.posted", topo_node_at(t, n)->name);
@@ -330,6 +344,8 @@ void fabric_free(fabric *f)
     free(f->read_cap);
     free(f->hol_link);
     free(f->hol_out);
+    free(f->cta_st);
+    free(f->cta_ld);
     free(f->sock_link);
     free(f->is_uplink);
     free(f->root_of);
@@ -435,8 +451,9 @@ typedef struct leg {
  * of an interleaved group (initiator = the GPU issuing them), or the two
  * halves of a staged transfer. Latency: the largest leg's (group) or their
  * sum (staged). */
-static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double bytes_each,
-                     double wire, sim_ps extra_lat_ps, int track, const char *label, err *e)
+static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block,
+                     double bytes_each, double wire, double cap_Bps, sim_ps extra_lat_ps,
+                     int track, const char *label, err *e)
 {
     if (n < 1 || wire < 1)
         return err_set(e, ERR_SYSTEM, "fabric: bad group (n=%d wire=%g)", n, wire), -1;
@@ -494,6 +511,16 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double bytes
     }
     if (writer >= 0 && !(f->off & FAB_NO_HOL) && hol_w > 0)
         nl = add_link(f, nl, f->hol_link[writer], hol_w);
+    if (cap_Bps > 0 && (cap == 0 || cap_Bps < cap))
+        cap = cap_Bps;
+    /* One thread block issues the flow (an NCCL channel): the writer's stores
+     * and the reader's loads share that block's budget with its other flows
+     * (the steps of pipelined loops). */
+    for (int i = 0; block > 0 && i < n; i++) {
+        int w = fab_is_read(legs[i].op) ? f->cta_ld[legs[i].b] : f->cta_st[legs[i].a];
+        if (w >= 0)
+            nl = add_link(f, nl, w, block);
+    }
     for (int i = 0; i < nl; i++)  /* clear the slots for the next group */
         f->slot[f->lk[i]] = -1;
     uint32_t tag = 0;
@@ -512,6 +539,21 @@ int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int
                       double bytes_each, double wire, sim_ps extra_lat_ps, int track,
                       const char *label, err *e)
 {
+    return fabric_xfer_group_cap(f, op, initiator, peers, n, bytes_each, wire, 0, extra_lat_ps,
+                                 track, label, e);
+}
+
+double fabric_cta_cap_Bps(const fabric *f, fab_op op, int blocks)
+{
+    const topo_params *p = topo_params_get(f->t);
+    double per = op == FAB_WRITE ? p->cta_store_Bps : op == FAB_READ ? p->cta_load_Bps : 0;
+    return blocks > 0 && per > 0 ? blocks * per : 0;
+}
+
+int fabric_xfer_group_cap(fabric *f, fab_op op, int initiator, const int *peers, int n,
+                          double bytes_each, double wire, double cap_Bps, sim_ps extra_lat_ps,
+                          int track, const char *label, err *e)
+{
     if (n < 1)
         return err_set(e, ERR_SYSTEM, "fabric: bad group (n=%d wire=%g)", n, wire), -1;
     leg one[16], *legs = n <= 16 ? one : malloc(sizeof *legs * (size_t)n);
@@ -519,15 +561,26 @@ int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int
         return err_set(e, ERR_SYSTEM, "out of memory"), -1;
     for (int i = 0; i < n; i++)
         legs[i] = fab_is_read(op) ? (leg){op, peers[i], initiator} : (leg){op, initiator, peers[i]};
-    int id = xfer_legs(f, legs, n, 0, bytes_each, wire, extra_lat_ps, track, label, e);
+    int id = xfer_legs(f, legs, n, 0, 0, bytes_each, wire, cap_Bps, extra_lat_ps, track, label,
+                       e);
     if (legs != one)
         free(legs);
     return id;
 }
 
 int fabric_xfer_staged(fabric *f, int src, int stage, int dst, double bytes, double wire,
-                       sim_ps extra_lat_ps, int track, const char *label, err *e)
+                       double cap_Bps, sim_ps extra_lat_ps, int track, const char *label,
+                       err *e)
 {
     leg legs[2] = {{FAB_WRITE, src, stage}, {FAB_READ, stage, dst}};
-    return xfer_legs(f, legs, 2, 1, bytes, wire, extra_lat_ps, track, label, e);
+    return xfer_legs(f, legs, 2, 1, 0, bytes, wire, cap_Bps, extra_lat_ps, track, label, e);
+}
+
+int fabric_xfer_channel(fabric *f, int src, int stage, int dst, double bytes, double wire,
+                        double block_wire, sim_ps extra_lat_ps, int track, const char *label,
+                        err *e)
+{
+    leg legs[2] = {{FAB_WRITE, src, stage >= 0 ? stage : dst}, {FAB_READ, stage, dst}};
+    return xfer_legs(f, legs, stage >= 0 ? 2 : 1, stage >= 0, block_wire, bytes, wire, 0,
+                     extra_lat_ps, track, label, e);
 }

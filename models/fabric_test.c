@@ -284,6 +284,68 @@ static void test_socket_read_and_back_rate(void **state)
     topo_free(t);
 }
 
+static void test_cta_blocks(void **state)
+{
+    (void)state;
+    /* A copy kernel of 2 thread blocks, each storing at most 3 GB/s into a
+     * peer: 6 GB/s on a 10 GB/s path, 1 GB in 1/6 s; loads at 2 GB/s per
+     * block: 4 GB/s, 0.25 s. Without a block count (one block per SM, as
+     * hwcheck's default) the link binds: 0.1 s. A copy engine has no blocks. */
+    topo *t = build();
+    topo_params_mut(t)->cta_store_Bps = 3 * GB;
+    topo_params_mut(t)->cta_load_Bps = 2 * GB;
+    finish(t);
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    flows_case c;
+    sim_ps tp[1];
+    assert_int_equal(flows_parse(t, "0>1", FLOWS_WRITE, 1e9, &c, &e), 0);
+    c.blocks = 2;
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 1.0 / 6.0, 1e-9);
+    assert_int_equal(flows_parse(t, "0>1", FLOWS_READ, 1e9, &c, &e), 0);
+    c.blocks = 2;
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 0.25, 1e-9);
+    assert_int_equal(flows_parse(t, "0>1", FLOWS_WRITE, 1e9, &c, &e), 0);
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 0.1, 1e-9);
+    assert_int_equal(flows_parse(t, "0>1", FLOWS_COPY_WRITE, 1e9, &c, &e), 0);
+    c.blocks = 2;
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 0.1, 1e-9);
+    fabric_free(f);
+    topo_free(t);
+}
+
+static void test_channel_block(void **state)
+{
+    (void)state;
+    /* One NCCL channel is one thread block storing at most 3 GB/s: two hops
+     * of the same channel in flight from g0 (to g1 and to g2, say two
+     * pipelined steps) share it: 1.5 GB/s each, 1 GB in 2/3 s. A bundle of 2
+     * channels (wire 2, one channel's wire 1) moves 1 GB per channel at 3 GB/s
+     * each (6 GB/s on the link): 1/3 s. */
+    topo *t = build();
+    topo_params_mut(t)->cta_store_Bps = 3 * GB;
+    finish(t);
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    sched *s = fabric_sched(f);
+    int g0 = topo_gpu_node(t, 0), g1 = topo_gpu_node(t, 1), g2 = topo_gpu_node(t, 2);
+    int a = fabric_xfer_channel(f, g0, -1, g1, 1e9, 1, 1, 0, 0, "step0", &e);
+    int b = fabric_xfer_channel(f, g0, -1, g2, 1e9, 1, 1, 0, 0, "step1", &e);
+    assert_true(a >= 0 && b >= 0);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_end(s, a) * 1e-12, 2.0 / 3.0, 1e-9);
+    fabric_reset(f);
+    a = fabric_xfer_channel(f, g0, -1, g1, 1e9, 2, 1, 0, 0, "bundle", &e);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_end(s, a) * 1e-12, 1.0 / 3.0, 1e-9);
+    fabric_free(f);
+    topo_free(t);
+}
+
 static void test_staged(void **state)
 {
     (void)state;
@@ -299,7 +361,7 @@ static void test_staged(void **state)
     sched *s = fabric_sched(f);
     int d = sched_delay(s, 1000000000000LL, 0, "ready");
     int x = fabric_xfer_staged(f, topo_gpu_node(t, 0), fabric_hostmem_of(f, topo_gpu_node(t, 1)),
-                               topo_gpu_node(t, 1), 1e9, 1, 0, 0, "shm", &e);
+                               topo_gpu_node(t, 1), 1e9, 1, 0, 0, 0, "shm", &e);
     assert_true(d >= 0 && x >= 0);
     assert_int_equal(sched_dep(s, d, x), 0);
     assert_int_equal(sched_run(s, &e), 0);
@@ -383,6 +445,7 @@ int main(void)
         cmocka_unit_test(test_read_collapse),     cmocka_unit_test(test_write_collapse_group),
         cmocka_unit_test(test_head_of_line),      cmocka_unit_test(test_request_size),
         cmocka_unit_test(test_socket_read_and_back_rate), cmocka_unit_test(test_staged),
+        cmocka_unit_test(test_cta_blocks),       cmocka_unit_test(test_channel_block),
         cmocka_unit_test(test_breakdown_sums),    cmocka_unit_test(test_oneshot_graph_barrier),
         cmocka_unit_test(test_mech_parse),
     };

@@ -4,6 +4,7 @@
  * destination); write and read are a kernel's SM stores and loads, the copy
  * ops copy-engine transfers (flows.h says which engine). */
 #include "models/flows.h"
+#include "sim/cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,8 +189,12 @@ int flows_expand(const topo *t, const char *pattern, flows_op op, double bytes,
     for (int i = 0; i < NPATTERNS; i++)
         if (!strcmp(pattern, patterns[i].name))
             p = i;
-    if (p < 0)
-        return err_set(e, ERR_USAGE, "unknown pattern '%s' (collsim flows --list)", pattern);
+    if (p < 0) {
+        const char *names[NPATTERNS];
+        for (int i = 0; i < NPATTERNS; i++)
+            names[i] = patterns[i].name;
+        return cli_unknown(e, ERR_USAGE, "--pattern", pattern, names, NPATTERNS);
+    }
     int ng = ngpus ? ngpus : topo_ngpus(t);
     if (ng > 256)
         return err_set(e, ERR_USAGE, "pattern over %d GPUs: at most 256", ng);
@@ -306,7 +311,10 @@ int flows_run(fabric *f, const flows_case *c, sim_ps *time_ps, err *e)
             op = FAB_CE_WRITE;
         sim_ps setup = op == FAB_CE_READ || op == FAB_CE_WRITE
                            ? topo_params_get(fabric_topo(f))->copy_setup_ps : 0;
-        id[i] = fabric_xfer(f, op, s, d, c->bytes, 1, setup, i, c->pattern, e);
+        int init = fab_is_read(op) ? d : s, peer = fab_is_read(op) ? s : d;
+        id[i] = fabric_xfer_group_cap(f, op, init, &peer, 1, c->bytes, 1,
+                                      fabric_cta_cap_Bps(f, op, c->blocks), setup, i, c->pattern,
+                                      e);
         if (id[i] < 0)
             return e->code;
     }

@@ -25,6 +25,8 @@ typedef struct flows_case {
     const char *pattern;
     flows_op op;
     double bytes;            /* per flow */
+    int blocks;              /* thread blocks of each kernel (write, read); 0 = enough
+                                for the links (hwcheck's default, one per SM) */
     int n;
     int src[FLOWS_MAX], dst[FLOWS_MAX];
 } flows_case;

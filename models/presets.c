@@ -4,8 +4,10 @@
  * docs/model.md "Topology and presets"; latencies are per link, with a
  * switch's cut-through split half and half over the links at its ports. */
 #include "models/topo.h"
+#include "sim/cli.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -75,6 +77,7 @@ static const char *nm(char *buf, const char *prefix, int i)
 }
 
 /* Values shared by several presets (docs/model.md says where from). */
+enum { STDIN_MAX_BYTES = 64 << 20 };   /* a topology read from stdin */
 #define SW_HALF_NS 57.5        /* half of a 115 ns Gen5 switch cut-through */
 #define GPU_END_NS 300.0       /* GPU-side PCIe endpoint share of a hop */
 #define ROOT_NS 202.5          /* root complex + socket fabric, per side */
@@ -259,6 +262,47 @@ static int build_h200_1x(topo *t, err *e)
     return b.rc;
 }
 
+/* h200-2x: two H200 SXM of an HGX board lent as a VM (validate/data/h200-2x):
+ * NV18 between them (through the board's NVSwitch, one hop each way), each
+ * GPU on its own Gen5 x16 root port of socket 0 (concurrent host copies to
+ * both GPUs add up: host.csv), one socket as the VM shows it. Link values,
+ * per-block SM rates and host-side costs are `collsim calibrate` of that
+ * directory's p2p-sweep.csv, p2p-read-blocks36.csv, p2p-write-blocks36.csv,
+ * flows.csv, launch.csv, host.csv and blocks/p2p-{read,write}-b{1..16}.csv
+ * (point-to-point files only; the set h200-2x.set re-fits them,
+ * docs/validation.md): NVLink 359.7 +- 15 GB/s per direction and 1207 +- 48
+ * ns per hop, PCIe 51.0 +- 3 GB/s and 953 +- 77 ns, copy setup 1.45 us,
+ * launch 3.16 us, graph node 0.501 us, one block of 512 threads stores
+ * 19.05 +- 1.6 GB/s and loads 7.59 +- 0.49 GB/s into / from the peer. */
+static int build_h200_2x(topo *t, err *e)
+{
+    bld b = {t, e, 0};
+    char n1[32], n2[32];
+    set_params(t, 0, 245.8, H200_MEM_GBps);
+    topo_params *p = topo_params_mut(t);
+    p->gpu_sm = 90;
+    /* NCCL's topology dump there (nccl-tuning.txt): "CPU/0-ffffffffffffff (1/1/4)", arch x86,
+     * vendor Intel, model 4 = NCCL_TOPO_CPU_MODEL_INTEL_ERP (Emerald Rapids) in NCCL's topo.h. */
+    p->cpu = CPU_INTEL_ERP;
+    p->launch_ps = 3160000;
+    p->graph_node_ps = 501000;
+    p->copy_setup_ps = 1449000;
+    p->cta_store_Bps = 19.05e9;
+    p->cta_load_Bps = 7.585e9;
+    socket_with_mem(&b, 0, 245.8);
+    node(&b, "nvs0", TOPO_NVSWITCH, -1, NULL);
+    for (int g = 0; g < 2; g++) {
+        nm(n1, "rp", g);
+        node(&b, n1, TOPO_ROOT, 0, "cpu0");
+        link(&b, n1, "cpu0", LINK_FABRIC, 0, 100.0, ROOT_NS);
+        nm(n2, "gpu", g);
+        node(&b, n2, TOPO_GPU, 0, n1);
+        link(&b, n2, n1, LINK_PCIE, 0, 51.04, 953.2);
+        link(&b, n2, "nvs0", LINK_NVLINK, 18, 359.7, 1207.0);
+    }
+    return b.rc;
+}
+
 /* pcie-N: per socket one root complex with 2 switches of 2 GPUs; sockets
  * in a ring (or a star around socket 0) of socket links. */
 static int build_pcie(topo *t, int ngpu, int star, err *e)
@@ -347,6 +391,8 @@ static const struct preset {
     {"h200-8x-nvswitch", "8x H200 SXM, NVLink 4 (18 lanes) via NVSwitch; Gen5 host links via 4 "
      "switches, 2 sockets", build_h200_8x, NULL, NULL},
     {"h200-1x", "1x H200, PCIe Gen5 x16 host link to socket 0", build_h200_1x, NULL, NULL},
+    {"h200-2x", "2x H200 SXM, NV18 between them (via NVSwitch), each on its own Gen5 x16 root "
+     "port of socket 0", build_h200_2x, NULL, NULL},
     {"nvswitch-N", "N GPUs (1..4096) on one non-blocking NVSwitch; hosts as h200-8x-nvswitch",
      NULL, match_nvswitch, build_nvswitch_n},
     {"pcie-N", "N GPUs (1..4096), 2 per Gen5 switch, 4 per socket; sockets in a ring (-star: "
@@ -378,15 +424,74 @@ int topo_load(const char *name_or_path, topo **out, err *e)
         *out = t;
         return 0;
     }
-    FILE *f = fopen(name_or_path, "r");
-    if (!f)
-        return err_set(e, ERR_INPUT, "topology '%s' is neither a preset (collsim topo list) "
-                       "nor a readable file: %s", name_or_path, strerror(errno));
+    int is_stdin = !strcmp(name_or_path, "-");
+    FILE *f = is_stdin ? stdin : fopen(name_or_path, "r");
+    if (!f) {
+        int errnum = errno;
+        const char *names[NPRESETS];
+        for (int i = 0; i < NPRESETS; i++)
+            names[i] = presets[i].match ? NULL : presets[i].name;
+        const char *sug = cli_suggest(name_or_path, names, NPRESETS);
+        char hint[128] = "";
+        if (sug)
+            snprintf(hint, sizeof hint, " (did you mean '%s'?)", sug);
+        return err_set(e, ERR_INPUT, "topology '%s' is neither a preset%s nor a readable file: %s; "
+                       "presets: collsim topo list", name_or_path, hint, strerror(errnum));
+    }
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (!is_stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
         fclose(f);
         return err_set(e, ERR_INPUT, "%s: is a directory", name_or_path);
     }
+    /* An NCCL XML dump or nvidia-smi output given where a collsim-topo file
+     * is expected: say how to convert it. */
+    int c;
+    while ((c = getc(f)) == ' ' || c == '\t' || c == '\n' || c == '\r')
+        ;
+    char head[256] = "";
+    if (c != EOF) {
+        head[0] = (char)c;
+        if (!fgets(head + 1, sizeof head - 1, f))
+            head[1] = 0;
+    }
+    const char *kind = head[0] == '<' ? "xml" : strstr(head, "GPU0") ? "smi" : NULL;
+    if (kind) {
+        if (!is_stdin)
+            fclose(f);
+        return err_at(e, name_or_path, 1,
+                      "this is %s, not a collsim-topo file: convert it with "
+                      "`collsim topo import %s %s -o T.topo` and use T.topo",
+                      head[0] == '<' ? "an NCCL topology XML dump" : "`nvidia-smi topo -m` output",
+                      kind, name_or_path);
+    }
+    if (is_stdin) {
+        /* Put the first line back: parse from a copy of what was read plus the rest. */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&buf, &len);
+        if (!mem)
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        fputs(head, mem);
+        char chunk[4096];
+        size_t n;
+        while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && len < STDIN_MAX_BYTES) {
+            fwrite(chunk, 1, n, mem);
+            fflush(mem);
+        }
+        if (len >= STDIN_MAX_BYTES) {   /* endless stdin: never read it all */
+            fclose(mem);
+            free(buf);
+            return err_at(e, "-", 0, "more than %d MiB: not a topology", STDIN_MAX_BYTES >> 20);
+        }
+        fclose(mem);
+        FILE *in = fmemopen(buf, len, "r");
+        int rc = in ? topo_parse(in, "-", out, e) : err_set(e, ERR_SYSTEM, "out of memory");
+        if (in)
+            fclose(in);
+        free(buf);
+        return rc;
+    }
+    rewind(f);
     int rc = topo_parse(f, name_or_path, out, e);
     fclose(f);
     return rc;

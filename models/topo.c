@@ -36,6 +36,7 @@ typedef struct route {
 
 typedef struct tree {
     int64_t *dist_ps;   /* INT64_MAX = unreachable */
+    unsigned char *off; /* 1 once the path left the NVLink fabric (see compute_tree) */
     int *hops;
     int *pred;          /* link id into the node, -1 at the source */
     _Atomic(route *) *routes;
@@ -85,6 +86,7 @@ static void default_params(topo_params *p)
     p->arb_collapse_read_Bps = 0;
     p->socket_read_Bps = 0;
     p->sm_req_bytes = 128;
+    p->cta_store_Bps = p->cta_load_Bps = 0;
     p->launch_ps = 4000000;
     p->graph_node_ps = 1500000;
     p->hostmem_Bps = 200e9;
@@ -597,6 +599,8 @@ int topo_finish(topo *t, const char *where, err *e)
         !(p->arb_collapse_read_Bps >= 0) || p->arb_collapse_read_Bps > TOPO_MAX_BW_Bps ||
         !(p->socket_read_Bps >= 0) || p->socket_read_Bps > TOPO_MAX_BW_Bps ||
         p->sm_req_bytes < 16 || p->sm_req_bytes > 4096 ||
+        !(p->cta_store_Bps >= 0) || p->cta_store_Bps > TOPO_MAX_BW_Bps ||
+        !(p->cta_load_Bps >= 0) || p->cta_load_Bps > TOPO_MAX_BW_Bps ||
         p->launch_ps < 0 || p->graph_node_ps < 0 || !(p->hostmem_Bps > 0) ||
         p->hostmem_Bps > TOPO_MAX_BW_Bps || p->kernel_base_ps < 0 ||
         !(p->gpu_mem_Bps >= 0) || p->gpu_mem_Bps > TOPO_MAX_BW_Bps)
@@ -686,12 +690,15 @@ int topo_finish(topo *t, const char *where, err *e)
 /* ---- routes ---------------------------------------------------------------- */
 
 typedef struct hent {
+    int off;
     int64_t d;
     int h, v;
 } hent;
 
 static int hless(const hent *x, const hent *y)
 {
+    if (x->off != y->off)
+        return x->off < y->off;
     if (x->d != y->d)
         return x->d < y->d;
     if (x->h != y->h)
@@ -732,7 +739,13 @@ static hent hpop(hent *hp, int *n)
     return top;
 }
 
-/* Dijkstra from src; called with t->mu held. */
+/* Dijkstra from src; called with t->mu held. The cost is (left the NVLink
+ * fabric, latency, hops) in that order: a path made only of NVLink links
+ * beats any path through PCIe or the host, whatever the latencies (CUDA peer
+ * access and NCCL's P2P transport use NVLink whenever it connects the pair),
+ * and among paths that touch PCIe, latency decides as before. Without this a
+ * calibrated NVLink latency above the host path's could reroute GPU-to-GPU
+ * traffic through the host. */
 static tree *compute_tree(topo *t, int src)
 {
     int n = t->nnodes;
@@ -741,24 +754,27 @@ static tree *compute_tree(topo *t, int src)
         return NULL;
     tr->dist_ps = arena_alloc(t->ar, sizeof(int64_t) * (size_t)n);
     tr->hops = arena_alloc(t->ar, sizeof(int) * (size_t)n);
+    tr->off = arena_alloc(t->ar, (size_t)n);
     tr->pred = arena_alloc(t->ar, sizeof(int) * (size_t)n);
     tr->routes = arena_alloc(t->ar, sizeof(*tr->routes) * (size_t)n);
     hent *hp = malloc(sizeof(hent) * (size_t)(2 * t->nlinks + 2));
     unsigned char *done = calloc((size_t)n, 1);
-    if (!tr->dist_ps || !tr->hops || !tr->pred || !tr->routes || !hp || !done) {
+    if (!tr->dist_ps || !tr->off || !tr->hops || !tr->pred || !tr->routes || !hp || !done) {
         free(hp);
         free(done);
         return NULL;
     }
     for (int v = 0; v < n; v++) {
         tr->dist_ps[v] = INT64_MAX;
+        tr->off[v] = 1;
         tr->hops[v] = 0;
         tr->pred[v] = -1;
         atomic_init(&tr->routes[v], NULL);
     }
     int nh = 0;
     tr->dist_ps[src] = 0;
-    hpush(hp, &nh, (hent){0, 0, src});
+    tr->off[src] = 0;
+    hpush(hp, &nh, (hent){0, 0, 0, src});
     while (nh > 0) {
         hent x = hpop(hp, &nh);
         int u = x.v;
@@ -775,15 +791,20 @@ static tree *compute_tree(topo *t, int src)
                 continue;
             int64_t nd = tr->dist_ps[u] + l->lat_ps;
             int nhops = tr->hops[u] + 1;
-            int better = nd < tr->dist_ps[v] ||
-                         (nd == tr->dist_ps[v] &&
-                          (nhops < tr->hops[v] ||
-                           (nhops == tr->hops[v] && u < other_end(&t->links[tr->pred[v]], v))));
+            int noff = tr->off[u] || l->kind != LINK_NVLINK;
+            int better = tr->dist_ps[v] == INT64_MAX || noff < tr->off[v] ||
+                         (noff == tr->off[v] &&
+                          (nd < tr->dist_ps[v] ||
+                           (nd == tr->dist_ps[v] &&
+                            (nhops < tr->hops[v] ||
+                             (nhops == tr->hops[v] &&
+                              u < other_end(&t->links[tr->pred[v]], v))))));
             if (better) {
                 tr->dist_ps[v] = nd;
+                tr->off[v] = (unsigned char)noff;
                 tr->hops[v] = nhops;
                 tr->pred[v] = li;
-                hpush(hp, &nh, (hent){nd, nhops, v});
+                hpush(hp, &nh, (hent){noff, nd, nhops, v});
             }
         }
     }

@@ -83,6 +83,9 @@ typedef struct topo_params {
                                       link, per direction; 0 = link rate only */
     int sm_req_bytes;              /* largest PCIe request an SM load/store
                                       becomes after coalescing */
+    double cta_store_Bps;          /* peer stores one thread block (512
+                                      threads) sustains; 0 = no limit */
+    double cta_load_Bps;           /* peer loads one thread block sustains */
     int64_t launch_ps;             /* kernel launch overhead */
     int64_t graph_node_ps;         /* per-node cost inside a CUDA graph */
     double hostmem_Bps;            /* per-socket DRAM bandwidth for SHM staging */

@@ -38,6 +38,8 @@ static const struct param_def {
      1e5, 0},
     {"socket_read_GBps", P_DBL, offsetof(topo_params, socket_read_Bps), 1e9, 0, 1e5, 0},
     {"sm_req_bytes", P_INT, offsetof(topo_params, sm_req_bytes), 1, 16, 4096, 1},
+    {"cta_store_GBps", P_DBL, offsetof(topo_params, cta_store_Bps), 1e9, 0, 1e5, 0},
+    {"cta_load_GBps", P_DBL, offsetof(topo_params, cta_load_Bps), 1e9, 0, 1e5, 0},
     {"launch_us", P_I64, offsetof(topo_params, launch_ps), 1e6, 0, 1e6, 0},
     {"graph_node_us", P_I64, offsetof(topo_params, graph_node_ps), 1e6, 0, 1e6, 0},
     {"hostmem_GBps", P_DBL, offsetof(topo_params, hostmem_Bps), 1e9, 1e-3, 1e5, 0},

@@ -271,6 +271,41 @@ static void test_route_ties(void **state)
     topo_free(t);
 }
 
+static void test_route_nvlink_first(void **state)
+{
+    (void)state;
+    /* h200-2x: host path gpu0>rp0>cpu0>rp1>gpu1 = 953.2 + 202.5 + 202.5 + 953.2
+     * = 2311.4 ns; NVLink path gpu0>nvs0>gpu1 = 2 x 1207 = 2414 ns, 102.6 ns
+     * longer. A path made only of NVLink links wins anyway: route via nvs0,
+     * and its latency is the NVLink path's, 2414000 ps. */
+    topo *t = load("h200-2x");
+    char r[128];
+    route_str(t, "gpu0", "gpu1", r, sizeof r);
+    assert_string_equal(r, "gpu0>nvs0>gpu1");
+    assert_int_equal(topo_route_lat_ps(t, topo_find(t, "gpu0"), topo_find(t, "gpu1")), 2414000);
+    /* Host traffic still takes the PCIe route (no NVLink path exists). */
+    route_str(t, "gpu1", "mem0", r, sizeof r);
+    assert_string_equal(r, "gpu1>rp1>cpu0>mem0");
+    topo_free(t);
+    /* Without NVLink the rule changes nothing: a direct 30 ns socket-level
+     * fabric shortcut (1 hop) against a 2-hop 20 ns path via the CPU: the
+     * lower latency (2 hops, 20 ns) wins as before. */
+    err e = {0};
+    int rc;
+    t = parse_str("collsim-topo 1\n"
+                  "node c cpu numa=0\n"
+                  "node s1 root parent=c\nnode s2 root parent=c\n"
+                  "node g0 gpu parent=s1\nnode g1 gpu parent=s2\n"
+                  "link s1 c fabric bw_GBps=50 lat_ns=10\nlink s2 c fabric bw_GBps=50 lat_ns=10\n"
+                  "link s1 s2 fabric bw_GBps=50 lat_ns=30\n"
+                  "link g0 s1 pcie gen=5 width=16 lat_ns=1\nlink g1 s2 pcie gen=5 width=16 lat_ns=1\n",
+                  &e, &rc);
+    assert_int_equal(rc, 0);
+    route_str(t, "g0", "g1", r, sizeof r);
+    assert_string_equal(r, "g0>s1>c>s2>g1");
+    topo_free(t);
+}
+
 static void test_pxb_phb_nvb(void **state)
 {
     (void)state;
@@ -324,7 +359,8 @@ static void test_round_trip(void **state)
 {
     (void)state;
     static const char *const names[] = {"rtxpro6000-8x-pcie5-2s", "rtxpro6000-8x-pcie5-1s",
-                                        "h200-8x-nvswitch", "h200-1x", "pcie-12-star"};
+                                        "h200-8x-nvswitch", "h200-1x", "h200-2x",
+                                        "pcie-12-star"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         /* write(preset) parsed again writes the same text, and the parsed
          * topology has the same links, bandwidths (+-1 B/s), latencies and
@@ -511,6 +547,7 @@ int main(void)
         cmocka_unit_test(test_link_math),     cmocka_unit_test(test_paths_2s),
         cmocka_unit_test(test_paths_1s),      cmocka_unit_test(test_paths_nvswitch),
         cmocka_unit_test(test_routes_2s),     cmocka_unit_test(test_route_ties),
+        cmocka_unit_test(test_route_nvlink_first),
         cmocka_unit_test(test_pxb_phb_nvb),   cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_bad_inputs),    cmocka_unit_test(test_too_many_gpus),
         cmocka_unit_test(test_generated),     cmocka_unit_test(test_lazy_routes_threads),

@@ -347,20 +347,22 @@ static void base_name(const char *path, char *out, size_t n)
     for (char *s = out; *s; s++)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-", *s))
             *s = '_';
-    if (!out[0])
+    if (!out[0] || !strcmp(out, "-"))  /* stdin */
         snprintf(out, n, "imported");
 }
 
 int topo_import_xml(const char *path, topo **out, err *e)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
+    int is_stdin = !strcmp(path, "-");
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
     if (!f)
         return err_at(e, path, 0, "cannot open: %s", strerror(errno));
     char *buf = malloc(MAX_XML_BYTES);
     size_t len = buf ? fread(buf, 1, MAX_XML_BYTES, f) : 0;
     int toolong = buf && len == MAX_XML_BYTES && fgetc(f) != EOF, bad = ferror(f);
-    fclose(f);
+    if (!is_stdin)
+        fclose(f);
     if (!buf)
         return err_set(e, ERR_SYSTEM, "out of memory");
     if (bad || toolong) {

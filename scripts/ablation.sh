@@ -16,7 +16,7 @@ flow() { # op spec without -> aggregate GB/s
 coll() { # algo bytes without [env...] -> us
     local a=$1 s=$2 w=$3; shift 3
     $B coll allreduce --topo $T --algo "$a" -b "$s" -e "$s" ${w:+--without $w} "$@" \
-        --format csv | awk -F, 'NR > 1 { printf "%.1f", $7 }'
+        --format csv | awk -F, '/^#/ { next } ++n > 1 { printf "%.1f", $7 }'
 }
 seeds=(--env NCCL_PROTO=LL --env NCCL_ALGO=Ring --env NCCL_P2P_LEVEL=SYS --env NCCL_MAX_NCHANNELS=16)
 echo "| mechanisms | 16-flow writes | 16-flow reads | 56-flow writes | 56-flow reads | DS port 0>4+0>2 | one-shot 14 KiB | one-shot 42 KiB | two-shot 42 KiB | ring (seeds env) 42 KiB |"

@@ -6,8 +6,16 @@
 #    sizes where some ranks own empty slices), as 2, 4 and 8 virtual ranks;
 #    also inside a CUDA graph, with a single block, and on the real GPUs.
 # 2. NCCL collectives (all five, every dtype) on the visible GPUs.
+#    On 2+ GPUs every NCCL collective also runs in CUDA graphs captured on the
+#    real GPUs' streams, with several graph sweeps in a row (a capture left
+#    open would poison the next one).
 # 3. The never-hang guarantee: a rank that never starts makes its peers time
 #    out on the device; hwcheck must exit 4 naming the GPU and the barrier.
+#    On 2+ GPUs: the same across real GPUs, eager and in a graph, and an NCCL
+#    rank that never starts ends at the host-side limit with exit 4 naming the
+#    GPU and the step, in bounded time.
+# Every command runs under `timeout` (CHECK_GPU_TIMEOUT s, default 180): a
+# hang is a failure, never a stuck test run.
 # 4. host, launch, p2p, flows and all run and write the documented headers;
 #    patterns that need more GPUs say so.
 # Prints one line per case and a summary; exits 1 if any case failed.
@@ -23,7 +31,7 @@ failed=()
 run() {
     local name=$1 want=$2
     shift 2
-    "$@" >"$TMP/out" 2>"$TMP/err"
+    timeout "${CHECK_GPU_TIMEOUT:-180}" "$@" >"$TMP/out" 2>"$TMP/err"
     local rc=$?
     if [ "$rc" != "$want" ]; then
         fail=$((fail + 1)); failed+=("$name")
@@ -94,6 +102,18 @@ for c in allreduce reducescatter allgather broadcast alltoall; do
 done
 n="nccl allreduce graph"
 run "$n" 0 "$HW" coll allreduce --graph -b 1K -e 4M -f 4 -n 5 -w 2 --format csv && coll_ok "$n"
+if [ "$ngpu" -ge 2 ]; then
+    for c in allreduce reducescatter allgather broadcast alltoall; do
+        n="nccl $c $ngpu GPUs graph"
+        run "$n" 0 "$HW" coll $c --graph -d fp32 -b 256 -e 4M -f 4 -n 5 -w 2 -c 2 --format csv &&
+            coll_ok "$n"
+    done
+    n="nccl allreduce $ngpu GPUs graph, -w 0 (first use inside the capture)"
+    run "$n" 0 "$HW" coll allreduce --graph -b 8 -e 256K -f 8 -n 3 -w 0 --format csv && coll_ok "$n"
+    n="nccl allreduce $ngpu GPUs graph NCCL_PROTO=LL"
+    run "$n" 0 "$HW" coll allreduce --graph --env NCCL_PROTO=LL -b 1K -e 1M -f 8 -n 5 -w 2 \
+        --format csv && coll_ok "$n"
+fi
 n="nccl allreduce NCCL_PROTO=Simple"
 run "$n" 0 "$HW" coll allreduce --env NCCL_PROTO=Simple -b 1K -e 1M -f 4 -n 5 -w 2 --format csv &&
     coll_ok "$n" && has "$n: proto column" "$TMP/out" ",Simple,"
@@ -110,12 +130,42 @@ for impl in oneshot twoshot-push; do
     echo "     (gave up after $(($(date +%s) - start)) s)"
 done
 
+if [ "$ngpu" -ge 2 ]; then
+    for g in "" --graph; do
+        n="oneshot $ngpu GPUs${g:+ graph}: missing rank -> timeout, exit 4"
+        start=$(date +%s)
+        run "$n" 4 "$HW" coll --impl oneshot $g --drop-rank 1 -b 1M -e 1M -n 1 -w 0 \
+            --timeout-ms 300 && has "$n" "$TMP/err" "GPU 0:" &&
+            has "$n: names the barrier" "$TMP/err" "start barrier"
+        echo "     (gave up after $(($(date +%s) - start)) s)"
+    done
+    # NCCL kernels have no device-side limit: the host-side limit (5 s here)
+    # must end the run, name the GPU and the step, and exit 4 within 5 + 10 +
+    # teardown seconds.
+    n="nccl $ngpu GPUs: missing rank -> host-side limit, exit 4"
+    start=$(date +%s)
+    run "$n" 4 "$HW" coll allreduce --drop-rank 1 -b 1M -e 1M -n 1 -w 0 --host-timeout-s 5 &&
+        has "$n" "$TMP/err" "GPU 0:" && has "$n: says why" "$TMP/err" "host-side limit"
+    took=$(($(date +%s) - start))
+    echo "     (gave up after $took s)"
+    if [ "$took" -le 40 ]; then pass=$((pass + 1)); echo "ok   $n: bounded ($took s <= 40 s)"
+    else fail=$((fail + 1)); failed+=("$n: bounded"); echo "FAIL $n: took $took s"; fi
+    n="custom kernel graph after a failed run"
+    run "$n" 0 "$HW" coll --impl twoshot --graph -b 256 -e 4M -f 4 -n 5 -w 2 --format csv &&
+        coll_ok "$n"
+fi
+
 # 4. the other modes
 run "host" 0 "$HW" host -b 1M -e 16M -f 4 --format csv &&
     has "host: header" "$TMP/out" "case,pattern,op,flow,src,dst,bytes,time_us,bw_GBps"
 run "launch" 0 "$HW" launch --format csv && has "launch: graph-node row" "$TMP/out" "graph-node,"
 run "p2p" 0 "$HW" p2p -b 1M -e 1M --format csv && has "p2p: metadata" "$TMP/out" "# kind: p2p"
-if [ "$ngpu" -lt 2 ]; then has "p2p on 1 GPU says why" "$TMP/out" "needs at least 2 GPUs"; fi
+if [ "$ngpu" -lt 2 ]; then has "p2p on 1 GPU says why" "$TMP/out" "needs at least 2 GPUs"; else
+    for op in read write copy; do has "p2p: pair $op rows" "$TMP/out" ",pair,$op,0,0,1,"; done
+    has "p2p: bidir aggregate" "$TMP/out" ",bidir,read,-1,*,*,"
+    run "p2p --blocks 36" 0 "$HW" p2p --op read --blocks 36 -b 1M -e 1M --format csv &&
+        has "p2p --blocks: recorded" "$TMP/out" "# kernel_blocks: 36 x 512"
+fi
 run "flows same-uplink" 0 "$HW" flows --pattern same-uplink -b 1M -e 1M --format csv &&
     has "flows: kind" "$TMP/out" "# kind: flows"
 run "launch -o FILE" 0 "$HW" launch -o "$TMP/launch.csv" -n 100 &&

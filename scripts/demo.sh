@@ -28,6 +28,6 @@ echo "   14 KiB = a decode step's allreduce, 42 KiB = an EAGLE-3 verify's (docs/
 for a in ring oneshot twoshot; do
     "$COLLSIM" coll allreduce -b 14K -e 42K -f 3 --algo $a --graph --breakdown \
         --env NCCL_PROTO=LL --env NCCL_ALGO=Ring --env NCCL_P2P_LEVEL=SYS \
-        --env NCCL_MAX_NCHANNELS=16 | grep -v '^# [a-z]' |
+        --env NCCL_MAX_NCHANNELS=16 | grep -v '^# [a-zA-Z]\|^#$' |
         if [ $a = ring ]; then cat; else grep -v '^#'; fi
 done

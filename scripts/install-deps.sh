@@ -2,7 +2,7 @@
 # Install the Debian packages collsim needs, if missing and if we are root.
 # With --fuzz, also what `make fuzz` needs.
 set -e
-PKGS="build-essential libgsl-dev zlib1g-dev libyajl-dev libcmocka-dev libxml2-dev libopenmpi-dev openmpi-bin"
+PKGS="build-essential libgsl-dev zlib1g-dev libyajl-dev libcmocka-dev libxml2-dev libopenmpi-dev openmpi-bin librsvg2-bin"
 # `make fuzz` (not part of make check) needs clang and its libFuzzer runtime:
 # scripts/install-deps.sh --fuzz
 [ "${1:-}" = --fuzz ] && PKGS="$PKGS clang libclang-rt-dev"

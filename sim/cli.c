@@ -1,12 +1,15 @@
 /* Subcommand dispatch and argument parsing. Parsers reject trailing junk,
  * negative sizes and overflow instead of wrapping. */
 #include "sim/cli.h"
+#include "sim/version.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void cli_print_commands(const char *prog, const cli_cmd *cmds)
 {
@@ -14,6 +17,7 @@ void cli_print_commands(const char *prog, const cli_cmd *cmds)
            prog, prog);
     for (const cli_cmd *c = cmds; c->name; c++)
         printf("  %-12s %s\n", c->name, c->summary);
+    printf("\ndocs: man %s; %s (cli.md, formats.md, model.md, ...)\n", prog, COLLSIM_DOCDIR);
 }
 
 int cli_dispatch(const char *prog, const char *version, const cli_cmd *cmds,
@@ -109,6 +113,7 @@ void cli_help(FILE *f, const char *synopsis, const char *desc, const cli_opt *op
         fprintf(f, "  %-28s %s\n", left, o->help);
     }
     fprintf(f, "  %-28s %s\n", "-h, --help", "this help");
+    fprintf(f, "docs: man collsim; %s/cli.md\n", COLLSIM_DOCDIR);
 }
 
 static const cli_opt *find_opt(const cli_opt *opts, const char *a, const char **inl)
@@ -190,4 +195,70 @@ int cli_parse_format(const char *s, report_format *out, err *e)
         return err_set(e, ERR_USAGE, "--format: '%s' (expected table, csv or json)",
                        s);
     return 0;
+}
+
+/* Optimal string alignment distance, case-insensitive; strings longer than
+ * 63 characters are compared on their first 63. */
+static int edit_distance(const char *a, const char *b)
+{
+    enum { M = 64 };
+    int d[M][M];
+    size_t la = strlen(a), lb = strlen(b);
+    la = la < M - 1 ? la : M - 1;
+    lb = lb < M - 1 ? lb : M - 1;
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);
+            int v = d[i - 1][j - 1] + (ca != cb);
+            if (d[i - 1][j] + 1 < v)
+                v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+                tolower((unsigned char)a[i - 2]) == cb && d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[la][lb];
+}
+
+const char *cli_suggest(const char *s, const char *const *names, int n)
+{
+    int limit = (int)strlen(s) / 3, best = -1, bestd = 0;
+    if (limit < 2)
+        limit = 2;
+    for (int i = 0; i < n; i++) {
+        if (!names[i])
+            continue;
+        int d = edit_distance(s, names[i]);
+        /* A prefix of a longer name ("h200" for "h200-8x-nvswitch") also counts. */
+        size_t ls = strlen(s);
+        if (ls >= 3 && !strncasecmp(names[i], s, ls))
+            d = 1;
+        if (d <= limit && (best < 0 || d < bestd)) {
+            best = i;
+            bestd = d;
+        }
+    }
+    return best < 0 ? NULL : names[best];
+}
+
+int cli_unknown(err *e, int code, const char *what, const char *s, const char *const *names,
+                int n)
+{
+    char list[640];
+    size_t k = 0;
+    list[0] = 0;
+    for (int i = 0; i < n && k < sizeof list; i++)
+        if (names[i])
+            k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", k ? ", " : "", names[i]);
+    const char *sug = cli_suggest(s, names, n);
+    if (sug)
+        return err_set(e, code, "%s: unknown '%s' (did you mean '%s'?); valid: %s", what, s, sug,
+                       list);
+    return err_set(e, code, "%s: unknown '%s'; valid: %s", what, s, list);
 }

@@ -58,6 +58,14 @@ void cli_help(FILE *f, const char *synopsis, const char *desc, const cli_opt *op
 /* "prog arg1 arg2 ..." into buf (n bytes, truncated), for the command line
  * recorded in output files; returns buf. */
 char *cli_command_line(char *buf, size_t n, const char *prog, int argc, char **argv);
+/* The name in names[0..n-1] closest to s by edit distance (insertions,
+ * deletions, substitutions, adjacent swaps; case ignored), or NULL when none
+ * is within max(2, strlen(s)/3) edits. NULL entries in names are skipped. */
+const char *cli_suggest(const char *s, const char *const *names, int n);
+/* Set e to code with "WHAT: unknown 'S' (did you mean 'X'?); valid: a, b, c"
+ * (the suggestion only when there is one); returns code. */
+int cli_unknown(err *e, int code, const char *what, const char *s, const char *const *names,
+                int n);
 /* table|csv|json -> report_format; ERR_USAGE otherwise. */
 int cli_parse_format(const char *s, report_format *out, err *e);
 

@@ -138,6 +138,26 @@ static void test_parse_table(void **state)
     assert_int_equal(parse(&c, pos, &npos, &e, 3, a7), ERR_USAGE);
 }
 
+static void test_suggest(void **state)
+{
+    (void)state;
+    static const char *const algos[] = {"auto", "ring", "tree", "oneshot", "twoshot"};
+    /* "onesht": one deletion from "oneshot" (distance 1), 2+ from the rest. */
+    assert_string_equal(cli_suggest("onesht", algos, 5), "oneshot");
+    /* "rign": an adjacent swap of "ring" counts as one edit. */
+    assert_string_equal(cli_suggest("rign", algos, 5), "ring");
+    /* Case is ignored: "TwoShot" is "twoshot". */
+    assert_string_equal(cli_suggest("TwoShot", algos, 5), "twoshot");
+    /* "fastest" is >= 4 edits from every name: no suggestion (limit max(2, 7/3) = 2). */
+    assert_null(cli_suggest("fastest", algos, 5));
+    static const char *const topos[] = {"rtxpro6000-8x-pcie5-2s", "h200-8x-nvswitch", "h200-1x"};
+    /* "h100-8x-nvswitch" differs from "h200-8x-nvswitch" by one substitution. */
+    assert_string_equal(cli_suggest("h100-8x-nvswitch", topos, 3), "h200-8x-nvswitch");
+    err e = {0};
+    assert_int_equal(cli_unknown(&e, ERR_USAGE, "--algo", "onesht", algos, 5), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "--algo: unknown 'onesht' (did you mean 'oneshot'?); valid: auto, ring"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -145,6 +165,7 @@ int main(void)
         cmocka_unit_test(test_report_csv),
         cmocka_unit_test(test_report_json),
         cmocka_unit_test(test_parse_table),
+        cmocka_unit_test(test_suggest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <math.h>
+
+#include "sim/json.h"
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@ struct report {
     int nrows;
     char cell[MAX_COLS][CELL];
     int is_str[MAX_COLS];
+    yajl_gen g;   /* json: the one JSON writer */
 };
 
 report *report_new(FILE *out, report_format fmt)
@@ -32,11 +35,20 @@ report *report_new(FILE *out, report_format fmt)
     if (r) {
         r->out = out;
         r->fmt = fmt;
+        if (fmt == REPORT_JSON && !(r->g = json_gen_new(out))) {
+            free(r);
+            return NULL;
+        }
     }
     return r;
 }
 
-void report_free(report *r) { free(r); }
+void report_free(report *r)
+{
+    if (r && r->g)
+        yajl_gen_free(r->g);
+    free(r);
+}
 
 report_format report_fmt(const report *r) { return r->fmt; }
 
@@ -52,19 +64,35 @@ void report_meta(report *r, const char *key, const char *fmt, ...)
     r->nmeta++;
 }
 
-static void json_string(FILE *f, const char *s)
+/* A value that is a JSON number as written ("8", "-1", "2.5e3"; not "08",
+ * "1.", "nan"), so metadata numbers are json numbers too. */
+static int is_json_number(const char *s)
 {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
+    if (*s == '-')
+        s++;
+    if (*s == '0')
+        s++;
+    else if (*s >= '1' && *s <= '9')
+        while (*s >= '0' && *s <= '9')
+            s++;
+    else
+        return 0;
+    if (*s == '.') {
+        if (!(*++s >= '0' && *s <= '9'))
+            return 0;
+        while (*s >= '0' && *s <= '9')
+            s++;
     }
-    fputc('"', f);
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '+' || *s == '-')
+            s++;
+        if (!(*s >= '0' && *s <= '9'))
+            return 0;
+        while (*s >= '0' && *s <= '9')
+            s++;
+    }
+    return *s == 0;
 }
 
 static void flush_meta(report *r)
@@ -73,15 +101,19 @@ static void flush_meta(report *r)
         return;
     r->started = 1;
     if (r->fmt == REPORT_JSON) {
-        fputs("{\"meta\":{", r->out);
+        yajl_gen_map_open(r->g);
+        json_str(r->g, "meta");
+        yajl_gen_map_open(r->g);
         for (int i = 0; i < r->nmeta; i++) {
-            if (i)
-                fputc(',', r->out);
-            json_string(r->out, r->meta_key[i]);
-            fputc(':', r->out);
-            json_string(r->out, r->meta_val[i]);
+            json_str(r->g, r->meta_key[i]);
+            if (is_json_number(r->meta_val[i]))
+                json_num_text(r->g, r->meta_val[i]);
+            else
+                json_str(r->g, r->meta_val[i]);
         }
-        fputs("},\"tables\":[", r->out);
+        yajl_gen_map_close(r->g);
+        json_str(r->g, "tables");
+        yajl_gen_array_open(r->g);
         return;
     }
     for (int i = 0; i < r->nmeta; i++)
@@ -90,8 +122,10 @@ static void flush_meta(report *r)
 
 static void close_table(report *r)
 {
-    if (r->ntables > 0 && r->fmt == REPORT_JSON)
-        fputs("]}", r->out);
+    if (r->ntables > 0 && r->fmt == REPORT_JSON) {
+        yajl_gen_array_close(r->g);
+        yajl_gen_map_close(r->g);
+    }
 }
 
 void report_table(report *r, const char *name, const report_col *cols, int ncols)
@@ -104,10 +138,10 @@ void report_table(report *r, const char *name, const report_col *cols, int ncols
     r->ncell = 0;
     r->nrows = 0;
     if (r->fmt == REPORT_JSON) {
-        fputs(r->ntables ? ",{" : "{", r->out);
-        fputs("\"name\":", r->out);
-        json_string(r->out, name ? name : "");
-        fputs(",\"rows\":[", r->out);
+        yajl_gen_map_open(r->g);
+        json_kv_str(r->g, "name", name ? name : "");
+        json_str(r->g, "rows");
+        yajl_gen_array_open(r->g);
     } else if (r->fmt == REPORT_CSV) {
         if (r->ntables)
             fputc('\n', r->out);
@@ -148,8 +182,8 @@ void report_num(report *r, double v)
 {
     int prec = r->cols[r->ncell].prec;
     char *c = next_cell(r, 0);
-    if (isnan(v))
-        snprintf(c, CELL, "%s", r->fmt == REPORT_JSON ? "null" : "nan");
+    if (isnan(v))  /* no value: empty in csv, null in json, "-" in a table */
+        snprintf(c, CELL, "%s", r->fmt == REPORT_JSON ? "null" : r->fmt == REPORT_CSV ? "" : "-");
     else if (isinf(v))
         snprintf(c, CELL, "%s", r->fmt == REPORT_JSON ? "null" : (v > 0 ? "inf" : "-inf"));
     else if (prec < 0)
@@ -163,18 +197,17 @@ void report_end_row(report *r)
     ASSERTF(r->ncell == r->ncols, "row has %d cells, table %d columns", r->ncell,
             r->ncols);
     if (r->fmt == REPORT_JSON) {
-        fputs(r->nrows ? ",{" : "{", r->out);
+        yajl_gen_map_open(r->g);
         for (int i = 0; i < r->ncols; i++) {
-            if (i)
-                fputc(',', r->out);
-            json_string(r->out, r->cols[i].name);
-            fputc(':', r->out);
+            json_str(r->g, r->cols[i].name);
             if (r->is_str[i])
-                json_string(r->out, r->cell[i]);
+                json_str(r->g, r->cell[i]);
+            else if (!strcmp(r->cell[i], "null"))
+                yajl_gen_null(r->g);
             else
-                fputs(r->cell[i], r->out);
+                json_num_text(r->g, r->cell[i]);
         }
-        fputc('}', r->out);
+        yajl_gen_map_close(r->g);
     } else if (r->fmt == REPORT_CSV) {
         for (int i = 0; i < r->ncols; i++) {
             const char *c = r->cell[i];
@@ -221,7 +254,9 @@ int report_finish(report *r, err *e)
     flush_meta(r);
     if (r->fmt == REPORT_JSON) {
         close_table(r);
-        fputs("]}\n", r->out);
+        yajl_gen_array_close(r->g);
+        yajl_gen_map_close(r->g);
+        fputc('\n', r->out);
     }
     errno = 0;
     if (fflush(r->out) != 0 || ferror(r->out))

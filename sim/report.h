@@ -3,7 +3,9 @@
  * and one or more tables; each table has columns and rows of cells.
  *   table: "# key: value" lines, then aligned columns with a "#" header line
  *   csv:   "# key: value" lines (only if any meta), header line, rows
- *   json:  {"meta":{...},"tables":[{"name":..,"rows":[{col:val,...}]}]}
+ *   json:  {"meta":{...},"tables":[{"name":..,"rows":[{col:val,...}]}]}, through
+ *          yajl_gen (sim/json.h); numbers (cells and metadata values that
+ *          read as JSON numbers) are json numbers, a missing number null
  * The writer does not own the FILE. Errors surface in report_finish(). */
 #ifndef SIM_REPORT_H
 #define SIM_REPORT_H
@@ -33,7 +35,7 @@ void report_meta(report *r, const char *key, const char *fmt, ...)
 void report_table(report *r, const char *name, const report_col *cols, int ncols);
 void report_str(report *r, const char *s);
 void report_int(report *r, long long v);
-void report_num(report *r, double v); /* NaN prints as "nan" / null */
+void report_num(report *r, double v); /* NaN: "" in csv, null in json, "-" in a table */
 void report_end_row(report *r);
 /* A free-form comment line (table/csv: "# text"; json: ignored). */
 void report_note(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -20,6 +20,7 @@
 #include "sim/arena.h"
 #include "sim/evq.h"
 #include "sim/flownet.h"
+#include "sim/json.h"
 
 enum { EV_FLOW_DONE = 1, EV_TASK_END = 2 };
 
@@ -435,68 +436,100 @@ double sched_link_bytes(const sched *s, int link)
 
 /* --- timeline ------------------------------------------------------------ */
 
-/* ps as microseconds with six decimals, exactly. */
-static void put_us(FILE *f, sim_ps ps)
+/* Tasks by track, then start (longer first on ties), for lane assignment. */
+typedef struct tl_key {
+    int32_t track, idx;
+    sim_ps start, end;
+} tl_key;
+
+static int by_track_start(const void *pa, const void *pb)
 {
-    fprintf(f, "%" PRId64 ".%06" PRId64, (int64_t)(ps / SIM_PS_PER_US),
-            (int64_t)(ps % SIM_PS_PER_US));
+    const tl_key *a = pa, *b = pb;
+    if (a->track != b->track)
+        return a->track < b->track ? -1 : 1;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    if (a->end != b->end)
+        return a->end > b->end ? -1 : 1;
+    return a->idx < b->idx ? -1 : 1;
 }
 
-static void put_str(FILE *f, const char *str)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(str ? str : ""); *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
+enum { MAX_LANES = 256 };
 
 int sched_timeline(const sched *s, FILE *f, const char *const *track_names,
                    int ntracks, err *e)
 {
-    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
-    fputs("{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"GPUs\"}},\n"
-          "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":1}},\n"
-          "{\"ph\":\"M\",\"pid\":2,\"name\":\"process_name\",\"args\":{\"name\":\"links\"}},\n"
-          "{\"ph\":\"M\",\"pid\":2,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":2}}",
-          f);
-    for (int i = 0; i < ntracks; i++) {
-        fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":", i);
-        put_str(f, track_names ? track_names[i] : NULL);
-        fprintf(f, "}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_sort_index\","
-                   "\"args\":{\"sort_index\":%d}}", i, i);
+    /* Tasks of a track that overlap in time go on separate lanes (threads
+     * of the track's process), each lane taking the first task that starts
+     * after its last one ended, so slices never overlap on one thread. */
+    tl_key *order = malloc((s->ntasks ? s->ntasks : 1) * sizeof *order);
+    int32_t *lane = malloc((s->ntasks ? s->ntasks : 1) * sizeof *lane);
+    if (!order || !lane) {
+        free(order);
+        free(lane);
+        return err_set(e, ERR_SYSTEM, "out of memory");
     }
-    for (size_t t = 0; t < s->ntasks; t++) {
-        const struct task *k = &s->tasks[t];
-        if (k->track < 0 || k->end_ps < 0)
-            continue;
-        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":", k->track);
-        put_us(f, k->start_ps);
-        fputs(",\"dur\":", f);
-        put_us(f, k->end_ps - k->start_ps);
-        fputs(",\"name\":", f);
-        put_str(f, k->label);
-        if (k->nlinks < 0) {
-            fprintf(f, ",\"cat\":\"delay\",\"args\":{\"task\":%zu}}", t);
-        } else {
-            fprintf(f, ",\"cat\":\"flow\",\"args\":{\"task\":%zu,\"bytes\":%.15g,\"links\":\"", t,
-                    k->bytes);
-            for (int32_t j = 0; j < k->nlinks; j++) {
-                if (j)
-                    fputc(' ', f);
-                const char *nm = s->link_names[s->refs[k->link_off + (uint32_t)j]];
-                for (const unsigned char *p = (const unsigned char *)nm; *p; p++)
-                    if (*p >= 0x20 && *p != '"' && *p != '\\')
-                        fputc(*p, f);
-            }
-            fputs("\"}}", f);
+    size_t n = 0;
+    for (size_t t = 0; t < s->ntasks; t++)
+        if (s->tasks[t].track >= 0 && s->tasks[t].track < ntracks && s->tasks[t].end_ps >= 0)
+            order[n++] = (tl_key){s->tasks[t].track, (int32_t)t, s->tasks[t].start_ps,
+                                  s->tasks[t].end_ps};
+    qsort(order, n, sizeof *order, by_track_start);
+    int nlanes_of[4096] = {0};
+    sim_ps lane_end[MAX_LANES];
+    for (size_t i = 0; i < n;) {
+        int tr = order[i].track, nl = 0;
+        for (; i < n && order[i].track == tr; i++) {
+            const struct task *k = &s->tasks[order[i].idx];
+            int l = 0;
+            while (l < nl && lane_end[l] > k->start_ps)
+                l++;
+            if (l == nl && nl < MAX_LANES)
+                nl++;
+            if (l == MAX_LANES)
+                l = MAX_LANES - 1;  /* beyond 256 concurrent slices: share the last lane */
+            lane_end[l] = k->end_ps;
+            lane[order[i].idx] = l;
+        }
+        if (tr < 4096)
+            nlanes_of[tr] = nl;
+    }
+    timeline tl;
+    if (tl_open(&tl, f, e)) {
+        free(order);
+        free(lane);
+        return ERR_SYSTEM;
+    }
+    for (int i = 0; i < ntracks; i++) {
+        tl_process(&tl, TL_PID_GPU(i), track_names ? track_names[i] : NULL, i);
+        int nl = i < 4096 && nlanes_of[i] ? nlanes_of[i] : 1;
+        for (int l = 0; l < nl; l++) {
+            char name[32];
+            snprintf(name, sizeof name, "lane %d", l);
+            tl_thread(&tl, TL_PID_GPU(i), l, name, l);
         }
     }
+    tl_process(&tl, TL_PID_LINKS, "links", 1 << 20);
+    for (size_t i = 0; i < n; i++) {
+        size_t t = (size_t)order[i].idx;
+        const struct task *k = &s->tasks[t];
+        tl_slice(&tl, TL_PID_GPU(k->track), lane[t], k->start_ps, k->end_ps - k->start_ps,
+                 k->label, k->nlinks < 0 ? "wait" : "transfer");
+        json_kv_int(tl.g, "task", (long long)t);
+        if (k->nlinks >= 0) {
+            json_kv_num(tl.g, "bytes", k->bytes);
+            char links[1024];
+            size_t m = 0;
+            links[0] = 0;
+            for (int32_t j = 0; j < k->nlinks && m < sizeof links; j++)
+                m += (size_t)snprintf(links + m, sizeof links - m, "%s%s", j ? " " : "",
+                                      s->link_names[s->refs[k->link_off + (uint32_t)j]]);
+            json_kv_str(tl.g, "links", links);
+        }
+        tl_slice_end(&tl);
+    }
+    free(order);
+    free(lane);
     size_t nrec = flownet_nrecords(s->net);
     for (size_t i = 0; i < nrec; i++) {
         int64_t t;
@@ -505,16 +538,9 @@ int sched_timeline(const sched *s, FILE *f, const char *const *track_names,
         flownet_record_get(s->net, i, &t, &link, &rate);
         if (flownet_link_bytes(s->net, link) <= 0)
             continue;
-        fputs(",\n{\"ph\":\"C\",\"pid\":2,\"ts\":", f);
-        put_us(f, t);
-        fputs(",\"name\":", f);
-        put_str(f, s->link_names[link]);
-        fprintf(f, ",\"args\":{\"GB/s\":%.9g}}", rate * 1e-9);
+        tl_counter(&tl, TL_PID_LINKS, t, s->link_names[link], "GB/s", rate * 1e-9);
     }
-    fputs("\n]}\n", f);
-    if (fflush(f) != 0 || ferror(f))
-        return err_set(e, ERR_SYSTEM, "timeline: write failed");
-    return 0;
+    return tl_close(&tl, e);
 }
 
 /* --- after a run: what a task cost alone, and the critical path ---------- */

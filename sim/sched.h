@@ -85,11 +85,14 @@ void sched_reset(sched *s);
 /* Record each link's total rate over time in the next runs (default off: it
  * costs memory per rate change); needed for the link tracks of a timeline. */
 void sched_trace_links(sched *s, int on);
-/* Chrome-trace / Perfetto JSON of the last run (docs/formats.md "Timelines"):
- * tasks as complete events on thread `track` of process 1 "GPUs" (names from
- * track_names[0..ntracks-1]; tasks with track < 0 are left out), and, if
- * sched_trace_links was on, one counter per link that carried bytes (its rate
- * in GB/s) in process 2 "links". ERR_SYSTEM on write failure. */
+/* Chrome-trace / Perfetto JSON of the last run (docs/formats.md "Timelines",
+ * the layout of sim/json.h): track k is process TL_PID_GPU(k) named
+ * track_names[k] (tasks with track < 0 or >= ntracks are left out); tasks of
+ * a track that overlap sit on separate lanes (threads "lane 0", "lane 1", ...)
+ * so slices never overlap; cat "transfer" (args bytes, links) or "wait" (a
+ * delay); and, if sched_trace_links was on, one counter per link that
+ * carried bytes (GB/s) in process TL_PID_LINKS "links". ERR_SYSTEM on write
+ * failure or out of memory. */
 int sched_timeline(const sched *s, FILE *f, const char *const *track_names,
                    int ntracks, err *e);
 

@@ -529,20 +529,47 @@ static void test_determinism_and_timeline(void **state)
     const char *path[] = {"traceEvents", NULL};
     yajl_val ev = yajl_tree_get(root, path, yajl_t_array);
     assert_non_null(ev);
-    int nx = 0, nc = 0, nm = 0;
+    int nx = 0, nc = 0, nm = 0, nthreads = 0;
+    /* (pid, tid) of each complete event with its start and end, to check
+     * that slices on one thread never overlap (overlapping tasks of a track
+     * go on separate lanes). */
+    static double ts[300], te[300];
+    static int pid[300], tid[300];
     for (size_t i = 0; i < ev->u.array.len; i++) {
-        const char *ph_path[] = {"ph", NULL};
-        yajl_val ph = yajl_tree_get(ev->u.array.values[i], ph_path, yajl_t_string);
+        yajl_val v = ev->u.array.values[i];
+        const char *ph_path[] = {"ph", NULL}, *pid_path[] = {"pid", NULL},
+                   *tid_path[] = {"tid", NULL}, *ts_path[] = {"ts", NULL},
+                   *dur_path[] = {"dur", NULL}, *name_path[] = {"name", NULL};
+        yajl_val ph = yajl_tree_get(v, ph_path, yajl_t_string);
         assert_non_null(ph);
         const char *p = YAJL_GET_STRING(ph);
-        nx += strcmp(p, "X") == 0;
+        if (!strcmp(p, "X")) {
+            pid[nx] = (int)YAJL_GET_INTEGER(yajl_tree_get(v, pid_path, yajl_t_number));
+            tid[nx] = (int)YAJL_GET_INTEGER(yajl_tree_get(v, tid_path, yajl_t_number));
+            ts[nx] = YAJL_GET_DOUBLE(yajl_tree_get(v, ts_path, yajl_t_number));
+            te[nx] = ts[nx] + YAJL_GET_DOUBLE(yajl_tree_get(v, dur_path, yajl_t_number));
+            nx++;
+        }
         nc += strcmp(p, "C") == 0;
         nm += strcmp(p, "M") == 0;
+        if (!strcmp(p, "M")) {
+            yajl_val nm_v = yajl_tree_get(v, name_path, yajl_t_string);
+            assert_non_null(nm_v);
+            const char *what = YAJL_GET_STRING(nm_v);
+            assert_non_null(what);
+            nthreads += !strcmp(what, "thread_name");
+        }
     }
     assert_int_equal(nx, 300);
     assert_true(nc > 0);
-    /* 4 process records (name, sort index for pid 1 and 2) + 2 per track. */
-    assert_int_equal(nm, 4 + 2 * 4);
+    /* Metadata: name and sort index of 4 GPU processes and the links
+     * process, and of every lane thread. */
+    assert_int_equal(nm, 2 * (4 + 1) + 2 * nthreads);
+    assert_true(nthreads >= 4);
+    for (int a = 0; a < nx; a++)
+        for (int b = a + 1; b < nx; b++)
+            if (pid[a] == pid[b] && tid[a] == tid[b])
+                assert_true(te[a] <= ts[b] + 1e-9 || te[b] <= ts[a] + 1e-9);
     yajl_tree_free(root);
     free(j1);
     free(j2);
@@ -566,12 +593,15 @@ static void test_timeline_values(void **state)
     assert_int_equal(sched_run(s, &e), 0);
     size_t n;
     char *j = timeline_of(s, &n);
-    assert_non_null(strstr(j, "\"ph\":\"X\",\"pid\":1,\"tid\":0,\"ts\":0.250000,"
-                              "\"dur\":1.500000,\"name\":\"send\""));
+    /* Track 0 is process 1 ("GPU" 0), its only lane thread 0; the flow is a
+     * transfer of 3000 bytes over up0 (task id 1). */
+    assert_non_null(strstr(j, "{\"ph\":\"X\",\"pid\":1,\"tid\":0,\"ts\":0.250000,"
+                              "\"dur\":1.500000,\"name\":\"send\",\"cat\":\"transfer\","
+                              "\"args\":{\"task\":1,\"bytes\":3000,\"links\":\"up0\"}}"));
     assert_null(strstr(j, "hidden"));
-    assert_non_null(strstr(j, "{\"ph\":\"C\",\"pid\":2,\"ts\":0.250000,\"name\":\"up0\","
+    assert_non_null(strstr(j, "{\"ph\":\"C\",\"pid\":100000,\"ts\":0.250000,\"name\":\"up0\","
                               "\"args\":{\"GB/s\":2}}"));
-    assert_non_null(strstr(j, "{\"ph\":\"C\",\"pid\":2,\"ts\":1.750000,\"name\":\"up0\","
+    assert_non_null(strstr(j, "{\"ph\":\"C\",\"pid\":100000,\"ts\":1.750000,\"name\":\"up0\","
                               "\"args\":{\"GB/s\":0}}"));
     free(j);
     sched_free(s);

@@ -121,6 +121,13 @@ static int cmd_gen(int argc, char **argv, err *e)
         rc = trace_write_meta(w, "graph", s.graph ? "1" : "0", e);
     if (!rc)
         rc = trace_write_meta(w, "source", "collsim trace gen", e);
+    /* The scenario's NCCL settings and topology travel with the trace, so a
+     * replay predicts the same collectives (replay --env replaces them). */
+    coll_env_format(&s.env, ',', buf, sizeof buf);
+    if (!rc && buf[0])
+        rc = trace_write_meta(w, "nccl_env", buf, e);
+    if (!rc && s.topo[0])
+        rc = trace_write_meta(w, "topo", s.topo, e);
     snprintf(buf, sizeof buf,
              "mode=%s layers=%d hidden=%d tp=%d batch=%d draft_tokens=%d accept_len=%g "
              "gpu_mem_GBps=%g efficiency=%.6f spec_loop_us=%.3f",

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "models/cmds.h"
+#include "sim/json.h"
 #include "sim/ofile.h"
 #include "sim/report.h"
 #include "traces/whatif.h"
@@ -202,16 +203,38 @@ static void print_assumptions(report *r, const whatif_scenario *s, const whatif_
     report_meta(r, "baseline", "plain decode of the scenario: %.2f tok/s", basel->tok_per_s);
 }
 
+/* A custom allreduce (the base's or a varied value) on more than 2 of the
+ * base topology's GPUs without NVLink: vLLM/SGLang would not launch it. */
+static int custom_ar_gated(const whatif_scenario *base, const vary *vs, int nvary)
+{
+    int custom = coll_algo_is_custom(base->allreduce);
+    for (int v = 0; v < nvary; v++)
+        for (int j = 0; j < vs[v].n && !strcmp(vs[v].key, "allreduce"); j++) {
+            coll_algo a;
+            custom |= !coll_algo_parse(vs[v].vals[j], &a) && coll_algo_is_custom(a);
+        }
+    topo *t = NULL;
+    err ig = {0};
+    if (!custom || topo_load(base->topo, &t, &ig))
+        return 0;
+    int gated = coll_custom_ar_gated(t, base->tp);
+    topo_free(t);
+    return gated;
+}
+
 static int write_timeline(whatif_ctx *c, const whatif_scenario *vars, const char *const *labels,
                           long nvar, const char *path, err *e)
 {
     ofile o = {0};
     TRY(ofile_open(&o, path, e));
-    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", o.f);
-    int first = 1, rc = 0;
+    timeline doc;
+    int rc = tl_open(&doc, o.f, e);
     for (long k = 0; k < nvar && !rc; k++)
-        rc = whatif_timeline(c, &vars[k], o.f, (int)k, labels[k], &first, e);
-    fputs("\n]}\n", o.f);
+        rc = whatif_timeline(c, &vars[k], &doc, (int)k + 1, labels[k], e);
+    if (!rc)
+        rc = tl_close(&doc, e);
+    else if (doc.g)
+        yajl_gen_free(doc.g);
     if (rc) {
         ofile_abort(&o);
         return rc;
@@ -363,12 +386,15 @@ int cmd_whatif(int argc, char **argv, err *e)
             break;
         }
         if (!r) {
-            r = report_new(stdout, g->fmt);
+            /* --timeline - owns stdout: the report goes to stderr. */
+            r = report_new(g->timeline && !strcmp(g->timeline, "-") ? stderr : stdout, g->fmt);
             if (!r) {
                 rc = err_set(e, ERR_SYSTEM, "out of memory");
                 break;
             }
             print_assumptions(r, &base, &cal, &basel, gpu_GBps);
+            if (custom_ar_gated(&base, vs, nvary))
+                report_meta(r, "note", "%s", COLL_CUSTOM_AR_NOTE);
             report_table(r, "whatif", cols, nc);
         }
         report_int(r, k);

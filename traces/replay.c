@@ -15,9 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/json.h"
 #include "traces/trace.h"
 
-enum { CACHE_SLOTS = 1024, TL_MAX = 1 << 16 };
+enum { TL_MAX = 1 << 16 };
 
 typedef struct spath {
     sim_ps t;                      /* time since the cycle started */
@@ -27,22 +28,25 @@ typedef struct spath {
 enum { P_COMPUTE = REPLAY_COMPUTE, P_COMM = REPLAY_COMM, P_LAUNCH = REPLAY_LAUNCH,
        P_IDLE = REPLAY_IDLE, P_WAIT = REPLAY_WAIT };
 
-typedef struct cache_ent {
-    int used;
-    coll_kind kind;
-    uint64_t bytes;
-    coll_dtype dtype;
-    int nranks, graph;
-    coll_algo algo;
-    sim_ps time_ps;
-} cache_ent;
-
 typedef struct tl_ev {
     int stream;
     sim_ps start, end;
     trace_op_kind kind;
     char label[TRACE_NAME_MAX];
+    /* args */
+    uint64_t bytes;
+    coll_kind coll;
+    coll_algo algo;
+    int kernels;
+    double wait_us;        /* captured wait for other ranks, < 0 none */
 } tl_ev;
+
+typedef struct tl_phase {
+    trace_phase phase;
+    sim_ps start, end;
+} tl_phase;
+
+enum { TL_PHASES = 256 };
 
 struct replay {
     const topo *t;
@@ -66,12 +70,17 @@ struct replay {
     sim_ps total, part[REPLAY_NPARTS], phase_ps[PHASE_N];
     sim_ps phase_part[PHASE_N][REPLAY_NPARTS];
     uint64_t ops, colls, predictions;
-    cache_ent cache[CACHE_SLOTS];
+    coll_algo last_algo;           /* of the last collective (timeline args) */
     /* timeline of the first cycle */
     FILE *tl;
     tl_ev *tlev;
     int ntl, tl_done;
-    int tl_part, tl_pid, *tl_first;   /* replay_timeline_part */
+    tl_phase tlph[TL_PHASES];
+    int ntlph;
+    double tl_tokens;
+    int streams_used;              /* bit s: stream s has events */
+    int tl_part, tl_pid;           /* replay_timeline_part: into tl_doc */
+    timeline *tl_doc;
     char tl_label[256];
 };
 
@@ -150,12 +159,12 @@ void replay_free(replay *r)
 
 void replay_timeline(replay *r, FILE *f) { r->tl = f; }
 
-void replay_timeline_part(replay *r, FILE *f, int pid, const char *label, int *first)
+void replay_timeline_part(replay *r, timeline *doc, int pid, const char *label)
 {
-    r->tl = f;
+    r->tl = doc->f;
+    r->tl_doc = doc;
     r->tl_part = 1;
     r->tl_pid = pid;
-    r->tl_first = first;
     snprintf(r->tl_label, sizeof r->tl_label, "%s", label);
 }
 
@@ -172,6 +181,13 @@ static void tl_add(replay *r, int stream, sim_ps start, sim_ps end, const trace_
     ev->start = start;
     ev->end = end;
     ev->kind = op ? op->kind : OP_N;
+    ev->bytes = op && op->kind == OP_COLL ? op->bytes : 0;
+    ev->coll = op && op->kind == OP_COLL ? op->coll : COLL_ALLREDUCE;
+    ev->algo = r->last_algo;
+    ev->kernels = op ? op->kernels : 0;
+    ev->wait_us = op && op->kind == OP_COLL ? op->wait_us : -1;
+    if (stream < 31)
+        r->streams_used |= 1 << stream;
     if (!op)
         snprintf(ev->label, sizeof ev->label, "launch");
     else if (op->name[0])
@@ -211,6 +227,9 @@ static void join_all(replay *r)
 static void end_phase(replay *r)
 {
     join_all(r);
+    if (r->tl && !r->tl_done && r->in_cycle && r->s[0].t > r->phase_start &&
+        r->ntlph < TL_PHASES)
+        r->tlph[r->ntlph++] = (tl_phase){r->phase, r->phase_start, r->s[0].t};
     r->phase_ps[r->phase] += r->s[0].t - r->phase_start;
     r->phase_start = r->s[0].t;
     for (int i = 0; i < REPLAY_NPARTS; i++) {
@@ -246,25 +265,16 @@ static void begin_cycle(replay *r, double tokens)
     end_cycle(r);
     r->in_cycle = 1;
     r->cycle_tokens = tokens;
+    if (r->tl && !r->tl_done)
+        r->tl_tokens = tokens;
     r->phase = PHASE_OTHER;
     r->graph = r->o.graph > 0;
 }
 
-static uint64_t hash_req(const coll_req *q)
+static int coll_time(replay *r, const trace_op *op, sim_ps *out, coll_algo *algo, err *e)
 {
-    uint64_t h = 1469598103934665603ULL;
-    uint64_t v[6] = {(uint64_t)q->kind, q->bytes, (uint64_t)q->dtype, (uint64_t)q->nranks,
-                     (uint64_t)q->algo, (uint64_t)q->graph};
-    for (int i = 0; i < 6; i++) {
-        h ^= v[i];
-        h *= 1099511628211ULL;
-        h ^= h >> 29;
-    }
-    return h;
-}
-
-static int coll_time(replay *r, const trace_op *op, sim_ps *out, err *e)
-{
+    if (algo)
+        *algo = ALGO_AUTO;
     if (r->o.coll_us > 0 && op->coll == COLL_ALLREDUCE) {
         *out = us_to_ps(r, r->o.coll_us);
         return 0;
@@ -291,28 +301,14 @@ static int coll_time(replay *r, const trace_op *op, sim_ps *out, err *e)
     q.proto = r->o.proto;
     q.env = r->o.env;
     q.graph = r->graph;
-    uint64_t h = hash_req(&q);
-    for (unsigned i = 0; i < CACHE_SLOTS; i++) {
-        cache_ent *c = &r->cache[(h + i) % CACHE_SLOTS];
-        if (!c->used) {
-            coll_result res;
-            TRY(coll_predict(r->c, &q, &res, e));
-            r->predictions++;
-            *c = (cache_ent){1, q.kind, q.bytes, q.dtype, q.nranks, q.graph, q.algo, res.time_ps};
-            *out = res.time_ps;
-            return 0;
-        }
-        if (c->kind == q.kind && c->bytes == q.bytes && c->dtype == q.dtype &&
-            c->nranks == q.nranks && c->graph == q.graph && c->algo == q.algo) {
-            *out = c->time_ps;
-            return 0;
-        }
-    }
-    /* cache full: predict without storing (coll_ctx caches too) */
+    /* coll_ctx caches identical requests: the one collective cache. */
+    uint64_t before = coll_ctx_computed(r->c);
     coll_result res;
     TRY(coll_predict(r->c, &q, &res, e));
-    r->predictions++;
+    r->predictions += coll_ctx_computed(r->c) - before;
     *out = res.time_ps;
+    if (algo)
+        *algo = res.algo;
     return 0;
 }
 
@@ -384,7 +380,7 @@ int replay_op(replay *r, const trace_op *op, err *e)
         advance(r, s, P_IDLE, us_to_ps(r, op->dur_us), op);
         break;
     case OP_COLL:
-        TRY(coll_time(r, op, &d, e));
+        TRY(coll_time(r, op, &d, &r->last_algo, e));
         run_op(r, s, op->kernels, P_COMM, d, op);
         r->colls++;
         break;
@@ -436,44 +432,51 @@ int replay_finish(replay *r, replay_result *out, err *e)
     memset(r->phase_part, 0, sizeof r->phase_part);
     r->ops = r->colls = 0;
     r->ntl = 0;
+    r->ntlph = 0;
+    r->streams_used = 0;
     r->tl_done = 0;
     return rc;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        if ((unsigned char)*s >= 0x20)
-            fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-/* Chrome trace JSON: pid = GPU, tid = stream; the SPMD cycle drawn on each
- * GPU of the group (at most 8 drawn). Times in us. */
+/* Chrome trace JSON in the layout of sim/json.h: a process per GPU of the
+ * group (at most 8 drawn: the cycle is SPMD, every rank runs the same ops),
+ * thread 0 "phases" with the cycle marker and one slice per phase (decode,
+ * draft, verify, ...), thread 1+s "stream s" with the ops; collectives carry
+ * args bytes, collective, algorithm, transfer_us (predicted) and wait_us
+ * (captured wait for other ranks; 0 when none: a replay is SPMD). */
 static int write_timeline(replay *r, err *e)
 {
-    FILE *f = r->tl;
     int ngpu = r->ngpus > 0 ? r->ngpus : 1;
-    if (ngpu > 8 || r->tl_part)
-        ngpu = r->tl_part ? 1 : 8;
-    if (!r->tl_part)
-        fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
-    int first = r->tl_part && r->tl_first ? *r->tl_first : 1;
+    timeline own, *tl = r->tl_doc;
+    if (r->tl_part) {
+        ngpu = 1;  /* one process for the run (whatif: one per variant), GPU 0's events */
+    } else {
+        if (ngpu > 8)
+            ngpu = 8;
+        TRY(tl_open(&own, r->tl, e));
+        tl = &own;
+    }
     for (int gi = 0; gi < ngpu; gi++) {
-        int g = r->tl_part ? r->tl_pid : gi;
-        fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":",
-                first ? "" : ",\n", g);
-        if (r->tl_part) {
-            json_str(f, r->tl_label);
-        } else {
-            fprintf(f, "\"GPU %d\"", g);
+        int pid = r->tl_part ? r->tl_pid : TL_PID_GPU(gi);
+        char name[300];
+        if (r->tl_part)
+            snprintf(name, sizeof name, "%s", r->tl_label);
+        else
+            snprintf(name, sizeof name, "GPU %d", gi);
+        tl_process(tl, pid, name, r->tl_part ? r->tl_pid : gi);
+        tl_thread(tl, pid, 0, "phases", 0);
+        for (int s = 0; s < TRACE_MAX_STREAMS && s < 31; s++)
+            if (r->streams_used & (1 << s)) {
+                snprintf(name, sizeof name, "stream %d", s);
+                tl_thread(tl, pid, 1 + s, name, 1 + s);
+            }
+        snprintf(name, sizeof name, "cycle 1: %g tokens", r->tl_tokens);
+        tl_instant(tl, pid, 0, 0, name);
+        for (int i = 0; i < r->ntlph; i++) {
+            const tl_phase *p = &r->tlph[i];
+            tl_slice(tl, pid, 0, p->start, p->end - p->start, trace_phase_name(p->phase), "phase");
+            tl_slice_end(tl);
         }
-        fputs("}}", f);
-        first = 0;
         for (int i = 0; i < r->ntl; i++) {
             const tl_ev *ev = &r->tlev[i];
             const char *cat = ev->kind == OP_COLL      ? "comm"
@@ -481,24 +484,31 @@ static int write_timeline(replay *r, err *e)
                               : ev->kind == OP_IDLE    ? "idle"
                               : ev->kind == OP_WAIT    ? "wait"
                                                        : "launch";
-            fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,\"name\":",
-                    cat, g, ev->stream, (double)ev->start / 1e6,
-                    (double)(ev->end - ev->start) / 1e6);
-            json_str(f, ev->label);
-            fputc('}', f);
+            tl_slice(tl, pid, 1 + ev->stream, ev->start, ev->end - ev->start,
+                     ev->label, cat);
+            if (ev->kind == OP_COLL) {
+                json_kv_int(tl->g, "bytes", (long long)ev->bytes);
+                json_kv_str(tl->g, "collective", coll_kind_name(ev->coll));
+                json_kv_str(tl->g, "algorithm", ev->algo == ALGO_AUTO ? "as given (measured or "
+                                                                       "fixed time)"
+                                                                     : coll_algo_name(ev->algo));
+                json_kv_num(tl->g, "transfer_us", (double)(ev->end - ev->start) / 1e6);
+                json_kv_num(tl->g, "wait_us", ev->wait_us > 0 ? ev->wait_us : 0);
+            } else if (ev->kind == OP_COMPUTE) {
+                json_kv_int(tl->g, "kernels", ev->kernels);
+            } else if (ev->kind == OP_N) {
+                json_kv_str(tl->g, "what", "launch or CUDA-graph node overhead the GPU waits for");
+            }
+            tl_slice_end(tl);
         }
     }
-    if (r->tl_part && r->tl_first)
-        *r->tl_first = 0;
-    if (!r->tl_part)
-        fputs("\n]}\n", f);
-    if (ferror(f))
-        return err_set(e, ERR_SYSTEM, "timeline: write failed");
-    return 0;
+    if (r->tl_part)
+        return ferror(tl->f) ? err_set(e, ERR_SYSTEM, "timeline: write failed") : 0;
+    return tl_close(&own, e);
 }
 
 int replay_file(const char *path, const topo *t, coll_ctx *c, const replay_opts *o,
-                FILE *timeline, replay_result *out, err *e)
+                FILE *tl_out, replay_result *out, err *e)
 {
     trace_reader *tr = NULL;
     TRY(trace_open(path, &tr, e));
@@ -510,13 +520,30 @@ int replay_file(const char *path, const topo *t, coll_ctx *c, const replay_opts 
     const char *ov = trace_meta(tr, "overhead");
     if (ov && !strcmp(ov, "captured"))
         ro.captured_overhead = 1;
+    const char *te = trace_meta(tr, "nccl_env");
+    if (te && !ro.env_given) {
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s", te);
+        char *save = NULL;
+        for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save))
+            if (coll_env_set(&ro.env, w, e)) {
+                trace_close(tr);
+                return err_wrap(e, "%s: meta nccl_env", path);
+            }
+    }
+    const char *rk = trace_meta(tr, "ranks");
+    if (rk && atoi(rk) == 1 && topo_ngpus(t) > 1)
+        fprintf(stderr, "collsim replay: warning: %s was captured on 1 rank (meta ranks 1) and "
+                        "is replayed on %s's %d GPUs: its collectives are predicted for the "
+                        "group each names, its compute is the captured rank's\n",
+                path, topo_name(t), topo_ngpus(t));
     replay *r = replay_new(t, c, &ro);
     if (!r) {
         trace_close(tr);
         return err_set(e, ERR_SYSTEM, "out of memory");
     }
-    if (timeline)
-        replay_timeline(r, timeline);
+    if (tl_out)
+        replay_timeline(r, tl_out);
     trace_op op;
     int rc;
     while ((rc = trace_next(tr, &op, e)) == 1) {

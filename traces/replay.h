@@ -15,12 +15,14 @@
 #include "models/coll.h"
 #include "models/topo.h"
 #include "sim/err.h"
+#include "sim/json.h"
 #include "traces/trace.h"
 
 typedef struct replay_opts {
     coll_algo allreduce;   /* override every allreduce's algorithm; ALGO_AUTO = trace's */
     coll_proto proto;      /* PROTO_AUTO = as NCCL would */
     nccl_env env;          /* NCCL settings for NCCL collectives */
+    int env_given;         /* 1 = env replaces the trace's "meta nccl_env" */
     int graph;             /* -1 = as the trace says, 0 = eager, 1 = CUDA graphs */
     double compute_scale;  /* multiply compute durations (another GPU); 1 = as is */
     int measured;          /* 1 = use a collective's measured_us when it has one */
@@ -67,11 +69,14 @@ int replay_finish(replay *r, replay_result *out, err *e);
 /* Record the first cycle as Chrome-trace / Perfetto JSON into f (borrowed),
  * one track per GPU and stream; call before feeding ops. */
 void replay_timeline(replay *r, FILE *f);
-/* The same, but only GPU 0's events as process pid named label, without the
- * enclosing document (to merge several replays); *first as in a JSON list. */
-void replay_timeline_part(replay *r, FILE *f, int pid, const char *label, int *first);
+/* The same, but only GPU 0's events as process pid named label, into an
+ * open timeline document (to merge several replays: whatif's variants). */
+void replay_timeline_part(replay *r, timeline *doc, int pid, const char *label);
 /* Replay a trace file from start to end: trace_open + replay_op + finish.
- * The file's "meta graph" is honoured unless o->graph >= 0. */
+ * The file's "meta graph" is honoured unless o->graph >= 0, its "meta
+ * nccl_env" (NCCL_X=Y,...) unless o->env_given. A trace whose "meta ranks"
+ * is smaller than the collectives' group or than the topology's GPUs gets a
+ * warning on stderr (a one-rank capture replayed on 8 GPUs). */
 int replay_file(const char *path, const topo *t, coll_ctx *c,
                 const replay_opts *o, FILE *timeline, replay_result *out, err *e);
 

@@ -35,6 +35,7 @@ struct whatif_ctx {
 
 whatif_ctx *whatif_ctx_new(void) { return calloc(1, sizeof(whatif_ctx)); }
 
+
 void whatif_ctx_free(whatif_ctx *c)
 {
     if (!c)
@@ -584,12 +585,16 @@ static char *trim(char *s)
 
 static int load_file(const char *path, whatif_scenario *out, err *e)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return err_set(e, ERR_INPUT, "unknown scenario '%s' (not built in, and no readable file: "
-                       "%s)", path, strerror(errno));
+    FILE *f = !strcmp(path, "-") ? stdin : fopen(path, "r");
+    if (!f) {
+        const char *names[NBUILTINS];
+        for (int i = 0; i < NBUILTINS; i++)
+            names[i] = builtins[i].name;
+        return cli_unknown(e, ERR_INPUT, "--scenario (a built-in name or a scenario file)", path, names,
+                           NBUILTINS);
+    }
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (f != stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
         fclose(f);
         return err_set(e, ERR_INPUT, "%s: is a directory", path);
     }
@@ -656,7 +661,8 @@ static int load_file(const char *path, whatif_scenario *out, err *e)
         rc = err_at(e, path, 1, "empty file: not a scenario");
     if (rc == 0 && ferror(f))
         rc = err_set(e, ERR_SYSTEM, "%s: read error", path);
-    fclose(f);
+    if (f != stdin)
+        fclose(f);
     return rc;
 }
 
@@ -921,8 +927,8 @@ static int resolve_bw(whatif_scenario *s, const topo *t, err *e)
 }
 
 typedef struct tl_req {
-    FILE *f;
-    int pid, *first;
+    timeline *doc;
+    int pid;
     const char *label;
 } tl_req;
 
@@ -946,7 +952,7 @@ static int run_with(whatif_ctx *c, const whatif_scenario *s0, whatif_result *out
     if (!r)
         return err_set(e, ERR_SYSTEM, "out of memory");
     if (tl)
-        replay_timeline_part(r, tl->f, tl->pid, tl->label, tl->first);
+        replay_timeline_part(r, tl->doc, tl->pid, tl->label);
     double tokens = (s.mode == WHATIF_EAGLE3 ? s.accept_len : 1.0) * s.batch;
     replay_result rr;
     emitter m = {sink_replay, r, 0};
@@ -1020,10 +1026,10 @@ int whatif_run(const whatif_scenario *s, whatif_result *out, err *e)
     return rc;
 }
 
-int whatif_timeline(whatif_ctx *c, const whatif_scenario *s, FILE *f, int pid,
-                    const char *label, int *first, err *e)
+int whatif_timeline(whatif_ctx *c, const whatif_scenario *s, timeline *doc, int pid,
+                    const char *label, err *e)
 {
-    tl_req t = {f, pid, first, label};
+    tl_req t = {doc, pid, label};
     whatif_result r;
     return run_with(c, s, &r, &t, e);
 }

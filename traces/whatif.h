@@ -15,6 +15,7 @@
 
 #include "models/coll.h"
 #include "sim/err.h"
+#include "sim/json.h"
 
 #define WHATIF_STR 256
 #define WHATIF_HIST_MAX 16
@@ -147,10 +148,10 @@ int whatif_calibrate(whatif_ctx *c, whatif_scenario *s, whatif_calib *out, err *
  * impossible configuration, ERR_INPUT/ERR_SYSTEM from the topology. */
 int whatif_run_ctx(whatif_ctx *c, const whatif_scenario *s, whatif_result *out, err *e);
 int whatif_run(const whatif_scenario *s, whatif_result *out, err *e);  /* fresh ctx */
-/* Record the cycle of s as Perfetto events (GPU 0, process pid named
- * label) into f, without the enclosing document; *first as in JSON lists. */
-int whatif_timeline(whatif_ctx *c, const whatif_scenario *s, FILE *f, int pid,
-                    const char *label, int *first, err *e);
+/* Record the cycle of s as Perfetto events (GPU 0, process pid named label,
+ * threads as in replay's timeline) into the open timeline doc. */
+int whatif_timeline(whatif_ctx *c, const whatif_scenario *s, timeline *doc, int pid,
+                    const char *label, err *e);
 /* Solve for key in s (EAGLE-3): "accept_len" or "verify_allreduce_us". With
  * tok_per_s <= 0, the break-even against base (plain decode as predicted);
  * else the value at which s gives tok_per_s. ERR_CHECK if none in range. */

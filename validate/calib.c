@@ -33,6 +33,8 @@ static const calib_param_desc params[] = {
     {"socket_read_GBps", "peer read completions across a socket link (0 = link rate)", 0,
      1e5},
     {"sm_req_bytes", "largest PCIe request of an SM load or store", 16, 4096},
+    {"cta_store_GBps", "peer stores one thread block sustains (0 = no limit)", 0, 1e5},
+    {"cta_load_GBps", "peer loads one thread block sustains (0 = no limit)", 0, 1e5},
     {"launch_us", "kernel launch overhead", 0, 1e4},
     {"graph_node_us", "per-node cost inside a CUDA graph", 0, 1e4},
     {"hostmem_GBps", "per-socket DRAM bandwidth for SHM staging", 1e-3, 1e5},
@@ -303,10 +305,12 @@ int calib_parse(FILE *f, const char *name, calib **out, err *e)
 
 int calib_load(const char *path, calib **out, err *e)
 {
-    FILE *f;
-    TRY(line_open(path, &f, e));
+    FILE *f = stdin;
+    if (strcmp(path, "-") != 0)
+        TRY(line_open(path, &f, e));
     int rc = calib_parse(f, path, out, e);
-    fclose(f);
+    if (f != stdin)
+        fclose(f);
     return rc;
 }
 
@@ -348,6 +352,10 @@ void calib_apply_params(const calib *c, topo_params *p)
         p->socket_read_Bps = v * 1e9;
     if (!calib_get(c, "sm_req_bytes", &v))
         p->sm_req_bytes = (int)lround(v);
+    if (!calib_get(c, "cta_store_GBps", &v))
+        p->cta_store_Bps = v * 1e9;
+    if (!calib_get(c, "cta_load_GBps", &v))
+        p->cta_load_Bps = v * 1e9;
     if (!calib_get(c, "launch_us", &v))
         p->launch_ps = llround(v * 1e6);
     if (!calib_get(c, "graph_node_us", &v))

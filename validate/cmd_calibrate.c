@@ -24,7 +24,7 @@
 
 enum { MAX_FILES = 256, MAX_PARAMS = 64 };
 
-static const char synopsis[] = "collsim calibrate MEAS... --topo T -o CALIB [options]";
+static const char synopsis[] = "collsim calibrate MEAS... [--topo T] -o CALIB [options]";
 static const char desc[] =
     "MEAS are hwcheck p2p, flows, host or launch files (docs/formats.md). The fit\n"
     "starts from topology T (a preset or a collsim-topo file), with START applied if\n"
@@ -54,7 +54,8 @@ static int set_format(void *ctx, const char *a, err *e) { return cli_parse_forma
 #undef ARGS
 
 static const cli_opt options[] = {
-    {"topo", 0, "T", "topology to start from: a preset or a collsim-topo file (required)", set_topo},
+    {"topo", 0, "T", "topology to start from: a preset or a collsim-topo file (default: the "
+                     "files' 'preset')", set_topo},
     {"output", 'o', "CALIB", "write the fitted profile to CALIB (required)", set_out},
     {"calib", 0, "START", "apply this calibration profile to T first", set_start},
     {"fit", 0, "K1,K2,...", "fit exactly these parameters", set_fit},
@@ -176,6 +177,15 @@ static int candidates(const topo *t, const pts *p, cand *c, int *n, err *e)
                        1e3);
     if (tp->socket_read_Bps > 0)
         ok |= add_cand(c, n, "socket_read_GBps", tp->socket_read_Bps / 1e9, 1e-3, 1e5);
+    /* Kernels measured with few thread blocks (hwcheck --blocks) reach the
+     * per-block rates; with one block per SM the data say nothing of them
+     * and the screen leaves them out. */
+    if (pts_has_op(p, MEAS_WRITE))
+        ok |= add_cand(c, n, "cta_store_GBps",
+                       tp->cta_store_Bps > 0 ? tp->cta_store_Bps / 1e9 : 10, 1e-3, 1e5);
+    if (pts_has_op(p, MEAS_READ))
+        ok |= add_cand(c, n, "cta_load_GBps",
+                       tp->cta_load_Bps > 0 ? tp->cta_load_Bps / 1e9 : 10, 1e-3, 1e5);
     if (pts_has_host(p))
         ok |= add_cand(c, n, "hostmem_GBps", tp->hostmem_Bps / 1e9, 1e-3, 1e5);
     if (pts_has_launch(p, "launch"))
@@ -230,8 +240,8 @@ int cmd_calibrate(int argc, char **argv, err *e)
     const char *sel_patterns = g.patterns, *sel_sizes = g.sizes;
     int show_res = g.residuals;
     report_format fmt = g.fmt;
-    if (!nfiles || !topo_arg || !out_path)
-        return err_set(e, ERR_USAGE, "calibrate needs measurement files, --topo and -o "
+    if (!nfiles || !out_path)
+        return err_set(e, ERR_USAGE, "calibrate needs measurement files and -o "
                        "(collsim calibrate --help)");
     pts_filter filter;
     TRY(pts_filter_parse(sel_patterns, sel_sizes, &filter, e));
@@ -260,6 +270,18 @@ int cmd_calibrate(int argc, char **argv, err *e)
                          "host, launch) so that collectives and replays can be judged on data "
                          "the fit never saw: give it to collsim validate", files[i],
                          meas_kind_name(meas_kind_of(sets[i])));
+    }
+    if (!rc && !topo_arg) {
+        /* As validate: the files' 'preset' metadata, which must agree. */
+        topo_arg = meas_meta(sets[0], "preset");
+        for (int i = 1; i < nfiles && topo_arg && !rc; i++) {
+            const char *pr = meas_meta(sets[i], "preset");
+            if (!pr || strcmp(pr, topo_arg))
+                rc = err_set(e, ERR_USAGE, "%s: its 'preset' differs from %s's: give --topo",
+                             files[i], files[0]);
+        }
+        if (!rc && !topo_arg)
+            rc = err_set(e, ERR_USAGE, "%s names no 'preset': give --topo", files[0]);
     }
     if (rc || (rc = calib_load_topo(topo_arg, start_path, &t, e)) ||
         (rc = pts_build(sets, nfiles, t, &filter, &p, e)))

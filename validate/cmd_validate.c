@@ -6,8 +6,9 @@
  * predicted. Collectives come from hwcheck coll files or plain nccl-tests
  * output, replays from hwcheck replay files (the trace path is taken as
  * written, else relative to the measurement file), transfers and launch
- * overheads from p2p/flows/host/launch files. --plot draws predicted and
- * measured time against size, one panel per algorithm or pattern.
+ * overheads from p2p/flows/host/launch files. --plot draws a parity panel,
+ * error against size, one panel per collective and algorithm, heat maps of
+ * single-pair transfers and bars of the other cases.
  * --max-median / --max-worst turn the report into a check (exit 1). */
 #include <math.h>
 #include <stdlib.h>
@@ -36,7 +37,7 @@ static const char desc[] =
 
 /* What the options set. */
 typedef struct validate_args {
-    const char *topo, *calib, *plot, *patterns, *sizes;
+    const char *topo, *calib, *plot, *patterns, *sizes, *merge;
     double max_median, max_worst;
     int points;
     report_format fmt;
@@ -48,6 +49,7 @@ static int set_calib(void *ctx, const char *a, err *e) { (void)e; ARGS->calib = 
 static int set_plot(void *ctx, const char *a, err *e) { (void)e; ARGS->plot = a; return 0; }
 static int set_patterns(void *ctx, const char *a, err *e) { (void)e; ARGS->patterns = a; return 0; }
 static int set_sizes(void *ctx, const char *a, err *e) { (void)e; ARGS->sizes = a; return 0; }
+static int set_merge(void *ctx, const char *a, err *e) { (void)e; ARGS->merge = a; return 0; }
 static int set_points(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->points = 1; return 0; }
 /* A percentage bound: a negative one would fail every set, NaN none. */
 static int parse_pct(const char *what, const char *a, double *out, err *e)
@@ -63,12 +65,14 @@ static int set_format(void *ctx, const char *a, err *e) { return cli_parse_forma
 static const cli_opt options[] = {
     {"topo", 0, "T", "preset or collsim-topo file (default: the files' 'preset')", set_topo},
     {"calib", 0, "CALIB", "apply a calibration profile (collsim calibrate)", set_calib},
-    {"plot", 0, "OUT.svg", "plot predicted and measured time against size", set_plot},
+    {"plot", 0, "OUT.svg", "SVG: parity, error vs size, per-collective panels, p2p heat maps and bars", set_plot},
     {"max-median", 0, "PCT", "fail if a set's median |error| exceeds PCT percent", set_max_median},
     {"max-worst", 0, "PCT", "fail if a set's worst |error| exceeds PCT percent", set_max_worst},
     {"points", 0, NULL, "also print every compared point", set_points},
     {"patterns", 0, "P1,P2,...", "keep only transfer cases of these patterns", set_patterns},
     {"sizes", 0, "SIZES", "keep only these bytes per flow: S1,S2,... or MIN:MAX (K/M/G)", set_sizes},
+    {"merge", 0, "NAME", "judge all files as one data set NAME (decisions and crossovers across "
+     "files: one file per algorithm or protocol)", set_merge},
     {"format", 0, "F", "table (default), csv or json", set_format},
     {NULL, 0, NULL, NULL, NULL},
 };
@@ -90,6 +94,7 @@ typedef struct vset {
     char groups[MAX_ALGOS][48];
     int ngroups;
     int is_coll;
+    char coll[24];      /* the collective of a collective set */
 } vset;
 
 static int group_of(vset *s, const char *name)
@@ -136,10 +141,39 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
     if (!cc)
         return err_set(e, ERR_SYSTEM, "%s: the collective model is not available in this build",
                        meas_name(m));
+    /* The NCCL settings the measurement ran under: hwcheck records them as
+     * `--env NAME=VALUE` in its command line. Settings the model knows
+     * (coll_env_set) apply to every prediction of the file; others (such as
+     * NCCL_NVLS_ENABLE=0 or NCCL_DEBUG) are ignored. */
+    nccl_env env;
+    {
+        coll_req q0;
+        coll_req_init(&q0, t);
+        env = q0.env;
+        const char *cmd = meas_meta(m, "command");
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", cmd ? cmd : "");
+        char *save = NULL, *prev = NULL;
+        for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+            const char *as = NULL;
+            if (!strncmp(tok, "--env=", 6))
+                as = tok + 6;
+            else if (prev && !strcmp(prev, "--env"))
+                as = tok;
+            if (as) {
+                err ignored = {0};
+                nccl_env trial = env;
+                if (coll_env_set(&trial, as, &ignored) == 0)
+                    env = trial;
+            }
+            prev = tok;
+        }
+    }
     for (size_t i = 0; i < meas_ncoll(m); i++) {
         const meas_coll *k = meas_coll_at(m, i);
         coll_req q;
         coll_req_init(&q, t);
+        q.env = env;
         q.kind = kind;
         q.bytes = k->bytes;
         q.nranks = ranks;
@@ -186,6 +220,8 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
         char g[48];
         if (!strcmp(algo, "auto"))
             snprintf(g, sizeof g, "%s", k->impl[0] ? k->impl : "auto");
+        else if (q.proto != PROTO_AUTO && strcmp(k->proto, "-"))
+            snprintf(g, sizeof g, "%.20s(%.20s)", algo, k->proto); /* "ring(LL)" */
         else
             snprintf(g, sizeof g, "%s", algo);
         v->group = group_of(s, g);
@@ -194,6 +230,7 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
         snprintf(v->where, sizeof v->where, "line %ld", k->line);
     }
     s->is_coll = 1;
+    snprintf(s->coll, sizeof s->coll, "%s", coll_kind_name(kind));
     return 0;
 }
 
@@ -384,9 +421,144 @@ static const report_col point_cols[] = {
     {"meas_us", NULL, 12, 3}, {"pred_us", NULL, 12, 3}, {"err_pct", NULL, 8, 2},
 };
 
+/* "A>B" at the end of a transfer label: one flow from GPU A to GPU B. */
+static int pair_of(const char *label, int *a, int *b)
+{
+    const char *sp = strrchr(label, ' ');
+    char tail;
+    return sp && sscanf(sp + 1, "%d>%d%c", a, b, &tail) == 2 && *a >= 0 && *a < 256 && *b >= 0 &&
+                   *b < 256
+               ? 0
+               : -1;
+}
+
+/* The figure: a parity panel (predicted against measured, every set, one
+ * colour each), error against size, then one panel per collective and
+ * algorithm (time against size: measured points, predicted line) and per
+ * transfer group (single pairs as a source x destination heat map of the
+ * error at the largest size, other cases as measured/predicted bars). */
+static int build_plot(plot *pl, const vset *vs, int nfiles, err *e)
+{
+    int par = plot_panel_kind(pl, "predicted against measured (all sets)", PLOT_LOGLOG,
+                              "measured time (us)", "predicted time (us)", e);
+    int erp = par < 0 ? -1
+                      : plot_panel_kind(pl, "error against size", PLOT_LOGLIN, "size (bytes)",
+                                        "error (%, predicted - measured)", e);
+    if (erp < 0)
+        return e->code ? e->code : ERR_SYSTEM;
+    plot_panel_diagonal(pl, par);
+    int rc = 0;
+    char pnames[MAX_PANELS][96];
+    int pidx[MAX_PANELS], npan = 0;
+    for (int i = 0; i < nfiles && !rc; i++) {
+        const vset *v = &vs[i];
+        size_t n = v->n ? v->n : 1;
+        double *xs = malloc(n * 4 * sizeof *xs);
+        if (!xs)
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        double *ym = xs + n, *yp = ym + n, *er = yp + n;
+        for (size_t k = 0; k < v->n; k++) {
+            xs[k] = v->p[k].meas;
+            yp[k] = v->p[k].pred;
+        }
+        rc = plot_series(pl, par, v->name, PLOT_POINTS, xs, yp, v->n, e);
+        size_t m = 0;
+        for (size_t k = 0; k < v->n; k++)
+            if (v->p[k].size > 0 && v->p[k].meas > 0) {
+                xs[m] = v->p[k].size;
+                er[m++] = 100.0 * (v->p[k].pred - v->p[k].meas) / v->p[k].meas;
+            }
+        if (!rc)
+            rc = plot_series(pl, erp, v->name, PLOT_POINTS, xs, er, m, e);
+        for (int g = 0; g < v->ngroups && !rc; g++) {
+            char name[96];
+            int heat = 0, a, b;
+            double maxsize = 0;
+            if (v->is_coll) {
+                snprintf(name, sizeof name, "%s %s", v->coll, v->groups[g]);
+            } else {
+                /* Heat map when every point of the group is one pair. */
+                heat = 1;
+                for (size_t k = 0; k < v->n; k++)
+                    if (v->p[k].group == g) {
+                        heat &= !pair_of(v->p[k].label, &a, &b);
+                        maxsize = v->p[k].size > maxsize ? v->p[k].size : maxsize;
+                    }
+                if (heat)
+                    snprintf(name, sizeof name, "%.40s: %.40s error (%%)", v->name, v->groups[g]);
+                else
+                    snprintf(name, sizeof name, "%s", v->groups[g]);
+            }
+            int pi = -1;
+            for (int k = 0; k < npan; k++)
+                if (!strcmp(pnames[k], name))
+                    pi = pidx[k];
+            if (pi < 0 && npan < MAX_PANELS) {
+                pi = v->is_coll ? plot_panel(pl, name, e)
+                     : heat     ? plot_panel_kind(pl, name, PLOT_HEAT, "destination GPU",
+                                                  "source GPU", e)
+                                : plot_panel_kind(pl, name, PLOT_BARS, "", "time (us)", e);
+                if (pi >= 0) {
+                    snprintf(pnames[npan], sizeof pnames[0], "%s", name);
+                    pidx[npan++] = pi;
+                }
+            }
+            if (pi < 0) {
+                rc = e->code ? e->code : ERR_SYSTEM;
+                break;
+            }
+            if (v->is_coll) {
+                /* measured points and predicted line, sorted by size */
+                size_t c = 0;
+                for (size_t k = 0; k < v->n; k++)
+                    if (v->p[k].group == g && v->p[k].size > 0) {
+                        size_t j = c++;
+                        while (j > 0 && xs[j - 1] > v->p[k].size) {
+                            xs[j] = xs[j - 1], ym[j] = ym[j - 1], yp[j] = yp[j - 1];
+                            j--;
+                        }
+                        xs[j] = v->p[k].size, ym[j] = v->p[k].meas, yp[j] = v->p[k].pred;
+                    }
+                rc = plot_series(pl, pi, v->name, PLOT_POINTS, xs, ym, c, e);
+                if (!rc)
+                    rc = plot_series(pl, pi, v->name, PLOT_LINE, xs, yp, c, e);
+                continue;
+            }
+            for (size_t k = 0; k < v->n && !rc; k++) {
+                const vpoint *q = &v->p[k];
+                if (q->group != g)
+                    continue;
+                if (heat) {
+                    if (q->size == maxsize && !pair_of(q->label, &a, &b) && q->meas > 0)
+                        rc = plot_cell(pl, pi, a, b, 100.0 * (q->pred - q->meas) / q->meas, e);
+                    continue;
+                }
+                /* category: the label after "pattern op", and the size */
+                const char *cat = q->label;
+                size_t gl = strlen(v->groups[g]);
+                if (!strncmp(cat, v->groups[g], gl) && cat[gl] == ' ')
+                    cat += gl + 1;
+                char cs[112];
+                static const char *const unit[] = {"B", "K", "M", "G", "T"};
+                double sz = q->size;
+                int u = 0;
+                while (sz >= 1024 && u < 4)
+                    sz /= 1024, u++;
+                if (q->size > 0)
+                    snprintf(cs, sizeof cs, "%.80s %g%s", cat, sz, unit[u]);
+                else
+                    snprintf(cs, sizeof cs, "%.80s", cat);
+                rc = plot_bar(pl, pi, v->name, cs, q->meas, q->pred, e);
+            }
+        }
+        free(xs);
+    }
+    return rc;
+}
+
 int cmd_validate(int argc, char **argv, err *e)
 {
-    validate_args va = {NULL, NULL, NULL, NULL, NULL, INFINITY, INFINITY, 0, REPORT_TABLE};
+    validate_args va = {NULL, NULL, NULL, NULL, NULL, NULL, INFINITY, INFINITY, 0, REPORT_TABLE};
     const char *files[MAX_FILES + 1];
     int nfiles;
     /* One slot more than allowed, so that too many files get their own message. */
@@ -410,6 +582,9 @@ int cmd_validate(int argc, char **argv, err *e)
     meas_set *sets[MAX_FILES] = {0};
     vset vs[MAX_FILES];
     memset(vs, 0, sizeof vs);
+    vset merged, *sel = vs; /* what is reported: the files, or --merge's one set */
+    memset(&merged, 0, sizeof merged);
+    int nsel = 0;
     topo *t = NULL;
     coll_ctx *cc = NULL;
     plot *pl = NULL;
@@ -456,6 +631,36 @@ int cmd_validate(int argc, char **argv, err *e)
     }
     if (rc)
         goto done;
+    /* --merge: every file's points in one set, groups matched by name. */
+    nsel = nfiles;
+    if (va.merge) {
+        size_t cap = 0;
+        for (int i = 0; i < nfiles; i++)
+            cap += vs[i].n;
+        if (!(merged.p = calloc(cap + 1, sizeof *merged.p))) {
+            rc = err_set(e, ERR_SYSTEM, "out of memory");
+            goto done;
+        }
+        merged.name = va.merge;
+        merged.kind = vs[0].kind;
+        snprintf(merged.coll, sizeof merged.coll, "%s", vs[0].coll);
+        merged.is_coll = 1;
+        for (int i = 0; i < nfiles && !rc; i++) {
+            merged.is_coll &= vs[i].is_coll;
+            for (size_t k = 0; k < vs[i].n; k++) {
+                vpoint *v = &merged.p[merged.n++];
+                *v = vs[i].p[k];
+                v->group = group_of(&merged, vs[i].groups[vs[i].p[k].group]);
+                char where[sizeof v->where];
+                snprintf(where, sizeof where, "%s", v->where);
+                snprintf(v->where, sizeof v->where, "%.20s:%.20s", vs[i].name, where);
+            }
+        }
+        if (rc)
+            goto done;
+        sel = &merged;
+        nsel = 1;
+    }
 
     if (!(r = report_new(stdout, fmt))) {
         rc = err_set(e, ERR_SYSTEM, "out of memory");
@@ -467,8 +672,8 @@ int cmd_validate(int argc, char **argv, err *e)
     const char *fail_set = NULL;
     double fail_val = 0, fail_lim = 0;
     const char *fail_what = NULL;
-    for (int i = 0; i < nfiles; i++) {
-        vset *s = &vs[i];
+    for (int i = 0; i < nsel; i++) {
+        vset *s = &sel[i];
         report_str(r, s->name);
         report_str(r, s->kind);
         report_int(r, (long long)s->n);
@@ -532,10 +737,10 @@ int cmd_validate(int argc, char **argv, err *e)
     }
     if (show_points) {
         report_table(r, "points", point_cols, 6);
-        for (int i = 0; i < nfiles; i++)
-            for (size_t k = 0; k < vs[i].n; k++) {
-                const vpoint *v = &vs[i].p[k];
-                report_str(r, vs[i].name);
+        for (int i = 0; i < nsel; i++)
+            for (size_t k = 0; k < sel[i].n; k++) {
+                const vpoint *v = &sel[i].p[k];
+                report_str(r, sel[i].name);
                 report_str(r, v->where);
                 report_str(r, v->label);
                 report_num(r, v->meas);
@@ -551,57 +756,12 @@ int cmd_validate(int argc, char **argv, err *e)
         goto done;
 
     if (plot_path) {
-        /* One panel per algorithm (collectives) or pattern (transfers),
-         * over the sets that have sizes; points sorted by size. */
-        pl = plot_new("collsim validate: measured (points) and predicted (lines)",
-                      "size (bytes)", "time (us)");
+        pl = plot_new("collsim validate: predicted against measured", "size (bytes)", "time (us)");
         if (!pl) {
             rc = err_set(e, ERR_SYSTEM, "out of memory");
             goto done;
         }
-        char pnames[MAX_PANELS][64];
-        int npan = 0;
-        for (int i = 0; i < nfiles && !rc; i++)
-            for (int g = 0; g < vs[i].ngroups && !rc; g++) {
-                size_t n = 0;
-                double *xs = malloc((vs[i].n + 1) * 3 * sizeof *xs);
-                if (!xs) {
-                    rc = err_set(e, ERR_SYSTEM, "out of memory");
-                    break;
-                }
-                double *ym = xs + vs[i].n + 1, *yp = ym + vs[i].n + 1;
-                for (size_t k = 0; k < vs[i].n; k++)
-                    if (vs[i].p[k].group == g && vs[i].p[k].size > 0) {
-                        size_t j = n++;
-                        while (j > 0 && xs[j - 1] > vs[i].p[k].size) {
-                            xs[j] = xs[j - 1];
-                            ym[j] = ym[j - 1];
-                            yp[j] = yp[j - 1];
-                            j--;
-                        }
-                        xs[j] = vs[i].p[k].size;
-                        ym[j] = vs[i].p[k].meas;
-                        yp[j] = vs[i].p[k].pred;
-                    }
-                if (n) {
-                    int pi = -1;
-                    for (int k = 0; k < npan; k++)
-                        if (!strcmp(pnames[k], vs[i].groups[g]))
-                            pi = k;
-                    if (pi < 0 && npan < MAX_PANELS) {
-                        snprintf(pnames[npan], sizeof pnames[0], "%s", vs[i].groups[g]);
-                        pi = plot_panel(pl, vs[i].groups[g], e);
-                        npan++;
-                    }
-                    if (pi < 0)
-                        rc = e->code ? e->code : ERR_SYSTEM;
-                    if (!rc)
-                        rc = plot_series(pl, pi, vs[i].name, PLOT_POINTS, xs, ym, n, e);
-                    if (!rc)
-                        rc = plot_series(pl, pi, vs[i].name, PLOT_LINE, xs, yp, n, e);
-                }
-                free(xs);
-            }
+        rc = build_plot(pl, sel, nsel, e);
         if (rc)
             goto done;
         ofile of;
@@ -618,6 +778,7 @@ int cmd_validate(int argc, char **argv, err *e)
         rc = err_set(e, ERR_CHECK, "%s: %s error %.2f%% exceeds %.2f%%", fail_set, fail_what,
                      fail_val, fail_lim);
 done:
+    free(merged.p);
     report_free(r);
     plot_free(pl);
     coll_ctx_free(cc);

@@ -338,9 +338,30 @@ int fit_run(fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
         rc = r.rc;
         goto out;
     }
-    int info = 0;
-    int status = gsl_multifit_nlinear_driver((size_t)o->max_iter, o->xtol, o->gtol, o->ftol,
-                                             NULL, NULL, &info, w);
+    /* GSL's driver loop, plus one stop of our own: the model is piecewise
+     * smooth (integer picoseconds, min() of capacities), so near an optimum
+     * the steps can go on changing x by more than xtol while the cost no
+     * longer moves; 10 iterations without a relative gain of 1e-12 in the
+     * cost count as converged (as GSL's "no progress"). */
+    int info = 0, status = GSL_CONTINUE, flat = 0;
+    double cost = gsl_blas_dnrm2(gsl_multifit_nlinear_residual(w));
+    for (int it = 0; it < o->max_iter && status == GSL_CONTINUE; it++) {
+        status = gsl_multifit_nlinear_iterate(w);
+        if (r.rc)
+            break;
+        if (status == GSL_ENOPROG && it > 0)
+            break;
+        if (status != GSL_SUCCESS && status != GSL_ENOPROG)
+            break;
+        status = gsl_multifit_nlinear_test(o->xtol, o->gtol, o->ftol, &info, w);
+        double c = gsl_blas_dnrm2(gsl_multifit_nlinear_residual(w));
+        flat = c > cost * (1 - 1e-12) ? flat + 1 : 0;
+        cost = c < cost ? c : cost;
+        if (status == GSL_CONTINUE && flat >= 10)
+            status = GSL_ENOPROG;
+    }
+    if (status == GSL_CONTINUE)
+        status = GSL_EMAXITER;
     if (r.rc) {
         rc = r.rc;
         goto out;

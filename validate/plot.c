@@ -1,8 +1,9 @@
-/* SVG plotter. Each panel computes its own decade-aligned ranges from its
- * positive points (at least one decade wide), so every panel is readable on
- * its own; coordinates are printed with one decimal so output is byte-for-
- * byte deterministic. Colours come from a fixed palette indexed by the
- * order in which series labels first appear. */
+/* SVG plotter. Each panel computes its own ranges from its data (log axes:
+ * decade-aligned, at least one decade wide; linear axes: 1-2-5 steps), so
+ * every panel is readable on its own, and carries its own legend inside its
+ * frame. Coordinates are printed with one decimal so output is byte-for-byte
+ * deterministic. Colours come from a fixed palette indexed by the order in
+ * which series labels first appear in the plot. */
 #include "validate/plot.h"
 
 #include <math.h>
@@ -12,23 +13,38 @@
 typedef struct series {
     char *label;
     plot_style style;
-    int colour;
     double *x, *y;
     size_t n;
 } series;
 
+typedef struct bar {
+    char *label, *category;
+    double meas, pred;
+} bar;
+
+typedef struct cell {
+    int row, col;
+    double v;
+} cell;
+
 typedef struct panel {
-    char *name;
+    char *name, *xlabel, *ylabel;
+    plot_kind kind;
+    int diagonal;
+    double range;
     series *s;
     int ns;
+    bar *b;
+    int nb;
+    cell *c;
+    int nc;
 } panel;
 
 struct plot {
     char *title, *xlabel, *ylabel;
     panel *pan;
     int np;
-    char **labels;          /* distinct series labels, in order */
-    plot_style *label_style;
+    char **labels;  /* distinct series labels, in order of first appearance */
     int nlabels;
 };
 
@@ -37,9 +53,10 @@ static const char *const palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7"
                                       "#E69F00", "#56B4E9", "#000000", "#F0E442"};
 enum { NPAL = sizeof palette / sizeof palette[0] };
 
-/* Layout, in SVG user units. */
-enum { PW = 380, PH = 280, ML = 64, MR = 16, MT = 28, MB = 48, COLS_MAX = 3,
-       TOP = 56, LEG_ROW = 18 };
+/* Layout, in SVG user units: panel size, margins inside a panel, columns,
+ * the title band, legend rows. */
+enum { PW = 420, PH = 320, ML = 64, MR = 16, MT = 28, MB = 64, COLS_MAX = 3, TOP = 40,
+       LEG_ROW = 15 };
 
 static char *sdup(const char *s) { return strdup(s ? s : ""); }
 
@@ -63,18 +80,26 @@ void plot_free(plot *p)
     if (!p)
         return;
     for (int i = 0; i < p->np; i++) {
-        for (int j = 0; j < p->pan[i].ns; j++) {
-            free(p->pan[i].s[j].label);
-            free(p->pan[i].s[j].x);
-            free(p->pan[i].s[j].y);
+        panel *q = &p->pan[i];
+        for (int j = 0; j < q->ns; j++) {
+            free(q->s[j].label);
+            free(q->s[j].x);
+            free(q->s[j].y);
         }
-        free(p->pan[i].s);
-        free(p->pan[i].name);
+        for (int j = 0; j < q->nb; j++) {
+            free(q->b[j].label);
+            free(q->b[j].category);
+        }
+        free(q->s);
+        free(q->b);
+        free(q->c);
+        free(q->name);
+        free(q->xlabel);
+        free(q->ylabel);
     }
     for (int i = 0; i < p->nlabels; i++)
         free(p->labels[i]);
     free(p->labels);
-    free(p->label_style);
     free(p->pan);
     free(p->title);
     free(p->xlabel);
@@ -82,48 +107,68 @@ void plot_free(plot *p)
     free(p);
 }
 
-int plot_panel(plot *p, const char *name, err *e)
+int plot_panel_kind(plot *p, const char *name, plot_kind kind, const char *xlabel,
+                    const char *ylabel, err *e)
 {
     panel *np = realloc(p->pan, (size_t)(p->np + 1) * sizeof *np);
     if (!np)
         return err_set(e, ERR_SYSTEM, "out of memory"), -1;
     p->pan = np;
-    p->pan[p->np] = (panel){sdup(name), NULL, 0};
-    if (!p->pan[p->np].name)
+    panel *q = &p->pan[p->np];
+    memset(q, 0, sizeof *q);
+    q->kind = kind;
+    q->range = 25;
+    q->name = sdup(name);
+    q->xlabel = sdup(xlabel ? xlabel : p->xlabel);
+    q->ylabel = sdup(ylabel ? ylabel : p->ylabel);
+    if (!q->name || !q->xlabel || !q->ylabel) {
+        free(q->name);
+        free(q->xlabel);
+        free(q->ylabel);
         return err_set(e, ERR_SYSTEM, "out of memory"), -1;
+    }
     return p->np++;
 }
 
-static int label_index(plot *p, const char *label, plot_style style, err *e)
+int plot_panel(plot *p, const char *name, err *e)
+{
+    return plot_panel_kind(p, name, PLOT_LOGLOG, NULL, NULL, e);
+}
+
+void plot_panel_diagonal(plot *p, int pi)
+{
+    ASSERTF(pi >= 0 && pi < p->np, "panel %d of %d", pi, p->np);
+    p->pan[pi].diagonal = 1;
+}
+
+void plot_panel_range(plot *p, int pi, double range)
+{
+    ASSERTF(pi >= 0 && pi < p->np && range > 0, "panel %d of %d, range %g", pi, p->np, range);
+    p->pan[pi].range = range;
+}
+
+/* Index of a label (its colour), added on first use; -1 on OOM. */
+static int label_index(plot *p, const char *label, err *e)
 {
     for (int i = 0; i < p->nlabels; i++)
-        if (!strcmp(p->labels[i], label) && p->label_style[i] == style)
+        if (!strcmp(p->labels[i], label))
             return i;
     char **l = realloc(p->labels, (size_t)(p->nlabels + 1) * sizeof *l);
-    if (l)
-        p->labels = l;
-    plot_style *s = realloc(p->label_style, (size_t)(p->nlabels + 1) * sizeof *s);
-    if (s)
-        p->label_style = s;
-    if (!l || !s || !(p->labels[p->nlabels] = sdup(label)))
+    if (!l || !(l[p->nlabels] = sdup(label))) {
+        if (l)
+            p->labels = l;
         return err_set(e, ERR_SYSTEM, "out of memory"), -1;
-    p->label_style[p->nlabels] = style;
+    }
+    p->labels = l;
     return p->nlabels++;
 }
 
-/* Colour: by label, the same for points and line of one label. */
-static int colour_of(const plot *p, const char *label)
+static const char *colour_of(const plot *p, const char *label)
 {
-    int c = 0;
-    for (int i = 0; i < p->nlabels; i++) {
+    for (int i = 0; i < p->nlabels; i++)
         if (!strcmp(p->labels[i], label))
-            return c;
-        int seen = 0;
-        for (int j = 0; j < i; j++)
-            seen |= !strcmp(p->labels[j], p->labels[i]);
-        c += !seen;
-    }
-    return c;
+            return palette[i % NPAL];
+    return palette[0];
 }
 
 int plot_series(plot *p, int pi, const char *label, plot_style style, const double *x,
@@ -131,28 +176,66 @@ int plot_series(plot *p, int pi, const char *label, plot_style style, const doub
 {
     ASSERTF(pi >= 0 && pi < p->np, "panel %d of %d", pi, p->np);
     panel *pan = &p->pan[pi];
-    if (label_index(p, label, style, e) < 0)
-        return e ? e->code : ERR_SYSTEM;
+    ASSERTF(pan->kind == PLOT_LOGLOG || pan->kind == PLOT_LOGLIN, "series on panel kind %d",
+            (int)pan->kind);
+    if (label_index(p, label, e) < 0)
+        return ERR_SYSTEM;
     series *s = realloc(pan->s, (size_t)(pan->ns + 1) * sizeof *s);
     if (!s)
         return err_set(e, ERR_SYSTEM, "out of memory");
     pan->s = s;
     series *z = &pan->s[pan->ns];
-    *z = (series){sdup(label), style, colour_of(p, label) % NPAL,
-                  malloc((n ? n : 1) * sizeof(double)), malloc((n ? n : 1) * sizeof(double)), 0};
+    *z = (series){sdup(label), style, malloc((n ? n : 1) * sizeof(double)),
+                  malloc((n ? n : 1) * sizeof(double)), 0};
     if (!z->label || !z->x || !z->y) {
         free(z->label);
         free(z->x);
         free(z->y);
         return err_set(e, ERR_SYSTEM, "out of memory");
     }
+    int ylog = pan->kind == PLOT_LOGLOG;
     for (size_t i = 0; i < n; i++)
-        if (x[i] > 0 && y[i] > 0 && isfinite(x[i]) && isfinite(y[i])) {
+        if (x[i] > 0 && isfinite(x[i]) && isfinite(y[i]) && (!ylog || y[i] > 0)) {
             z->x[z->n] = x[i];
             z->y[z->n] = y[i];
             z->n++;
         }
     pan->ns++;
+    return 0;
+}
+
+int plot_bar(plot *p, int pi, const char *label, const char *category, double measured,
+             double predicted, err *e)
+{
+    ASSERTF(pi >= 0 && pi < p->np && p->pan[pi].kind == PLOT_BARS, "bar on panel %d", pi);
+    panel *pan = &p->pan[pi];
+    if (label_index(p, label, e) < 0)
+        return ERR_SYSTEM;
+    bar *b = realloc(pan->b, (size_t)(pan->nb + 1) * sizeof *b);
+    if (!b)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    pan->b = b;
+    bar *z = &pan->b[pan->nb];
+    *z = (bar){sdup(label), sdup(category), measured, predicted};
+    if (!z->label || !z->category) {
+        free(z->label);
+        free(z->category);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    pan->nb++;
+    return 0;
+}
+
+int plot_cell(plot *p, int pi, int row, int col, double value, err *e)
+{
+    ASSERTF(pi >= 0 && pi < p->np && p->pan[pi].kind == PLOT_HEAT, "cell on panel %d", pi);
+    ASSERTF(row >= 0 && row < 256 && col >= 0 && col < 256, "cell %d,%d", row, col);
+    panel *pan = &p->pan[pi];
+    cell *c = realloc(pan->c, (size_t)(pan->nc + 1) * sizeof *c);
+    if (!c)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    pan->c = c;
+    pan->c[pan->nc++] = (cell){row, col, value};
     return 0;
 }
 
@@ -181,89 +264,242 @@ static void xml_text(FILE *f, const char *s)
     }
 }
 
+/* A plot area and its two axes: log axes in decades k0..k1, linear in lo..hi. */
+typedef struct axis {
+    int log;
+    double lo, hi;  /* log: decades */
+    double step;    /* linear: the tick step */
+} axis;
+
 typedef struct axes {
-    double x0, y0, w, h;       /* plot area */
-    int kx0, kx1, ky0, ky1;    /* decade range */
+    double x0, y0, w, h;
+    axis x, y;
 } axes;
 
-static double ax_x(const axes *a, double x)
+static double pos(const axis *a, double v)
 {
-    return a->x0 + a->w * (log10(x) - a->kx0) / (a->kx1 - a->kx0);
+    double t = a->log ? log10(v) : v;
+    return (t - a->lo) / (a->hi - a->lo);
 }
-static double ax_y(const axes *a, double y)
-{
-    return a->y0 + a->h - a->h * (log10(y) - a->ky0) / (a->ky1 - a->ky0);
-}
+static double ax_x(const axes *a, double x) { return a->x0 + a->w * pos(&a->x, x); }
+static double ax_y(const axes *a, double y) { return a->y0 + a->h - a->h * pos(&a->y, y); }
 
-static void range(const panel *pan, int xaxis, int *k0, int *k1)
+/* Range of a panel's x (xaxis) or y values. */
+static void data_range(const panel *pan, int xaxis, double *lo, double *hi)
 {
-    double lo = INFINITY, hi = -INFINITY;
+    *lo = INFINITY;
+    *hi = -INFINITY;
     for (int i = 0; i < pan->ns; i++)
         for (size_t j = 0; j < pan->s[i].n; j++) {
             double v = xaxis ? pan->s[i].x[j] : pan->s[i].y[j];
-            lo = v < lo ? v : lo;
-            hi = v > hi ? v : hi;
+            *lo = v < *lo ? v : *lo;
+            *hi = v > *hi ? v : *hi;
         }
-    if (!(lo <= hi)) {
-        *k0 = 0;
-        *k1 = 1;
-        return;
-    }
-    *k0 = (int)floor(log10(lo) + 1e-9);
-    *k1 = (int)ceil(log10(hi) - 1e-9);
-    if (*k1 <= *k0)
-        *k1 = *k0 + 1;
 }
 
-static void draw_panel(const plot *p, const panel *pan, double ox, double oy, FILE *f)
+static void log_axis(double lo, double hi, axis *a)
 {
-    axes a = {ox + ML, oy + MT, PW - ML - MR, PH - MT - MB, 0, 0, 0, 0};
-    range(pan, 1, &a.kx0, &a.kx1);
-    range(pan, 0, &a.ky0, &a.ky1);
-    fprintf(f, "<g>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-weight=\"bold\">",
-            a.x0 + a.w / 2, oy + MT - 10);
-    xml_text(f, pan->name);
-    fputs("</text>\n", f);
-    /* Grid: minor lines at 2..9 x 10^k, major at decades with labels. */
+    a->log = 1;
+    if (!(lo <= hi)) {
+        a->lo = 0, a->hi = 1;
+        return;
+    }
+    a->lo = floor(log10(lo) + 1e-9);
+    a->hi = ceil(log10(hi) - 1e-9);
+    if (a->hi <= a->lo)
+        a->hi = a->lo + 1;
+}
+
+/* A 1-2-5 step giving about 5 intervals over span. */
+static double nice_step(double span)
+{
+    double raw = span / 5, mag = pow(10, floor(log10(raw)));
+    double m = raw / mag;
+    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * mag;
+}
+
+static void lin_axis(double lo, double hi, axis *a)
+{
+    a->log = 0;
+    if (!(lo <= hi))
+        lo = 0, hi = 1;
+    if (hi - lo < 1e-12)
+        lo -= 1, hi += 1;
+    double st = nice_step(hi - lo);
+    a->lo = floor(lo / st) * st;
+    a->hi = ceil(hi / st) * st;
+    a->step = st;
+}
+
+static void line(FILE *f, double x1, double y1, double x2, double y2, const char *style)
+{
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" %s/>\n", x1, y1, x2, y2,
+            style);
+}
+
+/* A tick label: "-20", "0.5", "800k", "1.5M" (k/M from 10000 on, so labels stay short). */
+static void num_label(double v, double step, char *buf, size_t n)
+{
+    if (fabs(v) < step / 1e6)
+        v = 0;
+    double div = 1;
+    const char *suf = "";
+    if (step >= 1e5 || fabs(v) >= 1e6)
+        div = 1e6, suf = "M";
+    else if (step >= 1e3 || fabs(v) >= 1e4)
+        div = 1e3, suf = "k";
+    double st = step / div;
+    int dec = st >= 1 ? 0 : (int)ceil(-log10(st) - 1e-9);
+    snprintf(buf, n, "%.*f%s", dec, v / div, v == 0 ? "" : suf);
+}
+
+/* Grid, ticks and labels of one axis (xaxis: vertical lines). */
+static void draw_axis(FILE *f, const axes *a, int xaxis)
+{
+    const axis *ax = xaxis ? &a->x : &a->y;
     char lab[32];
-    for (int k = a.kx0; k <= a.kx1; k++) {
-        for (int m = 2; m <= 9 && k < a.kx1; m++) {
-            double x = ax_x(&a, m * pow(10, k));
-            fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>\n",
-                    x, a.y0, x, a.y0 + a.h);
+    if (ax->log) {
+        for (int k = (int)ax->lo; k <= (int)ax->hi; k++) {
+            for (int m = 2; m <= 9 && k < (int)ax->hi; m++) {
+                double v = m * pow(10, k);
+                if (xaxis)
+                    line(f, ax_x(a, v), a->y0, ax_x(a, v), a->y0 + a->h, "stroke=\"#eee\"");
+                else
+                    line(f, a->x0, ax_y(a, v), a->x0 + a->w, ax_y(a, v), "stroke=\"#eee\"");
+            }
+            decade_label(k, lab, sizeof lab);
+            double v = pow(10, k);
+            if (xaxis) {
+                line(f, ax_x(a, v), a->y0, ax_x(a, v), a->y0 + a->h + 4, "stroke=\"#ccc\"");
+                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+                        ax_x(a, v), a->y0 + a->h + 18, lab);
+            } else {
+                line(f, a->x0 - 4, ax_y(a, v), a->x0 + a->w, ax_y(a, v), "stroke=\"#ccc\"");
+                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                        a->x0 - 6, ax_y(a, v) + 4, lab);
+            }
         }
-        double x = ax_x(&a, pow(10, k));
-        decade_label(k, lab, sizeof lab);
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ccc\"/>\n"
-                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-                x, a.y0, x, a.y0 + a.h + 4, x, a.y0 + a.h + 18, lab);
+        return;
     }
-    for (int k = a.ky0; k <= a.ky1; k++) {
-        for (int m = 2; m <= 9 && k < a.ky1; m++) {
-            double y = ax_y(&a, m * pow(10, k));
-            fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>\n",
-                    a.x0, y, a.x0 + a.w, y);
+    double st = ax->step > 0 ? ax->step : nice_step(ax->hi - ax->lo);
+    for (int i = 0;; i++) {
+        double v = ax->lo + st * i;
+        if (v > ax->hi + st / 2)
+            break;
+        num_label(v, st, lab, sizeof lab);
+        if (xaxis) {
+            line(f, ax_x(a, v), a->y0, ax_x(a, v), a->y0 + a->h + 4, "stroke=\"#ccc\"");
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+                    ax_x(a, v), a->y0 + a->h + 18, lab);
+        } else {
+            line(f, a->x0 - 4, ax_y(a, v), a->x0 + a->w, ax_y(a, v), "stroke=\"#ccc\"");
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", a->x0 - 6,
+                    ax_y(a, v) + 4, lab);
         }
-        double y = ax_y(&a, pow(10, k));
-        decade_label(k, lab, sizeof lab);
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ccc\"/>\n"
-                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-                a.x0 - 4, y, a.x0 + a.w, y, a.x0 - 6, y + 4, lab);
     }
+}
+
+/* Frame, title and axis labels of a panel. */
+static void draw_frame(FILE *f, const panel *pan, const axes *a, double ox)
+{
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
-               "stroke=\"#333\"/>\n", a.x0, a.y0, a.w, a.h);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", a.x0 + a.w / 2,
-            a.y0 + a.h + 36);
-    xml_text(f, p->xlabel);
+               "stroke=\"#333\"/>\n", a->x0, a->y0, a->w, a->h);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-weight=\"bold\">",
+            a->x0 + a->w / 2, a->y0 - 10);
+    xml_text(f, pan->name);
+    fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", a->x0 + a->w / 2,
+            a->y0 + a->h + 36);
+    xml_text(f, pan->xlabel);
     fprintf(f, "</text>\n<text text-anchor=\"middle\" transform=\"translate(%.1f %.1f) "
-               "rotate(-90)\">", ox + 16, a.y0 + a.h / 2);
-    xml_text(f, p->ylabel);
+               "rotate(-90)\">", ox + 16, a->y0 + a->h / 2);
+    xml_text(f, pan->ylabel);
     fputs("</text>\n", f);
+}
+
+/* A legend box in the top-left corner inside the plot area: one row per
+ * entry (colour, marker 'p' point / 'l' line / 'b' filled box / 'o' outlined box). */
+typedef struct legend_entry {
+    const char *text, *colour;
+    char mark;
+} legend_entry;
+
+static void draw_legend(FILE *f, const axes *a, const legend_entry *le, int n)
+{
+    if (!n)
+        return;
+    size_t wmax = 0;
+    for (int i = 0; i < n; i++)
+        wmax = strlen(le[i].text) > wmax ? strlen(le[i].text) : wmax;
+    double w = 36 + 6.2 * (double)wmax, h = 6 + LEG_ROW * n;
+    if (w > a->w - 8)
+        w = a->w - 8;
+    double x = a->x0 + 6, y = a->y0 + 6;
+    fprintf(f, "<g font-size=\"10\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+               "fill=\"white\" fill-opacity=\"0.85\" stroke=\"#999\"/>\n", x, y, w, h);
+    for (int i = 0; i < n; i++) {
+        double yy = y + 3 + LEG_ROW * i + LEG_ROW / 2.0;
+        switch (le[i].mark) {
+        case 'l':
+            fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                       "stroke-width=\"2\"/>\n", x + 5, yy, x + 25, yy, le[i].colour);
+            break;
+        case 'b':
+        case 'o':
+            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"9\" fill=\"%s\" "
+                       "stroke=\"%s\"/>\n", x + 9, yy - 4.5, le[i].mark == 'b' ? le[i].colour : "white",
+                    le[i].colour);
+            break;
+        default:
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"none\" stroke=\"%s\" "
+                       "stroke-width=\"1.5\"/>\n", x + 15, yy, le[i].colour);
+        }
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x + 30, yy + 3.5);
+        xml_text(f, le[i].text);
+        fputs("</text>\n", f);
+    }
+    fputs("</g>\n", f);
+}
+
+enum { LEG_MAX = 16 };
+
+static void draw_xy(const plot *p, const panel *pan, const axes *a0, FILE *f)
+{
+    axes a = *a0;
+    double xlo, xhi, ylo, yhi;
+    data_range(pan, 1, &xlo, &xhi);
+    data_range(pan, 0, &ylo, &yhi);
+    if (pan->kind == PLOT_LOGLOG) {
+        if (pan->diagonal) {  /* one range for both: y = x is the diagonal */
+            xlo = ylo = xlo < ylo ? xlo : ylo;
+            xhi = yhi = xhi > yhi ? xhi : yhi;
+        }
+        log_axis(xlo, xhi, &a.x);
+        log_axis(ylo, yhi, &a.y);
+    } else {
+        log_axis(xlo, xhi, &a.x);
+        lin_axis(ylo < 0 ? ylo : 0, yhi > 0 ? yhi : 0, &a.y);
+    }
+    draw_axis(f, &a, 1);
+    draw_axis(f, &a, 0);
+    fprintf(f, "<clipPath id=\"c%.0f_%.0f\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+               "height=\"%.1f\"/></clipPath>\n<g clip-path=\"url(#c%.0f_%.0f)\">\n",
+            a.x0, a.y0, a.x0, a.y0, a.w, a.h, a.x0, a.y0);
+    if (pan->diagonal) {
+        double lo = pow(10, a.x.lo), hi = pow(10, a.x.hi);
+        line(f, ax_x(&a, lo), ax_y(&a, lo), ax_x(&a, hi), ax_y(&a, hi),
+             "stroke=\"#555\" stroke-dasharray=\"6 3\"");
+        line(f, ax_x(&a, lo), ax_y(&a, lo * 1.1), ax_x(&a, hi / 1.1), ax_y(&a, hi),
+             "stroke=\"#bbb\" stroke-dasharray=\"2 3\"");
+        line(f, ax_x(&a, lo / 0.9), ax_y(&a, lo), ax_x(&a, hi), ax_y(&a, hi * 0.9),
+             "stroke=\"#bbb\" stroke-dasharray=\"2 3\"");
+    }
+    if (!a.y.log && a.y.lo < 0 && a.y.hi > 0)
+        line(f, a.x0, ax_y(&a, 0), a.x0 + a.w, ax_y(&a, 0), "stroke=\"#555\"");
     /* Lines first, points on top. */
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < pan->ns; i++) {
             const series *s = &pan->s[i];
-            const char *c = palette[s->colour];
+            const char *c = colour_of(p, s->label);
             if (pass == 0 && s->style == PLOT_LINE && s->n) {
                 fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", c);
                 for (size_t j = 0; j < s->n; j++)
@@ -277,30 +513,192 @@ static void draw_panel(const plot *p, const panel *pan, double ox, double oy, FI
                             ax_x(&a, s->x[j]), ax_y(&a, s->y[j]), c);
         }
     fputs("</g>\n", f);
+    /* Legend: one entry per label and style in this panel. */
+    legend_entry le[LEG_MAX];
+    char text[LEG_MAX][80];
+    int n = 0, styles = 0;
+    for (int i = 0; i < pan->ns; i++)
+        styles |= 1 << pan->s[i].style;
+    for (int i = 0; i < pan->ns && n < LEG_MAX; i++) {
+        int dup = 0;
+        for (int j = 0; j < i; j++)
+            dup |= !strcmp(pan->s[j].label, pan->s[i].label) && pan->s[j].style == pan->s[i].style;
+        if (dup)
+            continue;
+        snprintf(text[n], sizeof text[0], "%s%s", pan->s[i].label,
+                 styles == 3 ? (pan->s[i].style == PLOT_LINE ? " (predicted)" : " (measured)") : "");
+        le[n] = (legend_entry){text[n], colour_of(p, pan->s[i].label),
+                               pan->s[i].style == PLOT_LINE ? 'l' : 'p'};
+        n++;
+    }
+    if (pan->diagonal && n < LEG_MAX)
+        le[n++] = (legend_entry){"predicted = measured (dotted: +-10%)", "#555", 'l'};
+    draw_legend(f, &a, le, n);
+}
+
+static void draw_bars(const plot *p, const panel *pan, const axes *a0, FILE *f)
+{
+    axes a = *a0;
+    /* Categories in order of first appearance; sets within a category likewise. */
+    const char *cats[256];
+    int ncat = 0;
+    double hi = 0;
+    for (int i = 0; i < pan->nb; i++) {
+        int k = 0;
+        while (k < ncat && strcmp(cats[k], pan->b[i].category))
+            k++;
+        if (k == ncat && ncat < 256)
+            cats[ncat++] = pan->b[i].category;
+        if (isfinite(pan->b[i].meas) && pan->b[i].meas > hi)
+            hi = pan->b[i].meas;
+        if (isfinite(pan->b[i].pred) && pan->b[i].pred > hi)
+            hi = pan->b[i].pred;
+    }
+    a.x = (axis){0, 0, ncat ? ncat : 1, 1};
+    /* Values over more than two decades: a log axis, bars from its bottom. */
+    double lo = INFINITY;
+    for (int i = 0; i < pan->nb; i++) {
+        if (pan->b[i].meas > 0 && pan->b[i].meas < lo)
+            lo = pan->b[i].meas;
+        if (pan->b[i].pred > 0 && pan->b[i].pred < lo)
+            lo = pan->b[i].pred;
+    }
+    if (hi > 0 && lo < hi / 100)
+        log_axis(lo, hi * 8, &a.y);    /* headroom for the legend */
+    else
+        lin_axis(0, hi * 1.45, &a.y);
+    double base = a.y.log ? pow(10, a.y.lo) : 0;
+    draw_axis(f, &a, 0);
+    double slot = a.w / (ncat ? ncat : 1);
+    int rotate = ncat > 6;
+    for (int k = 0; k < ncat; k++) {
+        int nset = 0, idx = 0;
+        for (int i = 0; i < pan->nb; i++)
+            nset += !strcmp(pan->b[i].category, cats[k]);
+        double bw = slot * 0.8 / (2 * (nset ? nset : 1)), x = a.x0 + slot * k + slot * 0.1;
+        for (int i = 0; i < pan->nb; i++) {
+            const bar *b = &pan->b[i];
+            if (strcmp(b->category, cats[k]))
+                continue;
+            const char *c = colour_of(p, b->label);
+            double vals[2] = {b->meas, b->pred};
+            for (int m = 0; m < 2; m++, idx++) {
+                if (!isfinite(vals[m]) || vals[m] <= base)
+                    continue;
+                double y = ax_y(&a, vals[m]);
+                fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                           "fill=\"%s\" stroke=\"%s\"/>\n", x + bw * idx, y, bw,
+                        a.y0 + a.h - y, m ? "white" : c, c);
+            }
+        }
+        double cx = a.x0 + slot * (k + 0.5), cy = a.y0 + a.h + 14;
+        if (rotate)
+            fprintf(f, "<text font-size=\"9\" text-anchor=\"end\" transform=\"translate(%.1f %.1f) "
+                       "rotate(-50)\">", cx + 3, cy - 4);
+        else
+            fprintf(f, "<text font-size=\"10\" text-anchor=\"middle\" x=\"%.1f\" y=\"%.1f\">", cx,
+                    cy);
+        xml_text(f, cats[k]);
+        fputs("</text>\n", f);
+    }
+    legend_entry le[LEG_MAX];
+    int n = 0;
+    for (int i = 0; i < pan->nb && n + 2 < LEG_MAX; i++) {
+        int dup = 0;
+        for (int j = 0; j < i; j++)
+            dup |= !strcmp(pan->b[j].label, pan->b[i].label);
+        if (!dup)
+            le[n++] = (legend_entry){pan->b[i].label, colour_of(p, pan->b[i].label), 'b'};
+    }
+    le[n++] = (legend_entry){"filled: measured", "#555", 'b'};
+    le[n++] = (legend_entry){"outlined: predicted", "#555", 'o'};
+    draw_legend(f, &a, le, n);
+}
+
+/* Blue (negative) - white - red (positive), t in [-1, 1]. */
+static void diverging(double t, char *buf, size_t n)
+{
+    t = t < -1 ? -1 : t > 1 ? 1 : t;
+    int r, g, b;
+    if (t < 0) {
+        r = (int)lround(255 + (33 - 255) * -t);
+        g = (int)lround(255 + (102 - 255) * -t);
+        b = (int)lround(255 + (172 - 255) * -t);
+    } else {
+        r = (int)lround(255 + (178 - 255) * t);
+        g = (int)lround(255 + (24 - 255) * t);
+        b = (int)lround(255 + (43 - 255) * t);
+    }
+    snprintf(buf, n, "#%02X%02X%02X", r, g, b);
+}
+
+static void draw_heat(const panel *pan, const axes *a0, FILE *f)
+{
+    axes a = *a0;
+    int nr = 0, nc = 0;
+    for (int i = 0; i < pan->nc; i++) {
+        nr = pan->c[i].row + 1 > nr ? pan->c[i].row + 1 : nr;
+        nc = pan->c[i].col + 1 > nc ? pan->c[i].col + 1 : nc;
+    }
+    int n = nr > nc ? nr : nc;
+    if (!n)
+        return;
+    /* Square cells, leaving room on the right for the colour scale. */
+    double side = (a.w - 40) < a.h ? (a.w - 40) : a.h, cs = side / n;
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#ddd\"/>\n",
+            a.x0, a.y0, cs * n, cs * n);
+    for (int i = 0; i < pan->nc; i++) {
+        char col[8];
+        diverging(pan->c[i].v / pan->range, col, sizeof col);
+        double x = a.x0 + cs * pan->c[i].col, y = a.y0 + cs * pan->c[i].row;
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
+                   "stroke=\"white\"/>\n", x, y, cs, cs, col);
+        if (n <= 12)
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" text-anchor=\"middle\">%.0f"
+                       "</text>\n", x + cs / 2, y + cs / 2 + 3, n <= 8 ? 10 : 8, pan->c[i].v);
+    }
+    for (int k = 0; k < n && n <= 32; k++) {
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\">%d</text>\n",
+                a.x0 + cs * (k + 0.5), a.y0 + cs * n + 14, k);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">%d</text>\n",
+                a.x0 - 4, a.y0 + cs * (k + 0.5) + 3, k);
+    }
+    /* Colour scale: +range at the top, -range at the bottom. */
+    double sx = a.x0 + cs * n + 14, sh = cs * n;
+    for (int k = 0; k < 20; k++) {
+        char col[8];
+        diverging(1 - (k + 0.5) / 10.0, col, sizeof col);
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"%.1f\" fill=\"%s\"/>\n", sx,
+                a.y0 + sh * k / 20, sh / 20 + 0.5, col);
+    }
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\">+%g</text>\n"
+               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\">0</text>\n"
+               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\">-%g</text>\n",
+            sx + 12, a.y0 + 8, pan->range, sx + 12, a.y0 + sh / 2 + 3, sx + 12, a.y0 + sh,
+            pan->range);
+}
+
+void plot_size(const plot *p, int *width, int *height)
+{
+    int cols = p->np < COLS_MAX ? (p->np ? p->np : 1) : COLS_MAX;
+    int rows = p->np ? (p->np + cols - 1) / cols : 1;
+    int w = cols * PW, title_w = 40 + 9 * (int)strlen(p->title);
+    *width = w < title_w ? title_w : w;  /* a single panel still shows the whole title */
+    *height = TOP + rows * PH;
 }
 
 int plot_write_svg(const plot *p, FILE *f, err *e)
 {
-    int points = 0;
-    for (int i = 0; i < p->np; i++)
+    int any = 0;
+    for (int i = 0; i < p->np; i++) {
+        any |= p->pan[i].nb > 0 || p->pan[i].nc > 0;
         for (int j = 0; j < p->pan[i].ns; j++)
-            points += p->pan[i].s[j].n > 0;
-    if (!points)
-        return err_set(e, ERR_CHECK, "nothing to plot: no positive points");
-    int cols = p->np < COLS_MAX ? p->np : COLS_MAX;
-    int rows = (p->np + cols - 1) / cols;
-    int distinct = 0;
-    for (int i = 0; i < p->nlabels; i++) {
-        int seen = 0;
-        for (int j = 0; j < i; j++)
-            seen |= !strcmp(p->labels[j], p->labels[i]);
-        distinct += !seen;
+            any |= p->pan[i].s[j].n > 0;
     }
-    int legend_rows = (distinct + 2) / 3;
-    int width = cols * PW, title_w = 40 + 9 * (int)strlen(p->title);
-    if (width < title_w)
-        width = title_w;   /* a single panel still shows the whole title */
-    int height = TOP + legend_rows * LEG_ROW + rows * PH;
+    if (!any)
+        return err_set(e, ERR_CHECK, "nothing to plot: no positive points");
+    int width, height, cols = p->np < COLS_MAX ? p->np : COLS_MAX;
+    plot_size(p, &width, &height);
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
@@ -309,35 +707,34 @@ int plot_write_svg(const plot *p, FILE *f, err *e)
                "font-weight=\"bold\">", width, height, width, height, width / 2);
     xml_text(f, p->title);
     fputs("</text>\n", f);
-    /* Legend: one entry per distinct label, with a marker if it has points
-     * and a line if it has lines. */
-    int entry = 0;
-    for (int i = 0; i < p->nlabels; i++) {
-        int first = 1, pts = 0, line = 0;
-        for (int j = 0; j < p->nlabels; j++)
-            if (!strcmp(p->labels[j], p->labels[i])) {
-                first &= j >= i;
-                pts |= p->label_style[j] == PLOT_POINTS;
-                line |= p->label_style[j] == PLOT_LINE;
-            }
-        if (!first)
-            continue;
-        double x = 20 + (entry % 3) * (width - 40) / 3.0, y = TOP - 14 + (entry / 3) * LEG_ROW;
-        entry++;
-        const char *c = palette[colour_of(p, p->labels[i]) % NPAL];
-        if (line)
-            fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-                       "stroke-width=\"2\"/>\n", x, y, x + 24, y, c);
-        if (pts)
-            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"white\" stroke=\"%s\" "
-                       "stroke-width=\"1.5\"/>\n", x + 12, y, c);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x + 30, y + 4);
-        xml_text(f, p->labels[i]);
-        fputs("</text>\n", f);
+    for (int i = 0; i < p->np; i++) {
+        const panel *pan = &p->pan[i];
+        double ox = (i % cols) * PW, oy = TOP + (i / cols) * PH;
+        axes a = {ox + ML, oy + MT, PW - ML - MR, PH - MT - MB, {1, 0, 1, 0}, {1, 0, 1, 0}};
+        fputs("<g>\n", f);
+        if (pan->kind == PLOT_BARS)
+            draw_bars(p, pan, &a, f);
+        else if (pan->kind == PLOT_HEAT)
+            draw_heat(pan, &a, f);
+        else
+            draw_xy(p, pan, &a, f);
+        if (pan->kind == PLOT_HEAT) {
+            /* no frame around the matrix: its cells are the frame */
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-weight=\"bold\">",
+                    a.x0 + a.w / 2, a.y0 - 10);
+            xml_text(f, pan->name);
+            fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", a.x0 + a.w / 2,
+                    a.y0 + a.h + 36);
+            xml_text(f, pan->xlabel);
+            fprintf(f, "</text>\n<text text-anchor=\"middle\" transform=\"translate(%.1f %.1f) "
+                       "rotate(-90)\">", ox + 16, a.y0 + a.h / 2);
+            xml_text(f, pan->ylabel);
+            fputs("</text>\n", f);
+        } else {
+            draw_frame(f, pan, &a, ox);
+        }
+        fputs("</g>\n", f);
     }
-    for (int i = 0; i < p->np; i++)
-        draw_panel(p, &p->pan[i], (i % cols) * PW, TOP + legend_rows * LEG_ROW + (i / cols) * PH,
-                   f);
     fputs("</svg>\n", f);
     if (ferror(f))
         return err_set(e, ERR_SYSTEM, "writing the plot failed");

@@ -51,24 +51,83 @@ static void test_svg(void **state)
     assert_non_null(strstr(svg, ">ring</text>"));
     assert_non_null(strstr(svg, ">oneshot</text>"));
     /* Circles: 3 positive measured points in panel 1 + 2 in panel 2, plus
-     * one legend marker ("measured") = 6; one predicted polyline. */
-    assert_int_equal(count(svg, "<circle"), 6);
+     * one legend marker per panel for "measured" = 7; one predicted polyline
+     * (legend lines are <line>). */
+    assert_int_equal(count(svg, "<circle"), 7);
     assert_int_equal(count(svg, "<polyline"), 1);
+    /* Each panel has its legend inside its frame: 2 legend boxes. */
+    assert_int_equal(count(svg, "fill-opacity=\"0.85\""), 2);
     /* Decade labels: x spans 1k..1M, so "1k", "10k", "100k", "1M" appear. */
     assert_non_null(strstr(svg, ">1k</text>"));
     assert_non_null(strstr(svg, ">1M</text>"));
-    /* Panel 1: x decades 3..6 over the plot width 380-64-16 = 300 starting
-     * at 64: x = 1e4 lands at 64 + 300/3 = 164.0. y decades 1..3 over
-     * 280-28-48 = 204 from y0 = 56 + 18 (one legend row) + 28 = 102:
-     * y = 100 lands at 102 + 102 = 204.0. The predicted line's second
-     * point is (1e4, 19): y = 102 + 204 - 204*(log10(19)-1)/2. */
+    /* Panel 1: plot area x0 = ML = 64, width PW-ML-MR = 420-64-16 = 340; x
+     * decades 3..6, so x = 1e4 lands at 64 + 340/3 = 177.3. y0 = TOP + MT =
+     * 40 + 28 = 68, height PH-MT-MB = 320-28-64 = 228; y values 10..400 give
+     * decades 1..3, so the predicted line's second point (1e4, 19) has
+     * y = 68 + 228 - 228*(log10(19)-1)/2. */
     char want[64];
-    snprintf(want, sizeof want, "164.0,%.1f", 102 + 204 - 204 * (log10(19) - 1) / 2);
+    snprintf(want, sizeof want, "177.3,%.1f", 68 + 228 - 228 * (log10(19) - 1) / 2);
+    assert_non_null(strstr(svg, want));
+    int w, h;
+    plot *p = plot_new("allreduce <8 GPUs>", "x", "y");
+    err e = {0};
+    plot_panel(p, "a", &e);
+    plot_panel(p, "b", &e);
+    plot_size(p, &w, &h);
+    plot_free(p);
+    /* Two panels side by side: 2 x 420 wide, the title band plus one row of 320. */
+    assert_int_equal(w, 840);
+    assert_int_equal(h, 360);
+    snprintf(want, sizeof want, "width=\"%d\" height=\"%d\"", w, h);
     assert_non_null(strstr(svg, want));
     /* Deterministic: the same input renders to the same bytes. */
     char *again = render();
     assert_string_equal(svg, again);
     free(again);
+    free(svg);
+}
+
+static void test_kinds(void **state)
+{
+    (void)state;
+    plot *p = plot_new("kinds", "x", "y");
+    err e = {0};
+    int par = plot_panel_kind(p, "parity", PLOT_LOGLOG, "measured", "predicted", &e);
+    plot_panel_diagonal(p, par);
+    const double m[] = {1, 10, 100}, q[] = {1.2, 9, 110};
+    assert_int_equal(plot_series(p, par, "set", PLOT_POINTS, m, q, 3, &e), 0);
+    int err_pan = plot_panel_kind(p, "error", PLOT_LOGLIN, NULL, NULL, &e);
+    /* A negative y is kept on a linear axis, a zero x is dropped on the log one. */
+    const double sx[] = {0, 1e3, 1e6}, sy[] = {5, -20, 10};
+    assert_int_equal(plot_series(p, err_pan, "set", PLOT_POINTS, sx, sy, 3, &e), 0);
+    int bars = plot_panel_kind(p, "bars", PLOT_BARS, "", "time (us)", &e);
+    assert_int_equal(plot_bar(p, bars, "set", "0>4", 50, 100, &e), 0);
+    int heat = plot_panel_kind(p, "heat", PLOT_HEAT, "dst", "src", &e);
+    assert_int_equal(plot_cell(p, heat, 0, 1, 25, &e), 0);
+    assert_int_equal(plot_cell(p, heat, 1, 0, 0, &e), 0);
+    char *svg = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&svg, &len);
+    assert_int_equal(plot_write_svg(p, f, &e), 0);
+    fclose(f);
+    plot_free(p);
+    /* Parity: the dashed y = x line and the two dotted +-10% lines. */
+    assert_int_equal(count(svg, "stroke-dasharray=\"6 3\""), 1);
+    assert_int_equal(count(svg, "stroke-dasharray=\"2 3\""), 2);
+    /* Error panel: y from -20 to 10, ticks every 5 (nice step of 30/5 = 6 -> 5): "-20" and "10". */
+    assert_non_null(strstr(svg, ">-20</text>"));
+    assert_non_null(strstr(svg, ">10</text>"));
+    /* Heat: +25 at the clamp is the scale's red end #B2182B, 0 is white. */
+    assert_non_null(strstr(svg, "fill=\"#B2182B\" stroke=\"white\""));
+    assert_non_null(strstr(svg, "fill=\"#FFFFFF\" stroke=\"white\""));
+    /* Bars: y axis 0..150 (1.45 x 100 headroom, step 50). Panel 3 is the third
+     * of the first row: its plot area is y0 = 68, height 228, so the predicted
+     * bar (100) starts at 68 + 228 - 228*100/150 = 144.0 and is 152.0 high,
+     * the measured one (50) at 220.0, 76.0 high. */
+    assert_non_null(strstr(svg, "y=\"144.0\" width="));
+    assert_non_null(strstr(svg, "height=\"152.0\" fill=\"white\""));
+    assert_non_null(strstr(svg, "y=\"220.0\" width="));
+    assert_non_null(strstr(svg, ">0&gt;4</text>"));
     free(svg);
 }
 
@@ -90,6 +149,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_svg),
+        cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -195,6 +195,11 @@ static int build_set(pts *p, const meas_set *m, const topo *t, const pts_filter 
         flows_case *fc = &p->cs[ci].fc;
         memset(fc, 0, sizeof *fc);
         fc->pattern = first->pattern;
+        /* hwcheck records its copy kernels' grid: "36 x 512 threads ..."; the
+         * default (one block per SM) is taken as enough for the links. */
+        const char *kb = meas_meta(m, "kernel_blocks");
+        if (kb && !strstr(kb, "per SM"))
+            fc->blocks = atoi(kb) > 0 ? atoi(kb) : 0;
         const meas_xfer *agg = NULL;
         int timed = 0, have_op = 0;
         for (size_t k = i; k < j; k++) {

@@ -12,6 +12,13 @@ trace per T and a csv of the measured step times.
 
     torchrun --nproc_per_node=N validate/capture/capture_tp.py --out DIR
 
+--delay-rank R --delay-us U makes rank R sleep U microseconds on the host
+before each profiled step's forward pass (after its start event is recorded
+on the device stream only when the sleep is over), so the peers' first
+allreduce of the step waits about U us for it: a known skew against which the
+importer's split of an allreduce into wait and transfer is checked. The csv
+records the delay in its header.
+
 NVLink multicast stays off (NCCL_NVLS_ENABLE=0), as the project requires.
 """
 import argparse
@@ -63,7 +70,13 @@ def main():
     ap.add_argument("--tokens", default="1,3,4")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--delay-rank", type=int, default=-1,
+                    help="rank that sleeps on the host before each profiled step (-1: none)")
+    ap.add_argument("--delay-us", type=float, default=0.0,
+                    help="host sleep of --delay-rank before each profiled step, microseconds")
     a = ap.parse_args()
+    if a.delay_us < 0:
+        ap.error("--delay-us must be >= 0")
 
     dist.init_process_group("nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -86,6 +99,13 @@ def main():
             for s in range(a.steps):
                 start = torch.cuda.Event(enable_timing=True)
                 end = torch.cuda.Event(enable_timing=True)
+                if rank == a.delay_rank and a.delay_us > 0:
+                    # Let the device drain first, so the sleep delays this rank's
+                    # kernels (not only its host thread) by about delay_us.
+                    torch.cuda.synchronize()
+                    t_end = time.perf_counter() + a.delay_us * 1e-6
+                    while time.perf_counter() < t_end:
+                        pass
                 with torch.profiler.record_function(f"step[DECODE bs={T}]"):
                     start.record()
                     forward(x0, layers, group)
@@ -102,6 +122,9 @@ def main():
         f.write(f"# captured {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} "
                 f"torch {torch.__version__} nccl {'.'.join(map(str, torch.cuda.nccl.version()))} "
                 f"gpu {torch.cuda.get_device_name(dev)}\n")
+        if a.delay_rank >= 0 and a.delay_us > 0:
+            f.write(f"# delay: rank {a.delay_rank} sleeps {a.delay_us:g} us on the host "
+                    f"before each profiled step\n")
         w = csv.writer(f)
         w.writerow(["world", "rank", "tokens", "step", "time_us"])
         w.writerows(rows)
