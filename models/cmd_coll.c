@@ -5,6 +5,7 @@
  * all_reduce_perf (header lines, out-of-place and in-place groups, the
  * "# Avg bus bandwidth" footer) so a prediction diffs against a real run;
  * csv and json go through the shared report writer. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -682,8 +683,10 @@ int cmd_coll(int argc, char **argv, err *e)
     } else if (!rc) {
         rc = g.nalgos > 1 ? print_compare_table(out.f, &r, t, argc, argv, e)
                           : print_nccl_table(out.f, &r, t, argc, argv, e);
+        errno = 0;
         if (!rc && (fflush(out.f) || ferror(out.f)))
-            rc = err_set(e, ERR_SYSTEM, "writing the report failed");
+            rc = err_set(e, ERR_SYSTEM, "writing the report failed%s%s", errno ? ": " : "",
+                         errno ? strerror(errno) : "");
     }
     if (rep_stderr)
         out.f = NULL;
