@@ -58,6 +58,13 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard $(addsuffix /*_test.c,$(LIB_DIRS)))
 TEST_BIN := $(TEST_SRC:%.c=$(BUILD)/test/%)
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+# SimGrid 3.32 (Debian libsimgrid-dev) for the side-by-side benchmark only:
+# built by `make bench` where installed, skipped elsewhere; never in make check.
+CXX ?= c++
+HAVE_SIMGRID := $(shell test -f /usr/include/simgrid/s4u.hpp && echo 1 || echo 0)
+ifeq ($(HAVE_SIMGRID),1)
+BENCH_BIN += $(BUILD)/bench/bench_simgrid
+endif
 
 # --- hwcheck: hwcheck/ + kernels/ + the shared sim/ pieces (no GSL) -----------
 HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/json.c sim/ofile.c sim/arena.c sim/line.c
@@ -108,6 +115,11 @@ $(BUILD)/bench/%: bench/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  BENCH   $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJ) $(LIBS) $(MPI_LIBS) $(LDSAN)
+
+$(BUILD)/bench/bench_simgrid: bench/bench_simgrid.cpp $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  BENCH   $@")
+	$(Q)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -I. -o $@ $< $(LIB_OBJ) -lsimgrid $(LIBS) $(MPI_LIBS) $(LDSAN)
 
 # hwcheck objects are compiled separately: they see CUDA headers, not GSL.
 $(BUILD)/hwobj/%.o: %.c
@@ -182,7 +194,7 @@ check-gpu: $(HWCHECK)
 	$(Q)scripts/check-gpu.sh $(BUILD)/hwcheck
 
 bench: $(BUILD)/collsim $(BENCH_BIN)
-	$(Q)scripts/bench.sh $(BUILD)
+	$(Q)$(if $(filter 0,$(HAVE_SIMGRID)),rm -f $(BUILD)/bench/bench_simgrid; echo "note: SimGrid not installed (Debian libsimgrid-dev): bench_simgrid skipped";) scripts/bench.sh $(BUILD)
 
 validate: $(BUILD)/collsim
 	$(Q)scripts/validate.sh $(BUILD)/collsim

@@ -1,11 +1,10 @@
 /* Collective benchmark: the time to predict one allreduce (build the task
  * graph on a real topology and run it), ring and one-shot, on 8, 64 and
  * 1,024 GPUs, each also as a ratio to a reference run in the same process
- * (qsort of 2^20 doubles), so the figures compare across machines. For
- * comparison: SimGrid's flow model takes about 270 us per 8-GPU ring
- * allreduce and 6.5 s per 1,024-GPU ring allreduce on this machine class
- * (figures from the project's issue, not measured here). The cache is
- * bypassed: every row is a fresh simulation. Usage: bench_coll [--quick]. */
+ * (qsort of 2^20 doubles), so the figures compare across machines.
+ * bench_simgrid compares the engine with SimGrid on the same flows. The cache is
+ * bypassed: every row is a fresh simulation (streamed, with symmetric ring
+ * steps bundled, as `collsim coll` runs them). Usage: bench_coll [--quick]. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -272,6 +272,7 @@ struct coll_ctx {
     const topo *t;
     fabric *f;
     int off;           /* FAB_NO_* mechanisms switched off */
+    int stream, bundle; /* coll_ctx_tune */
     cache_ent *tab;
     size_t cap, len;
     uint64_t computed;  /* predictions actually run (cache misses) */
@@ -289,7 +290,15 @@ coll_ctx *coll_ctx_new(const topo *t)
     if (!c)
         return NULL;
     c->t = t;
+    c->stream = 1;
+    c->bundle = 1;
     return c;
+}
+
+void coll_ctx_tune(coll_ctx *c, int stream, int bundle)
+{
+    c->stream = stream;
+    c->bundle = bundle;
 }
 
 void coll_ctx_free(coll_ctx *c)
@@ -527,33 +536,13 @@ static int is_barrier_label(const char *l)
 /* Split the makespan along the critical path (coll_result's fields). */
 static int breakdown(sched *s, coll_result *out, err *e)
 {
-    int n = sched_ntasks(s);
-    int *path = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
-    if (!path)
-        return err_set(e, ERR_SYSTEM, "out of memory");
-    int len = sched_critical_path(s, path, n);
-    if (len < 0) {
-        free(path);
-        return err_set(e, ERR_SYSTEM, "out of memory");
-    }
-    for (int i = 0; i < len; i++) {
-        int t = path[i];
-        /* A task's share: from the end of its critical predecessor (or 0). */
-        sim_ps from = i + 1 < len ? sched_end(s, path[i + 1]) : 0;
-        sim_ps dur = sched_end(s, t) - from;
-        if (is_barrier_label(sched_label(s, t))) {
-            out->barrier_ps += dur;
-        } else if (!sched_is_flow(s, t)) {
-            out->fixed_ps += dur;
-        } else {
-            sim_ps alone = sched_alone_ps(s, t);
-            sim_ps own = sched_end(s, t) - sched_start(s, t);
-            sim_ps x = alone < own ? alone : own;
-            out->transfer_ps += x + (dur - own);  /* a wait before it starts is its own */
-            out->contention_ps += own - x;
-        }
-    }
-    free(path);
+    (void)e;
+    sim_ps sums[4];
+    sched_path_sums(s, sums);
+    out->fixed_ps += sums[0];
+    out->barrier_ps += sums[1];
+    out->transfer_ps += sums[2];
+    out->contention_ps += sums[3];
     return 0;
 }
 
@@ -579,7 +568,10 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
     int node[4096];
     for (int i = 0; i < r->nranks; i++)
         node[i] = topo_gpu_node(c->t, i);
-    coll_build b = {c->f, c->t, r, a, p, nc, r->nranks, node, e, 0, tune};
+    /* A timeline shows every rank's flows: no bundles then. */
+    coll_build b = {.f = c->f, .t = c->t, .r = r, .algo = a, .proto = p, .channels = nc,
+                    .n = r->nranks, .node = node, .e = e, .tune = tune, .stream = c->stream,
+                    .bundle = c->bundle && !tl};
     memset(out, 0, sizeof *out);
     out->algo = a;
     out->proto = p;
@@ -599,11 +591,20 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
         out->time_ps = out->fixed_ps = p != PROTO_AUTO ? nccl_proto(p)->base_ring_ps : 0;
         return 0;
     }
-    if (fn(&b) < 0)
-        return e->code ? e->code : err_set(e, ERR_SYSTEM, "building %s failed", coll_algo_name(a));
     sched *s = fabric_sched(c->f);
+    /* A streamed graph keeps its ended tasks only for a timeline. */
+    sched_keep(s, tl != NULL);
+    int rc = fn(&b) < 0 ? (e->code ? e->code
+                                   : err_set(e, ERR_SYSTEM, "building %s failed",
+                                             coll_algo_name(a)))
+                        : 0;
     sched_trace_links(s, tl != NULL); /* link tracks only when a timeline is asked */
-    TRY(sched_run(s, e));
+    sched_path_class(s, is_barrier_label);
+    if (!rc)
+        rc = sched_run(s, e);
+    if (b.gen_free)
+        b.gen_free(b.gen_state);
+    TRY(rc);
     out->time_ps = sched_makespan(s);
     out->events = sched_events(s);
     TRY(breakdown(s, out, e));
@@ -677,8 +678,7 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
     if (pi->flag_hops)
         extra += pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, src, dst);
     double wire = pi->wire * weight;
-    int p2p = b->tune && b->tune->emulated ? b->tune->p2p[from][to]
-                                           : nccl_uses_p2p(b->t, &b->r->env, from, to);
+    int p2p = cb_uses_p2p(b, from, to);
     /* One channel is one thread block: its stores (wire bytes: LL sends a
      * flag with every 8 bytes of data) bound the channel's flows together. */
     if (p2p)
@@ -692,6 +692,46 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
     if (mem < 0)
         return err_set(b->e, ERR_USAGE, "SHM transport needs host memory in the topology"), -1;
     return fabric_xfer_channel(b->f, src, mem, dst, bytes, wire, pi->wire, extra, from, label, b->e);
+}
+
+int cb_uses_p2p(const coll_build *b, int from, int to)
+{
+    return b->tune && b->tune->emulated ? b->tune->p2p[from][to]
+                                        : nccl_uses_p2p(b->t, &b->r->env, from, to);
+}
+
+int cb_nccl_ring_bundle(coll_build *b, double bytes, double weight, const char *label)
+{
+    const proto_info *pi = nccl_proto(b->proto);
+    int n = b->n, *dst = malloc(sizeof(int) * (size_t)n);
+    if (!dst)
+        return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+    for (int r = 0; r < n; r++)
+        dst[r] = b->node[(r + 1) % n];
+    /* Symmetric: every hop's flag latency is the same as hop 0's. */
+    sim_ps extra = pi->step_ps;
+    if (pi->flag_hops)
+        extra += pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, b->node[0], dst[0]);
+    /* As cb_nccl_hop: each sender's channel block bounds its stream. */
+    int id = fabric_xfer_bundle(b->f, b->node, dst, n, bytes, pi->wire * weight, pi->wire,
+                                extra, 0, label, b->e);
+    free(dst);
+    return id;
+}
+
+int cb_generate(coll_build *b, sched_gen_fn *fn, void *state, void (*free_fn)(void *))
+{
+    b->gen_state = state;
+    b->gen_free = free_fn;
+    sched *s = fabric_sched(b->f);
+    if (b->stream) {
+        sched_generate(s, fn, state);
+        return 0;
+    }
+    int rc;
+    while ((rc = fn(state, s)) > 0)
+        ;
+    return rc < 0 ? -1 : 0;
 }
 
 int cb_barrier(coll_build *b, const int *ready, int *done)

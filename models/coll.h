@@ -81,6 +81,11 @@ typedef struct coll_ctx coll_ctx;
 /* A context for predictions on one topology (borrowed; must outlive it). */
 coll_ctx *coll_ctx_new(const topo *t);
 void coll_ctx_free(coll_ctx *c);            /* NULL ok */
+/* For tests and benchmarks: stream = 0 builds each task graph whole before
+ * running it instead of as the run reaches it; bundle = 0 keeps every rank's
+ * flows apart even where the ranks are symmetric (defaults 1, 1). The
+ * predicted times are identical; memory and engine events differ. */
+void coll_ctx_tune(coll_ctx *c, int stream, int bundle);
 /* Default request: allreduce, bf16, all GPUs, auto algo/proto/channels. */
 void coll_req_init(coll_req *r, const topo *t);
 /* Apply one "NCCL_X=Y" setting; ERR_USAGE on an unknown or bad one. */

@@ -34,6 +34,10 @@ typedef struct coll_build {
     err *e;
     int label_track;   /* unused for now */
     const struct nccl_tune *tune;  /* NCCL's decisions (transport per hop), or NULL */
+    int stream;        /* add generated graphs as the run reaches them */
+    int bundle;        /* symmetric ranks' identical flows may run as one */
+    void *gen_state;   /* a builder's generator state, freed after the run */
+    void (*gen_free)(void *);
 } coll_build;
 
 typedef int coll_build_fn(coll_build *b);
@@ -54,9 +58,19 @@ int cb_dep(coll_build *b, int before, int after);     /* 0 ok, -1 */
  * reads it), carrying `weight` identical channels. */
 int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
                 const char *label);
+/* Does the hop from -> to use P2P (else SHM), as NCCL decides? */
+int cb_uses_p2p(const coll_build *b, int from, int to);
+/* The n hops r -> (r + 1) % n of one ring step as one bundled flow (P2P
+ * writes only; the caller has checked the ranks are symmetric). */
+int cb_nccl_ring_bundle(coll_build *b, double bytes, double weight, const char *label);
 /* Flag barrier among all ranks: for each rank, wait for ready[r], send a
  * flag to every peer; done[r] is the task after which rank r saw all. */
 int cb_barrier(coll_build *b, const int *ready, int *done);
+/* A builder that adds its graph through a generator (sim/sched.h
+ * sched_generate) hands it here with its state (owned from now on, freed by
+ * free_fn after the run): streamed, or run to completion now when b->stream
+ * is 0 (the same graph in the same order). 0, or -1 with b->e set. */
+int cb_generate(coll_build *b, sched_gen_fn *fn, void *state, void (*free_fn)(void *));
 
 int coll_build_ring(coll_build *b);
 int coll_build_tree(coll_build *b);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -302,6 +303,138 @@ static void test_nccl_channels(void **state)
     assert_int_equal(nccl_op_channels(&r, PROTO_LL, 16), 16);
 }
 
+/* A streamed task graph (added as the run reaches it, ended tasks dropped)
+ * must give the same run as the whole graph built first: the same time to
+ * the picosecond and the same number of engine events (tolerance 0), for
+ * every ring-family request on presets with NVLink and PCIe (including
+ * multi-loop pipelines, several channels and SHM hops), with the same
+ * critical-path breakdown, and the timeline of a streamed run must list
+ * every task. */
+static void test_stream_equals_whole(void **state)
+{
+    (void)state;
+    const char *presets[] = {"h200-8x-nvswitch", "rtxpro6000-8x-pcie5-2s", "nvswitch-64",
+                             "pcie-16"};
+    for (size_t ti = 0; ti < sizeof presets / sizeof *presets; ti++) {
+        err e = {0};
+        topo *t = NULL;
+        assert_int_equal(topo_load(presets[ti], &t, &e), 0);
+        coll_ctx *whole = coll_ctx_new(t), *stream = coll_ctx_new(t);
+        coll_ctx_tune(whole, 0, 0);
+        coll_ctx_tune(stream, 1, 0);
+        int ng = topo_ngpus(t), gs[] = {2, 3, ng};
+        for (int gi = 0; gi < 3; gi++)
+            for (int k = COLL_ALLREDUCE; k <= COLL_ALLGATHER; k++)
+                for (int p = PROTO_LL; p < PROTO_N; p++)
+                    for (uint64_t by = 1024; by <= (64u << 20); by *= 64) {
+                        coll_req q;
+                        coll_req_init(&q, t);
+                        q.kind = (coll_kind)k;
+                        q.algo = ALGO_RING;
+                        q.proto = (coll_proto)p;
+                        q.nranks = gs[gi];
+                        q.bytes = by;
+                        q.channels = by > 65536 ? 3 : 0;
+                        coll_result a = {0}, b = {0};
+                        /* A request NCCL would refuse (LL128 off NVLink) is
+                         * refused by both alike. */
+                        int ra = coll_predict(whole, &q, &a, &e);
+                        assert_int_equal(coll_predict(stream, &q, &b, &e), ra);
+                        if (ra)
+                            continue;
+                        if (a.time_ps != b.time_ps || a.events != b.events ||
+                            a.fixed_ps != b.fixed_ps || a.barrier_ps != b.barrier_ps ||
+                            a.transfer_ps != b.transfer_ps || a.contention_ps != b.contention_ps)
+                            fail_msg("%s g=%d kind %d proto %d %llu B: whole %lld ps %llu ev, "
+                                     "streamed %lld ps %llu ev", presets[ti], gs[gi], k, p,
+                                     (unsigned long long)by, (long long)a.time_ps,
+                                     (unsigned long long)a.events, (long long)b.time_ps,
+                                     (unsigned long long)b.events);
+                    }
+        coll_ctx_free(whole);
+        coll_ctx_free(stream);
+        topo_free(t);
+    }
+    /* Timeline of a streamed 8-GPU ring (nothing dropped when a timeline is
+     * asked): 8 kernel tasks + 2 x 7 steps x 8 ranks = 120 task events. */
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("nvswitch-8", &t, &e), 0);
+    coll_ctx *c = coll_ctx_new(t);
+    coll_req q;
+    coll_req_init(&q, t);
+    q.algo = ALGO_RING;
+    q.proto = PROTO_SIMPLE;
+    q.channels = 1;
+    q.bytes = 8192;
+    coll_result r = {0};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(coll_predict_timeline(c, &q, &r, f, &e), 0);
+    fclose(f);
+    int nx = 0;
+    for (const char *x = buf; (x = strstr(x, "\"ph\":\"X\"")); x++)
+        nx++;
+    assert_int_equal(nx, 120);
+    free(buf);
+    coll_ctx_free(c);
+    topo_free(t);
+}
+
+/* Symmetric ranks (every ring hop a P2P write over its own NVLink links of
+ * equal capacity and latency): a step's n flows run as one bundled flow.
+ * The predicted time and its critical-path breakdown must equal the
+ * unbundled run's to the picosecond (tolerance 0) for every ring-family
+ * request; the bundled run uses fewer
+ * engine events (one flow per step instead of n; with n >= 3 ranks strictly
+ * fewer). On a PCIe preset nothing is bundled: the same events. */
+static void test_bundle_equals_unbundled(void **state)
+{
+    (void)state;
+    const char *presets[] = {"nvswitch-8", "h200-8x-nvswitch", "nvswitch-64",
+                             "rtxpro6000-8x-pcie5-1s"};
+    for (size_t ti = 0; ti < sizeof presets / sizeof *presets; ti++) {
+        err e = {0};
+        topo *t = NULL;
+        assert_int_equal(topo_load(presets[ti], &t, &e), 0);
+        int pcie = strstr(presets[ti], "pcie") != NULL;
+        coll_ctx *sep = coll_ctx_new(t), *bun = coll_ctx_new(t);
+        coll_ctx_tune(sep, 1, 0);
+        int ng = topo_ngpus(t), gs[] = {3, ng};
+        for (int gi = 0; gi < 2; gi++)
+            for (int k = COLL_ALLREDUCE; k <= COLL_ALLGATHER; k++)
+                for (int p = PROTO_LL; p < PROTO_N; p++)
+                    for (uint64_t by = 1024; by <= (64u << 20); by *= 64) {
+                        coll_req q;
+                        coll_req_init(&q, t);
+                        q.kind = (coll_kind)k;
+                        q.algo = ALGO_RING;
+                        q.proto = (coll_proto)p;
+                        q.nranks = gs[gi];
+                        q.bytes = by;
+                        coll_result a = {0}, b = {0};
+                        int ra = coll_predict(sep, &q, &a, &e);
+                        assert_int_equal(coll_predict(bun, &q, &b, &e), ra);
+                        if (ra)
+                            continue;
+                        if (a.time_ps != b.time_ps || a.fixed_ps != b.fixed_ps ||
+                            a.barrier_ps != b.barrier_ps || a.transfer_ps != b.transfer_ps ||
+                            a.contention_ps != b.contention_ps ||
+                            (pcie ? b.events != a.events : b.events >= a.events))
+                            fail_msg("%s g=%d kind %d proto %d %llu B: apart %lld ps %llu ev, "
+                                     "bundled %lld ps %llu ev", presets[ti], gs[gi], k, p,
+                                     (unsigned long long)by, (long long)a.time_ps,
+                                     (unsigned long long)a.events, (long long)b.time_ps,
+                                     (unsigned long long)b.events);
+                    }
+        coll_ctx_free(sep);
+        coll_ctx_free(bun);
+        topo_free(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -309,8 +442,9 @@ int main(void)
         cmocka_unit_test(test_ring_channels_share), cmocka_unit_test(test_oneshot_pull),
         cmocka_unit_test(test_read_bound),    cmocka_unit_test(test_twoshot_and_push),
         cmocka_unit_test(test_tree_chain),    cmocka_unit_test(test_one_rank),
-        cmocka_unit_test(test_copy_setup),    cmocka_unit_test(test_ring_cta_rate),    cmocka_unit_test(test_cache_and_env),
-        cmocka_unit_test(test_nccl_channels),
+        cmocka_unit_test(test_copy_setup),    cmocka_unit_test(test_ring_cta_rate),
+        cmocka_unit_test(test_cache_and_env), cmocka_unit_test(test_nccl_channels),
+        cmocka_unit_test(test_stream_equals_whole), cmocka_unit_test(test_bundle_equals_unbundled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

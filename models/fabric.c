@@ -226,6 +226,27 @@ static int gpu_pcie_out(const topo *t, int node)
     return -1;
 }
 
+/* Read budget of GPU node n, in copy-engine requests: tags x MRRS over its
+ * shortest round trip to any other GPU or host memory; a single flow is
+ * also capped by its own round trip (fabric_read_cap_Bps). 0: none. */
+static double read_budget(const fabric *f, int n)
+{
+    const topo *t = f->t;
+    double best = 0;
+    for (int h = 0; h < topo_ngpus(t); h++)
+        if (topo_gpu_node(t, h) != n) {
+            double c = fabric_read_cap_Bps(f, FAB_CE_READ, n, topo_gpu_node(t, h));
+            if (c > best)
+                best = c;
+        }
+    if (f->hostmem_of[n] >= 0) {
+        double c = fabric_read_cap_Bps(f, FAB_CE_READ, n, f->hostmem_of[n]);
+        if (c > best)
+            best = c;
+    }
+    return best;
+}
+
 fabric *fabric_new(const topo *t, err *e)
 {
     fabric *f = calloc(1, sizeof *f);
@@ -285,21 +306,15 @@ fabric *fabric_new(const topo *t, err *e)
         /* Read budget of each GPU, in copy-engine requests: tags x MRRS over
          * its shortest round trip to any other GPU or host memory; a single
          * flow is also capped by its own round trip (fabric_read_cap_Bps). */
-        double best = 0;
-        for (int h = 0; h < topo_ngpus(t); h++)
-            if (h != g) {
-                double c = fabric_read_cap_Bps(f, FAB_CE_READ, n, topo_gpu_node(t, h));
-                if (c > best)
-                    best = c;
-            }
-        if (f->hostmem_of[n] >= 0) {
-            double c = fabric_read_cap_Bps(f, FAB_CE_READ, n, f->hostmem_of[n]);
-            if (c > best)
-                best = c;
-        }
-        if (best > 0) {
+        /* Whether it has one is decided here, cheaply when it reads its host
+         * memory over PCIe; its value waits for its first read (read_budget:
+         * all GPU pairs would be O(N^2) routes). */
+        int m = f->hostmem_of[n];
+        double best = m >= 0 && fabric_read_cap_Bps(f, FAB_CE_READ, n, m) > 0
+                          ? -1 : read_budget(f, n);
+        if (best != 0) {
             snprintf(name, sizeof name, "%s.read-tags", topo_node_at(t, n)->name);
-            if ((f->read_link[n] = sched_link(f->s, best, name)) < 0)
+            if ((f->read_link[n] = sched_link(f->s, best > 0 ? best : 0, name)) < 0)
                 goto oom;
             f->read_cap[n] = best;
         }
@@ -505,6 +520,10 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
     if (nreads > 1)
         cap /= nreads;
     if (reader >= 0 && f->read_link[reader] >= 0 && cap > 0) {
+        if (f->read_cap[reader] < 0) { /* its first read: the budget's value */
+            f->read_cap[reader] = read_budget(f, reader);
+            sched_link_cap(f->s, f->read_link[reader], f->read_cap[reader]);
+        }
         /* The budget is in MRRS-sized requests: a smaller request uses a
          * whole tag for fewer bytes. */
         nl = add_link(f, nl, f->read_link[reader], (double)nreads * req_per);
@@ -583,4 +602,18 @@ int fabric_xfer_channel(fabric *f, int src, int stage, int dst, double bytes, do
     leg legs[2] = {{FAB_WRITE, src, stage >= 0 ? stage : dst}, {FAB_READ, stage, dst}};
     return xfer_legs(f, legs, stage >= 0 ? 2 : 1, stage >= 0, block_wire, bytes, wire, 0,
                      extra_lat_ps, track, label, e);
+}
+
+int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
+                       double wire, double block_wire, sim_ps extra_lat_ps, int track,
+                       const char *label, err *e)
+{
+    leg *legs = malloc(sizeof *legs * (size_t)(n > 0 ? n : 1));
+    if (!legs)
+        return err_set(e, ERR_SYSTEM, "out of memory"), -1;
+    for (int i = 0; i < n; i++)
+        legs[i] = (leg){FAB_WRITE, src[i], dst[i]};
+    int id = xfer_legs(f, legs, n, 0, block_wire, bytes, wire, 0, extra_lat_ps, track, label, e);
+    free(legs);
+    return id;
 }

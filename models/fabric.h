@@ -71,6 +71,14 @@ int fabric_xfer_staged(fabric *f, int src, int stage, int dst, double bytes, dou
 int fabric_xfer_channel(fabric *f, int src, int stage, int dst, double bytes, double wire,
                         double block_wire, sim_ps extra_lat_ps, int track, const char *label,
                         err *e);
+/* A bundle: n channel hops src[i] -> dst[i] (direct P2P writes) of bytes
+ * each that advance together: one engine flow over all their routes and
+ * their senders' block budgets, each stream weighing as in its own
+ * fabric_xfer_channel; its latency is the longest route's. For hops the
+ * caller has shown to be symmetric (models/coll_ring.c). */
+int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
+                       double wire, double block_wire, sim_ps extra_lat_ps, int track,
+                       const char *label, err *e);
 /* Latency of a transfer: one way for a write, the round trip for a read. */
 sim_ps fabric_lat_ps(const fabric *f, fab_op op, int src, int dst);
 /* The read bound of one reader from one target with requests of op's size:

@@ -29,18 +29,24 @@ enum {
 #define TOPO_MAX_LAT_PS 1000000000LL /* 1 ms per hop */
 
 typedef struct route {
-    int n;
+    int dst;            /* b of the pair a->b */
+    int n;              /* hops; -1: unreachable */
     int *links;
     int8_t *dirs;
+    int64_t dist_ps;    /* -1: unreachable */
 } route;
 
+/* Shortest-path tree from one source (Dijkstra); a few recent ones are kept
+ * to answer bursts of questions from one source. */
 typedef struct tree {
+    int src;
     int64_t *dist_ps;   /* INT64_MAX = unreachable */
     unsigned char *off; /* 1 once the path left the NVLink fabric (see compute_tree) */
     int *hops;
     int *pred;          /* link id into the node, -1 at the source */
-    _Atomic(route *) *routes;
 } tree;
+
+enum { TREE_CACHE = 8 };
 
 struct topo {
     arena *ar;
@@ -63,8 +69,21 @@ struct topo {
     int finished;
     const char *where;
     int *adj_start, *adj; /* CSR of link ids per node */
+    /* Route cache, under mu: the routes asked for (pairs a,b in an open
+     * addressing table, key ((a+1) << 32 | b)), recent trees, and how many
+     * trees each source has needed (a source asked again after its tree
+     * left the cache gets all its routes stored at once). Memory follows
+     * the pairs in use, not all nodes squared. */
     pthread_mutex_t mu;
-    _Atomic(tree *) *trees;
+    uint64_t *pkey;
+    route **pval;
+    size_t pcap, plen;
+    tree *tc[TREE_CACHE];
+    int tc_next;
+    unsigned char *ntrees;
+    /* Lock-free first look: per source node, the route last asked for (a
+     * ring asks the same pair again and again). */
+    _Atomic(route *) *last;
 };
 
 static uint64_t hash_str(const char *s)
@@ -152,7 +171,18 @@ void topo_free(topo *t)
     free(t->lhash);
     free(t->adj_start);
     free(t->adj);
-    free(t->trees);
+    free(t->pkey);
+    free(t->pval);
+    for (int i = 0; i < TREE_CACHE; i++)
+        if (t->tc[i]) {
+            free(t->tc[i]->dist_ps);
+            free(t->tc[i]->off);
+            free(t->tc[i]->hops);
+            free(t->tc[i]->pred);
+            free(t->tc[i]);
+        }
+    free(t->ntrees);
+    free(t->last);
     pthread_mutex_destroy(&t->mu);
     arena_free(t->ar);
     free(t);
@@ -578,8 +608,7 @@ static int top_cpu(const topo *t, int v)
     return t->nodes[v].kind == TOPO_CPU ? v : -1;
 }
 
-static const tree *get_tree(const topo *t, int src);
-static const route *get_route(const topo *t, int a, int b);
+static const route *get_route(const topo *t, int a, int b, int all);
 
 int topo_finish(topo *t, const char *where, err *e)
 {
@@ -668,20 +697,23 @@ int topo_finish(topo *t, const char *where, err *e)
         }
     }
     free(seen);
-    t->trees = calloc((size_t)t->nnodes, sizeof *t->trees);
-    if (!t->trees)
+    t->ntrees = calloc((size_t)t->nnodes, 1);
+    t->last = malloc(sizeof *t->last * (size_t)t->nnodes);
+    if (!t->ntrees || !t->last)
         return err_set(e, ERR_SYSTEM, "out of memory");
+    for (int v = 0; v < t->nnodes; v++)
+        atomic_init(&t->last[v], NULL);
     t->finished = 1;
     if (t->ngpus + nhost <= EAGER_MAX_ENDPOINTS) {
         for (int a = 0; a < t->nnodes; a++) {
             if (is_transit(t, a))
                 continue;
-            if (!get_tree(t, a))
-                return err_set(e, ERR_SYSTEM, "out of memory");
             for (int b = 0; b < t->nnodes; b++)
-                if (!is_transit(t, b) && b != a && !get_route(t, a, b) &&
-                    topo_route_lat_ps(t, a, b) >= 0)
-                    return err_set(e, ERR_SYSTEM, "out of memory");
+                if (!is_transit(t, b) && b != a) {
+                    if (!get_route(t, a, b, 1))
+                        return err_set(e, ERR_SYSTEM, "out of memory");
+                    break; /* one call stores all of a's routes */
+                }
         }
     }
     return 0;
@@ -739,6 +771,17 @@ static hent hpop(hent *hp, int *n)
     return top;
 }
 
+static void tree_free(tree *tr)
+{
+    if (!tr)
+        return;
+    free(tr->dist_ps);
+    free(tr->off);
+    free(tr->hops);
+    free(tr->pred);
+    free(tr);
+}
+
 /* Dijkstra from src; called with t->mu held. The cost is (left the NVLink
  * fabric, latency, hops) in that order: a path made only of NVLink links
  * beats any path through PCIe or the host, whatever the latencies (CUDA peer
@@ -749,17 +792,18 @@ static hent hpop(hent *hp, int *n)
 static tree *compute_tree(topo *t, int src)
 {
     int n = t->nnodes;
-    tree *tr = arena_alloc(t->ar, sizeof *tr);
+    tree *tr = calloc(1, sizeof *tr);
     if (!tr)
         return NULL;
-    tr->dist_ps = arena_alloc(t->ar, sizeof(int64_t) * (size_t)n);
-    tr->hops = arena_alloc(t->ar, sizeof(int) * (size_t)n);
-    tr->off = arena_alloc(t->ar, (size_t)n);
-    tr->pred = arena_alloc(t->ar, sizeof(int) * (size_t)n);
-    tr->routes = arena_alloc(t->ar, sizeof(*tr->routes) * (size_t)n);
+    tr->src = src;
+    tr->dist_ps = malloc(sizeof(int64_t) * (size_t)n);
+    tr->off = malloc((size_t)n);
+    tr->hops = malloc(sizeof(int) * (size_t)n);
+    tr->pred = malloc(sizeof(int) * (size_t)n);
     hent *hp = malloc(sizeof(hent) * (size_t)(2 * t->nlinks + 2));
     unsigned char *done = calloc((size_t)n, 1);
-    if (!tr->dist_ps || !tr->off || !tr->hops || !tr->pred || !tr->routes || !hp || !done) {
+    if (!tr->dist_ps || !tr->off || !tr->hops || !tr->pred || !hp || !done) {
+        tree_free(tr);
         free(hp);
         free(done);
         return NULL;
@@ -769,7 +813,6 @@ static tree *compute_tree(topo *t, int src)
         tr->off[v] = 1;
         tr->hops[v] = 0;
         tr->pred[v] = -1;
-        atomic_init(&tr->routes[v], NULL);
     }
     int nh = 0;
     tr->dist_ps[src] = 0;
@@ -813,56 +856,127 @@ static tree *compute_tree(topo *t, int src)
     return tr;
 }
 
-static const tree *get_tree(const topo *tc, int src)
+static size_t route_slot(const topo *t, uint64_t key)
 {
-    tree *tr = atomic_load_explicit(&tc->trees[src], memory_order_acquire);
-    if (tr)
-        return tr;
-    topo *t = (topo *)tc; /* the cache is logically const: computed once */
-    pthread_mutex_lock(&t->mu);
-    tr = atomic_load_explicit(&t->trees[src], memory_order_relaxed);
-    if (!tr) {
-        tr = compute_tree(t, src);
-        if (tr)
-            atomic_store_explicit(&t->trees[src], tr, memory_order_release);
-    }
-    pthread_mutex_unlock(&t->mu);
-    return tr;
+    uint64_t h = key * 0x9e3779b97f4a7c15ULL;
+    size_t j = (size_t)(h >> 17) & (t->pcap - 1);
+    while (t->pkey[j] && t->pkey[j] != key)
+        j = (j + 1) & (t->pcap - 1);
+    return j;
 }
 
-static const route *get_route(const topo *tc, int a, int b)
+/* Store route r for key; called with t->mu held. 0, or -1 on OOM. */
+static int pair_put(topo *t, uint64_t key, route *r)
 {
-    const tree *tr = get_tree(tc, a);
-    if (!tr || tr->dist_ps[b] == INT64_MAX)
-        return NULL;
-    route *r = atomic_load_explicit(&tr->routes[b], memory_order_acquire);
-    if (r)
-        return r;
-    topo *t = (topo *)tc;
-    pthread_mutex_lock(&t->mu);
-    r = atomic_load_explicit(&tr->routes[b], memory_order_relaxed);
-    if (!r) {
-        int n = tr->hops[b];
-        r = arena_alloc(t->ar, sizeof *r);
-        int *links = r ? arena_alloc(t->ar, sizeof(int) * (size_t)(n + 1)) : NULL;
-        int8_t *dirs = links ? arena_alloc(t->ar, (size_t)n + 1) : NULL;
-        if (dirs) {
-            r->n = n;
-            r->links = links;
-            r->dirs = dirs;
-            int v = b;
-            for (int i = n - 1; i >= 0; i--) {
-                const topo_link *l = &t->links[tr->pred[v]];
-                links[i] = tr->pred[v];
-                dirs[i] = (int8_t)(l->b == v ? 0 : 1); /* a->b as stored is 0 */
-                v = other_end(l, v);
+    if ((t->plen + 1) * 2 > t->pcap) {
+        size_t ocap = t->pcap, ncap = ocap ? ocap * 2 : 1024;
+        uint64_t *ok = t->pkey;
+        route **ov = t->pval;
+        t->pkey = calloc(ncap, sizeof *t->pkey);
+        t->pval = malloc(ncap * sizeof *t->pval);
+        if (!t->pkey || !t->pval) {
+            free(t->pkey);
+            free(t->pval);
+            t->pkey = ok;
+            t->pval = ov;
+            return -1;
+        }
+        t->pcap = ncap;
+        for (size_t i = 0; i < ocap; i++)
+            if (ok[i]) {
+                size_t j = route_slot(t, ok[i]);
+                t->pkey[j] = ok[i];
+                t->pval[j] = ov[i];
             }
-            ASSERTF(v == a, "route walk ended at %d, not %d", v, a);
-            atomic_store_explicit(&tr->routes[b], r, memory_order_release);
-        } else {
-            r = NULL;
+        free(ok);
+        free(ov);
+    }
+    size_t j = route_slot(t, key);
+    t->pkey[j] = key;
+    t->pval[j] = r;
+    t->plen++;
+    return 0;
+}
+
+static uint64_t pair_key(int a, int b) { return (uint64_t)(a + 1) << 32 | (uint32_t)b; }
+
+/* The route a->b walked back from the tree; called with t->mu held. */
+static route *make_route(topo *t, const tree *tr, int b)
+{
+    route *r = arena_alloc(t->ar, sizeof *r);
+    if (!r)
+        return NULL;
+    if (tr->dist_ps[b] == INT64_MAX) {
+        *r = (route){b, -1, NULL, NULL, -1};
+        return r;
+    }
+    int n = tr->hops[b];
+    int *links = arena_alloc(t->ar, sizeof(int) * (size_t)(n + 1));
+    int8_t *dirs = links ? arena_alloc(t->ar, (size_t)n + 1) : NULL;
+    if (!dirs)
+        return NULL;
+    *r = (route){b, n, links, dirs, tr->dist_ps[b]};
+    int v = b;
+    for (int i = n - 1; i >= 0; i--) {
+        const topo_link *l = &t->links[tr->pred[v]];
+        links[i] = tr->pred[v];
+        dirs[i] = (int8_t)(l->b == v ? 0 : 1); /* a->b as stored is 0 */
+        v = other_end(l, v);
+    }
+    ASSERTF(v == tr->src, "route walk ended at %d, not %d", v, tr->src);
+    return r;
+}
+
+/* The route a->b (a != b), computed once and cached; with all (or when a's
+ * tree is needed a second time) every route from a to a non-transit node
+ * is stored. NULL only on out of memory. */
+static const route *get_route(const topo *tc, int a, int b, int all)
+{
+    topo *t = (topo *)tc; /* the cache is logically const: computed once */
+    route *r = atomic_load_explicit(&t->last[a], memory_order_acquire);
+    if (r && r->dst == b && !all)
+        return r;
+    pthread_mutex_lock(&t->mu);
+    r = NULL;
+    uint64_t key = pair_key(a, b);
+    if (t->pcap) {
+        size_t j = route_slot(t, key);
+        if (t->pkey[j])
+            r = t->pval[j];
+    }
+    if (r)
+        goto out;
+    tree *tr = NULL;
+    for (int i = 0; i < TREE_CACHE && !tr; i++)
+        if (t->tc[i] && t->tc[i]->src == a)
+            tr = t->tc[i];
+    if (!tr) {
+        if (!(tr = compute_tree(t, a)))
+            goto out;
+        tree_free(t->tc[t->tc_next]);
+        t->tc[t->tc_next] = tr;
+        t->tc_next = (t->tc_next + 1) % TREE_CACHE;
+        if (t->ntrees[a] < 255)
+            t->ntrees[a]++;
+    }
+    if (all || t->ntrees[a] >= 2) {
+        for (int v = 0; v < t->nnodes; v++) {
+            if (v == a || v == b || is_transit(t, v))
+                continue;
+            uint64_t k = pair_key(a, v);
+            if (t->pcap && t->pkey[route_slot(t, k)])
+                continue;
+            route *x = make_route(t, tr, v);
+            if (!x || pair_put(t, k, x))
+                goto out;
         }
     }
+    route *x = make_route(t, tr, b);
+    if (x && !pair_put(t, key, x))
+        r = x;
+out:
+    if (r)
+        atomic_store_explicit(&t->last[a], r, memory_order_release);
     pthread_mutex_unlock(&t->mu);
     return r;
 }
@@ -875,8 +989,8 @@ int topo_route(const topo *t, int a, int b, const int **links, const int8_t **di
     *dirs = NULL;
     if (a == b)
         return 0;
-    const route *r = get_route(t, a, b);
-    if (!r)
+    const route *r = get_route(t, a, b, 0);
+    if (!r || r->n < 0)
         return -1;
     *links = r->links;
     *dirs = r->dirs;
@@ -887,10 +1001,10 @@ int64_t topo_route_lat_ps(const topo *t, int a, int b)
 {
     ASSERTF(t->finished, "topo_route_lat_ps before topo_finish");
     ASSERTF(a >= 0 && a < t->nnodes && b >= 0 && b < t->nnodes, "a=%d b=%d", a, b);
-    const tree *tr = get_tree(t, a);
-    if (!tr || tr->dist_ps[b] == INT64_MAX)
-        return -1;
-    return tr->dist_ps[b];
+    if (a == b)
+        return 0;
+    const route *r = get_route(t, a, b, 0);
+    return r ? r->dist_ps : -1;
 }
 
 /* ---- path types ------------------------------------------------------------ */

@@ -138,7 +138,8 @@ const topo_link *topo_link_at(const topo *t, int id);
 int topo_gpu_node(const topo *t, int gpu);     /* node id of GPU index gpu */
 int topo_find(const topo *t, const char *name);/* node id or -1 */
 /* Routes are computed in topo_finish for small topologies and on first use
- * (per source, cached, thread-safe) for large ones; -1 if b is unreachable
+ * (per pair, cached, thread-safe; memory follows the pairs asked for) for
+ * large ones; -1 if b is unreachable
  * (GPUs and host memory are endpoints only, never transit nodes). */
 /* Directed hops of the data route from node a to node b: hop i uses link
  * links[i] in direction dirs[i] (0 = a->b as stored, 1 = b->a). Returns the

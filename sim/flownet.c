@@ -173,6 +173,15 @@ int flownet_add_link(flownet *n, double cap_Bps)
 
 int flownet_nlinks(const flownet *n) { return n->nlinks; }
 
+void flownet_set_cap(flownet *n, int link, double cap_Bps)
+{
+    ASSERTF(link >= 0 && link < n->nlinks && isfinite(cap_Bps) && cap_Bps >= 0,
+            "link %d of %d, capacity %g B/s", link, n->nlinks, cap_Bps);
+    struct link *l = &n->links[link];
+    ASSERTF(l->nflows == 0 && l->bytes == 0, "link %d already in use", link);
+    l->nominal_Bps = l->cap_Bps = cap_Bps;
+}
+
 void flownet_set_rule(flownet *n, int link, flownet_cap_fn *fn, void *ctx)
 {
     ASSERTF(link >= 0 && link < n->nlinks, "link %d of %d", link, n->nlinks);

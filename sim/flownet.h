@@ -30,6 +30,8 @@ void flownet_free(flownet *n);   /* NULL ok */
 /* Add a link of cap_Bps (finite, >= 0); returns its id or -1 on OOM. */
 int flownet_add_link(flownet *n, double cap_Bps);
 int flownet_nlinks(const flownet *n);
+/* Set the nominal capacity of a link no flow has used since the last reset. */
+void flownet_set_cap(flownet *n, int link, double cap_Bps);
 /* Capacity rule, called by flownet_solve for a link whose flow set changed. */
 void flownet_set_rule(flownet *n, int link, flownet_cap_fn *fn, void *ctx);
 double flownet_link_cap(const flownet *n, int link); /* current, after its rule */

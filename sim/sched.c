@@ -23,48 +23,79 @@
 #include "sim/json.h"
 
 enum { EV_FLOW_DONE = 1, EV_TASK_END = 2 };
+enum { TCHUNK_BITS = 12, TCHUNK = 1 << TCHUNK_BITS, RBLOCK = 1 << 14 };
 
 struct task {
     sim_ps start_ps, end_ps; /* -1 until started / ended */
     sim_ps lat_ps;           /* flow: latency after the last byte; delay: duration */
     double bytes, cap_Bps;
     const char *label;
-    uint32_t link_off;       /* into s->refs */
+    const int32_t *links;    /* flow: its link list, in a refs block */
+    const double *w;         /* weight of each link, NULL = all 1 */
     int32_t nlinks;          /* -1 for a delay */
     uint32_t tag;
     int32_t track;
+    int32_t succ;            /* its latest dependency record, -1 none */
+    int32_t npred;           /* run: unfinished predecessors */
+    int32_t crit;            /* run: its predecessor that ended last (ties: lower id), -1 */
+    sim_ps crit_ps;          /* when that one ended */
+    sim_ps acc[4];           /* run: critical path up to its end (sched_path_sums) */
 };
 
 struct dep {
     int32_t after;           /* the task that waits */
-    int32_t next;            /* next record of the same predecessor, -1 */
+    int32_t next;            /* next record of the same predecessor (or free), -1 */
+};
+
+/* Link lists of flows live in blocks that never move (the flow network
+ * keeps pointers into them while a flow runs); streaming frees a block once
+ * every task using it is recycled. */
+struct rblock {
+    int32_t *links;
+    double *w;               /* allocated on the first weighted flow */
+    size_t cap, used;
+    size_t last_task;        /* highest task id with refs here */
 };
 
 struct sched {
-    struct task *tasks;
-    size_t ntasks, tasks_cap;
-    int32_t *refs;           /* link lists of flow tasks */
-    size_t nrefs, refs_cap;
-    double *wrefs;           /* weight of each entry of refs, if wrefs_used */
-    size_t wrefs_cap;
-    int wrefs_used;          /* some flow since the last reset is weighted */
-    int32_t *succ_head;      /* per task: its latest dependency record, -1 none */
-    size_t head_cap;
+    struct task **chunk;     /* task id >> TCHUNK_BITS -> TCHUNK tasks */
+    size_t nchunk_cap;
+    size_t ntasks;           /* ids handed out */
+    struct task *spare;      /* a recycled chunk kept for reuse */
+    struct rblock *blocks;   /* [bhead, nblocks) live, the last one current */
+    size_t bhead, nblocks, blocks_cap;
     struct dep *deps;        /* successor lists, linked newest first */
-    size_t ndeps, deps_cap;
+    size_t ndeps, deps_cap;  /* records handed out (below ndeps) */
+    int32_t dep_free;        /* free list of records (streaming), -1 */
+    /* streaming (sched_generate) */
+    sched_gen_fn *gen;
+    void *gen_ctx;
+    int gen_more;            /* the generator may emit more */
+    int gen_failed;
+    int keep;                /* keep ended tasks (sched_keep) */
+    int running;
+    size_t horizon;          /* tasks below have all their dependents */
+    size_t lo;               /* tasks below are recycled */
     /* run state */
-    int32_t *npred;          /* unfinished predecessors */
-    size_t npred_cap;
     size_t nended;
     uint64_t events;
-    sim_ps makespan;
+    sim_ps makespan, now;
     evq *q;
     flownet *net;
+    /* critical path, followed as the run goes (sched_path_sums) */
+    sched_class_fn *class_fn;
+    int32_t path_task;
+    sim_ps path_end, path[4];
     /* links */
     arena *names;
     const char **link_names;
     size_t link_names_cap;
 };
+
+static inline struct task *T(const sched *s, size_t id)
+{
+    return &s->chunk[id >> TCHUNK_BITS][id & (TCHUNK - 1)];
+}
 
 static int grow(void *arr, size_t *cap, size_t need, size_t sz)
 {
@@ -88,6 +119,8 @@ sched *sched_new(void)
     sched *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
+    s->dep_free = -1;
+    s->keep = 1;
     s->q = evq_new();
     s->net = flownet_new();
     s->names = arena_new();
@@ -102,12 +135,16 @@ void sched_free(sched *s)
 {
     if (!s)
         return;
-    free(s->tasks);
-    free(s->refs);
-    free(s->wrefs);
-    free(s->succ_head);
+    for (size_t c = 0; c < s->nchunk_cap; c++)
+        free(s->chunk[c]);
+    free(s->chunk);
+    free(s->spare);
+    for (size_t b = s->bhead; b < s->nblocks; b++) {
+        free(s->blocks[b].links);
+        free(s->blocks[b].w);
+    }
+    free(s->blocks);
     free(s->deps);
-    free(s->npred);
     evq_free(s->q);
     flownet_free(s->net);
     arena_free(s->names);
@@ -145,14 +182,32 @@ void sched_link_rule(sched *s, int link, sched_cap_fn *fn, void *ctx)
     flownet_set_rule(s->net, link, fn, ctx);
 }
 
+void sched_link_cap(sched *s, int link, double cap_Bps)
+{
+    ASSERTF(link >= 0 && link < sched_nlinks(s), "link %d of %d", link, sched_nlinks(s));
+    flownet_set_cap(s->net, link, cap_Bps);
+}
+
 static int new_task(sched *s)
 {
-    if (s->ntasks >= INT32_MAX ||
-        grow(&s->tasks, &s->tasks_cap, s->ntasks + 1, sizeof(struct task)) ||
-        grow(&s->succ_head, &s->head_cap, s->ntasks + 1, sizeof(int32_t)))
+    size_t id = s->ntasks, c = id >> TCHUNK_BITS;
+    size_t had = s->nchunk_cap;
+    if (id >= INT32_MAX || grow(&s->chunk, &s->nchunk_cap, c + 1, sizeof(struct task *)))
         return -1;
-    s->succ_head[s->ntasks] = -1;
-    return (int)s->ntasks++;
+    for (size_t i = had; i < s->nchunk_cap; i++)
+        s->chunk[i] = NULL;
+    if (!s->chunk[c]) {
+        if (s->spare) {
+            s->chunk[c] = s->spare;
+            s->spare = NULL;
+        } else if (!(s->chunk[c] = malloc(sizeof(struct task) * TCHUNK))) {
+            return -1;
+        }
+    }
+    T(s, id)->succ = -1;
+    T(s, id)->npred = 0;
+    s->ntasks++;
+    return (int)id;
 }
 
 int sched_delay(sched *s, sim_ps dur_ps, int track, const char *label)
@@ -161,7 +216,8 @@ int sched_delay(sched *s, sim_ps dur_ps, int track, const char *label)
     int id = new_task(s);
     if (id < 0)
         return -1;
-    s->tasks[id] = (struct task){-1, -1, dur_ps, 0, 0, label, 0, -1, 0, track};
+    struct task *k = T(s, (size_t)id);
+    *k = (struct task){-1, -1, dur_ps, 0, 0, label, NULL, NULL, -1, 0, track, -1, 0, -1, -1, {0}};
     return id;
 }
 
@@ -171,6 +227,27 @@ int sched_flow(sched *s, const int *links, int nlinks, double bytes,
 {
     return sched_flow_w(s, links, NULL, nlinks, bytes, rate_cap_Bps, lat_ps, tag, track,
                         label);
+}
+
+/* Room for n refs (and their weights if weighted) in the current block. */
+static struct rblock *refs_room(sched *s, size_t n, int weighted)
+{
+    struct rblock *b = s->nblocks > s->bhead ? &s->blocks[s->nblocks - 1] : NULL;
+    if (!b || b->used + n > b->cap) {
+        if (s->bhead > 0 && s->bhead == s->nblocks) /* all freed: restart the list */
+            s->bhead = s->nblocks = 0;
+        if (grow(&s->blocks, &s->blocks_cap, s->nblocks + 1, sizeof(struct rblock)))
+            return NULL;
+        size_t cap = n > RBLOCK ? n : RBLOCK;
+        b = &s->blocks[s->nblocks];
+        *b = (struct rblock){malloc(cap * sizeof(int32_t)), NULL, cap, 0, 0};
+        if (!b->links)
+            return NULL;
+        s->nblocks++;
+    }
+    if (weighted && !b->w && !(b->w = malloc(b->cap * sizeof(double))))
+        return NULL;
+    return b;
 }
 
 int sched_flow_w(sched *s, const int *links, const double *weights, int nlinks,
@@ -188,51 +265,103 @@ int sched_flow_w(sched *s, const int *links, const double *weights, int nlinks,
                 links[k]);
         weighted |= weights[k] != 1.0;
     }
-    if (s->nrefs + (size_t)nlinks > UINT32_MAX ||
-        grow(&s->refs, &s->refs_cap, s->nrefs + (size_t)nlinks, sizeof(int32_t)))
+    struct rblock *b = refs_room(s, (size_t)nlinks, weighted);
+    if (!b)
         return -1;
-    /* Weights are stored (parallel to refs) only once a flow has some. */
-    if ((weighted || s->wrefs_used) &&
-        grow(&s->wrefs, &s->wrefs_cap, s->refs_cap, sizeof(double)))
-        return -1;
-    if (weighted && !s->wrefs_used) {
-        for (size_t i = 0; i < s->nrefs; i++)
-            s->wrefs[i] = 1.0;
-        s->wrefs_used = 1;
-    }
     int id = new_task(s);
     if (id < 0)
         return -1;
-    uint32_t off = (uint32_t)s->nrefs;
+    int32_t *l = b->links + b->used;
+    double *w = weighted ? b->w + b->used : NULL;
     for (int k = 0; k < nlinks; k++) {
-        if (s->wrefs_used)
-            s->wrefs[s->nrefs] = weights ? weights[k] : 1.0;
-        s->refs[s->nrefs++] = links[k];
+        l[k] = links[k];
+        if (w)
+            w[k] = weights[k];
     }
+    b->used += (size_t)nlinks;
+    b->last_task = (size_t)id;
     double cap = isfinite(rate_cap_Bps) && rate_cap_Bps > 0 ? rate_cap_Bps : 0;
-    s->tasks[id] = (struct task){-1, -1, lat_ps, bytes, cap, label, off, nlinks, tag, track};
+    *T(s, (size_t)id) =
+        (struct task){-1, -1, lat_ps, bytes, cap, label, l, w, nlinks, tag, track, -1, 0, -1, -1, {0}};
     return id;
 }
 
 int sched_dep(sched *s, int before, int after)
 {
     ASSERTF(before >= 0 && (size_t)before < s->ntasks && after >= 0 &&
-                (size_t)after < s->ntasks,
-            "dependency %d -> %d with %zu tasks", before, after, s->ntasks);
-    if (s->ndeps >= INT32_MAX ||
-        grow(&s->deps, &s->deps_cap, s->ndeps + 1, sizeof(struct dep)))
-        return -1;
-    s->deps[s->ndeps] = (struct dep){after, s->succ_head[before]};
-    s->succ_head[before] = (int32_t)s->ndeps++;
+                (size_t)after < s->ntasks && (size_t)after >= s->lo,
+            "dependency %d -> %d with %zu tasks (%zu recycled)", before, after, s->ntasks,
+            s->lo);
+    /* Added during a run after its predecessor ended (recycled ones have):
+     * already met. */
+    if (s->running && ((size_t)before < s->lo || T(s, (size_t)before)->end_ps >= 0))
+        return 0;
+    struct task *a = T(s, (size_t)before);
+    int32_t d = s->dep_free;
+    if (d >= 0) {
+        s->dep_free = s->deps[d].next;
+    } else {
+        if (s->ndeps >= INT32_MAX ||
+            grow(&s->deps, &s->deps_cap, s->ndeps + 1, sizeof(struct dep)))
+            return -1;
+        d = (int32_t)s->ndeps++;
+    }
+    s->deps[d] = (struct dep){after, a->succ};
+    a->succ = d;
+    T(s, (size_t)after)->npred++;
     return 0;
 }
+
+void sched_generate(sched *s, sched_gen_fn *fn, void *ctx)
+{
+    ASSERTF(s->ntasks == 0, "sched_generate with %zu tasks already added", s->ntasks);
+    s->gen = fn;
+    s->gen_ctx = ctx;
+    s->gen_more = fn != NULL;
+    s->horizon = 0;
+}
+
+void sched_horizon(sched *s, int task)
+{
+    ASSERTF(task >= 0 && (size_t)task <= s->ntasks, "horizon %d with %zu tasks", task,
+            s->ntasks);
+    if ((size_t)task > s->horizon)
+        s->horizon = (size_t)task;
+}
+
+void sched_keep(sched *s, int on) { s->keep = on; }
 
 void sched_trace_links(sched *s, int on) { flownet_record(s->net, on); }
 
 void sched_reset(sched *s)
 {
-    s->ntasks = s->nrefs = s->ndeps = s->nended = 0;
-    s->wrefs_used = 0;
+    /* Keep the first chunk and the first refs block for the next graph. */
+    for (size_t c = 1; c < s->nchunk_cap; c++) {
+        free(s->chunk[c]);
+        s->chunk[c] = NULL;
+    }
+    if (s->nchunk_cap && !s->chunk[0]) {
+        s->chunk[0] = s->spare;
+        s->spare = NULL;
+    }
+    size_t keep = s->nblocks > s->bhead && s->blocks[s->bhead].cap == RBLOCK ? 1 : 0;
+    for (size_t b = s->bhead + keep; b < s->nblocks; b++) {
+        free(s->blocks[b].links);
+        free(s->blocks[b].w);
+    }
+    if (keep) {
+        s->blocks[0] = s->blocks[s->bhead];
+        s->blocks[0].used = 0;
+        s->blocks[0].last_task = 0;
+    }
+    s->bhead = 0;
+    s->nblocks = keep;
+    s->ntasks = s->ndeps = s->nended = 0;
+    s->dep_free = -1;
+    s->gen = NULL;
+    s->gen_ctx = NULL;
+    s->gen_more = s->gen_failed = s->running = 0;
+    s->horizon = s->lo = 0;
     s->events = 0;
     s->makespan = 0;
     evq_clear(s->q);
@@ -243,22 +372,20 @@ void sched_reset(sched *s)
 
 static int oom(err *e) { return err_set(e, ERR_SYSTEM, "scheduler: out of memory"); }
 
-/* Count each task's predecessors (the successor lists are built as
- * dependencies are added). */
-static int build_graph(sched *s)
+/* Count each task's predecessors from the successor lists (a static graph,
+ * which may be run again). */
+static void count_preds(sched *s)
 {
-    size_t n = s->ntasks;
-    if (grow(&s->npred, &s->npred_cap, n + 1, sizeof(int32_t)))
-        return -1;
-    memset(s->npred, 0, n * sizeof(int32_t));
-    for (size_t d = 0; d < s->ndeps; d++)
-        s->npred[s->deps[d].after]++;
-    return 0;
+    for (size_t t = 0; t < s->ntasks; t++)
+        T(s, t)->npred = 0;
+    for (size_t t = 0; t < s->ntasks; t++)
+        for (int32_t d = T(s, t)->succ; d >= 0; d = s->deps[d].next)
+            T(s, (size_t)s->deps[d].after)->npred++;
 }
 
 static int start_task(sched *s, int32_t t, sim_ps now)
 {
-    struct task *k = &s->tasks[t];
+    struct task *k = T(s, (size_t)t);
     k->start_ps = now;
     sim_ps end;
     if (k->nlinks < 0 || k->bytes <= 0) {
@@ -268,57 +395,130 @@ static int start_task(sched *s, int32_t t, sim_ps now)
         ASSERTF(d >= 0, "task %d: %g bytes at %g B/s overflow", t, k->bytes, k->cap_Bps);
         end = now + d + k->lat_ps;
     } else {
-        const double *w = s->wrefs_used ? s->wrefs + k->link_off : NULL;
-        return flownet_start_w(s->net, s->refs + k->link_off, w, k->nlinks, k->bytes,
-                               k->cap_Bps, k->tag, t) < 0 ? -1 : 0;
+        return flownet_start_w(s->net, k->links, k->w, k->nlinks, k->bytes, k->cap_Bps,
+                               k->tag, t) < 0 ? -1 : 0;
     }
     return evq_push(s->q, end, EV_TASK_END, t) < 0 ? -1 : 0;
 }
 
+/* Ask the generator for more tasks once; new tasks whose predecessors have
+ * all ended start now (in id order). -1 on failure (s->gen_failed if the
+ * generator's). */
+static int pull(sched *s, sim_ps now)
+{
+    size_t from = s->ntasks, h = s->horizon;
+    int rc = s->gen(s->gen_ctx, s);
+    if (rc < 0) {
+        s->gen_failed = 1;
+        return -1;
+    }
+    if (rc == 0) {
+        s->gen_more = 0;
+        s->horizon = SIZE_MAX;
+    }
+    ASSERTF(rc == 0 || s->ntasks > from || s->horizon > h,
+            "task generator made no progress at task %zu", from);
+    for (size_t t = from; t < s->ntasks; t++)
+        if (T(s, t)->npred == 0 && start_task(s, (int32_t)t, now))
+            return -1;
+    return 0;
+}
+
+/* Streaming: drop ended tasks from the bottom while every dependent of
+ * theirs is known, with the chunks and refs blocks they alone used. */
+static void recycle(sched *s)
+{
+    size_t lo = s->lo;
+    while (lo < s->ntasks && lo < s->horizon && T(s, lo)->end_ps >= 0)
+        lo++;
+    for (size_t c = s->lo >> TCHUNK_BITS; c < lo >> TCHUNK_BITS; c++) {
+        if (!s->spare)
+            s->spare = s->chunk[c];
+        else
+            free(s->chunk[c]);
+        s->chunk[c] = NULL;
+    }
+    s->lo = lo;
+    while (s->bhead + 1 < s->nblocks && s->blocks[s->bhead].last_task < lo) {
+        free(s->blocks[s->bhead].links);
+        free(s->blocks[s->bhead].w);
+        s->bhead++;
+    }
+}
+
+static void path_end(sched *s, int32_t t, sim_ps now);
+
 static int end_task(sched *s, int32_t t, sim_ps now)
 {
-    s->tasks[t].end_ps = now;
+    /* Every dependent of t must exist before t releases them. */
+    while (s->gen_more && (size_t)t >= s->horizon)
+        if (pull(s, now))
+            return -1;
+    struct task *k = T(s, (size_t)t);
+    k->end_ps = now;
     if (now > s->makespan)
         s->makespan = now;
     s->nended++;
-    for (int32_t d = s->succ_head[t]; d >= 0; d = s->deps[d].next) {
+    path_end(s, t, now);
+    int32_t last = -1;
+    for (int32_t d = k->succ; d >= 0; d = s->deps[d].next) {
         int32_t u = s->deps[d].after;
-        if (--s->npred[u] == 0 && start_task(s, u, now))
+        struct task *ku = T(s, (size_t)u);
+        last = d;
+        /* Ends come in time order: t is u's critical predecessor unless an
+         * earlier one ended at the same time with a lower id. */
+        if (ku->crit < 0 || now > ku->crit_ps || t < ku->crit) {
+            ku->crit = t;
+            ku->crit_ps = now;
+            memcpy(ku->acc, k->acc, sizeof ku->acc);
+        }
+        if (--ku->npred == 0 && start_task(s, u, now))
             return -1;
+    }
+    if (!s->keep && s->gen) {
+        if (last >= 0) { /* its records are spent */
+            s->deps[last].next = s->dep_free;
+            s->dep_free = k->succ;
+            k->succ = -1;
+        }
+        recycle(s);
     }
     return 0;
 }
 
 static const char *label_of(const sched *s, int32_t t)
 {
-    return s->tasks[t].label ? s->tasks[t].label : "";
+    return T(s, (size_t)t)->label ? T(s, (size_t)t)->label : "";
 }
 
 /* Tasks never started: walk back through not-ended predecessors (each has
- * one, or it would have started) until a task repeats: that is a cycle. */
+ * one, or it would have started) until a task repeats: that is a cycle.
+ * Recycled tasks (below s->lo) have all ended and play no part. */
 static int report_cycle(sched *s, err *e)
 {
-    size_t n = s->ntasks, left = n - s->nended;
-    int32_t *pred = malloc(n * sizeof(int32_t));
-    if (!pred)
+    size_t n = s->ntasks, left = n - s->nended, lo = s->lo, m = n - lo;
+    int32_t *pred = malloc(m * sizeof(int32_t)), *seen = malloc(m * sizeof(int32_t));
+    if (!pred || !seen) {
+        free(pred);
+        free(seen);
         return oom(e);
-    for (size_t t = 0; t < n; t++)
-        pred[t] = -1;
-    for (size_t a = 0; a < n; a++)
-        for (int32_t d = s->succ_head[a]; d >= 0; d = s->deps[d].next)
-            if (s->tasks[a].end_ps < 0 && s->tasks[s->deps[d].after].start_ps < 0)
-                pred[s->deps[d].after] = (int32_t)a;
-    int32_t t = 0;
-    while (s->tasks[t].start_ps >= 0)
-        t++;
-    /* npred is free now: reuse it as the step at which the walk saw t. */
-    for (size_t i = 0; i < n; i++)
-        s->npred[i] = -1;
-    int32_t step = 0;
-    while (t >= 0 && s->npred[t] < 0) {
-        s->npred[t] = step++;
-        t = pred[t];
     }
+    for (size_t i = 0; i < m; i++)
+        pred[i] = seen[i] = -1;
+    for (size_t a = lo; a < n; a++)
+        for (int32_t d = T(s, a)->succ; d >= 0; d = s->deps[d].next)
+            if (T(s, a)->end_ps < 0 && T(s, (size_t)s->deps[d].after)->start_ps < 0)
+                pred[(size_t)s->deps[d].after - lo] = (int32_t)a;
+    size_t t0 = lo;
+    while (t0 < n && T(s, t0)->start_ps >= 0)
+        t0++;
+    int32_t t = t0 < n ? (int32_t)t0 : -1;
+    int32_t step = 0;
+    while (t >= 0 && seen[(size_t)t - lo] < 0) {
+        seen[(size_t)t - lo] = step++;
+        t = pred[(size_t)t - lo];
+    }
+    free(seen);
     if (t < 0) {  /* cannot happen: a not-started task has a blocked predecessor */
         free(pred);
         return err_set(e, ERR_CHECK, "%zu of %zu tasks never ended", left, n);
@@ -329,7 +529,7 @@ static int report_cycle(sched *s, err *e)
     int32_t u = t, shown = 0, clen = 0;
     do {
         clen++;
-        u = pred[u];
+        u = pred[(size_t)u - lo];
     } while (u != t);
     buf[0] = 0;
     u = t;
@@ -341,7 +541,7 @@ static int report_cycle(sched *s, err *e)
                 len += (size_t)w;
         }
         shown++;
-        u = pred[u];
+        u = pred[(size_t)u - lo];
     } while (u != t);
     free(pred);
     return err_set(e, ERR_CHECK,
@@ -367,44 +567,75 @@ static int report_starved(sched *s, err *e)
                    flownet_link_cap(s->net, worst), s->ntasks - s->nended, s->ntasks);
 }
 
-int sched_run(sched *s, err *e)
+static int run_loop(sched *s)
 {
-    if (build_graph(s))
-        return oom(e);
     evq_clear(s->q);
     flownet_reset(s->net);
     s->events = 0;
     s->makespan = 0;
     s->nended = 0;
-    for (size_t t = 0; t < s->ntasks; t++)
-        s->tasks[t].start_ps = s->tasks[t].end_ps = -1;
-    for (size_t t = 0; t < s->ntasks; t++)
-        if (s->npred[t] == 0 && start_task(s, (int32_t)t, 0))
-            return oom(e);
+    s->path_task = -1;
+    s->path_end = 0;
+    memset(s->path, 0, sizeof s->path);
+    if (s->gen) {
+        ASSERTF(s->ntasks == 0, "a generated graph runs once (%zu tasks)", s->ntasks);
+        s->running = 1;
+        if (pull(s, 0))
+            return -1;
+    } else {
+        count_preds(s);
+        for (size_t t = 0; t < s->ntasks; t++) {
+            struct task *k = T(s, t);
+            k->start_ps = k->end_ps = k->crit_ps = -1;
+            k->crit = -1;
+            memset(k->acc, 0, sizeof k->acc);
+        }
+        s->running = 1;
+        for (size_t t = 0; t < s->ntasks; t++)
+            if (T(s, t)->npred == 0 && start_task(s, (int32_t)t, 0))
+                return -1;
+    }
     sim_ps now = 0;
     for (;;) {
         if (flownet_dirty(s->net) && evq_top_ps(s->q) > now) {
             if (flownet_solve(s->net, now, s->q, EV_FLOW_DONE))
-                return oom(e);
+                return -1;
             continue;
         }
         int64_t t;
         uint32_t kind;
         int32_t arg;
-        if (!evq_pop(s->q, &t, &kind, &arg))
+        if (!evq_pop(s->q, &t, &kind, &arg)) {
+            if (s->gen_more && !flownet_dirty(s->net)) { /* nothing runs: ask for more */
+                if (pull(s, now))
+                    return -1;
+                continue;
+            }
             break;
+        }
         now = t;
         s->events++;
         if (kind == EV_FLOW_DONE) {
             int32_t task = flownet_finish(s->net, arg, now);
-            sim_ps lat = s->tasks[task].lat_ps;
+            sim_ps lat = T(s, (size_t)task)->lat_ps;
             if (lat == 0 ? end_task(s, task, now)
                          : evq_push(s->q, now + lat, EV_TASK_END, task) < 0)
-                return oom(e);
+                return -1;
         } else if (end_task(s, arg, now)) {
-            return oom(e);
+            return -1;
         }
     }
+    return 0;
+}
+
+int sched_run(sched *s, err *e)
+{
+    int rc = run_loop(s);
+    s->running = 0;
+    if (rc)
+        return s->gen_failed ? (e->code ? e->code
+                                        : err_set(e, ERR_SYSTEM, "task generator failed"))
+                             : oom(e);
     if (s->nended == s->ntasks)
         return 0;
     if (flownet_nactive(s->net) > 0)
@@ -414,14 +645,16 @@ int sched_run(sched *s, err *e)
 
 sim_ps sched_start(const sched *s, int task)
 {
-    ASSERTF(task >= 0 && (size_t)task < s->ntasks, "task %d of %zu", task, s->ntasks);
-    return s->tasks[task].start_ps;
+    ASSERTF(task >= 0 && (size_t)task < s->ntasks && (size_t)task >= s->lo,
+            "task %d of %zu (%zu recycled)", task, s->ntasks, s->lo);
+    return T(s, (size_t)task)->start_ps;
 }
 
 sim_ps sched_end(const sched *s, int task)
 {
-    ASSERTF(task >= 0 && (size_t)task < s->ntasks, "task %d of %zu", task, s->ntasks);
-    return s->tasks[task].end_ps;
+    ASSERTF(task >= 0 && (size_t)task < s->ntasks && (size_t)task >= s->lo,
+            "task %d of %zu (%zu recycled)", task, s->ntasks, s->lo);
+    return T(s, (size_t)task)->end_ps;
 }
 
 sim_ps sched_makespan(const sched *s) { return s->makespan; }
@@ -470,17 +703,17 @@ int sched_timeline(const sched *s, FILE *f, const char *const *track_names,
         return err_set(e, ERR_SYSTEM, "out of memory");
     }
     size_t n = 0;
-    for (size_t t = 0; t < s->ntasks; t++)
-        if (s->tasks[t].track >= 0 && s->tasks[t].track < ntracks && s->tasks[t].end_ps >= 0)
-            order[n++] = (tl_key){s->tasks[t].track, (int32_t)t, s->tasks[t].start_ps,
-                                  s->tasks[t].end_ps};
+    for (size_t t = s->lo; t < s->ntasks; t++)
+        if (T(s, (size_t)(t))->track >= 0 && T(s, (size_t)(t))->track < ntracks && T(s, (size_t)(t))->end_ps >= 0)
+            order[n++] = (tl_key){T(s, (size_t)(t))->track, (int32_t)t, T(s, (size_t)(t))->start_ps,
+                                  T(s, (size_t)(t))->end_ps};
     qsort(order, n, sizeof *order, by_track_start);
     int nlanes_of[4096] = {0};
     sim_ps lane_end[MAX_LANES];
     for (size_t i = 0; i < n;) {
         int tr = order[i].track, nl = 0;
         for (; i < n && order[i].track == tr; i++) {
-            const struct task *k = &s->tasks[order[i].idx];
+            const struct task *k = T(s, (size_t)order[i].idx);
             int l = 0;
             while (l < nl && lane_end[l] > k->start_ps)
                 l++;
@@ -512,7 +745,7 @@ int sched_timeline(const sched *s, FILE *f, const char *const *track_names,
     tl_process(&tl, TL_PID_LINKS, "links", 1 << 20);
     for (size_t i = 0; i < n; i++) {
         size_t t = (size_t)order[i].idx;
-        const struct task *k = &s->tasks[t];
+        const struct task *k = T(s, (size_t)(t));
         tl_slice(&tl, TL_PID_GPU(k->track), lane[t], k->start_ps, k->end_ps - k->start_ps,
                  k->label, k->nlinks < 0 ? "wait" : "transfer");
         json_kv_int(tl.g, "task", (long long)t);
@@ -523,7 +756,7 @@ int sched_timeline(const sched *s, FILE *f, const char *const *track_names,
             links[0] = 0;
             for (int32_t j = 0; j < k->nlinks && m < sizeof links; j++)
                 m += (size_t)snprintf(links + m, sizeof links - m, "%s%s", j ? " " : "",
-                                      s->link_names[s->refs[k->link_off + (uint32_t)j]]);
+                                      s->link_names[k->links[j]]);
             json_kv_str(tl.g, "links", links);
         }
         tl_slice_end(&tl);
@@ -543,18 +776,19 @@ int sched_timeline(const sched *s, FILE *f, const char *const *track_names,
     return tl_close(&tl, e);
 }
 
-/* --- after a run: what a task cost alone, and the critical path ---------- */
+/* --- what a task cost alone, and the critical path ------------------------ */
 
 sim_ps sched_alone_ps(const sched *s, int task)
 {
-    ASSERTF(task >= 0 && (size_t)task < s->ntasks, "task %d of %zu", task, s->ntasks);
-    const struct task *k = &s->tasks[task];
+    ASSERTF(task >= 0 && (size_t)task < s->ntasks && (size_t)task >= s->lo,
+            "task %d of %zu (%zu recycled)", task, s->ntasks, s->lo);
+    const struct task *k = T(s, (size_t)task);
     if (k->nlinks < 0 || k->bytes <= 0)
         return k->lat_ps;
     double r = k->cap_Bps > 0 ? k->cap_Bps : INFINITY;
     for (int i = 0; i < k->nlinks; i++) {
-        double w = s->wrefs_used ? s->wrefs[k->link_off + (uint32_t)i] : 1.0;
-        double c = flownet_link_nominal(s->net, s->refs[k->link_off + (uint32_t)i]) / w;
+        double w = k->w ? k->w[i] : 1.0;
+        double c = flownet_link_nominal(s->net, k->links[i]) / w;
         if (c < r)
             r = c;
     }
@@ -563,34 +797,38 @@ sim_ps sched_alone_ps(const sched *s, int task)
     return r > 0 ? flownet_ticks(k->bytes, r) + k->lat_ps : INT64_MAX;
 }
 
-const char *sched_label(const sched *s, int task) { return s->tasks[task].label; }
-int sched_is_flow(const sched *s, int task) { return s->tasks[task].nlinks >= 0; }
+const char *sched_label(const sched *s, int task) { return T(s, (size_t)task)->label; }
+int sched_is_flow(const sched *s, int task) { return T(s, (size_t)task)->nlinks >= 0; }
 
-int sched_critical_path(sched *s, int *path, int max)
+void sched_path_class(sched *s, sched_class_fn *fn) { s->class_fn = fn; }
+
+void sched_path_sums(const sched *s, sim_ps sums[4])
 {
-    size_t n = s->ntasks;
-    if (n == 0)
-        return 0;
-    int32_t *crit = malloc(sizeof(int32_t) * n);
-    if (!crit)
-        return -1;
-    for (size_t t = 0; t < n; t++)
-        crit[t] = -1;
-    /* The latest-ending predecessor of each task (ties: the lower id). */
-    for (size_t t = 0; t < n; t++)
-        for (int32_t d = s->succ_head[t]; d >= 0; d = s->deps[d].next) {
-            int32_t u = s->deps[d].after;
-            if (crit[u] < 0 || s->tasks[t].end_ps > s->tasks[crit[u]].end_ps ||
-                (s->tasks[t].end_ps == s->tasks[crit[u]].end_ps && (int32_t)t < crit[u]))
-                crit[u] = (int32_t)t;
-        }
-    int32_t last = 0;
-    for (size_t t = 1; t < n; t++)
-        if (s->tasks[t].end_ps > s->tasks[last].end_ps)
-            last = (int32_t)t;
-    int len = 0;
-    for (int32_t t = last; t >= 0 && len < max; t = crit[t])
-        path[len++] = t;
-    free(crit);
-    return len;
+    for (int i = 0; i < 4; i++)
+        sums[i] = s->path[i];
+}
+
+/* t ends at now: its own share of a critical path through it (from its
+ * start, the end of its critical predecessor, to its end) on top of that
+ * predecessor's path; the run's path ends at the task that ended last
+ * (ties: the lower id). */
+static void path_end(sched *s, int32_t t, sim_ps now)
+{
+    struct task *k = T(s, (size_t)t);
+    sim_ps own = now - k->start_ps;
+    if (s->class_fn && s->class_fn(k->label)) {
+        k->acc[1] += own;
+    } else if (k->nlinks < 0) {
+        k->acc[0] += own;
+    } else {
+        sim_ps alone = sched_alone_ps(s, t);
+        sim_ps x = alone < own ? alone : own;
+        k->acc[2] += x;
+        k->acc[3] += own - x;
+    }
+    if (s->path_task < 0 || now > s->path_end || (now == s->path_end && t < s->path_task)) {
+        s->path_task = t;
+        s->path_end = now;
+        memcpy(s->path, k->acc, sizeof s->path);
+    }
 }

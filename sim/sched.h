@@ -38,6 +38,9 @@ int sched_link(sched *s, double cap_Bps, const char *name);
 int sched_nlinks(const sched *s);
 const char *sched_link_name(const sched *s, int link);
 void sched_link_rule(sched *s, int link, sched_cap_fn *fn, void *ctx);
+/* Set a link's capacity later (while no flow has used it), e.g. once it is
+ * known to be needed. */
+void sched_link_cap(sched *s, int link, double cap_Bps);
 
 /* Tasks; each returns a task id (>= 0) or -1 on OOM. label must outlive the
  * sched (a literal or arena string); track groups tasks in the timeline. */
@@ -57,6 +60,29 @@ int sched_flow_w(sched *s, const int *links, const double *weights, int nlinks,
 /* after starts only once before has ended. -1 on OOM. */
 int sched_dep(sched *s, int before, int after);
 
+/* Streaming: instead of adding the whole graph before the run, a generator
+ * adds it as the run reaches it, so memory follows the tasks in flight. fn
+ * is called once when the run starts and again whenever a task at or above
+ * the horizon is about to end; each call adds some tasks (with sched_flow,
+ * sched_delay, sched_dep) and may raise the horizon; it returns 1 while it
+ * has more to add, 0 when done (the horizon is then everything), -1 on
+ * failure (its own error reporting; sched_run then returns e's code).
+ * Contract: sched_horizon(s, h) promises that every task below h has all
+ * its dependents added already; then the run is exactly as if the whole
+ * graph had been built first in the same order (a dependency on a task
+ * that has already ended counts as met; a new task with nothing to wait
+ * for starts at once). Only on a sched with no tasks (after sched_new or
+ * sched_reset); such a graph runs once. */
+typedef int sched_gen_fn(void *ctx, sched *s);
+void sched_generate(sched *s, sched_gen_fn *fn, void *ctx);
+void sched_horizon(sched *s, int task);
+/* With a generator, ended tasks below the horizon are dropped as the run
+ * goes (sched_start/sched_end and the timeline then know only the others)
+ * unless kept (default 1; set 0 to drop: memory then follows the active and
+ * pending tasks, not the whole graph). Without a generator nothing is
+ * dropped. */
+void sched_keep(sched *s, int on);
+
 /* Run every task to completion (again, from time 0, if run before).
  * ERR_CHECK if a cycle or a starved flow (zero capacity) keeps tasks from
  * finishing, with the culprit named; ERR_SYSTEM on out of memory. */
@@ -74,11 +100,17 @@ double sched_link_bytes(const sched *s, int link);
 sim_ps sched_alone_ps(const sched *s, int task);
 const char *sched_label(const sched *s, int task);
 int sched_is_flow(const sched *s, int task);
-/* Critical path of the last run: from the task that ended last back to one
- * without predecessors, each step to the predecessor that ended last. Fills
- * path[] (last task first, up to max) and returns the path's length, or -1
- * on out of memory. */
-int sched_critical_path(sched *s, int *path, int max);
+/* The critical path of the last run, followed as it goes (so it needs no
+ * task kept): from the task that ended last (ties: the lower id) back to
+ * one without predecessors, each step to the predecessor that ended last
+ * (ties: the lower id), each task counting from its start to its end.
+ * sums[0]: delays; sums[1]: tasks in class 1 (fn(label) != 0, e.g.
+ * barriers); sums[2]: flows' time alone (sched_alone_ps, at most their
+ * time); sums[3]: the rest of flows' time (sharing). They add up to the
+ * makespan. */
+typedef int sched_class_fn(const char *label);
+void sched_path_class(sched *s, sched_class_fn *fn);
+void sched_path_sums(const sched *s, sim_ps sums[4]);
 /* Drop all tasks (keep links, rules and memory) so the sched can be reused. */
 void sched_reset(sched *s);
 

@@ -608,6 +608,79 @@ static void test_timeline_values(void **state)
     sched_free(NULL);
 }
 
+/* Generator for test_generated_chain: a chain of `left` delays of 1 us,
+ * ten per call; each call's first task waits for the previous call's last. */
+struct chain_gen {
+    int left, last;
+};
+
+static int chain_next(void *ctx, sched *s)
+{
+    struct chain_gen *g = ctx;
+    int first = sched_ntasks(s);
+    for (int i = 0; i < 10 && g->left > 0; i++, g->left--) {
+        int id = sched_delay(s, 1 * US, 0, "c");
+        if (g->last >= 0)
+            sched_dep(s, g->last, id);
+        g->last = id;
+    }
+    /* Every task before this call's has its dependent now. */
+    sched_horizon(s, first);
+    return g->left > 0;
+}
+
+/* A streamed chain of 100 000 delays of 1 us ends at 100 000 us, as built
+ * whole, with one end event per task; dropped tasks are not kept: the
+ * engine's memory stays small (checked in bench/, not here). A dependency on a task that has already
+ * ended counts as met: a task added after its predecessor ended starts at
+ * once (here at the end of the chain, 100 000 us, and ends 1 us later). */
+static int late_next(void *ctx, sched *s)
+{
+    struct chain_gen *g = ctx;
+    if (g->left == 100000 + 1) { /* first call: a 5 us delay only */
+        g->last = sched_delay(s, 5 * US, 0, "first");
+        g->left--;
+        sched_horizon(s, 0);
+        return 1;
+    }
+    int rc = chain_next(ctx, s);
+    if (!rc) { /* last call: one more task waiting for the long-ended first */
+        int id = sched_delay(s, 1 * US, 0, "late");
+        sched_dep(s, 0, id);
+        sched_dep(s, g->last, id);
+    }
+    return rc;
+}
+
+static void test_generated_chain(void **state)
+{
+    (void)state;
+    err e = {0};
+    for (int keep = 0; keep <= 1; keep++) {
+        sched *s = sched_new();
+        struct chain_gen g = {100000, -1};
+        sched_keep(s, keep);
+        sched_generate(s, chain_next, &g);
+        assert_int_equal(sched_run(s, &e), 0);
+        assert_int_equal(sched_makespan(s), 100000 * US);
+        assert_int_equal(sched_ntasks(s), 100000);
+        assert_int_equal(sched_events(s), 100000);
+        if (keep) { /* kept: every task can be asked for */
+            assert_int_equal(sched_end(s, 99999), 100000 * US);
+            assert_int_equal(sched_end(s, 0), 1 * US);
+        }
+        sched_free(s);
+    }
+    sched *s = sched_new();
+    struct chain_gen g = {100000 + 1, -1};
+    sched_keep(s, 0);
+    sched_generate(s, late_next, &g);
+    assert_int_equal(sched_run(s, &e), 0);
+    /* first (5 us) -> 100 000 chained 1 us delays -> late: 100 006 us. */
+    assert_int_equal(sched_makespan(s), 100006 * US);
+    sched_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -627,6 +700,7 @@ int main(void)
         cmocka_unit_test(test_zero_capacity_detected),
         cmocka_unit_test(test_determinism_and_timeline),
         cmocka_unit_test(test_timeline_values),
+        cmocka_unit_test(test_generated_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
