@@ -3,6 +3,7 @@
 #   make check      unit tests + CLI tests + validation tolerances, then again under ASan/UBSan
 #   make check-gpu  hwcheck's GPU tests (needs a GPU)
 #   make bench      simulator benchmarks (ratios against a reference run)
+#   make fuzz       libFuzzer campaigns of every parser, FUZZ_SECONDS each (clang; docs/fuzzing.md)
 #   make validate   regenerate docs/validation.md from validate/data/
 #   make demo       install missing packages (as root), build, run the default job
 #   make install PREFIX=...
@@ -28,8 +29,11 @@ endif
 WARN := -Wall -Wextra -Wshadow -Wconversion -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS_BASE := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -I. -MMD -MP
 ifeq ($(DEBUG),1)
-OPT := -O0 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LDSAN := -fsanitize=address,undefined
+# float-cast-overflow (a double out of an integer's range) is not part of
+# -fsanitize=undefined in gcc or clang; the CLI converts many doubles.
+SAN := address,undefined,float-cast-overflow
+OPT := -O0 -g -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=undefined,float-cast-overflow
+LDSAN := -fsanitize=$(SAN)
 else
 OPT := -O2 -g
 LDSAN :=
@@ -63,7 +67,7 @@ BENCH_BIN += $(BUILD)/bench/bench_simgrid
 endif
 
 # --- hwcheck: hwcheck/ + kernels/ + the shared sim/ pieces (no GSL) -----------
-HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/json.c sim/ofile.c sim/arena.c
+HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/json.c sim/ofile.c sim/arena.c sim/line.c
 HW_SRC := $(filter-out %_test.c hwcheck/main.c,$(wildcard hwcheck/*.c))
 HW_OBJ := $(HW_SRC:%.c=$(BUILD)/hwobj/%.o) $(HW_SHARED:%.c=$(BUILD)/hwobj/%.o)
 HW_TEST_SRC := $(wildcard hwcheck/*_test.c)
@@ -90,7 +94,7 @@ HWCHECK :=
 $(info note: CUDA toolkit or NCCL not found under CUDA_HOME=$(CUDA_HOME) NCCL_HOME=$(NCCL_HOME); hwcheck is not built)
 endif
 
-.PHONY: all check check-unit check-cli check-validate check-asan check-gpu bench validate demo install clean deps
+.PHONY: all check check-unit check-cli check-validate check-asan check-gpu check-fuzz-regress fuzz bench validate demo install clean deps
 all: $(BUILD)/collsim $(HWCHECK)
 
 $(BUILD)/obj/%.o: %.c
@@ -144,15 +148,45 @@ check-unit: $(TEST_BIN) $(if $(HWCHECK),$(HW_TEST_BIN))
 check-cli: all
 	$(Q)COLLSIM=$(BUILD)/collsim HWCHECK=$(HWCHECK) tests/run_cli.sh tests/cli/*.test
 
+# Inputs the fuzzers found (tests/fuzz/TARGET/*), replayed through the harnesses.
+$(BUILD)/fuzz-regress: fuzz/regress.c fuzz/harness.c $(LIB_OBJ)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ fuzz/regress.c fuzz/harness.c $(LIB_OBJ) $(LIBS) $(MPI_LIBS) $(LDSAN)
+
+check-fuzz-regress: $(BUILD)/fuzz-regress
+	$(Q)./$(BUILD)/fuzz-regress tests/fuzz
+
+# --- fuzzing (not part of check): clang's libFuzzer with ASan/UBSan ----------
+#   make fuzz FUZZ_SECONDS=60 FUZZ_TARGETS="trace topo"   (docs/fuzzing.md)
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 10
+FUZZ_TARGETS ?= kineto kineto-gz trace trace-gz topo xml smi calib scenario meas grid
+FUZZ_SAN := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=undefined,float-cast-overflow
+FUZZ_CFLAGS := $(CFLAGS_BASE) -Wno-sign-conversion $(XML2_CFLAGS) -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN)
+FUZZ_OBJ := $(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o) $(BUILD)/fuzz/obj/fuzz/harness.o
+.SECONDARY: $(FUZZ_OBJ)
+
+$(BUILD)/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (fuzz)")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(BUILD)/fuzz/fuzz-%: fuzz/libfuzzer.c $(FUZZ_OBJ)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(FUZZ_CC) $(filter-out -MMD -MP,$(FUZZ_CFLAGS)) -fsanitize=fuzzer -DFUZZ_TARGET='"$*"' -o $@ $(filter %.c %.o,$^) $(LIBS)
+
+fuzz: $(addprefix $(BUILD)/fuzz/fuzz-,$(FUZZ_TARGETS))
+	$(Q)scripts/fuzz.sh $(BUILD)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 # The validation sets' tolerances (docs/validation.md), run into build/validate.
 check-validate: $(BUILD)/collsim
 	$(Q)scripts/validate.sh $(BUILD)/collsim --check
 
 check-asan:
-	$(Q)$(MAKE) --no-print-directory BUILD=build/asan DEBUG=1 check-unit check-cli
+	$(Q)$(MAKE) --no-print-directory BUILD=build/asan DEBUG=1 check-unit check-cli check-fuzz-regress
 
 check: all
-	$(Q)$(MAKE) --no-print-directory check-unit check-cli check-validate
+	$(Q)$(MAKE) --no-print-directory check-unit check-cli check-validate check-fuzz-regress
 	$(Q)$(MAKE) --no-print-directory check-asan
 	@echo "make check: all tests passed"
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "hwcheck/modes.h"
@@ -108,12 +109,18 @@ int all_run(int argc, char **argv, err *e)
     }
     if (!top.out)
         return err_set(e, ERR_USAGE, "all: -o DIR is required");
-    if (mkdir(top.out, 0777) != 0 && errno != EEXIST)
+    int made = mkdir(top.out, 0777) == 0;
+    if (!made && errno != EEXIST)
         return err_set(e, ERR_SYSTEM, "%s: cannot create directory: %s", top.out, strerror(errno));
     suite s = {0};
     s.top = &top;
     s.dir = top.out;
-    TRY(gpu_open(&s.g, 0, top.timeout_ms, top.host_wait_s, argc, argv, e));
+    int rc = gpu_open(&s.g, 0, top.timeout_ms, top.host_wait_s, argc, argv, e);
+    if (rc) {
+        if (made)
+            rmdir(top.out);   /* nothing was written: leave no empty directory */
+        return rc;
+    }
     printf("hwcheck all: %d GPU%s: %s\n", s.g->n, s.g->n == 1 ? "" : "s", s.g->meta.gpus);
 
     static const char *const host_p[] = {"h2d", "d2h", "h2d-d2h"};

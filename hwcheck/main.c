@@ -1,6 +1,11 @@
 /* hwcheck entry point: the mode table, dispatch, and the one place that
- * prints an error (prefixed "hwcheck: ") and turns it into the exit code. */
+ * prints an error (prefixed "hwcheck: ") and turns it into the exit code.
+ * A failed write to stdout is an error (exit 4), as in collsim. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "hwcheck/modes.h"
 #include "sim/cli.h"
@@ -19,8 +24,13 @@ static const cli_cmd modes[] = {
 
 int main(int argc, char **argv)
 {
+    signal(SIGPIPE, SIG_IGN);
     err e = {0};
     int rc = cli_dispatch("hwcheck", COLLSIM_VERSION, modes, argc, argv, &e);
+    errno = 0;
+    if ((fflush(stdout) != 0 || ferror(stdout)) && (rc == 0 || !e.msg[0]))
+        rc = err_set(&e, ERR_SYSTEM, "writing stdout failed%s%s", errno ? ": " : "",
+                     errno ? strerror(errno) : "");
     if (rc != 0 && e.msg[0])
         fprintf(stderr, "hwcheck: %s\n", e.msg);
     return rc;

@@ -5,6 +5,7 @@
  * all_reduce_perf (header lines, out-of-place and in-place groups, the
  * "# Avg bus bandwidth" footer) so a prediction diffs against a real run;
  * csv and json go through the shared report writer. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,7 +348,14 @@ static void write_meta(report *rep, const run *r, const topo *t, int argc, char 
 
 static uint64_t next_size(const coll_args *g, uint64_t sz)
 {
-    return g->factor_set || !g->stepb_set ? (uint64_t)((double)sz * g->factor) : sz + g->stepb;
+    if (!g->factor_set && g->stepb_set)
+        return sz + g->stepb;
+    double grown = (double)sz * g->factor;
+    if (grown > (double)g->maxb)   /* past the end; also keeps the cast below in range */
+        return g->maxb + 1;
+    uint64_t next = (uint64_t)grown;
+    /* a small size times a small factor: step one element rather than stop */
+    return next > sz ? next : sz + (uint64_t)coll_dtype_size(g->dtype);
 }
 
 /* The all_reduce_perf layout: one algorithm, table format. */
@@ -617,6 +625,9 @@ int cmd_coll(int argc, char **argv, err *e)
     if (g.minb > g.maxb)
         return err_set(e, ERR_USAGE, "-b %llu is larger than -e %llu", (unsigned long long)g.minb,
                        (unsigned long long)g.maxb);
+    if (g.maxb > COLL_MAX_BYTES)
+        return err_set(e, ERR_USAGE, "-e %llu is beyond the model's range (64G)",
+                       (unsigned long long)g.maxb);
     if (g.crossover && g.nalgos < 2) {
         /* Nothing to compare with one algorithm: compare the allreduce
          * families (NCCL's ring against the custom kernels) by default. */
@@ -672,8 +683,10 @@ int cmd_coll(int argc, char **argv, err *e)
     } else if (!rc) {
         rc = g.nalgos > 1 ? print_compare_table(out.f, &r, t, argc, argv, e)
                           : print_nccl_table(out.f, &r, t, argc, argv, e);
+        errno = 0;
         if (!rc && (fflush(out.f) || ferror(out.f)))
-            rc = err_set(e, ERR_SYSTEM, "writing the report failed");
+            rc = err_set(e, ERR_SYSTEM, "writing the report failed%s%s", errno ? ": " : "",
+                         errno ? strerror(errno) : "");
     }
     if (rep_stderr)
         out.f = NULL;

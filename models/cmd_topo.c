@@ -9,6 +9,7 @@
 
 #include "models/cmds.h"
 #include "models/topo.h"
+#include "sim/line.h"
 #include "sim/ofile.h"
 
 enum { MATRIX_MAX_GPUS = 32, ROUTES_MAX_GPUS = 16 };
@@ -285,9 +286,9 @@ static int run_import(const topo_args *a, const char **pos, err *e)
     if (!strcmp(pos[0], "xml")) {
         rc = topo_import_xml(pos[1], &t, e);
     } else if (!strcmp(pos[0], "smi")) {
-        FILE *f = !strcmp(pos[1], "-") ? stdin : fopen(pos[1], "r");
-        if (!f)
-            return err_set(e, ERR_INPUT, "%s: cannot open: %s", pos[1], strerror(errno));
+        FILE *f = stdin;
+        if (strcmp(pos[1], "-") != 0)
+            TRY(line_open(pos[1], &f, e));
         rc = topo_import_smi(f, pos[1], &t, e);
         if (f != stdin)
             fclose(f);

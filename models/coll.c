@@ -518,8 +518,8 @@ static int check_req(const coll_ctx *c, const coll_req *r, err *e)
     if (r->nranks < 1 || r->nranks > ng)
         return err_set(e, ERR_USAGE, "%d ranks requested but topology '%s' has %d GPUs",
                        r->nranks, topo_name(c->t), ng);
-    if (r->bytes > (UINT64_C(1) << 40))
-        return err_set(e, ERR_USAGE, "message of %llu bytes is beyond the model's range (1 TiB)",
+    if (r->bytes > COLL_MAX_BYTES)
+        return err_set(e, ERR_USAGE, "message of %llu bytes is beyond the model's range (64 GiB)",
                        (unsigned long long)r->bytes);
     if (r->kind == COLL_BROADCAST && (r->root < 0 || r->root >= r->nranks))
         return err_set(e, ERR_USAGE, "root %d out of range", r->root);

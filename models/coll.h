@@ -43,6 +43,10 @@ typedef struct nccl_env {
                                          index of nccl_tune's table, 0 = newest */
 } nccl_env;
 
+/* The largest message the model runs: its cost grows with the bytes (NCCL
+ * steps), and no GPU holds a larger buffer twice. */
+#define COLL_MAX_BYTES (UINT64_C(1) << 36)   /* 64 GiB */
+
 typedef struct coll_req {
     coll_kind kind;
     uint64_t bytes;     /* message size as nccl-tests counts it (per rank input) */

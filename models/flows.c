@@ -12,6 +12,9 @@
 
 typedef int expand_fn(const topo *t, const int *g, int ng, flows_case *out, int max);
 
+/* An expander's answer when a case would hold more than FLOWS_MAX flows. */
+enum { TOO_MANY = -1000000 };
+
 static int ex_pair(const topo *t, const int *g, int ng, flows_case *out, int max)
 {
     (void)t;
@@ -75,8 +78,10 @@ static int ex_fan_in(const topo *t, const int *g, int ng, flows_case *out, int m
     (void)t;
     if (ng < 3 || max < 1)
         return -3;
+    if (ng - 1 > FLOWS_MAX)
+        return TOO_MANY;
     out[0].n = 0;
-    for (int i = 0; i + 1 < ng && out[0].n < FLOWS_MAX; i++) {
+    for (int i = 0; i + 1 < ng; i++) {
         out[0].src[out[0].n] = g[i];
         out[0].dst[out[0].n++] = g[ng - 1];
     }
@@ -88,10 +93,12 @@ static int ex_all_to_all(const topo *t, const int *g, int ng, flows_case *out, i
     (void)t;
     if (ng < 2 || max < 1)
         return -2;
+    if (ng * (ng - 1) > FLOWS_MAX)
+        return TOO_MANY;
     out[0].n = 0;
     for (int i = 0; i < ng; i++)
         for (int j = 0; j < ng; j++)
-            if (i != j && out[0].n < FLOWS_MAX) {
+            if (i != j) {
                 out[0].src[out[0].n] = g[i];
                 out[0].dst[out[0].n++] = g[j];
             }
@@ -103,8 +110,10 @@ static int ex_ring(const topo *t, const int *g, int ng, flows_case *out, int max
     (void)t;
     if (ng < 2 || max < 1)
         return -2;
+    if (ng > FLOWS_MAX)
+        return TOO_MANY;
     out[0].n = 0;
-    for (int i = 0; i < ng && i < FLOWS_MAX; i++) {
+    for (int i = 0; i < ng; i++) {
         out[0].src[i] = g[i];
         out[0].dst[i] = g[(i + 1) % ng];
         out[0].n++;
@@ -201,6 +210,12 @@ int flows_expand(const topo *t, const char *pattern, flows_op op, double bytes,
     if (!c)
         return err_set(e, ERR_SYSTEM, "out of memory");
     int k = patterns[p].expand(t, g, ng, c, max);
+    if (k == TOO_MANY) {
+        free(c);
+        return err_set(e, ERR_INPUT, "pattern '%s' over %d GPUs needs more than %d concurrent "
+                       "flows, the most one case holds: list fewer (--gpus)", pattern, ng,
+                       FLOWS_MAX);
+    }
     if (k < 0) {
         free(c);
         return err_set(e, ERR_USAGE, "pattern '%s' needs at least %d GPUs, %d given", pattern,

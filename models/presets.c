@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* A builder session: the first error sticks, later calls do nothing. */
 typedef struct bld {
@@ -76,6 +77,7 @@ static const char *nm(char *buf, const char *prefix, int i)
 }
 
 /* Values shared by several presets (docs/model.md says where from). */
+enum { STDIN_MAX_BYTES = 64 << 20 };   /* a topology read from stdin */
 #define SW_HALF_NS 57.5        /* half of a 115 ns Gen5 switch cut-through */
 #define GPU_END_NS 300.0       /* GPU-side PCIe endpoint share of a hop */
 #define ROOT_NS 202.5          /* root complex + socket fabric, per side */
@@ -436,6 +438,11 @@ int topo_load(const char *name_or_path, topo **out, err *e)
         return err_set(e, ERR_INPUT, "topology '%s' is neither a preset%s nor a readable file: %s; "
                        "presets: collsim topo list", name_or_path, hint, strerror(errnum));
     }
+    struct stat st;
+    if (!is_stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return err_set(e, ERR_INPUT, "%s: is a directory", name_or_path);
+    }
     /* An NCCL XML dump or nvidia-smi output given where a collsim-topo file
      * is expected: say how to convert it. */
     int c;
@@ -467,8 +474,15 @@ int topo_load(const char *name_or_path, topo **out, err *e)
         fputs(head, mem);
         char chunk[4096];
         size_t n;
-        while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && len < STDIN_MAX_BYTES) {
             fwrite(chunk, 1, n, mem);
+            fflush(mem);
+        }
+        if (len >= STDIN_MAX_BYTES) {   /* endless stdin: never read it all */
+            fclose(mem);
+            free(buf);
+            return err_at(e, "-", 0, "more than %d MiB: not a topology", STDIN_MAX_BYTES >> 20);
+        }
         fclose(mem);
         FILE *in = fmemopen(buf, len, "r");
         int rc = in ? topo_parse(in, "-", out, e) : err_set(e, ERR_SYSTEM, "out of memory");

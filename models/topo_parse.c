@@ -6,6 +6,8 @@
  * writer prints the same statements, so write(parse(x)) round-trips. */
 #include "models/topo.h"
 
+#include "sim/line.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -290,15 +292,17 @@ static int parse_lines(pctx *c, FILE *f)
 {
     char *buf = NULL;
     size_t cap = 0;
-    ssize_t len;
-    int rc = 0, header = 0;
-    while ((len = getline(&buf, &cap, f)) >= 0) {
+    size_t len;
+    int rc = 0, header = 0, st;
+    while ((st = line_read(f, &buf, &cap, MAX_LINE, &len)) != LINE_EOF) {
         c->line++;
-        if (len > MAX_LINE) {
+        if (st == LINE_ERROR)
+            break;
+        if (st == LINE_LONG) {
             rc = err_at(c->e, c->file, c->line, "line longer than %d characters", MAX_LINE);
             break;
         }
-        if (memchr(buf, 0, (size_t)len)) {
+        if (st == LINE_NUL) {
             rc = err_at(c->e, c->file, c->line, "NUL byte in a text file");
             break;
         }

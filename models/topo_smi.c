@@ -11,6 +11,8 @@
  * checked against every matrix entry, so an impossible matrix is an error. */
 #include "models/topo.h"
 
+#include "sim/line.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,15 +75,20 @@ static int read_matrix(smi *s, FILE *f)
 {
     char *buf = NULL, **tok = malloc(sizeof(char *) * (MAX_SMI_GPUS + 64));
     size_t cap = 0;
-    ssize_t len;
+    size_t len;
     long ln = 0;
     int rc = 0, ndev = 0, cpu_col = 0, numa_col = 0, row = -1;
     if (!tok)
         return err_set(s->e, ERR_SYSTEM, "out of memory");
-    while ((len = getline(&buf, &cap, f)) >= 0) {
+    int st;
+    while ((st = line_read(f, &buf, &cap, MAX_SMI_LINE, &len)) != LINE_EOF) {
         ln++;
-        if (len > MAX_SMI_LINE) {
-            rc = err_at(s->e, s->file, ln, "line too long");
+        if (st == LINE_ERROR)
+            break;
+        if (st != LINE_OK) {
+            rc = err_at(s->e, s->file, ln, st == LINE_LONG ? "line longer than %d bytes"
+                                                           : "NUL byte in a text file",
+                        MAX_SMI_LINE);
             break;
         }
         int starts_blank = buf[0] == ' ' || buf[0] == '\t';
@@ -94,6 +101,15 @@ static int read_matrix(smi *s, FILE *f)
             int n = 0;
             while (n < nt && gpu_index(tok[n]) == n)
                 n++;
+            /* A GPU label out of order, repeated or past the limit would
+             * silently drop GPUs from here on. */
+            for (int i = n; i < nt && !rc; i++)
+                if (!strncmp(tok[i], "GPU", 3) && tok[i][3] >= '0' && tok[i][3] <= '9')
+                    rc = err_at(s->e, s->file, ln, "header: '%s' where GPU%d was expected "
+                                "(labels must run GPU0..GPU%d in order)", tok[i], n,
+                                MAX_SMI_GPUS - 1);
+            if (rc)
+                break;
             ndev = n;
             for (int i = n; i < nt; i++) {
                 if (!strcmp(tok[i], "CPU"))
@@ -155,8 +171,13 @@ static int read_matrix(smi *s, FILE *f)
             char *end;
             errno = 0;
             long v = strtol(nstr, &end, 10);
-            if (end != nstr && !*end && !errno && v >= 0 && v <= 65535)
+            if (end != nstr && !*end && !errno && v >= 0 && v <= 65535) {
                 s->numa[row] = (int)v;
+            } else if (strcmp(nstr, "N/A") != 0) {
+                rc = err_at(s->e, s->file, ln, "GPU%d: NUMA node '%s' is not N/A or 0..65535",
+                            row, nstr);
+                break;
+            }
         }
         s->line[row] = ln;
         row++;

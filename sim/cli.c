@@ -58,7 +58,6 @@ int cli_parse_size(const char *what, const char *s, uint64_t *out, err *e)
     case 'K': case 'k': shift = 10; end++; break;
     case 'M': case 'm': shift = 20; end++; break;
     case 'G': case 'g': shift = 30; end++; break;
-    case 'T': case 't': shift = 40; end++; break;
     default: break;
     }
     if (*end == 'B' || *end == 'b')

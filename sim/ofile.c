@@ -1,12 +1,78 @@
-/* Atomic output: mkstemp in the target's directory, rename on success. */
+/* Atomic output: mkstemp in the target's directory, rename on success.
+ * Temporaries still open are removed if SIGTERM, SIGINT or SIGHUP arrives:
+ * the one mutable global of the project, since a signal handler can reach
+ * nothing else. Slots are claimed by the process that created them (a
+ * forked worker inherits the handler but removes nothing of its parent's). */
 #define _POSIX_C_SOURCE 200809L
 #include "sim/ofile.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+enum { OFILE_LIVE_MAX = 16 };
+static struct {
+    volatile sig_atomic_t used;
+    pid_t pid;
+    char tmp[4200];
+} live[OFILE_LIVE_MAX];
+static volatile sig_atomic_t handlers_set;
+
+static void on_fatal_signal(int sig)
+{
+    pid_t me = getpid();
+    for (int i = 0; i < OFILE_LIVE_MAX; i++)
+        if (live[i].used && live[i].pid == me)
+            unlink(live[i].tmp);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Block the three signals while a temporary is created and registered, so
+ * none can land between the two; *old gets the mask to restore. */
+static void block_fatal(sigset_t *old)
+{
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGTERM);
+    sigaddset(&s, SIGINT);
+    sigaddset(&s, SIGHUP);
+    sigprocmask(SIG_BLOCK, &s, old);
+}
+
+static void live_add(const char *tmp)
+{
+    if (!handlers_set) {
+        static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+        for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+            struct sigaction sa, old;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = on_fatal_signal;
+            sigemptyset(&sa.sa_mask);
+            /* Leave an ignored signal ignored (nohup). */
+            if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+                sigaction(sigs[i], &sa, NULL);
+        }
+        handlers_set = 1;
+    }
+    for (int i = 0; i < OFILE_LIVE_MAX; i++)
+        if (!live[i].used) {
+            snprintf(live[i].tmp, sizeof live[i].tmp, "%s", tmp);
+            live[i].pid = getpid();
+            live[i].used = 1;
+            return;
+        }
+}
+
+static void live_remove(const char *tmp)
+{
+    for (int i = 0; i < OFILE_LIVE_MAX; i++)
+        if (live[i].used && live[i].pid == getpid() && !strcmp(live[i].tmp, tmp))
+            live[i].used = 0;
+}
 
 int ofile_open(ofile *o, const char *path, err *e)
 {
@@ -28,7 +94,12 @@ int ofile_open(ofile *o, const char *path, err *e)
         return 0;
     }
     snprintf(o->tmp, sizeof o->tmp, "%s.tmp.XXXXXX", path);
+    sigset_t old;
+    block_fatal(&old);
     int fd = mkstemp(o->tmp);
+    if (fd >= 0)
+        live_add(o->tmp);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     if (fd >= 0) {
         /* mkstemp makes 0600; give the file the mode a plain create would
          * (0666 less the umask). umask can only be read by setting it. */
@@ -42,6 +113,7 @@ int ofile_open(ofile *o, const char *path, err *e)
     if (!o->f) {
         close(fd);
         unlink(o->tmp);
+        live_remove(o->tmp);
         return err_set(e, ERR_SYSTEM, "%s: %s", path, strerror(errno));
     }
     return 0;
@@ -50,23 +122,30 @@ int ofile_open(ofile *o, const char *path, err *e)
 int ofile_commit(ofile *o, err *e)
 {
     if (!o->tmp[0]) {
+        errno = 0;
         int bad = fflush(o->f) != 0 || ferror(o->f);
         if (o->f != stdout && fclose(o->f) != 0)
             bad = 1;
         o->f = NULL;
         if (bad)
-            return err_set(e, ERR_SYSTEM, "writing %s failed", o->path[0] ? o->path : "stdout");
+            return err_set(e, ERR_SYSTEM, "writing %s failed%s%s", o->path[0] ? o->path : "stdout",
+                           errno ? ": " : "", errno ? strerror(errno) : "");
         return 0;
     }
     int bad = ferror(o->f) != 0;
     if (fclose(o->f) != 0)
         bad = 1;
     o->f = NULL;
-    if (bad || rename(o->tmp, o->path) != 0) {
-        int saved = errno;
-        unlink(o->tmp);
-        return err_set(e, ERR_SYSTEM, "%s: write failed: %s", o->path, strerror(saved));
+    int saved = errno;
+    if (!bad && rename(o->tmp, o->path) != 0) {
+        bad = 1;
+        saved = errno;
     }
+    if (bad)
+        unlink(o->tmp);
+    live_remove(o->tmp);
+    if (bad)
+        return err_set(e, ERR_SYSTEM, "%s: write failed: %s", o->path, strerror(saved));
     return 0;
 }
 
@@ -82,4 +161,5 @@ void ofile_abort(ofile *o)
         fclose(o->f);
     o->f = NULL;
     unlink(o->tmp);
+    live_remove(o->tmp);
 }

@@ -2,6 +2,7 @@
  * lay a row out in one pass; a row must have exactly the table's columns. */
 #include "sim/report.h"
 
+#include <errno.h>
 #include <math.h>
 
 #include "sim/json.h"
@@ -257,7 +258,9 @@ int report_finish(report *r, err *e)
         yajl_gen_map_close(r->g);
         fputc('\n', r->out);
     }
+    errno = 0;
     if (fflush(r->out) != 0 || ferror(r->out))
-        return err_set(e, ERR_SYSTEM, "writing report failed");
+        return err_set(e, ERR_SYSTEM, "writing report failed%s%s", errno ? ": " : "",
+                       errno ? strerror(errno) : "");
     return 0;
 }

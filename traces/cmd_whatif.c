@@ -271,9 +271,16 @@ int cmd_whatif(int argc, char **argv, err *e)
         char key[64], buf[512];
         const char *val;
         rc = split_kv(g->sets[i], key, sizeof key, &val, buf, sizeof buf, e);
+        for (int v = 0; v < nvary && !rc; v++)   /* the --vary would win silently */
+            if (!strcmp(vs[v].key, key))
+                rc = err_set(e, ERR_USAGE, "%s is both --set and --vary: give one", key);
         if (!rc)
             rc = whatif_set(&base, key, val, e);
     }
+    for (int v = 0; v < nvary && !rc; v++)
+        for (int w = 0; w < v && !rc; w++)
+            if (!strcmp(vs[v].key, vs[w].key))
+                rc = err_set(e, ERR_USAGE, "--vary %s given twice", vs[v].key);
     /* check every varied value once up front: usage errors before any output */
     for (int v = 0; v < nvary && !rc; v++)
         for (int j = 0; j < vs[v].n && !rc; j++) {

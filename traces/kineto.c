@@ -15,9 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
+
+#include "sim/gztail.h"
 #include <zlib.h>
 
-enum { NAME_MAX_BYTES = 512, SHORT = 64, NTYPES = 8, DEPTH_MAX = 32, CHUNK = 1 << 16 };
+enum { NAME_MAX_BYTES = 512, SHORT = 64, NTYPES = 8, DEPTH_MAX = 32, CHUNK = 1 << 16,
+       TOKEN_MAX_BYTES = 4 << 20,  /* one JSON string or number */
+       BOMB_RATIO = 100,           /* real traces: 13-17x */
+       EVENTS_MAX = 1 << 25 };         /* inflated / compressed bytes past 64 MiB */
+#define BOMB_MIN_BYTES ((z_off_t)64 << 20)
 
 /* ---- compact records -------------------------------------------------- */
 
@@ -330,7 +336,10 @@ static int event_done(parser *p)
 {
     event *ev = &p->ev;
     kineto_rank *k = p->k;
-    k->nevents++;
+    if (++k->nevents > EVENTS_MAX) {
+        snprintf(p->fail, sizeof p->fail, "more than %d events: split the trace", EVENTS_MAX);
+        return 1;
+    }
     if (strcmp(ev->ph, "X") != 0 || !ev->has_ts)
         return 0;
     const char *cat = ev->cat;
@@ -624,6 +633,41 @@ static long count_lines(const unsigned char *b, size_t n)
     return c;
 }
 
+/* The length of the JSON token being read, tracked across chunks: yajl
+ * re-scans a token split over chunks from its start, so one endless string
+ * or number costs quadratic time; past TOKEN_MAX_BYTES it is refused. */
+typedef struct tokscan {
+    int in_str, esc;
+    size_t run;
+} tokscan;
+
+/* Scan a chunk; returns the offset of the byte past the limit, or n. */
+static size_t tokscan_chunk(tokscan *t, const unsigned char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = b[i];
+        if (t->in_str) {
+            if (t->esc)
+                t->esc = 0;
+            else if (c == '\\')
+                t->esc = 1;
+            else if (c == '"')
+                t->in_str = 0, t->run = 0;
+            if (t->in_str && ++t->run > TOKEN_MAX_BYTES)
+                return i;
+        } else if (c == '"') {
+            t->in_str = 1;
+            t->run = 0;
+        } else if (c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == ',' || c == ':' ||
+                   c == '[' || c == ']' || c == '{' || c == '}') {
+            t->run = 0;
+        } else if (++t->run > TOKEN_MAX_BYTES) {
+            return i;
+        }
+    }
+    return n;
+}
+
 static int json_error(yajl_handle h, const char *path, long line, const unsigned char *chunk,
                       size_t len, parser *p, err *e)
 {
@@ -843,8 +887,24 @@ int kineto_load(const char *path, kineto_rank **out, err *e)
     }
     yajl_config(h, yajl_dont_validate_strings, 1);
     long line = 1;
+    tokscan ts = {0};
     for (;;) {
         int n = gzread(gz, buf, CHUNK);
+        if (n > 0) {
+            z_off_t in = gzoffset(gz), inflated = gztell(gz);
+            if (!gzdirect(gz) && inflated > BOMB_MIN_BYTES && in > 0 && inflated / in > BOMB_RATIO) {
+                rc = err_at(e, path, 0, "inflates more than %dx (%lld MiB from %lld KiB): a "
+                            "compression bomb, not a trace", BOMB_RATIO,
+                            (long long)(inflated >> 20), (long long)(in >> 10));
+                goto done;
+            }
+            size_t at = tokscan_chunk(&ts, buf, (size_t)n);
+            if (at < (size_t)n) {
+                rc = err_at(e, path, line + count_lines(buf, at),
+                            "a JSON string or number longer than %d MiB", TOKEN_MAX_BYTES >> 20);
+                goto done;
+            }
+        }
         if (n < 0) {
             int zerr = 0;
             const char *msg = gzerror(gz, &zerr);
@@ -859,6 +919,8 @@ int kineto_load(const char *path, kineto_rank **out, err *e)
                             msg ? msg : "zlib");
                 goto done;
             }
+            if ((rc = gztail_check(gz, path, e)) != 0)
+                goto done;
             break;
         }
         if (yajl_parse(h, buf, (size_t)n) != yajl_status_ok) {
@@ -963,8 +1025,20 @@ static int flush(emitter *m, int s, err *e)
 
 static coll_dtype dtype_of(int elem) { return elem == 4 || elem == 8 ? DTYPE_FP32 : DTYPE_BF16; }
 
+static int write_ops(kineto_rank *const *ranks, int n, const kineto_opts *o, trace_writer *w,
+                     kineto_summary *s, err *e);
+
 int kineto_write(kineto_rank *const *ranks, int n, const kineto_opts *o, trace_writer *w,
                  kineto_summary *s, err *e)
+{
+    int rc = write_ops(ranks, n, o, w, s, e);
+    if (rc == ERR_INPUT && e && !strchr(e->msg, ':'))
+        err_wrap(e, "%s: cannot import", ranks[0]->path);
+    return rc;
+}
+
+static int write_ops(kineto_rank *const *ranks, int n, const kineto_opts *o, trace_writer *w,
+                     kineto_summary *s, err *e)
 {
     memset(s, 0, sizeof *s);
     if (n < 1)

@@ -56,6 +56,7 @@ struct replay {
     int ngpus;
     spath s[TRACE_MAX_STREAMS];
     int in_cycle;
+    int overflow;                  /* a time went past REPLAY_MAX_PS */
     double cycle_tokens;
     int graph;                     /* current phase runs as a CUDA graph */
     sim_ps host;                   /* the launching thread's clock (eager) */
@@ -83,7 +84,30 @@ struct replay {
     char tl_label[256];
 };
 
-static sim_ps us_to_ps(double us) { return (sim_ps)llround(us * 1e6); }
+/* The largest time a replay holds, 2^62 ps (53 days): int64 sums of times
+ * below it cannot overflow, so a duration, a scale or a trace length that
+ * goes past it is refused (exit 3), never wrapped. */
+#define REPLAY_MAX_PS ((sim_ps)1 << 62)
+
+static sim_ps us_to_ps(replay *r, double us)
+{
+    double ps = us * 1e6;
+    if (!(ps >= 0 && ps <= (double)REPLAY_MAX_PS)) {
+        r->overflow = 1;
+        return 0;
+    }
+    return (sim_ps)llround(ps);
+}
+
+/* a + b, or flag the replay and keep a. */
+static sim_ps add_ps(replay *r, sim_ps a, sim_ps b)
+{
+    if (b > REPLAY_MAX_PS - a) {
+        r->overflow = 1;
+        return a;
+    }
+    return a + b;
+}
 
 void replay_opts_init(replay_opts *o)
 {
@@ -116,9 +140,9 @@ replay *replay_new(const topo *t, coll_ctx *c, const replay_opts *o)
         r->node_ps = tp->graph_node_ps;
     }
     if (r->o.launch_us >= 0)
-        r->launch_ps = us_to_ps(r->o.launch_us);
+        r->launch_ps = us_to_ps(r, r->o.launch_us);
     if (r->o.graph_node_us >= 0)
-        r->node_ps = us_to_ps(r->o.graph_node_us);
+        r->node_ps = us_to_ps(r, r->o.graph_node_us);
     if (r->o.captured_overhead)
         r->launch_ps = r->node_ps = 0;
     r->ngpus = t ? topo_ngpus(t) : 0;
@@ -180,6 +204,10 @@ static void advance(replay *r, int s, int part, sim_ps d, const trace_op *op)
 {
     if (d <= 0)
         return;
+    if (d > REPLAY_MAX_PS - r->s[s].t) {
+        r->overflow = 1;
+        return;
+    }
     tl_add(r, s, r->s[s].t, r->s[s].t + d, op);
     r->s[s].t += d;
     r->s[s].part[part] += d;
@@ -219,9 +247,9 @@ static void end_cycle(replay *r)
     end_phase(r);
     r->cycles++;
     r->tokens += r->cycle_tokens;
-    r->total += r->s[0].t;
+    r->total = add_ps(r, r->total, r->s[0].t);
     for (int i = 0; i < REPLAY_NPARTS; i++)
-        r->part[i] += r->s[0].part[i];
+        r->part[i] = add_ps(r, r->part[i], r->s[0].part[i]);
     memset(r->s, 0, sizeof r->s);
     r->host = 0; /* a cycle ends with the host waiting for the GPU (sampling) */
     r->slow = 0;
@@ -248,11 +276,11 @@ static int coll_time(replay *r, const trace_op *op, sim_ps *out, coll_algo *algo
     if (algo)
         *algo = ALGO_AUTO;
     if (r->o.coll_us > 0 && op->coll == COLL_ALLREDUCE) {
-        *out = us_to_ps(r->o.coll_us);
+        *out = us_to_ps(r, r->o.coll_us);
         return 0;
     }
     if (op->measured_us >= 0 && (r->o.measured || op->bytes == 0)) {
-        *out = us_to_ps(op->measured_us);
+        *out = us_to_ps(r, op->measured_us);
         return 0;
     }
     if (op->bytes == 0) {
@@ -294,18 +322,20 @@ static void run_op(replay *r, int s, int kernels, int part, sim_ps d, const trac
 {
     if (r->graph || kernels <= 0 || r->launch_ps <= 0) {
         if (r->graph && kernels > 0 && r->node_ps > 0)
-            advance(r, s, P_LAUNCH, r->node_ps * kernels, NULL);
+            advance(r, s, P_LAUNCH, r->node_ps > REPLAY_MAX_PS / kernels
+                                        ? (r->overflow = 1, 0) : r->node_ps * kernels, NULL);
         advance(r, s, part, d, op);
         return;
     }
-    sim_ps first = r->host + r->launch_ps;
-    r->host += r->launch_ps * kernels;
+    sim_ps first = add_ps(r, r->host, r->launch_ps);
+    r->host = add_ps(r, r->host, r->launch_ps > REPLAY_MAX_PS / kernels
+                                     ? (r->overflow = 1, 0) : r->launch_ps * kernels);
     if (first > r->s[s].t)
         advance(r, s, P_LAUNCH, first - r->s[s].t, NULL);
     /* A collective also waits for the slowest rank's launch of it: that
      * rank's host falls coll_wait_us further behind per collective. */
     if (part == P_COMM && r->o.coll_wait_us > 0) {
-        r->slow += us_to_ps(r->o.coll_wait_us);
+        r->slow = add_ps(r, r->slow, us_to_ps(r, r->o.coll_wait_us));
         if (first + r->slow > r->s[s].t) {
             static const trace_op wait_op = {.kind = OP_WAIT, .name = "wait for the slowest rank"};
             advance(r, s, P_WAIT, first + r->slow - r->s[s].t, &wait_op);
@@ -344,10 +374,10 @@ int replay_op(replay *r, const trace_op *op, err *e)
             join_all(r);
         break;
     case OP_COMPUTE:
-        run_op(r, s, op->kernels, P_COMPUTE, us_to_ps(op->dur_us * r->o.compute_scale), op);
+        run_op(r, s, op->kernels, P_COMPUTE, us_to_ps(r, op->dur_us * r->o.compute_scale), op);
         break;
     case OP_IDLE:
-        advance(r, s, P_IDLE, us_to_ps(op->dur_us), op);
+        advance(r, s, P_IDLE, us_to_ps(r, op->dur_us), op);
         break;
     case OP_COLL:
         TRY(coll_time(r, op, &d, &r->last_algo, e));
@@ -361,6 +391,9 @@ int replay_op(replay *r, const trace_op *op, err *e)
     default:
         return err_set(e, ERR_INPUT, "replay: bad op kind %d", (int)op->kind);
     }
+    if (r->overflow)
+        return err_set(e, ERR_INPUT, "simulated time past %.0f days: a duration, a scale or "
+                       "the trace's length is out of range", (double)REPLAY_MAX_PS / 86400e12);
     return 0;
 }
 
@@ -516,6 +549,8 @@ int replay_file(const char *path, const topo *t, coll_ctx *c, const replay_opts 
     while ((rc = trace_next(tr, &op, e)) == 1) {
         if ((rc = replay_op(r, &op, e)) != 0) {
             err_wrap(e, "%s:%ld", path, trace_line(tr));
+            if (rc == ERR_USAGE && e)   /* the model refused what this line asks: bad input */
+                rc = e->code = ERR_INPUT;
             break;
         }
     }

@@ -9,6 +9,7 @@
  * --resume checks against the grid, cuts off and continues after. Numbers
  * are printed with fixed digits and -0 as 0. */
 #include "traces/sweep.h"
+#include "sim/ofile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -270,6 +271,7 @@ typedef struct writer {
     report *rep;               /* stdout table/json */
     report_col *cols;
     char csv_part[4200], jl_part[4200];
+    ofile csv_dev, jl_dev;     /* an existing device or pipe, written in place */
     long first, next, runs;    /* rows first..next-1 written this time */
     long remote_left;          /* records still to come from other ranks */
     char *sent;                /* rank > 0: my k-th job's record was sent */
@@ -281,6 +283,14 @@ static int exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+/* An existing target that is not a regular file (a device, a pipe): it is
+ * written in place through ofile, never replaced by a renamed part file. */
+static int is_device(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
 }
 
 /* A string holding what fill() writes to a stream. Caller frees. */
@@ -475,6 +485,21 @@ static int writer_open(writer *w, long *K, err *e)
     snprintf(w->csv_part, sizeof w->csv_part, "%s.part", o->out_path);
     if (o->jsonl_path)
         snprintf(w->jl_part, sizeof w->jl_part, "%s.part", o->jsonl_path);
+    int dev_csv = is_device(o->out_path), dev_jl = o->jsonl_path && is_device(o->jsonl_path);
+    if ((dev_csv || dev_jl) && o->resume)
+        return err_set(e, ERR_USAGE, "%s is not a regular file: it cannot be resumed",
+                       dev_csv ? o->out_path : o->jsonl_path);
+    if (dev_csv) {
+        TRY(ofile_open(&w->csv_dev, o->out_path, e));
+        w->csv = w->csv_dev.f;
+        snprintf(w->csv_part, sizeof w->csv_part, "%s", o->out_path);
+        csv_header(w->csv, w->s);
+    }
+    if (dev_jl) {
+        TRY(ofile_open(&w->jl_dev, o->jsonl_path, e));
+        w->jl = w->jl_dev.f;
+        snprintf(w->jl_part, sizeof w->jl_part, "%s", o->jsonl_path);
+    }
     if (o->resume && !exists(w->csv_part) && exists(o->out_path)) {
         /* A finished sweep: check it like a part file, keep it if complete. */
         if (rename(o->out_path, w->csv_part) != 0 ||
@@ -482,7 +507,9 @@ static int writer_open(writer *w, long *K, err *e)
              rename(o->jsonl_path, w->jl_part) != 0))
             return err_set(e, ERR_SYSTEM, "%s: %s", o->out_path, strerror(errno));
     }
-    if (o->resume && exists(w->csv_part)) {
+    if (dev_csv) {
+        /* opened above */
+    } else if (o->resume && exists(w->csv_part)) {
         TRY(resume_csv(w, K, e));
         if (o->jsonl_path && *K > 0)
             TRY(resume_jsonl(w, *K, e));
@@ -511,9 +538,16 @@ static int writer_close(writer *w, int complete, err *e)
     if (w->y)
         yajl_gen_free(w->y);
     w->y = NULL;
-    if (w->jl && (ferror(w->jl) | fclose(w->jl)) && !rc)
+    if (w->jl && w->jl == w->jl_dev.f) {
+        int r = ofile_commit(&w->jl_dev, rc ? NULL : e);
+        rc = rc ? rc : r;
+    } else if (w->jl && (ferror(w->jl) | fclose(w->jl)) && !rc) {
         rc = err_set(e, ERR_SYSTEM, "%s: write failed", w->jl_part);
-    if (w->csv == stdout) {
+    }
+    if (w->csv && w->csv == w->csv_dev.f) {
+        int r = ofile_commit(&w->csv_dev, rc ? NULL : e);
+        rc = rc ? rc : r;
+    } else if (w->csv == stdout) {
         if (fflush(stdout) != 0 && !rc)
             rc = err_set(e, ERR_SYSTEM, "writing stdout failed");
     } else if (w->csv && (ferror(w->csv) | fclose(w->csv)) && !rc) {
@@ -521,9 +555,11 @@ static int writer_close(writer *w, int complete, err *e)
     }
     w->csv = w->jl = NULL;
     if (!rc && complete && w->o->out_path) {
-        if (w->o->jsonl_path && rename(w->jl_part, w->o->jsonl_path) != 0)
+        if (w->o->jsonl_path && strcmp(w->jl_part, w->o->jsonl_path) != 0 &&
+            rename(w->jl_part, w->o->jsonl_path) != 0)
             rc = err_set(e, ERR_SYSTEM, "%s: %s", w->o->jsonl_path, strerror(errno));
-        if (!rc && rename(w->csv_part, w->o->out_path) != 0)
+        if (!rc && strcmp(w->csv_part, w->o->out_path) != 0 &&
+            rename(w->csv_part, w->o->out_path) != 0)
             rc = err_set(e, ERR_SYSTEM, "%s: %s", w->o->out_path, strerror(errno));
     }
     free(w->cols);

@@ -14,8 +14,9 @@
 #include <sys/stat.h>
 
 #include "sim/arena.h"
+#include "sim/line.h"
 
-enum { MAX_RUNS_LOG10 = 8 };
+enum { MAX_RUNS_LOG10 = 8, GRID_LINE_MAX = 65536 };
 #define MAX_RUNS 100000000L   /* more is a typo, not a sweep (and 8 bytes each) */
 
 typedef struct input {
@@ -227,8 +228,11 @@ static int key_taken(sweep_grid *g, const char *key, long line, int in_combo, er
 
 static int new_col(sweep_grid *g, const char *key, long line, int vary, err *e)
 {
-    if (g->ncols >= SWEEP_MAX_KEYS)
-        return err_at(e, g->name, line, "more than %d varied keys", SWEEP_MAX_KEYS);
+    if (g->ncols >= SWEEP_MAX_KEYS) {
+        /* -1, not err_at's code: callers read a column index or < 0. */
+        err_at(e, g->name, line, "more than %d varied or combo keys", SWEEP_MAX_KEYS);
+        return -1;
+    }
     g->col[g->ncols] = key;
     g->col_line[g->ncols] = line;
     g->col_vary[g->ncols] = vary;
@@ -359,8 +363,18 @@ int sweep_grid_parse(FILE *f, const char *name, const char *dir, sweep_grid **ou
     size_t cap = 0;
     long line = 0;
     int rc = 0, header = 0;
-    while (!rc && getline(&buf, &cap, f) >= 0) {
+    size_t len;
+    int st;
+    while (!rc && (st = line_read(f, &buf, &cap, GRID_LINE_MAX, &len)) != LINE_EOF) {
         line++;
+        if (st == LINE_ERROR)
+            break;
+        if (st != LINE_OK) {
+            rc = err_at(e, g->name, line, st == LINE_LONG ? "line longer than %d bytes"
+                                                          : "NUL byte in a text file",
+                        GRID_LINE_MAX);
+            break;
+        }
         char *hash = strchr(buf, '#');
         if (hash)
             *hash = '\0';
@@ -405,9 +419,8 @@ int sweep_grid_parse(FILE *f, const char *name, const char *dir, sweep_grid **ou
 
 int sweep_grid_load(const char *path, sweep_grid **out, err *e)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    TRY(line_open(path, &f, e));
     char dir[4096];
     const char *slash = strrchr(path, '/');
     if (slash)

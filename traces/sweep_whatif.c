@@ -17,6 +17,7 @@
 #include "traces/replay.h"
 #include "traces/trace.h"
 #include "traces/whatif.h"
+#include "validate/calib.h"
 
 enum { M_TOK, M_CYCLE, M_TPC, M_COMPUTE, M_COMM, M_LAUNCH, M_IDLE, M_AR, M_N };
 
@@ -269,11 +270,26 @@ static int runner_check(void *ctx, sweep_kind kind, const char *path, const char
     if (kind == SWEEP_TRACE) {
         trace_knobs k = {SWEEP_WHATIF_TOPO, {0}};
         replay_opts_init(&k.opts);
-        return trace_set(&k, key, value, e);
+        TRY(trace_set(&k, key, value, e));
+    } else {
+        whatif_scenario s;
+        TRY(whatif_scenario_load(whatif_builtin_name(0), &s, e));
+        TRY(whatif_set(&s, key, value, e));
     }
-    whatif_scenario s;
-    TRY(whatif_scenario_load(whatif_builtin_name(0), &s, e));
-    return whatif_set(&s, key, value, e);
+    /* Files named by a knob must load now, not fail every run later. */
+    if (!strcmp(key, "topo") || !strcmp(key, "calib_topo")) {
+        topo *t = NULL;
+        int rc = topo_load(value, &t, e);
+        topo_free(t);
+        return rc;
+    }
+    if (!strcmp(key, "calib")) {
+        calib *c = NULL;
+        int rc = calib_load(value, &c, e);
+        calib_free(c);
+        return rc;
+    }
+    return 0;
 }
 
 void sweep_whatif_runner(sweep_whatif *w, sweep_runner *out)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "sim/gztail.h"
 #include "sim/ofile.h"
 
 enum { LINE_MAX_BYTES = 4096, META_MAX = 32 };
@@ -37,6 +38,7 @@ struct trace_writer {
     ofile of;
     gzFile gz;            /* NULL for plain output */
     int failed;
+    long lines;
 };
 
 const char *trace_phase_name(trace_phase p)
@@ -78,9 +80,11 @@ static int read_line(trace_reader *r, err *e)
         if (zerr != Z_OK && zerr != Z_STREAM_END)
             return err_at(e, r->path, r->line + 1, "corrupted or truncated input (%s)",
                           msg ? msg : "zlib error");
-        return 0;
+        return gztail_check(r->gz, r->path, e);
     }
-    r->line++;
+    if (++r->line > TRACE_MAX_LINES)
+        return err_at(e, r->path, r->line, "more than %ld lines: not a trace this tool replays "
+                      "(split it)", (long)TRACE_MAX_LINES);
     size_t n = strlen(r->buf);
     if (n > 0 && r->buf[n - 1] == '\n')
         r->buf[--n] = 0;
@@ -177,6 +181,12 @@ int trace_open(const char *path, trace_reader **out, err *e)
         }
         memcpy(r->meta_key[r->nmeta], p, klen);
         r->meta_key[r->nmeta][klen] = 0;
+        for (int i = 0; i < r->nmeta; i++)
+            if (!strcmp(r->meta_key[i], r->meta_key[r->nmeta])) {
+                rc = err_at(e, path, r->line, "meta %s given twice", r->meta_key[i]);
+                trace_close(r);
+                return rc;
+            }
         p += klen;
         p += strspn(p, " \t");
         size_t vlen = strlen(p);
@@ -239,6 +249,11 @@ static int parse_num(trace_reader *r, const char *what, const char *s, double lo
     double v = strtod(s, &end);
     if (end == s || *end || errno || !isfinite(v) || v < lo)
         return err_at(e, r->path, r->line, "bad %s '%s'", what, s);
+    /* Times are microseconds and counts tokens: past 1e12 (11.6 days) is
+     * not a trace, and beyond 2^62 ps a time no longer fits the replay. */
+    if (v > TRACE_MAX_VALUE)
+        return err_at(e, r->path, r->line, "%s '%s' is out of range (at most %g)", what, s,
+                      TRACE_MAX_VALUE);
     *out = v;
     return 0;
 }
@@ -260,13 +275,24 @@ static int parse_int(trace_reader *r, const char *what, const char *s, long lo, 
 enum { F_STREAM = 1, F_KERNELS = 2, F_NAME = 4, F_GROUP = 8, F_DTYPE = 16, F_ALGO = 32,
        F_MEAS = 64, F_WAIT = 128, F_GRAPH = 256 };
 
-static int parse_field(trace_reader *r, trace_op *op, char *w, unsigned allowed, err *e)
+static int parse_field(trace_reader *r, trace_op *op, char *w, unsigned allowed,
+                       unsigned *seen, err *e)
 {
     char *eq = strchr(w, '=');
     if (!eq || eq == w)
         return err_at(e, r->path, r->line, "unexpected word '%s' (fields are key=value)", w);
     *eq = 0;
     const char *k = w, *v = eq + 1;
+    static const struct { const char *key; unsigned bit; } bits[] = {
+        {"stream", F_STREAM}, {"kernels", F_KERNELS}, {"name", F_NAME}, {"group", F_GROUP},
+        {"dtype", F_DTYPE}, {"algo", F_ALGO}, {"measured_us", F_MEAS}, {"wait_us", F_WAIT},
+        {"graph", F_GRAPH}};
+    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
+        if (!strcmp(k, bits[i].key)) {
+            if (*seen & bits[i].bit)
+                return err_at(e, r->path, r->line, "key '%s' given twice", k);
+            *seen |= bits[i].bit;
+        }
     long n;
     double d;
     if (!strcmp(k, "stream") && (allowed & F_STREAM)) {
@@ -383,8 +409,9 @@ int trace_next(trace_reader *r, trace_op *op, err *e)
                 errno = 0;
                 unsigned long long b = strtoull(words[2], &end, 10);
                 if (end == words[2] || *end || errno || words[2][0] == '-' ||
-                    b > (1ULL << 50))
-                    return err_at(e, r->path, r->line, "bad byte count '%s'", words[2]);
+                    b > COLL_MAX_BYTES)
+                    return err_at(e, r->path, r->line, "bad byte count '%s' (at most 64 GiB)",
+                                  words[2]);
                 op->bytes = b;
             }
             op->group = r->default_group;
@@ -396,8 +423,9 @@ int trace_next(trace_reader *r, trace_op *op, err *e)
         default:
             break;
         }
+        unsigned seen = 0;
         for (int i = 1 + npos; i < nw; i++)
-            TRY(parse_field(r, op, words[i], allowed, e));
+            TRY(parse_field(r, op, words[i], allowed, &seen, e));
         if (op->kind == OP_PHASE && op->graph < 0)
             op->graph = r->default_graph;
         if (op->kind == OP_WAIT && op->on == op->stream)
@@ -446,6 +474,9 @@ trace_writer *trace_writer_new(const char *path, err *e)
 
 static int wputs(trace_writer *w, const char *s, err *e)
 {
+    if (++w->lines > TRACE_MAX_LINES)
+        return err_set(e, ERR_INPUT, "%s: more than %ld lines, which no reader takes",
+                       w->of.path, (long)TRACE_MAX_LINES);
     int bad = w->gz ? gzputs(w->gz, s) < 0 : fputs(s, w->of.f) == EOF;
     if (bad) {
         w->failed = 1;
@@ -482,10 +513,34 @@ static void fmt_us(char *buf, size_t n, double v)
         *p = 0;
 }
 
+/* What the reader would refuse is refused when written, so a tool never
+ * writes a trace that its own reader rejects. */
+static int op_in_range(const trace_op *op, err *e)
+{
+    double v = op->kind == OP_CYCLE ? op->tokens
+               : op->kind == OP_COMPUTE || op->kind == OP_IDLE ? op->dur_us : 0;
+    if (!(v >= 0 && v <= TRACE_MAX_VALUE) || (op->kind == OP_CYCLE && !(v > 0)))
+        return err_set(e, ERR_INPUT, "%s %g is out of range (0 to %g)",
+                       op->kind == OP_CYCLE ? "token count" : "duration", v, TRACE_MAX_VALUE);
+    if (op->kind == OP_COLL) {
+        if (op->bytes > COLL_MAX_BYTES)
+            return err_set(e, ERR_INPUT, "%s of %llu bytes is beyond 64 GiB",
+                           coll_kind_name(op->coll), (unsigned long long)op->bytes);
+        if (op->measured_us > TRACE_MAX_VALUE || op->wait_us > TRACE_MAX_VALUE)
+            return err_set(e, ERR_INPUT, "%s time out of range (at most %g us)",
+                           coll_kind_name(op->coll), TRACE_MAX_VALUE);
+    }
+    if (op->kernels < 0 || op->kernels > (1 << 30) || op->group > (1 << 20))
+        return err_set(e, ERR_INPUT, "kernels %d or group %d out of range", op->kernels,
+                       op->group);
+    return 0;
+}
+
 int trace_write_op(trace_writer *w, const trace_op *op, err *e)
 {
     char line[LINE_MAX_BYTES], num[64];
     size_t n = 0;
+    TRY(op_in_range(op, e));
 #define APP(...) n += (size_t)snprintf(line + n, n < sizeof line ? sizeof line - n : 0, __VA_ARGS__)
     switch (op->kind) {
     case OP_CYCLE:

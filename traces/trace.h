@@ -13,6 +13,8 @@
 
 #define TRACE_MAX_STREAMS 8   /* streams 0..7 per rank */
 #define TRACE_NAME_MAX 64
+#define TRACE_MAX_VALUE 1e12  /* largest duration (us) or token count */
+#define TRACE_MAX_LINES (1L << 24)  /* 16.8M lines: more is refused (exit 3) */
 
 typedef enum trace_phase {
     PHASE_DECODE, PHASE_DRAFT, PHASE_VERIFY, PHASE_PREFILL, PHASE_OTHER, PHASE_N

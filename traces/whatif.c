@@ -9,11 +9,13 @@
  * the routed experts they choose, E_eff (1 - (1 - k/E_eff)^n). */
 #include "traces/whatif.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "models/topo.h"
 #include "sim/cli.h"
@@ -588,8 +590,13 @@ static int load_file(const char *path, whatif_scenario *out, err *e)
         const char *names[NBUILTINS];
         for (int i = 0; i < NBUILTINS; i++)
             names[i] = builtins[i].name;
-        return cli_unknown(e, ERR_USAGE, "--scenario (a built-in name or a scenario file)", path, names,
+        return cli_unknown(e, ERR_INPUT, "--scenario (a built-in name or a scenario file)", path, names,
                            NBUILTINS);
+    }
+    struct stat st;
+    if (f != stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return err_set(e, ERR_INPUT, "%s: is a directory", path);
     }
     scenario_defaults(out);
     const char *slash = strrchr(path, '/');

@@ -5,10 +5,14 @@
  * order; strings are owned copies. */
 #include "validate/calib.h"
 
+#include "sim/line.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+enum { CALIB_LINE_MAX = 4096 };
 
 struct calib {
     calib_entry *ents;
@@ -234,11 +238,20 @@ int calib_parse(FILE *f, const char *name, calib **out, err *e)
         calib_free(c);
         return err_set(e, ERR_SYSTEM, "out of memory");
     }
-    char buf[1024];
+    char *buf = NULL;
+    size_t cap = 0, len;
     long line = 0;
-    int rc = 0, header = 0;
-    while (!rc && fgets(buf, sizeof buf, f)) {
+    int rc = 0, header = 0, st;
+    while (!rc && (st = line_read(f, &buf, &cap, CALIB_LINE_MAX, &len)) != LINE_EOF) {
         line++;
+        if (st == LINE_ERROR)
+            break;
+        if (st != LINE_OK) {
+            rc = err_at(e, name, line, st == LINE_LONG ? "line longer than %d bytes"
+                                                       : "NUL byte in a text file",
+                        CALIB_LINE_MAX);
+            break;
+        }
         char *hash = strchr(buf, '#');
         if (hash)
             *hash = 0;
@@ -277,6 +290,7 @@ int calib_parse(FILE *f, const char *name, calib **out, err *e)
             rc = put(c, tok[0], v, sd, line, e);
         }
     }
+    free(buf);
     if (!rc && ferror(f))
         rc = err_set(e, ERR_SYSTEM, "%s: read error", name);
     if (!rc && !header)
@@ -291,9 +305,9 @@ int calib_parse(FILE *f, const char *name, calib **out, err *e)
 
 int calib_load(const char *path, calib **out, err *e)
 {
-    FILE *f = !strcmp(path, "-") ? stdin : fopen(path, "r");
-    if (!f)
-        return err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f = stdin;
+    if (strcmp(path, "-") != 0)
+        TRY(line_open(path, &f, e));
     int rc = calib_parse(f, path, out, e);
     if (f != stdin)
         fclose(f);

@@ -51,8 +51,14 @@ static int set_patterns(void *ctx, const char *a, err *e) { (void)e; ARGS->patte
 static int set_sizes(void *ctx, const char *a, err *e) { (void)e; ARGS->sizes = a; return 0; }
 static int set_merge(void *ctx, const char *a, err *e) { (void)e; ARGS->merge = a; return 0; }
 static int set_points(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->points = 1; return 0; }
-static int set_max_median(void *ctx, const char *a, err *e) { return cli_parse_double("--max-median", a, &ARGS->max_median, e); }
-static int set_max_worst(void *ctx, const char *a, err *e) { return cli_parse_double("--max-worst", a, &ARGS->max_worst, e); }
+/* A percentage bound: a negative one would fail every set, NaN none. */
+static int parse_pct(const char *what, const char *a, double *out, err *e)
+{
+    TRY(cli_parse_double(what, a, out, e));
+    return *out >= 0 ? 0 : err_set(e, ERR_USAGE, "%s: '%s' is not a percentage >= 0", what, a);
+}
+static int set_max_median(void *ctx, const char *a, err *e) { return parse_pct("--max-median", a, &ARGS->max_median, e); }
+static int set_max_worst(void *ctx, const char *a, err *e) { return parse_pct("--max-worst", a, &ARGS->max_worst, e); }
 static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
 #undef ARGS
 

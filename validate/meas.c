@@ -14,8 +14,9 @@
 #include <string.h>
 
 #include "sim/arena.h"
+#include "sim/line.h"
 
-enum { MAX_FIELDS = 64, MAX_META = 128, LINE_MAX_BYTES = 8192 };
+enum { MAX_FIELDS = 64, MAX_META = 128, LINE_MAX_BYTES = 8192, STDIN_MAX_BYTES = 64 << 20 };
 
 struct meas_set {
     arena *a;
@@ -649,7 +650,8 @@ int meas_read(FILE *f, const char *name, meas_set **out, err *e)
 int meas_load(const char *path, meas_set **out, err *e)
 {
     if (!strcmp(path, "-")) {
-        /* meas_read looks at the first line and rewinds: read stdin into memory. */
+        /* meas_read looks at the first line and rewinds: read stdin into
+         * memory, up to a bound (endless stdin must not exhaust memory). */
         char *buf = NULL;
         size_t len = 0;
         FILE *mem = open_memstream(&buf, &len);
@@ -657,10 +659,17 @@ int meas_load(const char *path, meas_set **out, err *e)
             return err_set(e, ERR_SYSTEM, "out of memory");
         char chunk[4096];
         size_t n;
-        while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0)
+        while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0 && len < STDIN_MAX_BYTES) {
             fwrite(chunk, 1, n, mem);
+            fflush(mem);
+        }
         int bad = ferror(stdin) != 0;
         fclose(mem);
+        if (len >= STDIN_MAX_BYTES) {
+            free(buf);
+            return err_at(e, "-", 0, "more than %d MiB: not a measurement file",
+                          STDIN_MAX_BYTES >> 20);
+        }
         FILE *in = bad ? NULL : fmemopen(buf, len ? len : 1, "r");
         int rc = in ? meas_read(in, "-", out, e) : err_set(e, ERR_SYSTEM, "-: cannot read stdin");
         if (in)
@@ -668,9 +677,8 @@ int meas_load(const char *path, meas_set **out, err *e)
         free(buf);
         return rc;
     }
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    TRY(line_open(path, &f, e));
     int rc = meas_read(f, path, out, e);
     fclose(f);
     return rc;
