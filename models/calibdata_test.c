@@ -123,6 +123,8 @@ static void check_op(const char *preset, const figure *fig, size_t n, flows_op b
         flows_case c;
         if (flows_parse(t, fig[i].flows, fig[i].bytes <= 4 ? FLOWS_WRITE : bulk_op, fig[i].bytes, &c, &e))
             fail_msg("%s: %s", fig[i].flows, e.msg);
+        if (fig[i].bytes <= 4)
+            c.pattern = "latency";   /* a flag between running kernels */
         sim_ps tp[FLOWS_MAX], tmax = 0;
         if (flows_run(f, &c, tp, &e))
             fail_msg("%s: %s", fig[i].flows, e.msg);

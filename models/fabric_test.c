@@ -80,6 +80,7 @@ static topo *build(void)
     p->read_extra_lat_ps = 0;
     p->sm_req_bytes = 256;         /* = MPS: no TLP penalty unless a test says so */
     p->copy_setup_ps = 0;
+    p->kernel_base_ps = 0;         /* kernels start at once unless a test says so */
     return t;
 }
 
@@ -189,6 +190,7 @@ static void test_head_of_line(void **state)
     add(t, "g2", "sw1", LINK_PCIE, 5 * GB);
     topo_params_mut(t)->sm_req_bytes = 256;
     topo_params_mut(t)->read_extra_lat_ps = 0;
+    topo_params_mut(t)->kernel_base_ps = 0;
     finish(t);
     NEAR_REL(run_case(t, "0>1,0>2", FLOWS_COPY_WRITE, 0), 0.3, 1e-9);
     NEAR_REL(run_case(t, "0>1,0>2", FLOWS_COPY_WRITE, FAB_NO_HOL), 0.2, 1e-9);
@@ -238,6 +240,7 @@ static void test_request_size(void **state)
     p->read_tags = 64;
     p->read_extra_lat_ps = 0;
     p->sm_req_bytes = 128;
+    p->kernel_base_ps = 0;
     finish(t);
     NEAR_REL(run_case(t, "1>0", FLOWS_READ, 0), 1e9 / 4.096e9 + 2e-6, 1e-9);
     NEAR_REL(run_case(t, "1>0", FLOWS_COPY_READ, 0), 0.1 + 2e-6, 1e-9);
@@ -346,6 +349,28 @@ static void test_channel_block(void **state)
     topo_free(t);
 }
 
+static void test_kernel_start(void **state)
+{
+    (void)state;
+    /* A copy kernel's transfer starts after the kernel's own start
+     * (kernel_base 3 us): 1 GB at 10 GB/s ends at 0.1 s + 3 us; a latency
+     * probe (a flag between kernels already running) does not pay it. */
+    topo *t = build();
+    topo_params_mut(t)->kernel_base_ps = 3000000;
+    finish(t);
+    NEAR_REL(run_case(t, "0>1", FLOWS_WRITE, 0), 0.1 + 3e-6, 1e-9);
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    flows_case c;
+    sim_ps tp[1];
+    assert_int_equal(flows_parse(t, "0>1", FLOWS_WRITE, 4, &c, &e), 0);
+    c.pattern = "latency";
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 4.0 / 10e9, 1e-9);
+    fabric_free(f);
+    topo_free(t);
+}
+
 static void test_staged(void **state)
 {
     (void)state;
@@ -446,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_head_of_line),      cmocka_unit_test(test_request_size),
         cmocka_unit_test(test_socket_read_and_back_rate), cmocka_unit_test(test_staged),
         cmocka_unit_test(test_cta_blocks),       cmocka_unit_test(test_channel_block),
+        cmocka_unit_test(test_kernel_start),
         cmocka_unit_test(test_breakdown_sums),    cmocka_unit_test(test_oneshot_graph_barrier),
         cmocka_unit_test(test_mech_parse),
     };

@@ -309,8 +309,14 @@ int flows_run(fabric *f, const flows_case *c, sim_ps *time_ps, err *e)
         fab_op op = ops[c->op];
         if (c->op == FLOWS_COPY && c->dst[i] < 0)
             op = FAB_CE_WRITE;
-        sim_ps setup = op == FAB_CE_READ || op == FAB_CE_WRITE
-                           ? topo_params_get(fabric_topo(f))->copy_setup_ps : 0;
+        /* A transfer starts with its engine: a copy engine's setup, or the
+         * copy kernel's own start (kernel_base); a latency probe is a flag
+         * between kernels already running (hwcheck's ping-pong). */
+        const topo_params *tp = topo_params_get(fabric_topo(f));
+        int probe = c->pattern && !strcmp(c->pattern, "latency");
+        sim_ps setup = op == FAB_CE_READ || op == FAB_CE_WRITE ? tp->copy_setup_ps
+                       : probe                                  ? 0
+                                                                : tp->kernel_base_ps;
         int init = fab_is_read(op) ? d : s, peer = fab_is_read(op) ? s : d;
         id[i] = fabric_xfer_group_cap(f, op, init, &peer, 1, c->bytes, 1,
                                       fabric_cta_cap_Bps(f, op, c->blocks), setup, i, c->pattern,

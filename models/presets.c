@@ -270,10 +270,11 @@ static int build_h200_1x(topo *t, err *e)
  * directory's p2p-sweep.csv, p2p-read-blocks36.csv, p2p-write-blocks36.csv,
  * flows.csv, launch.csv, host.csv and blocks/p2p-{read,write}-b{1..16}.csv
  * (point-to-point files only; the set h200-2x.set re-fits them,
- * docs/validation.md): NVLink 359.7 +- 15 GB/s per direction and 1207 +- 48
- * ns per hop, PCIe 51.0 +- 3 GB/s and 953 +- 77 ns, copy setup 1.45 us,
- * launch 3.16 us, graph node 0.501 us, one block of 512 threads stores
- * 19.05 +- 1.6 GB/s and loads 7.59 +- 0.49 GB/s into / from the peer. */
+ * docs/validation.md): NVLink 379.4 +- 10 GB/s per direction and 578.3 +- 25
+ * ns per hop, PCIe 51.5 +- 1.9 GB/s and 911 +- 47 ns, copy setup 1.67 us, a
+ * kernel's own start and end (kernel_base) 3.59 +- 0.17 us, launch 3.16 us,
+ * graph node 0.501 us, one block of 512 threads stores 19.13 +- 1.0 GB/s and
+ * loads 7.70 +- 0.32 GB/s into / from the peer. */
 static int build_h200_2x(topo *t, err *e)
 {
     bld b = {t, e, 0};
@@ -286,9 +287,10 @@ static int build_h200_2x(topo *t, err *e)
     p->cpu = CPU_INTEL_ERP;
     p->launch_ps = 3160000;
     p->graph_node_ps = 501000;
-    p->copy_setup_ps = 1449000;
-    p->cta_store_Bps = 19.05e9;
-    p->cta_load_Bps = 7.585e9;
+    p->copy_setup_ps = 1669000;
+    p->kernel_base_ps = 3590000;
+    p->cta_store_Bps = 19.13e9;
+    p->cta_load_Bps = 7.698e9;
     socket_with_mem(&b, 0, 245.8);
     node(&b, "nvs0", TOPO_NVSWITCH, -1, NULL);
     for (int g = 0; g < 2; g++) {
@@ -297,8 +299,8 @@ static int build_h200_2x(topo *t, err *e)
         link(&b, n1, "cpu0", LINK_FABRIC, 0, 100.0, ROOT_NS);
         nm(n2, "gpu", g);
         node(&b, n2, TOPO_GPU, 0, n1);
-        link(&b, n2, n1, LINK_PCIE, 0, 51.04, 953.2);
-        link(&b, n2, "nvs0", LINK_NVLINK, 18, 359.7, 1207.0);
+        link(&b, n2, n1, LINK_PCIE, 0, 51.54, 910.9);
+        link(&b, n2, "nvs0", LINK_NVLINK, 18, 379.4, 578.3);
     }
     return b.rc;
 }

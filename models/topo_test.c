@@ -274,18 +274,31 @@ static void test_route_ties(void **state)
 static void test_route_nvlink_first(void **state)
 {
     (void)state;
-    /* h200-2x: host path gpu0>rp0>cpu0>rp1>gpu1 = 953.2 + 202.5 + 202.5 + 953.2
-     * = 2311.4 ns; NVLink path gpu0>nvs0>gpu1 = 2 x 1207 = 2414 ns, 102.6 ns
-     * longer. A path made only of NVLink links wins anyway: route via nvs0,
-     * and its latency is the NVLink path's, 2414000 ps. */
-    topo *t = load("h200-2x");
+    /* Two GPUs on their own root ports and on one NVSwitch whose hops are
+     * slow: host path g0>r0>c>r1>g1 = 100 + 10 + 10 + 100 = 220 ns; NVLink
+     * path g0>nv>g1 = 2 x 500 = 1000 ns, 780 ns longer. A path made only of
+     * NVLink links wins anyway: route via nv, latency 1000000 ps. */
+    err e0 = {0};
+    int rc0;
+    topo *t = parse_str("collsim-topo 1\n"
+                        "node c cpu numa=0\nnode m hostmem numa=0\n"
+                        "node r0 root parent=c\nnode r1 root parent=c\n"
+                        "node g0 gpu parent=r0\nnode g1 gpu parent=r1\nnode nv nvswitch\n"
+                        "link c m mem bw_GBps=100 lat_ns=10\n"
+                        "link r0 c fabric bw_GBps=50 lat_ns=10\nlink r1 c fabric bw_GBps=50 lat_ns=10\n"
+                        "link g0 r0 pcie gen=5 width=16 lat_ns=100\n"
+                        "link g1 r1 pcie gen=5 width=16 lat_ns=100\n"
+                        "link g0 nv nvlink lanes=18 bw_GBps=370 lat_ns=500\n"
+                        "link g1 nv nvlink lanes=18 bw_GBps=370 lat_ns=500\n",
+                        &e0, &rc0);
+    assert_int_equal(rc0, 0);
     char r[128];
-    route_str(t, "gpu0", "gpu1", r, sizeof r);
-    assert_string_equal(r, "gpu0>nvs0>gpu1");
-    assert_int_equal(topo_route_lat_ps(t, topo_find(t, "gpu0"), topo_find(t, "gpu1")), 2414000);
+    route_str(t, "g0", "g1", r, sizeof r);
+    assert_string_equal(r, "g0>nv>g1");
+    assert_int_equal(topo_route_lat_ps(t, topo_find(t, "g0"), topo_find(t, "g1")), 1000000);
     /* Host traffic still takes the PCIe route (no NVLink path exists). */
-    route_str(t, "gpu1", "mem0", r, sizeof r);
-    assert_string_equal(r, "gpu1>rp1>cpu0>mem0");
+    route_str(t, "g1", "m", r, sizeof r);
+    assert_string_equal(r, "g1>r1>c>m");
     topo_free(t);
     /* Without NVLink the rule changes nothing: a direct 30 ns socket-level
      * fabric shortcut (1 hop) against a 2-hop 20 ns path via the CPU: the

@@ -180,6 +180,9 @@ static int candidates(const topo *t, const pts *p, cand *c, int *n, err *e)
     /* Kernels measured with few thread blocks (hwcheck --blocks) reach the
      * per-block rates; with one block per SM the data say nothing of them
      * and the screen leaves them out. */
+    if (pts_has_op(p, MEAS_WRITE) || pts_has_op(p, MEAS_READ))
+        ok |= add_cand(c, n, "kernel_base_us",
+                       tp->kernel_base_ps > 0 ? (double)tp->kernel_base_ps / 1e6 : 1, 0, 1e4);
     if (pts_has_op(p, MEAS_WRITE))
         ok |= add_cand(c, n, "cta_store_GBps",
                        tp->cta_store_Bps > 0 ? tp->cta_store_Bps / 1e9 : 10, 1e-3, 1e5);
