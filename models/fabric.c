@@ -477,8 +477,6 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
         f->groups_cap = cap;
     }
     int nl = 0, up0 = f->nups, nreads = 0, reader = -1;
-    double hol_w = 0;  /* weight on the writer's posted-write ingress */
-    int writer = -1;
     sim_ps lat = 0;
     double cap = 0, req_per = 1;
     for (int i = 0; i < n; i++) {
@@ -495,8 +493,9 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
          * own PCIe port holds the port's ingress queue for 1/min_Bps (its
          * route's payload rate); on a link of capacity C: weight C/min_Bps. */
         if (!rd && first >= 0 && first == f->hol_out[a] && isfinite(min_Bps) && min_Bps > 0) {
-            hol_w += wire * link_cap(f->t, first) / min_Bps;
-            writer = a;
+            /* Each sender's own queue: a bundle's legs may start at several GPUs. */
+            if (!(f->off & FAB_NO_HOL))
+                nl = add_link(f, nl, f->hol_link[a], wire * link_cap(f->t, first) / min_Bps);
         }
         sim_ps l = fabric_lat_ps(f, op, a, b);
         lat = staged ? lat + l : (l > lat ? l : lat);
@@ -507,7 +506,7 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
             reader = b;
             req_per = (double)topo_params_get(f->t)->pcie_mrrs_bytes / req_bytes(f, op);
             double c = fabric_read_cap_Bps(f, op, b, a);
-            if (c > 0 && (cap == 0 || c < cap * nreads))
+            if (c > 0 && (cap == 0 || c < cap))
                 cap = c;
         }
     }
@@ -522,8 +521,6 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
          * whole tag for fewer bytes. */
         nl = add_link(f, nl, f->read_link[reader], (double)nreads * req_per);
     }
-    if (writer >= 0 && !(f->off & FAB_NO_HOL) && hol_w > 0)
-        nl = add_link(f, nl, f->hol_link[writer], hol_w);
     if (cap_Bps > 0 && (cap == 0 || cap_Bps < cap))
         cap = cap_Bps;
     /* One thread block issues the flow (an NCCL channel): the writer's stores

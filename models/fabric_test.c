@@ -371,6 +371,35 @@ static void test_kernel_start(void **state)
     topo_free(t);
 }
 
+static void test_read_group_order(void **state)
+{
+    (void)state;
+    /* A reader's interleaved group is bounded by its slowest stream's own
+     * read cap, whatever the order of its peers. On the default preset GPU0
+     * reads 100 MB from GPU4 (other socket: RTT 2 x 1.315 + 0.2 = 2.83 us,
+     * SM bound 256 x 128 B / 2.83 us = 11.58 GB/s) and from GPU1 (same
+     * switch, 20.1 GB/s): per stream 11.58 / 2 GB/s, so each stream's
+     * 100 MB takes 1e8 x 2 x 2.83e-6 / 32768 = 17.273 ms, plus the 2.83 us
+     * round trip, in either order. */
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("rtxpro6000-8x-pcie5-2s", &t, &e), 0);
+    fabric *f = fabric_new(t, &e);
+    sched *s = fabric_sched(f);
+    int g0 = topo_gpu_node(t, 0), ab[2] = {topo_gpu_node(t, 4), topo_gpu_node(t, 1)};
+    int ba[2] = {ab[1], ab[0]};
+    double want = 1e8 * 2 * 2.83e-6 / 32768 + 2.83e-6;
+    int x = fabric_xfer_group(f, FAB_READ, g0, ab, 2, 1e8, 1, 0, 0, "ab", &e);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_end(s, x) * 1e-12, want, 1e-6);
+    fabric_reset(f);
+    x = fabric_xfer_group(f, FAB_READ, g0, ba, 2, 1e8, 1, 0, 0, "ba", &e);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_end(s, x) * 1e-12, want, 1e-6);
+    fabric_free(f);
+    topo_free(t);
+}
+
 static void test_staged(void **state)
 {
     (void)state;
@@ -471,7 +500,7 @@ int main(void)
         cmocka_unit_test(test_head_of_line),      cmocka_unit_test(test_request_size),
         cmocka_unit_test(test_socket_read_and_back_rate), cmocka_unit_test(test_staged),
         cmocka_unit_test(test_cta_blocks),       cmocka_unit_test(test_channel_block),
-        cmocka_unit_test(test_kernel_start),
+        cmocka_unit_test(test_kernel_start),     cmocka_unit_test(test_read_group_order),
         cmocka_unit_test(test_breakdown_sums),    cmocka_unit_test(test_oneshot_graph_barrier),
         cmocka_unit_test(test_mech_parse),
     };

@@ -342,26 +342,47 @@ int fit_run(fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
      * smooth (integer picoseconds, min() of capacities), so near an optimum
      * the steps can go on changing x by more than xtol while the cost no
      * longer moves; 10 iterations without a relative gain of 1e-12 in the
-     * cost count as converged (as GSL's "no progress"). */
-    int info = 0, status = GSL_CONTINUE, flat = 0;
-    double cost = gsl_blas_dnrm2(gsl_multifit_nlinear_residual(w));
-    for (int it = 0; it < o->max_iter && status == GSL_CONTINUE; it++) {
-        status = gsl_multifit_nlinear_iterate(w);
-        if (r.rc)
+     * cost count as converged (as GSL's "no progress"). No step at all from
+     * the start is a failure, as in GSL's driver; the start is then moved by
+     * 1% of every (transformed) parameter and the fit tried once more: a
+     * start that already sits at a kink of the model, such as a preset
+     * holding the fit's own values, is left that way. */
+    int info = 0, status = GSL_CONTINUE;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (attempt) {
+            for (size_t j = 0; j < np; j++) {
+                double u = gsl_vector_get(x, j);
+                gsl_vector_set(x, j, u + 0.01 * (fabs(u) > 1 ? fabs(u) : 1));
+            }
+            gsl_multifit_nlinear_init(x, &fdf, w);
+            if (r.rc)
+                break;
+        }
+        int flat = 0;
+        double cost = gsl_blas_dnrm2(gsl_multifit_nlinear_residual(w));
+        status = GSL_CONTINUE;
+        for (int it = 0; it < o->max_iter && status == GSL_CONTINUE; it++) {
+            status = gsl_multifit_nlinear_iterate(w);
+            if (r.rc)
+                break;
+            if (status == GSL_ENOPROG && it == 0) {
+                status = GSL_EMAXITER;  /* no step from the start */
+                break;
+            }
+            if (status != GSL_SUCCESS && status != GSL_ENOPROG)
+                break;
+            status = gsl_multifit_nlinear_test(o->xtol, o->gtol, o->ftol, &info, w);
+            double c = gsl_blas_dnrm2(gsl_multifit_nlinear_residual(w));
+            flat = c > cost * (1 - 1e-12) ? flat + 1 : 0;
+            cost = c < cost ? c : cost;
+            if (status == GSL_CONTINUE && flat >= 10)
+                status = GSL_ENOPROG;
+        }
+        if (status == GSL_CONTINUE)
+            status = GSL_EMAXITER;
+        if (status != GSL_EMAXITER || r.rc)
             break;
-        if (status == GSL_ENOPROG && it > 0)
-            break;
-        if (status != GSL_SUCCESS && status != GSL_ENOPROG)
-            break;
-        status = gsl_multifit_nlinear_test(o->xtol, o->gtol, o->ftol, &info, w);
-        double c = gsl_blas_dnrm2(gsl_multifit_nlinear_residual(w));
-        flat = c > cost * (1 - 1e-12) ? flat + 1 : 0;
-        cost = c < cost ? c : cost;
-        if (status == GSL_CONTINUE && flat >= 10)
-            status = GSL_ENOPROG;
     }
-    if (status == GSL_CONTINUE)
-        status = GSL_EMAXITER;
     if (r.rc) {
         rc = r.rc;
         goto out;
