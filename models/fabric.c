@@ -578,14 +578,6 @@ int fabric_xfer_group_cap(fabric *f, fab_op op, int initiator, const int *peers,
     return id;
 }
 
-int fabric_xfer_staged(fabric *f, int src, int stage, int dst, double bytes, double wire,
-                       double cap_Bps, sim_ps extra_lat_ps, int track, const char *label,
-                       err *e)
-{
-    leg legs[2] = {{FAB_WRITE, src, stage}, {FAB_READ, stage, dst}};
-    return xfer_legs(f, legs, 2, 1, 0, bytes, wire, cap_Bps, extra_lat_ps, track, label, e);
-}
-
 int fabric_xfer_channel(fabric *f, int src, int stage, int dst, double bytes, double wire,
                         double block_wire, sim_ps extra_lat_ps, int track, const char *label,
                         err *e)

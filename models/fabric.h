@@ -54,20 +54,15 @@ int fabric_xfer_group_cap(fabric *f, fab_op op, int initiator, const int *peers,
 /* The rate kernels issuing op (FAB_WRITE stores, FAB_READ loads) reach with
  * `blocks` thread blocks: blocks x cta_store/cta_load; 0 = no limit. */
 double fabric_cta_cap_Bps(const fabric *f, fab_op op, int blocks);
-/* A transfer staged through a buffer node (NCCL's SHM: src's SM stores into
- * host memory `stage`, dst's SM loads from it), pipelined slice by slice: one
- * engine flow over both routes, as fast as the slower half, ending the write
- * latency plus the read's round trip (plus extra_lat_ps) after its last byte. */
-int fabric_xfer_staged(fabric *f, int src, int stage, int dst, double bytes, double wire,
-                       double cap_Bps, sim_ps extra_lat_ps, int track, const char *label,
-                       err *e);
 /* NCCL channels' hop from GPU src to GPU dst, direct (stage < 0: posted SM
- * stores into dst) or staged through stage (SHM): as the two calls above
- * (wire: bytes on the wire per payload byte, times the channels bundled),
- * plus each channel's thread block: the flow crosses the sender's one-block
- * store budget (and, staged, the receiver's load budget) with weight
- * block_wire (one channel's wire bytes per payload byte), shared with the
- * channel's other flows in flight (cta_store_GBps, cta_load_GBps). */
+ * stores into dst) or staged through buffer node stage (SHM: src's stores
+ * into host memory, dst's loads from it, pipelined slice by slice: one flow
+ * over both routes, latency the write's one way plus the read's round trip).
+ * wire: bytes on the wire per payload byte, times the channels bundled. With
+ * block_wire > 0 each channel's thread block is a budget too: the flow
+ * crosses the sender's one-block store budget (and, staged, the receiver's
+ * load budget) with weight block_wire (one channel's wire bytes per payload
+ * byte), shared with the channel's other flows in flight. */
 int fabric_xfer_channel(fabric *f, int src, int stage, int dst, double bytes, double wire,
                         double block_wire, sim_ps extra_lat_ps, int track, const char *label,
                         err *e);

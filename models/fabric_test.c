@@ -414,8 +414,8 @@ static void test_staged(void **state)
     fabric *f = fabric_new(t, &e);
     sched *s = fabric_sched(f);
     int d = sched_delay(s, 1000000000000LL, 0, "ready");
-    int x = fabric_xfer_staged(f, topo_gpu_node(t, 0), fabric_hostmem_of(f, topo_gpu_node(t, 1)),
-                               topo_gpu_node(t, 1), 1e9, 1, 0, 0, 0, "shm", &e);
+    int x = fabric_xfer_channel(f, topo_gpu_node(t, 0), fabric_hostmem_of(f, topo_gpu_node(t, 1)),
+                                topo_gpu_node(t, 1), 1e9, 1, 0, 0, 0, "shm", &e);
     assert_true(d >= 0 && x >= 0);
     assert_int_equal(sched_dep(s, d, x), 0);
     assert_int_equal(sched_run(s, &e), 0);

@@ -797,8 +797,6 @@ sim_ps sched_alone_ps(const sched *s, int task)
     return r > 0 ? flownet_ticks(k->bytes, r) + k->lat_ps : INT64_MAX;
 }
 
-const char *sched_label(const sched *s, int task) { return T(s, (size_t)task)->label; }
-int sched_is_flow(const sched *s, int task) { return T(s, (size_t)task)->nlinks >= 0; }
 
 void sched_path_class(sched *s, sched_class_fn *fn) { s->class_fn = fn; }
 

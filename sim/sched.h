@@ -98,8 +98,6 @@ double sched_link_bytes(const sched *s, int link);
  * at the rate it would get with no other flow and no rule (its cap, each
  * link's nominal capacity over its weight) plus its latency. */
 sim_ps sched_alone_ps(const sched *s, int task);
-const char *sched_label(const sched *s, int task);
-int sched_is_flow(const sched *s, int task);
 /* The critical path of the last run, followed as it goes (so it needs no
  * task kept): from the task that ended last (ties: the lower id) back to
  * one without predecessors, each step to the predecessor that ended last
