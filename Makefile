@@ -51,11 +51,12 @@ MPI_CFLAGS := $(shell mpicc --showme:compile 2>/dev/null) -DHAVE_MPI=1
 MPI_LIBS := $(shell mpicc --showme:link 2>/dev/null)
 endif
 
-# --- collsim: everything under sim/ models/ traces/ validate/ -----------------
-LIB_DIRS := sim models traces validate
-LIB_SRC := $(filter-out %_test.c sim/main.c,$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
+# --- collsim: the libraries under sim/ models/ validate/ traces/ (any depth) and
+# the commands under cmd/ (docs/architecture.md) --------------------------------
+LIB_DIRS := sim models validate traces cmd
+LIB_SRC := $(filter-out %_test.c cmd/main.c,$(sort $(shell find $(LIB_DIRS) -name '*.c')))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
-TEST_SRC := $(wildcard $(addsuffix /*_test.c,$(LIB_DIRS)))
+TEST_SRC := $(sort $(shell find $(LIB_DIRS) -name '*_test.c'))
 TEST_BIN := $(TEST_SRC:%.c=$(BUILD)/test/%)
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 # SimGrid 3.32 (Debian libsimgrid-dev) for the side-by-side benchmark only:
@@ -102,7 +103,7 @@ $(BUILD)/obj/%.o: %.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) $(if $(filter traces/sweep%,$<),$(MPI_CFLAGS)) -c $< -o $@
 
-$(BUILD)/collsim: $(BUILD)/obj/sim/main.o $(LIB_OBJ)
+$(BUILD)/collsim: $(BUILD)/obj/cmd/main.o $(LIB_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDSAN) -o $@ $^ $(LIBS) $(MPI_LIBS)
 

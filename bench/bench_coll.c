@@ -12,8 +12,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "models/coll.h"
-#include "models/topo.h"
+#include "models/coll/coll.h"
+#include "models/topo/topo.h"
 #include "bench/bench_common.h"
 #include "sim/report.h"
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "models/topo.h"
+#include "models/topo/topo.h"
 #include "traces/kineto.h"
 #include "traces/replay.h"
 #include "traces/sweep_grid.h"

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "models/coll.h"
+#include "models/coll/coll.h"
 #include "sim/err.h"
 #include "traces/trace.h"
 

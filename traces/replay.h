@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "models/coll.h"
-#include "models/topo.h"
+#include "models/coll/coll.h"
+#include "models/topo/topo.h"
 #include "sim/err.h"
 #include "sim/json.h"
 #include "traces/trace.h"

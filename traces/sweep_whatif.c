@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/coll.h"
-#include "models/topo.h"
+#include "models/coll/coll.h"
+#include "models/topo/topo.h"
 #include "sim/cli.h"
 #include "traces/replay.h"
 #include "traces/trace.h"

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "models/coll.h"
+#include "models/coll/coll.h"
 #include "sim/err.h"
 
 #define TRACE_MAX_STREAMS 8   /* streams 0..7 per rank */

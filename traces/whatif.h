@@ -13,7 +13,7 @@
 
 #include <stdio.h>
 
-#include "models/coll.h"
+#include "models/coll/coll.h"
 #include "sim/err.h"
 #include "sim/json.h"
 

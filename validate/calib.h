@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "models/topo.h"
+#include "models/topo/topo.h"
 #include "sim/err.h"
 
 typedef struct calib calib;

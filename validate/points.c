@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/fabric.h"
-#include "models/flows.h"
+#include "models/fabric/fabric.h"
+#include "models/fabric/flows.h"
 #include "sim/cli.h"
 
 typedef struct pcase {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "models/topo.h"
+#include "models/topo/topo.h"
 #include "sim/err.h"
 #include "validate/meas.h"
 

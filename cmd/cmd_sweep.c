@@ -1,0 +1,208 @@
+/* collsim sweep GRID: parse the grid, check every input and knob, fork the
+ * workers, join the MPI job when launched by mpirun (after the fork, so the
+ * workers never inherit MPI state), run this rank's share and, on rank 0,
+ * write the rows and report failed runs. The progress line goes to stderr
+ * only when it is a terminal. docs/sweep.md is the user's guide. */
+#define _GNU_SOURCE   /* sched_getaffinity: the cores we may use, not all the box's */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/cmds.h"
+#include "sim/cli.h"
+#include "traces/sweep.h"
+#include "traces/sweep_grid.h"
+#include "traces/sweep_mpi.h"
+#include "traces/sweep_whatif.h"
+
+static const char synopsis[] = "collsim sweep GRID [options]";
+static const char desc[] =
+    "Runs every point of GRID (docs/formats.md \"Sweep grid\", docs/sweep.md): scenario\n"
+    "points through what-if, trace points through replay. Under mpirun, ranks share\n"
+    "the grid and rank 0 writes. Exit 1 if runs failed.";
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cores(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+typedef struct progress {
+    double t0, last;
+} progress;
+
+static void show_time(char *buf, size_t n, double s)
+{
+    long t = (long)(s + 0.5);
+    if (t >= 3600)
+        snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else
+        snprintf(buf, n, "%ld:%02ld", t / 60, t % 60);
+}
+
+/* "sweep: 1234/10000 runs, 456.7 runs/s, 0:19 left", at most 5 times a second. */
+static void on_progress(void *ctx, long written, long total, long resumed)
+{
+    progress *p = ctx;
+    double t = now_s();
+    if (written < total && t - p->last < 0.2)
+        return;
+    p->last = t;
+    double rate = t > p->t0 ? (double)(written - resumed) / (t - p->t0) : 0;
+    char left[32] = "?";
+    if (rate > 0)
+        show_time(left, sizeof left, (double)(total - written) / rate);
+    fprintf(stderr, "\rsweep: %ld/%ld runs, %.1f runs/s, %s left \033[K", written, total, rate,
+            left);
+    if (written == total)
+        fputc('\n', stderr);
+}
+
+static int list_keys(void)
+{
+    for (int i = 0; sweep_whatif_trace_key(i); i++)
+        printf("%-14s %s\n", sweep_whatif_trace_key(i), sweep_whatif_trace_key_desc(i));
+    printf("%-14s %s\n", "NCCL_*", "an NCCL setting, e.g. NCCL_PROTO=LL");
+    return 0;
+}
+
+/* What the options set. */
+typedef struct args {
+    const char *grid, *out, *jsonl;
+    long jobs, stop_after;
+    int resume, keys;
+    report_format fmt;
+} args;
+
+#define ARGS ((args *)ctx)
+static int set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
+static int set_jsonl(void *ctx, const char *a, err *e) { (void)e; ARGS->jsonl = a; return 0; }
+static int set_resume(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->resume = 1; return 0; }
+static int set_keys(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->keys = 1; return 0; }
+static int set_jobs(void *ctx, const char *a, err *e) { return cli_parse_long("-j", a, 1, 4096, &ARGS->jobs, e); }
+static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
+static int set_stop_after(void *ctx, const char *a, err *e) { return cli_parse_long("--stop-after", a, 1, 1L << 40, &ARGS->stop_after, e); }
+#undef ARGS
+
+static const cli_opt options[] = {
+    {"output", 'o', "OUT.csv", "write the rows as csv (through OUT.csv.part until complete)", set_out},
+    {"jsonl", 0, "FILE", "also write them as json lines (needs -o)", set_jsonl},
+    {"jobs", 'j', "N", "workers on this machine (default: the cores we may use; 1 per rank under mpirun)", set_jobs},
+    {"resume", 0, NULL, "continue an interrupted sweep: keep the rows of OUT.csv.part", set_resume},
+    {"format", 0, "F", "stdout without -o: table (default), csv or json", set_format},
+    {"stop-after", 0, "N", "stop after N new rows, as if interrupted (for tests)", set_stop_after},
+    {"keys", 0, NULL, "list the knobs of trace points (scenario knobs: whatif --keys)", set_keys},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+/* 0, CLI_HELP_SHOWN after --help, or ERR_USAGE. */
+static int parse_args(int argc, char **argv, args *a, err *e)
+{
+    *a = (args){.fmt = REPORT_TABLE};
+    const char *pos[2];   /* one more than allowed, to name the extra one */
+    int npos;
+    int rc = cli_parse("collsim sweep", synopsis, desc, options, a, argc, argv, pos, 2, &npos, e);
+    if (rc == CLI_HELP_SHOWN)
+        printf("MPI: %s\n", sweep_mpi_built() ? "yes" : "no (rebuild with make MPI=1)");
+    TRY(rc);
+    if (npos > 1)
+        return err_set(e, ERR_USAGE, "sweep: one grid file only ('%s')", pos[1]);
+    a->grid = npos ? pos[0] : NULL;
+    if (a->keys)
+        return 0;
+    if (!a->grid)
+        return err_set(e, ERR_USAGE, "sweep: no grid file given (try --help)");
+    if (!a->out && (a->jsonl || a->resume || a->stop_after))
+        return err_set(e, ERR_USAGE, "sweep: --jsonl, --resume and --stop-after need -o");
+    if (a->out && !strcmp(a->out, "-"))
+        return err_set(e, ERR_USAGE, "sweep: -o needs a file (without -o, rows go to stdout)");
+    return 0;
+}
+
+/* Rank 0 names each failed run listed, then sums up. */
+static int report_failed(const sweep_grid *g, const sweep_summary *sum, const char *out,
+                         err *e)
+{
+    for (int i = 0; i < sum->nlisted; i++) {
+        sweep_point pt;
+        sweep_grid_point(g, sum->failed_run[i], &pt);
+        fprintf(stderr, "collsim: sweep: run %ld (%s %s", pt.run, sweep_kind_name(pt.kind),
+                pt.input);
+        for (int c = 0; c < sweep_grid_ncols(g); c++)
+            if (pt.val[c])
+                fprintf(stderr, " %s=%s", sweep_grid_col(g, c), pt.val[c]);
+        fprintf(stderr, ") failed: %s\n", sum->failed_msg[i]);
+    }
+    if (sum->failed <= sum->nlisted)
+        return err_set(e, ERR_CHECK, "sweep: %ld of %ld runs failed", sum->failed, sum->runs);
+    return err_set(e, ERR_CHECK, "sweep: %ld of %ld runs failed (%d named above; every one is "
+                   "a row with status failed%s%s)", sum->failed, sum->runs, sum->nlisted,
+                   out ? " in " : "", out ? out : "");
+}
+
+int cmd_sweep(int argc, char **argv, err *e)
+{
+    args a;
+    int rc = parse_args(argc, argv, &a, e);
+    if (rc)
+        return rc == CLI_HELP_SHOWN ? 0 : rc;
+    if (a.keys)
+        return list_keys();
+    /* Every rank checks the grid; only the first says what is wrong. */
+    int quiet = sweep_mpi_env_rank() > 0;
+    sweep_grid *g = NULL;
+    sweep_whatif *w = sweep_whatif_new();
+    sweep *s = NULL;
+    sweep_mpi *m = NULL;
+    sweep_runner r;
+    if (!w)
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+    if (!rc)
+        rc = sweep_grid_load(a.grid, &g, e);
+    if (!rc) {
+        sweep_whatif_runner(w, &r);
+        rc = sweep_check(g, &r, e);
+    }
+    if (!rc && !a.jobs)
+        a.jobs = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK")
+                     ? 1 : cores();
+    if (!rc && (s = sweep_new(g, &r, (int)a.jobs, e)) == NULL)
+        rc = e->code;
+    if (!rc)
+        rc = sweep_mpi_init(&m, e);
+    if (rc) {
+        if (quiet)
+            e->msg[0] = '\0';
+    } else {
+        int rank0 = sweep_mpi_rank(m) == 0;
+        progress p = {now_s(), now_s()};   /* first line after 0.2 s */
+        sweep_opts o = {.out_path = a.out, .jsonl_path = a.jsonl, .stdout_fmt = a.fmt,
+                        .resume = a.resume, .stop_after = a.stop_after,
+                        /* rows on a terminal show progress themselves */
+                        .progress = rank0 && isatty(2) && (a.out || !isatty(1)) ? on_progress
+                                                                               : NULL,
+                        .progress_ctx = &p};
+        sweep_summary sum;
+        rc = sweep_exec(s, m, &o, &sum, e);
+        if (!rc && rank0 && sum.failed > 0)
+            rc = report_failed(g, &sum, a.out, e);
+    }
+    sweep_free(s);           /* workers first: they must not outlive the job */
+    sweep_mpi_finish(m);
+    sweep_whatif_free(w);
+    sweep_grid_free(g);
+    return rc;
+}

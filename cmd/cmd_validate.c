@@ -1,0 +1,791 @@
+/* `collsim validate MEAS... [--topo T] [--calib CALIB]`: predict every
+ * measured point and report, per data set (file), the median and worst
+ * relative error; for collectives also the decision accuracy (at each size
+ * measured with several algorithms, does the model name the same fastest
+ * one) and the crossover sizes between algorithms, measured against
+ * predicted. Collectives come from hwcheck coll files or plain nccl-tests
+ * output, replays from hwcheck replay files (the trace path is taken as
+ * written, else relative to the measurement file), transfers and launch
+ * overheads from p2p/flows/host/launch files. --plot draws a parity panel,
+ * error against size, one panel per collective and algorithm, heat maps of
+ * single-pair transfers and bars of the other cases.
+ * --max-median / --max-worst turn the report into a check (exit 1). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cmd/cmds.h"
+#include "models/coll/coll.h"
+#include "models/topo/topo.h"
+#include "sim/ofile.h"
+#include "traces/replay.h"
+#include "validate/calib.h"
+#include "validate/meas.h"
+#include "validate/plot.h"
+#include "validate/points.h"
+#include "validate/stats.h"
+
+enum { MAX_FILES = 256, MAX_ALGOS = 16, MAX_PANELS = 64, MAX_XOVER = 8 };
+
+static const char synopsis[] = "collsim validate MEAS... [options]";
+static const char desc[] =
+    "MEAS: nccl-tests output as it is, or hwcheck coll, replay, p2p, flows, host and\n"
+    "launch files. T defaults to the files' 'preset' metadata. --max-median and\n"
+    "--max-worst fail (exit 1) when a data set's error exceeds them. --patterns and\n"
+    "--sizes keep only these transfer cases (pattern; bytes per flow).";
+
+/* What the options set. */
+typedef struct validate_args {
+    const char *topo, *calib, *plot, *patterns, *sizes, *merge;
+    double max_median, max_worst;
+    int points;
+    report_format fmt;
+} validate_args;
+
+#define ARGS ((validate_args *)ctx)
+static int set_topo(void *ctx, const char *a, err *e) { (void)e; ARGS->topo = a; return 0; }
+static int set_calib(void *ctx, const char *a, err *e) { (void)e; ARGS->calib = a; return 0; }
+static int set_plot(void *ctx, const char *a, err *e) { (void)e; ARGS->plot = a; return 0; }
+static int set_patterns(void *ctx, const char *a, err *e) { (void)e; ARGS->patterns = a; return 0; }
+static int set_sizes(void *ctx, const char *a, err *e) { (void)e; ARGS->sizes = a; return 0; }
+static int set_merge(void *ctx, const char *a, err *e) { (void)e; ARGS->merge = a; return 0; }
+static int set_points(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->points = 1; return 0; }
+/* A percentage bound: a negative one would fail every set, NaN none. */
+static int parse_pct(const char *what, const char *a, double *out, err *e)
+{
+    TRY(cli_parse_double(what, a, out, e));
+    return *out >= 0 ? 0 : err_set(e, ERR_USAGE, "%s: '%s' is not a percentage >= 0", what, a);
+}
+static int set_max_median(void *ctx, const char *a, err *e) { return parse_pct("--max-median", a, &ARGS->max_median, e); }
+static int set_max_worst(void *ctx, const char *a, err *e) { return parse_pct("--max-worst", a, &ARGS->max_worst, e); }
+static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
+#undef ARGS
+
+static const cli_opt options[] = {
+    {"topo", 0, "T", "preset or collsim-topo file (default: the files' 'preset')", set_topo},
+    {"calib", 0, "CALIB", "apply a calibration profile (collsim calibrate)", set_calib},
+    {"plot", 0, "OUT.svg", "SVG: parity, error vs size, per-collective panels, p2p heat maps and bars", set_plot},
+    {"max-median", 0, "PCT", "fail if a set's median |error| exceeds PCT percent", set_max_median},
+    {"max-worst", 0, "PCT", "fail if a set's worst |error| exceeds PCT percent", set_max_worst},
+    {"points", 0, NULL, "also print every compared point", set_points},
+    {"patterns", 0, "P1,P2,...", "keep only transfer cases of these patterns", set_patterns},
+    {"sizes", 0, "SIZES", "keep only these bytes per flow: S1,S2,... or MIN:MAX (K/M/G)", set_sizes},
+    {"merge", 0, "NAME", "judge all files as one data set NAME (decisions and crossovers across "
+     "files: one file per algorithm or protocol)", set_merge},
+    {"format", 0, "F", "table (default), csv or json", set_format},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+/* One compared point of a data set. */
+typedef struct vpoint {
+    double size;        /* bytes (x of the plot) */
+    double meas, pred;  /* us */
+    int group;          /* algorithm / pattern index in the set */
+    char label[96];
+    char where[64];     /* "file:line" tail */
+} vpoint;
+
+typedef struct vset {
+    const char *name;
+    const char *kind;
+    vpoint *p;
+    size_t n;
+    char groups[MAX_ALGOS][48];
+    int ngroups;
+    int is_coll;
+    char coll[24];      /* the collective of a collective set */
+} vset;
+
+static int group_of(vset *s, const char *name)
+{
+    for (int i = 0; i < s->ngroups; i++)
+        if (!strcmp(s->groups[i], name))
+            return i;
+    if (s->ngroups == MAX_ALGOS)
+        return MAX_ALGOS - 1;
+    snprintf(s->groups[s->ngroups], sizeof s->groups[0], "%s", name);
+    return s->ngroups++;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* nccl-tests and hwcheck type names -> coll_dtype. */
+static int dtype_of(const char *s, coll_dtype *d)
+{
+    static const struct {
+        const char *name;
+        coll_dtype d;
+    } map[] = {{"float", DTYPE_FP32}, {"float32", DTYPE_FP32}, {"half", DTYPE_FP16},
+               {"float16", DTYPE_FP16}, {"bfloat16", DTYPE_BF16}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(s, map[i].name)) {
+            *d = map[i].d;
+            return 0;
+        }
+    return coll_dtype_parse(s, d);
+}
+
+static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, err *e)
+{
+    coll_kind kind;
+    if (coll_kind_parse(meas_collective(m), &kind))
+        return err_at(e, meas_name(m), 0, "unknown collective '%s'", meas_collective(m));
+    int ranks = meas_ranks(m);
+    if (ranks <= 0)
+        ranks = topo_ngpus(t);
+    if (!cc)
+        return err_set(e, ERR_SYSTEM, "%s: the collective model is not available in this build",
+                       meas_name(m));
+    /* The NCCL settings the measurement ran under: hwcheck records them as
+     * `--env NAME=VALUE` in its command line. Settings the model knows
+     * (coll_env_set) apply to every prediction of the file; others (such as
+     * NCCL_NVLS_ENABLE=0 or NCCL_DEBUG) are ignored. */
+    nccl_env env;
+    {
+        coll_req q0;
+        coll_req_init(&q0, t);
+        env = q0.env;
+        const char *cmd = meas_meta(m, "command");
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", cmd ? cmd : "");
+        char *save = NULL, *prev = NULL;
+        for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+            const char *as = NULL;
+            if (!strncmp(tok, "--env=", 6))
+                as = tok + 6;
+            else if (prev && !strcmp(prev, "--env"))
+                as = tok;
+            if (as) {
+                err ignored = {0};
+                nccl_env trial = env;
+                if (coll_env_set(&trial, as, &ignored) == 0)
+                    env = trial;
+            }
+            prev = tok;
+        }
+    }
+    for (size_t i = 0; i < meas_ncoll(m); i++) {
+        const meas_coll *k = meas_coll_at(m, i);
+        coll_req q;
+        coll_req_init(&q, t);
+        q.env = env;
+        q.kind = kind;
+        q.bytes = k->bytes;
+        q.nranks = ranks;
+        q.channels = k->channels;
+        q.graph = k->graph;
+        if (dtype_of(k->dtype, &q.dtype))
+            return err_at(e, meas_name(m), k->line, "unknown data type '%s'", k->dtype);
+        const char *algo = k->algo;
+        if (coll_algo_parse(algo, &q.algo)) {
+            /* hwcheck's impl names the custom kernels when algo does not. */
+            if (coll_algo_parse(k->impl, &q.algo))
+                return err_at(e, meas_name(m), k->line, "unknown algorithm '%s'", algo);
+            algo = k->impl;
+        }
+        if (!strcmp(k->proto, "-")) {
+            q.proto = PROTO_AUTO;   /* custom kernels have no NCCL protocol */
+        } else if (coll_proto_parse(k->proto, &q.proto)) {
+            char lower[16];
+            size_t j = 0;
+            for (; k->proto[j] && j + 1 < sizeof lower; j++)
+                lower[j] = k->proto[j];
+            lower[j] = 0;
+            if (!strcasecmp(lower, "simple"))
+                q.proto = PROTO_SIMPLE;
+            else if (!strcasecmp(lower, "ll128"))
+                q.proto = PROTO_LL128;
+            else if (!strcasecmp(lower, "ll"))
+                q.proto = PROTO_LL;
+            else
+                return err_at(e, meas_name(m), k->line, "unknown protocol '%s'", k->proto);
+        }
+        coll_result res;
+        int rc = coll_predict(cc, &q, &res, e);
+        if (rc)
+            return err_wrap(e, "%s:%ld", meas_name(m), k->line);
+        vpoint *v = &s->p[s->n++];
+        v->size = (double)k->bytes;
+        v->meas = k->time_us;
+        /* Measured back to back: an iteration costs at least the host's
+         * issue cost of one operation (a launch, or a graph node). */
+        const topo_params *tpp = topo_params_get(t);
+        sim_ps issue = q.graph ? tpp->graph_node_ps : tpp->launch_ps;
+        v->pred = (double)(res.time_ps > issue ? res.time_ps : issue) * 1e-6;
+        char g[48];
+        if (!strcmp(algo, "auto"))
+            snprintf(g, sizeof g, "%s", k->impl[0] ? k->impl : "auto");
+        else if (q.proto != PROTO_AUTO && strcmp(k->proto, "-"))
+            snprintf(g, sizeof g, "%.20s(%.20s)", algo, k->proto); /* "ring(LL)" */
+        else
+            snprintf(g, sizeof g, "%s", algo);
+        v->group = group_of(s, g);
+        snprintf(v->label, sizeof v->label, "%s %s %llu B", coll_kind_name(kind), g,
+                 (unsigned long long)k->bytes);
+        snprintf(v->where, sizeof v->where, "line %ld", k->line);
+    }
+    s->is_coll = 1;
+    snprintf(s->coll, sizeof s->coll, "%s", coll_kind_name(kind));
+    return 0;
+}
+
+static int readable(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f)
+        fclose(f);
+    return f != NULL;
+}
+
+/* The trace of a replay row: as written; else relative to the measurement
+ * file; else the argument of the file's `command` that ends in that name
+ * (hwcheck writes the base name), relative to the measurement file. */
+static void trace_path(const meas_set *m, const char *trace, char *path, size_t len)
+{
+    const char *slash = strrchr(meas_name(m), '/');
+    int dir = slash ? (int)(slash - meas_name(m)) : 0;
+    snprintf(path, len, "%s", trace);
+    if (readable(path) || trace[0] == '/')
+        return;
+    snprintf(path, len, "%.*s%s%s", dir, meas_name(m), dir ? "/" : "", trace);
+    if (readable(path))
+        return;
+    const char *cmd = meas_meta(m, "command");
+    char tok[1024];
+    while (cmd && *cmd) {
+        size_t n = strcspn(cmd, " ");
+        if (n < sizeof tok) {
+            memcpy(tok, cmd, n);
+            tok[n] = 0;
+            const char *b = strrchr(tok, '/');
+            if (b && !strcmp(b + 1, trace)) {
+                char alt[4096];
+                snprintf(alt, sizeof alt, "%.*s%s%s", dir, meas_name(m), dir ? "/" : "", tok);
+                if (readable(alt)) {
+                    snprintf(path, len, "%s", alt);
+                    return;
+                }
+            }
+        }
+        cmd += n;
+        cmd += strspn(cmd, " ");
+    }
+}
+
+static int replay_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, err *e)
+{
+    if (!cc)
+        return err_set(e, ERR_SYSTEM, "%s: the collective model is not available in this build",
+                       meas_name(m));
+    for (size_t i = 0; i < meas_nreplay(m); i++) {
+        const meas_replay *x = meas_replay_at(m, i);
+        char path[4096];
+        trace_path(m, x->trace, path, sizeof path);
+        replay_opts o;
+        replay_opts_init(&o);
+        /* "trace" / "auto": as the trace says; "nccl": NCCL's choice. */
+        if (strcmp(x->allreduce, "auto") && strcmp(x->allreduce, "nccl") &&
+            strcmp(x->allreduce, "trace") &&
+            coll_algo_parse(x->allreduce, &o.allreduce))
+            return err_at(e, meas_name(m), x->line, "unknown allreduce '%s'", x->allreduce);
+        replay_result res;
+        if (replay_file(path, t, cc, &o, NULL, &res, e))
+            return err_wrap(e, "%s:%ld", meas_name(m), x->line);
+        vpoint *v = &s->p[s->n++];
+        v->size = 0;
+        v->meas = x->cycle_us;
+        v->pred = res.cycle_us;
+        v->group = group_of(s, x->allreduce);
+        snprintf(v->label, sizeof v->label, "%s cycle (%s)", base_name(x->trace), x->allreduce);
+        snprintf(v->where, sizeof v->where, "line %ld", x->line);
+    }
+    return 0;
+}
+
+static int xfer_points(vset *s, meas_set *m, const topo *t, const pts_filter *f, err *e)
+{
+    pts *p;
+    TRY(pts_build(&m, 1, t, f, &p, e));
+    size_t n = pts_count(p);
+    double *pred = malloc((n ? n : 1) * sizeof *pred);
+    if (!pred) {
+        pts_free(p);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    int rc = pts_predict(p, t, pred, e);
+    for (size_t i = 0; i < n && !rc; i++) {
+        const pts_point *x = pts_at(p, i);
+        vpoint *v = &s->p[s->n++];
+        v->meas = x->meas_us;
+        v->pred = pred[i];
+        v->size = 0;
+        if (x->case_no >= 0 && meas_kind_of(m) != MEAS_LAUNCH) {
+            /* Size: the bytes of the row (per flow, or the case total). */
+            for (size_t k = 0; k < meas_nxfer(m); k++)
+                if (meas_xfer_at(m, k)->line == x->line)
+                    v->size = (double)meas_xfer_at(m, k)->bytes;
+        }
+        char g[48];
+        snprintf(g, sizeof g, "%.47s", x->label);
+        char *sp = strchr(g, ' ');   /* group by "pattern op" */
+        if (sp && (sp = strchr(sp + 1, ' ')))
+            *sp = 0;
+        v->group = group_of(s, g);
+        snprintf(v->label, sizeof v->label, "%s", x->label);
+        snprintf(v->where, sizeof v->where, "line %ld", x->line);
+    }
+    free(pred);
+    pts_free(p);
+    return rc;
+}
+
+static void fmt_size(double b, char *buf, size_t n)
+{
+    if (b >= 1 << 30)
+        snprintf(buf, n, "%.3gG", b / (1 << 30));
+    else if (b >= 1 << 20)
+        snprintf(buf, n, "%.3gM", b / (1 << 20));
+    else if (b >= 1 << 10)
+        snprintf(buf, n, "%.3gK", b / (1 << 10));
+    else
+        snprintf(buf, n, "%.3g", b);
+}
+
+/* Crossovers of every algorithm pair at their common sizes, as text. */
+static void crossovers(const vset *s, char *out, size_t len)
+{
+    out[0] = 0;
+    size_t used = 0;
+    for (int a = 0; a < s->ngroups; a++)
+        for (int b = a + 1; b < s->ngroups; b++) {
+            double sz[256], ma[256], mb[256], pa[256], pb[256];
+            size_t n = 0;
+            for (size_t i = 0; i < s->n && n < 256; i++) {
+                if (s->p[i].group != a)
+                    continue;
+                for (size_t j = 0; j < s->n; j++)
+                    if (s->p[j].group == b && s->p[j].size == s->p[i].size) {
+                        sz[n] = s->p[i].size;
+                        ma[n] = s->p[i].meas;
+                        pa[n] = s->p[i].pred;
+                        mb[n] = s->p[j].meas;
+                        pb[n] = s->p[j].pred;
+                        n++;
+                        break;
+                    }
+            }
+            if (n < 2)
+                continue;
+            /* Points come in file order; sort by size (insertion, n small). */
+            for (size_t i = 1; i < n; i++)
+                for (size_t k = i; k > 0 && sz[k - 1] > sz[k]; k--) {
+                    double *arr[] = {sz, ma, mb, pa, pb};
+                    for (int q = 0; q < 5; q++) {
+                        double tmp = arr[q][k];
+                        arr[q][k] = arr[q][k - 1];
+                        arr[q][k - 1] = tmp;
+                    }
+                }
+            double xm[MAX_XOVER], xp[MAX_XOVER];
+            size_t nm = stats_crossovers(sz, ma, mb, n, xm, MAX_XOVER);
+            size_t npr = stats_crossovers(sz, pa, pb, n, xp, MAX_XOVER);
+            char m1[16] = "none", p1[16] = "none";
+            if (nm)
+                fmt_size(xm[0], m1, sizeof m1);
+            if (npr)
+                fmt_size(xp[0], p1, sizeof p1);
+            int w = snprintf(out + used, len - used, "%s%s/%s meas %s%s pred %s%s",
+                             used ? "; " : "", s->groups[a], s->groups[b], m1,
+                             nm > 1 ? "+" : "", p1, npr > 1 ? "+" : "");
+            if (w < 0 || (size_t)w >= len - used)
+                return;
+            used += (size_t)w;
+        }
+    if (!used)
+        snprintf(out, len, "-");
+}
+
+static const report_col set_cols[] = {
+    {"set", NULL, 34, -1},          {"kind", NULL, 6, -1},
+    {"points", NULL, 6, -1},        {"median_err_pct", "median%", 8, 2},
+    {"worst_err_pct", "worst%", 8, 2}, {"worst_point", NULL, 30, -1},
+    {"decisions", NULL, 9, -1},     {"crossovers", NULL, 1, -1},
+};
+static const report_col point_cols[] = {
+    {"set", NULL, 34, -1},    {"where", NULL, 10, -1},  {"point", NULL, 34, -1},
+    {"meas_us", NULL, 12, 3}, {"pred_us", NULL, 12, 3}, {"err_pct", NULL, 8, 2},
+};
+
+/* "A>B" at the end of a transfer label: one flow from GPU A to GPU B. */
+static int pair_of(const char *label, int *a, int *b)
+{
+    const char *sp = strrchr(label, ' ');
+    char tail;
+    return sp && sscanf(sp + 1, "%d>%d%c", a, b, &tail) == 2 && *a >= 0 && *a < 256 && *b >= 0 &&
+                   *b < 256
+               ? 0
+               : -1;
+}
+
+/* The figure: a parity panel (predicted against measured, every set, one
+ * colour each), error against size, then one panel per collective and
+ * algorithm (time against size: measured points, predicted line) and per
+ * transfer group (single pairs as a source x destination heat map of the
+ * error at the largest size, other cases as measured/predicted bars). */
+static int build_plot(plot *pl, const vset *vs, int nfiles, err *e)
+{
+    int par = plot_panel_kind(pl, "predicted against measured (all sets)", PLOT_LOGLOG,
+                              "measured time (us)", "predicted time (us)", e);
+    int erp = par < 0 ? -1
+                      : plot_panel_kind(pl, "error against size", PLOT_LOGLIN, "size (bytes)",
+                                        "error (%, predicted - measured)", e);
+    if (erp < 0)
+        return e->code ? e->code : ERR_SYSTEM;
+    plot_panel_diagonal(pl, par);
+    int rc = 0;
+    char pnames[MAX_PANELS][96];
+    int pidx[MAX_PANELS], npan = 0;
+    for (int i = 0; i < nfiles && !rc; i++) {
+        const vset *v = &vs[i];
+        size_t n = v->n ? v->n : 1;
+        double *xs = malloc(n * 4 * sizeof *xs);
+        if (!xs)
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        double *ym = xs + n, *yp = ym + n, *er = yp + n;
+        for (size_t k = 0; k < v->n; k++) {
+            xs[k] = v->p[k].meas;
+            yp[k] = v->p[k].pred;
+        }
+        rc = plot_series(pl, par, v->name, PLOT_POINTS, xs, yp, v->n, e);
+        size_t m = 0;
+        for (size_t k = 0; k < v->n; k++)
+            if (v->p[k].size > 0 && v->p[k].meas > 0) {
+                xs[m] = v->p[k].size;
+                er[m++] = 100.0 * (v->p[k].pred - v->p[k].meas) / v->p[k].meas;
+            }
+        if (!rc)
+            rc = plot_series(pl, erp, v->name, PLOT_POINTS, xs, er, m, e);
+        for (int g = 0; g < v->ngroups && !rc; g++) {
+            char name[96];
+            int heat = 0, a, b;
+            double maxsize = 0;
+            if (v->is_coll) {
+                snprintf(name, sizeof name, "%s %s", v->coll, v->groups[g]);
+            } else {
+                /* Heat map when every point of the group is one pair. */
+                heat = 1;
+                for (size_t k = 0; k < v->n; k++)
+                    if (v->p[k].group == g) {
+                        heat &= !pair_of(v->p[k].label, &a, &b);
+                        maxsize = v->p[k].size > maxsize ? v->p[k].size : maxsize;
+                    }
+                if (heat)
+                    snprintf(name, sizeof name, "%.40s: %.40s error (%%)", v->name, v->groups[g]);
+                else
+                    snprintf(name, sizeof name, "%s", v->groups[g]);
+            }
+            int pi = -1;
+            for (int k = 0; k < npan; k++)
+                if (!strcmp(pnames[k], name))
+                    pi = pidx[k];
+            if (pi < 0 && npan < MAX_PANELS) {
+                pi = v->is_coll ? plot_panel(pl, name, e)
+                     : heat     ? plot_panel_kind(pl, name, PLOT_HEAT, "destination GPU",
+                                                  "source GPU", e)
+                                : plot_panel_kind(pl, name, PLOT_BARS, "", "time (us)", e);
+                if (pi >= 0) {
+                    snprintf(pnames[npan], sizeof pnames[0], "%s", name);
+                    pidx[npan++] = pi;
+                }
+            }
+            if (pi < 0) {
+                rc = e->code ? e->code : ERR_SYSTEM;
+                break;
+            }
+            if (v->is_coll) {
+                /* measured points and predicted line, sorted by size */
+                size_t c = 0;
+                for (size_t k = 0; k < v->n; k++)
+                    if (v->p[k].group == g && v->p[k].size > 0) {
+                        size_t j = c++;
+                        while (j > 0 && xs[j - 1] > v->p[k].size) {
+                            xs[j] = xs[j - 1], ym[j] = ym[j - 1], yp[j] = yp[j - 1];
+                            j--;
+                        }
+                        xs[j] = v->p[k].size, ym[j] = v->p[k].meas, yp[j] = v->p[k].pred;
+                    }
+                rc = plot_series(pl, pi, v->name, PLOT_POINTS, xs, ym, c, e);
+                if (!rc)
+                    rc = plot_series(pl, pi, v->name, PLOT_LINE, xs, yp, c, e);
+                continue;
+            }
+            for (size_t k = 0; k < v->n && !rc; k++) {
+                const vpoint *q = &v->p[k];
+                if (q->group != g)
+                    continue;
+                if (heat) {
+                    if (q->size == maxsize && !pair_of(q->label, &a, &b) && q->meas > 0)
+                        rc = plot_cell(pl, pi, a, b, 100.0 * (q->pred - q->meas) / q->meas, e);
+                    continue;
+                }
+                /* category: the label after "pattern op", and the size */
+                const char *cat = q->label;
+                size_t gl = strlen(v->groups[g]);
+                if (!strncmp(cat, v->groups[g], gl) && cat[gl] == ' ')
+                    cat += gl + 1;
+                char cs[112];
+                static const char *const unit[] = {"B", "K", "M", "G", "T"};
+                double sz = q->size;
+                int u = 0;
+                while (sz >= 1024 && u < 4)
+                    sz /= 1024, u++;
+                if (q->size > 0)
+                    snprintf(cs, sizeof cs, "%.80s %g%s", cat, sz, unit[u]);
+                else
+                    snprintf(cs, sizeof cs, "%.80s", cat);
+                rc = plot_bar(pl, pi, v->name, cs, q->meas, q->pred, e);
+            }
+        }
+        free(xs);
+    }
+    return rc;
+}
+
+int cmd_validate(int argc, char **argv, err *e)
+{
+    validate_args va = {NULL, NULL, NULL, NULL, NULL, NULL, INFINITY, INFINITY, 0, REPORT_TABLE};
+    const char *files[MAX_FILES + 1];
+    int nfiles;
+    /* One slot more than allowed, so that too many files get their own message. */
+    int prc = cli_parse("collsim validate", synopsis, desc, options, &va, argc, argv, files,
+                        MAX_FILES + 1, &nfiles, e);
+    if (prc == CLI_HELP_SHOWN)
+        return 0;
+    TRY(prc);
+    if (nfiles > MAX_FILES)
+        return err_set(e, ERR_USAGE, "validate: more than %d files", MAX_FILES);
+    const char *topo_arg = va.topo, *calib_path = va.calib, *plot_path = va.plot;
+    const char *sel_patterns = va.patterns, *sel_sizes = va.sizes;
+    int show_points = va.points;
+    double max_median = va.max_median, max_worst = va.max_worst;
+    report_format fmt = va.fmt;
+    if (!nfiles)
+        return err_set(e, ERR_USAGE, "validate needs measurement files (collsim validate --help)");
+    pts_filter filter;
+    TRY(pts_filter_parse(sel_patterns, sel_sizes, &filter, e));
+
+    meas_set *sets[MAX_FILES] = {0};
+    vset vs[MAX_FILES];
+    memset(vs, 0, sizeof vs);
+    vset merged, *sel = vs; /* what is reported: the files, or --merge's one set */
+    memset(&merged, 0, sizeof merged);
+    int nsel = 0;
+    topo *t = NULL;
+    coll_ctx *cc = NULL;
+    plot *pl = NULL;
+    report *r = NULL;
+    int rc = 0;
+    for (int i = 0; i < nfiles && !rc; i++)
+        rc = meas_load(files[i], &sets[i], e);
+    if (rc)
+        goto done;
+    if (!topo_arg) {
+        topo_arg = meas_meta(sets[0], "preset");
+        for (int i = 1; i < nfiles && topo_arg; i++) {
+            const char *p = meas_meta(sets[i], "preset");
+            if (!p || strcmp(p, topo_arg)) {
+                rc = err_set(e, ERR_USAGE, "%s: its 'preset' differs from %s's: give --topo",
+                             files[i], files[0]);
+                goto done;
+            }
+        }
+        if (!topo_arg) {
+            rc = err_set(e, ERR_USAGE, "%s names no 'preset': give --topo", files[0]);
+            goto done;
+        }
+    }
+    if ((rc = calib_load_topo(topo_arg, calib_path, &t, e)))
+        goto done;
+    cc = coll_ctx_new(t);   /* NULL while the collective model is missing */
+
+    for (int i = 0; i < nfiles && !rc; i++) {
+        meas_set *m = sets[i];
+        vset *s = &vs[i];
+        s->name = base_name(files[i]);
+        s->kind = meas_is_nccl_tests(m) ? "nccl-tests" : meas_kind_name(meas_kind_of(m));
+        size_t cap = meas_ncoll(m) + meas_nreplay(m) + meas_nxfer(m) + meas_nlaunch(m) + 1;
+        if (!(s->p = calloc(cap, sizeof *s->p))) {
+            rc = err_set(e, ERR_SYSTEM, "out of memory");
+            break;
+        }
+        switch (meas_kind_of(m)) {
+        case MEAS_COLL: rc = coll_points(s, m, t, cc, e); break;
+        case MEAS_REPLAY: rc = replay_points(s, m, t, cc, e); break;
+        default: rc = xfer_points(s, m, t, &filter, e); break;
+        }
+    }
+    if (rc)
+        goto done;
+    /* --merge: every file's points in one set, groups matched by name. */
+    nsel = nfiles;
+    if (va.merge) {
+        size_t cap = 0;
+        for (int i = 0; i < nfiles; i++)
+            cap += vs[i].n;
+        if (!(merged.p = calloc(cap + 1, sizeof *merged.p))) {
+            rc = err_set(e, ERR_SYSTEM, "out of memory");
+            goto done;
+        }
+        merged.name = va.merge;
+        merged.kind = vs[0].kind;
+        snprintf(merged.coll, sizeof merged.coll, "%s", vs[0].coll);
+        merged.is_coll = 1;
+        for (int i = 0; i < nfiles && !rc; i++) {
+            merged.is_coll &= vs[i].is_coll;
+            for (size_t k = 0; k < vs[i].n; k++) {
+                vpoint *v = &merged.p[merged.n++];
+                *v = vs[i].p[k];
+                v->group = group_of(&merged, vs[i].groups[vs[i].p[k].group]);
+                char where[sizeof v->where];
+                snprintf(where, sizeof where, "%s", v->where);
+                snprintf(v->where, sizeof v->where, "%.20s:%.20s", vs[i].name, where);
+            }
+        }
+        if (rc)
+            goto done;
+        sel = &merged;
+        nsel = 1;
+    }
+
+    if (!(r = report_new(stdout, fmt))) {
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+        goto done;
+    }
+    report_meta(r, "topo", "%s", topo_name(t));
+    report_meta(r, "calibration", "%s", calib_path ? calib_path : "none (topology values)");
+    report_table(r, "validation", set_cols, 8);
+    const char *fail_set = NULL;
+    double fail_val = 0, fail_lim = 0;
+    const char *fail_what = NULL;
+    for (int i = 0; i < nsel; i++) {
+        vset *s = &sel[i];
+        report_str(r, s->name);
+        report_str(r, s->kind);
+        report_int(r, (long long)s->n);
+        if (!s->n) {
+            for (int k = 0; k < 5; k++)
+                report_str(r, "-");
+            report_end_row(r);
+            continue;
+        }
+        double *pm = malloc(2 * s->n * sizeof *pm);
+        stats_point *sp = malloc(s->n * sizeof *sp);
+        stats_choice *ch = malloc(s->n * sizeof *ch);
+        if (!pm || !sp || !ch) {
+            free(pm);
+            free(sp);
+            free(ch);
+            report_free(r);
+            r = NULL;
+            rc = err_set(e, ERR_SYSTEM, "out of memory");
+            goto done;
+        }
+        for (size_t k = 0; k < s->n; k++) {
+            pm[k] = s->p[k].pred;
+            pm[s->n + k] = s->p[k].meas;
+            sp[k] = (stats_point){s->p[k].size, s->p[k].group, s->p[k].pred, s->p[k].meas};
+        }
+        stats_err st;
+        int src = stats_errors(pm, pm + s->n, s->n, &st, e);
+        size_t nch = s->is_coll ? stats_choices(sp, s->n, ch) : 0;
+        char dec[32] = "-", xo[512] = "-";
+        if (nch) {
+            size_t agree = 0;
+            for (size_t k = 0; k < nch; k++)
+                agree += ch[k].meas_best == ch[k].pred_best;
+            snprintf(dec, sizeof dec, "%zu/%zu", agree, nch);
+            crossovers(s, xo, sizeof xo);
+        }
+        free(pm);
+        free(sp);
+        free(ch);
+        if (src) {
+            report_free(r);
+            r = NULL;
+            rc = err_wrap(e, "%s", s->name);
+            goto done;
+        }
+        report_num(r, 100 * st.median_abs);
+        report_num(r, 100 * st.worst);
+        report_str(r, s->p[st.worst_index].label);
+        report_str(r, dec);
+        report_str(r, xo);
+        report_end_row(r);
+        if (!fail_set && 100 * st.median_abs > max_median) {
+            fail_set = s->name, fail_what = "median", fail_val = 100 * st.median_abs;
+            fail_lim = max_median;
+        }
+        if (!fail_set && 100 * fabs(st.worst) > max_worst) {
+            fail_set = s->name, fail_what = "worst", fail_val = 100 * fabs(st.worst);
+            fail_lim = max_worst;
+        }
+    }
+    if (show_points) {
+        report_table(r, "points", point_cols, 6);
+        for (int i = 0; i < nsel; i++)
+            for (size_t k = 0; k < sel[i].n; k++) {
+                const vpoint *v = &sel[i].p[k];
+                report_str(r, sel[i].name);
+                report_str(r, v->where);
+                report_str(r, v->label);
+                report_num(r, v->meas);
+                report_num(r, v->pred);
+                report_num(r, 100 * stats_rel_err(v->pred, v->meas));
+                report_end_row(r);
+            }
+    }
+    rc = report_finish(r, e);
+    report_free(r);
+    r = NULL;
+    if (rc)
+        goto done;
+
+    if (plot_path) {
+        pl = plot_new("collsim validate: predicted against measured", "size (bytes)", "time (us)");
+        if (!pl) {
+            rc = err_set(e, ERR_SYSTEM, "out of memory");
+            goto done;
+        }
+        rc = build_plot(pl, sel, nsel, e);
+        if (rc)
+            goto done;
+        ofile of;
+        if ((rc = ofile_open(&of, plot_path, e)))
+            goto done;
+        if ((rc = plot_write_svg(pl, of.f, e))) {
+            ofile_abort(&of);
+            goto done;
+        }
+        if ((rc = ofile_commit(&of, e)))
+            goto done;
+    }
+    if (fail_set)
+        rc = err_set(e, ERR_CHECK, "%s: %s error %.2f%% exceeds %.2f%%", fail_set, fail_what,
+                     fail_val, fail_lim);
+done:
+    free(merged.p);
+    report_free(r);
+    plot_free(pl);
+    coll_ctx_free(cc);
+    topo_free(t);
+    for (int i = 0; i < nfiles; i++) {
+        free(vs[i].p);
+        meas_free(sets[i]);
+    }
+    return rc;
+}

@@ -1,0 +1,449 @@
+/* `collsim whatif`: fit the scenario's free parameters to its observed
+ * points, then run it for every combination of the varied knobs (the first
+ * --vary changes slowest) and print one row per variant: csv header
+ * `variant,<varied keys>,tok_per_s,cycle_us,speedup`, speedup against the
+ * scenario's own plain decode. The assumptions and the fit come first (as
+ * report metadata); --breakdown adds the cycle's parts; --solve KEY[=TOK/S]
+ * prints a break-even or the value that gives an observed tok/s. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmds.h"
+#include "sim/json.h"
+#include "sim/ofile.h"
+#include "sim/report.h"
+#include "traces/whatif.h"
+
+enum { MAX_VARY = 8, MAX_VALS = 32, MAX_SETS = 64 };
+
+static const char synopsis[] = "collsim whatif [options]";
+static const char desc[] =
+    "Fits the scenario (docs/scenario.md) to its observed points, then runs it for every\n"
+    "combination of the varied knobs, the first --vary changing slowest: one row per\n"
+    "variant, speedup against the scenario's plain decode.";
+
+typedef struct vary {
+    char key[64];
+    char buf[1024];
+    const char *vals[MAX_VALS];
+    int n;
+} vary;
+
+static int split_kv(const char *arg, char *key, size_t kn, const char **val, char *buf,
+                    size_t bn, err *e)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || (size_t)(eq - arg) >= kn || strlen(eq + 1) >= bn)
+        return err_set(e, ERR_USAGE, "'%s': want KEY=VALUE", arg);
+    memcpy(key, arg, (size_t)(eq - arg));
+    key[eq - arg] = 0;
+    snprintf(buf, bn, "%s", eq + 1);
+    *val = buf;
+    return 0;
+}
+
+/* What the options set. --set, --calib, --observe and --fit are applied in
+ * command-line order once the scenario is loaded (as KEY=VALUE settings);
+ * --vary values are split when given. */
+typedef struct whatif_args {
+    const char *scen, *solve, *timeline;
+    const char *sets[MAX_SETS];
+    char own[MAX_SETS][WHATIF_STR + 16];  /* settings made from options */
+    int nsets, nvary, breakdown, keys, list, show, observed;
+    vary vs[MAX_VARY];
+    report_format fmt;
+} whatif_args;
+
+static int add_set(whatif_args *g, const char *prefix, const char *a, err *e)
+{
+    if (g->nsets == MAX_SETS)
+        return err_set(e, ERR_USAGE, "too many settings");
+    if (!prefix) {
+        g->sets[g->nsets++] = a;
+        return 0;
+    }
+    char *kv = g->own[g->nsets];
+    if ((size_t)snprintf(kv, sizeof g->own[0], "%s%s", prefix, a) >= sizeof g->own[0])
+        return err_set(e, ERR_USAGE, "'%s': too long", a);
+    g->sets[g->nsets++] = kv;
+    return 0;
+}
+
+#define ARGS ((whatif_args *)ctx)
+static int set_scenario(void *ctx, const char *a, err *e) { (void)e; ARGS->scen = a; return 0; }
+static int set_solve(void *ctx, const char *a, err *e) { (void)e; ARGS->solve = a; return 0; }
+static int set_timeline(void *ctx, const char *a, err *e) { (void)e; ARGS->timeline = a; return 0; }
+static int set_breakdown(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->breakdown = 1; return 0; }
+static int set_keys(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->keys = 1; return 0; }
+static int set_list(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->list = 1; return 0; }
+static int set_show(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->show = 1; return 0; }
+static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
+static int set_set(void *ctx, const char *a, err *e) { return add_set(ARGS, NULL, a, e); }
+static int set_calib(void *ctx, const char *a, err *e) { return add_set(ARGS, "calib=", a, e); }
+static int set_fit(void *ctx, const char *a, err *e) { return add_set(ARGS, "fit=", a, e); }
+
+/* The first --observe replaces the scenario's observations. */
+static int set_observe(void *ctx, const char *a, err *e)
+{
+    if (!ARGS->observed++)
+        TRY(add_set(ARGS, "observe=", "none", e));
+    return add_set(ARGS, "observe=", a, e);
+}
+
+static int set_vary(void *ctx, const char *a, err *e)
+{
+    if (ARGS->nvary == MAX_VARY)
+        return err_set(e, ERR_USAGE, "at most %d --vary", MAX_VARY);
+    vary *v = &ARGS->vs[ARGS->nvary++];
+    const char *val;
+    TRY(split_kv(a, v->key, sizeof v->key, &val, v->buf, sizeof v->buf, e));
+    for (char *tok = strtok(v->buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (v->n == MAX_VALS)
+            return err_set(e, ERR_USAGE, "--vary %s: at most %d values", v->key, MAX_VALS);
+        v->vals[v->n++] = tok;
+    }
+    return v->n ? 0 : err_set(e, ERR_USAGE, "--vary %s: no values", v->key);
+}
+#undef ARGS
+
+static const cli_opt options[] = {
+    {"scenario", 0, "NAME|FILE", "a built-in scenario (--list) or a scenario file; default kimi-k2-eagle3-8x-pcie5", set_scenario},
+    {"calib", 0, "FILE", "apply a calibration profile (same as --set calib=FILE)", set_calib},
+    {"set", 0, "KEY=VALUE", "set a knob (--keys; repeatable)", set_set},
+    {"vary", 0, "KEY=V1,V2,...", "one variant per value (repeatable: every combination)", set_vary},
+    {"observe", 0, "SPEC", "an observed point KEY=V,...,tok_per_s=X[,sd=R] (repeatable; replaces the scenario's; none: no fit)", set_observe},
+    {"fit", 0, "P1,P2,...", "parameters fitted to the observations (default: the scenario's; none: no fit)", set_fit},
+    {"solve", 0, "KEY[=TOK_PER_S]", "accept_len or verify_allreduce_us: EAGLE-3 break-even per variant, or the value giving TOK_PER_S", set_solve},
+    {"breakdown", 0, NULL, "add the cycle's parts, the allreduce time, algorithm and protocol", set_breakdown},
+    {"timeline", 0, "OUT.json", "Perfetto timeline: one cycle per variant", set_timeline},
+    {"show-scenario", 0, NULL, "print the effective scenario file (after --set and the fit) and exit", set_show},
+    {"format", 0, "F", "table (default), csv or json", set_format},
+    {"keys", 0, NULL, "list the knobs", set_keys},
+    {"list", 0, NULL, "list the built-in scenarios", set_list},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+/* NCCL settings in effect, as NCCL_X=Y words. */
+static void env_words(const whatif_scenario *s, char *buf, size_t n)
+{
+    static const char *const keys[] = {"nccl_proto", "nccl_algo", "nccl_p2p_level",
+                                       "nccl_p2p_disable", "nccl_shm_disable",
+                                       "nccl_min_nchannels", "nccl_max_nchannels",
+                                       "nccl_buffsize", "nccl_nthreads"};
+    static const char *const dflt[] = {"auto", "auto", "default", "0", "0", "0", "0", "0", "0"};
+    size_t at = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0] && at < n; i++) {
+        char v[64];
+        whatif_get(s, keys[i], v, sizeof v, NULL);
+        if (strcmp(v, dflt[i]) != 0) {
+            char up[32];
+            size_t k = 0;
+            for (; keys[i][k] && k < sizeof up - 1; k++)
+                up[k] = (char)(keys[i][k] >= 'a' && keys[i][k] <= 'z' ? keys[i][k] - 32 : keys[i][k]);
+            up[k] = 0;
+            at += (size_t)snprintf(buf + at, n - at, "%s%s=%s", at ? " " : "", up, v);
+        }
+    }
+    if (!buf[0])
+        snprintf(buf, n, "(NCCL defaults)");
+}
+
+static void print_assumptions(report *r, const whatif_scenario *s, const whatif_calib *cal,
+                              const whatif_result *basel, double gpu_GBps)
+{
+    char buf[1024];
+    report_meta(r, "scenario", "%s", s->name);
+    report_meta(r, "topo", "%s%s%s", s->topo, s->calib[0] ? " with " : "", s->calib);
+    report_meta(r, "accept_len", "%g%s", s->accept_len, s->accept_nhist ? " (from accept_hist)" : "");
+    report_meta(r, "draft_tokens", "%d (draft_steps %d)", s->draft_tokens, s->draft_steps);
+    report_meta(r, "batch", "%d (tp %d)", s->batch, s->tp);
+    whatif_get(s, "allreduce", buf, sizeof buf, NULL);
+    report_meta(r, "allreduce", "%s", buf);
+    env_words(s, buf, sizeof buf);
+    report_meta(r, "nccl_env", "%s", buf);
+    if (s->graph)
+        report_meta(r, "launch", "CUDA graph");
+    else
+        report_meta(r, "launch", "eager (each allreduce waits %g us for the slowest rank)",
+                    s->eager_wait_us);
+    report_meta(r, "gpu_mem_GBps", "%g%s", gpu_GBps, s->gpu_mem_GBps > 0 ? "" : " (topology)");
+    report_meta(r, "efficiency", "%.4f", s->efficiency);
+    report_meta(r, "spec_loop_us", "%.1f", s->spec_loop_us);
+    if (s->nobs == 0 || !s->fit[0] || cal->n == 0) {
+        report_meta(r, "calibration", "none (parameters as set)");
+    } else {
+        report_meta(r, "calibration", "%d observations, fitting %s", s->nobs, s->fit);
+        for (int i = 0; i < s->nobs; i++) {
+            char key[32];
+            snprintf(key, sizeof key, "observed.%d", i + 1);
+            double dev = 100 * (exp(cal->resid[i]) - 1);
+            report_meta(r, key, "%s: %g tok/s (sd %g%%), model %+.2f%%",
+                        s->obs[i].set[0] ? s->obs[i].set : "(scenario)", s->obs[i].tok_per_s,
+                        100 * s->obs[i].rel_sd, fabs(dev) < 0.005 ? 0.0 : dev);
+            if (fabs(cal->resid[i]) > 3 * s->obs[i].rel_sd) {
+                snprintf(key, sizeof key, "warning.%d", i + 1);
+                report_meta(r, key, "the fit misses observation %d by %+.1f%% (more than 3 sd): "
+                            "the model lacks what explains it", i + 1,
+                            100 * (exp(cal->resid[i]) - 1));
+            }
+        }
+        for (int j = 0; j < cal->n; j++) {
+            const whatif_fitted *p = &cal->p[j];
+            char key[80];
+            snprintf(key, sizeof key, "fit.%s", p->name);
+            if (p->refused)
+                report_meta(r, key, "refused (%s); kept at %g", p->why, p->value);
+            else
+                report_meta(r, key, "%.6g +- %.2g", p->value, p->sd);
+        }
+    }
+    report_meta(r, "baseline", "plain decode of the scenario: %.2f tok/s", basel->tok_per_s);
+}
+
+/* A custom allreduce (the base's or a varied value) on more than 2 of the
+ * base topology's GPUs without NVLink: vLLM/SGLang would not launch it. */
+static int custom_ar_gated(const whatif_scenario *base, const vary *vs, int nvary)
+{
+    int custom = coll_algo_is_custom(base->allreduce);
+    for (int v = 0; v < nvary; v++)
+        for (int j = 0; j < vs[v].n && !strcmp(vs[v].key, "allreduce"); j++) {
+            coll_algo a;
+            custom |= !coll_algo_parse(vs[v].vals[j], &a) && coll_algo_is_custom(a);
+        }
+    topo *t = NULL;
+    err ig = {0};
+    if (!custom || topo_load(base->topo, &t, &ig))
+        return 0;
+    int gated = coll_custom_ar_gated(t, base->tp);
+    topo_free(t);
+    return gated;
+}
+
+static int write_timeline(whatif_ctx *c, const whatif_scenario *vars, const char *const *labels,
+                          long nvar, const char *path, err *e)
+{
+    ofile o = {0};
+    TRY(ofile_open(&o, path, e));
+    timeline doc;
+    int rc = tl_open(&doc, o.f, e);
+    for (long k = 0; k < nvar && !rc; k++)
+        rc = whatif_timeline(c, &vars[k], &doc, (int)k + 1, labels[k], e);
+    if (!rc)
+        rc = tl_close(&doc, e);
+    else if (doc.g)
+        yajl_gen_free(doc.g);
+    if (rc) {
+        ofile_abort(&o);
+        return rc;
+    }
+    return ofile_commit(&o, e);
+}
+
+int cmd_whatif(int argc, char **argv, err *e)
+{
+    whatif_args *g = calloc(1, sizeof *g);
+    if (!g)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    g->scen = "kimi-k2-eagle3-8x-pcie5";
+    g->fmt = REPORT_TABLE;
+    const char *pos[1];
+    int npos;
+    int rc = cli_parse("collsim whatif", synopsis, desc, options, g, argc, argv, pos, 0, &npos, e);
+    if (!rc && g->keys)
+        for (int k = 0; whatif_key_name(k); k++)
+            printf("%-22s %s\n", whatif_key_name(k), whatif_key_desc(k));
+    else if (!rc && g->list)
+        for (int k = 0; whatif_builtin_name(k); k++)
+            printf("%s\n", whatif_builtin_name(k));
+    if (rc == CLI_HELP_SHOWN || (!rc && (g->keys || g->list))) {
+        free(g);
+        return 0;
+    }
+    int nvary = g->nvary, breakdown = g->breakdown;
+    vary *vs = g->vs;
+    whatif_scenario base;
+    if (!rc)
+        rc = whatif_scenario_load(g->scen, &base, e);
+    for (int i = 0; i < g->nsets && !rc; i++) {
+        char key[64], buf[512];
+        const char *val;
+        rc = split_kv(g->sets[i], key, sizeof key, &val, buf, sizeof buf, e);
+        for (int v = 0; v < nvary && !rc; v++)   /* the --vary would win silently */
+            if (!strcmp(vs[v].key, key))
+                rc = err_set(e, ERR_USAGE, "%s is both --set and --vary: give one", key);
+        if (!rc)
+            rc = whatif_set(&base, key, val, e);
+    }
+    for (int v = 0; v < nvary && !rc; v++)
+        for (int w = 0; w < v && !rc; w++)
+            if (!strcmp(vs[v].key, vs[w].key))
+                rc = err_set(e, ERR_USAGE, "--vary %s given twice", vs[v].key);
+    /* check every varied value once up front: usage errors before any output */
+    for (int v = 0; v < nvary && !rc; v++)
+        for (int j = 0; j < vs[v].n && !rc; j++) {
+            whatif_scenario tmp = base;
+            rc = whatif_set(&tmp, vs[v].key, vs[v].vals[j], e);
+        }
+    /* --solve KEY[=TOK_PER_S] */
+    char solve[64] = "";
+    double solve_tok = 0;
+    if (g->solve && !rc) {
+        const char *eq = strchr(g->solve, '=');
+        size_t kl = eq ? (size_t)(eq - g->solve) : strlen(g->solve);
+        snprintf(solve, sizeof solve, "%.*s", (int)(kl < sizeof solve ? kl : sizeof solve - 1), g->solve);
+        if (strcmp(solve, "accept_len") && strcmp(solve, "verify_allreduce_us"))
+            rc = err_set(e, ERR_USAGE, "--solve: '%s' is not accept_len or verify_allreduce_us",
+                         solve);
+        else if (eq && (cli_parse_double("--solve", eq + 1, &solve_tok, e) || !(solve_tok > 0)))
+            rc = err_set(e, ERR_USAGE, "--solve %s: '%s': tok/s must be a number > 0", solve,
+                         eq + 1);
+    }
+    whatif_ctx *c = rc ? NULL : whatif_ctx_new();
+    if (!rc && !c)
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+    whatif_calib cal;
+    memset(&cal, 0, sizeof cal);
+    if (!rc)
+        rc = whatif_calibrate(c, &base, &cal, e);
+    if (!rc && g->show) {
+        rc = whatif_write(&base, stdout, e);
+        whatif_ctx_free(c);
+        free(g);
+        return rc;
+    }
+    /* the baseline: the scenario's own plain decode */
+    whatif_result basel;
+    double gpu_GBps = 0;
+    if (!rc) {
+        whatif_scenario dec = base;
+        dec.mode = WHATIF_DECODE;
+        rc = whatif_run_ctx(c, &dec, &basel, e);
+        whatif_scenario tmp = base;
+        if (!rc)
+            rc = whatif_derive(c, &tmp, e);
+        gpu_GBps = tmp.gpu_mem_GBps;
+    }
+    long nvar = 1;
+    for (int v = 0; v < nvary; v++)
+        nvar *= vs[v].n;
+    report_col cols[MAX_VARY + 16];
+    int nc = 0;
+    cols[nc++] = (report_col){"variant", NULL, 7, -1};
+    for (int v = 0; v < nvary; v++)
+        cols[nc++] = (report_col){vs[v].key, NULL, (int)strlen(vs[v].key) + 2 > 10
+                                                       ? (int)strlen(vs[v].key) + 2 : 10, -1};
+    if (solve[0]) {
+        cols[nc++] = (report_col){solve, NULL, 20, 3};
+    } else {
+        cols[nc++] = (report_col){"tok_per_s", NULL, 10, 2};
+        cols[nc++] = (report_col){"cycle_us", NULL, 11, 1};
+        cols[nc++] = (report_col){"speedup", NULL, 8, 3};
+        if (breakdown) {
+            cols[nc++] = (report_col){"expert_us", NULL, 10, 1};
+            cols[nc++] = (report_col){"other_us", NULL, 10, 1};
+            cols[nc++] = (report_col){"ar_transfer_us", NULL, 15, 1};
+            cols[nc++] = (report_col){"ar_wait_us", NULL, 11, 1};
+            cols[nc++] = (report_col){"launch_us", NULL, 10, 1};
+            cols[nc++] = (report_col){"draft_us", NULL, 9, 1};
+            cols[nc++] = (report_col){"loop_us", NULL, 9, 1};
+            cols[nc++] = (report_col){"allreduce_us", NULL, 13, 2};
+            cols[nc++] = (report_col){"algo", NULL, 13, -1};
+            cols[nc++] = (report_col){"proto", NULL, 7, -1};
+        }
+    }
+    whatif_scenario *vars = rc ? NULL : calloc((size_t)nvar, sizeof *vars);
+    char (*labels)[512] = rc ? NULL : calloc((size_t)nvar, sizeof *labels);
+    if (!rc && (!vars || !labels))
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+    report *r = NULL;
+    for (long k = 0; k < nvar && !rc; k++) {
+        whatif_scenario *s = &vars[k];
+        *s = base;
+        int idx[MAX_VARY];
+        long rem = k;
+        for (int v = nvary - 1; v >= 0; v--) {
+            idx[v] = (int)(rem % vs[v].n);
+            rem /= vs[v].n;
+        }
+        size_t at = (size_t)snprintf(labels[k], sizeof labels[k], "variant %ld", k);
+        for (int v = 0; v < nvary && !rc; v++) {
+            rc = whatif_set(s, vs[v].key, vs[v].vals[idx[v]], e);
+            if (at < sizeof labels[k])
+                at += (size_t)snprintf(labels[k] + at, sizeof labels[k] - at, "%s %s=%s",
+                                       v ? "," : ":", vs[v].key, vs[v].vals[idx[v]]);
+        }
+        whatif_result res;
+        double sv = 0;
+        if (!rc && solve[0])
+            rc = whatif_solve(c, s, &base, solve, solve_tok, &sv, e);
+        else if (!rc)
+            rc = whatif_run_ctx(c, s, &res, e);
+        if (rc) {
+            err_wrap(e, "variant %ld", k);
+            break;
+        }
+        if (!r) {
+            /* --timeline - owns stdout: the report goes to stderr. */
+            r = report_new(g->timeline && !strcmp(g->timeline, "-") ? stderr : stdout, g->fmt);
+            if (!r) {
+                rc = err_set(e, ERR_SYSTEM, "out of memory");
+                break;
+            }
+            print_assumptions(r, &base, &cal, &basel, gpu_GBps);
+            if (custom_ar_gated(&base, vs, nvary))
+                report_meta(r, "note", "%s", COLL_CUSTOM_AR_NOTE);
+            report_table(r, "whatif", cols, nc);
+        }
+        report_int(r, k);
+        for (int v = 0; v < nvary; v++) {
+            char buf[128];
+            whatif_get(s, vs[v].key, buf, sizeof buf, NULL);
+            report_str(r, !strncmp(vs[v].key, "NCCL_", 5) ? vs[v].vals[idx[v]] : buf);
+        }
+        if (solve[0]) {
+            report_num(r, sv);
+        } else {
+            report_num(r, res.tok_per_s);
+            report_num(r, res.cycle_us);
+            report_num(r, basel.tok_per_s > 0 ? res.tok_per_s / basel.tok_per_s : 0);
+            if (breakdown) {
+                const whatif_parts *p = &res.parts;
+                report_num(r, p->expert_us);
+                report_num(r, p->other_us);
+                report_num(r, p->ar_transfer_us);
+                report_num(r, p->ar_wait_us);
+                report_num(r, p->launch_us);
+                report_num(r, p->draft_us);
+                report_num(r, p->loop_us);
+                report_num(r, res.allreduce_us);
+                report_str(r, coll_algo_name(res.algo));
+                report_str(r, res.proto == PROTO_AUTO ? "-" : coll_proto_name(res.proto));
+            }
+        }
+        report_end_row(r);
+    }
+    if (!rc && g->timeline) {
+        const char **lp = malloc((size_t)nvar * sizeof *lp);
+        if (!lp)
+            rc = err_set(e, ERR_SYSTEM, "out of memory");
+        for (long k = 0; k < nvar && lp; k++)
+            lp[k] = labels[k];
+        if (lp)
+            rc = write_timeline(c, vars, lp, nvar, g->timeline, e);
+        free(lp);
+    }
+    if (r) {
+        int frc = report_finish(r, e);
+        if (!rc)
+            rc = frc;
+        report_free(r);
+    }
+    free(vars);
+    free(labels);
+    whatif_ctx_free(c);
+    free(g);
+    return rc;
+}

@@ -1,0 +1,716 @@
+/* Collective prediction: name tables, NCCL environment parsing, the choice
+ * of algorithm/protocol/channels, a cache of results keyed by the whole
+ * request (a prediction is a pure function of request and topology), and
+ * the helpers algorithm builders share. Each algorithm lives in its own
+ * file and is found through the table below. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "models/coll/coll_impl.h"
+#include "models/nccl/nccl_tune.h"
+
+/* Which builder runs an algorithm, and for which collectives. */
+static const struct {
+    coll_algo algo;
+    coll_build_fn *build;
+    unsigned kinds; /* bit per coll_kind */
+} algos[] = {
+    {ALGO_RING, coll_build_ring,
+     1u << COLL_ALLREDUCE | 1u << COLL_REDUCESCATTER | 1u << COLL_ALLGATHER |
+         1u << COLL_BROADCAST},
+    {ALGO_RING, coll_build_alltoall, 1u << COLL_ALLTOALL},
+    {ALGO_TREE, coll_build_tree, 1u << COLL_ALLREDUCE},
+    {ALGO_ONESHOT, coll_build_oneshot, 1u << COLL_ALLREDUCE},
+    {ALGO_ONESHOT_PUSH, coll_build_oneshot, 1u << COLL_ALLREDUCE},
+    {ALGO_TWOSHOT, coll_build_twoshot, 1u << COLL_ALLREDUCE},
+    {ALGO_TWOSHOT_PUSH, coll_build_twoshot, 1u << COLL_ALLREDUCE},
+};
+
+void coll_req_init(coll_req *r, const topo *t)
+{
+    memset(r, 0, sizeof *r);
+    r->kind = COLL_ALLREDUCE;
+    r->dtype = DTYPE_BF16;
+    r->nranks = topo_ngpus(t);
+    r->algo = ALGO_AUTO;
+    r->proto = PROTO_AUTO;
+    r->env.p2p_level = -1;
+    r->env.algo = ALGO_AUTO;
+    r->env.proto = PROTO_AUTO;
+}
+
+static int parse_level(const char *v, int *out)
+{
+    static const struct { const char *name; int level; } levels[] = {
+        {"LOC", PATH_LOC}, {"NVL", PATH_NVL}, {"PIX", PATH_PIX}, {"PXB", PATH_PXB},
+        {"PHB", PATH_PHB}, {"NODE", PATH_PHB}, {"SYS", PATH_SYS},
+    };
+    /* Legacy integers 0..5 map to LOC, PIX, PXB, PHB, SYS, SYS. */
+    static const int legacy[] = {PATH_LOC, PATH_PIX, PATH_PXB, PATH_PHB, PATH_SYS, PATH_SYS};
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+        if (!strcasecmp(v, levels[i].name)) {
+            *out = levels[i].level;
+            return 0;
+        }
+    if (v[0] >= '0' && v[0] <= '5' && !v[1]) {
+        *out = legacy[v[0] - '0'];
+        return 0;
+    }
+    return -1;
+}
+
+static int parse_int(const char *v, long lo, long hi, long *out)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || x < lo || x > hi)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+int coll_env_set(nccl_env *env, const char *as, err *e)
+{
+    const char *eq = strchr(as, '=');
+    if (!eq || eq == as)
+        return err_set(e, ERR_USAGE, "--env '%s': expected NCCL_NAME=VALUE", as);
+    size_t kl = (size_t)(eq - as);
+    const char *v = eq + 1;
+    long x;
+#define KEY(k) (kl == sizeof(k) - 1 && !strncmp(as, k, kl))
+    if (KEY("NCCL_P2P_LEVEL")) {
+        if (parse_level(v, &env->p2p_level))
+            return err_set(e, ERR_USAGE, "NCCL_P2P_LEVEL: '%s' (LOC|NVL|PIX|PXB|PHB|SYS|0-5)", v);
+    } else if (KEY("NCCL_P2P_DISABLE") || KEY("NCCL_SHM_DISABLE") || KEY("NCCL_NVLS_ENABLE")) {
+        if (parse_int(v, 0, 1, &x))
+            return err_set(e, ERR_USAGE, "%.*s: '%s' (0 or 1)", (int)kl, as, v);
+        if (KEY("NCCL_P2P_DISABLE"))
+            env->p2p_disable = (int)x;
+        else if (KEY("NCCL_SHM_DISABLE"))
+            env->shm_disable = (int)x;
+        else if (x)
+            return err_set(e, ERR_USAGE, "NCCL_NVLS_ENABLE=1: NVLink multicast is not modelled");
+    } else if (KEY("NCCL_ALGO")) {
+        coll_algo a;
+        if (coll_algo_parse(v, &a) || (a != ALGO_RING && a != ALGO_TREE))
+            return err_set(e, ERR_USAGE, "NCCL_ALGO: '%s' (Ring or Tree)", v);
+        env->algo = a;
+    } else if (KEY("NCCL_PROTO")) {
+        coll_proto p;
+        if (coll_proto_parse(v, &p) || p == PROTO_AUTO)
+            return err_set(e, ERR_USAGE, "NCCL_PROTO: '%s' (LL, LL128 or Simple)", v);
+        env->proto = p;
+    } else if (KEY("NCCL_MIN_NCHANNELS") || KEY("NCCL_MAX_NCHANNELS")) {
+        if (parse_int(v, 1, 64, &x))
+            return err_set(e, ERR_USAGE, "%.*s: '%s' (1..64)", (int)kl, as, v);
+        if (KEY("NCCL_MIN_NCHANNELS"))
+            env->min_channels = (int)x;
+        else
+            env->max_channels = (int)x;
+    } else if (KEY("NCCL_BUFFSIZE")) {
+        if (parse_int(v, 65536, 1L << 30, &x))
+            return err_set(e, ERR_USAGE, "NCCL_BUFFSIZE: '%s' (64 KiB..1 GiB)", v);
+        env->buffsize_bytes = x;
+    } else if (KEY("NCCL_NTHREADS")) {
+        if (parse_int(v, 64, 1024, &x) || x % 64)
+            return err_set(e, ERR_USAGE, "NCCL_NTHREADS: '%s' (64..1024, multiple of 64)", v);
+        env->nthreads = (int)x;
+    } else if (KEY("NCCL_VERSION")) {
+        int ver = nccl_tune_version_parse(v);
+        if (ver < 0) {
+            char list[128];
+            return err_set(e, ERR_USAGE, "NCCL_VERSION: '%s' is not emulated (%s)", v,
+                           nccl_tune_version_list(list, sizeof list));
+        }
+        env->version = ver;
+    } else if (kl > 5 && !strncmp(as, "NCCL_", 5)) {
+        return err_set(e, ERR_USAGE, "--env %.*s: not a setting the model uses", (int)kl, as);
+    } else {
+        return err_set(e, ERR_USAGE, "--env '%s': expected NCCL_NAME=VALUE", as);
+    }
+#undef KEY
+    return 0;
+}
+
+/* Append "sep word" (no sep before the first) to buf, truncating at n. */
+static void env_word(char *buf, size_t n, char sep, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void env_word(char *buf, size_t n, char sep, const char *fmt, ...)
+{
+    size_t k = strlen(buf);
+    if (k && k + 1 < n)
+        buf[k++] = sep, buf[k] = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    if (k < n)
+        vsnprintf(buf + k, n - k, fmt, ap);
+    va_end(ap);
+}
+
+char *coll_env_format(const nccl_env *env, char sep, char *buf, size_t n)
+{
+    static const struct { const char *name; int level; } levels[] = {
+        {"LOC", PATH_LOC}, {"NVL", PATH_NVL}, {"PIX", PATH_PIX}, {"PXB", PATH_PXB},
+        {"PHB", PATH_PHB}, {"SYS", PATH_SYS},
+    };
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+        if (env->p2p_level >= 0 && env->p2p_level == levels[i].level)
+            env_word(buf, n, sep, "NCCL_P2P_LEVEL=%s", levels[i].name);
+    if (env->p2p_disable)
+        env_word(buf, n, sep, "NCCL_P2P_DISABLE=1");
+    if (env->shm_disable)
+        env_word(buf, n, sep, "NCCL_SHM_DISABLE=1");
+    if (env->algo == ALGO_RING || env->algo == ALGO_TREE)
+        env_word(buf, n, sep, "NCCL_ALGO=%s", env->algo == ALGO_RING ? "Ring" : "Tree");
+    if (env->proto != PROTO_AUTO)
+        env_word(buf, n, sep, "NCCL_PROTO=%s", coll_proto_name(env->proto));
+    if (env->min_channels)
+        env_word(buf, n, sep, "NCCL_MIN_NCHANNELS=%d", env->min_channels);
+    if (env->max_channels)
+        env_word(buf, n, sep, "NCCL_MAX_NCHANNELS=%d", env->max_channels);
+    if (env->buffsize_bytes)
+        env_word(buf, n, sep, "NCCL_BUFFSIZE=%lld", (long long)env->buffsize_bytes);
+    if (env->nthreads)
+        env_word(buf, n, sep, "NCCL_NTHREADS=%d", env->nthreads);
+    return buf;
+}
+
+int coll_algo_is_custom(coll_algo a)
+{
+    return a == ALGO_ONESHOT || a == ALGO_TWOSHOT || a == ALGO_ONESHOT_PUSH ||
+           a == ALGO_TWOSHOT_PUSH;
+}
+
+int coll_custom_ar_gated(const topo *t, int nranks)
+{
+    if (nranks <= 2)
+        return 0;
+    for (int a = 0; a < nranks; a++)
+        for (int b = a + 1; b < nranks; b++)
+            if (topo_gpu_nvlinks(t, a, b) <= 0)
+                return 1;
+    return 0;
+}
+
+/* --- context and cache ------------------------------------------------- */
+
+typedef struct cache_ent {
+    coll_req key;
+    coll_result val;
+    int used;
+} cache_ent;
+
+/* NCCL's decisions per (ranks, settings): a few, reused round-robin. */
+enum { NTUNES = 8 };
+
+struct coll_ctx {
+    const topo *t;
+    fabric *f;
+    int off;           /* FAB_NO_* mechanisms switched off */
+    int stream, bundle; /* coll_ctx_tune */
+    cache_ent *tab;
+    size_t cap, len;
+    uint64_t computed;  /* predictions actually run (cache misses) */
+    struct {
+        nccl_env env;
+        int nranks;
+        nccl_tune *nt;
+    } tunes[NTUNES];
+    int next_tune;
+};
+
+coll_ctx *coll_ctx_new(const topo *t)
+{
+    coll_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->t = t;
+    c->stream = 1;
+    c->bundle = 1;
+    return c;
+}
+
+void coll_ctx_tune(coll_ctx *c, int stream, int bundle)
+{
+    c->stream = stream;
+    c->bundle = bundle;
+}
+
+void coll_ctx_free(coll_ctx *c)
+{
+    if (!c)
+        return;
+    fabric_free(c->f);
+    free(c->tab);
+    for (int i = 0; i < NTUNES; i++)
+        nccl_tune_free(c->tunes[i].nt);
+    free(c);
+}
+
+void coll_ctx_without(coll_ctx *c, int off)
+{
+    c->off = off;
+    if (c->tab)
+        memset(c->tab, 0, sizeof *c->tab * c->cap);
+    c->len = 0;
+}
+
+/* FNV-1a over 8-byte words (the key is hashed on every prediction: replay
+ * asks once per collective), then the tail bytes; a final mix spreads the
+ * high bits into the low ones the table index uses. */
+static uint64_t hash_req(const coll_req *r)
+{
+    const unsigned char *p = (const unsigned char *)r;
+    uint64_t h = 1469598103934665603ULL;
+    size_t i = 0;
+    for (; i + 8 <= sizeof *r; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 1099511628211ULL;
+    }
+    for (; i < sizeof *r; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h ^ (h >> 29);
+}
+
+/* Settings are compared as bytes, so keys are built zeroed (padding too). */
+static void env_canon(nccl_env *d, const nccl_env *s)
+{
+    memset(d, 0, sizeof *d);
+    d->p2p_level = s->p2p_level;
+    d->p2p_disable = s->p2p_disable;
+    d->shm_disable = s->shm_disable;
+    d->algo = s->algo;
+    d->proto = s->proto;
+    d->min_channels = s->min_channels;
+    d->max_channels = s->max_channels;
+    d->buffsize_bytes = s->buffsize_bytes;
+    d->nthreads = s->nthreads;
+    d->version = s->version;
+}
+
+/* Requests are compared as bytes, so keys are built zeroed (padding too). */
+static void canon(coll_req *k, const coll_req *r)
+{
+    memset(k, 0, sizeof *k);
+    k->kind = r->kind;
+    k->bytes = r->bytes;
+    k->dtype = r->dtype;
+    k->nranks = r->nranks;
+    k->root = r->root;
+    k->algo = r->algo;
+    k->proto = r->proto;
+    k->channels = r->channels;
+    k->graph = r->graph;
+    env_canon(&k->env, &r->env);
+}
+
+static cache_ent *cache_slot(coll_ctx *c, const coll_req *k)
+{
+    if (c->len * 2 >= c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 256;
+        cache_ent *nt = calloc(ncap, sizeof *nt);
+        if (!nt)
+            return NULL;
+        for (size_t i = 0; i < c->cap; i++)
+            if (c->tab[i].used) {
+                size_t j = hash_req(&c->tab[i].key) & (ncap - 1);
+                while (nt[j].used)
+                    j = (j + 1) & (ncap - 1);
+                nt[j] = c->tab[i];
+            }
+        free(c->tab);
+        c->tab = nt;
+        c->cap = ncap;
+    }
+    size_t j = hash_req(k) & (c->cap - 1);
+    while (c->tab[j].used && memcmp(&c->tab[j].key, k, sizeof *k))
+        j = (j + 1) & (c->cap - 1);
+    return &c->tab[j];
+}
+
+/* --- choosing and running ---------------------------------------------- */
+
+static int check_req(const coll_ctx *c, const coll_req *r, err *e);
+
+/* NCCL's decisions for the request's ranks and settings; --algo/--proto act
+ * as NCCL_ALGO/NCCL_PROTO would. Cached; owned by the context. */
+static int get_tune(coll_ctx *c, const coll_req *r, const nccl_tune **out, err *e)
+{
+    nccl_env env;
+    env_canon(&env, &r->env);
+    if (r->algo != ALGO_AUTO)
+        env.algo = r->algo;
+    if (r->proto != PROTO_AUTO)
+        env.proto = r->proto;
+    for (int i = 0; i < NTUNES; i++)
+        if (c->tunes[i].nt && c->tunes[i].nranks == r->nranks &&
+            !memcmp(&c->tunes[i].env, &env, sizeof env)) {
+            *out = c->tunes[i].nt;
+            return 0;
+        }
+    nccl_tune *nt;
+    TRY(nccl_tune_new(c->t, r->nranks, &env, &nt, e));
+    int i = c->next_tune;
+    c->next_tune = (i + 1) % NTUNES;
+    nccl_tune_free(c->tunes[i].nt);
+    c->tunes[i].nt = nt;
+    memcpy(&c->tunes[i].env, &env, sizeof env);
+    c->tunes[i].nranks = r->nranks;
+    *out = nt;
+    return 0;
+}
+
+int coll_explain(coll_ctx *c, const coll_req *r, int comm, FILE *f, err *e)
+{
+    coll_req k;
+    canon(&k, r);
+    TRY(check_req(c, &k, e));
+    const nccl_tune *nt;
+    TRY(get_tune(c, &k, &nt, e));
+    nccl_tune_op op;
+    int have = nt->emulated && k.kind != COLL_ALLTOALL &&
+               nccl_tune_op_choose(nt, k.kind, k.bytes, ALGO_AUTO, PROTO_AUTO, &op, e) == 0;
+    if (nt->emulated && k.kind != COLL_ALLTOALL && !have)
+        return e->code;
+    nccl_tune_explain(nt, c->t, k.kind, k.bytes, have ? &op : NULL, comm, f);
+    return 0;
+}
+
+/* Before NCCL's decisions were emulated (and still beyond the emulated
+ * rank count and for all-to-all): NCCL's cost model on fixed channels. */
+static int choose_fixed(coll_ctx *c, const coll_req *r, coll_algo a, coll_proto p,
+                        coll_algo *algo, coll_proto *proto, int *channels, err *e)
+{
+    int nc_max = nccl_default_channels(c->t, r->nranks, &r->env);
+    if (a == ALGO_AUTO || p == PROTO_AUTO) {
+        /* As NCCL: lowest time by its own cost model among enabled pairs. */
+        double best = 0;
+        coll_algo ba = ALGO_RING;
+        coll_proto bp = PROTO_SIMPLE;
+        int found = 0;
+        for (int ai = ALGO_RING; ai <= ALGO_TREE; ai++) {
+            if (a != ALGO_AUTO && ai != (int)a)
+                continue;
+            if (ai == ALGO_TREE && r->kind != COLL_ALLREDUCE)
+                continue;
+            for (int pi = PROTO_LL; pi < PROTO_N; pi++) {
+                if (p != PROTO_AUTO ? pi != (int)p
+                                    : !nccl_proto_enabled(c->t, r->nranks, (coll_proto)pi, &r->env))
+                    continue;
+                int nc = nccl_op_channels(r, (coll_proto)pi, nc_max);
+                double t = nccl_cost_us(c->t, r, (coll_algo)ai, (coll_proto)pi, nc);
+                if (!found || t < best) {
+                    best = t;
+                    ba = (coll_algo)ai;
+                    bp = (coll_proto)pi;
+                    found = 1;
+                }
+            }
+        }
+        if (!found)
+            return err_set(e, ERR_USAGE, "no NCCL algorithm/protocol is enabled for %s",
+                           coll_kind_name(r->kind));
+        a = ba;
+        p = bp;
+    }
+    *algo = a;
+    *proto = p;
+    *channels = r->channels > 0 ? r->channels : nccl_op_channels(r, p, nc_max);
+    return 0;
+}
+
+static int choose(coll_ctx *c, const coll_req *r, coll_algo *algo, coll_proto *proto,
+                  int *channels, int *threads, const nccl_tune **tune, err *e)
+{
+    coll_algo a = r->algo != ALGO_AUTO ? r->algo : r->env.algo;
+    coll_proto p = r->proto != PROTO_AUTO ? r->proto : r->env.proto;
+    int custom = a == ALGO_ONESHOT || a == ALGO_TWOSHOT || a == ALGO_ONESHOT_PUSH ||
+                 a == ALGO_TWOSHOT_PUSH;
+    *threads = 0;
+    TRY(get_tune(c, r, tune, e));
+    if (custom) {
+        *algo = a;
+        *proto = PROTO_AUTO;
+        *channels = 0;
+        return 0;
+    }
+    if (!(*tune)->emulated || r->kind == COLL_ALLTOALL)
+        return choose_fixed(c, r, a, p, algo, proto, channels, e);
+    /* NCCL's own choice (models/nccl/nccl_tune.c, docs/model.md "NCCL's decisions"). */
+    nccl_tune_op op;
+    TRY(nccl_tune_op_choose(*tune, r->kind, r->bytes, ALGO_AUTO, PROTO_AUTO, &op, e));
+    *algo = op.algo;
+    *proto = op.proto;
+    *channels = r->channels > 0 ? r->channels : op.nchannels;
+    *threads = op.nthreads;
+    return 0;
+}
+
+static int check_req(const coll_ctx *c, const coll_req *r, err *e)
+{
+    int ng = topo_ngpus(c->t);
+    if (r->nranks < 1 || r->nranks > ng)
+        return err_set(e, ERR_USAGE, "%d ranks requested but topology '%s' has %d GPUs",
+                       r->nranks, topo_name(c->t), ng);
+    if (r->bytes > COLL_MAX_BYTES)
+        return err_set(e, ERR_USAGE, "message of %llu bytes is beyond the model's range (64 GiB)",
+                       (unsigned long long)r->bytes);
+    if (r->kind == COLL_BROADCAST && (r->root < 0 || r->root >= r->nranks))
+        return err_set(e, ERR_USAGE, "root %d out of range", r->root);
+    return 0;
+}
+
+/* Labels of the tasks of a flag barrier (coll.c cb_barrier). */
+static int is_barrier_label(const char *l)
+{
+    return l && (!strcmp(l, "flag") || !strcmp(l, "flags") || !strcmp(l, "barrier") ||
+                 !strcmp(l, "barrier-join"));
+}
+
+/* Split the makespan along the critical path (coll_result's fields). */
+static int breakdown(sched *s, coll_result *out, err *e)
+{
+    (void)e;
+    sim_ps sums[4];
+    sched_path_sums(s, sums);
+    out->fixed_ps += sums[0];
+    out->barrier_ps += sums[1];
+    out->transfer_ps += sums[2];
+    out->contention_ps += sums[3];
+    return 0;
+}
+
+static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *e)
+{
+    TRY(check_req(c, r, e));
+    coll_algo a = ALGO_RING;
+    coll_proto p = PROTO_SIMPLE;
+    int nc = 1, threads = 0;
+    const nccl_tune *tune = NULL;
+    TRY(choose(c, r, &a, &p, &nc, &threads, &tune, e));
+    coll_build_fn *fn = NULL;
+    for (size_t i = 0; i < sizeof algos / sizeof algos[0]; i++)
+        if (algos[i].algo == a && (algos[i].kinds & (1u << r->kind)))
+            fn = algos[i].build;
+    if (!fn)
+        return err_set(e, ERR_USAGE, "algorithm %s does not implement %s", coll_algo_name(a),
+                       coll_kind_name(r->kind));
+    if (!c->f && !(c->f = fabric_new(c->t, e)))
+        return e->code;
+    fabric_disable(c->f, c->off);
+    fabric_reset(c->f);
+    int node[4096];
+    for (int i = 0; i < r->nranks; i++)
+        node[i] = topo_gpu_node(c->t, i);
+    /* A timeline shows every rank's flows: no bundles then. */
+    coll_build b = {.f = c->f, .t = c->t, .r = r, .algo = a, .proto = p, .channels = nc,
+                    .n = r->nranks, .node = node, .e = e, .tune = tune, .stream = c->stream,
+                    .bundle = c->bundle && !tl};
+    memset(out, 0, sizeof *out);
+    out->algo = a;
+    out->proto = p;
+    out->channels = nc;
+    out->threads = threads;
+    if (r->nranks == 1) {
+        /* One rank: NCCL copies the input to the output inside the GPU
+         * (read + write of S at memory bandwidth) after a kernel's fixed
+         * device-side cost; nothing crosses the fabric. */
+        const topo_params *tp = topo_params_get(c->t);
+        double copy = tp->gpu_mem_Bps > 0 ? 2.0 * (double)r->bytes / tp->gpu_mem_Bps : 0;
+        out->time_ps = out->fixed_ps = tp->kernel_base_ps + (sim_ps)(copy * 1e12);
+        out->channels = 1;
+        return 0;
+    }
+    if (r->bytes == 0) {
+        out->time_ps = out->fixed_ps = p != PROTO_AUTO ? nccl_proto(p)->base_ring_ps : 0;
+        return 0;
+    }
+    sched *s = fabric_sched(c->f);
+    /* A streamed graph keeps its ended tasks only for a timeline. */
+    sched_keep(s, tl != NULL);
+    int rc = fn(&b) < 0 ? (e->code ? e->code
+                                   : err_set(e, ERR_SYSTEM, "building %s failed",
+                                             coll_algo_name(a)))
+                        : 0;
+    sched_trace_links(s, tl != NULL); /* link tracks only when a timeline is asked */
+    sched_path_class(s, is_barrier_label);
+    if (!rc)
+        rc = sched_run(s, e);
+    if (b.gen_free)
+        b.gen_free(b.gen_state);
+    TRY(rc);
+    out->time_ps = sched_makespan(s);
+    out->events = sched_events(s);
+    TRY(breakdown(s, out, e));
+    if (tl) {
+        char names[4096][16];
+        const char *ptrs[4096];
+        for (int i = 0; i < r->nranks; i++) {
+            snprintf(names[i], sizeof names[i], "GPU %d", i);
+            ptrs[i] = names[i];
+        }
+        TRY(sched_timeline(s, tl, ptrs, r->nranks, e));
+    }
+    return 0;
+}
+
+int coll_predict(coll_ctx *c, const coll_req *r, coll_result *out, err *e)
+{
+    coll_req k;
+    canon(&k, r);
+    cache_ent *slot = cache_slot(c, &k);
+    if (slot && slot->used) {
+        *out = slot->val;
+        return 0;
+    }
+    TRY(run(c, &k, out, NULL, e));
+    c->computed++;
+    slot = cache_slot(c, &k); /* the table may have grown meanwhile */
+    if (slot) {
+        slot->key = k;
+        slot->val = *out;
+        slot->used = 1;
+        c->len++;
+    }
+    return 0;
+}
+
+uint64_t coll_ctx_computed(const coll_ctx *c) { return c->computed; }
+
+int coll_predict_timeline(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *e)
+{
+    coll_req k;
+    canon(&k, r);
+    return run(c, &k, out, tl, e);
+}
+
+/* --- builder helpers --------------------------------------------------- */
+
+int cb_delay(coll_build *b, int rank, sim_ps dur_ps, const char *label)
+{
+    int id = sched_delay(fabric_sched(b->f), dur_ps, rank, label);
+    if (id < 0)
+        err_set(b->e, ERR_SYSTEM, "out of memory");
+    return id;
+}
+
+int cb_dep(coll_build *b, int before, int after)
+{
+    if (before < 0 || after < 0)
+        return 0;
+    if (sched_dep(fabric_sched(b->f), before, after) < 0)
+        return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+    return 0;
+}
+
+int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
+                const char *label)
+{
+    const proto_info *pi = nccl_proto(b->proto);
+    sim_ps extra = pi->step_ps;
+    int src = b->node[from], dst = b->node[to];
+    if (pi->flag_hops)
+        extra += pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, src, dst);
+    double wire = pi->wire * weight;
+    int p2p = cb_uses_p2p(b, from, to);
+    /* One channel is one thread block: its stores (wire bytes: LL sends a
+     * flag with every 8 bytes of data) bound the channel's flows together. */
+    if (p2p)
+        return fabric_xfer_channel(b->f, src, -1, dst, bytes, wire, pi->wire, extra, from, label,
+                                   b->e);
+    /* SHM: the sender writes into host memory near the receiver, which
+     * loads it over its own PCIe link (NCCL_SHM_LOCALITY=2), slice by slice:
+     * one pipelined transfer over both routes, so the hop starts when its
+     * data is ready like any other. */
+    int mem = fabric_hostmem_of(b->f, dst);
+    if (mem < 0)
+        return err_set(b->e, ERR_USAGE, "SHM transport needs host memory in the topology"), -1;
+    return fabric_xfer_channel(b->f, src, mem, dst, bytes, wire, pi->wire, extra, from, label, b->e);
+}
+
+int cb_uses_p2p(const coll_build *b, int from, int to)
+{
+    return b->tune && b->tune->emulated ? b->tune->p2p[from][to]
+                                        : nccl_uses_p2p(b->t, &b->r->env, from, to);
+}
+
+int cb_nccl_ring_bundle(coll_build *b, double bytes, double weight, const char *label)
+{
+    const proto_info *pi = nccl_proto(b->proto);
+    int n = b->n, *dst = malloc(sizeof(int) * (size_t)n);
+    if (!dst)
+        return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+    for (int r = 0; r < n; r++)
+        dst[r] = b->node[(r + 1) % n];
+    /* Symmetric: every hop's flag latency is the same as hop 0's. */
+    sim_ps extra = pi->step_ps;
+    if (pi->flag_hops)
+        extra += pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, b->node[0], dst[0]);
+    /* As cb_nccl_hop: each sender's channel block bounds its stream. */
+    int id = fabric_xfer_bundle(b->f, b->node, dst, n, bytes, pi->wire * weight, pi->wire,
+                                extra, 0, label, b->e);
+    free(dst);
+    return id;
+}
+
+int cb_generate(coll_build *b, sched_gen_fn *fn, void *state, void (*free_fn)(void *))
+{
+    b->gen_state = state;
+    b->gen_free = free_fn;
+    sched *s = fabric_sched(b->f);
+    if (b->stream) {
+        sched_generate(s, fn, state);
+        return 0;
+    }
+    int rc;
+    while ((rc = fn(state, s)) > 0)
+        ;
+    return rc < 0 ? -1 : 0;
+}
+
+int cb_barrier(coll_build *b, const int *ready, int *done)
+{
+    int n = b->n;
+    for (int r = 0; r < n; r++)
+        if ((done[r] = cb_delay(b, r, 0, "barrier")) < 0)
+            return -1;
+    if (n <= 64) {
+        for (int r = 0; r < n; r++)
+            for (int q = 0; q < n; q++) {
+                if (q == r)
+                    continue;
+                int fl = fabric_xfer(b->f, FAB_WRITE, b->node[r], b->node[q], 0, 1, 0, r,
+                                     "flag", b->e);
+                if (fl < 0 || cb_dep(b, ready[r], fl) || cb_dep(b, fl, done[q]))
+                    return -1;
+            }
+        return 0;
+    }
+    /* Many ranks: each rank's flags go out as one group; a join collects
+     * them (the barrier ends when the slowest flag has landed). */
+    int join = cb_delay(b, 0, 0, "barrier-join");
+    if (join < 0)
+        return -1;
+    int *peers = malloc(sizeof(int) * (size_t)n);
+    if (!peers)
+        return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+    int rc = 0;
+    for (int r = 0; r < n && !rc; r++) {
+        int k = 0;
+        for (int q = 0; q < n; q++)
+            if (q != r)
+                peers[k++] = b->node[q];
+        int fl = fabric_xfer_group(b->f, FAB_WRITE, b->node[r], peers, k, 0, 1, 0, r, "flags",
+                                   b->e);
+        rc = fl < 0 || cb_dep(b, ready[r], fl) || cb_dep(b, fl, join);
+    }
+    for (int r = 0; r < n && !rc; r++)
+        rc = cb_dep(b, join, done[r]);
+    free(peers);
+    return rc ? -1 : 0;
+}

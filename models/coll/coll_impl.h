@@ -1,0 +1,81 @@
+/* Internal to the collective algorithms: the builder context each algorithm
+ * file fills with tasks, NCCL's per-hop transport and protocol facts, and
+ * small helpers. Not for use outside models/coll/. */
+#ifndef MODELS_COLL_COLL_IMPL_H
+#define MODELS_COLL_COLL_IMPL_H
+
+#include "models/coll/coll.h"
+#include "models/fabric/fabric.h"
+
+/* Protocol facts (docs/model.md "NCCL"). */
+typedef struct proto_info {
+    const char *name;
+    double wire;            /* bytes on the wire per payload byte */
+    double unit_bytes;      /* payload per pipelined step per channel */
+    sim_ps base_ring_ps;    /* fixed kernel-side cost per collective, ring */
+    sim_ps base_tree_ps;    /* same, tree */
+    sim_ps step_ps;         /* device-side cost per step (sync, polling) */
+    int flag_hops;          /* extra one-way latencies per step for the flag */
+    int max_threads;
+    int thread_threshold;   /* bytes per thread below which channels shrink */
+} proto_info;
+
+const proto_info *nccl_proto(coll_proto p);
+
+typedef struct coll_build {
+    fabric *f;
+    const topo *t;
+    const coll_req *r;
+    coll_algo algo;
+    coll_proto proto;
+    int channels;
+    int n;             /* ranks */
+    int *node;         /* node id of each rank's GPU */
+    err *e;
+    int label_track;   /* unused for now */
+    const struct nccl_tune *tune;  /* NCCL's decisions (transport per hop), or NULL */
+    int stream;        /* add generated graphs as the run reaches them */
+    int bundle;        /* symmetric ranks' identical flows may run as one */
+    void *gen_state;   /* a builder's generator state, freed after the run */
+    void (*gen_free)(void *);
+} coll_build;
+
+typedef int coll_build_fn(coll_build *b);
+
+/* NCCL's choices for a request on this topology. */
+int nccl_default_channels(const topo *t, int nranks, const nccl_env *env);
+int nccl_op_channels(const coll_req *r, coll_proto p, int nc_max);
+int nccl_uses_p2p(const topo *t, const nccl_env *env, int gpu_a, int gpu_b);
+int nccl_proto_enabled(const topo *t, int nranks, coll_proto p, const nccl_env *env);
+/* NCCL's own cost model, used only to choose algorithm and protocol. */
+double nccl_cost_us(const topo *t, const coll_req *r, coll_algo a, coll_proto p, int nc);
+
+/* Helpers for builders; all return a task id, or -1 with b->e set. */
+int cb_delay(coll_build *b, int rank, sim_ps dur_ps, const char *label);
+int cb_dep(coll_build *b, int before, int after);     /* 0 ok, -1 */
+/* One NCCL send of bytes from rank a to rank b over its transport (P2P
+ * write into the peer, or SHM: write to host memory then the receiver
+ * reads it), carrying `weight` identical channels. */
+int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
+                const char *label);
+/* Does the hop from -> to use P2P (else SHM), as NCCL decides? */
+int cb_uses_p2p(const coll_build *b, int from, int to);
+/* The n hops r -> (r + 1) % n of one ring step as one bundled flow (P2P
+ * writes only; the caller has checked the ranks are symmetric). */
+int cb_nccl_ring_bundle(coll_build *b, double bytes, double weight, const char *label);
+/* Flag barrier among all ranks: for each rank, wait for ready[r], send a
+ * flag to every peer; done[r] is the task after which rank r saw all. */
+int cb_barrier(coll_build *b, const int *ready, int *done);
+/* A builder that adds its graph through a generator (sim/sched.h
+ * sched_generate) hands it here with its state (owned from now on, freed by
+ * free_fn after the run): streamed, or run to completion now when b->stream
+ * is 0 (the same graph in the same order). 0, or -1 with b->e set. */
+int cb_generate(coll_build *b, sched_gen_fn *fn, void *state, void (*free_fn)(void *));
+
+int coll_build_ring(coll_build *b);
+int coll_build_tree(coll_build *b);
+int coll_build_oneshot(coll_build *b);
+int coll_build_twoshot(coll_build *b);
+int coll_build_alltoall(coll_build *b);
+
+#endif

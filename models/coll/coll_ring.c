@@ -1,0 +1,285 @@
+/* NCCL's ring family: allreduce (2(n-1) steps), reduce-scatter and
+ * all-gather (n-1 steps), and broadcast (a pipelined chain from the root).
+ * Each channel's data is cut into loops of n chunks of at most one
+ * protocol step's payload; in every step each rank sends one chunk to the
+ * next rank, and a send depends on the chunk received in the step before
+ * (data dependence) and on the same rank's send of the previous loop
+ * (FIFO order). The C channels are identical, so they run as one weighted
+ * flow per hop (weight C on every link): the same max-min result as C
+ * separate flows, at 1/C of the cost. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "models/coll/coll_impl.h"
+
+static double unit_bytes(const coll_build *b)
+{
+    const proto_info *pi = nccl_proto(b->proto);
+    if (b->proto == PROTO_SIMPLE && b->r->env.buffsize_bytes > 0)
+        return (double)b->r->env.buffsize_bytes / 8.0 * 2.0; /* a slice: 2 of 8 steps */
+    return pi->unit_bytes;
+}
+
+static int start_tasks(coll_build *b, int *start)
+{
+    const proto_info *pi = nccl_proto(b->proto);
+    for (int r = 0; r < b->n; r++)
+        if ((start[r] = cb_delay(b, r, pi->base_ring_ps, "kernel")) < 0)
+            return -1;
+    return 0;
+}
+
+static int chain(coll_build *b, const int *start, double bytes_c, double weight)
+{
+    /* Broadcast: root -> root+1 -> ... -> root+n-1, pipelined in units. */
+    int n = b->n, root = b->r->root;
+    double unit = unit_bytes(b);
+    long nu = (long)ceil(bytes_c / unit);
+    int *prev = malloc(sizeof(int) * (size_t)n), *cur = malloc(sizeof(int) * (size_t)n);
+    if (!prev || !cur) {
+        free(prev);
+        free(cur);
+        return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+    }
+    int rc = 0;
+    for (long u = 0; u < nu && !rc; u++) {
+        double sz = fmin(unit, bytes_c - (double)u * unit);
+        for (int h = 0; h < n - 1 && !rc; h++) {
+            int from = (root + h) % n, to = (root + h + 1) % n;
+            cur[h] = cb_nccl_hop(b, from, to, sz, weight, "bcast");
+            rc = cur[h] < 0 || cb_dep(b, h ? cur[h - 1] : start[from], cur[h]) ||
+                 (u ? cb_dep(b, prev[h], cur[h]) : 0) || cb_dep(b, start[to], cur[h]);
+        }
+        int *t = prev;
+        prev = cur;
+        cur = t;
+    }
+    free(prev);
+    free(cur);
+    return rc ? -1 : 0;
+}
+
+/* The ring's steps as the run reaches them. Row (l, s) is step s of loop l
+ * on every rank; it depends on rows (l, s-1) (data) and (l-1, s) (FIFO), so
+ * rows are added by anti-diagonal d = l + s, l rising within one: each call
+ * adds one diagonal, after which every task of the diagonals before has its
+ * dependents. Each rank's sends are added in the order of a loop-major
+ * build ((l, s) then (l+1, s) among one task's dependents), so the run is
+ * the same event for event (sim/sched.h). */
+typedef struct ring_gen {
+    coll_build *b;
+    int n, steps;
+    long loops, d;
+    double unit, bytes_c, weight;
+    const char *label;
+    int *start;  /* n kernel tasks */
+    int *rows;   /* per loop, its last two rows: [(l * 2 + s % 2) * n + r] */
+    int bundle;  /* a row is one bundled flow (rows[(l * 2 + s % 2) * n]) */
+} ring_gen;
+
+static void ring_gen_free(void *p)
+{
+    ring_gen *g = p;
+    if (!g)
+        return;
+    free(g->start);
+    free(g->rows);
+    free(g);
+}
+
+static int ring_next(void *ctx, sched *sc)
+{
+    ring_gen *g = ctx;
+    coll_build *b = g->b;
+    int n = g->n;
+    if (g->d == 0 && start_tasks(b, g->start))
+        return -1;
+    long d = g->d++;
+    int first = sched_ntasks(sc);
+    long l0 = d - g->steps + 1 > 0 ? d - g->steps + 1 : 0, l1 = d < g->loops - 1 ? d : g->loops - 1;
+    for (long l = l0; l <= l1; l++) {
+        int s = (int)(d - l);
+        double left = g->bytes_c - (double)l * n * g->unit;
+        double chunk = fmin(g->unit, left / n);
+        int *cur = g->rows + (size_t)(l * 2 + s % 2) * (size_t)n;
+        const int *before = g->rows + (size_t)(l * 2 + (s + 1) % 2) * (size_t)n; /* (l, s-1) */
+        const int *prev = g->rows + (size_t)((l - 1) * 2 + s % 2) * (size_t)n; /* (l-1, s) */
+        if (g->bundle) { /* the row as one flow, after what every rank's waits for */
+            int id = cb_nccl_ring_bundle(b, chunk, g->weight, g->label);
+            if (id < 0 || (s ? cb_dep(b, before[0], id) : 0) || (l ? cb_dep(b, prev[0], id) : 0))
+                return -1;
+            for (int r = 0; s == 0 && l == 0 && r < n; r++)
+                if (cb_dep(b, g->start[r], id))
+                    return -1;
+            cur[0] = id;
+            continue;
+        }
+        for (int r = 0; r < n; r++) {
+            int id = cb_nccl_hop(b, r, (r + 1) % n, chunk, g->weight, g->label);
+            /* Step 0 of a later loop waits for the kernel start only through
+             * step 0 of the loop before (which waits for it): no edge, so
+             * the kernel tasks' dependents are all in row (0, 0). */
+            int data = s ? before[(r + n - 1) % n] : l ? -1 : g->start[r];
+            if (id < 0 || cb_dep(b, data, id) || (l ? cb_dep(b, prev[r], id) : 0))
+                return -1;
+            /* The receiver must have started its kernel too. */
+            if (s == 0 && l == 0 && cb_dep(b, g->start[(r + 1) % n], id))
+                return -1;
+            cur[r] = id;
+        }
+    }
+    sched_horizon(sc, first);
+    return g->d < g->loops + g->steps - 1 ? 1 : 0;
+}
+
+/* Can the n hops of a ring step run as one bundled flow with the same
+ * result? Yes when the ranks are symmetric: every hop r -> r+1 is a P2P
+ * write over NVLink only (no capacity rule, no read bound), the routes have
+ * the same hop count, and hop by hop the same capacity and latency, and no
+ * two routes (nor one twice) cross a link in the same direction. Then every
+ * rank's flows of a step start together (the kernel tasks are identical),
+ * meet only their own rank's other flows, by induction end together, and a
+ * bundle crossing all routes with weight 1 per link gets each link's
+ * max-min share that each flow got alone. */
+static int ring_symmetric(coll_build *b)
+{
+    int n = b->n, nl = topo_nlinks(b->t), ok = n >= 2;
+    unsigned char *used = calloc(2 * (size_t)nl + 1, 1);
+    if (!used)
+        return 0;
+    const int *l0 = NULL;
+    int h0 = -1;
+    for (int r = 0; r < n && ok; r++) {
+        int src = b->node[r], dst = b->node[(r + 1) % n];
+        const int *links;
+        const int8_t *dirs;
+        int h = topo_route(b->t, src, dst, &links, &dirs);
+        ok = h > 0 && cb_uses_p2p(b, r, (r + 1) % n) &&
+             (r == 0 || (h == h0 && fabric_lat_ps(b->f, FAB_WRITE, src, dst) ==
+                                        fabric_lat_ps(b->f, FAB_WRITE, b->node[0], b->node[1])));
+        for (int i = 0; i < h && ok; i++) {
+            const topo_link *k = topo_link_at(b->t, links[i]);
+            size_t id = 2 * (size_t)links[i] + (size_t)dirs[i];
+            ok = k->kind == LINK_NVLINK && !used[id] &&
+                 (r == 0 || (k->bw_Bps == topo_link_at(b->t, l0[i])->bw_Bps &&
+                             k->lat_ps == topo_link_at(b->t, l0[i])->lat_ps));
+            used[id] = 1;
+        }
+        if (r == 0) {
+            l0 = links;
+            h0 = h;
+        }
+    }
+    free(used);
+    return ok;
+}
+
+int coll_build_ring(coll_build *b)
+{
+    int n = b->n;
+    coll_kind k = b->r->kind;
+    double weight = b->channels > 0 ? b->channels : 1;
+    double bytes_c = (double)b->r->bytes / weight;
+    if (k == COLL_BROADCAST) {
+        int *start = malloc(sizeof(int) * (size_t)n);
+        if (!start)
+            return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+        int rc = start_tasks(b, start) || chain(b, start, bytes_c, weight);
+        free(start);
+        return rc ? -1 : 0;
+    }
+    /* nccl-tests sizes: allgather counts the output (n chunks of S/n);
+     * reduce-scatter the input; allreduce S in and out. */
+    ring_gen *g = calloc(1, sizeof *g);
+    if (!g)
+        return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+    g->b = b;
+    g->n = n;
+    g->steps = k == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    g->unit = unit_bytes(b);
+    g->bytes_c = bytes_c;
+    g->weight = weight;
+    g->loops = (long)ceil(bytes_c / (n * g->unit));
+    if (g->loops < 1)
+        g->loops = 1;
+    g->label = k == COLL_ALLREDUCE ? "ring" : k == COLL_ALLGATHER ? "allgather" : "reducescatter";
+    g->start = malloc(sizeof(int) * (size_t)n);
+    g->rows = g->loops <= (long)(SIZE_MAX / 2 / sizeof(int) / (size_t)n)
+                  ? malloc(sizeof(int) * 2 * (size_t)g->loops * (size_t)n) : NULL;
+    if (!g->start || !g->rows) {
+        ring_gen_free(g);
+        return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+    }
+    g->bundle = b->bundle && ring_symmetric(b);
+    return cb_generate(b, ring_next, g, ring_gen_free);
+}
+
+/* NCCL's intra-node tree is a chain: reduce from the last rank up to rank 0,
+ * then broadcast back down, pipelined in protocol units; every hop carries
+ * whole chunks (not 1/n of them). */
+int coll_build_tree(coll_build *b)
+{
+    int n = b->n;
+    const proto_info *pi = nccl_proto(b->proto);
+    double weight = b->channels > 0 ? b->channels : 1;
+    double bytes_c = (double)b->r->bytes / weight;
+    double unit = unit_bytes(b);
+    long nu = (long)ceil(bytes_c / unit);
+    if (nu < 1)
+        nu = 1;
+    int *start = malloc(sizeof(int) * (size_t)n);
+    int *up = malloc(sizeof(int) * (size_t)n), *down = malloc(sizeof(int) * (size_t)n);
+    int *pup = malloc(sizeof(int) * (size_t)n), *pdown = malloc(sizeof(int) * (size_t)n);
+    int rc = !start || !up || !down || !pup || !pdown
+                 ? err_set(b->e, ERR_SYSTEM, "out of memory") : 0;
+    for (int r = 0; r < n && !rc; r++)
+        rc = (start[r] = cb_delay(b, r, pi->base_tree_ps, "kernel")) < 0;
+    for (long u = 0; u < nu && !rc; u++) {
+        double sz = fmin(unit, bytes_c - (double)u * unit);
+        for (int h = 0; h < n - 1 && !rc; h++) {
+            int from = n - 1 - h, to = n - 2 - h;
+            up[h] = cb_nccl_hop(b, from, to, sz, weight, "tree-up");
+            rc = up[h] < 0 || cb_dep(b, h ? up[h - 1] : start[from], up[h]) ||
+                 cb_dep(b, start[to], up[h]) || (u ? cb_dep(b, pup[h], up[h]) : 0);
+        }
+        for (int h = 0; h < n - 1 && !rc; h++) {
+            down[h] = cb_nccl_hop(b, h, h + 1, sz, weight, "tree-down");
+            rc = down[h] < 0 || cb_dep(b, h ? down[h - 1] : up[n - 2], down[h]) ||
+                 (u ? cb_dep(b, pdown[h], down[h]) : 0);
+        }
+        int *t = pup;
+        pup = up;
+        up = t;
+        t = pdown;
+        pdown = down;
+        down = t;
+    }
+    free(start);
+    free(up);
+    free(down);
+    free(pup);
+    free(pdown);
+    return rc ? -1 : 0;
+}
+
+/* All-to-all as NCCL runs it: grouped send/recv, every rank sending S/n to
+ * every peer at once, each pair its own connection (independent flows). */
+int coll_build_alltoall(coll_build *b)
+{
+    int n = b->n;
+    const proto_info *pi = nccl_proto(b->proto);
+    double part = (double)b->r->bytes / n;
+    int *start = malloc(sizeof(int) * (size_t)n);
+    int rc = start ? 0 : err_set(b->e, ERR_SYSTEM, "out of memory");
+    for (int r = 0; r < n && !rc; r++)
+        rc = (start[r] = cb_delay(b, r, pi->base_ring_ps, "kernel")) < 0;
+    for (int r = 0; r < n && !rc; r++)
+        for (int q = 0; q < n && !rc; q++) {
+            if (q == r)
+                continue;
+            int id = cb_nccl_hop(b, r, q, part, 1, "alltoall");
+            rc = id < 0 || cb_dep(b, start[r], id) || cb_dep(b, start[q], id);
+        }
+    free(start);
+    return rc ? -1 : 0;
+}

@@ -1,0 +1,452 @@
+/* Collectives on a hand-built uniform fabric, checked against closed forms
+ * derived by hand. The fabric: n GPUs, each with its own full-duplex link of
+ * B bytes/s and latency h to one switch (so GPU->switch->GPU has latency
+ * alpha = 2h and every GPU's up and down links are private: a ring's flows
+ * never share a link). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "models/coll/coll.h"
+#include "models/coll/coll_impl.h"
+#include "models/fabric/flows.h"
+
+#define B_BPS 10e9       /* 10 GB/s per direction */
+/* |got - want| < tol, printing both on failure. */
+#define NEAR(got, want, tol)                                                   \
+    do {                                                                       \
+        double g_ = (got), w_ = (want);                                        \
+        if (!(fabs(g_ - w_) < (tol)))                                          \
+            fail_msg("%s = %.6f, expected %.6f (tolerance %g)", #got, g_, w_,  \
+                     (double)(tol));                                           \
+    } while (0)
+#define HOP_PS 500000    /* 0.5 us per hop: alpha = 1 us */
+
+static topo *uniform(int n, int read_tags)
+{
+    err e = {0};
+    topo *t = topo_new("uniform");
+    int cpu = topo_add_node(t, "cpu0", TOPO_CPU, 0, &e);
+    int rp = topo_add_node(t, "rp0", TOPO_ROOT, 0, &e);
+    int sw = topo_add_node(t, "sw0", TOPO_SWITCH, 0, &e);
+    topo_set_parent(t, rp, cpu, &e);
+    topo_set_parent(t, sw, rp, &e);
+    topo_link l = {.a = cpu, .b = rp, .kind = LINK_PCIE, .pcie_gen = 5, .pcie_width = 16,
+                   .bw_Bps = B_BPS, .lat_ps = HOP_PS};
+    topo_add_link(t, &l, &e);
+    l.a = rp;
+    l.b = sw;
+    topo_add_link(t, &l, &e);
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "gpu%d", i);
+        int g = topo_add_node(t, name, TOPO_GPU, 0, &e);
+        topo_set_parent(t, g, sw, &e);
+        l.a = g;
+        l.b = sw;
+        topo_add_link(t, &l, &e);
+    }
+    topo_params *p = topo_params_mut(t);
+    p->pcie_mrrs_bytes = 512;
+    /* Kernel requests as large as a write TLP (MPS 256), so the wire costs
+     * of these tests are the link's rate; test_req_size checks smaller ones. */
+    p->sm_req_bytes = 256;
+    p->read_tags = read_tags;
+    p->read_extra_lat_ps = 0;
+    p->arb_collapse_Bps = 0;
+    p->kernel_base_ps = 2000000; /* 2 us */
+    p->gpu_mem_Bps = 0;          /* local reduces free, to isolate the fabric */
+    int rc = topo_finish(t, "uniform", &e);
+    if (rc)
+        fail_msg("topo_finish: %s", e.msg);
+    return t;
+}
+
+static double predict_us(const topo *t, coll_algo a, coll_proto p, uint64_t bytes, int ch)
+{
+    err e = {0};
+    coll_ctx *c = coll_ctx_new(t);
+    coll_req r;
+    coll_req_init(&r, t);
+    r.algo = a;
+    r.proto = p;
+    r.bytes = bytes;
+    r.channels = ch;
+    coll_result res;
+    int rc = coll_predict(c, &r, &res, &e);
+    if (rc)
+        fail_msg("coll_predict: %s", e.msg);
+    coll_ctx_free(c);
+    return (double)res.time_ps / 1e6;
+}
+
+static void test_ring_simple(void **state)
+{
+    (void)state;
+    /* Ring allreduce, Simple, one channel, n = 4, S = 4 MiB: one loop with
+     * chunks of S/n = 1 MiB (= one Simple slice). Each of the 2(n-1) steps
+     * takes alpha (data) + alpha (the flag written after it) + the step cost
+     * + chunk/B, and the kernel's base cost comes first:
+     *   t = base + 2(n-1)(2 alpha + step + S/(nB))
+     *     = 8.4 + 6 (2 + 1.0 + 1048576/10e9 s = 104.8576 us) = 655.5456 us. */
+    topo *t = uniform(4, 768);
+    double us = predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1);
+    NEAR(us, 655.5456, 0.01);
+    topo_free(t);
+}
+
+static void test_ring_ll_small(void **state)
+{
+    (void)state;
+    /* Ring allreduce, LL, one channel, n = 8, S = 43008 B (the EAGLE-3
+     * verify size): chunks of S/8 = 5376 B, on the wire twice that (LL
+     * flags); no separate flag latency.
+     *   t = 6.6 + 14 (alpha 1 + step 0.2 + 10752 B / 10 GB/s = 1.0752)
+     *     = 6.6 + 14 x 2.2752 = 38.4528 us. */
+    topo *t = uniform(8, 768);
+    double us = predict_us(t, ALGO_RING, PROTO_LL, 43008, 1);
+    NEAR(us, 38.4528, 0.01);
+    topo_free(t);
+}
+
+static void test_ring_cta_rate(void **state)
+{
+    (void)state;
+    /* One NCCL channel is one thread block: with blocks storing at most
+     * 1 GB/s into a peer (cta_store_GBps 1) on 10 GB/s links, a Simple ring
+     * step of chunk 1 MiB on one channel moves at 1 GB/s:
+     *   t = 8.4 + 6 (2 + 1.0 + 1048576 B / 1e9 B/s = 1048.576 us) = 6317.856 us
+     * (n = 4, S = 4 MiB); two channels carry 512 KiB each, each at 1 GB/s:
+     *   t = 8.4 + 6 (2 + 1.0 + 524.288) = 3172.128 us. */
+    topo *t = uniform(4, 768);
+    topo_params_mut(t)->cta_store_Bps = 1e9;
+    NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1), 6317.856, 0.01);
+    NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 2), 3172.128, 0.01);
+    topo_free(t);
+}
+
+static void test_ring_channels_share(void **state)
+{
+    (void)state;
+    /* Two channels carry S/2 each over the same private links, so they
+     * share each link: the transfer term is the same as one channel's, only
+     * the per-step latency terms are paid once per step (in parallel):
+     *   t(2 ch) = t(1 ch). Simple, n = 4, S = 4 MiB. */
+    topo *t = uniform(4, 768);
+    double one = predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1);
+    double two = predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 2);
+    NEAR(two, one, 0.01);
+    topo_free(t);
+}
+
+static void test_oneshot_pull(void **state)
+{
+    (void)state;
+    /* One-shot pull, n = 4, S = 1 MB, read budget large enough not to bind
+     * (4096 tags: 1 TB/s). Kernel base 2 us; start barrier: flags take alpha = 1;
+     * each rank reads S from 3 peers as one interleaved group: its down link
+     * carries 3 streams and each peer's up link serves 3 readers, so every
+     * stream gets B/3 and the reads take 3S/B = 300 us plus the round trip
+     * 2 alpha = 2; end barrier alpha = 1.
+     *   t = 2 + 1 + 300 + 2 + 1 = 306 us. */
+    topo *t = uniform(4, 4096);
+    double us = predict_us(t, ALGO_ONESHOT, PROTO_AUTO, 1000000, 0);
+    NEAR(us, 306.0, 0.01);
+    topo_free(t);
+}
+
+static void test_twoshot_and_push(void **state)
+{
+    (void)state;
+    /* Same fabric, n = 4, S = 1 MB, part = S/4 = 250 kB; every group of 3
+     * streams gets B/3 per stream (as in the one-shot case).
+     * Two-shot pull: base 2 + barrier 1 + reads 3 x 250 kB / 10 GB/s = 75
+     *   plus round trip 2 + barrier 1 + reads 75 + 2 + barrier 1 = 159 us.
+     * One-shot push (local reduce free here): base 2 + writes of S to 3
+     *   peers 300 + one-way 1 = 303 us (no barriers: the flag rides behind
+     *   the data).
+     * Two-shot push: base 2 + (75 + 1) + (75 + 1) = 154 us. */
+    topo *t = uniform(4, 4096);
+    NEAR(predict_us(t, ALGO_TWOSHOT, PROTO_AUTO, 1000000, 0), 159.0, 0.01);
+    NEAR(predict_us(t, ALGO_ONESHOT_PUSH, PROTO_AUTO, 1000000, 0), 303.0, 0.01);
+    NEAR(predict_us(t, ALGO_TWOSHOT_PUSH, PROTO_AUTO, 1000000, 0), 154.0, 0.01);
+    topo_free(t);
+}
+
+static void test_tree_chain(void **state)
+{
+    (void)state;
+    /* NCCL's intra-node tree is a chain: 3 hops up then 3 down, each a
+     * whole 1 MiB chunk (one Simple unit), Simple, one channel:
+     *   t = base 8.4 + 6 (alpha 1 + flag 1 + step 1.0 + 1048576 / 10 GB/s)
+     *     = 8.4 + 6 x 107.8576 = 655.5456 us. */
+    topo *t = uniform(4, 4096);
+    NEAR(predict_us(t, ALGO_TREE, PROTO_SIMPLE, 1u << 20, 1), 655.5456, 0.01);
+    topo_free(t);
+}
+
+static void test_one_rank(void **state)
+{
+    (void)state;
+    /* One rank: a local copy, kernel base 2 us + 2 S / memory bandwidth;
+     * S = 1 MB at 1 TB/s: 2 + 2 = 4 us. */
+    topo *t = uniform(4, 4096);
+    topo_params_mut(t)->gpu_mem_Bps = 1e12;
+    err e = {0};
+    coll_ctx *c = coll_ctx_new(t);
+    coll_req r;
+    coll_req_init(&r, t);
+    r.nranks = 1;
+    r.bytes = 1000000;
+    coll_result res;
+    assert_int_equal(coll_predict(c, &r, &res, &e), 0);
+    NEAR((double)res.time_ps / 1e6, 4.0, 1e-6);
+    coll_ctx_free(c);
+    topo_free(t);
+}
+
+static void test_copy_setup(void **state)
+{
+    (void)state;
+    /* A GPU-to-GPU copy is a read by the destination's copy engine after
+     * its setup: 3 us + round trip 2 + 1 MB / 10 GB/s = 105 us. */
+    topo *t = uniform(2, 4096);
+    topo_params_mut(t)->copy_setup_ps = 3000000;
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    flows_case c;
+    assert_int_equal(flows_parse(t, "1>0", FLOWS_COPY, 1000000, &c, &e), 0);
+    sim_ps tp[1];
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR((double)tp[0] / 1e6, 105.0, 0.01);
+    fabric_free(f);
+    topo_free(t);
+}
+
+static void test_read_bound(void **state)
+{
+    (void)state;
+    /* The read bound: a copy engine keeps 16 tags x 512 B (MRRS)
+     * outstanding over a round trip of 2 alpha = 2 us: 8192 B / 2 us = 4.096
+     * GB/s, below the 10 GB/s link. A 4,096,000-byte read then takes
+     * 4096000 / 4.096e9 s = 1000 us plus the round trip, 2 us: 1002 us. */
+    topo *t = uniform(2, 16);
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    assert_non_null(f);
+    flows_case c;
+    assert_int_equal(flows_parse(t, "1>0", FLOWS_COPY_READ, 4096000, &c, &e), 0);
+    sim_ps tp[1];
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR((double)tp[0] / 1e6, 1002.0, 0.01);
+    /* A kernel's SM loads ask for sm_req_bytes (256 here) per tag: 16 x 256 B
+     * / 2 us = 2.048 GB/s, so the same read takes 2000 + 2 = 2002 us, after
+     * the copy kernel's own start (kernel_base, 2 us): 2004 us. */
+    assert_int_equal(flows_parse(t, "1>0", FLOWS_READ, 4096000, &c, &e), 0);
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR((double)tp[0] / 1e6, 2004.0, 0.01);
+    /* The same transfer as a kernel's writes is only link-bound: 409.6 + 1 us,
+     * after the kernel's start (2 us): 412.6 us. */
+    assert_int_equal(flows_parse(t, "1>0", FLOWS_WRITE, 4096000, &c, &e), 0);
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR((double)tp[0] / 1e6, 412.6, 0.01);
+    fabric_free(f);
+    topo_free(t);
+}
+
+static void test_cache_and_env(void **state)
+{
+    (void)state;
+    /* A repeated request is served from the cache: same answer. Bad NCCL
+     * settings are usage errors naming the variable. */
+    topo *t = uniform(4, 768);
+    err e = {0};
+    coll_ctx *c = coll_ctx_new(t);
+    coll_req r;
+    coll_req_init(&r, t);
+    r.bytes = 65536;
+    coll_result a, b;
+    assert_int_equal(coll_predict(c, &r, &a, &e), 0);
+    assert_int_equal(coll_predict(c, &r, &b, &e), 0);
+    assert_int_equal(a.time_ps, b.time_ps);
+    assert_int_equal(coll_env_set(&r.env, "NCCL_PROTO=LL", &e), 0);
+    assert_int_equal(r.env.proto, PROTO_LL);
+    assert_int_equal(coll_env_set(&r.env, "NCCL_P2P_LEVEL=SYS", &e), 0);
+    assert_int_equal(r.env.p2p_level, PATH_SYS);
+    assert_int_equal(coll_env_set(&r.env, "NCCL_PROTO=fast", &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "NCCL_PROTO"));
+    assert_int_equal(coll_env_set(&r.env, "NCCL_FOO=1", &e), ERR_USAGE);
+    r.nranks = 9;
+    assert_int_equal(coll_predict(c, &r, &a, &e), ERR_USAGE);
+    coll_ctx_free(c);
+    topo_free(t);
+}
+
+static void test_nccl_channels(void **state)
+{
+    (void)state;
+    /* NCCL's rule for 8 ranks, Ring/LL, 512 threads: a channel is kept only
+     * while bytes >= nc x 512 x 8 x 8 = nc x 32 KiB. 42 KiB -> 1 channel,
+     * 128 KiB -> 4, 1 MiB with 16 available -> 16. */
+    coll_req r;
+    memset(&r, 0, sizeof r);
+    r.nranks = 8;
+    r.bytes = 43008;
+    assert_int_equal(nccl_op_channels(&r, PROTO_LL, 16), 1);
+    r.bytes = 131072;
+    assert_int_equal(nccl_op_channels(&r, PROTO_LL, 16), 4);
+    r.bytes = 1u << 20;
+    assert_int_equal(nccl_op_channels(&r, PROTO_LL, 16), 16);
+}
+
+/* A streamed task graph (added as the run reaches it, ended tasks dropped)
+ * must give the same run as the whole graph built first: the same time to
+ * the picosecond and the same number of engine events (tolerance 0), for
+ * every ring-family request on presets with NVLink and PCIe (including
+ * multi-loop pipelines, several channels and SHM hops), with the same
+ * critical-path breakdown, and the timeline of a streamed run must list
+ * every task. */
+static void test_stream_equals_whole(void **state)
+{
+    (void)state;
+    const char *presets[] = {"h200-8x-nvswitch", "rtxpro6000-8x-pcie5-2s", "nvswitch-64",
+                             "pcie-16"};
+    for (size_t ti = 0; ti < sizeof presets / sizeof *presets; ti++) {
+        err e = {0};
+        topo *t = NULL;
+        assert_int_equal(topo_load(presets[ti], &t, &e), 0);
+        coll_ctx *whole = coll_ctx_new(t), *stream = coll_ctx_new(t);
+        coll_ctx_tune(whole, 0, 0);
+        coll_ctx_tune(stream, 1, 0);
+        int ng = topo_ngpus(t), gs[] = {2, 3, ng};
+        for (int gi = 0; gi < 3; gi++)
+            for (int k = COLL_ALLREDUCE; k <= COLL_ALLGATHER; k++)
+                for (int p = PROTO_LL; p < PROTO_N; p++)
+                    for (uint64_t by = 1024; by <= (64u << 20); by *= 64) {
+                        coll_req q;
+                        coll_req_init(&q, t);
+                        q.kind = (coll_kind)k;
+                        q.algo = ALGO_RING;
+                        q.proto = (coll_proto)p;
+                        q.nranks = gs[gi];
+                        q.bytes = by;
+                        q.channels = by > 65536 ? 3 : 0;
+                        coll_result a = {0}, b = {0};
+                        /* A request NCCL would refuse (LL128 off NVLink) is
+                         * refused by both alike. */
+                        int ra = coll_predict(whole, &q, &a, &e);
+                        assert_int_equal(coll_predict(stream, &q, &b, &e), ra);
+                        if (ra)
+                            continue;
+                        if (a.time_ps != b.time_ps || a.events != b.events ||
+                            a.fixed_ps != b.fixed_ps || a.barrier_ps != b.barrier_ps ||
+                            a.transfer_ps != b.transfer_ps || a.contention_ps != b.contention_ps)
+                            fail_msg("%s g=%d kind %d proto %d %llu B: whole %lld ps %llu ev, "
+                                     "streamed %lld ps %llu ev", presets[ti], gs[gi], k, p,
+                                     (unsigned long long)by, (long long)a.time_ps,
+                                     (unsigned long long)a.events, (long long)b.time_ps,
+                                     (unsigned long long)b.events);
+                    }
+        coll_ctx_free(whole);
+        coll_ctx_free(stream);
+        topo_free(t);
+    }
+    /* Timeline of a streamed 8-GPU ring (nothing dropped when a timeline is
+     * asked): 8 kernel tasks + 2 x 7 steps x 8 ranks = 120 task events. */
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("nvswitch-8", &t, &e), 0);
+    coll_ctx *c = coll_ctx_new(t);
+    coll_req q;
+    coll_req_init(&q, t);
+    q.algo = ALGO_RING;
+    q.proto = PROTO_SIMPLE;
+    q.channels = 1;
+    q.bytes = 8192;
+    coll_result r = {0};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(coll_predict_timeline(c, &q, &r, f, &e), 0);
+    fclose(f);
+    int nx = 0;
+    for (const char *x = buf; (x = strstr(x, "\"ph\":\"X\"")); x++)
+        nx++;
+    assert_int_equal(nx, 120);
+    free(buf);
+    coll_ctx_free(c);
+    topo_free(t);
+}
+
+/* Symmetric ranks (every ring hop a P2P write over its own NVLink links of
+ * equal capacity and latency): a step's n flows run as one bundled flow.
+ * The predicted time and its critical-path breakdown must equal the
+ * unbundled run's to the picosecond (tolerance 0) for every ring-family
+ * request; the bundled run uses fewer
+ * engine events (one flow per step instead of n; with n >= 3 ranks strictly
+ * fewer). On a PCIe preset nothing is bundled: the same events. */
+static void test_bundle_equals_unbundled(void **state)
+{
+    (void)state;
+    const char *presets[] = {"nvswitch-8", "h200-8x-nvswitch", "nvswitch-64",
+                             "rtxpro6000-8x-pcie5-1s"};
+    for (size_t ti = 0; ti < sizeof presets / sizeof *presets; ti++) {
+        err e = {0};
+        topo *t = NULL;
+        assert_int_equal(topo_load(presets[ti], &t, &e), 0);
+        int pcie = strstr(presets[ti], "pcie") != NULL;
+        coll_ctx *sep = coll_ctx_new(t), *bun = coll_ctx_new(t);
+        coll_ctx_tune(sep, 1, 0);
+        int ng = topo_ngpus(t), gs[] = {3, ng};
+        for (int gi = 0; gi < 2; gi++)
+            for (int k = COLL_ALLREDUCE; k <= COLL_ALLGATHER; k++)
+                for (int p = PROTO_LL; p < PROTO_N; p++)
+                    for (uint64_t by = 1024; by <= (64u << 20); by *= 64) {
+                        coll_req q;
+                        coll_req_init(&q, t);
+                        q.kind = (coll_kind)k;
+                        q.algo = ALGO_RING;
+                        q.proto = (coll_proto)p;
+                        q.nranks = gs[gi];
+                        q.bytes = by;
+                        coll_result a = {0}, b = {0};
+                        int ra = coll_predict(sep, &q, &a, &e);
+                        assert_int_equal(coll_predict(bun, &q, &b, &e), ra);
+                        if (ra)
+                            continue;
+                        if (a.time_ps != b.time_ps || a.fixed_ps != b.fixed_ps ||
+                            a.barrier_ps != b.barrier_ps || a.transfer_ps != b.transfer_ps ||
+                            a.contention_ps != b.contention_ps ||
+                            (pcie ? b.events != a.events : b.events >= a.events))
+                            fail_msg("%s g=%d kind %d proto %d %llu B: apart %lld ps %llu ev, "
+                                     "bundled %lld ps %llu ev", presets[ti], gs[gi], k, p,
+                                     (unsigned long long)by, (long long)a.time_ps,
+                                     (unsigned long long)a.events, (long long)b.time_ps,
+                                     (unsigned long long)b.events);
+                    }
+        coll_ctx_free(sep);
+        coll_ctx_free(bun);
+        topo_free(t);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_simple),   cmocka_unit_test(test_ring_ll_small),
+        cmocka_unit_test(test_ring_channels_share), cmocka_unit_test(test_oneshot_pull),
+        cmocka_unit_test(test_read_bound),    cmocka_unit_test(test_twoshot_and_push),
+        cmocka_unit_test(test_tree_chain),    cmocka_unit_test(test_one_rank),
+        cmocka_unit_test(test_copy_setup),    cmocka_unit_test(test_ring_cta_rate),
+        cmocka_unit_test(test_cache_and_env), cmocka_unit_test(test_nccl_channels),
+        cmocka_unit_test(test_stream_equals_whole), cmocka_unit_test(test_bundle_equals_unbundled),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

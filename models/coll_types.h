@@ -1,0 +1,51 @@
+/* The vocabulary of a collective request, shared by the NCCL emulation
+ * (models/nccl/) and the collective algorithms (models/coll/): which
+ * collective, which algorithm and protocol, the element type, and the NCCL
+ * environment settings that change NCCL's decisions. Types only, no code, so
+ * both folders can include it without including each other. */
+#ifndef MODELS_COLL_TYPES_H
+#define MODELS_COLL_TYPES_H
+
+#include <stdint.h>
+
+typedef enum coll_kind {
+    COLL_ALLREDUCE, COLL_REDUCESCATTER, COLL_ALLGATHER, COLL_BROADCAST,
+    COLL_ALLTOALL, COLL_NKINDS
+} coll_kind;
+
+typedef enum coll_algo {
+    ALGO_AUTO, ALGO_RING, ALGO_TREE, ALGO_ONESHOT, ALGO_TWOSHOT,
+    ALGO_ONESHOT_PUSH, ALGO_TWOSHOT_PUSH, ALGO_NALGOS
+} coll_algo;
+
+typedef enum coll_proto { PROTO_AUTO, PROTO_LL, PROTO_LL128, PROTO_SIMPLE, PROTO_N } coll_proto;
+
+typedef enum coll_dtype { DTYPE_BF16, DTYPE_FP16, DTYPE_FP32, DTYPE_N } coll_dtype;
+
+/* NCCL environment knobs that change what NCCL does (docs/model.md). */
+typedef struct nccl_env {
+    int p2p_level;      /* NCCL_P2P_LEVEL as a path type; -1 = NCCL's default */
+    int p2p_disable;    /* NCCL_P2P_DISABLE */
+    int shm_disable;    /* NCCL_SHM_DISABLE */
+    coll_algo algo;     /* NCCL_ALGO (ring/tree), ALGO_AUTO if unset */
+    coll_proto proto;   /* NCCL_PROTO, PROTO_AUTO if unset */
+    int min_channels, max_channels;   /* NCCL_MIN/MAX_NCHANNELS, 0 = default */
+    int64_t buffsize_bytes;           /* NCCL_BUFFSIZE, 0 = default */
+    int nthreads;                     /* NCCL_NTHREADS, 0 = default */
+    int version;                      /* NCCL version emulated (NCCL_VERSION, --nccl):
+                                         index of nccl_tune's table, 0 = newest */
+} nccl_env;
+
+/* Names as reports print them and parsers read them (case-insensitive;
+ * dtype also takes bfloat16/half/float); NULL or -1 when out of range. */
+const char *coll_algo_name(coll_algo a);
+const char *coll_proto_name(coll_proto p);
+const char *coll_dtype_name(coll_dtype d);
+const char *coll_kind_name(coll_kind k);
+int coll_algo_parse(const char *s, coll_algo *out);      /* 0 ok, -1 unknown */
+int coll_proto_parse(const char *s, coll_proto *out);
+int coll_dtype_parse(const char *s, coll_dtype *out);
+int coll_kind_parse(const char *s, coll_kind *out);
+int coll_dtype_size(coll_dtype d);                        /* bytes; 0 out of range */
+
+#endif

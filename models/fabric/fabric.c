@@ -1,0 +1,602 @@
+/* Fabric: engine links for every direction of every topology link, plus
+ * virtual links that carry budgets rather than wires: per GPU its
+ * outstanding-read budget and its posted-write ingress (head-of-line
+ * coupling), per socket-link direction the peer-read completions it can
+ * carry. Transfers become engine flows along topo_route(). The arbitration
+ * rules sit on every switch-to-root (uplink) direction; a flow's tag is the
+ * index of its group in a per-run table that lists, for each uplink the
+ * group crosses, which GPU injects the data there (the writer, or the
+ * completer of a read) and towards which root port, so a rule sees the
+ * pattern of every stream of an interleaved group (docs/model.md). */
+#include "models/fabric/fabric.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_HOPS = 64 };
+
+/* One stream of a group crossing an uplink: what the rules look at. */
+typedef struct upent {
+    int link;          /* engine link id of the uplink direction */
+    int cpl;           /* 0: posted write, 1: read completion */
+    int src;           /* GPU index injecting the data, -1 host */
+    int root;          /* root port node above the data's destination */
+} upent;
+
+typedef struct group {
+    int off, n;        /* into ups */
+} group;
+
+struct fabric {
+    const topo *t;
+    sched *s;
+    int nlinks_topo;
+    int off;           /* FAB_NO_* bits */
+    int *read_link;    /* per node: virtual read-budget link, -1 if not a GPU */
+    double *read_cap;  /* per node: that link's capacity (MRRS requests) */
+    int *hol_link;     /* per node: virtual posted-write ingress link, -1 */
+    int *hol_out;      /* per node: engine link of its own PCIe link out, -1 */
+    int *cta_st, *cta_ld; /* per node: one thread block's store / load budget, -1 */
+    int *sock_link;    /* per engine link: its virtual peer-read link, -1 */
+    int *is_uplink;    /* per engine link */
+    int *root_of;      /* per node: root port above it, -1 */
+    int *hostmem_of;   /* per node */
+    /* per-run group table (tags) */
+    upent *ups;
+    int nups, ups_cap;
+    group *groups;
+    int ngroups, groups_cap;
+    /* scratch for group flows; slot[l] = index of engine link l in lk, or -1 */
+    int *slot;
+    int *lk;
+    double *w;
+    int scratch_cap;
+};
+
+static double link_cap(const topo *t, int engine_link)
+{
+    const topo_link *l = topo_link_at(t, engine_link / 2);
+    return (engine_link & 1) && l->bw_back_Bps > 0 ? l->bw_back_Bps : l->bw_Bps;
+}
+
+/* Count distinct values among up to 2: enough for the ">= 2" triggers. */
+typedef struct two {
+    int first, n;
+} two;
+
+static void two_add(two *d, int v)
+{
+    if (d->n == 0) {
+        d->first = v;
+        d->n = 1;
+    } else if (d->n == 1 && v != d->first) {
+        d->n = 2;
+    }
+}
+
+static double collapse_rule(void *ctx, int link, const uint32_t *tags, int ntags,
+                            double nominal_Bps)
+{
+    const fabric *f = ctx;
+    const topo_params *p = topo_params_get(f->t);
+    double cw = f->off & FAB_NO_COLLAPSE_WRITE ? 0 : p->arb_collapse_Bps;
+    double cr = f->off & FAB_NO_COLLAPSE_READ ? 0 : p->arb_collapse_read_Bps;
+    if ((cw <= 0 && cr <= 0) || ntags < 1)
+        return nominal_Bps;
+    /* Trigger (docs/model.md): >= 2 distinct GPUs injecting on this uplink
+     * and their data heading to >= 2 distinct root ports; posted writes and
+     * read completions are counted apart, each with its own rate. */
+    two src[2] = {{0, 0}, {0, 0}}, root[2] = {{0, 0}, {0, 0}};
+    for (int i = 0; i < ntags; i++) {
+        if (tags[i] == 0 || tags[i] > (uint32_t)f->ngroups)
+            continue;
+        const group *g = &f->groups[tags[i] - 1];
+        for (int k = g->off; k < g->off + g->n; k++) {
+            const upent *u = &f->ups[k];
+            if (u->link != link)
+                continue;
+            two_add(&src[u->cpl], u->src);
+            two_add(&root[u->cpl], u->root);
+        }
+    }
+    double cap = nominal_Bps;
+    if (cw > 0 && src[0].n >= 2 && root[0].n >= 2 && cw < cap)
+        cap = cw;
+    if (cr > 0 && src[1].n >= 2 && root[1].n >= 2 && cr < cap)
+        cap = cr;
+    return cap;
+}
+
+static int compute_root(const topo *t, int node)
+{
+    for (int n = node, guard = 0; n >= 0 && guard < 4096; guard++) {
+        const topo_node *nd = topo_node_at(t, n);
+        if (nd->kind == TOPO_ROOT)
+            return n;
+        n = nd->pci_parent;
+    }
+    return -1;
+}
+
+static int compute_hostmem(const topo *t, int node)
+{
+    int numa = topo_node_at(t, node)->numa, cpu = -1;
+    for (int i = 0; i < topo_nnodes(t); i++) {
+        const topo_node *nd = topo_node_at(t, i);
+        if (nd->kind == TOPO_HOSTMEM && (nd->numa == numa || numa < 0))
+            return i;
+        if (nd->kind == TOPO_CPU && cpu < 0 && (nd->numa == numa || numa < 0))
+            cpu = i;
+    }
+    return cpu;
+}
+
+sim_ps fabric_lat_ps(const fabric *f, fab_op op, int src, int dst)
+{
+    sim_ps one = topo_route_lat_ps(f->t, src, dst);
+    if (!fab_is_read(op))
+        return one;
+    return 2 * one + topo_params_get(f->t)->read_extra_lat_ps;
+}
+
+/* Does the route a->b cross a PCIe link? The outstanding-request bound is a
+ * PCIe mechanism; NVLink reads are not modelled as tag-limited. */
+static int route_has_pcie(const topo *t, int a, int b)
+{
+    const int *links;
+    const int8_t *dirs;
+    int h = topo_route(t, a, b, &links, &dirs);
+    for (int i = 0; i < h; i++)
+        if (topo_link_at(t, links[i])->kind == LINK_PCIE)
+            return 1;
+    return 0;
+}
+
+/* Payload bytes of one request (reads: of one completion) for op. */
+static int req_bytes(const fabric *f, fab_op op)
+{
+    const topo_params *p = topo_params_get(f->t);
+    int mps = p->pcie_mps_bytes, sm = f->off & FAB_NO_REQ_SIZE ? mps : p->sm_req_bytes;
+    switch (op) {
+    case FAB_CE_WRITE: return mps;
+    case FAB_CE_READ: return p->pcie_mrrs_bytes;
+    case FAB_READ: return f->off & FAB_NO_REQ_SIZE ? p->pcie_mrrs_bytes : sm;
+    default: return sm < mps ? sm : mps;
+    }
+}
+
+double fabric_tlp_weight(const fabric *f, fab_op op)
+{
+    const topo_params *p = topo_params_get(f->t);
+    double o = p->pcie_tlp_overhead_bytes, mps = p->pcie_mps_bytes;
+    double pay = req_bytes(f, op);
+    if (pay > mps)   /* completions and writes are split at MPS */
+        pay = mps;
+    return ((pay + o) / pay) / ((mps + o) / mps);
+}
+
+double fabric_read_cap_Bps(const fabric *f, fab_op op, int reader, int target)
+{
+    const topo_params *p = topo_params_get(f->t);
+    if (!route_has_pcie(f->t, target, reader))
+        return 0;
+    sim_ps rtt = fabric_lat_ps(f, FAB_READ, target, reader);
+    if (p->read_tags <= 0 || rtt <= 0)
+        return 0;
+    return (double)p->read_tags * req_bytes(f, op) / ((double)rtt * 1e-12);
+}
+
+void fabric_disable(fabric *f, int off) { f->off = off; }
+
+static const struct {
+    const char *name;
+    int bit;
+} mechs[] = {
+    {"write-collapse", FAB_NO_COLLAPSE_WRITE}, {"read-collapse", FAB_NO_COLLAPSE_READ},
+    {"hol", FAB_NO_HOL}, {"req-size", FAB_NO_REQ_SIZE}, {"socket-read", FAB_NO_SOCKET_READ},
+};
+
+int fabric_mech_parse(const char *list, int *off, err *e)
+{
+    *off = 0;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        int bit = 0;
+        for (size_t i = 0; i < sizeof mechs / sizeof mechs[0]; i++)
+            if (strlen(mechs[i].name) == n && !strncmp(p, mechs[i].name, n))
+                bit = mechs[i].bit;
+        if (!bit)
+            return err_set(e, ERR_USAGE, "--without: unknown mechanism '%.*s' (write-collapse, "
+                           "read-collapse, hol, req-size, socket-read)", (int)n, p);
+        *off |= bit;
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
+/* The GPU's own PCIe link towards the fabric (its first hop), or -1. */
+static int gpu_pcie_out(const topo *t, int node)
+{
+    for (int l = 0; l < topo_nlinks(t); l++) {
+        const topo_link *tl = topo_link_at(t, l);
+        if (tl->kind == LINK_PCIE && (tl->a == node || tl->b == node))
+            return tl->a == node ? 2 * l : 2 * l + 1;
+    }
+    return -1;
+}
+
+/* Read budget of GPU node n, in copy-engine requests: tags x MRRS over its
+ * shortest round trip to any other GPU or host memory; a single flow is
+ * also capped by its own round trip (fabric_read_cap_Bps). 0: none. */
+/* Read budget of GPU node n: tags x MRRS over its shortest round trip to a
+ * GPU or host memory across PCIe (one shortest-path tree from n). */
+static double read_budget(const fabric *f, int n)
+{
+    const topo_params *p = topo_params_get(f->t);
+    int64_t one = topo_nearest_host_lat_ps(f->t, n);
+    if (one < 0 || p->read_tags <= 0)
+        return 0;
+    double rtt = 2.0 * (double)one + (double)p->read_extra_lat_ps;
+    return rtt > 0 ? (double)p->read_tags * p->pcie_mrrs_bytes / (rtt * 1e-12) : 0;
+}
+
+fabric *fabric_new(const topo *t, err *e)
+{
+    fabric *f = calloc(1, sizeof *f);
+    int nn = topo_nnodes(t), ntl = topo_nlinks(t);
+    if (!f || !(f->s = sched_new()) || !(f->read_link = malloc(sizeof(int) * (size_t)nn)) ||
+        !(f->read_cap = calloc((size_t)nn, sizeof(double))) ||
+        !(f->hol_link = malloc(sizeof(int) * (size_t)nn)) ||
+        !(f->hol_out = malloc(sizeof(int) * (size_t)nn)) ||
+        !(f->cta_st = malloc(sizeof(int) * (size_t)nn)) ||
+        !(f->cta_ld = malloc(sizeof(int) * (size_t)nn)) ||
+        !(f->sock_link = malloc(sizeof(int) * (size_t)(2 * ntl + 1))) ||
+        !(f->is_uplink = calloc((size_t)(2 * ntl + 1), sizeof(int))) ||
+        !(f->root_of = malloc(sizeof(int) * (size_t)nn)) ||
+        !(f->hostmem_of = malloc(sizeof(int) * (size_t)nn)))
+        goto oom;
+    f->t = t;
+    f->nlinks_topo = ntl;
+    const topo_params *p = topo_params_get(t);
+    char name[160];
+    for (int l = 0; l < ntl; l++) {
+        const topo_link *tl = topo_link_at(t, l);
+        const char *a = topo_node_at(t, tl->a)->name, *b = topo_node_at(t, tl->b)->name;
+        snprintf(name, sizeof name, "%s>%s", a, b);
+        if (sched_link(f->s, link_cap(t, 2 * l), name) != 2 * l)
+            goto oom;
+        snprintf(name, sizeof name, "%s>%s", b, a);
+        if (sched_link(f->s, link_cap(t, 2 * l + 1), name) != 2 * l + 1)
+            goto oom;
+        /* The arbitration rules watch traffic leaving a switch upwards. */
+        const topo_node *na = topo_node_at(t, tl->a), *nb = topo_node_at(t, tl->b);
+        if (na->kind == TOPO_SWITCH && na->pci_parent == tl->b) {
+            sched_link_rule(f->s, 2 * l, collapse_rule, f);
+            f->is_uplink[2 * l] = 1;
+        }
+        if (nb->kind == TOPO_SWITCH && nb->pci_parent == tl->a) {
+            sched_link_rule(f->s, 2 * l + 1, collapse_rule, f);
+            f->is_uplink[2 * l + 1] = 1;
+        }
+    }
+    /* Peer-read completions a socket link can carry, per direction. */
+    for (int i = 0; i < 2 * ntl; i++) {
+        f->sock_link[i] = -1;
+        const topo_link *tl = topo_link_at(t, i / 2);
+        if (tl->kind != LINK_SOCKET || p->socket_read_Bps <= 0)
+            continue;
+        snprintf(name, sizeof name, "%s.peer-reads", sched_link_name(f->s, i));
+        if ((f->sock_link[i] = sched_link(f->s, p->socket_read_Bps, name)) < 0)
+            goto oom;
+    }
+    for (int n = 0; n < nn; n++) {
+        f->root_of[n] = compute_root(t, n);
+        f->hostmem_of[n] = compute_hostmem(t, n);
+        f->read_link[n] = f->hol_link[n] = f->hol_out[n] = f->cta_st[n] = f->cta_ld[n] = -1;
+    }
+    for (int g = 0; g < topo_ngpus(t); g++) {
+        int n = topo_gpu_node(t, g);
+        /* Read budget of each GPU, in copy-engine requests: tags x MRRS over
+         * its shortest round trip to any other GPU or host memory; a single
+         * flow is also capped by its own round trip (fabric_read_cap_Bps). */
+        /* Whether it has one is decided here, cheaply when it reads its host
+         * memory over PCIe; its value waits for its first read (read_budget:
+         * all GPU pairs would be O(N^2) routes). */
+        int m = f->hostmem_of[n];
+        double best = m >= 0 && fabric_read_cap_Bps(f, FAB_CE_READ, n, m) > 0
+                          ? -1 : read_budget(f, n);
+        if (best != 0) {
+            snprintf(name, sizeof name, "%s.read-tags", topo_node_at(t, n)->name);
+            if ((f->read_link[n] = sched_link(f->s, best > 0 ? best : 0, name)) < 0)
+                goto oom;
+            f->read_cap[n] = best;
+        }
+        /* Posted-write ingress: the GPU's writes share one ordered queue at
+         * the switch port, at the rate of its own PCIe link. */
+        /* One thread block's peer stores and loads (an NCCL channel). */
+        if (p->cta_store_Bps > 0) {
+            snprintf(name, sizeof name, "%s.block-stores", topo_node_at(t, n)->name);
+            if ((f->cta_st[n] = sched_link(f->s, p->cta_store_Bps, name)) < 0)
+                goto oom;
+        }
+        if (p->cta_load_Bps > 0) {
+            snprintf(name, sizeof name, "%s.block-loads", topo_node_at(t, n)->name);
+            if ((f->cta_ld[n] = sched_link(f->s, p->cta_load_Bps, name)) < 0)
+                goto oom;
+        }
+        int out = f->hol_out[n] = gpu_pcie_out(t, n);
+        if (out >= 0) {
+            snprintf(name, sizeof name, "%s.posted", topo_node_at(t, n)->name);
+            if ((f->hol_link[n] = sched_link(f->s, link_cap(t, out), name)) < 0)
+                goto oom;
+        }
+    }
+    int nl = sched_nlinks(f->s);
+    if (!(f->slot = malloc(sizeof(int) * (size_t)(nl > 0 ? nl : 1))))
+        goto oom;
+    for (int i = 0; i < nl; i++)
+        f->slot[i] = -1;
+    return f;
+oom:
+    fabric_free(f);
+    err_set(e, ERR_SYSTEM, "out of memory building the fabric");
+    return NULL;
+}
+
+void fabric_free(fabric *f)
+{
+    if (!f)
+        return;
+    sched_free(f->s);
+    free(f->read_link);
+    free(f->read_cap);
+    free(f->hol_link);
+    free(f->hol_out);
+    free(f->cta_st);
+    free(f->cta_ld);
+    free(f->sock_link);
+    free(f->is_uplink);
+    free(f->root_of);
+    free(f->hostmem_of);
+    free(f->ups);
+    free(f->groups);
+    free(f->lk);
+    free(f->w);
+    free(f->slot);
+    free(f);
+}
+
+sched *fabric_sched(fabric *f) { return f->s; }
+const topo *fabric_topo(const fabric *f) { return f->t; }
+int fabric_root_of(const fabric *f, int node) { return f->root_of[node]; }
+int fabric_hostmem_of(const fabric *f, int gpu_node) { return f->hostmem_of[gpu_node]; }
+
+void fabric_reset(fabric *f)
+{
+    sched_reset(f->s);
+    f->nups = f->ngroups = 0;
+}
+
+static int grow(fabric *f, int need, err *e)
+{
+    if (need <= f->scratch_cap)
+        return 0;
+    int cap = need * 2;
+    int *lk = realloc(f->lk, sizeof(int) * (size_t)cap);
+    if (lk)
+        f->lk = lk;
+    double *w = realloc(f->w, sizeof(double) * (size_t)cap);
+    if (w)
+        f->w = w;
+    if (!lk || !w)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    f->scratch_cap = cap;
+    return 0;
+}
+
+/* Add link id with weight wt to the scratch list, merging. Returns the count. */
+static int add_link(fabric *f, int n, int id, double wt)
+{
+    if (f->slot[id] < 0) {
+        f->slot[id] = n;
+        f->lk[n] = id;
+        f->w[n++] = wt;
+    } else {
+        f->w[f->slot[id]] += wt;
+    }
+    return n;
+}
+
+/* Add the route a->b (one stream of op) to the scratch list: wt on every
+ * link, times the TLP weight on PCIe links; the stream's uplink crossings
+ * go to the group table. Returns the new count, or -1 on OOM. */
+static int add_route(fabric *f, int n, int a, int b, fab_op op, double wt, double tlp,
+                     int src_gpu, int dst_root, double *min_Bps, int *first)
+{
+    const int *links;
+    const int8_t *dirs;
+    int h = topo_route(f->t, a, b, &links, &dirs);
+    *first = h > 0 ? 2 * links[0] + dirs[0] : -1;
+    for (int i = 0; i < h; i++) {
+        int id = 2 * links[i] + dirs[i];
+        int pcie = topo_link_at(f->t, links[i])->kind == LINK_PCIE;
+        double c = link_cap(f->t, id) / (pcie ? tlp : 1);
+        if (min_Bps && c < *min_Bps)
+            *min_Bps = c;
+        n = add_link(f, n, id, pcie ? wt * tlp : wt);
+        if (fab_is_read(op) && f->sock_link[id] >= 0 && !(f->off & FAB_NO_SOCKET_READ))
+            n = add_link(f, n, f->sock_link[id], wt);
+        if (f->is_uplink[id]) {
+            if (f->nups == f->ups_cap) {
+                int cap = f->ups_cap ? 2 * f->ups_cap : 64;
+                upent *u = realloc(f->ups, sizeof *u * (size_t)cap);
+                if (!u)
+                    return -1;
+                f->ups = u;
+                f->ups_cap = cap;
+            }
+            f->ups[f->nups++] = (upent){id, fab_is_read(op), src_gpu, dst_root};
+        }
+    }
+    return n;
+}
+
+int fabric_xfer(fabric *f, fab_op op, int src, int dst, double bytes, double wire,
+                sim_ps extra_lat_ps, int track, const char *label, err *e)
+{
+    int initiator = fab_is_read(op) ? dst : src;
+    return fabric_xfer_group(f, op, initiator, fab_is_read(op) ? &src : &dst, 1, bytes,
+                             wire, extra_lat_ps, track, label, e);
+}
+
+/* One leg of a flow: a stream of op between a and b (a the data's source). */
+typedef struct leg {
+    fab_op op;
+    int a, b;
+} leg;
+
+/* One engine flow over the legs' routes, advancing at one rate: the streams
+ * of an interleaved group (initiator = the GPU issuing them), or the two
+ * halves of a staged transfer. Latency: the largest leg's (group) or their
+ * sum (staged). */
+static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block,
+                     double bytes_each, double wire, double cap_Bps, sim_ps extra_lat_ps,
+                     int track, const char *label, err *e)
+{
+    if (n < 1 || wire < 1)
+        return err_set(e, ERR_SYSTEM, "fabric: bad group (n=%d wire=%g)", n, wire), -1;
+    if (grow(f, (MAX_HOPS * 2 + 1) * (n + 1) + 4, e))
+        return -1;
+    if (f->ngroups == f->groups_cap) {
+        int cap = f->groups_cap ? 2 * f->groups_cap : 64;
+        group *g = realloc(f->groups, sizeof *g * (size_t)cap);
+        if (!g)
+            return err_set(e, ERR_SYSTEM, "out of memory"), -1;
+        f->groups = g;
+        f->groups_cap = cap;
+    }
+    int nl = 0, up0 = f->nups, nreads = 0, reader = -1;
+    sim_ps lat = 0;
+    double cap = 0, req_per = 1;
+    for (int i = 0; i < n; i++) {
+        fab_op op = legs[i].op;
+        int rd = fab_is_read(op), a = legs[i].a, b = legs[i].b;
+        double tlp = f->off & FAB_NO_REQ_SIZE ? 1 : fabric_tlp_weight(f, op);
+        int src_gpu = topo_node_at(f->t, a)->gpu;
+        double min_Bps = INFINITY;
+        int first;
+        nl = add_route(f, nl, a, b, op, wire, tlp, src_gpu, f->root_of[b], &min_Bps, &first);
+        if (nl < 0)
+            return err_set(e, ERR_SYSTEM, "out of memory"), -1;
+        /* Head of line: each byte of a stream that leaves through the GPU's
+         * own PCIe port holds the port's ingress queue for 1/min_Bps (its
+         * route's payload rate); on a link of capacity C: weight C/min_Bps. */
+        if (!rd && first >= 0 && first == f->hol_out[a] && isfinite(min_Bps) && min_Bps > 0) {
+            /* Each sender's own queue: a bundle's legs may start at several GPUs. */
+            if (!(f->off & FAB_NO_HOL))
+                nl = add_link(f, nl, f->hol_link[a], wire * link_cap(f->t, first) / min_Bps);
+        }
+        sim_ps l = fabric_lat_ps(f, op, a, b);
+        lat = staged ? lat + l : (l > lat ? l : lat);
+        if (rd) {
+            /* Streams interleaved by one reader share its tags: the group's
+             * per-stream rate is bounded by the slowest stream's own cap. */
+            nreads++;
+            reader = b;
+            req_per = (double)topo_params_get(f->t)->pcie_mrrs_bytes / req_bytes(f, op);
+            double c = fabric_read_cap_Bps(f, op, b, a);
+            if (c > 0 && (cap == 0 || c < cap))
+                cap = c;
+        }
+    }
+    if (nreads > 1)
+        cap /= nreads;
+    if (reader >= 0 && f->read_link[reader] >= 0 && cap > 0) {
+        if (f->read_cap[reader] < 0) { /* its first read: the budget's value */
+            f->read_cap[reader] = read_budget(f, reader);
+            sched_link_cap(f->s, f->read_link[reader], f->read_cap[reader]);
+        }
+        /* The budget is in MRRS-sized requests: a smaller request uses a
+         * whole tag for fewer bytes. */
+        nl = add_link(f, nl, f->read_link[reader], (double)nreads * req_per);
+    }
+    if (cap_Bps > 0 && (cap == 0 || cap_Bps < cap))
+        cap = cap_Bps;
+    /* One thread block issues the flow (an NCCL channel): the writer's stores
+     * and the reader's loads share that block's budget with its other flows
+     * (the steps of pipelined loops). */
+    for (int i = 0; block > 0 && i < n; i++) {
+        int w = fab_is_read(legs[i].op) ? f->cta_ld[legs[i].b] : f->cta_st[legs[i].a];
+        if (w >= 0)
+            nl = add_link(f, nl, w, block);
+    }
+    for (int i = 0; i < nl; i++)  /* clear the slots for the next group */
+        f->slot[f->lk[i]] = -1;
+    uint32_t tag = 0;
+    if (f->nups > up0) {
+        f->groups[f->ngroups] = (group){up0, f->nups - up0};
+        tag = (uint32_t)++f->ngroups;
+    }
+    int id = sched_flow_w(f->s, f->lk, f->w, nl, bytes_each, cap, lat + extra_lat_ps, tag,
+                          track, label);
+    if (id < 0)
+        err_set(e, ERR_SYSTEM, "out of memory adding a transfer");
+    return id;
+}
+
+int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int n,
+                      double bytes_each, double wire, sim_ps extra_lat_ps, int track,
+                      const char *label, err *e)
+{
+    return fabric_xfer_group_cap(f, op, initiator, peers, n, bytes_each, wire, 0, extra_lat_ps,
+                                 track, label, e);
+}
+
+double fabric_cta_cap_Bps(const fabric *f, fab_op op, int blocks)
+{
+    const topo_params *p = topo_params_get(f->t);
+    double per = op == FAB_WRITE ? p->cta_store_Bps : op == FAB_READ ? p->cta_load_Bps : 0;
+    return blocks > 0 && per > 0 ? blocks * per : 0;
+}
+
+int fabric_xfer_group_cap(fabric *f, fab_op op, int initiator, const int *peers, int n,
+                          double bytes_each, double wire, double cap_Bps, sim_ps extra_lat_ps,
+                          int track, const char *label, err *e)
+{
+    if (n < 1)
+        return err_set(e, ERR_SYSTEM, "fabric: bad group (n=%d wire=%g)", n, wire), -1;
+    leg one[16], *legs = n <= 16 ? one : malloc(sizeof *legs * (size_t)n);
+    if (!legs)
+        return err_set(e, ERR_SYSTEM, "out of memory"), -1;
+    for (int i = 0; i < n; i++)
+        legs[i] = fab_is_read(op) ? (leg){op, peers[i], initiator} : (leg){op, initiator, peers[i]};
+    int id = xfer_legs(f, legs, n, 0, 0, bytes_each, wire, cap_Bps, extra_lat_ps, track, label,
+                       e);
+    if (legs != one)
+        free(legs);
+    return id;
+}
+
+int fabric_xfer_channel(fabric *f, int src, int stage, int dst, double bytes, double wire,
+                        double block_wire, sim_ps extra_lat_ps, int track, const char *label,
+                        err *e)
+{
+    leg legs[2] = {{FAB_WRITE, src, stage >= 0 ? stage : dst}, {FAB_READ, stage, dst}};
+    return xfer_legs(f, legs, stage >= 0 ? 2 : 1, stage >= 0, block_wire, bytes, wire, 0,
+                     extra_lat_ps, track, label, e);
+}
+
+int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
+                       double wire, double block_wire, sim_ps extra_lat_ps, int track,
+                       const char *label, err *e)
+{
+    leg *legs = malloc(sizeof *legs * (size_t)(n > 0 ? n : 1));
+    if (!legs)
+        return err_set(e, ERR_SYSTEM, "out of memory"), -1;
+    for (int i = 0; i < n; i++)
+        legs[i] = (leg){FAB_WRITE, src[i], dst[i]};
+    int id = xfer_legs(f, legs, n, 0, block_wire, bytes, wire, 0, extra_lat_ps, track, label, e);
+    free(legs);
+    return id;
+}

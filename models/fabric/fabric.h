@@ -1,0 +1,99 @@
+/* Fabric: a topology laid onto the engine, with the PCIe transaction
+ * mechanisms of docs/model.md: posted writes (one-way latency), non-posted
+ * reads (round-trip latency, rate bounded by outstanding requests over the
+ * round trip), the requester's transaction size (SM loads and stores vs
+ * copy engines), a switch's arbitration collapse for posted writes and for
+ * read completions, head-of-line coupling of one GPU's posted writes, and
+ * groups of flows issued interleaved by one initiator that progress at one
+ * rate.
+ * Each direction of a topology link is one engine link. The fabric owns its
+ * sched; the topology is borrowed and must outlive it. */
+#ifndef MODELS_FABRIC_FABRIC_H
+#define MODELS_FABRIC_FABRIC_H
+
+#include <stdint.h>
+
+#include "models/topo/topo.h"
+#include "sim/err.h"
+#include "sim/sched.h"
+
+/* Direction and requester: FAB_WRITE / FAB_READ are issued by a kernel's SM
+ * loads and stores (PCIe requests of at most sm_req_bytes); FAB_CE_* by a
+ * copy engine (writes of MPS bytes, reads of MRRS bytes). */
+typedef enum fab_op { FAB_WRITE, FAB_READ, FAB_CE_WRITE, FAB_CE_READ } fab_op;
+
+static inline int fab_is_read(fab_op op) { return op == FAB_READ || op == FAB_CE_READ; }
+
+typedef struct fabric fabric;
+
+fabric *fabric_new(const topo *t, err *e);   /* ERR_SYSTEM on OOM */
+void fabric_free(fabric *f);                 /* NULL ok */
+sched *fabric_sched(fabric *f);
+const topo *fabric_topo(const fabric *f);
+void fabric_reset(fabric *f);                /* drop tasks, keep links */
+
+/* One transfer of bytes from node src to node dst. For FAB_WRITE the
+ * initiator is src (posted writes); for FAB_READ it is dst, which loads
+ * from src (non-posted). wire >= 1 multiplies the bytes on the wire (LL's
+ * flags); extra_lat_ps is added to the path latency (protocol costs).
+ * Returns the task id, or -1 with e set. */
+int fabric_xfer(fabric *f, fab_op op, int src, int dst, double bytes, double wire,
+                sim_ps extra_lat_ps, int track, const char *label, err *e);
+/* A group: one initiator moves bytes_each to (write) or from (read) each of
+ * the n peers with interleaved accesses, so all n streams advance at one
+ * rate (one engine flow whose weight on a link is the number of streams
+ * crossing it). Ends when every stream has arrived. */
+int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int n,
+                      double bytes_each, double wire, sim_ps extra_lat_ps, int track,
+                      const char *label, err *e);
+/* The same with a cap on the per-stream rate (the issuer's own limit, such
+ * as the thread blocks of a kernel); cap_Bps <= 0: none. */
+int fabric_xfer_group_cap(fabric *f, fab_op op, int initiator, const int *peers, int n,
+                          double bytes_each, double wire, double cap_Bps, sim_ps extra_lat_ps,
+                          int track, const char *label, err *e);
+/* The rate kernels issuing op (FAB_WRITE stores, FAB_READ loads) reach with
+ * `blocks` thread blocks: blocks x cta_store/cta_load; 0 = no limit. */
+double fabric_cta_cap_Bps(const fabric *f, fab_op op, int blocks);
+/* NCCL channels' hop from GPU src to GPU dst, direct (stage < 0: posted SM
+ * stores into dst) or staged through buffer node stage (SHM: src's stores
+ * into host memory, dst's loads from it, pipelined slice by slice: one flow
+ * over both routes, latency the write's one way plus the read's round trip).
+ * wire: bytes on the wire per payload byte, times the channels bundled. With
+ * block_wire > 0 each channel's thread block is a budget too: the flow
+ * crosses the sender's one-block store budget (and, staged, the receiver's
+ * load budget) with weight block_wire (one channel's wire bytes per payload
+ * byte), shared with the channel's other flows in flight. */
+int fabric_xfer_channel(fabric *f, int src, int stage, int dst, double bytes, double wire,
+                        double block_wire, sim_ps extra_lat_ps, int track, const char *label,
+                        err *e);
+/* A bundle: n channel hops src[i] -> dst[i] (direct P2P writes) of bytes
+ * each that advance together: one engine flow over all their routes and
+ * their senders' block budgets, each stream weighing as in its own
+ * fabric_xfer_channel; its latency is the longest route's. For hops the
+ * caller has shown to be symmetric (models/coll/coll_ring.c). */
+int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
+                       double wire, double block_wire, sim_ps extra_lat_ps, int track,
+                       const char *label, err *e);
+/* Latency of a transfer: one way for a write, the round trip for a read. */
+sim_ps fabric_lat_ps(const fabric *f, fab_op op, int src, int dst);
+/* The read bound of one reader from one target with requests of op's size:
+ * tags x request / RTT; 0 (no bound) when the route crosses no PCIe link. */
+double fabric_read_cap_Bps(const fabric *f, fab_op op, int reader, int target);
+/* Link capacity a payload byte of op costs on a PCIe link, relative to a
+ * write of MPS bytes (>= 1 for smaller TLPs; 1 off PCIe). */
+double fabric_tlp_weight(const fabric *f, fab_op op);
+/* The mechanisms of docs/model.md that can be switched off for ablations
+ * (all on by default); a bit set in off disables it for the next runs. */
+enum { FAB_NO_COLLAPSE_WRITE = 1, FAB_NO_COLLAPSE_READ = 2, FAB_NO_HOL = 4,
+       FAB_NO_REQ_SIZE = 8, FAB_NO_SOCKET_READ = 16 };
+void fabric_disable(fabric *f, int off);
+/* Parse "hol,read-collapse" (names: write-collapse, read-collapse, hol,
+ * req-size, socket-read) into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
+int fabric_mech_parse(const char *list, int *off, err *e);
+/* Root port above a node in the PCI hierarchy (-1 if none). */
+int fabric_root_of(const fabric *f, int node);
+/* Host memory node nearest GPU gpu (a TOPO_HOSTMEM of its socket, else the
+ * CPU node itself), for SHM staging. */
+int fabric_hostmem_of(const fabric *f, int gpu_node);
+
+#endif

@@ -1,0 +1,508 @@
+/* The fabric's PCIe mechanisms, each on a small hand-built topology whose
+ * numbers make the expected times easy to derive by hand (docs/model.md,
+ * "PCIe transactions and the fabric"):
+ *
+ *   socket 0: cpu0 - rp0 - sw0 - {g0, g1}    socket 1: cpu1 - rp3 - sw3 - g4
+ *                  - rp1 - sw1 - g2
+ *                  - rp2 - sw2 - g3
+ *
+ * Every PCIe link 10 GB/s, every root port - CPU link 10 GB/s, the socket
+ * link 20 GB/s; latencies 0 except where a test needs them, so times are
+ * bytes over rates. 1 GB per flow: 0.1 s at 10 GB/s. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "models/coll/coll.h"
+#include "models/fabric/fabric.h"
+#include "models/fabric/flows.h"
+
+#define GB 1e9
+/* |got - want| <= tol x want, printing both on failure. */
+#define NEAR_REL(got, want, tol)                                                 \
+    do {                                                                         \
+        double g_ = (got), w_ = (want);                                          \
+        if (!(fabs(g_ - w_) <= (tol) * fabs(w_)))                                \
+            fail_msg("%s = %.9g, expected %.9g (relative tolerance %g)", #got,  \
+                     g_, w_, (double)(tol));                                     \
+    } while (0)
+
+static void add(topo *t, const char *a, const char *b, topo_link_kind k, double bw)
+{
+    err e = {0};
+    topo_link l = {.a = topo_find(t, a), .b = topo_find(t, b), .kind = k,
+                   .pcie_gen = k == LINK_PCIE ? 5 : 0, .pcie_width = k == LINK_PCIE ? 16 : 0,
+                   .bw_Bps = bw, .lat_ps = 0};
+    if (topo_add_link(t, &l, &e) < 0)
+        fail_msg("link %s-%s: %s", a, b, e.msg);
+}
+
+static int node(topo *t, const char *name, topo_kind k, int numa, const char *parent)
+{
+    err e = {0};
+    int id = topo_add_node(t, name, k, numa, &e);
+    if (id < 0)
+        fail_msg("node %s: %s", name, e.msg);
+    if (parent && topo_set_parent(t, id, topo_find(t, parent), &e))
+        fail_msg("parent of %s: %s", name, e.msg);
+    return id;
+}
+
+/* The topology above; the caller may set params before topo_finish. */
+static topo *build(void)
+{
+    topo *t = topo_new("fabric-test");
+    node(t, "cpu0", TOPO_CPU, 0, NULL);
+    node(t, "cpu1", TOPO_CPU, 1, NULL);
+    add(t, "cpu0", "cpu1", LINK_SOCKET, 20 * GB);
+    static const char *const rp[] = {"rp0", "rp1", "rp2", "rp3"};
+    static const char *const sw[] = {"sw0", "sw1", "sw2", "sw3"};
+    for (int i = 0; i < 4; i++) {
+        const char *cpu = i < 3 ? "cpu0" : "cpu1";
+        node(t, rp[i], TOPO_ROOT, i < 3 ? 0 : 1, cpu);
+        add(t, rp[i], cpu, LINK_FABRIC, 10 * GB);
+        node(t, sw[i], TOPO_SWITCH, i < 3 ? 0 : 1, rp[i]);
+        add(t, sw[i], rp[i], LINK_PCIE, 10 * GB);
+    }
+    static const char *const gpus[][2] = {{"g0", "sw0"}, {"g1", "sw0"}, {"g2", "sw1"},
+                                          {"g3", "sw2"}, {"g4", "sw3"}};
+    for (int i = 0; i < 5; i++) {
+        node(t, gpus[i][0], TOPO_GPU, i < 4 ? 0 : 1, gpus[i][1]);
+        add(t, gpus[i][0], gpus[i][1], LINK_PCIE, 10 * GB);
+    }
+    topo_params *p = topo_params_mut(t);
+    p->read_tags = 16384;          /* reads not tag-bound unless a test says so */
+    p->read_extra_lat_ps = 0;
+    p->sm_req_bytes = 256;         /* = MPS: no TLP penalty unless a test says so */
+    p->copy_setup_ps = 0;
+    p->kernel_base_ps = 0;         /* kernels start at once unless a test says so */
+    return t;
+}
+
+static void finish(topo *t)
+{
+    err e = {0};
+    if (topo_finish(t, "fabric-test", &e))
+        fail_msg("topo_finish: %s", e.msg);
+}
+
+/* Run one concurrent case; returns the time of the slowest flow, in s. */
+static double run_case(const topo *t, const char *spec, flows_op op, int without)
+{
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    assert_non_null(f);
+    fabric_disable(f, without);
+    flows_case c;
+    if (flows_parse(t, spec, op, 1e9, &c, &e))
+        fail_msg("%s: %s", spec, e.msg);
+    sim_ps tp[FLOWS_MAX], tmax = 0;
+    if (flows_run(f, &c, tp, &e))
+        fail_msg("%s: %s", spec, e.msg);
+    for (int i = 0; i < c.n; i++)
+        if (tp[i] > tmax)
+            tmax = tp[i];
+    fabric_free(f);
+    return (double)tmax * 1e-12;
+}
+
+static void test_read_collapse(void **state)
+{
+    (void)state;
+    /* g2 reads g0 and g3 reads g1: the completions of two GPUs (g0, g1) go up
+     * sw0's uplink towards two root ports (rp1, rp2): the read-completion
+     * collapse sets that uplink to 1 GB/s, shared by the two flows, so each
+     * moves 1 GB at 0.5 GB/s: 2 s. */
+    topo *t = build();
+    topo_params_mut(t)->arb_collapse_read_Bps = 1 * GB;
+    finish(t);
+    NEAR_REL(run_case(t, "0>2,1>3", FLOWS_COPY_READ, 0), 2.0, 1e-9);
+    /* One completer (g0 read by g2 and g3): one source on the uplink, no
+     * collapse; g0's own link (10 GB/s) carries both: 0.2 s. */
+    NEAR_REL(run_case(t, "0>2,0>3", FLOWS_COPY_READ, 0), 0.2, 1e-9);
+    /* The same pattern as posted writes does not trip the read rule (the
+     * write collapse is off here): the uplink carries 2 GB at 10 GB/s. */
+    NEAR_REL(run_case(t, "0>2,1>3", FLOWS_COPY_WRITE, 0), 0.2, 1e-9);
+    /* Switched off: link-bound as the write, 0.2 s. */
+    NEAR_REL(run_case(t, "0>2,1>3", FLOWS_COPY_READ, FAB_NO_COLLAPSE_READ), 0.2, 1e-9);
+    topo_free(t);
+}
+
+static void test_write_collapse_group(void **state)
+{
+    (void)state;
+    /* Two writers on sw0's uplink towards two root ports: 0>2 and 1>3 as
+     * posted writes collapse the uplink to 1 GB/s: 2 GB / 1 GB/s = 2 s. */
+    topo *t = build();
+    topo_params_mut(t)->arb_collapse_Bps = 1 * GB;
+    finish(t);
+    NEAR_REL(run_case(t, "0>2,1>3", FLOWS_COPY_WRITE, 0), 2.0, 1e-9);
+    /* The rule sees every stream of an interleaved group: g0 writes to g2
+     * and g3 as one engine flow (two streams, one tag) while g1 writes to
+     * g2. Two writers, two root ports: collapse. The uplink carries three
+     * streams of one rate r: 3r = 1 GB/s, each 1 GB takes 3 s. */
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    int g0 = topo_gpu_node(t, 0), g1 = topo_gpu_node(t, 1);
+    int peers[2] = {topo_gpu_node(t, 2), topo_gpu_node(t, 3)};
+    int a = fabric_xfer_group(f, FAB_CE_WRITE, g0, peers, 2, 1e9, 1, 0, 0, "group", &e);
+    int b = fabric_xfer(f, FAB_CE_WRITE, g1, peers[0], 1e9, 1, 0, 1, "single", &e);
+    assert_true(a >= 0 && b >= 0);
+    assert_int_equal(sched_run(fabric_sched(f), &e), 0);
+    NEAR_REL((double)sched_end(fabric_sched(f), a) * 1e-12, 3.0, 1e-9);
+    fabric_free(f);
+    /* Both writers towards one root port (rp1): no collapse; the uplink
+     * carries 2 GB at 10 GB/s and rp1's link the same: 0.2 s. */
+    NEAR_REL(run_case(t, "0>2,1>2", FLOWS_COPY_WRITE, 0), 0.2, 1e-9);
+    topo_free(t);
+}
+
+static void test_head_of_line(void **state)
+{
+    (void)state;
+    /* Two switches under one CPU; g2's own link is 5 GB/s. g0 writes 1 GB to
+     * g1 (same switch: 10 GB/s alone, 0.1 s) and 1 GB to g2 (5 GB/s alone,
+     * 0.2 s). Together, head of line: each byte holds g0's ingress queue for
+     * 1/R of its path, so with equal rates x, x (1/10 + 1/5) s/GB = 1:
+     * x = 3.333 GB/s, and both end together at 1 / 3.333 = 0.3 s. Without the
+     * coupling, max-min gives g0->g2 its 5 and g0->g1 the other 5 of g0's
+     * port: both end at 0.2 s. */
+    topo *t = topo_new("fabric-test-hol");
+    node(t, "cpu0", TOPO_CPU, 0, NULL);
+    node(t, "rp0", TOPO_ROOT, 0, "cpu0");
+    add(t, "rp0", "cpu0", LINK_FABRIC, 10 * GB);
+    node(t, "sw0", TOPO_SWITCH, 0, "rp0");
+    add(t, "sw0", "rp0", LINK_PCIE, 10 * GB);
+    node(t, "rp1", TOPO_ROOT, 0, "cpu0");
+    add(t, "rp1", "cpu0", LINK_FABRIC, 10 * GB);
+    node(t, "sw1", TOPO_SWITCH, 0, "rp1");
+    add(t, "sw1", "rp1", LINK_PCIE, 10 * GB);
+    node(t, "g0", TOPO_GPU, 0, "sw0");
+    add(t, "g0", "sw0", LINK_PCIE, 10 * GB);
+    node(t, "g1", TOPO_GPU, 0, "sw0");
+    add(t, "g1", "sw0", LINK_PCIE, 10 * GB);
+    node(t, "g2", TOPO_GPU, 0, "sw1");
+    add(t, "g2", "sw1", LINK_PCIE, 5 * GB);
+    topo_params_mut(t)->sm_req_bytes = 256;
+    topo_params_mut(t)->read_extra_lat_ps = 0;
+    topo_params_mut(t)->kernel_base_ps = 0;
+    finish(t);
+    NEAR_REL(run_case(t, "0>1,0>2", FLOWS_COPY_WRITE, 0), 0.3, 1e-9);
+    NEAR_REL(run_case(t, "0>1,0>2", FLOWS_COPY_WRITE, FAB_NO_HOL), 0.2, 1e-9);
+    /* Reads are not posted: no coupling (g1 and g2 pulled by g0's engine:
+     * g0's down link carries both, 2 GB at 10 GB/s, g2's up link 1 GB at 5:
+     * 0.2 s). */
+    NEAR_REL(run_case(t, "1>0,2>0", FLOWS_COPY_READ, 0), 0.2, 1e-9);
+    topo_free(t);
+}
+
+static void test_request_size(void **state)
+{
+    (void)state;
+    /* A kernel's stores of 128 B (sm_req_bytes) become 128-byte TLPs: with
+     * 24 bytes of overhead a payload byte costs (152/128) / (280/256) =
+     * 1.0857143 of a link rated for 256-byte writes, so 1 GB over 10 GB/s
+     * takes 0.10857143 s; a copy engine's 256-byte writes take 0.1 s. */
+    topo *t = build();
+    topo_params_mut(t)->sm_req_bytes = 128;
+    finish(t);
+    double w = (152.0 / 128.0) / (280.0 / 256.0);
+    NEAR_REL(run_case(t, "0>1", FLOWS_WRITE, 0), 0.1 * w, 1e-9);
+    NEAR_REL(run_case(t, "0>1", FLOWS_COPY_WRITE, 0), 0.1, 1e-9);
+    topo_free(t);
+    /* Reads: 64 tags of 128 B over a round trip of 2 x 1 us = 2 us bound an
+     * SM reader at 64 x 128 / 2e-6 = 4.096 GB/s; a copy engine's 512-byte
+     * requests at 16.384 GB/s, above the link (10 GB/s: its completions of
+     * MPS 256 bytes cost nothing extra). SM completions of 128 B do:
+     * 1 GB at min(4.096, 10 / 1.0857) = 4.096 GB/s = 0.244140625 s, plus
+     * the 2 us round trip. */
+    t = topo_new("fabric-test-rtt");
+    node(t, "cpu0", TOPO_CPU, 0, NULL);
+    node(t, "rp0", TOPO_ROOT, 0, "cpu0");
+    add(t, "rp0", "cpu0", LINK_FABRIC, 10 * GB);
+    node(t, "sw0", TOPO_SWITCH, 0, "rp0");
+    add(t, "sw0", "rp0", LINK_PCIE, 10 * GB);
+    for (int i = 0; i < 2; i++) {
+        char g[8];
+        snprintf(g, sizeof g, "g%d", i);
+        node(t, g, TOPO_GPU, 0, "sw0");
+        err e = {0};
+        topo_link l = {.a = topo_find(t, g), .b = topo_find(t, "sw0"), .kind = LINK_PCIE,
+                       .pcie_gen = 5, .pcie_width = 16, .bw_Bps = 10 * GB, .lat_ps = 500000};
+        assert_true(topo_add_link(t, &l, &e) >= 0);
+    }
+    topo_params *p = topo_params_mut(t);
+    p->read_tags = 64;
+    p->read_extra_lat_ps = 0;
+    p->sm_req_bytes = 128;
+    p->kernel_base_ps = 0;
+    finish(t);
+    NEAR_REL(run_case(t, "1>0", FLOWS_READ, 0), 1e9 / 4.096e9 + 2e-6, 1e-9);
+    NEAR_REL(run_case(t, "1>0", FLOWS_COPY_READ, 0), 0.1 + 2e-6, 1e-9);
+    topo_free(t);
+}
+
+static void test_socket_read_and_back_rate(void **state)
+{
+    (void)state;
+    /* Read completions crossing the socket link are bounded by
+     * socket_read_Bps: g0 reading 1 GB from g4 (socket 1) with 4 GB/s takes
+     * 1 / 4 = 0.25 s. */
+    topo *t = build();
+    topo_params_mut(t)->socket_read_Bps = 4 * GB;
+    finish(t);
+    NEAR_REL(run_case(t, "4>0", FLOWS_COPY_READ, 0), 0.25, 1e-9);
+    /* Posted writes across the socket do not use it: 10 GB/s, 0.1 s. */
+    NEAR_REL(run_case(t, "4>0", FLOWS_COPY_WRITE, 0), 0.1, 1e-9);
+    NEAR_REL(run_case(t, "4>0", FLOWS_COPY_READ, FAB_NO_SOCKET_READ), 0.1, 1e-9);
+    topo_free(t);
+    /* A link with its own back rate: rp0 - cpu0 at 10 up (rp0 -> cpu0) and
+     * 2 down (cpu0 -> rp0). g2 -> g0 comes down through it: 1 GB / 2 = 0.5 s;
+     * g0 -> g2 goes up: 0.1 s. */
+    t = topo_new("fabric-test-back");
+    node(t, "cpu0", TOPO_CPU, 0, NULL);
+    for (int i = 0; i < 2; i++) {
+        char rp[8], sw[8], g[8];
+        snprintf(rp, sizeof rp, "rp%d", i);
+        snprintf(sw, sizeof sw, "sw%d", i);
+        snprintf(g, sizeof g, "g%d", i);
+        node(t, rp, TOPO_ROOT, 0, "cpu0");
+        err e = {0};
+        topo_link l = {.a = topo_find(t, rp), .b = topo_find(t, "cpu0"), .kind = LINK_FABRIC,
+                       .bw_Bps = 10 * GB, .bw_back_Bps = i == 0 ? 2 * GB : 0};
+        assert_true(topo_add_link(t, &l, &e) >= 0);
+        node(t, sw, TOPO_SWITCH, 0, rp);
+        add(t, sw, rp, LINK_PCIE, 10 * GB);
+        node(t, g, TOPO_GPU, 0, sw);
+        add(t, g, sw, LINK_PCIE, 10 * GB);
+    }
+    finish(t);
+    NEAR_REL(run_case(t, "1>0", FLOWS_COPY_WRITE, 0), 0.5, 1e-9);
+    NEAR_REL(run_case(t, "0>1", FLOWS_COPY_WRITE, 0), 0.1, 1e-9);
+    topo_free(t);
+}
+
+static void test_cta_blocks(void **state)
+{
+    (void)state;
+    /* A copy kernel of 2 thread blocks, each storing at most 3 GB/s into a
+     * peer: 6 GB/s on a 10 GB/s path, 1 GB in 1/6 s; loads at 2 GB/s per
+     * block: 4 GB/s, 0.25 s. Without a block count (one block per SM, as
+     * hwcheck's default) the link binds: 0.1 s. A copy engine has no blocks. */
+    topo *t = build();
+    topo_params_mut(t)->cta_store_Bps = 3 * GB;
+    topo_params_mut(t)->cta_load_Bps = 2 * GB;
+    finish(t);
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    flows_case c;
+    sim_ps tp[1];
+    assert_int_equal(flows_parse(t, "0>1", FLOWS_WRITE, 1e9, &c, &e), 0);
+    c.blocks = 2;
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 1.0 / 6.0, 1e-9);
+    assert_int_equal(flows_parse(t, "0>1", FLOWS_READ, 1e9, &c, &e), 0);
+    c.blocks = 2;
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 0.25, 1e-9);
+    assert_int_equal(flows_parse(t, "0>1", FLOWS_WRITE, 1e9, &c, &e), 0);
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 0.1, 1e-9);
+    assert_int_equal(flows_parse(t, "0>1", FLOWS_COPY_WRITE, 1e9, &c, &e), 0);
+    c.blocks = 2;
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 0.1, 1e-9);
+    fabric_free(f);
+    topo_free(t);
+}
+
+static void test_channel_block(void **state)
+{
+    (void)state;
+    /* One NCCL channel is one thread block storing at most 3 GB/s: two hops
+     * of the same channel in flight from g0 (to g1 and to g2, say two
+     * pipelined steps) share it: 1.5 GB/s each, 1 GB in 2/3 s. A bundle of 2
+     * channels (wire 2, one channel's wire 1) moves 1 GB per channel at 3 GB/s
+     * each (6 GB/s on the link): 1/3 s. */
+    topo *t = build();
+    topo_params_mut(t)->cta_store_Bps = 3 * GB;
+    finish(t);
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    sched *s = fabric_sched(f);
+    int g0 = topo_gpu_node(t, 0), g1 = topo_gpu_node(t, 1), g2 = topo_gpu_node(t, 2);
+    int a = fabric_xfer_channel(f, g0, -1, g1, 1e9, 1, 1, 0, 0, "step0", &e);
+    int b = fabric_xfer_channel(f, g0, -1, g2, 1e9, 1, 1, 0, 0, "step1", &e);
+    assert_true(a >= 0 && b >= 0);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_end(s, a) * 1e-12, 2.0 / 3.0, 1e-9);
+    fabric_reset(f);
+    a = fabric_xfer_channel(f, g0, -1, g1, 1e9, 2, 1, 0, 0, "bundle", &e);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_end(s, a) * 1e-12, 1.0 / 3.0, 1e-9);
+    fabric_free(f);
+    topo_free(t);
+}
+
+static void test_kernel_start(void **state)
+{
+    (void)state;
+    /* A copy kernel's transfer starts after the kernel's own start
+     * (kernel_base 3 us): 1 GB at 10 GB/s ends at 0.1 s + 3 us; a latency
+     * probe (a flag between kernels already running) does not pay it. */
+    topo *t = build();
+    topo_params_mut(t)->kernel_base_ps = 3000000;
+    finish(t);
+    NEAR_REL(run_case(t, "0>1", FLOWS_WRITE, 0), 0.1 + 3e-6, 1e-9);
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    flows_case c;
+    sim_ps tp[1];
+    assert_int_equal(flows_parse(t, "0>1", FLOWS_WRITE, 4, &c, &e), 0);
+    c.pattern = "latency";
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 4.0 / 10e9, 1e-9);
+    fabric_free(f);
+    topo_free(t);
+}
+
+static void test_read_group_order(void **state)
+{
+    (void)state;
+    /* A reader's interleaved group is bounded by its slowest stream's own
+     * read cap, whatever the order of its peers. On the default preset GPU0
+     * reads 100 MB from GPU4 (other socket: RTT 2 x 1.315 + 0.2 = 2.83 us,
+     * SM bound 256 x 128 B / 2.83 us = 11.58 GB/s) and from GPU1 (same
+     * switch, 20.1 GB/s): per stream 11.58 / 2 GB/s, so each stream's
+     * 100 MB takes 1e8 x 2 x 2.83e-6 / 32768 = 17.273 ms, plus the 2.83 us
+     * round trip, in either order. */
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("rtxpro6000-8x-pcie5-2s", &t, &e), 0);
+    fabric *f = fabric_new(t, &e);
+    sched *s = fabric_sched(f);
+    int g0 = topo_gpu_node(t, 0), ab[2] = {topo_gpu_node(t, 4), topo_gpu_node(t, 1)};
+    int ba[2] = {ab[1], ab[0]};
+    double want = 1e8 * 2 * 2.83e-6 / 32768 + 2.83e-6;
+    int x = fabric_xfer_group(f, FAB_READ, g0, ab, 2, 1e8, 1, 0, 0, "ab", &e);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_end(s, x) * 1e-12, want, 1e-6);
+    fabric_reset(f);
+    x = fabric_xfer_group(f, FAB_READ, g0, ba, 2, 1e8, 1, 0, 0, "ba", &e);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_end(s, x) * 1e-12, want, 1e-6);
+    fabric_free(f);
+    topo_free(t);
+}
+
+static void test_staged(void **state)
+{
+    (void)state;
+    /* NCCL's SHM hop, g0 -> host memory of socket 0 (here the CPU node) ->
+     * g1, after a 1 s delay: one pipelined flow over both routes. Up to cpu0
+     * and back down, every link at 10 GB/s and no latency: 1 GB moves in
+     * 0.1 s once the delay has ended, so it ends at 1.1 s (the two halves
+     * are neither serialised nor started before their data is ready). */
+    topo *t = build();
+    finish(t);
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    sched *s = fabric_sched(f);
+    int d = sched_delay(s, 1000000000000LL, 0, "ready");
+    int x = fabric_xfer_channel(f, topo_gpu_node(t, 0), fabric_hostmem_of(f, topo_gpu_node(t, 1)),
+                                topo_gpu_node(t, 1), 1e9, 1, 0, 0, 0, "shm", &e);
+    assert_true(d >= 0 && x >= 0);
+    assert_int_equal(sched_dep(s, d, x), 0);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_start(s, x) * 1e-12, 1.0, 1e-12);
+    NEAR_REL((double)sched_end(s, x) * 1e-12, 1.1, 1e-9);
+    fabric_free(f);
+    topo_free(t);
+}
+
+static void test_breakdown_sums(void **state)
+{
+    (void)state;
+    /* Where the time goes adds up to the predicted time, for every
+     * algorithm on the default preset at the reference sizes; a one-shot
+     * pull there waits on collapsed read completions (contention > 0) and
+     * meets at a flag barrier (barrier > 0); a ring has no barrier. */
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("rtxpro6000-8x-pcie5-2s", &t, &e), 0);
+    coll_ctx *c = coll_ctx_new(t);
+    static const coll_algo algos[] = {ALGO_RING, ALGO_ONESHOT, ALGO_TWOSHOT,
+                                      ALGO_ONESHOT_PUSH, ALGO_TWOSHOT_PUSH};
+    for (size_t i = 0; i < sizeof algos / sizeof algos[0]; i++)
+        for (uint64_t s = 14336; s <= 43008; s += 28672) {
+            coll_req r;
+            coll_req_init(&r, t);
+            r.algo = algos[i];
+            r.bytes = s;
+            coll_result res;
+            assert_int_equal(coll_predict(c, &r, &res, &e), 0);
+            assert_int_equal(res.barrier_ps + res.fixed_ps + res.transfer_ps + res.contention_ps,
+                             res.time_ps);
+            if (algos[i] == ALGO_ONESHOT) {
+                assert_true(res.contention_ps > 0 && res.barrier_ps > 0);
+            }
+            if (algos[i] == ALGO_RING)
+                assert_int_equal(res.barrier_ps, 0);
+        }
+    coll_ctx_free(c);
+    topo_free(t);
+}
+
+static void test_oneshot_graph_barrier(void **state)
+{
+    (void)state;
+    /* In a CUDA graph the one-shot pull drops its end barrier: the eager
+     * kernel is longer by exactly one barrier (the barrier share of the
+     * breakdown doubles) on the default preset. */
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("rtxpro6000-8x-pcie5-2s", &t, &e), 0);
+    coll_ctx *c = coll_ctx_new(t);
+    coll_req r;
+    coll_req_init(&r, t);
+    r.algo = ALGO_ONESHOT;
+    r.bytes = 43008;
+    coll_result eager, graph;
+    assert_int_equal(coll_predict(c, &r, &eager, &e), 0);
+    r.graph = 1;
+    assert_int_equal(coll_predict(c, &r, &graph, &e), 0);
+    assert_int_equal(eager.barrier_ps, 2 * graph.barrier_ps);
+    assert_int_equal(eager.time_ps - graph.time_ps, graph.barrier_ps);
+    coll_ctx_free(c);
+    topo_free(t);
+}
+
+static void test_mech_parse(void **state)
+{
+    (void)state;
+    err e = {0};
+    int off = 0;
+    assert_int_equal(fabric_mech_parse("hol,read-collapse", &off, &e), 0);
+    assert_int_equal(off, FAB_NO_HOL | FAB_NO_COLLAPSE_READ);
+    assert_int_equal(fabric_mech_parse("hol,bogus", &off, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "'bogus'"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_read_collapse),     cmocka_unit_test(test_write_collapse_group),
+        cmocka_unit_test(test_head_of_line),      cmocka_unit_test(test_request_size),
+        cmocka_unit_test(test_socket_read_and_back_rate), cmocka_unit_test(test_staged),
+        cmocka_unit_test(test_cta_blocks),       cmocka_unit_test(test_channel_block),
+        cmocka_unit_test(test_kernel_start),     cmocka_unit_test(test_read_group_order),
+        cmocka_unit_test(test_breakdown_sums),    cmocka_unit_test(test_oneshot_graph_barrier),
+        cmocka_unit_test(test_mech_parse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

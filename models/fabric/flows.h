@@ -1,0 +1,51 @@
+/* Point-to-point patterns: the simulated counterpart of `hwcheck flows`.
+ * A case is a set of flows that run at the same time, each moving bytes
+ * from an endpoint to another by writes, reads or copies; a pattern expands
+ * into cases. Endpoints: a GPU index (>= 0) or host memory of NUMA node k,
+ * written FLOWS_HOST(k). Pattern names are the ones in docs/formats.md. */
+#ifndef MODELS_FABRIC_FLOWS_H
+#define MODELS_FABRIC_FLOWS_H
+
+#include "models/fabric/fabric.h"
+#include "models/topo/topo.h"
+#include "sim/err.h"
+
+#define FLOWS_MAX 64
+#define FLOWS_HOST(k) (-1 - (k))
+
+/* write/read: a kernel's SM stores/loads into/from the peer; copy: a copy
+ * engine (to host: a write by the source; otherwise a read by the
+ * destination's engine); copy-write / copy-read: a copy engine of the source
+ * pushing (posted writes) / of the destination pulling (reads). */
+typedef enum flows_op {
+    FLOWS_WRITE, FLOWS_READ, FLOWS_COPY, FLOWS_COPY_WRITE, FLOWS_COPY_READ, FLOWS_NOPS
+} flows_op;
+
+typedef struct flows_case {
+    const char *pattern;
+    flows_op op;
+    double bytes;            /* per flow */
+    int blocks;              /* thread blocks of each kernel (write, read); 0 = enough
+                                for the links (hwcheck's default, one per SM) */
+    int n;
+    int src[FLOWS_MAX], dst[FLOWS_MAX];
+} flows_case;
+
+/* Name i of the pattern table (NULL past the end) and its description. */
+const char *flows_pattern_name(int i);
+const char *flows_pattern_desc(int i);
+/* Expand a pattern over the GPUs listed in gpus (all GPUs if n == 0) into
+ * a new array *cases (caller frees). ERR_USAGE for an unknown pattern or too
+ * few GPUs for it (the message says how many it needs). */
+int flows_expand(const topo *t, const char *pattern, flows_op op, double bytes,
+                 const int *gpus, int ngpus, flows_case **cases, int *ncases, err *e);
+/* Parse an explicit concurrent set "0>4,1>6,h0>2" into c (ERR_USAGE). */
+int flows_parse(const topo *t, const char *spec, flows_op op, double bytes, flows_case *c,
+                err *e);
+/* Simulate one case on fabric f; time_ps[i] = time of flow i from the
+ * common start to its last byte landing. */
+int flows_run(fabric *f, const flows_case *c, sim_ps *time_ps, err *e);
+int flows_op_parse(const char *s, flows_op *op);   /* 0 ok, -1 unknown */
+const char *flows_op_name(flows_op op);
+
+#endif

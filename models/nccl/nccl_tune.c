@@ -1,0 +1,1152 @@
+/* NCCL's decisions, emulated from its source (docs/model.md "NCCL's
+ * decisions" lists each rule with its file and function). Rules were read in
+ * NVIDIA/nccl v2.28.9-1 and v2.30.7-1; where they differ the version table
+ * says so. The emulation builds NCCL's own picture of the machine (GPU, PCI,
+ * NVS and CPU nodes; directed links with NCCL's bandwidth figures, not the
+ * simulator's), computes paths the way NCCL does (fewest hops, then highest
+ * bandwidth; type = worst link), applies the P2P level, runs the ring and
+ * tree searches (a backtracking search that subtracts each channel's
+ * bandwidth from every link it crosses, with NCCL's step budgets), and then
+ * tuning and enqueue arithmetic. Floats are used where NCCL uses floats, so
+ * near-ties fall the same way. Invariant: after nccl_tune_new nothing here
+ * mutates a nccl_tune. */
+#include "models/nccl/nccl_tune.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- versions ------------------------------------------------------------ */
+
+static const float sm100_intra_228[] = {90, 80, 70, 60, 50, 40, 30, 24, 20, 19, 18};
+static const float sm100_intra_230[] = {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18};
+static const float sm90_intra[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
+static const float base_intra[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
+
+static const struct nccl_version {
+    const char *name, *tag;
+    const float *sm100_intra;   /* search.cc sm100SpeedArrayIntra */
+    int n_sm100_intra;
+    float bw_ring_ll128_blackwell;  /* tuning.cc perChMaxRingLL128Bws[Blackwell][1 node] */
+    int min_traffic_per_channel;    /* enqueue.cc MinTrafficPerChannel */
+} versions[] = {
+    {"2.30", "v2.30.7-1", sm100_intra_230, 12, 40.0f, 32 << 10},
+    {"2.28", "v2.28.9-1", sm100_intra_228, 11, 2 * 36.7f, 16 << 10},
+};
+enum { NVERSIONS = sizeof versions / sizeof versions[0] };
+
+int nccl_tune_nversions(void) { return NVERSIONS; }
+const char *nccl_tune_version_name(int v) { return v >= 0 && v < NVERSIONS ? versions[v].name : NULL; }
+const char *nccl_tune_version_tag(int v) { return v >= 0 && v < NVERSIONS ? versions[v].tag : NULL; }
+
+int nccl_tune_version_parse(const char *s)
+{
+    for (int v = 0; v < NVERSIONS; v++) {
+        size_t l = strlen(versions[v].name);
+        if (!strncmp(s, versions[v].name, l) && (s[l] == 0 || s[l] == '.'))
+            return v;
+    }
+    return -1;
+}
+
+const char *nccl_tune_version_list(char *buf, size_t size)
+{
+    buf[0] = 0;
+    for (int v = 0; v < NVERSIONS; v++)
+        snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", v ? ", " : "", versions[v].name);
+    return buf;
+}
+
+/* --- NCCL's system graph ------------------------------------------------- */
+
+/* Node and link types as NCCL numbers them (src/graph/topo.h). */
+enum { N_GPU, N_PCI, N_NVS, N_CPU };
+enum { L_LOC = 0, L_NVL = 1, L_PCI = 4, L_SYS = 9 };
+enum { P_LOC = 0, P_NVL = 1, P_NVB = 2, P_PIX = 4, P_PXB = 5, P_PXN = 7, P_PHB = 8, P_SYS = 9,
+       P_DIS = 11 };
+enum { MAX_NODES = 4 * NCCL_TUNE_MAX_RANKS + 64, MAX_LINKS = NCCL_TUNE_MAX_RANKS + 64,
+       MAX_HOPS = 32, MAX_SEARCH_CH = 32 };
+#define LOC_BW 5000.0f
+
+typedef struct nlink {
+    int to, type;
+    float bw;     /* remaining: the search subtracts from it */
+} nlink;
+
+typedef struct nnode {
+    int type, rank;   /* rank for GPUs, else -1 */
+    int nlinks;
+    nlink links[MAX_LINKS];
+    uint64_t used;    /* search: bit per channel */
+} nnode;
+
+typedef struct npath {
+    int count, type;
+    float bw;
+    int hops[MAX_HOPS];   /* node*MAX_LINKS + link index, from the source on */
+} npath;
+
+typedef struct sys {
+    int nn, ngpu;
+    nnode *node;
+    int gpu[NCCL_TUNE_MAX_RANKS];   /* node id of rank r */
+    npath *path;                    /* path[base*nn + from]: from -> base */
+    float max_bw, total_bw;
+    topo_cpu cpu;
+    int sm;
+} sys;
+
+#define PATH(s, from, base) (&(s)->path[(size_t)(base) * (size_t)(s)->nn + (size_t)(from)])
+
+static nlink *hop_link(sys *s, int h) { return &s->node[h / MAX_LINKS].links[h % MAX_LINKS]; }
+
+static int add_node(sys *s, int type, int rank)
+{
+    if (s->nn == MAX_NODES)
+        return -1;
+    nnode *n = &s->node[s->nn];
+    memset(n, 0, sizeof *n);
+    n->type = type;
+    n->rank = rank;
+    return s->nn++;
+}
+
+/* topo.cc ncclTopoConnectNodes: links to the same node and type merge (bw
+ * adds up); links stay sorted by bandwidth, highest first. */
+static int link_nodes(sys *s, int a, int b, int type, float bw)
+{
+    nnode *n = &s->node[a];
+    int i;
+    for (i = 0; i < n->nlinks; i++)
+        if (n->links[i].to == b && n->links[i].type == type)
+            break;
+    if (i == n->nlinks) {
+        if (n->nlinks == MAX_LINKS)
+            return -1;
+        n->links[n->nlinks++] = (nlink){b, type, 0};
+    }
+    n->links[i].bw += bw;
+    while (i > 0 && n->links[i - 1].bw < n->links[i].bw) {
+        nlink t = n->links[i - 1];
+        n->links[i - 1] = n->links[i];
+        n->links[i] = t;
+        i--;
+    }
+    return 0;
+}
+
+/* topo.h: per-lane NVLink GB/s by compute capability. */
+static float nvlink_bw(int sm)
+{
+    return sm >= 100 ? 40.1f : sm >= 90 ? 20.6f : sm == 86 ? 12.0f : sm >= 80 ? 20.0f
+         : sm >= 70 ? 20.0f : 18.0f;
+}
+
+/* topo.cc ncclTopoGetInterCpuBw: one figure per CPU family. */
+static float socket_bw(topo_cpu c)
+{
+    switch (c) {
+    case CPU_AMD: return 16.0f;            /* AMD_BW */
+    case CPU_INTEL_BDW: return 6.0f;       /* BDW_QPI_BW */
+    case CPU_INTEL_SKL: return 10.0f;      /* SKL_QPI_BW */
+    case CPU_INTEL_SRP: return 22.0f;      /* SRP_QPI_BW */
+    case CPU_INTEL_ERP: return 40.0f;      /* ERP_QPI_BW */
+    case CPU_ARM: return 6.0f;             /* ARM_BW */
+    case CPU_POWER: return 32.0f;          /* P9_BW */
+    case CPU_ZHAOXIN: return 6.0f;         /* ZPI_BW */
+    case CPU_ZHAOXIN_YONGFENG: return 9.0f;
+    default: return LOC_BW;                /* unknown x86 vendor: LOC_BW */
+    }
+}
+
+static int is_intel(topo_cpu c) { return c >= CPU_INTEL_BDW && c <= CPU_INTEL_ERP; }
+
+/* NCCL rates a PCIe link at width x per-lane speed / 80 (topo.cc,
+ * kvDictPciGen: 2.5 GT/s = 15 ... 64 GT/s = 480, unknown 60, width 0 = 16). */
+static float pcie_bw(const topo_link *l)
+{
+    static const int speed[] = {60, 15, 30, 60, 120, 240, 480};
+    int g = l && l->kind == LINK_PCIE && l->pcie_gen >= 1 && l->pcie_gen <= 6 ? l->pcie_gen : 0;
+    int w = l && l->kind == LINK_PCIE && l->pcie_width > 0 ? l->pcie_width : 16;
+    return (float)(w * speed[g]) / 80.0f;
+}
+
+static const topo_link *find_link(const topo *t, int a, int b)
+{
+    for (int i = 0; i < topo_nlinks(t); i++) {
+        const topo_link *l = topo_link_at(t, i);
+        if ((l->a == a && l->b == b) || (l->a == b && l->b == a))
+            return l;
+    }
+    return NULL;
+}
+
+/* NCCL's nodes for collsim's: GPUs of the communicator, switches as PCI
+ * nodes, CPUs; a root port is part of its CPU; all NVSwitches are one NVS
+ * node (as NCCL merges them); host memory is not a node. */
+static int build_sys(sys *s, const topo *t, int nranks, err *e)
+{
+    int nt = topo_nnodes(t);
+    int *map = malloc(sizeof(int) * (size_t)nt);
+    if (!map)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    const topo_params *tp = topo_params_get(t);
+    s->cpu = tp->cpu;
+    s->sm = tp->gpu_sm > 0 ? tp->gpu_sm : 80;
+    s->ngpu = nranks;
+    int nvs = -1, rc = 0;
+    /* Only what the communicator's GPUs hang from (NCCL trims the rest;
+     * other CPUs could never be on a path, CPUs being fully meshed). */
+    for (int v = 0; v < nt; v++)
+        map[v] = -2;
+    for (int r = 0; r < nranks; r++)
+        for (int v = topo_gpu_node(t, r); v >= 0; v = topo_node_at(t, v)->pci_parent)
+            map[v] = -1;
+    for (int i = 0; i < topo_nlinks(t); i++) {
+        const topo_link *l = topo_link_at(t, i);
+        int a = topo_node_at(t, l->a)->gpu, b = topo_node_at(t, l->b)->gpu;
+        if (l->kind == LINK_NVLINK && ((a >= 0 && a < nranks) || (b >= 0 && b < nranks)))
+            map[l->a] = map[l->b] = -1;
+    }
+    for (int r = 0; r < nranks && !rc; r++)
+        rc = (s->gpu[r] = add_node(s, N_GPU, r)) < 0;
+    for (int v = 0; v < nt && !rc; v++) {
+        const topo_node *n = topo_node_at(t, v);
+        int needed = map[v] == -1;
+        map[v] = -1;
+        if (!needed)
+            continue;
+        if (n->kind == TOPO_GPU)
+            map[v] = n->gpu < nranks ? s->gpu[n->gpu] : -1;
+        else if (n->kind == TOPO_SWITCH)
+            rc = (map[v] = add_node(s, N_PCI, -1)) < 0;
+        else if (n->kind == TOPO_CPU)
+            rc = (map[v] = add_node(s, N_CPU, -1)) < 0;
+        else if (n->kind == TOPO_NVSWITCH)
+            rc = (map[v] = nvs >= 0 ? nvs : (nvs = add_node(s, N_NVS, -1))) < 0;
+    }
+    for (int v = 0; v < nt && !rc; v++) {
+        /* A root port stands for its CPU. */
+        const topo_node *n = topo_node_at(t, v);
+        if (n->kind != TOPO_ROOT)
+            continue;
+        int p = n->pci_parent;
+        while (p >= 0 && topo_node_at(t, p)->kind == TOPO_ROOT)
+            p = topo_node_at(t, p)->pci_parent;
+        map[v] = p >= 0 ? map[p] : -1;
+    }
+    /* PCI tree: child -> parent at the child's own link speed and width. */
+    for (int v = 0; v < nt && !rc; v++) {
+        const topo_node *n = topo_node_at(t, v);
+        if ((n->kind != TOPO_GPU && n->kind != TOPO_SWITCH) || map[v] < 0 || n->pci_parent < 0 ||
+            map[n->pci_parent] < 0)
+            continue;
+        float bw = pcie_bw(find_link(t, v, n->pci_parent));
+        rc = link_nodes(s, map[v], map[n->pci_parent], L_PCI, bw) ||
+             link_nodes(s, map[n->pci_parent], map[v], L_PCI, bw);
+    }
+    /* NVLink: lanes x NCCL's per-lane figure, both ways. */
+    for (int i = 0; i < topo_nlinks(t) && !rc; i++) {
+        const topo_link *l = topo_link_at(t, i);
+        if (l->kind != LINK_NVLINK || map[l->a] < 0 || map[l->b] < 0)
+            continue;
+        float bw = (float)(l->nvlinks > 0 ? l->nvlinks : 1) * nvlink_bw(s->sm);
+        rc = link_nodes(s, map[l->a], map[l->b], L_NVL, bw) ||
+             link_nodes(s, map[l->b], map[l->a], L_NVL, bw);
+    }
+    /* topo.cc ncclTopoConnectCpus: every CPU pair, one figure per family. */
+    for (int a = 0; a < s->nn && !rc; a++)
+        for (int b = 0; b < s->nn && !rc; b++)
+            if (a != b && s->node[a].type == N_CPU && s->node[b].type == N_CPU)
+                rc = link_nodes(s, a, b, L_SYS, socket_bw(s->cpu));
+    free(map);
+    if (rc)
+        return err_set(e, ERR_USAGE, "topology '%s' is too large for the NCCL emulation",
+                       topo_name(t));
+    return 0;
+}
+
+/* paths.cc ncclTopoSetPaths: breadth-first from base; a node takes the
+ * path of fewest hops, then of highest bandwidth; no transit through a GPU
+ * except one NVLink hop (NVB). */
+static void set_paths(sys *s, int base)
+{
+    for (int v = 0; v < s->nn; v++)
+        *PATH(s, v, base) = (npath){0, P_DIS, 0, {0}};
+    npath *bp = PATH(s, base, base);
+    bp->bw = LOC_BW;
+    bp->type = P_LOC;
+    int cur[MAX_NODES], next[MAX_NODES], nc = 1, nx;
+    cur[0] = base;
+    while (nc) {
+        nx = 0;
+        for (int i = 0; i < nc; i++) {
+            int v = cur[i];
+            nnode *n = &s->node[v];
+            npath *p = PATH(s, v, base);
+            for (int l = 0; l < n->nlinks; l++) {
+                nlink *k = &n->links[l];
+                int w = k->to;
+                npath *rp = PATH(s, w, base);
+                float bw = fminf(p->bw, k->bw);
+                if (v != base && n->type == N_GPU &&
+                    (k->type != L_NVL || s->node[w].type != N_GPU || p->count > 1))
+                    continue;
+                if (!((rp->bw == 0 || rp->count > p->count) && rp->bw < bw))
+                    continue;
+                int rev = -1;
+                for (int j = 0; j < s->node[w].nlinks; j++)
+                    if (s->node[w].links[j].to == v && s->node[w].links[j].type == k->type) {
+                        rev = j;
+                        break;
+                    }
+                if (rev < 0 || p->count + 1 > MAX_HOPS)
+                    continue;
+                rp->hops[0] = w * MAX_LINKS + rev;
+                memcpy(rp->hops + 1, p->hops, sizeof(int) * (size_t)p->count);
+                rp->count = p->count + 1;
+                rp->bw = bw;
+                int type = k->type;
+                if (n->type == N_PCI && s->node[w].type == N_PCI)
+                    type = P_PXB;
+                if (k->type == L_PCI && (n->type == N_CPU || s->node[w].type == N_CPU))
+                    type = P_PHB;
+                if (n->type == N_GPU && p->type == P_NVL && type == P_NVL && rp->count > 1)
+                    type = P_NVB;
+                rp->type = p->type > type ? p->type : type;
+                int j;
+                for (j = 0; j < nx && next[j] != w; j++)
+                    ;
+                if (j == nx)
+                    next[nx++] = w;
+            }
+        }
+        memcpy(cur, next, sizeof(int) * (size_t)nx);
+        nc = nx;
+    }
+}
+
+/* paths.cc ncclGetLocalCpu: the CPU fewest hops away (first on ties). */
+static int local_cpu(sys *s, int g)
+{
+    int best = -1, hops = 0;
+    for (int c = 0; c < s->nn; c++) {
+        if (s->node[c].type != N_CPU)
+            continue;
+        int h = PATH(s, g, c)->count;
+        if (h > 0 && (hops == 0 || h < hops)) {
+            best = c;
+            hops = h;
+        }
+    }
+    return best;
+}
+
+/* --- the search (search.cc) ---------------------------------------------- */
+
+enum { PAT_BALANCED_TREE = 1, PAT_TREE = 3, PAT_RING = 4 };
+enum { ORDER_NONE, ORDER_PCI, ORDER_REPLAY };
+
+typedef struct sgraph {
+    int pattern, nch, min_ch, max_ch, same, type_intra, nhops;
+    float bw_intra, bw_inter;
+    int intra[MAX_SEARCH_CH * NCCL_TUNE_MAX_RANKS];
+} sgraph;
+
+static int is_tree(int pat) { return pat >= PAT_BALANCED_TREE && pat <= PAT_TREE; }
+
+/* followPath: take bw off each link of the first max_steps hops, stopping
+ * at the first link without enough; Intel root complexes cost 6/5 on PCI
+ * links of a PHB path (INTEL_P2P_OVERHEAD). Returns the steps done. */
+static int follow(sys *s, npath *p, int start, int max_steps, float bw)
+{
+    float pci_bw = bw;
+    int v = start;
+    for (int i = 0; i < p->count; i++) {
+        v = hop_link(s, p->hops[i])->to;
+        if (s->node[v].type == N_CPU && p->type == P_PHB && s->node[start].type == N_GPU &&
+            is_intel(s->cpu))
+            pci_bw = bw * 6 / 5;
+    }
+    for (int i = 0; i < max_steps; i++) {
+        nlink *k = hop_link(s, p->hops[i]);
+        float fw = k->type == L_PCI ? pci_bw : bw;
+        if (k->bw < fw)
+            return i;
+        k->bw = roundf((k->bw - fw) * 1000) / 1000;
+    }
+    return max_steps;
+}
+
+/* ncclTopoFollowPath between GPU nodes a -> b (a < 0: the start). Returns
+ * b, or -1 when the path type or bandwidth does not fit (undone). */
+static int follow_gpu(sys *s, sgraph *g, int a, int b, float mult)
+{
+    if (a < 0)
+        return b;
+    npath *p = PATH(s, a, b);
+    if (p->type >= P_DIS)
+        return -1;
+    if (mult == 1 && p->type > g->type_intra)
+        return -1;
+    if (mult == 1 && is_tree(g->pattern) && PATH(s, b, a)->type > g->type_intra)
+        return -1;
+    float bw = g->bw_intra * mult;
+    int step = follow(s, p, a, p->count, bw);
+    if (step < p->count) {
+        follow(s, p, a, step, -bw);
+        return -1;
+    }
+    g->nhops += (int)mult * p->count;
+    return b;
+}
+
+typedef struct search {
+    sys *s;
+    sgraph *save;
+    int time;
+} search;
+
+static void rec(search *x, sgraph *g);
+static void rec_gpu(search *x, sgraph *g, int gpu, int step, int back_first, int order);
+
+static void try_gpu(search *x, sgraph *g, int step, int back_first, int order, int from, int to)
+{
+    uint64_t flag = 1ULL << g->nch;
+    int gpu = follow_gpu(x->s, g, from, to, 1);
+    if (gpu < 0)
+        return;
+    x->s->node[gpu].used ^= flag;
+    rec_gpu(x, g, gpu, step, back_first, order);
+    x->s->node[gpu].used ^= flag;
+    follow_gpu(x->s, g, from, to, -1);
+}
+
+typedef struct score { int g, start, hops, bw; } score;
+
+static int cmp_score(const void *a, const void *b)
+{
+    const score *p = a, *q = b;
+    if (q->bw != p->bw)
+        return q->bw - p->bw;
+    if (p->hops != q->hops)
+        return p->hops - q->hops;
+    return p->start - q->start;
+}
+
+/* ncclTopoSearchNextGpuSort (intra-node): unused GPUs by path bandwidth
+ * (as an int), then hops, then distance in index; with NVSwitches only
+ * the index neighbours are tried. */
+static int next_gpus(search *x, sgraph *g, int gpu, int *next)
+{
+    sys *s = x->s;
+    int n = s->ngpu, start = s->node[gpu].rank, count = 0;
+    uint64_t flag = 1ULL << g->nch;
+    score sc[NCCL_TUNE_MAX_RANKS];
+    for (int i = 1; i < n; i++) {
+        int r = (start + i) % n, v = s->gpu[r];
+        npath *p = PATH(s, gpu, v);
+        if (p->count == 0 || (s->node[v].used & flag))
+            continue;
+        sc[count++] = (score){r, i, p->count, (int)p->bw};
+    }
+    qsort(sc, (size_t)count, sizeof *sc, cmp_score);
+    for (int i = 0; i < count; i++)
+        next[i] = sc[i].g;
+    int has_nvs = 0;
+    for (int v = 0; v < s->nn; v++)
+        has_nvs |= s->node[v].type == N_NVS;
+    if (!has_nvs)
+        return count;
+    int prev = (start - 1 + n) % n, nxt = (start + 1) % n, first[2], nf;
+    if (g->pattern == PAT_RING)
+        first[0] = nxt, first[1] = prev, nf = 2;
+    else if (g->pattern == PAT_BALANCED_TREE)
+        first[0] = prev, first[1] = nxt, nf = 2;
+    else
+        first[0] = nxt, nf = 1;
+    if (nxt == prev && nf == 2)
+        nf = 1;
+    int real = 0;
+    for (int f = 0; f < nf; f++) {
+        int i;
+        for (i = 0; i < count && next[i] != first[f]; i++)
+            ;
+        if (i < count) {
+            for (; i > 0; i--)
+                next[i] = next[i - 1];
+            next[0] = first[f];
+            real++;
+        }
+    }
+    return real;
+}
+
+/* ncclTopoCompareGraphs: more total bandwidth wins, then fewer hops. */
+static int better(const sgraph *g, const sgraph *ref)
+{
+    if (g->nch < g->min_ch)
+        return 0;
+    float a = (float)g->nch * g->bw_intra, b = (float)ref->nch * ref->bw_intra;
+    if (a != b)
+        return a > b;
+    return g->pattern == ref->pattern && g->nhops < ref->nhops;
+}
+
+static int rank_node(sys *s, int rank) { return s->gpu[rank]; }
+
+static void rec_gpu(search *x, sgraph *g, int gpu, int step, int back_first, int order)
+{
+    sys *s = x->s;
+    int n = s->ngpu;
+    if (x->time <= 0)
+        return;
+    x->time--;
+    if (step == n) {
+        g->nch++;
+        if (better(g, x->save)) {
+            memcpy(x->save, g, sizeof *g);
+            if (g->nch == g->max_ch)
+                x->time = -1;
+        }
+        if (g->nch < g->max_ch)
+            rec(x, g);
+        g->nch--;
+        return;
+    }
+    g->intra[g->nch * n + step] = s->node[gpu].rank;
+    if (step < n - 1) {
+        int next[NCCL_TUNE_MAX_RANKS], count;
+        if (order == ORDER_PCI) {
+            next[0] = step + 1;
+            count = 1;
+        } else if (order == ORDER_REPLAY) {
+            next[0] = g->intra[(g->nch - 1) * n + step + 1];
+            count = 1;
+        } else {
+            count = next_gpus(x, g, gpu, next);
+        }
+        for (int i = 0; i < count; i++)
+            try_gpu(x, g, step + 1, back_first, order, gpu, rank_node(s, next[i]));
+    } else if (step == back_first) {
+        int first = rank_node(s, g->intra[g->nch * n]);
+        if (follow_gpu(s, g, gpu, first, 1) >= 0) {
+            rec_gpu(x, g, first, step + 1, -1, order);
+            follow_gpu(s, g, gpu, first, -1);
+        }
+    } else {
+        rec_gpu(x, g, gpu, n, -1, order);
+    }
+}
+
+/* ncclTopoSearchRec (intra-node): PCI order first (or the last channel
+ * replayed), then every GPU as the start unless channels must be equal. */
+static void rec(search *x, sgraph *g)
+{
+    sys *s = x->s;
+    int n = s->ngpu, back_first = g->pattern == PAT_RING ? n - 1 : -1;
+    if (g->nch == 0)
+        try_gpu(x, g, 0, back_first, ORDER_PCI, -1, rank_node(s, 0));
+    else
+        try_gpu(x, g, 0, back_first, ORDER_REPLAY, -1,
+                rank_node(s, g->intra[(g->nch - 1) * n]));
+    if (!g->same || g->nch == 0)
+        for (int r = 0; r < n; r++)
+            try_gpu(x, g, 0, back_first, ORDER_NONE, -1, rank_node(s, r));
+}
+
+/* ncclTopoCompute for one intra-node pattern. */
+static void compute(sys *s, const struct nccl_version *ver, sgraph *graph, int min_type,
+                    int max_type, nccl_tune *nt, nccl_tune_graph *out)
+{
+    const float *speed;
+    int ns;
+    if (s->sm >= 100)
+        speed = ver->sm100_intra, ns = ver->n_sm100_intra;
+    else if (s->sm >= 90)
+        speed = sm90_intra, ns = (int)(sizeof sm90_intra / sizeof *sm90_intra);
+    else
+        speed = base_intra, ns = (int)(sizeof base_intra / sizeof *base_intra);
+    int n = s->ngpu, amd = s->cpu == CPU_AMD;
+    graph->bw_intra = graph->bw_inter = 0;
+    graph->type_intra = min_type;
+    graph->nch = 0;
+    graph->same = 1;
+    graph->nhops = 0;
+    sgraph tmp;
+    memcpy(&tmp, graph, sizeof tmp);
+    int pass = 1, si = 0;
+    float max_bw = s->max_bw, total_bw = s->total_bw;
+    if (n > 1 && graph->pattern != PAT_RING)
+        total_bw *= (float)n * 1.0f / (float)(n - 1);
+    while ((speed[si] > max_bw || speed[si] * (float)graph->min_ch > total_bw) && si < ns - 1)
+        si++;
+    tmp.bw_intra = tmp.bw_inter = speed[si];
+    nt->speed_first_GBps = speed[si];
+    nt->speed_last_GBps = speed[ns - 1];
+    long global = 1L << 19;
+    search x = {s, graph, 0};
+    for (;;) {
+        /* search: */
+        x.time = tmp.same ? 1 << 8 : 1 << 14;
+        tmp.nch = 0;
+        global -= x.time;
+        rec(&x, &tmp);
+        int done = x.time == -1 || (float)graph->nch * graph->bw_inter >= s->total_bw;
+        if (!done && pass == 1) {
+            if (tmp.same == 1 && !(amd && tmp.type_intra == P_SYS)) {
+                tmp.same = 0;
+                continue;
+            }
+            tmp.same = 1;
+            if (x.time != -1)
+                global += x.time;
+            else
+                global = 1L << 19;
+            if (!(global < 0 && graph->nch)) {
+                if (s->sm >= 90 && tmp.pattern == PAT_BALANCED_TREE) {
+                    tmp.pattern = PAT_TREE;
+                    continue;
+                }
+                tmp.pattern = graph->pattern;
+                if (tmp.type_intra < max_type &&
+                    (graph->nch == 0 || tmp.type_intra < graph->type_intra)) {
+                    tmp.type_intra += 1;
+                    if (tmp.type_intra < P_DIS)
+                        continue;
+                }
+                tmp.type_intra = min_type;
+                if (si < ns - 1 && (graph->nch == 0 || speed[si + 1] / graph->bw_inter > .49f)) {
+                    tmp.bw_inter = tmp.bw_intra = speed[++si];
+                    continue;
+                }
+                si = 0;
+                while (speed[si] > max_bw && si < ns - 1)
+                    si++;
+                tmp.bw_intra = tmp.bw_inter = speed[si];
+            }
+        }
+        /* done: */
+        if (pass == 1) {
+            x.time = -1;
+            out->search_channels = graph->nch;
+            out->search_bw_GBps = graph->bw_intra;
+            /* ncclTopoDupChannels */
+            if (graph->nch > 0 && graph->bw_intra >= 25.0f &&
+                !(s->sm > 80 && graph->bw_intra < 50.0f && graph->nch > 4)) {
+                int dup = graph->nch * 2 < graph->max_ch ? graph->nch * 2 : graph->max_ch;
+                int div = (dup + graph->nch - 1) / graph->nch;
+                memcpy(graph->intra + graph->nch * n, graph->intra,
+                       sizeof(int) * (size_t)((dup - graph->nch) * n));
+                graph->bw_intra /= (float)div;
+                graph->bw_inter /= (float)div;
+                graph->nch = dup;
+            }
+            memcpy(&tmp, graph, sizeof tmp);
+            si = 0;
+            while (speed[si] > graph->bw_inter && si < ns - 1)
+                si++;
+            tmp.bw_intra = tmp.bw_inter = speed[si];
+            tmp.min_ch = graph->nch;
+            pass = 2;
+        }
+        if (x.time != 0 && si > 0) {
+            if (graph->pattern == PAT_RING) {
+                tmp.bw_intra = tmp.bw_inter = speed[--si];
+                continue;
+            } else if (tmp.bw_intra == graph->bw_intra && tmp.bw_intra < tmp.bw_inter * 2) {
+                tmp.bw_intra = speed[--si];
+                continue;
+            }
+        }
+        break;
+    }
+    out->found = graph->nch > 0;
+    if (!graph->nch) {
+        /* "Could not find a path ... falling back to simple order" */
+        for (int r = 0; r < n; r++)
+            graph->intra[r] = r;
+        graph->bw_intra = graph->bw_inter = 0.1f;
+        graph->type_intra = P_SYS;
+        graph->nch = 1;
+        out->search_channels = 0;
+    }
+    out->nchannels = graph->nch;
+    out->bw_intra_GBps = graph->bw_intra;
+    out->type_intra = graph->type_intra;
+    out->same_channels = graph->same;
+    memcpy(out->order, graph->intra, sizeof(int) * (size_t)n);
+}
+
+/* --- tuning (tuning.cc ncclTopoTuneModel) -------------------------------- */
+
+/* [hw: NVLink, PCI][tree, ring][LL, LL128, Simple], us. */
+static const float base_lat[2][3] = {{6.8f, 14.0f, 8.4f}, {6.6f, 14.0f, 8.4f}};
+static const float hw_lat[2][2][3] = {{{.6f, 1.25f, 4.0f}, {.6f, 1.9f, 3.4f}},
+                                      {{1.0f, 1.9f, 4.0f}, {1.0f, 2.5f, 5.7f}}};
+/* Single-node columns of the caps, by arch (Volta, Ampere, Hopper, Blackwell). */
+static const float ll_max_bw[4] = {39.0f, 87.7f, 141.0f, 2 * 141.0f};
+static const float tree_max_bw[4] = {26.5f, 24.0f, 38.7f, 70.0f};
+static const float tree_ll128_max_bw[4] = {20.0f, 20.0f, 36.7f, 55.6f};
+static const float ring_ll128_max_bw[3] = {20.0f, 20.0f, 36.7f};
+/* ncclTopoGetAlgoTime treeCorrectionFactor[proto][log2(bytes/64)]. */
+static const float tree_corr[3][23] = {
+    {1.0f, 1.0f, 1.0f, 1.0f, .9f, .8f, .7f, .7f, .7f, .7f, .6f, .5f, .4f, .4f, .5f, .6f, .7f,
+     .8f, .9f, 1.0f, 1.0f, 1.0f, 1.0f},
+    {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, .9f, .8f, .8f, .8f, .7f, .6f, .6f, .6f, .6f, .6f, .6f, .8f,
+     .9f, .9f, .9f, .9f, 1.0f, 1.0f},
+    {.9f, .9f, .9f, .9f, .9f, .9f, .9f, .8f, .7f, .6f, .6f, .5f, .5f, .5f, .5f, .6f, .7f, .8f,
+     .7f, .7f, .8f, .9f, .9f}};
+
+static int pidx(coll_proto p) { return p == PROTO_LL ? 0 : p == PROTO_LL128 ? 1 : 2; }
+
+/* getNthreads: NCCL_NTHREADS if a multiple of 32 within [min, max]. */
+static int nthreads(int env, int lo, int hi, int def)
+{
+    if (env <= 0)
+        return def;
+    if (env % 32)
+        return hi;
+    return env > hi ? hi : env < lo ? lo : env;
+}
+
+static void tune(nccl_tune *nt, const struct nccl_version *ver, int max_tree_pattern,
+                 const nccl_env *env)
+{
+    int n = nt->nranks, cc = nt->sm;
+    int arch = cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0;
+    const nccl_tune_graph *gr[2] = {&nt->tree, &nt->ring};
+    int simple_def = nt->ring.bw_intra_GBps * (float)nt->ring.nchannels <= 12.0f ? 256 : 512;
+    nt->max_threads[1][2] = nthreads(env->nthreads, 64, 512, simple_def);
+    nt->max_threads[0][2] = nthreads(env->nthreads, 64, 512, 512);
+    nt->max_threads[0][0] = nt->max_threads[1][0] = nthreads(env->nthreads, 64, 512, 512);
+    nt->max_threads[0][1] = nt->max_threads[1][1] = 640;   /* NCCL_LL128_NTHREADS unset */
+    for (int a = 0; a < 2; a++) {
+        nt->thread_threshold[a][0] = 8;
+        nt->thread_threshold[a][1] = 8;
+        nt->thread_threshold[a][2] = 64;
+        nt->hw_nvlink[a] = gr[a]->type_intra == L_NVL;
+    }
+    nt->thread_threshold[1][0] *= n;
+    float ring_ll128 = arch == 3 ? ver->bw_ring_ll128_blackwell : ring_ll128_max_bw[arch];
+    for (int k = 0; k < COLL_NKINDS; k++) {
+        if (k == COLL_ALLTOALL)
+            continue;
+        int nsteps = k == COLL_ALLREDUCE ? 2 * (n - 1) : k == COLL_BROADCAST ? n : n - 1;
+        for (int a = 0; a < 2; a++) {
+            if (a == 0 && k != COLL_ALLREDUCE)
+                continue; /* tree: allreduce only among what collsim runs */
+            const nccl_tune_graph *g = gr[a];
+            for (int p = 0; p < 3; p++) {
+                float nch = (float)g->nchannels;
+                float bus = nch * g->bw_intra_GBps;
+                if (a == 1 && p == 0)
+                    bus = fminf(ll_max_bw[arch], bus * .5f);
+                if (a == 1 && p == 1)
+                    bus = fminf(bus * 0.92f, nch * ring_ll128);
+                if (a == 0) {
+                    bus = fminf(bus * .92f, nch * tree_max_bw[arch]);
+                    if (p == 0)
+                        bus = fminf(bus * 1.0f / 3.8f, ll_max_bw[arch]);
+                    if (p == 1)
+                        bus = fminf(bus * 7.0f / 9.0f, nch * tree_ll128_max_bw[arch]);
+                    if (max_tree_pattern == PAT_TREE)
+                        bus *= .85f;
+                }
+                bus *= a == 1 ? (float)n / (float)nsteps : .5f;
+                /* Protocol enable: LL128 only over NVLink-class paths. */
+                int on = 1;
+                if (p == 1) {
+                    int type_inter = g->found ? P_PIX : P_SYS;
+                    on = (cc >= 90 ? type_inter <= P_PXN : type_inter <= P_PXB) &&
+                         g->type_intra <= P_NVB && cc >= 70;
+                }
+                if (env->proto != PROTO_AUTO && pidx(env->proto) != p)
+                    on = 0;
+                if (env->algo != ALGO_AUTO && (env->algo == ALGO_TREE) != (a == 0))
+                    on = 0;
+                nt->bw_GBps[k][a][p] = on ? bus : 0;
+                float intra = hw_lat[nt->hw_nvlink[a] ? 0 : 1][a][p], lat = base_lat[a][p];
+                if (a == 1 && k == COLL_BROADCAST) {
+                    if (g->same_channels)
+                        lat += intra;
+                    else
+                        lat += (float)nsteps * (p == 2 ? hw_lat[nt->hw_nvlink[a] ? 0 : 1][0][p]
+                                                       : intra);
+                } else if (a == 1) {
+                    lat += (float)nsteps * intra;
+                } else {
+                    lat += 2 * ((float)(n - 1) * intra);
+                }
+                nt->lat_us[k][a][p] = lat;
+            }
+        }
+    }
+}
+
+/* --- the communicator ---------------------------------------------------- */
+
+int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **out, err *e)
+{
+    *out = NULL;
+    int ver = env->version;
+    if (ver < 0 || ver >= NVERSIONS)
+        return err_set(e, ERR_USAGE, "NCCL version index %d out of range", ver);
+    nccl_tune *nt = calloc(1, sizeof *nt);
+    if (!nt)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    nt->version = ver;
+    nt->nranks = nranks;
+    nt->cpu = topo_params_get(t)->cpu;
+    nt->sm = topo_params_get(t)->gpu_sm > 0 ? topo_params_get(t)->gpu_sm : 80;
+    nt->socket_GBps = socket_bw(nt->cpu);
+    if (nranks > NCCL_TUNE_MAX_RANKS || nranks < 1) {
+        *out = nt;
+        return 0;   /* not emulated: coll.c keeps its fixed defaults */
+    }
+    nt->emulated = 1;
+    sys s;
+    memset(&s, 0, sizeof s);
+    s.node = calloc(MAX_NODES, sizeof *s.node);
+    int rc = s.node ? build_sys(&s, t, nranks, e) : err_set(e, ERR_SYSTEM, "out of memory");
+    if (!rc && !(s.path = calloc((size_t)s.nn * (size_t)s.nn, sizeof *s.path)))
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+    sgraph *ring = NULL, *tree = NULL;
+    if (!rc && (!(ring = calloc(1, sizeof *ring)) || !(tree = calloc(1, sizeof *tree))))
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+    if (!rc) {
+        for (int v = 0; v < s.nn; v++)
+            if (s.node[v].type == N_CPU || s.node[v].type == N_GPU)
+                set_paths(&s, v);
+        /* paths.cc ncclTopoCheckP2p: default PATH_PXB; SYS on AMD with at
+         * most 2 GPUs; NCCL_P2P_DISABLE=1 is LOC; NCCL_P2P_LEVEL overrides. */
+        nt->p2p_level = P_PXB;
+        nt->p2p_level_why = "default";
+        if (s.cpu == CPU_AMD && nranks <= 2) {
+            nt->p2p_level = P_SYS;
+            nt->p2p_level_why = "AMD CPU with <= 2 GPUs";
+        }
+        if (env->p2p_disable) {
+            nt->p2p_level = P_LOC;
+            nt->p2p_level_why = "NCCL_P2P_DISABLE=1";
+        } else if (env->p2p_level >= 0) {
+            nt->p2p_level = env->p2p_level;
+            nt->p2p_level_why = "NCCL_P2P_LEVEL";
+        }
+        /* ncclTopoComputePaths: a pair without P2P goes through the CPU
+         * closest to the receiver (SHM). */
+        for (int g = 0; g < nranks && !rc; g++)
+            for (int p = 0; p < nranks && !rc; p++) {
+                int vg = s.gpu[g], vp = s.gpu[p];
+                npath *pp = PATH(&s, vp, vg);
+                nt->path_type[p][g] = (uint8_t)pp->type;
+                nt->p2p[p][g] = (uint8_t)(pp->type <= nt->p2p_level);
+                if (!nt->p2p[p][g]) {
+                    if (env->shm_disable)
+                        rc = err_set(e, ERR_USAGE, "GPU%d -> GPU%d: no P2P at this level and "
+                                     "NCCL_SHM_DISABLE=1: NCCL would need a network", p, g);
+                    int c = local_cpu(&s, vg);
+                    npath *a = PATH(&s, vp, c), *b = PATH(&s, c, vg);
+                    if (!rc && (c < 0 || a->count + b->count > MAX_HOPS))
+                        rc = err_set(e, ERR_USAGE, "GPU%d -> GPU%d: no path through a CPU", p, g);
+                    if (!rc) {
+                        npath np = {a->count + b->count, a->type > b->type ? a->type : b->type,
+                                    fminf(a->bw, b->bw), {0}};
+                        memcpy(np.hops, a->hops, sizeof(int) * (size_t)a->count);
+                        memcpy(np.hops + a->count, b->hops, sizeof(int) * (size_t)b->count);
+                        *pp = np;
+                    }
+                }
+                nt->path_bw_GBps[p][g] = pp->bw;
+            }
+    }
+    if (!rc && nranks > 1) {
+        /* ncclTopoSearchInit */
+        for (int r = 0; r < nranks; r++) {
+            nnode *g = &s.node[s.gpu[r]];
+            for (int q = 0; q < nranks; q++) {
+                npath *p = PATH(&s, s.gpu[r], s.gpu[q]);
+                if (p->count)
+                    s.max_bw = fmaxf(s.max_bw, p->bw);
+            }
+            float nvl = 0, pci = 0;
+            for (int l = 0; l < g->nlinks; l++) {
+                if (g->links[l].type == L_NVL)
+                    nvl += g->links[l].bw;
+                if (g->links[l].type == L_PCI)
+                    pci = g->links[l].bw;
+            }
+            s.total_bw = fmaxf(s.total_bw, fmaxf(pci, nvl));
+        }
+        nt->max_bw_GBps = s.max_bw;
+        nt->total_bw_GBps = s.total_bw;
+        int min_type = P_SYS, max_type = P_LOC;
+        for (int a = 0; a < nranks; a++)
+            for (int b = 0; b < nranks; b++)
+                if (a != b) {
+                    int ty = PATH(&s, s.gpu[a], s.gpu[b])->type;
+                    min_type = ty < min_type ? ty : min_type;
+                    max_type = ty > max_type ? ty : max_type;
+                }
+        ring->pattern = PAT_RING;
+        ring->min_ch = 1;
+        ring->max_ch = MAX_SEARCH_CH;
+        compute(&s, &versions[ver], ring, min_type, max_type, nt, &nt->ring);
+        tree->pattern = PAT_BALANCED_TREE;
+        tree->min_ch = tree->max_ch = nt->ring.nchannels;
+        compute(&s, &versions[ver], tree, min_type, max_type, nt, &nt->tree);
+        /* init.cc: min of the two; connect.cc doubles, then NCCL_MAX/MIN_NCHANNELS. */
+        int nc = nt->ring.nchannels < nt->tree.nchannels ? nt->ring.nchannels : nt->tree.nchannels;
+        nt->ring.nchannels = nt->tree.nchannels = nc;
+        nc = nc * 2 < NCCL_TUNE_MAX_CHANNELS ? nc * 2 : NCCL_TUNE_MAX_CHANNELS;
+        int maxc = env->max_channels > 0 ? env->max_channels : NCCL_TUNE_MAX_CHANNELS;
+        int minc = env->min_channels > 1 ? env->min_channels : 1;
+        nc = nc < maxc ? nc : maxc;
+        nc = nc > minc ? nc : minc;
+        nt->nchannels = nc;
+        tune(nt, &versions[ver], tree->pattern, env);
+    } else if (!rc) {
+        nt->nchannels = 1;
+    }
+    free(s.node);
+    free(s.path);
+    free(ring);
+    free(tree);
+    if (rc) {
+        free(nt);
+        return rc;
+    }
+    *out = nt;
+    return 0;
+}
+
+void nccl_tune_free(nccl_tune *nt) { free(nt); }
+
+/* --- one operation (enqueue.cc) ------------------------------------------ */
+
+static int log2_down(uint64_t x)
+{
+    int l = -1;
+    while (x) {
+        x >>= 1;
+        l++;
+    }
+    return l;
+}
+
+static uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+/* scheduleCollTasksToPlan for a lone task: the work is cut in cells of
+ * MinTrafficPerChannel traffic and spread so each channel carries about
+ * traffic / nc; returns the channels used. */
+static int spread(const nccl_tune *nt, coll_kind k, uint64_t bytes, coll_proto p, int nc_task)
+{
+    uint64_t min_traffic = (uint64_t)versions[nt->version].min_traffic_per_channel;
+    int n = nt->nranks, ncomm = nt->nchannels;
+    uint64_t per_byte = k == COLL_ALLREDUCE ? 2
+                      : (k == COLL_ALLGATHER || k == COLL_REDUCESCATTER) ? (uint64_t)n : 1;
+    uint64_t count = (k == COLL_ALLGATHER || k == COLL_REDUCESCATTER) ? bytes / (uint64_t)n
+                                                                       : bytes;
+    if (count == 0)
+        return 1;
+    uint64_t traffic = count * per_byte * (p == PROTO_LL ? 4 : 1);
+    int nch = nc_task < ncomm ? nc_task : ncomm;
+    uint64_t tot = traffic > min_traffic ? traffic : min_traffic;
+    uint64_t per_ch = tot / (uint64_t)nch > min_traffic ? tot / (uint64_t)nch : min_traffic;
+    if (p == PROTO_LL)
+        per_byte *= 4;
+    uint64_t cell = div_up(div_up(min_traffic, per_byte), 16) * 16;
+    uint64_t cells = div_up(count, cell);
+    uint64_t per_cell = cell * per_byte;
+    uint64_t cpc = div_up(per_ch, per_cell);
+    cpc = cells < cpc ? cells : cpc;
+    uint64_t lo = ncomm == 1 ? cells : (cells < div_up(per_ch, per_cell) ? cells
+                                                                         : div_up(per_ch, per_cell));
+    int64_t mid = (int64_t)((cells - lo) / cpc);
+    uint64_t hi = (cells - lo) % cpc;
+    int used = (lo != 0) + (int)mid + (hi != 0);
+    if (ncomm < used) {
+        mid = ncomm - 2;
+        cpc = (cells - lo) / (uint64_t)(mid + 1);
+        hi = cpc + (cells - lo) % (uint64_t)(mid + 1);
+    }
+    if (hi == 0 && mid != 0) {
+        hi = cpc;
+        mid -= 1;
+    }
+    if (lo == 0) {
+        if (mid == 0) {
+            lo = hi;
+            hi = 0;
+        } else {
+            lo = cpc;
+            mid -= 1;
+        }
+    }
+    return (lo != 0) + (int)mid + (hi != 0);
+}
+
+int nccl_tune_op_choose(const nccl_tune *nt, coll_kind kind, uint64_t bytes, coll_algo algo,
+                        coll_proto proto, nccl_tune_op *out, err *e)
+{
+    memset(out, 0, sizeof *out);
+    for (int a = 0; a < 2; a++)
+        for (int p = 0; p < 3; p++)
+            out->time_us[a][p] = -1;
+    if (!nt->emulated || kind == COLL_ALLTOALL)
+        return err_set(e, ERR_USAGE, "NCCL's choice is not emulated here");
+    if (nt->nranks == 1) {
+        out->algo = ALGO_RING;
+        out->proto = PROTO_SIMPLE;
+        out->time_us[1][2] = 0;
+        out->max_channels = out->nchannels = 1;
+        out->nthreads = nt->max_threads[1][2];
+        return 0;
+    }
+    int ba = -1, bp = -1;
+    float best = 3600000000.0f;
+    for (int a = 0; a < 2; a++) {
+        if (algo != ALGO_AUTO && (algo == ALGO_TREE) != (a == 0))
+            continue;
+        for (int p = 0; p < 3; p++) {
+            if (proto != PROTO_AUTO && pidx(proto) != p)
+                continue;
+            float bw = nt->bw_GBps[kind][a][p];
+            if (bw == 0)
+                continue;
+            int ls = log2_down(bytes >> 6);
+            if (a == 0 && kind == COLL_ALLREDUCE && ls >= 0 && ls < 23)
+                bw *= tree_corr[p][ls];
+            float t = nt->lat_us[kind][a][p] + (float)bytes / (1000 * bw);
+            out->time_us[a][p] = t;
+            if (t >= 0 && t < best) {
+                best = t;
+                ba = a;
+                bp = p;
+            }
+        }
+    }
+    if (ba < 0)
+        return err_set(e, ERR_USAGE, "no NCCL algorithm/protocol is enabled for %s",
+                       coll_kind_name(kind));
+    static const coll_proto protos[3] = {PROTO_LL, PROTO_LL128, PROTO_SIMPLE};
+    out->algo = ba == 0 ? ALGO_TREE : ALGO_RING;
+    out->proto = protos[bp];
+    /* topoGetAlgoInfo: fewer channels, then fewer threads, for small sizes. */
+    int nc = nt->nchannels, th = nt->max_threads[ba][bp];
+    uint64_t thr = (uint64_t)nt->thread_threshold[ba][bp];
+    while (bytes < (uint64_t)nc * (uint64_t)th * thr && nc >= 2)
+        nc--;
+    while (bytes < (uint64_t)nc * (uint64_t)th * thr && th % 128 == 0)
+        th /= 2;
+    if (bp == 2)
+        th += ba == 1 ? 32 : 4 * 32;
+    if (th / 32 < 3)
+        th = 3 * 32;
+    if (ba == 0)
+        th = 640;
+    out->max_channels = nc;
+    out->nthreads = th;
+    out->nchannels = spread(nt, kind, bytes, out->proto, nc);
+    return 0;
+}
+
+/* --- explain ------------------------------------------------------------- */
+
+static const char *pname(int type)
+{
+    static const char *const names[] = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB",
+                                        "P2C", "PXN", "PHB", "SYS", "NET", "DIS"};
+    return type >= 0 && type <= 11 ? names[type] : "?";
+}
+
+static void print_graph(FILE *f, const char *what, const nccl_tune *nt, const nccl_tune_graph *g)
+{
+    if (!g->found)
+        fprintf(f, "#   %s: nothing fits from %.1f down to %.1f GB/s: fallback to PCI order, "
+                "1 channel at 0.1 GB/s, type SYS\n", what, (double)nt->speed_first_GBps,
+                (double)nt->speed_last_GBps);
+    else if (g->nchannels != g->search_channels)
+        fprintf(f, "#   %s: %d channel%s at %.1f GB/s, type %s, duplicated to %d at %.1f GB/s\n",
+                what, g->search_channels, g->search_channels == 1 ? "" : "s",
+                (double)g->search_bw_GBps, pname(g->type_intra), g->nchannels,
+                (double)g->bw_intra_GBps);
+    else
+        fprintf(f, "#   %s: %d channel%s at %.1f GB/s, type %s\n", what, g->nchannels,
+                g->nchannels == 1 ? "" : "s", (double)g->bw_intra_GBps, pname(g->type_intra));
+    fprintf(f, "#   %s 00 :", what);
+    for (int r = 0; r < nt->nranks; r++)
+        fprintf(f, " %d", g->order[r]);
+    fprintf(f, "\n");
+}
+
+void nccl_tune_explain(const nccl_tune *nt, const topo *t, coll_kind kind, uint64_t bytes,
+                       const nccl_tune_op *op, int comm, FILE *f)
+{
+    static const char *const pn[3] = {"LL", "LL128", "Simple"}, *const an[2] = {"Tree", "Ring"};
+    if (!comm)
+        goto op;
+    fprintf(f, "# NCCL %s (rules read in NVIDIA/nccl %s) on %s, %d ranks\n",
+            versions[nt->version].name, versions[nt->version].tag, topo_name(t), nt->nranks);
+    if (!nt->emulated) {
+        fprintf(f, "# not emulated: more than %d ranks (collsim's fixed defaults apply)\n",
+                NCCL_TUNE_MAX_RANKS);
+        return;
+    }
+    fprintf(f, "# system: GPU SM %d, CPU %s: NCCL rates the socket link at %.1f GB/s; "
+            "maxBw %.1f totalBw %.1f GB/s\n", nt->sm, topo_cpu_name(nt->cpu),
+            (double)nt->socket_GBps, (double)nt->max_bw_GBps, (double)nt->total_bw_GBps);
+    fprintf(f, "# P2P level %s (%s)\n", pname(nt->p2p_level), nt->p2p_level_why);
+    fprintf(f, "# transport of the ring's hops (paths.cc):\n");
+    for (int i = 0; i < nt->nranks && nt->nranks > 1; i++) {
+        int a = nt->ring.order[i], b = nt->ring.order[(i + 1) % nt->nranks];
+        fprintf(f, "#   GPU%d -> GPU%d  %-4s %s  %.1f GB/s\n", a, b, pname(nt->path_type[a][b]),
+                nt->p2p[a][b] ? "P2P" : "SHM (through the receiver's CPU)",
+                (double)nt->path_bw_GBps[a][b]);
+    }
+    if (nt->nranks < 2) {
+        fprintf(f, "# one rank: no search, no tuning; NCCL copies locally (Ring/Simple)\n");
+        return;
+    }
+    fprintf(f, "# search (search.cc), speeds for SM %d:\n", nt->sm);
+    print_graph(f, "Ring", nt, &nt->ring);
+    print_graph(f, "Tree", nt, &nt->tree);
+    fprintf(f, "# channels: min(ring, tree) = %d, doubled at connect, NCCL_MIN/MAX_NCHANNELS "
+            "-> %d\n", nt->ring.nchannels, nt->nchannels);
+    fprintf(f, "# tuning (tuning.cc), latency us / bandwidth GB/s, %s latencies:\n",
+            nt->hw_nvlink[1] ? "NVLink" : "PCI");
+    fprintf(f, "#   %-13s", "Algorithm");
+    for (int a = 0; a < 2; a++)
+        for (int p = 0; p < 3; p++)
+            fprintf(f, " %7s/%-6s", an[a], pn[p]);
+    fprintf(f, "\n#   %-13s", "Max NThreads");
+    for (int a = 0; a < 2; a++)
+        for (int p = 0; p < 3; p++)
+            fprintf(f, " %14d", nt->max_threads[a][p]);
+    fprintf(f, "\n");
+    for (int k = 0; k < COLL_NKINDS; k++) {
+        if (k == COLL_ALLTOALL)
+            continue;
+        fprintf(f, "#   %-13s", coll_kind_name((coll_kind)k));
+        for (int a = 0; a < 2; a++)
+            for (int p = 0; p < 3; p++)
+                fprintf(f, " %7.1f/%6.2f", (double)nt->lat_us[k][a][p],
+                        (double)nt->bw_GBps[k][a][p]);
+        fprintf(f, "\n");
+    }
+op:
+    if (kind == COLL_ALLTOALL)
+        fprintf(f, "# all-to-all: NCCL's grouped point-to-point scheduling is not emulated "
+                "(collsim's fixed rule applies)\n");
+    if (!op || nt->nranks < 2)
+        return;
+    fprintf(f, "# %s of %llu bytes (enqueue.cc), time = lat + bytes / (1000 bw):\n",
+            coll_kind_name(kind), (unsigned long long)bytes);
+    for (int a = 0; a < 2; a++)
+        for (int p = 0; p < 3; p++)
+            if (op->time_us[a][p] >= 0)
+                fprintf(f, "#   %s/%s %.2f us\n", an[a], pn[p], (double)op->time_us[a][p]);
+    fprintf(f, "#   -> %s/%s, %d channel%s (nc %d after the size loop) x %d threads\n",
+            op->algo == ALGO_TREE ? "Tree" : "Ring", pn[pidx(op->proto)], op->nchannels,
+            op->nchannels == 1 ? "" : "s", op->max_channels, op->nthreads);
+}

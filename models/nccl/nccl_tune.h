@@ -1,0 +1,93 @@
+/* NCCL's own decisions for one communicator on a collsim topology, emulated
+ * from NCCL's source for a given version (docs/model.md "NCCL's decisions"):
+ * its view of the machine (node and link bandwidths), the P2P level and
+ * the transport of every pair, the ring and tree searches with their speed
+ * ladders and fallback, the channel count after connect, the tuning tables
+ * (latency, bandwidth, threads) and, per operation, the algorithm, protocol,
+ * threads and channels enqueue picks. A nccl_tune is computed once per
+ * (topology, ranks, settings) and is read-only afterwards. */
+#ifndef MODELS_NCCL_NCCL_TUNE_H
+#define MODELS_NCCL_NCCL_TUNE_H
+
+#include <stdint.h>
+
+#include "models/coll_types.h"
+#include "models/topo/topo.h"
+#include "sim/err.h"
+
+/* The largest communicator whose search is emulated (NVL72 is NCCL's largest
+ * single-node domain); larger ones get the documented fixed defaults. */
+enum { NCCL_TUNE_MAX_RANKS = 72, NCCL_TUNE_MAX_CHANNELS = 64 };
+
+/* Emulated versions; index 0 is the newest and the default. */
+int nccl_tune_nversions(void);
+const char *nccl_tune_version_name(int v);    /* "2.30"; NULL past the end */
+const char *nccl_tune_version_tag(int v);     /* the source tag read, "v2.30.7-1" */
+/* "2.28" or "2.28.9" -> index; -1 if not emulated. */
+int nccl_tune_version_parse(const char *s);
+/* "2.30, 2.28" into buf (for messages); returns buf. */
+const char *nccl_tune_version_list(char *buf, size_t size);
+
+/* One searched graph (src/graph/search.cc ncclTopoCompute). */
+typedef struct nccl_tune_graph {
+    int found;            /* 0: no speed fitted, NCCL fell back to PCI order */
+    int nchannels;        /* channels of the search (after DupChannels) */
+    int search_channels;  /* channels found before DupChannels */
+    float search_bw_GBps; /* their per-channel speed */
+    float bw_intra_GBps;  /* per channel, as NCCL rates it */
+    int type_intra;       /* topo_path of the worst hop allowed */
+    int same_channels;
+    int order[NCCL_TUNE_MAX_RANKS]; /* channel 0: ranks in ring/chain order */
+} nccl_tune_graph;
+
+typedef struct nccl_tune {
+    int version, nranks;
+    int emulated;          /* 0 when nranks > NCCL_TUNE_MAX_RANKS */
+    int sm;                /* compute capability x10 used by NCCL */
+    topo_cpu cpu;
+    int p2p_level;         /* effective NCCL_P2P_LEVEL as a path type */
+    const char *p2p_level_why;   /* "default", "AMD CPU, <= 2 GPUs", "NCCL_P2P_LEVEL", ... */
+    float socket_GBps;     /* NCCL's inter-CPU bandwidth for this CPU */
+    float max_bw_GBps, total_bw_GBps;   /* system->maxBw / totalBw */
+    float speed_first_GBps, speed_last_GBps;  /* the ladder as the search used it */
+    /* Per ordered rank pair: NCCL's path type before the P2P check, its
+     * bandwidth after any detour through a CPU, and the transport. */
+    uint8_t path_type[NCCL_TUNE_MAX_RANKS][NCCL_TUNE_MAX_RANKS];
+    float path_bw_GBps[NCCL_TUNE_MAX_RANKS][NCCL_TUNE_MAX_RANKS];
+    uint8_t p2p[NCCL_TUNE_MAX_RANKS][NCCL_TUNE_MAX_RANKS];
+    nccl_tune_graph ring, tree;
+    int nchannels;         /* comm->nChannels after connect (x2, env limits) */
+    /* Tuning tables per collective kind, [0 tree, 1 ring][LL, LL128, Simple]:
+     * latency in us and algorithm bandwidth in GB/s (0 = not enabled). */
+    float lat_us[COLL_NKINDS][2][3], bw_GBps[COLL_NKINDS][2][3];
+    int max_threads[2][3], thread_threshold[2][3];
+    int hw_nvlink[2];      /* the latency row used: 1 NVLink, 0 PCI */
+} nccl_tune;
+
+/* Computes NCCL's view for GPUs 0..nranks-1 of t under env. ERR_USAGE
+ * (message names the setting) if NCCL could not connect the ranks. */
+int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **out, err *e);
+void nccl_tune_free(nccl_tune *nt);           /* NULL ok */
+
+/* One operation as NCCL enqueues it (src/enqueue.cc). */
+typedef struct nccl_tune_op {
+    coll_algo algo;        /* ALGO_RING or ALGO_TREE */
+    coll_proto proto;
+    float time_us[2][3];   /* NCCL's predicted time per [tree, ring][proto], <0 off */
+    int max_channels;      /* topoGetAlgoInfo's nc */
+    int nthreads;          /* threads per channel (nWarps x 32) */
+    int nchannels;         /* channels the work is spread over */
+} nccl_tune_op;
+
+/* NCCL's choice for a collective of `bytes` (nccl-tests size). algo/proto
+ * restrict the choice as NCCL_ALGO/NCCL_PROTO would (AUTO: no restriction,
+ * besides env's own). ERR_USAGE when nothing is enabled. */
+int nccl_tune_op_choose(const nccl_tune *nt, coll_kind kind, uint64_t bytes, coll_algo algo,
+                        coll_proto proto, nccl_tune_op *out, err *e);
+
+/* NCCL's NCCL_DEBUG=INFO style account, on f, of the communicator (if
+ * comm) and of one operation (op may be NULL). */
+void nccl_tune_explain(const nccl_tune *nt, const topo *t, coll_kind kind, uint64_t bytes,
+                       const nccl_tune_op *op, int comm, FILE *f);
+
+#endif

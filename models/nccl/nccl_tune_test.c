@@ -1,0 +1,337 @@
+/* NCCL's decisions on the presets, each expectation derived by hand from
+ * NCCL's source (NVIDIA/nccl v2.28.9-1 unless a test says otherwise): file,
+ * function and numbers in the comment before the check. Bandwidths are GB/s,
+ * times us, as NCCL computes them (floats: tolerance 0.01 us / 0.01 GB/s). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "models/coll/coll.h"
+#include "models/nccl/nccl_tune.h"
+
+#define NEAR(got, want, tol)                                                   \
+    do {                                                                       \
+        double g_ = (got), w_ = (want);                                        \
+        if (!(fabs(g_ - w_) < (tol)))                                          \
+            fail_msg("%s = %.6f, expected %.6f (tolerance %g)", #got, g_, w_,  \
+                     (double)(tol));                                           \
+    } while (0)
+
+enum { TREE = 0, RING = 1, LL = 0, LL128 = 1, SIMPLE = 2 };
+
+static nccl_tune *make(const char *preset, int nranks, const char *const *env, topo **tp)
+{
+    err e = {0};
+    assert_int_equal(topo_load(preset, tp, &e), 0);
+    coll_req r;
+    coll_req_init(&r, *tp);
+    r.env.version = nccl_tune_version_parse("2.28");
+    for (; env && *env; env++)
+        assert_int_equal(coll_env_set(&r.env, *env, &e), 0);
+    nccl_tune *nt = NULL;
+    int rc = nccl_tune_new(*tp, nranks, &r.env, &nt, &e);
+    if (rc)
+        fail_msg("nccl_tune_new: %s", e.msg);
+    return nt;
+}
+
+static void op(const nccl_tune *nt, uint64_t bytes, coll_algo a, coll_proto p, int ch, int th)
+{
+    err e = {0};
+    nccl_tune_op o;
+    assert_int_equal(nccl_tune_op_choose(nt, COLL_ALLREDUCE, bytes, ALGO_AUTO, PROTO_AUTO, &o, &e),
+                     0);
+    if (o.algo != a || o.proto != p || o.nchannels != ch || o.nthreads != th)
+        fail_msg("%llu B: %s/%s %d ch x %d thr, expected %s/%s %d x %d",
+                 (unsigned long long)bytes, coll_algo_name(o.algo), coll_proto_name(o.proto),
+                 o.nchannels, o.nthreads, coll_algo_name(a), coll_proto_name(p), ch, th);
+}
+
+static void test_versions(void **state)
+{
+    (void)state;
+    /* Two tables: 2.30 (newest, index 0, the default) and 2.28. */
+    char buf[64];
+    assert_int_equal(nccl_tune_version_parse("2.30"), 0);
+    assert_int_equal(nccl_tune_version_parse("2.28.9"), 1);
+    assert_int_equal(nccl_tune_version_parse("2.29"), -1);
+    assert_int_equal(nccl_tune_version_parse("2.2"), -1);
+    assert_string_equal(nccl_tune_version_list(buf, sizeof buf), "2.30, 2.28");
+}
+
+/* rtxpro6000-8x-pcie5-2s, default env. NCCL's system (topo.cc): every PCIe
+ * link Gen5 x16 = 16 x 240 / 80 = 48 GB/s (GPU-vs, vs-CPU; the vs0-vs1 chip
+ * fabric is not in NCCL's PCI tree); cpu0-cpu1 AMD_BW = 16. Paths
+ * (paths.cc ncclTopoSetPaths): GPU0->GPU1 PIX 48; GPU1->GPU2 through cpu0
+ * PHB 48; GPU3->GPU4 through cpu0-cpu1 SYS min(48,16) = 16. ncclTopoCheckP2p:
+ * AMD but 8 GPUs > 2, so p2pLevel = PATH_PXB: PIX hops P2P, PHB/SYS hops
+ * SHM (the path goes through the receiver's CPU: same types, same bw).
+ * Search (search.cc ncclTopoCompute): SM 120 -> sm100SpeedArrayIntra, from
+ * 40 (first <= maxBw 48) down to 18; every ring and chain of 8 GPUs crosses
+ * cpu0->cpu1 (16 < 18) at every typeIntra PIX..SYS, so nothing fits: the
+ * fallback is PCI order 0..7, 1 channel at 0.1 GB/s, typeIntra SYS, for the
+ * ring and the tree. init.cc: min(1,1) = 1; connect.cc: x2 = 2 channels.
+ * Tuning (tuning.cc ncclTopoTuneModel, 8 ranks, nsteps 14, PCI latencies,
+ * LL128 off as typeIntra SYS > NVB): Ring LL busBw min(282, 0.1 x .5) = .05,
+ * algBw .05 x 8/14 = 0.028571, lat 6.6 + 14 x 1.0 = 20.6; Ring Simple
+ * 0.057143, lat 8.4 + 14 x 5.7 = 88.2; Tree busBw min(.1 x .92, 70) = .092:
+ * LL /3.8 x .5 = 0.012105, lat 6.8 + 2 x 7 x 1.0 = 20.8; Simple .046, lat
+ * 8.4 + 2 x 7 x 4 = 64.4. Ring Simple threads: bwIntra x nCh = 0.1 <= PCI_BW
+ * 12 -> 256. */
+static void test_2s_default(void **state)
+{
+    (void)state;
+    topo *t;
+    nccl_tune *nt = make("rtxpro6000-8x-pcie5-2s", 8, NULL, &t);
+    assert_int_equal(nt->emulated, 1);
+    NEAR(nt->path_bw_GBps[0][1], 48, 1e-3);
+    NEAR(nt->path_bw_GBps[3][4], 16, 1e-3);
+    /* Transport of the ring's hops 0->1 ... 7->0: P2P inside a virtual
+     * switch (PIX), SHM for 1->2, 5->6 (PHB) and 3->4, 7->0 (SYS). */
+    static const int p2p[8] = {1, 0, 1, 0, 1, 0, 1, 0};
+    static const int type[8] = {4, 8, 4, 9, 4, 8, 4, 9};
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(nt->p2p[i][(i + 1) % 8], p2p[i]);
+        assert_int_equal(nt->path_type[i][(i + 1) % 8], type[i]);
+        assert_int_equal(nt->ring.order[i], i);
+    }
+    assert_int_equal(nt->ring.found, 0);
+    assert_int_equal(nt->tree.found, 0);
+    NEAR(nt->ring.bw_intra_GBps, 0.1, 1e-6);
+    NEAR(nt->speed_first_GBps, 40, 1e-6);
+    NEAR(nt->speed_last_GBps, 18, 1e-6);
+    assert_int_equal(nt->nchannels, 2);
+    NEAR(nt->lat_us[COLL_ALLREDUCE][RING][LL], 20.6, 1e-4);
+    NEAR(nt->bw_GBps[COLL_ALLREDUCE][RING][LL], 0.028571, 1e-5);
+    NEAR(nt->bw_GBps[COLL_ALLREDUCE][RING][LL128], 0, 1e-9);
+    NEAR(nt->lat_us[COLL_ALLREDUCE][RING][SIMPLE], 88.2, 1e-4);
+    NEAR(nt->bw_GBps[COLL_ALLREDUCE][TREE][LL], 0.012105, 1e-5);
+    NEAR(nt->lat_us[COLL_ALLREDUCE][TREE][SIMPLE], 64.4, 1e-4);
+    assert_int_equal(nt->max_threads[RING][SIMPLE], 256);
+    /* enqueue.cc: time = lat + bytes / (1000 bw), tree bw x
+     * treeCorrectionFactor[proto][log2(bytes/64)].
+     * 256 B (index 2: LL 1.0, Simple .9): Ring LL 20.6 + 256/28.571 = 29.56,
+     * Tree LL 20.8 + 256/12.105 = 41.95, Tree Simple 64.4 + 256/41.4 =
+     * 70.58, Ring Simple 88.2 + 4.48 = 92.68 -> Ring/LL. topoGetAlgoInfo:
+     * threshold LL 8 x 8 ranks = 64 B/thread: 256 < nc x 512 x 64 drops nc
+     * to 1, then nt 512 -> 64 (stops: 64 % 128 != 0), raised to 3 warps =
+     * 96 threads; one 2 KiB cell -> 1 channel. */
+    op(nt, 256, ALGO_RING, PROTO_LL, 1, 96);
+    /* 4 KiB (index 6: LL .7, Simple .9): Ring Simple 88.2 + 4096/57.143 =
+     * 159.88 < Tree Simple 64.4 + 4096/41.4 = 163.34 < Ring LL 20.6 +
+     * 4096/28.571 = 163.96 -> Ring/Simple; 4096 < nc x 256 x 64 -> nc 1,
+     * nt 256 -> 64, + 1 sync warp = 96. */
+    op(nt, 4096, ALGO_RING, PROTO_SIMPLE, 1, 96);
+    /* 64 KiB (index 10: .6): Ring Simple 88.2 + 65536/57.143 = 1235.1 <
+     * Ring LL 2314.4 < Tree Simple 64.4 + 65536/27.6 = 2438.9; 65536 >= 2 x
+     * 256 x 64 keeps nc 2, nt 256 + 32 = 288; 128 KiB of traffic in 8 KiB
+     * cells, 64 KiB per channel -> 2 channels. */
+    op(nt, 65536, ALGO_RING, PROTO_SIMPLE, 2, 288);
+    /* 1 MiB: Ring Simple 88.2 + 18350 = 18438 < Ring LL 36721 -> Simple,
+     * 2 channels x 288. */
+    op(nt, 1 << 20, ALGO_RING, PROTO_SIMPLE, 2, 288);
+    nccl_tune_free(nt);
+    topo_free(t);
+}
+
+/* The reference seeds' env. NCCL_P2P_LEVEL=SYS: every path type <= SYS, so
+ * every hop is P2P, on the direct path (bw still 48 / 16). The search is the
+ * same (cpu0->cpu1 16 < 18): fallback, 1 channel, x2 = 2;
+ * NCCL_MAX_NCHANNELS=16 only caps (min(16, 2) = 2). NCCL_ALGO=Ring and
+ * NCCL_PROTO=LL leave Ring/LL alone (bw 0 elsewhere). Threads: LL max 512.
+ * 256 B and 4 KiB: nc 1 (bytes < 1 x 512 x 64), nt halves to 64 -> 96.
+ * 64 KiB: 65536 < 2 x 512 x 64 = 65536 is false: nc 2, nt 512; LL traffic
+ * 4 x 2 x 64 KiB in 2 KiB cells over 2 channels -> 2. 1 MiB: 2 x 512. */
+static void test_2s_seeds(void **state)
+{
+    (void)state;
+    static const char *const env[] = {"NCCL_PROTO=LL", "NCCL_ALGO=Ring", "NCCL_P2P_LEVEL=SYS",
+                                      "NCCL_MAX_NCHANNELS=16", NULL};
+    topo *t;
+    nccl_tune *nt = make("rtxpro6000-8x-pcie5-2s", 8, env, &t);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(nt->p2p[i][(i + 1) % 8], 1);
+    NEAR(nt->path_bw_GBps[3][4], 16, 1e-3);
+    assert_int_equal(nt->ring.found, 0);
+    assert_int_equal(nt->nchannels, 2);
+    NEAR(nt->bw_GBps[COLL_ALLREDUCE][RING][SIMPLE], 0, 1e-9);
+    NEAR(nt->bw_GBps[COLL_ALLREDUCE][TREE][LL], 0, 1e-9);
+    op(nt, 256, ALGO_RING, PROTO_LL, 1, 96);
+    op(nt, 4096, ALGO_RING, PROTO_LL, 1, 96);
+    op(nt, 65536, ALGO_RING, PROTO_LL, 2, 512);
+    op(nt, 1 << 20, ALGO_RING, PROTO_LL, 2, 512);
+    nccl_tune_free(nt);
+    topo_free(t);
+}
+
+/* Version differences on the same box: 2.30's sm100SpeedArrayIntra has a
+ * 45 step, so its search starts at 45 (2.28: 40); the outcome is the same
+ * fallback. 2 channels with NCCL_MIN_NCHANNELS=4: connect.cc copies
+ * channels up to the minimum -> 4. */
+static void test_2s_version_and_min(void **state)
+{
+    (void)state;
+    static const char *const env[] = {"NCCL_VERSION=2.30", "NCCL_MIN_NCHANNELS=4", NULL};
+    topo *t;
+    nccl_tune *nt = make("rtxpro6000-8x-pcie5-2s", 8, env, &t);
+    NEAR(nt->speed_first_GBps, 45, 1e-6);
+    assert_int_equal(nt->ring.found, 0);
+    assert_int_equal(nt->nchannels, 4);
+    nccl_tune_free(nt);
+    topo_free(t);
+}
+
+/* Two GPUs of the 2-socket box: ncclTopoCheckP2p's AMD rule (x86 AMD and
+ * <= 2 GPUs) sets p2pLevel = SYS, so GPU0<->GPU1 (PIX anyway) is P2P. Ring
+ * at 40: 0->1->0 takes 40 from each direction of both 48 GB/s links, a
+ * second channel does not fit; 2 x 24 = 48 beats 1 x 40, so the ring is 2
+ * channels at 24 (24 < 25: no DupChannels), 4 after connect. */
+static void test_2s_two_gpus(void **state)
+{
+    (void)state;
+    topo *t;
+    nccl_tune *nt = make("rtxpro6000-8x-pcie5-2s", 2, NULL, &t);
+    assert_int_equal(nt->p2p_level, PATH_SYS);
+    assert_int_equal(nt->p2p[0][1], 1);
+    assert_int_equal(nt->ring.found, 1);
+    assert_int_equal(nt->ring.nchannels, 2);
+    NEAR(nt->ring.bw_intra_GBps, 24, 1e-6);
+    assert_int_equal(nt->nchannels, 4);
+    nccl_tune_free(nt);
+    topo_free(t);
+}
+
+/* h200-8x-nvswitch: 18 NVLink lanes x SM90_NVLINK_BW 20.6 = 370.8 GB/s each
+ * way between every GPU and the (single) NVS node; maxBw = totalBw = 370.8.
+ * Ring search (sm90SpeedArrayIntra from 60, NVS: only index neighbours):
+ * each channel takes 60 from every GPU<->NVS link -> 6 channels (360 <
+ * 370.8, so the search goes on: 50 x 7 = 350 worse, 40 x 9 and 30 x 12 = 360
+ * equal, 24/60 < .49 stops). DupChannels: 60 >= 50 -> 12 channels at 30;
+ * pass 2 cannot raise the speed with 12 channels (370.8/40 < 12). Tree:
+ * 12 channels (min = max = ring) at 30. init.cc 12, connect.cc x2 = 24.
+ * Tuning (NVLink latencies, Hopper caps, LL128 on: typeIntra NVL <= NVB and
+ * SM 90): Ring LL busBw min(141, 12 x 30 x .5) = 141 -> algBw 141 x 8/14 =
+ * 80.571, lat 6.6 + 14 x .6 = 15.0; Ring LL128 min(360 x .92, 12 x 36.7) =
+ * 331.2 -> 189.26, lat 14 + 14 x 1.9 = 40.6; Ring Simple 205.71, lat 8.4 +
+ * 14 x 3.4 = 56.0; Tree LL min(331.2/3.8, 141) x .5 = 43.58, lat 6.8 + 14 x
+ * .6 = 15.2. 256 B: Ring LL 15.003 < Tree LL 15.206 -> Ring/LL, 1 channel x
+ * 96. 1 MiB: Ring LL 15.0 + 1048576/80571 = 28.01 < Tree LL128 31.5 +
+ * 1048576/(128.8 x .6) = 45.07 < Ring LL128 46.14 -> Ring/LL; 1 MiB >=
+ * 24 x 512 x 64 keeps 24 channels x 512; LL traffic 8 MiB / 24 = 341 KiB per
+ * channel in 16 KiB cells: 22 + 22 x 22 + 6 cells -> 24 channels. */
+static void test_h200_8(void **state)
+{
+    (void)state;
+    topo *t;
+    nccl_tune *nt = make("h200-8x-nvswitch", 8, NULL, &t);
+    NEAR(nt->max_bw_GBps, 370.8, 1e-3);
+    assert_int_equal(nt->p2p[0][1], 1);
+    assert_int_equal(nt->path_type[0][5], PATH_NVL);
+    assert_int_equal(nt->ring.found, 1);
+    assert_int_equal(nt->ring.search_channels, 6);
+    NEAR(nt->ring.search_bw_GBps, 60, 1e-6);
+    assert_int_equal(nt->ring.nchannels, 12);
+    NEAR(nt->ring.bw_intra_GBps, 30, 1e-6);
+    assert_int_equal(nt->tree.nchannels, 12);
+    assert_int_equal(nt->nchannels, 24);
+    assert_int_equal(nt->hw_nvlink[RING], 1);
+    NEAR(nt->bw_GBps[COLL_ALLREDUCE][RING][LL], 80.571, 1e-2);
+    NEAR(nt->bw_GBps[COLL_ALLREDUCE][RING][LL128], 189.26, 1e-2);
+    NEAR(nt->lat_us[COLL_ALLREDUCE][RING][SIMPLE], 56.0, 1e-4);
+    NEAR(nt->bw_GBps[COLL_ALLREDUCE][TREE][LL], 43.58, 1e-2);
+    op(nt, 256, ALGO_RING, PROTO_LL, 1, 96);
+    op(nt, 1 << 20, ALGO_RING, PROTO_LL, 24, 512);
+    nccl_tune_free(nt);
+    topo_free(t);
+}
+
+/* Two H200s over NVLink (Intel host: no AMD rule; NVL <= PXB is P2P). Ring
+ * 0->1->0: 6 channels at 60, DupChannels -> 12 at 30. Tree (chains 0->1 and
+ * 1->0 alternate once channels may differ): 12 at 60 fit (6 x 60 each way);
+ * 24 channels after connect. Tuning, nsteps 2: Ring LL min(141, 180) = 141,
+ * x 2/2, lat 6.6 + 2 x .6 = 7.8; Ring Simple 360, lat 8.4 + 2 x 3.4 = 15.2;
+ * Ring LL128 331.2, lat 14 + 2 x 1.9 = 17.8. 1 MiB: Ring LL 7.8 + 7.44 =
+ * 15.24 < Ring Simple 15.2 + 2.91 = 18.11 -> Ring/LL, 24 channels x 512.
+ * 4 MiB: Ring Simple 15.2 + 11.65 = 26.85 < LL128 17.8 + 12.66 = 30.46 <
+ * LL 37.55 -> Ring/Simple: 4 MiB >= 24 x 512 x 64 -> 24 x (512 + 32). */
+static void test_h200_two(void **state)
+{
+    (void)state;
+    topo *t;
+    nccl_tune *nt = make("h200-8x-nvswitch", 2, NULL, &t);
+    assert_int_equal(nt->p2p_level, PATH_PXB);
+    assert_int_equal(nt->p2p[1][0], 1);
+    assert_int_equal(nt->ring.nchannels, 12);
+    NEAR(nt->tree.bw_intra_GBps, 60, 1e-6);
+    assert_int_equal(nt->nchannels, 24);
+    NEAR(nt->lat_us[COLL_ALLREDUCE][RING][LL], 7.8, 1e-4);
+    NEAR(nt->bw_GBps[COLL_ALLREDUCE][RING][SIMPLE], 360, 1e-3);
+    op(nt, 1 << 20, ALGO_RING, PROTO_LL, 24, 512);
+    op(nt, 4 << 20, ALGO_RING, PROTO_SIMPLE, 24, 544);
+    nccl_tune_free(nt);
+    topo_free(t);
+}
+
+/* rtxpro6000-8x-pcie5-1s: GPUs 0-3 and 4-7 on two switches under one CPU;
+ * 3->4 and 7->0 go through the CPU (PHB, SHM). Ring at 40 takes 40 from
+ * each direction of the two switch uplinks (48): one channel; 2 x 24 = 48
+ * beats it; no DupChannels (24 < 25) -> 2 channels, 4 after connect (the
+ * "4 channels on a single-socket ring" of issue 10). */
+static void test_1s(void **state)
+{
+    (void)state;
+    topo *t;
+    nccl_tune *nt = make("rtxpro6000-8x-pcie5-1s", 8, NULL, &t);
+    assert_int_equal(nt->p2p[3][4], 0);
+    assert_int_equal(nt->path_type[3][4], PATH_PHB);
+    assert_int_equal(nt->ring.nchannels, 2);
+    NEAR(nt->ring.bw_intra_GBps, 24, 1e-6);
+    assert_int_equal(nt->nchannels, 4);
+    nccl_tune_free(nt);
+    topo_free(t);
+}
+
+/* The wiring: collsim's auto on the default box follows the emulation
+ * (4 KiB -> Ring/Simple, 1 channel, 96 threads) and NCCL_SHM_DISABLE=1 with
+ * the default P2P level leaves PHB/SYS pairs without a transport. */
+static void test_coll_auto(void **state)
+{
+    (void)state;
+    err e = {0};
+    topo *t;
+    assert_int_equal(topo_load("rtxpro6000-8x-pcie5-2s", &t, &e), 0);
+    coll_ctx *c = coll_ctx_new(t);
+    coll_req r;
+    coll_req_init(&r, t);
+    r.bytes = 4096;
+    coll_result res;
+    assert_int_equal(coll_predict(c, &r, &res, &e), 0);
+    assert_int_equal(res.algo, ALGO_RING);
+    assert_int_equal(res.proto, PROTO_SIMPLE);
+    assert_int_equal(res.channels, 1);
+    assert_int_equal(res.threads, 96);
+    assert_int_equal(coll_env_set(&r.env, "NCCL_SHM_DISABLE=1", &e), 0);
+    assert_int_equal(coll_predict(c, &r, &res, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "NCCL_SHM_DISABLE"));
+    assert_int_equal(coll_env_set(&r.env, "NCCL_VERSION=2.27", &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "2.30, 2.28"));
+    coll_ctx_free(c);
+    topo_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_versions),     cmocka_unit_test(test_2s_default),
+        cmocka_unit_test(test_2s_seeds),     cmocka_unit_test(test_2s_version_and_min),
+        cmocka_unit_test(test_2s_two_gpus),  cmocka_unit_test(test_h200_8),
+        cmocka_unit_test(test_h200_two),     cmocka_unit_test(test_1s),
+        cmocka_unit_test(test_coll_auto),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,500 @@
+/* Built-in topologies: a static table of named presets and generated
+ * families (name, description, builder), and topo_load, which falls back to
+ * reading a file. Every number below and where it comes from is listed in
+ * docs/model.md "Topology and presets"; latencies are per link, with a
+ * switch's cut-through split half and half over the links at its ports. */
+#include "models/topo/topo.h"
+#include "sim/cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* A builder session: the first error sticks, later calls do nothing. */
+typedef struct bld {
+    topo *t;
+    err *e;
+    int rc;
+} bld;
+
+static int node(bld *b, const char *name, topo_kind k, int numa, const char *parent)
+{
+    if (b->rc)
+        return -1;
+    int id = topo_add_node(b->t, name, k, numa, b->e);
+    if (id < 0) {
+        b->rc = b->e ? b->e->code : ERR_INPUT;
+        return -1;
+    }
+    if (parent) {
+        int p = topo_find(b->t, parent);
+        ASSERTF(p >= 0, "preset parent '%s' of '%s' not defined", parent, name);
+        if ((b->rc = topo_set_parent(b->t, id, p, b->e)) != 0)
+            return -1;
+    }
+    return id;
+}
+
+/* Link with bandwidth in GB/s (0 on pcie: the link math) and latency in ns. */
+static void link(bld *b, const char *x, const char *y, topo_link_kind k, int lanes,
+                 double bw_GBps, double lat_ns)
+{
+    if (b->rc)
+        return;
+    topo_link l = {.a = topo_find(b->t, x), .b = topo_find(b->t, y), .kind = k,
+                   .bw_Bps = bw_GBps * 1e9, .lat_ps = (int64_t)(lat_ns * 1e3 + 0.5)};
+    ASSERTF(l.a >= 0 && l.b >= 0, "preset link %s-%s", x, y);
+    if (k == LINK_PCIE) {
+        l.pcie_gen = 5;
+        l.pcie_width = 16;
+    }
+    if (k == LINK_NVLINK)
+        l.nvlinks = lanes;
+    if (topo_add_link(b->t, &l, b->e) < 0)
+        b->rc = b->e ? b->e->code : ERR_INPUT;
+}
+
+/* A link whose b->a direction has its own bandwidth. */
+static void link_asym(bld *b, const char *x, const char *y, topo_link_kind k, double bw_GBps,
+                      double back_GBps, double lat_ns)
+{
+    if (b->rc)
+        return;
+    topo_link l = {.a = topo_find(b->t, x), .b = topo_find(b->t, y), .kind = k,
+                   .bw_Bps = bw_GBps * 1e9, .bw_back_Bps = back_GBps * 1e9,
+                   .lat_ps = (int64_t)(lat_ns * 1e3 + 0.5)};
+    ASSERTF(l.a >= 0 && l.b >= 0 && k != LINK_PCIE, "preset link %s-%s", x, y);
+    if (topo_add_link(b->t, &l, b->e) < 0)
+        b->rc = b->e ? b->e->code : ERR_INPUT;
+}
+
+static const char *nm(char *buf, const char *prefix, int i)
+{
+    snprintf(buf, 32, "%s%d", prefix, i);
+    return buf;
+}
+
+/* Values shared by several presets (docs/model.md says where from). */
+enum { STDIN_MAX_BYTES = 64 << 20 };   /* a topology read from stdin */
+#define SW_HALF_NS 57.5        /* half of a 115 ns Gen5 switch cut-through */
+#define GPU_END_NS 300.0       /* GPU-side PCIe endpoint share of a hop */
+#define ROOT_NS 202.5          /* root complex + socket fabric, per side */
+#define XGMI_NS 80.0           /* socket link hop */
+#define NVL_LANE_GBps 20.6     /* usable GB/s per NVLink 4 lane */
+#define NVL_NS 250.0           /* GPU <-> NVSwitch hop */
+#define RTX_MEM_GBps 1792.0    /* RTX PRO 6000 GDDR7 peak */
+#define H200_MEM_GBps 4800.0   /* H200 HBM3e peak */
+
+int64_t topo_default_pci_lat_ps(topo_kind child, topo_kind parent)
+{
+    double ns = (child == TOPO_GPU ? GPU_END_NS : child == TOPO_SWITCH ? SW_HALF_NS : 0) +
+                (parent == TOPO_SWITCH ? SW_HALF_NS : 0);
+    return (int64_t)(ns * 1e3 + 0.5);
+}
+
+/* NVLink usable GB/s per lane by SM version (facts.md 5.5, NCCL's table). */
+static double nvl_lane_GBps(int sm)
+{
+    return sm >= 100 ? 40.1 : sm >= 90 ? 20.6 : (sm >= 86 && sm < 90) ? 12.0 : sm >= 70 ? 20.0
+                                                                                   : 18.0;
+}
+
+void topo_default_link(topo_link_kind k, int sm, double *bw_Bps, int64_t *lat_ps)
+{
+    double bw = 0, ns = 0;
+    switch (k) {
+    case LINK_PCIE: ns = GPU_END_NS; break;
+    case LINK_FABRIC: bw = 100.0; ns = ROOT_NS; break;
+    case LINK_SOCKET: bw = 83.2; ns = XGMI_NS; break;
+    case LINK_NVLINK: bw = nvl_lane_GBps(sm); ns = NVL_NS; break;
+    case LINK_MEM: bw = 200.0; ns = 100.0; break;
+    default: break;
+    }
+    *bw_Bps = bw * 1e9;
+    *lat_ps = (int64_t)(ns * 1e3 + 0.5);
+}
+
+static void set_params(topo *t, double arb_GBps, double hostmem_GBps, double gpu_mem_GBps)
+{
+    topo_params *p = topo_params_mut(t);
+    /* RTX PRO 6000 Blackwell (SM 12.0) on AMD EPYC/Threadripper hosts unless
+     * the preset says otherwise (docs/model.md "NCCL's decisions"). */
+    p->gpu_sm = 120;
+    p->cpu = CPU_AMD;
+    p->pcie_mps_bytes = 256;
+    p->pcie_mrrs_bytes = 512;
+    p->pcie_tlp_overhead_bytes = 24;
+    p->read_tags = 256;
+    p->read_extra_lat_ps = 200000;  /* uncalibrated */
+    p->launch_ps = 4000000;         /* uncalibrated */
+    p->graph_node_ps = 1500000;     /* uncalibrated */
+    p->arb_collapse_Bps = arb_GBps * 1e9;
+    p->hostmem_Bps = hostmem_GBps * 1e9;
+    p->kernel_base_ps = 2000000;    /* uncalibrated */
+    p->gpu_mem_Bps = gpu_mem_GBps * 1e9;
+}
+
+static void socket_with_mem(bld *b, int s, double mem_GBps)
+{
+    char c[32], m[32];
+    node(b, nm(c, "cpu", s), TOPO_CPU, s, NULL);
+    node(b, nm(m, "mem", s), TOPO_HOSTMEM, s, NULL);
+    link(b, c, m, LINK_MEM, 0, mem_GBps, 100.0);
+}
+
+/* rtxpro6000-8x-pcie5-2s: ASUS ESC8000A-E13P, 2x EPYC 9575F, 2 Broadcom
+ * PEX890xx chips each split into two virtual switches of 2 GPUs. */
+static int build_2s(topo *t, err *e)
+{
+    bld b = {t, e, 0};
+    char n1[32], n2[32], n3[32];
+    set_params(t, 2.7, 460.8, RTX_MEM_GBps);
+    /* Read completions: collapse per uplink 4.5 GB/s (16-flow cross-chip
+     * reads, 9.0 GB/s over two uplinks); across the socket link at most
+     * 51.2 GB/s (2- and 4-flow cross-chip reads, 51.1 and 51.3); docs/model.md. */
+    topo_params_mut(t)->arb_collapse_read_Bps = 4.5e9;
+    topo_params_mut(t)->socket_read_Bps = 51.2e9;
+    for (int s = 0; s < 2; s++)
+        socket_with_mem(&b, s, 460.8);
+    link(&b, "cpu0", "cpu1", LINK_SOCKET, 0, 83.2, XGMI_NS);
+    for (int v = 0; v < 4; v++) {
+        int s = v / 2;
+        nm(n1, "rp", v);
+        node(&b, n1, TOPO_ROOT, s, nm(n2, "cpu", s));
+        /* Peer traffic up into the CPU 38.3 GB/s, down from it 51.2 GB/s
+         * (two writers on other root ports into one VS: 51.2). */
+        link_asym(&b, n1, n2, LINK_FABRIC, 38.3, 51.2, ROOT_NS);
+        node(&b, nm(n3, "vs", v), TOPO_SWITCH, s, n1);
+        link(&b, n3, n1, LINK_PCIE, 0, 0, SW_HALF_NS);
+    }
+    link(&b, "vs0", "vs1", LINK_FABRIC, 0, 53.6, 20.0);
+    link(&b, "vs2", "vs3", LINK_FABRIC, 0, 53.6, 20.0);
+    for (int g = 0; g < 8; g++) {
+        nm(n1, "gpu", g);
+        node(&b, n1, TOPO_GPU, g / 4, nm(n2, "vs", g / 2));
+        link(&b, n1, n2, LINK_PCIE, 0, 53.5, GPU_END_NS + SW_HALF_NS);
+    }
+    return b.rc;
+}
+
+/* rtxpro6000-8x-pcie5-1s: Threadripper PRO 7955WX, group A: two c-payne
+ * switches of 4 GPUs on root complexes of different quadrants. */
+static int build_1s(topo *t, err *e)
+{
+    bld b = {t, e, 0};
+    char n1[32], n2[32];
+    set_params(t, 0, 266.2, RTX_MEM_GBps);
+    socket_with_mem(&b, 0, 266.2);
+    for (int r = 0; r < 2; r++) {
+        nm(n1, "rp", r);
+        node(&b, n1, TOPO_ROOT, 0, "cpu0");
+        link(&b, n1, "cpu0", LINK_FABRIC, 0, 100.0, 138.4);
+        node(&b, nm(n2, "sw", r), TOPO_SWITCH, 0, n1);
+        link(&b, n2, n1, LINK_PCIE, 0, 56.4, SW_HALF_NS);
+    }
+    for (int g = 0; g < 8; g++) {
+        nm(n1, "gpu", g);
+        node(&b, n1, TOPO_GPU, 0, nm(n2, "sw", g / 4));
+        link(&b, n1, n2, LINK_PCIE, 0, 56.3, 340.25);
+    }
+    return b.rc;
+}
+
+/* Host-side costs measured on one H200 (validate/data/h200-1x/launch.csv and
+ * host.csv, fitted by `make validate`: launch 5.1 +- 0.4 us, graph node
+ * 0.499 +- 0.04 us, copy setup 1.85 +- 0.13 us); used by the H200 presets. */
+static void h200_measured(topo *t)
+{
+    topo_params *p = topo_params_mut(t);
+    p->gpu_sm = 90;
+    p->cpu = CPU_INTEL_SRP; /* assumption: Sapphire Rapids hosts (docs/model.md) */
+    p->launch_ps = 5100000;
+    p->graph_node_ps = 499000;
+    p->copy_setup_ps = 1845000;
+}
+
+/* HGX-style boxes of 8 GPUs: per socket two PCIe switches (own root port
+ * each) with 2 GPUs each; all GPUs on one non-blocking NVSwitch node. */
+static int build_hgx(topo *t, int ngpu, err *e)
+{
+    bld b = {t, e, 0};
+    char n1[32], n2[32], n3[32];
+    set_params(t, 0, 245.8, H200_MEM_GBps);
+    h200_measured(t);
+    node(&b, "nvs0", TOPO_NVSWITCH, -1, NULL);
+    int nsock = (ngpu + 3) / 4;
+    for (int s = 0; s < nsock; s++) {
+        socket_with_mem(&b, s, 245.8);
+        if (s % 2 == 1)
+            link(&b, nm(n1, "cpu", s - 1), nm(n2, "cpu", s), LINK_SOCKET, 0, 80.0, 100.0);
+    }
+    for (int w = 0; w < (ngpu + 1) / 2; w++) {
+        int s = w / 2;
+        nm(n1, "rp", w);
+        node(&b, n1, TOPO_ROOT, s, nm(n2, "cpu", s));
+        link(&b, n1, n2, LINK_FABRIC, 0, 100.0, ROOT_NS);
+        node(&b, nm(n3, "sw", w), TOPO_SWITCH, s, n1);
+        link(&b, n3, n1, LINK_PCIE, 0, 0, SW_HALF_NS);
+    }
+    for (int g = 0; g < ngpu && !b.rc; g++) {
+        nm(n1, "gpu", g);
+        node(&b, n1, TOPO_GPU, g / 4, nm(n2, "sw", g / 2));
+        link(&b, n1, n2, LINK_PCIE, 0, 0, GPU_END_NS + SW_HALF_NS);
+        link(&b, n1, "nvs0", LINK_NVLINK, 18, 18 * NVL_LANE_GBps, NVL_NS);
+    }
+    return b.rc;
+}
+
+static int build_h200_8x(topo *t, err *e) { return build_hgx(t, 8, e); }
+
+static int build_h200_1x(topo *t, err *e)
+{
+    bld b = {t, e, 0};
+    set_params(t, 0, 245.8, H200_MEM_GBps);
+    h200_measured(t);
+    socket_with_mem(&b, 0, 245.8);
+    node(&b, "rp0", TOPO_ROOT, 0, "cpu0");
+    link(&b, "rp0", "cpu0", LINK_FABRIC, 0, 100.0, ROOT_NS);
+    node(&b, "gpu0", TOPO_GPU, 0, "rp0");
+    link(&b, "gpu0", "rp0", LINK_PCIE, 0, 0, GPU_END_NS);
+    return b.rc;
+}
+
+/* h200-2x: two H200 SXM of an HGX board lent as a VM (validate/data/h200-2x):
+ * NV18 between them (through the board's NVSwitch, one hop each way), each
+ * GPU on its own Gen5 x16 root port of socket 0 (concurrent host copies to
+ * both GPUs add up: host.csv), one socket as the VM shows it. Link values,
+ * per-block SM rates and host-side costs are `collsim calibrate` of that
+ * directory's p2p-sweep.csv, p2p-read-blocks36.csv, p2p-write-blocks36.csv,
+ * flows.csv, launch.csv, host.csv and blocks/p2p-{read,write}-b{1..16}.csv
+ * (point-to-point files only; the set h200-2x.set re-fits them,
+ * docs/validation.md): NVLink 379.4 +- 10 GB/s per direction and 578.3 +- 25
+ * ns per hop, PCIe 51.5 +- 1.9 GB/s and 911 +- 47 ns, copy setup 1.67 us, a
+ * kernel's own start and end (kernel_base) 3.59 +- 0.17 us, launch 3.16 us,
+ * graph node 0.501 us, one block of 512 threads stores 19.13 +- 1.0 GB/s and
+ * loads 7.70 +- 0.32 GB/s into / from the peer. */
+static int build_h200_2x(topo *t, err *e)
+{
+    bld b = {t, e, 0};
+    char n1[32], n2[32];
+    set_params(t, 0, 245.8, H200_MEM_GBps);
+    topo_params *p = topo_params_mut(t);
+    p->gpu_sm = 90;
+    /* NCCL's topology dump there (nccl-tuning.txt): "CPU/0-ffffffffffffff (1/1/4)", arch x86,
+     * vendor Intel, model 4 = NCCL_TOPO_CPU_MODEL_INTEL_ERP (Emerald Rapids) in NCCL's topo.h. */
+    p->cpu = CPU_INTEL_ERP;
+    p->launch_ps = 3160000;
+    p->graph_node_ps = 501000;
+    p->copy_setup_ps = 1669000;
+    p->kernel_base_ps = 3590000;
+    p->cta_store_Bps = 19.13e9;
+    p->cta_load_Bps = 7.698e9;
+    socket_with_mem(&b, 0, 245.8);
+    node(&b, "nvs0", TOPO_NVSWITCH, -1, NULL);
+    for (int g = 0; g < 2; g++) {
+        nm(n1, "rp", g);
+        node(&b, n1, TOPO_ROOT, 0, "cpu0");
+        link(&b, n1, "cpu0", LINK_FABRIC, 0, 100.0, ROOT_NS);
+        nm(n2, "gpu", g);
+        node(&b, n2, TOPO_GPU, 0, n1);
+        link(&b, n2, n1, LINK_PCIE, 0, 51.54, 910.9);
+        link(&b, n2, "nvs0", LINK_NVLINK, 18, 379.4, 578.3);
+    }
+    return b.rc;
+}
+
+/* pcie-N: per socket one root complex with 2 switches of 2 GPUs; sockets
+ * in a ring (or a star around socket 0) of socket links. */
+static int build_pcie(topo *t, int ngpu, int star, err *e)
+{
+    bld b = {t, e, 0};
+    char n1[32], n2[32], n3[32];
+    set_params(t, 0, 460.8, RTX_MEM_GBps);
+    int nsock = (ngpu + 3) / 4;
+    for (int s = 0; s < nsock; s++) {
+        socket_with_mem(&b, s, 460.8);
+        nm(n1, "rp", s);
+        node(&b, n1, TOPO_ROOT, s, nm(n2, "cpu", s));
+        link(&b, n1, n2, LINK_FABRIC, 0, 100.0, ROOT_NS);
+    }
+    for (int s = 1; s < nsock && !b.rc; s++)
+        link(&b, nm(n1, "cpu", star ? 0 : s - 1), nm(n2, "cpu", s), LINK_SOCKET, 0, 83.2,
+             XGMI_NS);
+    if (!star && nsock > 2)
+        link(&b, nm(n1, "cpu", nsock - 1), "cpu0", LINK_SOCKET, 0, 83.2, XGMI_NS);
+    for (int w = 0; w < (ngpu + 1) / 2 && !b.rc; w++) {
+        nm(n1, "sw", w);
+        node(&b, n1, TOPO_SWITCH, w / 2, nm(n2, "rp", w / 2));
+        link(&b, n1, n2, LINK_PCIE, 0, 0, SW_HALF_NS);
+    }
+    for (int g = 0; g < ngpu && !b.rc; g++) {
+        nm(n1, "gpu", g);
+        node(&b, n1, TOPO_GPU, g / 4, nm(n3, "sw", g / 2));
+        link(&b, n1, n3, LINK_PCIE, 0, 0, GPU_END_NS + SW_HALF_NS);
+    }
+    return b.rc;
+}
+
+/* Family names: "<prefix>N" or "<prefix>N<suffix>"; N in 1..4096. */
+static int family_n(const char *name, const char *prefix, const char *suffix)
+{
+    size_t lp = strlen(prefix);
+    if (strncmp(name, prefix, lp))
+        return -1;
+    const char *s = name + lp;
+    if (*s < '1' || *s > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    long n = strtol(s, &end, 10);
+    if (errno || strcmp(end, suffix) || n < 1 || n > 4096)
+        return -1;
+    return (int)n;
+}
+
+static int build_nvswitch_n(topo *t, const char *name, err *e)
+{
+    return build_hgx(t, family_n(name, "nvswitch-", ""), e);
+}
+
+static int build_pcie_n(topo *t, const char *name, err *e)
+{
+    int n = family_n(name, "pcie-", "");
+    if (n > 0)
+        return build_pcie(t, n, 0, e);
+    return build_pcie(t, family_n(name, "pcie-", "-star"), 1, e);
+}
+
+static int match_nvswitch(const char *name) { return family_n(name, "nvswitch-", "") > 0; }
+static int match_pcie(const char *name)
+{
+    return family_n(name, "pcie-", "") > 0 || family_n(name, "pcie-", "-star") > 0;
+}
+
+typedef int preset_fn(topo *t, err *e);
+typedef int family_fn(topo *t, const char *name, err *e);
+typedef int match_fn(const char *name);
+
+static const struct preset {
+    const char *name;
+    const char *desc;
+    preset_fn *build;
+    match_fn *match;     /* generated families: name pattern */
+    family_fn *family;
+} presets[] = {
+    {"rtxpro6000-8x-pcie5-2s",
+     "default: 8x RTX PRO 6000, 2x EPYC Turin, 2 Broadcom chips = 4 virtual switches of 2 GPUs",
+     build_2s, NULL, NULL},
+    {"rtxpro6000-8x-pcie5-1s",
+     "8x RTX PRO 6000, 1x Threadripper PRO, 2 c-payne switches of 4 GPUs on 2 root complexes",
+     build_1s, NULL, NULL},
+    {"h200-8x-nvswitch", "8x H200 SXM, NVLink 4 (18 lanes) via NVSwitch; Gen5 host links via 4 "
+     "switches, 2 sockets", build_h200_8x, NULL, NULL},
+    {"h200-1x", "1x H200, PCIe Gen5 x16 host link to socket 0", build_h200_1x, NULL, NULL},
+    {"h200-2x", "2x H200 SXM, NV18 between them (via NVSwitch), each on its own Gen5 x16 root "
+     "port of socket 0", build_h200_2x, NULL, NULL},
+    {"nvswitch-N", "N GPUs (1..4096) on one non-blocking NVSwitch; hosts as h200-8x-nvswitch",
+     NULL, match_nvswitch, build_nvswitch_n},
+    {"pcie-N", "N GPUs (1..4096), 2 per Gen5 switch, 4 per socket; sockets in a ring (-star: "
+     "around socket 0)", NULL, match_pcie, build_pcie_n},
+};
+enum { NPRESETS = sizeof presets / sizeof presets[0] };
+
+const char *topo_preset_name(int i) { return i >= 0 && i < NPRESETS ? presets[i].name : NULL; }
+const char *topo_preset_desc(int i) { return i >= 0 && i < NPRESETS ? presets[i].desc : NULL; }
+
+int topo_load(const char *name_or_path, topo **out, err *e)
+{
+    *out = NULL;
+    for (int i = 0; i < NPRESETS; i++) {
+        const struct preset *p = &presets[i];
+        int hit = p->match ? p->match(name_or_path) : !strcmp(p->name, name_or_path);
+        if (!hit)
+            continue;
+        topo *t = topo_new(name_or_path);
+        if (!t)
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        int rc = p->build ? p->build(t, e) : p->family(t, name_or_path, e);
+        if (!rc)
+            rc = topo_finish(t, name_or_path, e);
+        if (rc) {
+            topo_free(t);
+            return rc;
+        }
+        *out = t;
+        return 0;
+    }
+    int is_stdin = !strcmp(name_or_path, "-");
+    FILE *f = is_stdin ? stdin : fopen(name_or_path, "r");
+    if (!f) {
+        int errnum = errno;
+        const char *names[NPRESETS];
+        for (int i = 0; i < NPRESETS; i++)
+            names[i] = presets[i].match ? NULL : presets[i].name;
+        const char *sug = cli_suggest(name_or_path, names, NPRESETS);
+        char hint[128] = "";
+        if (sug)
+            snprintf(hint, sizeof hint, " (did you mean '%s'?)", sug);
+        return err_set(e, ERR_INPUT, "topology '%s' is neither a preset%s nor a readable file: %s; "
+                       "presets: collsim topo list", name_or_path, hint, strerror(errnum));
+    }
+    struct stat st;
+    if (!is_stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return err_set(e, ERR_INPUT, "%s: is a directory", name_or_path);
+    }
+    /* An NCCL XML dump or nvidia-smi output given where a collsim-topo file
+     * is expected: say how to convert it. */
+    int c;
+    while ((c = getc(f)) == ' ' || c == '\t' || c == '\n' || c == '\r')
+        ;
+    char head[256] = "";
+    if (c != EOF) {
+        head[0] = (char)c;
+        if (!fgets(head + 1, sizeof head - 1, f))
+            head[1] = 0;
+    }
+    const char *kind = head[0] == '<' ? "xml" : strstr(head, "GPU0") ? "smi" : NULL;
+    if (kind) {
+        if (!is_stdin)
+            fclose(f);
+        return err_at(e, name_or_path, 1,
+                      "this is %s, not a collsim-topo file: convert it with "
+                      "`collsim topo import %s %s -o T.topo` and use T.topo",
+                      head[0] == '<' ? "an NCCL topology XML dump" : "`nvidia-smi topo -m` output",
+                      kind, name_or_path);
+    }
+    if (is_stdin) {
+        /* Put the first line back: parse from a copy of what was read plus the rest. */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&buf, &len);
+        if (!mem)
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        fputs(head, mem);
+        char chunk[4096];
+        size_t n;
+        while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && len < STDIN_MAX_BYTES) {
+            fwrite(chunk, 1, n, mem);
+            fflush(mem);
+        }
+        if (len >= STDIN_MAX_BYTES) {   /* endless stdin: never read it all */
+            fclose(mem);
+            free(buf);
+            return err_at(e, "-", 0, "more than %d MiB: not a topology", STDIN_MAX_BYTES >> 20);
+        }
+        fclose(mem);
+        FILE *in = fmemopen(buf, len, "r");
+        int rc = in ? topo_parse(in, "-", out, e) : err_set(e, ERR_SYSTEM, "out of memory");
+        if (in)
+            fclose(in);
+        free(buf);
+        return rc;
+    }
+    rewind(f);
+    int rc = topo_parse(f, name_or_path, out, e);
+    fclose(f);
+    return rc;
+}

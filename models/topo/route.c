@@ -1,0 +1,470 @@
+/* Data routes and path types over a finished topology. Routes are
+ * shortest-latency paths (ties: fewer hops, then lower predecessor id) from
+ * Dijkstra per source; a source's tree and each materialised route are
+ * published with release stores, so lookups are lock-free once computed and
+ * first computations take a mutex. GPUs and host memory nodes are endpoints,
+ * never transit. Path types are derived from pci_parent chains only (what
+ * nvidia-smi and NCCL report). */
+#include "models/topo/topo_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- routes ---------------------------------------------------------------- */
+
+typedef struct hent {
+    int off;
+    int64_t d;
+    int h, v;
+} hent;
+
+static int hless(const hent *x, const hent *y)
+{
+    if (x->off != y->off)
+        return x->off < y->off;
+    if (x->d != y->d)
+        return x->d < y->d;
+    if (x->h != y->h)
+        return x->h < y->h;
+    return x->v < y->v;
+}
+
+static void hpush(hent *hp, int *n, hent x)
+{
+    int i = (*n)++;
+    while (i > 0) {
+        int par = (i - 1) / 2;
+        if (!hless(&x, &hp[par]))
+            break;
+        hp[i] = hp[par];
+        i = par;
+    }
+    hp[i] = x;
+}
+
+static hent hpop(hent *hp, int *n)
+{
+    hent top = hp[0], x = hp[--(*n)];
+    int i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && hless(&hp[c + 1], &hp[c]))
+            c++;
+        if (!hless(&hp[c], &x))
+            break;
+        hp[i] = hp[c];
+        i = c;
+    }
+    if (*n > 0)
+        hp[i] = x;
+    return top;
+}
+
+static void tree_free(tree *tr)
+{
+    if (!tr)
+        return;
+    free(tr->dist_ps);
+    free(tr->off);
+    free(tr->hops);
+    free(tr->pred);
+    free(tr);
+}
+
+/* Dijkstra from src; called with t->mu held. The cost is (left the NVLink
+ * fabric, latency, hops) in that order: a path made only of NVLink links
+ * beats any path through PCIe or the host, whatever the latencies (CUDA peer
+ * access and NCCL's P2P transport use NVLink whenever it connects the pair),
+ * and among paths that touch PCIe, latency decides as before. Without this a
+ * calibrated NVLink latency above the host path's could reroute GPU-to-GPU
+ * traffic through the host. */
+static tree *compute_tree(topo *t, int src)
+{
+    int n = t->nnodes;
+    tree *tr = calloc(1, sizeof *tr);
+    if (!tr)
+        return NULL;
+    tr->src = src;
+    tr->dist_ps = malloc(sizeof(int64_t) * (size_t)n);
+    tr->off = malloc((size_t)n);
+    tr->hops = malloc(sizeof(int) * (size_t)n);
+    tr->pred = malloc(sizeof(int) * (size_t)n);
+    hent *hp = malloc(sizeof(hent) * (size_t)(2 * t->nlinks + 2));
+    unsigned char *done = calloc((size_t)n, 1);
+    if (!tr->dist_ps || !tr->off || !tr->hops || !tr->pred || !hp || !done) {
+        tree_free(tr);
+        free(hp);
+        free(done);
+        return NULL;
+    }
+    for (int v = 0; v < n; v++) {
+        tr->dist_ps[v] = INT64_MAX;
+        tr->off[v] = 1;
+        tr->hops[v] = 0;
+        tr->pred[v] = -1;
+    }
+    int nh = 0;
+    tr->dist_ps[src] = 0;
+    tr->off[src] = 0;
+    hpush(hp, &nh, (hent){0, 0, 0, src});
+    while (nh > 0) {
+        hent x = hpop(hp, &nh);
+        int u = x.v;
+        if (done[u])
+            continue;
+        done[u] = 1;
+        if (u != src && !topo_is_transit(t, u))
+            continue;
+        for (int i = t->adj_start[u]; i < t->adj_start[u + 1]; i++) {
+            int li = t->adj[i];
+            const topo_link *l = &t->links[li];
+            int v = topo_other_end(l, u);
+            if (done[v])
+                continue;
+            int64_t nd = tr->dist_ps[u] + l->lat_ps;
+            int nhops = tr->hops[u] + 1;
+            int noff = tr->off[u] || l->kind != LINK_NVLINK;
+            int better = tr->dist_ps[v] == INT64_MAX || noff < tr->off[v] ||
+                         (noff == tr->off[v] &&
+                          (nd < tr->dist_ps[v] ||
+                           (nd == tr->dist_ps[v] &&
+                            (nhops < tr->hops[v] ||
+                             (nhops == tr->hops[v] &&
+                              u < topo_other_end(&t->links[tr->pred[v]], v))))));
+            if (better) {
+                tr->dist_ps[v] = nd;
+                tr->off[v] = (unsigned char)noff;
+                tr->hops[v] = nhops;
+                tr->pred[v] = li;
+                hpush(hp, &nh, (hent){noff, nd, nhops, v});
+            }
+        }
+    }
+    free(hp);
+    free(done);
+    return tr;
+}
+
+static size_t route_slot(const topo *t, uint64_t key)
+{
+    uint64_t h = key * 0x9e3779b97f4a7c15ULL;
+    size_t j = (size_t)(h >> 17) & (t->pcap - 1);
+    while (t->pkey[j] && t->pkey[j] != key)
+        j = (j + 1) & (t->pcap - 1);
+    return j;
+}
+
+/* Store route r for key; called with t->mu held. 0, or -1 on OOM. */
+static int pair_put(topo *t, uint64_t key, route *r)
+{
+    if ((t->plen + 1) * 2 > t->pcap) {
+        size_t ocap = t->pcap, ncap = ocap ? ocap * 2 : 1024;
+        uint64_t *ok = t->pkey;
+        route **ov = t->pval;
+        t->pkey = calloc(ncap, sizeof *t->pkey);
+        t->pval = malloc(ncap * sizeof *t->pval);
+        if (!t->pkey || !t->pval) {
+            free(t->pkey);
+            free(t->pval);
+            t->pkey = ok;
+            t->pval = ov;
+            return -1;
+        }
+        t->pcap = ncap;
+        for (size_t i = 0; i < ocap; i++)
+            if (ok[i]) {
+                size_t j = route_slot(t, ok[i]);
+                t->pkey[j] = ok[i];
+                t->pval[j] = ov[i];
+            }
+        free(ok);
+        free(ov);
+    }
+    size_t j = route_slot(t, key);
+    t->pkey[j] = key;
+    t->pval[j] = r;
+    t->plen++;
+    return 0;
+}
+
+static uint64_t pair_key(int a, int b) { return (uint64_t)(a + 1) << 32 | (uint32_t)b; }
+
+/* The route a->b walked back from the tree; called with t->mu held. */
+static route *make_route(topo *t, const tree *tr, int b)
+{
+    route *r = arena_alloc(t->ar, sizeof *r);
+    if (!r)
+        return NULL;
+    if (tr->dist_ps[b] == INT64_MAX) {
+        *r = (route){b, -1, NULL, NULL, -1};
+        return r;
+    }
+    int n = tr->hops[b];
+    int *links = arena_alloc(t->ar, sizeof(int) * (size_t)(n + 1));
+    int8_t *dirs = links ? arena_alloc(t->ar, (size_t)n + 1) : NULL;
+    if (!dirs)
+        return NULL;
+    *r = (route){b, n, links, dirs, tr->dist_ps[b]};
+    int v = b;
+    for (int i = n - 1; i >= 0; i--) {
+        const topo_link *l = &t->links[tr->pred[v]];
+        links[i] = tr->pred[v];
+        dirs[i] = (int8_t)(l->b == v ? 0 : 1); /* a->b as stored is 0 */
+        v = topo_other_end(l, v);
+    }
+    ASSERTF(v == tr->src, "route walk ended at %d, not %d", v, tr->src);
+    return r;
+}
+
+/* The route a->b (a != b), computed once and cached; with all (or when a's
+ * tree is needed a second time) every route from a to a non-transit node
+ * is stored. NULL only on out of memory. */
+const route *topo_get_route(const topo *tc, int a, int b, int all)
+{
+    topo *t = (topo *)tc; /* the cache is logically const: computed once */
+    route *r = atomic_load_explicit(&t->last[a], memory_order_acquire);
+    if (r && r->dst == b && !all)
+        return r;
+    pthread_mutex_lock(&t->mu);
+    r = NULL;
+    uint64_t key = pair_key(a, b);
+    if (t->pcap) {
+        size_t j = route_slot(t, key);
+        if (t->pkey[j])
+            r = t->pval[j];
+    }
+    if (r)
+        goto out;
+    tree *tr = NULL;
+    for (int i = 0; i < TREE_CACHE && !tr; i++)
+        if (t->tc[i] && t->tc[i]->src == a)
+            tr = t->tc[i];
+    if (!tr) {
+        if (!(tr = compute_tree(t, a)))
+            goto out;
+        tree_free(t->tc[t->tc_next]);
+        t->tc[t->tc_next] = tr;
+        t->tc_next = (t->tc_next + 1) % TREE_CACHE;
+        if (t->ntrees[a] < 255)
+            t->ntrees[a]++;
+    }
+    if (all || t->ntrees[a] >= 3) {
+        for (int v = 0; v < t->nnodes; v++) {
+            if (v == a || v == b || topo_is_transit(t, v))
+                continue;
+            uint64_t k = pair_key(a, v);
+            if (t->pcap && t->pkey[route_slot(t, k)])
+                continue;
+            route *x = make_route(t, tr, v);
+            if (!x || pair_put(t, k, x))
+                goto out;
+        }
+    }
+    route *x = make_route(t, tr, b);
+    if (x && !pair_put(t, key, x))
+        r = x;
+out:
+    if (r)
+        atomic_store_explicit(&t->last[a], r, memory_order_release);
+    pthread_mutex_unlock(&t->mu);
+    return r;
+}
+
+int topo_route(const topo *t, int a, int b, const int **links, const int8_t **dirs)
+{
+    ASSERTF(t->finished, "topo_route before topo_finish");
+    ASSERTF(a >= 0 && a < t->nnodes && b >= 0 && b < t->nnodes, "a=%d b=%d", a, b);
+    *links = NULL;
+    *dirs = NULL;
+    if (a == b)
+        return 0;
+    const route *r = topo_get_route(t, a, b, 0);
+    if (!r || r->n < 0)
+        return -1;
+    *links = r->links;
+    *dirs = r->dirs;
+    return r->n;
+}
+
+int64_t topo_nearest_host_lat_ps(const topo *tc, int src)
+{
+    topo *t = (topo *)tc; /* the tree cache is logically const */
+    ASSERTF(t->finished && src >= 0 && src < t->nnodes, "src=%d", src);
+    pthread_mutex_lock(&t->mu);
+    tree *tr = NULL;
+    for (int i = 0; i < TREE_CACHE && !tr; i++)
+        if (t->tc[i] && t->tc[i]->src == src)
+            tr = t->tc[i];
+    int own = 0;
+    if (!tr) {
+        tr = compute_tree(t, src);
+        own = 1;
+    }
+    int64_t best = -1;
+    for (int v = 0; tr && v < t->nnodes; v++) {
+        topo_kind k = t->nodes[v].kind;
+        if (v == src || (k != TOPO_GPU && k != TOPO_HOSTMEM) || !tr->off[v] ||
+            tr->dist_ps[v] == INT64_MAX)
+            continue;
+        if (best < 0 || tr->dist_ps[v] < best)
+            best = tr->dist_ps[v];
+    }
+    if (own)
+        tree_free(tr);
+    pthread_mutex_unlock(&t->mu);
+    return best;
+}
+
+int64_t topo_route_lat_ps(const topo *t, int a, int b)
+{
+    ASSERTF(t->finished, "topo_route_lat_ps before topo_finish");
+    ASSERTF(a >= 0 && a < t->nnodes && b >= 0 && b < t->nnodes, "a=%d b=%d", a, b);
+    if (a == b)
+        return 0;
+    const route *r = topo_get_route(t, a, b, 0);
+    return r ? r->dist_ps : -1;
+}
+
+/* ---- path types ------------------------------------------------------------ */
+
+int topo_gpu_nvlinks(const topo *t, int gpu_a, int gpu_b)
+{
+    ASSERTF(t->finished, "topo_gpu_nvlinks before topo_finish");
+    int a = topo_gpu_node(t, gpu_a), b = topo_gpu_node(t, gpu_b);
+    ASSERTF(a >= 0 && b >= 0, "gpu %d %d", gpu_a, gpu_b);
+    int lanes = 0;
+    for (int i = t->adj_start[a]; i < t->adj_start[a + 1]; i++) {
+        const topo_link *l = &t->links[t->adj[i]];
+        if (l->kind != LINK_NVLINK)
+            continue;
+        int v = topo_other_end(l, a);
+        if (v == b) {
+            lanes += l->nvlinks;
+        } else if (t->nodes[v].kind == TOPO_NVSWITCH) {
+            for (int j = t->adj_start[b]; j < t->adj_start[b + 1]; j++) {
+                const topo_link *m = &t->links[t->adj[j]];
+                if (m->kind == LINK_NVLINK && topo_other_end(m, b) == v)
+                    lanes += l->nvlinks < m->nvlinks ? l->nvlinks : m->nvlinks;
+            }
+        }
+    }
+    return lanes;
+}
+
+/* Is there a GPU c with direct NVLinks to both a and b (NCCL's NVB)? */
+static int nvb(const topo *t, int a, int b)
+{
+    for (int i = t->adj_start[a]; i < t->adj_start[a + 1]; i++) {
+        const topo_link *l = &t->links[t->adj[i]];
+        int c = topo_other_end(l, a);
+        if (l->kind != LINK_NVLINK || t->nodes[c].kind != TOPO_GPU)
+            continue;
+        for (int j = t->adj_start[c]; j < t->adj_start[c + 1]; j++) {
+            const topo_link *m = &t->links[t->adj[j]];
+            if (m->kind == LINK_NVLINK && topo_other_end(m, c) == b)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* The PCI relation of two distinct GPUs, from their pci_parent chains. */
+typedef enum pci_rel { REL_PIX, REL_PXB, REL_PHB, REL_NODE, REL_SYS } pci_rel;
+
+static pci_rel pci_relation(const topo *t, int a, int b)
+{
+    /* Depth of each chain, then climb to the lowest common ancestor, counting
+     * the switches passed on both sides. */
+    int da = 0, db = 0;
+    for (int v = t->nodes[a].pci_parent; v >= 0; v = t->nodes[v].pci_parent)
+        da++;
+    for (int v = t->nodes[b].pci_parent; v >= 0; v = t->nodes[v].pci_parent)
+        db++;
+    int x = t->nodes[a].pci_parent, y = t->nodes[b].pci_parent, sw = 0;
+    while (da > db) {
+        sw += t->nodes[x].kind == TOPO_SWITCH;
+        x = t->nodes[x].pci_parent;
+        da--;
+    }
+    while (db > da) {
+        sw += t->nodes[y].kind == TOPO_SWITCH;
+        y = t->nodes[y].pci_parent;
+        db--;
+    }
+    while (x != y && x >= 0 && y >= 0) {
+        sw += (t->nodes[x].kind == TOPO_SWITCH) + (t->nodes[y].kind == TOPO_SWITCH);
+        x = t->nodes[x].pci_parent;
+        y = t->nodes[y].pci_parent;
+    }
+    if (x < 0 || y < 0 || x != y) {
+        /* Different CPU trees: the same NUMA node is NODE, else SYS. */
+        int ca = topo_top_cpu(t, a), cb = topo_top_cpu(t, b);
+        int na = ca >= 0 ? t->nodes[ca].numa : -1, nb = cb >= 0 ? t->nodes[cb].numa : -1;
+        return na >= 0 && na == nb ? REL_NODE : REL_SYS;
+    }
+    switch (t->nodes[x].kind) {
+    case TOPO_SWITCH:
+        return sw + 1 <= 1 ? REL_PIX : REL_PXB;
+    case TOPO_ROOT:
+        return REL_PHB;
+    default:
+        return REL_NODE;
+    }
+}
+
+static const topo_path rel_path[] = {PATH_PIX, PATH_PXB, PATH_PHB, PATH_NODE, PATH_SYS};
+static const char *const rel_smi[] = {"PIX", "PXB", "PHB", "NODE", "SYS"};
+
+topo_path topo_gpu_path(const topo *t, int gpu_a, int gpu_b)
+{
+    ASSERTF(t->finished, "topo_gpu_path before topo_finish");
+    if (gpu_a == gpu_b)
+        return PATH_LOC;
+    if (topo_gpu_nvlinks(t, gpu_a, gpu_b) > 0)
+        return PATH_NVL;
+    int a = topo_gpu_node(t, gpu_a), b = topo_gpu_node(t, gpu_b);
+    if (nvb(t, a, b))
+        return PATH_NVB;
+    return rel_path[pci_relation(t, a, b)];
+}
+
+const char *topo_gpu_path_smi(const topo *t, int gpu_a, int gpu_b, char *buf)
+{
+    ASSERTF(t->finished, "topo_gpu_path_smi before topo_finish");
+    if (gpu_a == gpu_b) {
+        snprintf(buf, 8, "X");
+        return buf;
+    }
+    int nv = topo_gpu_nvlinks(t, gpu_a, gpu_b);
+    if (nv > 0)
+        snprintf(buf, 8, "NV%d", nv > 999 ? 999 : nv);
+    else
+        snprintf(buf, 8, "%s",
+                 rel_smi[pci_relation(t, topo_gpu_node(t, gpu_a), topo_gpu_node(t, gpu_b))]);
+    return buf;
+}
+
+#define NV10(d) "NV" #d "0", "NV" #d "1", "NV" #d "2", "NV" #d "3", "NV" #d "4", \
+                "NV" #d "5", "NV" #d "6", "NV" #d "7", "NV" #d "8", "NV" #d "9"
+static const char *const nv_names[] = {
+    "NVL", "NV1", "NV2", "NV3", "NV4", "NV5", "NV6", "NV7", "NV8", "NV9",
+    NV10(1), NV10(2), NV10(3), NV10(4), NV10(5), NV10(6),
+};
+
+const char *topo_path_name(topo_path p, int nvlinks)
+{
+    switch (p) {
+    case PATH_LOC: return "LOC";
+    case PATH_NVL:
+        return nvlinks > 0 && nvlinks < (int)(sizeof nv_names / sizeof *nv_names)
+                   ? nv_names[nvlinks] : "NVL";
+    case PATH_NVB: return "NVB";
+    case PATH_PIX: return "PIX";
+    case PATH_PXB: return "PXB";
+    case PATH_PHB: return "PHB";
+    case PATH_SYS: return "SYS";
+    default: return "?";
+    }
+}

@@ -1,0 +1,179 @@
+/* Topology: a graph of nodes (GPUs, PCIe switches, root ports, CPU sockets,
+ * NVSwitches, host memory) joined by links; each link is two directed
+ * resources. Routes follow the real data path (lowest total latency, ties by
+ * fewest hops, then by node order); path types (PIX/PXB/PHB/NODE/SYS/NV#)
+ * are derived from the PCI hierarchy as nvidia-smi and NCCL see it, which
+ * may differ from the data path (a switch's internal fabric between virtual
+ * switches is a data shortcut that nvidia-smi still reports as NODE).
+ * A topology lives in its own arena; topo_free releases everything. */
+#ifndef MODELS_TOPO_TOPO_H
+#define MODELS_TOPO_TOPO_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim/err.h"
+
+typedef enum topo_kind {
+    TOPO_GPU,
+    TOPO_SWITCH,   /* PCIe switch (or one virtual switch of a chip) */
+    TOPO_ROOT,     /* CPU root port / host bridge */
+    TOPO_CPU,      /* a socket (its internal fabric, memory controller) */
+    TOPO_NVSWITCH,
+    TOPO_HOSTMEM,  /* a socket's DRAM, target of SHM staging and host copies */
+    TOPO_NKINDS
+} topo_kind;
+
+typedef enum topo_link_kind {
+    LINK_PCIE,     /* gen/width known: raw rate from the link math */
+    LINK_FABRIC,   /* switch-internal path between virtual switches */
+    LINK_SOCKET,   /* xGMI / UPI / Infinity Fabric between sockets or quadrants */
+    LINK_NVLINK,
+    LINK_MEM,      /* CPU <-> its DRAM */
+    LINK_NKINDS
+} topo_link_kind;
+
+typedef struct topo_node {
+    const char *name;
+    topo_kind kind;
+    int gpu;        /* GPU index for TOPO_GPU, else -1 */
+    int numa;       /* socket / NUMA id, -1 if unknown */
+    int pci_parent; /* node id of the parent in the PCI hierarchy, -1 at a CPU */
+} topo_node;
+
+typedef struct topo_link {
+    int a, b;             /* node ids; the link is full duplex */
+    topo_link_kind kind;
+    int pcie_gen, pcie_width;   /* LINK_PCIE only */
+    int nvlinks;                /* LINK_NVLINK: number of NVLink lanes bundled */
+    double bw_Bps;        /* usable data bandwidth per direction (after the
+                             payload efficiency of writes of MPS bytes); 0 on
+                             a LINK_PCIE link: topo_finish computes it from
+                             gen/width and the params (topo_pcie_bw_Bps) */
+    int64_t lat_ps;       /* one-way traversal latency of this hop */
+    double bw_back_Bps;   /* direction b->a when > 0 (an asymmetric path, such
+                             as a root port forwarding peer traffic); 0 = bw_Bps */
+} topo_link;
+
+/* Path types, in NCCL's order (lower = closer). */
+typedef enum topo_path {
+    PATH_LOC = 0, PATH_NVL = 1, PATH_NVB = 2, PATH_PIX = 4, PATH_PXB = 5,
+    PATH_PHB = 8, PATH_NODE = 8 /* nvidia-smi NODE == NCCL PHB */, PATH_SYS = 9
+} topo_path;
+
+/* The host CPU as NCCL classifies it (src/graph/topo.cc): it sets the
+ * bandwidth NCCL assumes between sockets and a few NCCL defaults. */
+typedef enum topo_cpu {
+    CPU_UNKNOWN, CPU_AMD, CPU_INTEL_BDW, CPU_INTEL_SKL, CPU_INTEL_SRP, CPU_INTEL_ERP,
+    CPU_ARM, CPU_POWER, CPU_ZHAOXIN, CPU_ZHAOXIN_YONGFENG, CPU_NKINDS
+} topo_cpu;
+
+/* Machine-wide PCIe and transaction parameters (docs/model.md). */
+typedef struct topo_params {
+    int pcie_mps_bytes;            /* max payload size of writes */
+    int pcie_mrrs_bytes;           /* max read request size */
+    int pcie_tlp_overhead_bytes;   /* framing + header + LCRC per TLP */
+    int read_tags;                 /* outstanding non-posted reads per GPU */
+    int64_t read_extra_lat_ps;     /* completer turnaround added to a read RTT */
+    double arb_collapse_Bps;       /* posted-write arbitration collapse rate,
+                                      0 = switches do not collapse */
+    double arb_collapse_read_Bps;  /* same for read completions leaving a
+                                      switch upwards, 0 = they do not collapse */
+    double socket_read_Bps;        /* peer read completions across a socket
+                                      link, per direction; 0 = link rate only */
+    int sm_req_bytes;              /* largest PCIe request an SM load/store
+                                      becomes after coalescing */
+    double cta_store_Bps;          /* peer stores one thread block (512
+                                      threads) sustains; 0 = no limit */
+    double cta_load_Bps;           /* peer loads one thread block sustains */
+    int64_t launch_ps;             /* kernel launch overhead */
+    int64_t graph_node_ps;         /* per-node cost inside a CUDA graph */
+    double hostmem_Bps;            /* per-socket DRAM bandwidth for SHM staging */
+    int64_t kernel_base_ps;        /* device-side fixed cost of a custom
+                                      allreduce kernel (start to finish) */
+    double gpu_mem_Bps;            /* GPU memory bandwidth (local reduces) */
+    int64_t copy_setup_ps;         /* fixed cost of one copy-engine transfer
+                                      (cudaMemcpyAsync: engine start, completion) */
+    int gpu_sm;                    /* GPUs' compute capability x10 (120 = 12.0);
+                                      0 = unknown (NCCL emulation assumes 80) */
+    topo_cpu cpu;                  /* host CPU family, CPU_UNKNOWN if not given */
+} topo_params;
+
+/* "amd", "intel-skl", ... for a topo_cpu; NULL out of range. */
+const char *topo_cpu_name(topo_cpu c);
+int topo_cpu_parse(const char *s, topo_cpu *out);   /* 0 ok, -1 unknown name */
+
+typedef struct topo topo;
+
+topo *topo_new(const char *name);              /* empty; NULL on OOM */
+void topo_free(topo *t);                       /* NULL ok */
+const char *topo_name(const topo *t);
+/* Builders; return the new id or -1 (ERR_INPUT in e, e.g. duplicate name). */
+int topo_add_node(topo *t, const char *name, topo_kind kind, int numa, err *e);
+int topo_add_link(topo *t, const topo_link *l, err *e);
+/* Set a node's PCI parent (for path types); ERR_INPUT on a cycle. */
+int topo_set_parent(topo *t, int node, int parent, err *e);
+topo_params *topo_params_mut(topo *t);
+const topo_params *topo_params_get(const topo *t);
+/* Check the graph (connected GPUs, positive bandwidths, no PCI cycles) and
+ * build routes; must be called before routes or path types are asked. */
+int topo_finish(topo *t, const char *where, err *e);
+/* Source line recorded for the nodes and links added next (for messages of
+ * topo_finish: "where:line: ..."); 0 = none. */
+void topo_set_line(topo *t, long line);
+int topo_set_name(topo *t, const char *name);  /* copied; ERR_SYSTEM on OOM */
+/* PCIe link math: GT/s x lanes x encoding / 8, times the write payload
+ * efficiency MPS/(MPS + TLP overhead); bytes/s, 0 if gen or width is invalid. */
+double topo_pcie_bw_Bps(int gen, int width, const topo_params *p);
+/* 1 if link id's bandwidth was given explicitly, 0 if from the link math. */
+int topo_link_bw_given(const topo *t, int id);
+/* NVLink lanes joining two GPUs (direct, or via shared NVSwitches), 0 if none. */
+int topo_gpu_nvlinks(const topo *t, int gpu_a, int gpu_b);
+
+int topo_nnodes(const topo *t);
+int topo_nlinks(const topo *t);
+int topo_ngpus(const topo *t);
+const topo_node *topo_node_at(const topo *t, int id);
+const topo_link *topo_link_at(const topo *t, int id);
+int topo_gpu_node(const topo *t, int gpu);     /* node id of GPU index gpu */
+int topo_find(const topo *t, const char *name);/* node id or -1 */
+/* Routes are computed in topo_finish for small topologies and on first use
+ * (per pair, cached, thread-safe; memory follows the pairs asked for) for
+ * large ones; -1 if b is unreachable
+ * (GPUs and host memory are endpoints only, never transit nodes). */
+/* Directed hops of the data route from node a to node b: hop i uses link
+ * links[i] in direction dirs[i] (0 = a->b as stored, 1 = b->a). Returns the
+ * hop count; arrays are owned by the topology. */
+int topo_route(const topo *t, int a, int b, const int **links, const int8_t **dirs);
+int64_t topo_route_lat_ps(const topo *t, int a, int b);
+/* The smallest route latency from src to another GPU or to host memory over
+ * a route that leaves the NVLink fabric (crosses PCIe or the host); -1 if
+ * none. One shortest-path tree, not a route per target. */
+int64_t topo_nearest_host_lat_ps(const topo *t, int src);
+topo_path topo_gpu_path(const topo *t, int gpu_a, int gpu_b);
+const char *topo_path_name(topo_path p, int nvlinks); /* "PIX", "NV18", ... */
+/* The nvidia-smi topo -m code for a GPU pair: X, PIX, PXB, PHB, NODE, SYS,
+ * NV#; buf must hold 8 bytes; returns buf. */
+const char *topo_gpu_path_smi(const topo *t, int gpu_a, int gpu_b, char *buf);
+
+/* Text format (docs/formats.md); name is used in messages. */
+int topo_parse(FILE *f, const char *name, topo **out, err *e);
+int topo_write(const topo *t, FILE *f, err *e);
+/* Presets: by name, or a file path if the name is not a preset. */
+int topo_load(const char *name_or_path, topo **out, err *e);
+/* Name of preset i (NULL past the end), and its one-line description. */
+const char *topo_preset_name(int i);
+const char *topo_preset_desc(int i);
+
+/* Importers (docs/formats.md): NCCL_TOPO_DUMP_FILE XML (libxml2) and the
+ * `nvidia-smi topo -m` matrix; ERR_INPUT "file:line: what" on bad input. */
+int topo_import_xml(const char *path, topo **out, err *e);
+int topo_import_smi(FILE *f, const char *name, topo **out, err *e);
+/* Defaults the importers assume where the input says nothing (docs/model.md):
+ * latency of a PCIe hop from a child to its PCI parent of the given kinds,
+ * and bandwidth/latency of a fabric, socket, mem link or of one NVLink lane
+ * of a GPU with SM version sm (LINK_PCIE: bw 0 = the link math). */
+int64_t topo_default_pci_lat_ps(topo_kind child, topo_kind parent);
+void topo_default_link(topo_link_kind k, int sm, double *bw_Bps, int64_t *lat_ps);
+
+#endif

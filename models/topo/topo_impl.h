@@ -1,0 +1,81 @@
+/* Inside the topology: the graph's storage and route cache, shared by the
+ * graph (models/topo/topo.c) and the routes (models/topo/route.c) and by
+ * nothing else. Read models/topo/topo.h for the contract. */
+#ifndef MODELS_TOPO_TOPO_IMPL_H
+#define MODELS_TOPO_TOPO_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "models/topo/topo.h"
+#include "sim/arena.h"
+
+typedef struct route {
+    int dst;            /* b of the pair a->b */
+    int n;              /* hops; -1: unreachable */
+    int *links;
+    int8_t *dirs;
+    int64_t dist_ps;    /* -1: unreachable */
+} route;
+
+/* Shortest-path tree from one source (Dijkstra); a few recent ones are kept
+ * to answer bursts of questions from one source. */
+typedef struct tree {
+    int src;
+    int64_t *dist_ps;   /* INT64_MAX = unreachable */
+    unsigned char *off; /* 1 once the path left the NVLink fabric (see compute_tree) */
+    int *hops;
+    int *pred;          /* link id into the node, -1 at the source */
+} tree;
+
+enum { TREE_CACHE = 8 };
+
+struct topo {
+    arena *ar;
+    const char *name;
+    topo_node *nodes;
+    long *node_line;
+    int nnodes, cap_nodes;
+    topo_link *links;
+    long *link_line;
+    unsigned char *bw_given;
+    int nlinks, cap_links;
+    int *gpus;
+    int ngpus, cap_gpus;
+    int *hash; /* open addressing on names; node ids, -1 empty */
+    int hash_cap;
+    int *lhash; /* open addressing on node pairs; link ids, -1 empty */
+    int lhash_cap;
+    long cur_line;
+    topo_params params;
+    int finished;
+    const char *where;
+    int *adj_start, *adj; /* CSR of link ids per node */
+    /* Route cache, under mu: the routes asked for (pairs a,b in an open
+     * addressing table, key ((a+1) << 32 | b)), recent trees, and how many
+     * trees each source has needed (a source asked again after its tree
+     * left the cache gets all its routes stored at once). Memory follows
+     * the pairs in use, not all nodes squared. */
+    pthread_mutex_t mu;
+    uint64_t *pkey;
+    route **pval;
+    size_t pcap, plen;
+    tree *tc[TREE_CACHE];
+    int tc_next;
+    unsigned char *ntrees;
+    /* Lock-free first look: per source node, the route last asked for (a
+     * ring asks the same pair again and again). */
+    _Atomic(route *) *last;
+};
+
+/* The route a->b (computed on first use, then cached; all = store every route
+ * of a's tree at once); NULL when out of memory. */
+const route *topo_get_route(const topo *t, int a, int b, int all);
+/* 1 for nodes data may cross (switches, CPUs), 0 for endpoints (GPU, host memory). */
+int topo_is_transit(const topo *t, int v);
+int topo_other_end(const topo_link *l, int v);
+/* The CPU at the top of v's PCI parent chain, -1 if none. */
+int topo_top_cpu(const topo *t, int v);
+
+#endif

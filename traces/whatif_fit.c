@@ -1,0 +1,255 @@
+/* Observations and their fit: the scenario's named parameters fitted (GSL,
+ * validate/fit.h) to observed tok/s or cycle times, and solving for the value
+ * of one parameter that reaches a target. */
+#include "traces/whatif.h"
+#include "traces/whatif_impl.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "models/topo/topo.h"
+#include "sim/cli.h"
+#include "traces/replay.h"
+#include "traces/trace.h"
+#include "validate/calib.h"
+#include "validate/fit.h"
+
+/* ---- calibration ------------------------------------------------------------------- */
+
+static double *param_ptr(whatif_scenario *s, const char *name)
+{
+    return (double *)(void *)((char *)s + whatif_find_knob(name)->off);
+}
+
+typedef struct fitctx {
+    whatif_ctx *c;
+    const whatif_scenario *s;
+    const char *names[WHATIF_FIT_MAX];
+    int idx[WHATIF_FIT_MAX];     /* the parameters being fitted, into names */
+    int np;
+    double *resid_raw;           /* ln(pred/obs), last evaluation */
+} fitctx;
+
+static int fit_resid(const double *v, double *r, void *ctx, err *e)
+{
+    fitctx *f = ctx;
+    whatif_scenario base = *f->s;
+    for (int j = 0; j < f->np; j++)
+        *param_ptr(&base, f->names[f->idx[j]]) = v[j];
+    for (int i = 0; i < base.nobs; i++) {
+        whatif_scenario o = base;
+        const whatif_obs *ob = &f->s->obs[i];
+        TRY(whatif_apply_kvs(&o, ob->set, e));
+        whatif_result res;
+        int rc = whatif_run_ctx(f->c, &o, &res, e);
+        if (rc)
+            return err_wrap(e, "observation %d (%s)", i + 1, ob->set), rc;
+        double lr = log(res.tok_per_s / ob->tok_per_s);
+        if (f->resid_raw)
+            f->resid_raw[i] = lr;
+        r[i] = lr / ob->rel_sd;
+    }
+    return 0;
+}
+
+static double param_get(const whatif_scenario *s, const char *name)
+{
+    return *(const double *)(const void *)((const char *)s + whatif_find_knob(name)->off);
+}
+
+static void start_value(const whatif_scenario *s, const fitdef *d, fit_param *p)
+{
+    double hi = d->hi < 0 ? s->draft_tokens : d->hi;
+    double v = param_get(s, d->name);
+    if (!strcmp(d->name, "draft_efficiency") && v <= 0)
+        v = s->efficiency;
+    double margin = (hi - d->lo) * 1e-3;
+    if (v <= d->lo)
+        v = d->lo + margin;
+    if (v >= hi)
+        v = hi - margin;
+    *p = (fit_param){d->name, v, d->lo, hi, d->log, 0};
+}
+
+int whatif_calibrate(whatif_ctx *c, whatif_scenario *s, whatif_calib *out, err *e)
+{
+    whatif_calib local;
+    if (!out)
+        out = &local;
+    memset(out, 0, sizeof *out);
+    if (s->nobs == 0 || !s->fit[0])
+        return 0;
+    TRY(whatif_check_fit_list(s->fit, e));
+    fitctx f = {.c = c, .s = s};
+    char buf[WHATIF_STR];
+    snprintf(buf, sizeof buf, "%s", s->fit);
+    int n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t && n < WHATIF_FIT_MAX; t = strtok_r(NULL, ",", &save)) {
+        const fitdef *d = whatif_find_fitdef(t);
+        f.names[n] = d->name;
+        snprintf(out->p[n].name, sizeof out->p[n].name, "%s", d->name);
+        out->p[n].value = param_get(s, d->name);
+        n++;
+    }
+    out->n = n;
+    for (int i = 0; i < s->nobs; i++) {   /* bad observation keys: usage errors first */
+        whatif_scenario o = *s;
+        TRY(whatif_apply_kvs(&o, s->obs[i].set, e));
+    }
+    int gone[WHATIF_FIT_MAX] = {0};   /* refused for good (bound, zero, uncertain) */
+    fit_opts fo;
+    fit_opts_default(&fo);
+    fo.known_sigma = 1;
+    for (int round = 0; round <= n; round++) {
+        f.np = 0;
+        fit_param p[WHATIF_FIT_MAX];
+        for (int j = 0; j < n; j++)
+            if (!gone[j]) {
+                start_value(s, whatif_find_fitdef(f.names[j]), &p[f.np]);
+                f.idx[f.np++] = j;
+            }
+        if (f.np == 0)
+            break;
+        fit_why why[WHATIF_FIT_MAX];
+        int with[WHATIF_FIT_MAX];
+        TRY(fit_screen(p, (size_t)f.np, (size_t)s->nobs, fit_resid, &f, &fo, why, with, e));
+        fit_param kp[WHATIF_FIT_MAX];
+        int kidx[WHATIF_FIT_MAX], nk = 0;
+        for (int j = 0; j < f.np; j++) {
+            whatif_fitted *o = &out->p[f.idx[j]];
+            o->refused = why[j] != FIT_KEEP;
+            if (why[j] == FIT_NO_INFLUENCE)
+                snprintf(o->why, sizeof o->why, "no influence on the observations");
+            else if (why[j] == FIT_DEPENDENT)
+                snprintf(o->why, sizeof o->why, "not separable from %s by these observations",
+                         with[j] >= 0 ? p[with[j]].name : "the others");
+            else {
+                kp[nk] = p[j];
+                kidx[nk++] = f.idx[j];
+            }
+        }
+        if (nk == 0)
+            break;
+        memcpy(f.idx, kidx, sizeof kidx);
+        f.np = nk;
+        fit_result fr;
+        err sub = {0};
+        int rc = fit_run(kp, (size_t)nk, (size_t)s->nobs, fit_resid, &f, &fo, &fr, NULL, &sub);
+        if (rc == 0) {
+            for (int j = 0; j < nk; j++) {
+                whatif_fitted *o = &out->p[kidx[j]];
+                o->value = kp[j].value;
+                o->sd = kp[j].sd;
+                o->refused = 0;
+                *param_ptr(s, kp[j].name) = kp[j].value;
+            }
+            for (int j = 0; j < n; j++)
+                if (out->p[j].refused && !out->p[j].why[0])
+                    snprintf(out->p[j].why, sizeof out->p[j].why, "refused");
+            break;
+        }
+        if (rc != ERR_CHECK || fr.bad_param < 0) {
+            *e = sub;
+            return rc;
+        }
+        /* the data cannot determine that one: refuse it, fit the rest */
+        int j = kidx[fr.bad_param];
+        gone[j] = 1;
+        out->p[j].refused = 1;
+        snprintf(out->p[j].why, sizeof out->p[j].why, "%.300s", sub.msg);
+    }
+    /* residuals at the result */
+    double r[WHATIF_OBS_MAX];
+    f.np = 0;
+    f.resid_raw = out->resid;
+    return fit_resid(NULL, r, &f, e);
+}
+
+/* ---- solving -------------------------------------------------------------------------- */
+
+static int solve_cycle_target(whatif_ctx *c, const whatif_scenario *base, double tok_per_s,
+                              double *target, err *e)
+{
+    if (tok_per_s > 0) {
+        *target = tok_per_s;
+        return 0;
+    }
+    whatif_scenario dec = *base;
+    dec.mode = WHATIF_DECODE;
+    whatif_result rd;
+    TRY(whatif_run_ctx(c, &dec, &rd, e));
+    *target = rd.tok_per_s;
+    return 0;
+}
+
+int whatif_solve(whatif_ctx *c, const whatif_scenario *s, const whatif_scenario *base,
+                 const char *key, double tok_per_s, double *value, err *e)
+{
+    whatif_scenario eg = *s;
+    eg.mode = WHATIF_EAGLE3;
+    whatif_result re;
+    double T;
+    if (!strcmp(key, "accept_len")) {
+        TRY(solve_cycle_target(c, base, tok_per_s, &T, e));
+        /* The cycle does not depend on the accept length: tok/s is linear
+         * in it, accept = T x cycle / batch. */
+        eg.accept_nhist = 0;
+        eg.accept_len = 1;
+        TRY(whatif_run_ctx(c, &eg, &re, e));
+        *value = T * re.cycle_us / 1e6 / eg.batch;
+        if (*value > eg.draft_tokens)
+            return err_set(e, ERR_CHECK,
+                           "%s needs %.3f accepted tokens per cycle, more than draft_tokens (%d)",
+                           tok_per_s > 0 ? "that tok/s" : "no break-even: EAGLE-3", *value,
+                           eg.draft_tokens);
+        if (tok_per_s > 0 && *value < 1)
+            return err_set(e, ERR_CHECK,
+                           "%g tok/s would need %.3f accepted tokens per cycle, fewer than 1: "
+                           "the model's cycle (%.1f us) is %.1f us shorter than the observation "
+                           "allows", tok_per_s, *value, re.cycle_us,
+                           1e6 * eg.batch / tok_per_s - re.cycle_us);
+        return 0;
+    }
+    if (!strcmp(key, "verify_allreduce_us")) {
+        TRY(solve_cycle_target(c, base, tok_per_s, &T, e));
+        if (eg.allreduces_per_layer == 0)
+            return err_set(e, ERR_CHECK, "no solution: the verify forward has no allreduces");
+        /* The cycle grows with the forced time (linearly with CUDA graphs):
+         * secant steps on cycle(a) = tokens / T. */
+        double a0 = 10, a1 = 110, c0, c1;
+        eg.verify_allreduce_us = a0;
+        TRY(whatif_run_ctx(c, &eg, &re, e));
+        c0 = re.cycle_us;
+        double want = re.tokens_per_cycle * 1e6 / T;
+        for (int it = 0; it < 40; it++) {
+            eg.verify_allreduce_us = a1;
+            TRY(whatif_run_ctx(c, &eg, &re, e));
+            c1 = re.cycle_us;
+            if (c1 == c0)
+                break;
+            double a2 = a1 + (want - c1) * (a1 - a0) / (c1 - c0);
+            if (a2 <= 0) {
+                a1 = a2;
+                break;
+            }
+            a0 = a1;
+            c0 = c1;
+            a1 = a2;
+            if (fabs(a1 - a0) <= 1e-9 * a1)
+                break;
+        }
+        if (!(a1 > 0) || !isfinite(a1))
+            return err_set(e, ERR_CHECK,
+                           "no break-even: EAGLE-3 is below %.2f tok/s even with free verify "
+                           "allreduces", T);
+        *value = a1;
+        return 0;
+    }
+    return err_set(e, ERR_USAGE, "--solve: '%s' is not accept_len or verify_allreduce_us", key);
+}

@@ -1,0 +1,662 @@
+/* What-if scenarios as data: knobs in a static table (name, type, field
+ * offset, bounds), the built-in reference scenario, observations, setting and
+ * reading knobs, and scenario files (read and written back exactly). */
+#include "traces/whatif.h"
+#include "traces/whatif_impl.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "models/topo/topo.h"
+#include "sim/cli.h"
+#include "traces/replay.h"
+#include "traces/trace.h"
+#include "validate/calib.h"
+#include "validate/fit.h"
+
+/* ---- the built-in scenario ---------------------------------------------- */
+
+static void env_default(nccl_env *env)
+{
+    memset(env, 0, sizeof *env);
+    env->p2p_level = -1;
+    env->algo = ALGO_AUTO;
+    env->proto = PROTO_AUTO;
+}
+
+/* The NCCL settings of SCENARIO.md: NCCL_PROTO=LL NCCL_ALGO=Ring
+ * NCCL_P2P_LEVEL=SYS NCCL_MAX_NCHANNELS=16 NCCL_BUFFSIZE=16777216
+ * NCCL_NTHREADS=512. */
+static void env_reference(nccl_env *env)
+{
+    env_default(env);
+    env->proto = PROTO_LL;
+    env->algo = ALGO_RING;
+    env->p2p_level = PATH_SYS;
+    env->max_channels = 16;
+    env->buffsize_bytes = 16777216;
+    env->nthreads = 512;
+}
+
+/* Kimi-K2 / Kimi-K2.5 text backbone, from its published config.json
+ * (docs/scenario.md cites it): DeepSeek-V3 layout with 64 heads and 384
+ * experts; routed experts INT4 with a bf16 scale per 32 weights. */
+static void scenario_defaults(whatif_scenario *s)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "custom");
+    snprintf(s->topo, sizeof s->topo, "rtxpro6000-8x-pcie5-2s");
+    s->mode = WHATIF_DECODE;
+    s->layers = 61;
+    s->dense_layers = 1;
+    s->hidden = 7168;
+    s->heads = 64;
+    s->q_lora_rank = 1536;
+    s->kv_lora_rank = 512;
+    s->qk_nope_dim = 128;
+    s->qk_rope_dim = 64;
+    s->v_head_dim = 128;
+    s->dense_inter = 18432;
+    s->moe_inter = 2048;
+    s->moe_experts = 384;
+    s->moe_shared = 1;
+    s->moe_topk = 8;
+    s->vocab = 163840;
+    s->weight_bytes = 2;
+    s->expert_weight_bytes = 0.5 + 2.0 / 32;
+    s->routing_skew = 0;
+    s->context_len = 4096;
+    s->dtype = DTYPE_BF16;
+    s->allreduces_per_layer = 2;
+    s->kernels_per_layer = 20;
+    s->gpu_mem_GBps = 0;
+    s->efficiency = 0.5;
+    s->tp = 8;
+    s->batch = 1;
+    s->graph = 1;
+    s->eager_wait_us = 5;
+    s->allreduce = ALGO_AUTO;
+    env_default(&s->env);
+    s->draft_tokens = 3;
+    s->draft_steps = 3;
+    s->draft_params_M = 985;
+    s->draft_efficiency = -1;
+    s->draft_allreduces = 2;
+    s->draft_kernels = 25;
+    s->spec_loop_us = 0;
+    s->accept_len = 2.4;
+    snprintf(s->fit, sizeof s->fit, "efficiency");
+}
+
+typedef struct builtin {
+    const char *name;
+    void (*init)(whatif_scenario *s);
+} builtin;
+
+/* SCENARIO.md: Kimi-K2.5 on 8x RTX PRO 6000 (PCIe Gen5, 2 sockets), TP 8,
+ * EAGLE-3 with 3 draft tokens, NCCL Ring/LL as configured there; its two
+ * observed points, and the parameters they are fitted to. */
+static void kimi_k2_eagle3(whatif_scenario *s)
+{
+    scenario_defaults(s);
+    snprintf(s->name, sizeof s->name, "kimi-k2-eagle3-8x-pcie5");
+    s->mode = WHATIF_EAGLE3;
+    s->allreduce = ALGO_RING;
+    env_reference(&s->env);
+    s->obs[0] = (whatif_obs){"mode=decode,allreduce=ring", 82, 0.01};
+    s->obs[1] = (whatif_obs){"mode=eagle3,allreduce=ring", 54.1, 0.01};
+    s->nobs = 2;
+    snprintf(s->fit, sizeof s->fit, "efficiency,spec_loop_us");
+}
+
+static const builtin builtins[] = {
+    {"kimi-k2-eagle3-8x-pcie5", kimi_k2_eagle3},
+};
+enum { NBUILTINS = sizeof builtins / sizeof builtins[0] };
+
+const char *whatif_builtin_name(int i)
+{
+    return i >= 0 && i < NBUILTINS ? builtins[i].name : NULL;
+}
+
+/* ---- knobs ---------------------------------------------------------------- */
+
+
+#define F(x) offsetof(whatif_scenario, x)
+static const knob knobs[] = {
+    {"topo", K_STR, F(topo), 0, 0, NULL, "topology preset or file"},
+    {"calib", K_STR, F(calib), 0, 0, NULL, "calibration profile (collsim calibrate) applied to topo"},
+    {"mode", K_MODE, F(mode), 0, 0, NULL, "decode | eagle3"},
+    {"allreduce", K_ALGO, F(allreduce), 0, 0, NULL,
+     "ring|tree|oneshot|twoshot|oneshot-push|twoshot-push|auto"},
+    {"tp", K_INT, F(tp), 1, 1024, NULL, "tensor-parallel size (GPUs 0..tp-1)"},
+    {"batch", K_INT, F(batch), 1, 4096, NULL, "concurrent requests"},
+    {"accept_len", K_DBL, F(accept_len), 1, 64, NULL, "mean tokens accepted per EAGLE-3 cycle"},
+    {"accept_hist", K_HIST, F(accept_hist), 0, 0, NULL,
+     "P(1 token),P(2 tokens),... per cycle (overrides accept_len)"},
+    {"draft_tokens", K_INT, F(draft_tokens), 1, 64, NULL, "tokens verified per EAGLE-3 cycle"},
+    {"draft_steps", K_INT, F(draft_steps), 0, 64, NULL, "draft-head forwards per cycle"},
+    {"draft_params_M", K_DBL, F(draft_params_M), 0, 1e6, NULL,
+     "draft head parameters, millions (weight_bytes each)"},
+    {"draft_efficiency", K_DBL, F(draft_efficiency), -1, 1, NULL,
+     "bandwidth efficiency of a draft forward (-1: efficiency)"},
+    {"draft_allreduces", K_INT, F(draft_allreduces), 0, 64, NULL,
+     "allreduces per draft forward (0: replicated head)"},
+    {"draft_kernels", K_INT, F(draft_kernels), 0, 100000, NULL, "kernels per draft forward"},
+    {"spec_loop_us", K_DBL, F(spec_loop_us), 0, 1e7, NULL,
+     "host work per EAGLE-3 cycle (tree, sampling, acceptance)"},
+    {"layers", K_INT, F(layers), 1, 100000, NULL, "decoder layers of the target"},
+    {"dense_layers", K_INT, F(dense_layers), 0, 100000, NULL, "leading layers with a dense MLP"},
+    {"hidden", K_INT, F(hidden), 1, 1 << 20, NULL, "hidden size"},
+    {"heads", K_INT, F(heads), 1, 1 << 16, NULL, "attention heads"},
+    {"q_lora_rank", K_INT, F(q_lora_rank), 0, 1 << 20, NULL, "MLA query compression rank (0: none)"},
+    {"kv_lora_rank", K_INT, F(kv_lora_rank), 1, 1 << 20, NULL, "MLA latent KV rank"},
+    {"qk_nope_dim", K_INT, F(qk_nope_dim), 0, 1 << 16, NULL, "MLA per-head q/k dim without RoPE"},
+    {"qk_rope_dim", K_INT, F(qk_rope_dim), 0, 1 << 16, NULL, "MLA per-head RoPE dim"},
+    {"v_head_dim", K_INT, F(v_head_dim), 1, 1 << 16, NULL, "MLA per-head value dim"},
+    {"dense_inter", K_INT, F(dense_inter), 0, 1 << 24, NULL, "dense MLP intermediate size"},
+    {"moe_inter", K_INT, F(moe_inter), 0, 1 << 24, NULL, "expert intermediate size"},
+    {"moe_experts", K_INT, F(moe_experts), 0, 1 << 20, NULL, "routed experts per MoE layer"},
+    {"moe_shared", K_INT, F(moe_shared), 0, 1024, NULL, "shared experts per MoE layer"},
+    {"moe_topk", K_INT, F(moe_topk), 0, 1024, NULL, "routed experts per token"},
+    {"vocab", K_INT, F(vocab), 1, 1 << 24, NULL, "vocabulary (LM head rows)"},
+    {"weight_bytes", K_DBL, F(weight_bytes), 0.0625, 8, NULL,
+     "bytes per weight outside the routed experts"},
+    {"expert_weight_bytes", K_DBL, F(expert_weight_bytes), 0.0625, 8, NULL,
+     "bytes per routed-expert weight, scales included"},
+    {"routing_skew", K_DBL, F(routing_skew), 0, 1, NULL,
+     "0 = uniform routing .. 1 = all tokens of a forward pick the same experts"},
+    {"context_len", K_INT, F(context_len), 0, 1 << 24, NULL, "KV-cache tokens per request"},
+    {"dtype", K_DTYPE, F(dtype), 0, 0, NULL, "activation dtype (bf16|fp16|fp32)"},
+    {"allreduces_per_layer", K_INT, F(allreduces_per_layer), 0, 64, NULL,
+     "allreduces per target layer"},
+    {"kernels_per_layer", K_INT, F(kernels_per_layer), 0, 100000, NULL,
+     "GPU kernels per target layer besides the allreduces"},
+    {"gpu_mem_GBps", K_DBL, F(gpu_mem_GBps), 0, 1e5, NULL,
+     "GPU memory bandwidth (0: the topology's)"},
+    {"efficiency", K_DBL, F(efficiency), 1e-4, 1, NULL,
+     "fraction of gpu_mem_GBps a target forward achieves (fitted)"},
+    {"graph", K_INT, F(graph), 0, 1, NULL, "1 = CUDA graphs, 0 = eager launches"},
+    {"eager_wait_us", K_DBL, F(eager_wait_us), 0, 1e6, NULL,
+     "eager: lag of the slowest rank's launch at each allreduce"},
+    {"decode_allreduce_us", K_DBL, F(decode_allreduce_us), 0, 1e7, NULL,
+     "force the decode forward's allreduces to this time (0: predict)"},
+    {"verify_allreduce_us", K_DBL, F(verify_allreduce_us), 0, 1e7, NULL,
+     "force the verify forward's allreduces to this time (0: predict)"},
+    {"draft_allreduce_us", K_DBL, F(draft_allreduce_us), 0, 1e7, NULL,
+     "force the draft forwards' allreduces to this time (0: predict)"},
+    {"observe", K_OBS, 0, 0, 0, NULL,
+     "an observed point KEY=V,...,tok_per_s=X[,sd=R] (repeatable; none clears)"},
+    {"fit", K_FIT, F(fit), 0, 0, NULL,
+     "parameters fitted to the observations (comma list; none: no fit)"},
+    {"nccl_proto", K_ENV, 0, 0, 0, "NCCL_PROTO", "LL|LL128|Simple"},
+    {"nccl_algo", K_ENV, 0, 0, 0, "NCCL_ALGO", "Ring|Tree"},
+    {"nccl_p2p_level", K_ENV, 0, 0, 0, "NCCL_P2P_LEVEL", "LOC|NVL|PIX|PXB|PHB|SYS"},
+    {"nccl_p2p_disable", K_ENV, 0, 0, 0, "NCCL_P2P_DISABLE", "0|1"},
+    {"nccl_shm_disable", K_ENV, 0, 0, 0, "NCCL_SHM_DISABLE", "0|1"},
+    {"nccl_min_nchannels", K_ENV, 0, 0, 0, "NCCL_MIN_NCHANNELS", "channels"},
+    {"nccl_max_nchannels", K_ENV, 0, 0, 0, "NCCL_MAX_NCHANNELS", "channels"},
+    {"nccl_buffsize", K_ENV, 0, 0, 0, "NCCL_BUFFSIZE", "bytes"},
+    {"nccl_nthreads", K_ENV, 0, 0, 0, "NCCL_NTHREADS", "threads"},
+};
+#undef F
+enum { NKNOBS = sizeof knobs / sizeof knobs[0] };
+
+const char *whatif_key_name(int i) { return i >= 0 && i < NKNOBS ? knobs[i].name : NULL; }
+const char *whatif_key_desc(int i) { return i >= 0 && i < NKNOBS ? knobs[i].desc : NULL; }
+
+const knob *whatif_find_knob(const char *key)
+{
+    for (int i = 0; i < NKNOBS; i++)
+        if (!strcmp(knobs[i].name, key))
+            return &knobs[i];
+    return NULL;
+}
+
+
+static const fitdef fitdefs[] = {
+    {"efficiency", 1e-4, 1, 1},
+    {"draft_efficiency", 1e-4, 1, 1},
+    {"spec_loop_us", 0, 1e6, 0},
+    {"accept_len", 1, -1, 0},
+    {"eager_wait_us", 0, 1e5, 0},
+    {"routing_skew", 0, 1, 0},
+};
+enum { NFITDEFS = sizeof fitdefs / sizeof fitdefs[0] };
+
+const fitdef *whatif_find_fitdef(const char *name)
+{
+    for (int i = 0; i < NFITDEFS; i++)
+        if (!strcmp(fitdefs[i].name, name))
+            return &fitdefs[i];
+    return NULL;
+}
+
+int whatif_check_fit_list(const char *v, err *e)
+{
+    char buf[WHATIF_STR];
+    if (strlen(v) >= sizeof buf)
+        return err_set(e, ERR_USAGE, "fit: list too long");
+    snprintf(buf, sizeof buf, "%s", v);
+    int n = 0;
+    const fitdef *seen[WHATIF_FIT_MAX];
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const fitdef *d = whatif_find_fitdef(t);
+        if (!d)
+            return err_set(e, ERR_USAGE,
+                           "fit: '%s' cannot be fitted (efficiency, draft_efficiency, "
+                           "spec_loop_us, accept_len, eager_wait_us, routing_skew)", t);
+        for (int i = 0; i < n; i++)
+            if (seen[i] == d)
+                return err_set(e, ERR_USAGE, "fit: '%s' named twice", t);
+        if (n == WHATIF_FIT_MAX)
+            return err_set(e, ERR_USAGE, "fit: more than %d parameters", WHATIF_FIT_MAX);
+        seen[n++] = d;
+    }
+    return 0;
+}
+
+/* Apply "k=v,k=v" to s. */
+int whatif_apply_kvs(whatif_scenario *s, const char *list, err *e)
+{
+    char buf[WHATIF_STR];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        if (!eq || eq == t)
+            return err_set(e, ERR_USAGE, "'%s': want KEY=VALUE", t);
+        *eq = 0;
+        TRY(whatif_set(s, t, eq + 1, e));
+    }
+    return 0;
+}
+
+int whatif_observe(whatif_scenario *s, const char *spec, err *e)
+{
+    if (!strcmp(spec, "none")) {
+        s->nobs = 0;
+        return 0;
+    }
+    if (s->nobs == WHATIF_OBS_MAX)
+        return err_set(e, ERR_USAGE, "observe: at most %d observations", WHATIF_OBS_MAX);
+    whatif_obs o = {"", -1, 0.01};
+    char buf[WHATIF_STR], set[WHATIF_STR] = "";
+    if (strlen(spec) >= sizeof buf)
+        return err_set(e, ERR_USAGE, "observe: too long");
+    snprintf(buf, sizeof buf, "%s", spec);
+    size_t at = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        if (!eq || eq == t)
+            return err_set(e, ERR_USAGE, "observe: '%s': want KEY=VALUE", t);
+        *eq = 0;
+        const char *v = eq + 1;
+        if (!strcmp(t, "tok_per_s")) {
+            TRY(cli_parse_double("observe: tok_per_s", v, &o.tok_per_s, e));
+            if (!(o.tok_per_s > 0))
+                return err_set(e, ERR_USAGE, "observe: tok_per_s must be > 0");
+        } else if (!strcmp(t, "sd")) {
+            TRY(cli_parse_double("observe: sd", v, &o.rel_sd, e));
+            if (!(o.rel_sd > 0 && o.rel_sd < 1))
+                return err_set(e, ERR_USAGE, "observe: sd %s must be a fraction in (0, 1)", v);
+        } else if (!strcmp(t, "observe") || !strcmp(t, "fit")) {
+            return err_set(e, ERR_USAGE, "observe: '%s' cannot be set in an observation", t);
+        } else {
+            whatif_scenario tmp = *s;
+            err sub = {0};
+            if (whatif_set(&tmp, t, v, &sub))
+                return err_set(e, ERR_USAGE, "observe: %s", sub.msg);
+            at += (size_t)snprintf(set + at, sizeof set - at, "%s%s=%s", at ? "," : "", t, v);
+            if (at >= sizeof set)
+                return err_set(e, ERR_USAGE, "observe: too long");
+        }
+    }
+    if (o.tok_per_s < 0)
+        return err_set(e, ERR_USAGE, "observe: '%s' has no tok_per_s=", spec);
+    snprintf(o.set, sizeof o.set, "%s", set);
+    s->obs[s->nobs++] = o;
+    return 0;
+}
+
+static const char *const path_names[] = {"LOC", "NVL", "NVB", "?", "PIX", "PXB", "?", "?",
+                                         "PHB", "SYS"};
+
+int whatif_set(whatif_scenario *s, const char *key, const char *value, err *e)
+{
+    if (!strncmp(key, "NCCL_", 5)) {
+        char a[512];
+        snprintf(a, sizeof a, "%s=%s", key, value);
+        return coll_env_set(&s->env, a, e);
+    }
+    const knob *k = whatif_find_knob(key);
+    if (!k && !strcmp(key, "allreduce_us"))
+        return err_set(e, ERR_USAGE, "allreduce_us: name the phase it applies to "
+                       "(decode_allreduce_us, verify_allreduce_us or draft_allreduce_us)");
+    if (!k)
+        return err_set(e, ERR_USAGE, "unknown knob '%s' (collsim whatif --keys lists them)", key);
+    char *base = (char *)s + k->off;
+    double d;
+    long n;
+    switch (k->type) {
+    case K_INT:
+        TRY(cli_parse_long(key, value, (long)k->lo, (long)k->hi, &n, e));
+        *(int *)(void *)base = (int)n;
+        break;
+    case K_DBL:
+        TRY(cli_parse_double(key, value, &d, e));
+        if (d < k->lo || d > k->hi)
+            return err_set(e, ERR_USAGE, "%s: %s out of range %g..%g", key, value, k->lo, k->hi);
+        *(double *)(void *)base = d;
+        if (!strcmp(key, "accept_len"))
+            s->accept_nhist = 0;
+        break;
+    case K_STR:
+        if (!value[0] || strlen(value) >= WHATIF_STR)
+            return err_set(e, ERR_USAGE, "%s: bad value '%s'", key, value);
+        snprintf(base, WHATIF_STR, "%s", value);
+        break;
+    case K_MODE:
+        if (!strcmp(value, "decode"))
+            s->mode = WHATIF_DECODE;
+        else if (!strcmp(value, "eagle3"))
+            s->mode = WHATIF_EAGLE3;
+        else
+            return err_set(e, ERR_USAGE, "mode: '%s' is not decode or eagle3", value);
+        break;
+    case K_ALGO:
+        if (coll_algo_parse(value, &s->allreduce) != 0)
+            return err_set(e, ERR_USAGE, "allreduce: unknown algorithm '%s' (%s)", value, k->desc);
+        break;
+    case K_DTYPE:
+        if (coll_dtype_parse(value, &s->dtype) != 0)
+            return err_set(e, ERR_USAGE, "dtype: unknown '%s' (bf16, fp16, fp32)", value);
+        break;
+    case K_HIST: {
+        double p[WHATIF_HIST_MAX], sum = 0;
+        int np = 0;
+        const char *c = value;
+        while (*c) {
+            if (np == WHATIF_HIST_MAX)
+                return err_set(e, ERR_USAGE, "accept_hist: more than %d entries", WHATIF_HIST_MAX);
+            char *end;
+            p[np] = strtod(c, &end);
+            if (end == c || p[np] < 0 || !isfinite(p[np]) || (*end && *end != ','))
+                return err_set(e, ERR_USAGE, "accept_hist: bad list '%s' (want p1,p2,...)", value);
+            sum += p[np++];
+            c = *end ? end + 1 : end;
+        }
+        if (np == 0 || sum <= 0)
+            return err_set(e, ERR_USAGE, "accept_hist: needs a positive probability");
+        for (int i = 0; i < np; i++)
+            s->accept_hist[i] = p[i] / sum;
+        s->accept_nhist = np;
+        double mean = 0;
+        for (int i = 0; i < np; i++)
+            mean += (i + 1) * s->accept_hist[i];
+        s->accept_len = mean;
+        break;
+    }
+    case K_ENV: {
+        char a[512];
+        snprintf(a, sizeof a, "%s=%s", k->env, value);
+        return coll_env_set(&s->env, a, e);
+    }
+    case K_OBS:
+        return whatif_observe(s, value, e);
+    case K_FIT:
+        if (!strcmp(value, "none"))
+            value = "";
+        TRY(whatif_check_fit_list(value, e));
+        snprintf(s->fit, sizeof s->fit, "%s", value);
+        break;
+    }
+    return 0;
+}
+
+int whatif_get(const whatif_scenario *s, const char *key, char *buf, size_t n, err *e)
+{
+    const knob *k = whatif_find_knob(key);
+    if (!k)
+        return err_set(e, ERR_USAGE, "unknown knob '%s'", key);
+    const char *base = (const char *)s + k->off;
+    switch (k->type) {
+    case K_INT:
+        snprintf(buf, n, "%d", *(const int *)(const void *)base);
+        break;
+    case K_DBL:
+        snprintf(buf, n, "%g", *(const double *)(const void *)base);
+        break;
+    case K_STR:
+        snprintf(buf, n, "%s", base);
+        break;
+    case K_MODE:
+        snprintf(buf, n, "%s", s->mode == WHATIF_EAGLE3 ? "eagle3" : "decode");
+        break;
+    case K_ALGO:
+        snprintf(buf, n, "%s", coll_algo_name(s->allreduce));
+        break;
+    case K_DTYPE:
+        snprintf(buf, n, "%s", coll_dtype_name(s->dtype));
+        break;
+    case K_HIST: {
+        size_t at = 0;
+        buf[0] = 0;
+        for (int i = 0; i < s->accept_nhist && at < n; i++)
+            at += (size_t)snprintf(buf + at, n - at, "%s%g", i ? "," : "", s->accept_hist[i]);
+        break;
+    }
+    case K_OBS: {
+        size_t at = 0;
+        buf[0] = 0;
+        for (int i = 0; i < s->nobs && at < n; i++)
+            at += (size_t)snprintf(buf + at, n - at, "%s%s%stok_per_s=%g,sd=%g", i ? ";" : "",
+                                   s->obs[i].set, s->obs[i].set[0] ? "," : "",
+                                   s->obs[i].tok_per_s, s->obs[i].rel_sd);
+        break;
+    }
+    case K_FIT:
+        snprintf(buf, n, "%s", s->fit[0] ? s->fit : "none");
+        break;
+    case K_ENV:
+        if (!strcmp(k->env, "NCCL_PROTO"))
+            snprintf(buf, n, "%s", s->env.proto == PROTO_AUTO ? "auto" : coll_proto_name(s->env.proto));
+        else if (!strcmp(k->env, "NCCL_ALGO"))
+            snprintf(buf, n, "%s", s->env.algo == ALGO_AUTO ? "auto" : coll_algo_name(s->env.algo));
+        else if (!strcmp(k->env, "NCCL_P2P_LEVEL"))
+            snprintf(buf, n, "%s", s->env.p2p_level >= 0 && s->env.p2p_level <= 9
+                                       ? path_names[s->env.p2p_level] : "default");
+        else if (!strcmp(k->env, "NCCL_P2P_DISABLE"))
+            snprintf(buf, n, "%d", s->env.p2p_disable);
+        else if (!strcmp(k->env, "NCCL_SHM_DISABLE"))
+            snprintf(buf, n, "%d", s->env.shm_disable);
+        else if (!strcmp(k->env, "NCCL_MIN_NCHANNELS"))
+            snprintf(buf, n, "%d", s->env.min_channels);
+        else if (!strcmp(k->env, "NCCL_MAX_NCHANNELS"))
+            snprintf(buf, n, "%d", s->env.max_channels);
+        else if (!strcmp(k->env, "NCCL_BUFFSIZE"))
+            snprintf(buf, n, "%lld", (long long)s->env.buffsize_bytes);
+        else
+            snprintf(buf, n, "%d", s->env.nthreads);
+        break;
+    }
+    return 0;
+}
+
+/* ---- scenario files -------------------------------------------------------- */
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+        s[--n] = 0;
+    return s;
+}
+
+static int load_file(const char *path, whatif_scenario *out, err *e)
+{
+    FILE *f = !strcmp(path, "-") ? stdin : fopen(path, "r");
+    if (!f) {
+        const char *names[NBUILTINS];
+        for (int i = 0; i < NBUILTINS; i++)
+            names[i] = builtins[i].name;
+        return cli_unknown(e, ERR_INPUT, "--scenario (a built-in name or a scenario file)", path, names,
+                           NBUILTINS);
+    }
+    struct stat st;
+    if (f != stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return err_set(e, ERR_INPUT, "%s: is a directory", path);
+    }
+    scenario_defaults(out);
+    const char *slash = strrchr(path, '/');
+    snprintf(out->name, sizeof out->name, "%s", slash ? slash + 1 : path);
+    char line[1024];
+    long ln = 0;
+    int rc = 0, seen_op = 0;
+    while (fgets(line, sizeof line, f)) {
+        ln++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            rc = err_at(e, path, ln, "line too long");
+            break;
+        }
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        char *l = trim(line);
+        if (ln == 1) {
+            if (strcmp(l, "collsim-scenario 1") != 0) {
+                rc = err_at(e, path, 1, "not a scenario file (first line must be 'collsim-scenario 1')");
+                break;
+            }
+            continue;
+        }
+        if (!*l)
+            continue;
+        if (!strncmp(l, "base ", 5) || !strncmp(l, "base\t", 5)) {
+            if (seen_op) {
+                rc = err_at(e, path, ln, "'base' must come before the settings");
+                break;
+            }
+            const char *bname = trim(l + 5);
+            int found = 0;
+            for (int i = 0; i < NBUILTINS; i++)
+                if (!strcmp(builtins[i].name, bname)) {
+                    builtins[i].init(out);
+                    found = 1;
+                }
+            if (!found) {
+                rc = err_at(e, path, ln, "unknown built-in scenario '%s'", bname);
+                break;
+            }
+            snprintf(out->name, sizeof out->name, "%s", slash ? slash + 1 : path);
+            seen_op = 1;
+            continue;
+        }
+        char *eq = strchr(l, '=');
+        if (!eq) {
+            rc = err_at(e, path, ln, "expected 'KEY = VALUE'");
+            break;
+        }
+        *eq = 0;
+        char *key = trim(l), *val = trim(eq + 1);
+        err sub = {0};
+        if (whatif_set(out, key, val, &sub) != 0) {
+            rc = err_at(e, path, ln, "%s", sub.msg);
+            break;
+        }
+        seen_op = 1;
+    }
+    if (rc == 0 && ln == 0)
+        rc = err_at(e, path, 1, "empty file: not a scenario");
+    if (rc == 0 && ferror(f))
+        rc = err_set(e, ERR_SYSTEM, "%s: read error", path);
+    if (f != stdin)
+        fclose(f);
+    return rc;
+}
+
+int whatif_scenario_load(const char *name_or_path, whatif_scenario *out, err *e)
+{
+    for (int i = 0; i < NBUILTINS; i++)
+        if (!strcmp(builtins[i].name, name_or_path)) {
+            builtins[i].init(out);
+            return 0;
+        }
+    return load_file(name_or_path, out, e);
+}
+
+/* ---- writing a scenario ------------------------------------------------------ */
+
+static int env_is_default(const whatif_scenario *s, const knob *k)
+{
+    const nccl_env *v = &s->env;
+    if (!strcmp(k->env, "NCCL_PROTO"))
+        return v->proto == PROTO_AUTO;
+    if (!strcmp(k->env, "NCCL_ALGO"))
+        return v->algo == ALGO_AUTO;
+    if (!strcmp(k->env, "NCCL_P2P_LEVEL"))
+        return v->p2p_level < 0;
+    if (!strcmp(k->env, "NCCL_P2P_DISABLE"))
+        return !v->p2p_disable;
+    if (!strcmp(k->env, "NCCL_SHM_DISABLE"))
+        return !v->shm_disable;
+    if (!strcmp(k->env, "NCCL_MIN_NCHANNELS"))
+        return v->min_channels <= 0;
+    if (!strcmp(k->env, "NCCL_MAX_NCHANNELS"))
+        return v->max_channels <= 0;
+    if (!strcmp(k->env, "NCCL_BUFFSIZE"))
+        return v->buffsize_bytes <= 0;
+    return v->nthreads <= 0;
+}
+
+/* The shortest %g form that reads back as the same double. */
+static void fmt_exact(char *buf, size_t n, double v)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+int whatif_write(const whatif_scenario *s, FILE *f, err *e)
+{
+    fprintf(f, "collsim-scenario 1\n# %s, as in effect (collsim whatif --show-scenario)\n",
+            s->name);
+    for (int i = 0; i < NKNOBS; i++) {
+        const knob *k = &knobs[i];
+        char buf[4096];
+        if (k->type == K_OBS || (k->type == K_HIST && s->accept_nhist == 0) ||
+            (k->type == K_ENV && env_is_default(s, k)))
+            continue;
+        if (k->type == K_DBL) {
+            fmt_exact(buf, sizeof buf, *(const double *)(const void *)((const char *)s + k->off));
+        } else {
+            whatif_get(s, k->name, buf, sizeof buf, NULL);
+        }
+        if (!buf[0])
+            continue;
+        fprintf(f, "%s = %s\n", k->name, buf);
+    }
+    for (int i = 0; i < s->nobs; i++) {
+        char t[64], sd[64];
+        fmt_exact(t, sizeof t, s->obs[i].tok_per_s);
+        fmt_exact(sd, sizeof sd, s->obs[i].rel_sd);
+        fprintf(f, "observe = %s%stok_per_s=%s,sd=%s\n", s->obs[i].set,
+                s->obs[i].set[0] ? "," : "", t, sd);
+    }
+    if (ferror(f))
+        return err_set(e, ERR_SYSTEM, "write failed");
+    return 0;
+}
+
