@@ -201,7 +201,7 @@ static const cli_opt options[] = {
     {"nccl", 0, "VER", "NCCL version whose decisions are emulated (default: the newest)", set_nccl},
     {"explain", 0, NULL, "before each size, NCCL's choice and the numbers behind it", set_explain},
     {"breakdown", 0, NULL, "add where the time goes: barrier, fixed, transfer, contention (us)", set_split},
-    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read", set_without},
+    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read, nvlink-sat", set_without},
     {"timeline", 0, "OUT.json", "Perfetto timeline of the largest size ('-': stdout, the report "
                                 "then goes to stderr)", cmd_set_timeline},
     {"format", 0, "F", "table (default), csv or json", cmd_set_format},

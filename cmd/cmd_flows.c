@@ -93,7 +93,7 @@ static const cli_opt options[] = {
     {"bytes", 0, "N", "bytes per flow (default 256M)", set_bytes},
     {"op", 0, "OP", "write (default), read: SM stores/loads; copy, copy-write, copy-read: copy engine", set_op},
     {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", cmd_set_calib},
-    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read", set_without},
+    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read, nvlink-sat", set_without},
     {"blocks", 0, "N", "thread blocks per write/read kernel, as hwcheck --blocks (default: enough for the links)", set_blocks},
     {"format", 0, "F", "table (default), csv or json", cmd_set_format},
     {"output", 0, "FILE", "write the report to FILE (default stdout)", cmd_set_output},

@@ -608,14 +608,34 @@ int cb_dep(coll_build *b, int before, int after)
     return 0;
 }
 
+sim_ps cb_hop_lat_ps(const coll_build *b, int from, int to)
+{
+    int src = b->node[from], dst = b->node[to];
+    if (cb_uses_p2p(b, from, to))
+        return fabric_lat_ps(b->f, FAB_WRITE, src, dst);
+    int mem = fabric_hostmem_of(b->f, dst);
+    return mem < 0 ? 0 : fabric_lat_ps(b->f, FAB_WRITE, src, mem) +
+                             fabric_lat_ps(b->f, FAB_READ, mem, dst);
+}
+
 int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
                 const char *label)
+{
+    return cb_nccl_hop_lat(b, from, to, bytes, weight, 1, label);
+}
+
+int cb_nccl_hop_lat(coll_build *b, int from, int to, double bytes, double weight, int with_lat,
+                    const char *label)
 {
     const proto_info *pi = nccl_proto(b->proto);
     sim_ps extra = pi->step_ps;
     int src = b->node[from], dst = b->node[to];
     if (pi->flag_hops)
         extra += pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, src, dst);
+    /* Without its latency the hop ends when its last byte has left (the
+     * fabric adds the route's latency; cancel it). */
+    if (!with_lat)
+        extra -= cb_hop_lat_ps(b, from, to);
     double wire = pi->wire * weight;
     int p2p = cb_uses_p2p(b, from, to);
     /* One channel is one thread block: its stores (wire bytes: LL sends a
@@ -641,6 +661,12 @@ int cb_uses_p2p(const coll_build *b, int from, int to)
 
 int cb_nccl_ring_bundle(coll_build *b, double bytes, double weight, const char *label)
 {
+    return cb_nccl_ring_bundle_lat(b, bytes, weight, 1, label);
+}
+
+int cb_nccl_ring_bundle_lat(coll_build *b, double bytes, double weight, int with_lat,
+                            const char *label)
+{
     const proto_info *pi = nccl_proto(b->proto);
     int n = b->n, *dst = malloc(sizeof(int) * (size_t)n);
     if (!dst)
@@ -651,6 +677,8 @@ int cb_nccl_ring_bundle(coll_build *b, double bytes, double weight, const char *
     sim_ps extra = pi->step_ps;
     if (pi->flag_hops)
         extra += pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, b->node[0], dst[0]);
+    if (!with_lat)
+        extra -= fabric_lat_ps(b->f, FAB_WRITE, b->node[0], dst[0]);
     /* As cb_nccl_hop: each sender's channel block bounds its stream. */
     int id = fabric_xfer_bundle(b->f, b->node, dst, n, bytes, pi->wire * weight, pi->wire,
                                 extra, 0, label, b->e);

@@ -52,6 +52,7 @@ static void default_params(topo_params *p)
     p->copy_setup_ps = 0; /* uncalibrated: set by collsim calibrate from copies */
     p->gpu_sm = 0;
     p->cpu = CPU_UNKNOWN;
+    p->nvlink_half_blocks = 0;
 }
 
 static const char *const cpu_names[CPU_NKINDS] = {
@@ -569,7 +570,8 @@ int topo_finish(topo *t, const char *where, err *e)
         !(p->cta_load_Bps >= 0) || p->cta_load_Bps > TOPO_MAX_BW_Bps ||
         p->launch_ps < 0 || p->graph_node_ps < 0 || !(p->hostmem_Bps > 0) ||
         p->hostmem_Bps > TOPO_MAX_BW_Bps || p->kernel_base_ps < 0 ||
-        !(p->gpu_mem_Bps >= 0) || p->gpu_mem_Bps > TOPO_MAX_BW_Bps)
+        !(p->gpu_mem_Bps >= 0) || p->gpu_mem_Bps > TOPO_MAX_BW_Bps ||
+        !(p->nvlink_half_blocks >= 0) || p->nvlink_half_blocks > 1e4)
         return err_at(e, t->where, 0, "topology parameters out of range "
                       "(docs/formats.md lists the ranges)");
     for (int i = 0; i < t->nlinks; i++) {

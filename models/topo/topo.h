@@ -97,6 +97,9 @@ typedef struct topo_params {
     int gpu_sm;                    /* GPUs' compute capability x10 (120 = 12.0);
                                       0 = unknown (NCCL emulation assumes 80) */
     topo_cpu cpu;                  /* host CPU family, CPU_UNKNOWN if not given */
+    double nvlink_half_blocks;     /* thread blocks at which SM traffic gets half an
+                                      NVLink direction's rate (gradual saturation
+                                      C N / (N + N0)); 0 = the full rate always */
 } topo_params;
 
 /* "amd", "intel-skl", ... for a topo_cpu; NULL out of range. */

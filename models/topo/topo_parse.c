@@ -47,6 +47,7 @@ static const struct param_def {
     {"gpu_mem_GBps", P_DBL, offsetof(topo_params, gpu_mem_Bps), 1e9, 0, 1e5, 0},
     {"copy_setup_us", P_I64, offsetof(topo_params, copy_setup_ps), 1e6, 0, 1e6, 0},
     {"gpu_sm", P_INT, offsetof(topo_params, gpu_sm), 1, 0, 1000, 0},
+    {"nvlink_half_blocks", P_DBL, offsetof(topo_params, nvlink_half_blocks), 1, 0, 1e4, 0},
 };
 enum { NPARAMS = sizeof param_defs / sizeof param_defs[0] };
 
