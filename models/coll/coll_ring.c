@@ -37,9 +37,8 @@ static double unit_bytes(const coll_build *b, double bytes_c)
 
 static int start_tasks(coll_build *b, int *start)
 {
-    const proto_info *pi = nccl_proto(b->proto);
     for (int r = 0; r < b->n; r++)
-        if ((start[r] = cb_delay(b, r, pi->base_ring_ps, "kernel")) < 0)
+        if ((start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING), "kernel")) < 0)
             return -1;
     return 0;
 }
@@ -106,7 +105,7 @@ static void ring_gen_free(void *p)
 }
 
 /* The loop's last receive (NCCL's directRecv / recvReduceCopy after the
- * last send), a step of its own (its wait, barrier and post: step_ps). With
+ * last send), a step of its own (its wait, barrier and post: nccl_step). With
  * LL every thread also reads its 16-byte lines one per trip into the user
  * buffer, as slowly as a step (prims_ll.h LLGenericOp), so the pass takes
  * the receiving channel's block for a step's worth of trips; LL128 and
@@ -116,7 +115,7 @@ static int final_pass(coll_build *b, ring_gen *g, double chunk, int after, int r
 {
     const proto_info *pi = nccl_proto(b->proto);
     int id = fabric_block_pass(b->f, rank < 0 ? b->node : &b->node[rank], rank < 0 ? g->n : 1,
-                               b->proto == PROTO_LL ? chunk : 0, pi->wire, pi->step_ps,
+                               b->proto == PROTO_LL ? chunk : 0, pi->wire, nccl_step_ps(b->t, b->proto),
                                rank < 0 ? 0 : rank, "final-recv", b->e);
     return id < 0 || cb_dep(b, after, id) ? -1 : 0;
 }
@@ -289,7 +288,6 @@ int coll_build_ring(coll_build *b)
 int coll_build_tree(coll_build *b)
 {
     int n = b->n;
-    const proto_info *pi = nccl_proto(b->proto);
     double weight = b->channels > 0 ? b->channels : 1;
     double bytes_c = (double)b->r->bytes / weight;
     double unit = unit_bytes(b, bytes_c);
@@ -302,7 +300,7 @@ int coll_build_tree(coll_build *b)
     int rc = !start || !up || !down || !pup || !pdown
                  ? err_set(b->e, ERR_SYSTEM, "out of memory") : 0;
     for (int r = 0; r < n && !rc; r++)
-        rc = (start[r] = cb_delay(b, r, pi->base_tree_ps, "kernel")) < 0;
+        rc = (start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_TREE), "kernel")) < 0;
     for (long u = 0; u < nu && !rc; u++) {
         double sz = fmin(unit, bytes_c - (double)u * unit);
         for (int h = 0; h < n - 1 && !rc; h++) {
@@ -336,12 +334,11 @@ int coll_build_tree(coll_build *b)
 int coll_build_alltoall(coll_build *b)
 {
     int n = b->n;
-    const proto_info *pi = nccl_proto(b->proto);
     double part = (double)b->r->bytes / n;
     int *start = malloc(sizeof(int) * (size_t)n);
     int rc = start ? 0 : err_set(b->e, ERR_SYSTEM, "out of memory");
     for (int r = 0; r < n && !rc; r++)
-        rc = (start[r] = cb_delay(b, r, pi->base_ring_ps, "kernel")) < 0;
+        rc = (start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING), "kernel")) < 0;
     for (int r = 0; r < n && !rc; r++)
         for (int q = 0; q < n && !rc; q++) {
             if (q == r)
