@@ -82,7 +82,7 @@ run_check() { # role idx files args
     "$COLLSIM" validate $fl $args --topo "$topo" --calib "$calib" --format csv "${plotarg[@]}" \
         > "$csv" 2> "$OUT/$name.$idx.err" || { cat "$OUT/$name.$idx.err" >&2; exit 3; }
     table 0 "$csv" | tail -n +2 | csv_fields | \
-    while IFS=$'\t' read -r set kind pts med worst wp dec xo; do
+    while IFS=$'\t' read -r set kind pts med worst wp dec xo note; do
         local ok=ok fm fw
         if [ "$role" != "not checked" ] && awk -v m="$med" -v w="$worst" -v a="$maxmed" \
             -v b="$maxworst" 'BEGIN{w=(w<0?-w:w); exit !(m>a || w>b)}'; then ok=FAIL; fi
