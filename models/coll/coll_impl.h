@@ -63,13 +63,17 @@ int cb_dep(coll_build *b, int before, int after);     /* 0 ok, -1 */
 int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
                 const char *label);
 /* The same; with_lat = 0: the hop ends when its last byte has left the
- * sender (its route latency is not added: LL's lines are forwarded as they
- * arrive, so only the first line's latency delays the next step). */
+ * sender and its step cost (and Simple's fence, one write latency) is paid:
+ * the sender's next transfer may start; the rest of the route's latency and
+ * Simple's flag are cb_hop_deliver_ps, what the receiver waits for after. */
 int cb_nccl_hop_lat(coll_build *b, int from, int to, double bytes, double weight, int with_lat,
                     const char *label);
 /* The route latency cb_nccl_hop adds to the hop from -> to (P2P: the write's
  * one way; SHM: the write into host memory plus the receiver's read). */
 sim_ps cb_hop_lat_ps(const coll_build *b, int from, int to);
+/* After a with_lat = 0 hop ends, the time until its data (and Simple's
+ * flag behind it) has reached the receiver. */
+sim_ps cb_hop_deliver_ps(const coll_build *b, int from, int to);
 /* Does the hop from -> to use P2P (else SHM), as NCCL decides? */
 int cb_uses_p2p(const coll_build *b, int from, int to);
 /* The n hops r -> (r + 1) % n of one ring step as one bundled flow (P2P

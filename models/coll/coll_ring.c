@@ -88,7 +88,7 @@ typedef struct ring_gen {
     const char *label;
     int *start;  /* n kernel tasks */
     int *rows;   /* per loop, its last two rows: [(l * 2 + s % 2) * n + r] */
-    int *line;   /* the same for the rows' first-line tasks (cut only) */
+    int *line;   /* the same for the rows' aux tasks (first line, or delivery) */
     int bundle;  /* a row is one bundled flow (rows[(l * 2 + s % 2) * n]) */
     int cut;     /* LL: steps forward lines as they arrive */
 } ring_gen;
@@ -137,60 +137,45 @@ static int ring_next(void *ctx, sched *sc)
         int *cur = g->rows + (size_t)(l * 2 + s % 2) * (size_t)n;
         const int *before = g->rows + (size_t)(l * 2 + (s + 1) % 2) * (size_t)n; /* (l, s-1) */
         const int *prev = g->rows + (size_t)((l - 1) * 2 + s % 2) * (size_t)n; /* (l-1, s) */
-        /* LL (g->cut): lines are forwarded as they arrive, so a rank's step
-         * waits for its own previous step (one block, sequential calls) and
-         * for the first line of the step upstream (that step's start plus
-         * one hop's latency, the `line` task), not for the whole chunk; only
-         * the loop's last step carries its latency. */
-        int *cur_line = g->line + (size_t)(l * 2 + s % 2) * (size_t)n;
-        const int *before_line = g->line + (size_t)(l * 2 + (s + 1) % 2) * (size_t)n;
-        int with_lat = !g->cut || s == g->steps - 1;
-        if (g->bundle) { /* the row as one flow, after what every rank's waits for */
-            int id = cb_nccl_ring_bundle_lat(b, chunk, g->weight, with_lat, g->label);
-            int ln = g->cut ? cb_delay(b, 0, cb_hop_lat_ps(b, 0, 1 % n), "first-line") : -1;
-            if (id < 0 || (g->cut && ln < 0))
+        /* Every transfer is a send (it ends when its last byte has left and
+         * the sender's step cost is paid: the rank's next send may start)
+         * and an `aux` task. LL and LL128 (g->cut) forward lines as they
+         * arrive: a rank's step waits for its own previous step and for the
+         * first line of the upstream step (aux: that step's start plus one
+         * hop's latency), and only a loop's last step carries its latency.
+         * Simple's receiver waits for the whole slice and its flag (aux:
+         * the send's end plus the route's latency and the flag's). */
+        int *cur_aux = g->line + (size_t)(l * 2 + s % 2) * (size_t)n;
+        const int *before_aux = g->line + (size_t)(l * 2 + (s + 1) % 2) * (size_t)n;
+        int last = s == g->steps - 1, with_lat = g->cut && last;
+        int rows = g->bundle ? 1 : n;
+        for (int r = 0; r < rows; r++) {
+            int to = (r + 1) % n, up = (r + n - 1) % n;
+            int id = g->bundle ? cb_nccl_ring_bundle_lat(b, chunk, g->weight, with_lat, g->label)
+                               : cb_nccl_hop_lat(b, r, to, chunk, g->weight, with_lat, g->label);
+            if (id < 0)
                 return -1;
-            for (int k = 0; k < 2; k++) {
-                int x = k ? ln : id;
-                if (x < 0)
-                    continue;
-                if ((s ? cb_dep(b, before[0], x) : 0) || (l ? cb_dep(b, prev[0], x) : 0) ||
-                    (s && g->cut ? cb_dep(b, before_line[0], x) : 0))
+            sim_ps aux_ps = g->cut ? cb_hop_lat_ps(b, r, to) : with_lat ? 0 : cb_hop_deliver_ps(b, r, to);
+            int aux = cb_delay(b, r, aux_ps, g->cut ? "first-line" : "deliver");
+            if (aux < 0 || (!g->cut && cb_dep(b, id, aux)))
+                return -1;
+            /* The hop (and, cut, its first line) after: the data upstream,
+             * the rank's own previous step, the same step of the previous
+             * loop (FIFO order), and at the very start both kernels. */
+            int data = s ? before_aux[g->bundle ? 0 : up] : -1;
+            int own = s ? before[g->bundle ? 0 : r] : -1;
+            int fifo = l ? prev[g->bundle ? 0 : r] : -1;
+            for (int k = 0; k < (g->cut ? 2 : 1); k++) {
+                int x = k ? aux : id;
+                if (cb_dep(b, data, x) || cb_dep(b, own, x) || cb_dep(b, fifo, x))
                     return -1;
-                for (int r = 0; s == 0 && l == 0 && r < n; r++)
-                    if (cb_dep(b, g->start[r], x))
+                for (int q = 0; s == 0 && l == 0 && q < n; q++)
+                    if ((g->bundle || q == r || q == to) && cb_dep(b, g->start[q], x))
                         return -1;
             }
-            cur[0] = id;
-            cur_line[0] = ln;
-            if (s == g->steps - 1 && final_pass(b, g, chunk, id, -1))
-                return -1;
-            continue;
-        }
-        for (int r = 0; r < n; r++) {
-            int id = cb_nccl_hop_lat(b, r, (r + 1) % n, chunk, g->weight, with_lat, g->label);
-            int ln = g->cut ? cb_delay(b, r, cb_hop_lat_ps(b, r, (r + 1) % n), "first-line") : -1;
-            if (id < 0 || (g->cut && ln < 0))
-                return -1;
-            for (int k = 0; k < 2; k++) {
-                int x = k ? ln : id;
-                if (x < 0)
-                    continue;
-                /* Step 0 of a later loop waits for the kernel start only through
-                 * step 0 of the loop before (which waits for it): no edge, so
-                 * the kernel tasks' dependents are all in row (0, 0). */
-                int data = s ? (g->cut ? before_line[(r + n - 1) % n] : before[(r + n - 1) % n])
-                             : l ? -1 : g->start[r];
-                if (cb_dep(b, data, x) || (l ? cb_dep(b, prev[r], x) : 0) ||
-                    (s && g->cut ? cb_dep(b, before[r], x) : 0))
-                    return -1;
-                /* The receiver must have started its kernel too. */
-                if (s == 0 && l == 0 && cb_dep(b, g->start[(r + 1) % n], x))
-                    return -1;
-            }
             cur[r] = id;
-            cur_line[r] = ln;
-            if (s == g->steps - 1 && final_pass(b, g, chunk, id, (r + 1) % n))
+            cur_aux[r] = aux;
+            if (last && final_pass(b, g, chunk, g->cut ? id : aux, g->bundle ? -1 : to))
                 return -1;
         }
     }
@@ -278,7 +263,7 @@ int coll_build_ring(coll_build *b)
         return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
     }
     g->bundle = b->bundle && ring_symmetric(b);
-    g->cut = b->proto == PROTO_LL;
+    g->cut = b->proto == PROTO_LL || b->proto == PROTO_LL128;
     return cb_generate(b, ring_next, g, ring_gen_free);
 }
 
@@ -301,18 +286,26 @@ int coll_build_tree(coll_build *b)
                  ? err_set(b->e, ERR_SYSTEM, "out of memory") : 0;
     for (int r = 0; r < n && !rc; r++)
         rc = (start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_TREE), "kernel")) < 0;
+    /* Each hop is a send (done when its last byte has left: the sender's
+     * next chunk may follow, FIFO order) and its delivery (route latency and
+     * Simple's flag), which the next hop of the same chunk waits for. */
+    int upd = -1, downd = -1;
     for (long u = 0; u < nu && !rc; u++) {
         double sz = fmin(unit, bytes_c - (double)u * unit);
         for (int h = 0; h < n - 1 && !rc; h++) {
             int from = n - 1 - h, to = n - 2 - h;
-            up[h] = cb_nccl_hop(b, from, to, sz, weight, "tree-up");
-            rc = up[h] < 0 || cb_dep(b, h ? up[h - 1] : start[from], up[h]) ||
+            up[h] = cb_nccl_hop_lat(b, from, to, sz, weight, 0, "tree-up");
+            rc = up[h] < 0 || cb_dep(b, h ? upd : start[from], up[h]) ||
                  cb_dep(b, start[to], up[h]) || (u ? cb_dep(b, pup[h], up[h]) : 0);
+            upd = rc ? -1 : cb_delay(b, to, cb_hop_deliver_ps(b, from, to), "deliver");
+            rc = rc || upd < 0 || cb_dep(b, up[h], upd);
         }
         for (int h = 0; h < n - 1 && !rc; h++) {
-            down[h] = cb_nccl_hop(b, h, h + 1, sz, weight, "tree-down");
-            rc = down[h] < 0 || cb_dep(b, h ? down[h - 1] : up[n - 2], down[h]) ||
+            down[h] = cb_nccl_hop_lat(b, h, h + 1, sz, weight, 0, "tree-down");
+            rc = down[h] < 0 || cb_dep(b, h ? downd : upd, down[h]) ||
                  (u ? cb_dep(b, pdown[h], down[h]) : 0);
+            downd = rc ? -1 : cb_delay(b, h + 1, cb_hop_deliver_ps(b, h, h + 1), "deliver");
+            rc = rc || downd < 0 || cb_dep(b, down[h], downd);
         }
         int *t = pup;
         pup = up;

@@ -92,16 +92,19 @@ static void test_ring_simple(void **state)
     /* Ring allreduce, Simple, one channel, n = 4, S = 4 MiB. NCCL's chunk is
      * min(4 FIFO steps = 2 MiB, S/n = 1 MiB) = 1 MiB, sent as 2 slices of
      * 512 KiB (prims_simple.h): the model's unit is the slice, so 2 loops of
-     * n slices. Each hop takes alpha (data) + alpha (the flag written after
-     * it) + the step cost 1.0 = 3 us beyond its bytes. Row (l, s) follows
-     * (l, s-1) and (l-1, s): diagonal 0 holds one row (512 KiB alone on each
-     * link: 52.4288 us), diagonals 1..5 two rows sharing every link (each at
-     * B/2: 104.8576 us), diagonal 6 one row again; then the final receive, a
+     * n slices, 12 slice transfers per link direction, tx = 512 KiB / B =
+     * 52.4288 us each when alone. A send ends when its last byte has left
+     * plus the step cost 1.0 and Simple's fence (one write latency alpha =
+     * 1): s_f = 2 us; the receiver sees it delta = 1 us later (the flag).
+     * Row (l, s) waits for the delivery of (l, s-1) upstream and the send of
+     * (l-1, s) (FIFO order): on each of the 7 diagonals the link carries its
+     * rows back to back (busy 12 tx in all) and the critical path adds s_f
+     * once per diagonal; then the last delivery and the final receive, a
      * step of its own (1.0 us):
-     *   t = 8.4 + 2 (52.4288 + 3) + 5 (104.8576 + 3) + 1.0 = 659.5456 us. */
+     *   t = 8.4 + 12 x 52.4288 + 7 x 2 + 1 + 1.0 = 653.5456 us. */
     topo *t = uniform(4, 768);
     double us = predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1);
-    NEAR(us, 659.5456, 0.01);
+    NEAR(us, 653.5456, 0.01);
     topo_free(t);
 }
 
@@ -129,16 +132,17 @@ static void test_ring_cta_rate(void **state)
     (void)state;
     /* One NCCL channel is one thread block: with blocks storing at most
      * 1 GB/s into a peer (cta_store_GBps 1) on 10 GB/s links, the rows of
-     * test_ring_simple (n = 4, S = 4 MiB, 512 KiB slices, two loops) move at
-     * 1 GB/s alone and share the block two at a time on diagonals 1..5:
-     *   t = 8.4 + 2 (524.288 + 3) + 5 (1048.576 + 3) + 1.0 = 6321.856 us;
+     * test_ring_simple (n = 4, S = 4 MiB, 512 KiB slices, two loops, two rows
+     * in flight sharing the block where test_ring_simple's shared the link)
+     * take tx = 524.288 us alone:
+     *   t = 8.4 + 12 x 524.288 + 7 x 2 + 1 + 1.0 = 6315.856 us;
      * two channels carry 2 MiB each: chunk min(2 MiB, 512 KiB), slices of
-     * 256 KiB, two loops, each channel on its own block:
-     *   t = 8.4 + 2 (262.144 + 3) + 5 (524.288 + 3) + 1.0 = 3176.128 us. */
+     * 256 KiB, two loops, each channel on its own block, tx = 262.144 us:
+     *   t = 8.4 + 12 x 262.144 + 7 x 2 + 1 + 1.0 = 3170.128 us. */
     topo *t = uniform(4, 768);
     topo_params_mut(t)->cta_store_Bps = 1e9;
-    NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1), 6321.856, 0.01);
-    NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 2), 3176.128, 0.01);
+    NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1), 6315.856, 0.01);
+    NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 2), 3170.128, 0.01);
     topo_free(t);
 }
 
@@ -195,12 +199,15 @@ static void test_tree_chain(void **state)
     (void)state;
     /* NCCL's intra-node tree is a chain: 3 hops up then 3 down, each hop a
      * whole chunk of one Simple FIFO step (512 KiB: the tree's chunk is one
-     * step), so S = 1 MiB is 2 chunks pipelined through the 6 hops, each hop
-     * alpha 1 + flag 1 + step 1.0 + 524288 / 10 GB/s = 55.4288 us; up and down
-     * hops use different link directions, so nothing shares a link:
-     *   t = base 8.4 + (2 chunks + 6 hops - 1) x 55.4288 = 396.4016 us. */
+     * step), so S = 1 MiB is 2 chunks pipelined through the 6 hops; up and
+     * down hops use different link directions, so nothing shares a link. A
+     * hop's send takes tx = 524288 / 10 GB/s = 52.4288 us plus the step 1.0
+     * and the fence alpha = 1; its data and flag reach the next rank 1 us
+     * later. Chunk 1 follows chunk 0's first send (FIFO order), then its 6
+     * hops each wait for the previous hop's delivery:
+     *   t = base 8.4 + (52.4288 + 2) + 6 (52.4288 + 2 + 1) = 395.4016 us. */
     topo *t = uniform(4, 4096);
-    NEAR(predict_us(t, ALGO_TREE, PROTO_SIMPLE, 1u << 20, 1), 396.4016, 0.01);
+    NEAR(predict_us(t, ALGO_TREE, PROTO_SIMPLE, 1u << 20, 1), 395.4016, 0.01);
     topo_free(t);
 }
 
@@ -371,8 +378,8 @@ static void test_stream_equals_whole(void **state)
         topo_free(t);
     }
     /* Timeline of a streamed 8-GPU ring (nothing dropped when a timeline is
-     * asked): 8 kernel tasks + 2 x 7 steps x 8 ranks + 8 final receives =
-     * 128 task events. */
+     * asked): 8 kernel tasks + 2 x 7 steps x 8 ranks, each a send and its
+     * delivery, + 8 final receives = 240 task events. */
     err e = {0};
     topo *t = NULL;
     assert_int_equal(topo_load("nvswitch-8", &t, &e), 0);
@@ -393,7 +400,7 @@ static void test_stream_equals_whole(void **state)
     int nx = 0;
     for (const char *x = buf; (x = strstr(x, "\"ph\":\"X\"")); x++)
         nx++;
-    assert_int_equal(nx, 128);
+    assert_int_equal(nx, 240);
     free(buf);
     coll_ctx_free(c);
     topo_free(t);
