@@ -675,12 +675,13 @@ int cmd_calibrate(int argc, char **argv, err *e)
     opts.fd_step = 1e-3;
 
     /* The start: the topology's values, or the data's where they fit better. */
-    double cost_start = 0;
+    double cost_start = 0, cost_topo = 0;
     {
         int n = load_params(c, nc, map, fp);
         if ((rc = fit_cost(fp, (size_t)n, np_pts, resid, &x, &cost_start, e)))
             goto done;
         memcpy(pred_start, pred, np_pts * sizeof *pred);
+        cost_topo = cost_start;
         char why[240];
         if (!fit_list && data_starts(p, info, pred_start, c, nc, data, why, sizeof why)) {
             for (int k = 0; k < n; k++)
@@ -871,7 +872,8 @@ int cmd_calibrate(int argc, char **argv, err *e)
     free(meas_us);
     if (rc)
         goto done;
-    double start_rms = res.dof ? sqrt(cost_start / (double)res.dof) : 0;
+    /* The topology's own error on these data (before any start from the data). */
+    double start_rms = res.dof ? sqrt(cost_topo / (double)res.dof) : 0;
     if (100 * res.sigma > g.max_rms_pct) {
         /* Name the points the model misses most. */
         int worst[3] = {-1, -1, -1};
@@ -921,7 +923,7 @@ int cmd_calibrate(int argc, char **argv, err *e)
         }
         rc = err_set(e, ERR_CHECK,
                      "the fit on topology '%s' leaves an rms error of %.1f%% (--max-rms %g%%; "
-                     "%.1f%% at the start): the model with these parameters cannot reproduce "
+                     "%.1f%% with the topology's values): the model with these parameters cannot reproduce "
                      "%s; the fit finds no better values of its keys, so the topology lacks the "
                      "structure or mechanism these need", topo_name(t), 100 * res.sigma,
                      g.max_rms_pct, 100 * start_rms, msg);
@@ -950,7 +952,8 @@ int cmd_calibrate(int argc, char **argv, err *e)
     snprintf(line, sizeof line, "start: %s", start_note);
     if (!rc)
         rc = calib_comment(out, line, e);
-    snprintf(line, sizeof line, "rms residual %.2f%% (ln units x 100; %.2f%% at the start), "
+    snprintf(line, sizeof line, "rms residual %.2f%% (ln units x 100; %.2f%% with the "
+             "topology's values), "
              "%d iterations, %d start%s", 100 * res.sigma, 100 * start_rms, res.iterations,
              res.starts, res.starts == 1 ? "" : "s");
     if (!rc)

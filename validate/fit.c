@@ -265,9 +265,11 @@ static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi
             const xform *t = &r->t[j];
             double y = y_of_v(p, r->v[j]);
             double w = t->kind == X_BOTH ? t->yhi - t->ylo : fabs(y) > 1 ? fabs(y) : 1;
-            /* The floor of a log parameter with lo = 0 is "zero", above. */
-            int at_lo = t->kind != X_HIGH && !(p->log && p->lo <= 0) && y - t->ylo < 1e-6 * w;
-            int at_hi = t->kind != X_LOW && t->yhi - y < 1e-6 * w;
+            /* Within 0.1% of the domain's width in y of a bound: the
+             * logistic only approaches it. The floor of a log parameter with
+             * lo = 0 is "zero", above. */
+            int at_lo = t->kind != X_HIGH && !(p->log && p->lo <= 0) && y - t->ylo < 1e-3 * w;
+            int at_hi = t->kind != X_LOW && t->yhi - y < 1e-3 * w;
             if (at_lo || at_hi) {
                 res->bad_param = (int)j;
                 res->bad_why = FIT_AT_BOUND;
