@@ -187,13 +187,7 @@ int coll_algo_is_custom(coll_algo a)
 
 int coll_custom_ar_gated(const topo *t, int nranks)
 {
-    if (nranks <= 2)
-        return 0;
-    for (int a = 0; a < nranks; a++)
-        for (int b = a + 1; b < nranks; b++)
-            if (topo_gpu_nvlinks(t, a, b) <= 0)
-                return 1;
-    return 0;
+    return nranks > 2 && !topo_gpus_nvlinked(t, nranks);
 }
 
 /* --- context and cache ------------------------------------------------- */

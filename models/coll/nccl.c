@@ -36,6 +36,8 @@ sim_ps nccl_step_ps(const topo *t, coll_proto p)
 
 static int has_nvlink(const topo *t, int nranks)
 {
+    if (nranks > 1 && topo_gpus_nvlinked(t, nranks))
+        return 1;   /* NVLink lanes: path NVL, so no pair needs a look */
     for (int a = 0; a < nranks; a++)
         for (int b = 0; b < nranks; b++)
             if (a != b && topo_gpu_path(t, a, b) > PATH_NVB)

@@ -138,6 +138,7 @@ void topo_free(topo *t)
             free(t->tc[i]);
         }
     free(t->ntrees);
+    free(t->nparts);
     free(t->last);
     pthread_mutex_destroy(&t->mu);
     arena_free(t->ar);
@@ -656,12 +657,14 @@ int topo_finish(topo *t, const char *where, err *e)
     }
     free(seen);
     t->ntrees = calloc((size_t)t->nnodes, 1);
+    t->nparts = calloc((size_t)t->nnodes, 1);
     t->last = malloc(sizeof *t->last * (size_t)t->nnodes);
-    if (!t->ntrees || !t->last)
+    if (!t->ntrees || !t->nparts || !t->last)
         return err_set(e, ERR_SYSTEM, "out of memory");
     for (int v = 0; v < t->nnodes; v++)
         atomic_init(&t->last[v], NULL);
     t->finished = 1;
+    t->nvl_prefix = topo_nvl_prefix(t);
     if (t->ngpus + nhost <= EAGER_MAX_ENDPOINTS) {
         for (int a = 0; a < t->nnodes; a++) {
             if (topo_is_transit(t, a))

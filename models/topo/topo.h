@@ -142,6 +142,9 @@ double topo_pcie_bw_Bps(int gen, int width, const topo_params *p);
 int topo_link_bw_given(const topo *t, int id);
 /* NVLink lanes joining two GPUs (direct, or via shared NVSwitches), 0 if none. */
 int topo_gpu_nvlinks(const topo *t, int gpu_a, int gpu_b);
+/* 1 when every pair of GPUs 0..n-1 has NVLink lanes (topo_gpu_nvlinks > 0),
+ * from a prefix computed once in topo_finish: O(1) per call. */
+int topo_gpus_nvlinked(const topo *t, int n);
 
 int topo_nnodes(const topo *t);
 int topo_nlinks(const topo *t);
