@@ -130,9 +130,9 @@ static int cmd_gen(int argc, char **argv, err *e)
         rc = trace_write_meta(w, "topo", s.topo, e);
     snprintf(buf, sizeof buf,
              "mode=%s layers=%d hidden=%d tp=%d batch=%d draft_tokens=%d accept_len=%g "
-             "gpu_mem_GBps=%g efficiency=%.6f spec_loop_us=%.3f",
+             "gpu_mem_GBps=%g efficiency=%.6f host_us=%.3f",
              s.mode == WHATIF_EAGLE3 ? "eagle3" : "decode", s.layers, s.hidden, s.tp, s.batch,
-             s.draft_tokens, s.accept_len, s.gpu_mem_GBps, s.efficiency, s.spec_loop_us);
+             s.draft_tokens, s.accept_len, s.gpu_mem_GBps, s.efficiency, s.host_us);
     if (!rc)
         rc = trace_write_comment(w, buf, e);
     uint64_t st = (uint64_t)seed;

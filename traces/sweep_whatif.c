@@ -201,7 +201,8 @@ static int run_trace(sweep_whatif *w, const char *path, int n, const char *const
     m[M_COMPUTE] = r.compute_us;
     m[M_COMM] = r.comm_us;
     m[M_LAUNCH] = r.launch_us;
-    m[M_IDLE] = r.idle_us;
+    /* the sweep's columns have no host or wait: they count as idle here */
+    m[M_IDLE] = r.idle_us + r.host_us + r.wait_us;
     m[M_AR] = NAN;   /* a trace's allreduces differ; see its timeline */
     return 0;
 }
@@ -237,10 +238,11 @@ static int run_scenario(sweep_whatif *w, const char *path, int n, const char *co
     m[M_TOK] = r.tok_per_s;
     m[M_CYCLE] = r.cycle_us;
     m[M_TPC] = r.tokens_per_cycle;
-    m[M_COMPUTE] = r.compute_us;
-    m[M_COMM] = r.comm_us;
-    m[M_LAUNCH] = r.launch_us;
-    m[M_IDLE] = r.idle_us;
+    m[M_COMPUTE] = r.parts.compute_us;
+    m[M_COMM] = r.parts.comm_us;
+    m[M_LAUNCH] = r.parts.launch_us;
+    /* the sweep's columns have no host or wait: they count as idle here */
+    m[M_IDLE] = r.parts.idle_us + r.parts.host_us + r.parts.wait_us;
     m[M_AR] = r.allreduce_us;
     return 0;
 }
