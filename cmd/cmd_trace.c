@@ -119,6 +119,18 @@ static int cmd_gen(int argc, char **argv, err *e)
         rc = trace_write_meta(w, "ranks", buf, e);
     if (!rc)
         rc = trace_write_meta(w, "graph", s.graph ? "1" : "0", e);
+    /* The host side travels too: each phase says graph or eager, the ops
+     * carry the host work and syncs, these the per-kernel and per-rank
+     * costs (collsim replay reads them; docs/formats.md). */
+    snprintf(buf, sizeof buf, "%.17g", s.host_jitter);
+    if (!rc)
+        rc = trace_write_meta(w, "host_jitter", buf, e);
+    snprintf(buf, sizeof buf, "%.17g", s.sync_us);
+    if (!rc)
+        rc = trace_write_meta(w, "sync_us", buf, e);
+    snprintf(buf, sizeof buf, "%.17g", s.eager_op_us);
+    if (!rc)
+        rc = trace_write_meta(w, "op_host_us", buf, e);
     if (!rc)
         rc = trace_write_meta(w, "source", "collsim trace gen", e);
     /* The scenario's NCCL settings and topology travel with the trace, so a

@@ -199,10 +199,12 @@ static void print_assumptions(report *r, const whatif_scenario *s, const whatif_
                         s->obs[i].set[0] ? s->obs[i].set : "(scenario)", s->obs[i].tok_per_s,
                         100 * s->obs[i].rel_sd, fabs(dev) < 0.005 ? 0.0 : dev);
             snprintf(key, sizeof key, "unexplained.%d", i + 1);
-            double oc = cal->obs_cycle_us[i];
+            double oc = cal->obs_cycle_us[i], un = cal->unexplained_us[i];
+            if (fabs(un) < 0.5)
+                un = 0;   /* no "-0" */
             report_meta(r, key, "%.0f us of the %.0f us observed cycle (%.1f%%): the model's "
-                        "cycle is %.0f us", cal->unexplained_us[i], oc,
-                        oc > 0 ? 100 * cal->unexplained_us[i] / oc : 0, cal->model_cycle_us[i]);
+                        "cycle is %.0f us", un, oc, oc > 0 ? 100 * un / oc : 0,
+                        cal->model_cycle_us[i]);
             if (fabs(cal->resid[i]) > 3 * s->obs[i].rel_sd) {
                 snprintf(key, sizeof key, "warning.%d", i + 1);
                 report_meta(r, key, "the fit misses observation %d by %+.1f%% (more than 3 sd): "
@@ -258,7 +260,7 @@ static int verdict(whatif_ctx *c, const whatif_scenario *base, const whatif_cali
                                  p->host_us / 1e3, (p->launch_us + p->wait_us) / 1e3);
     if (p->idle_us > 0.5 && at < n)
         at += (size_t)snprintf(out + at, n - at, ", idle %.1f ms", p->idle_us / 1e3);
-    if (unexpl != 0 && at < n)
+    if (fabs(unexpl) >= 50 && at < n)
         at += (size_t)snprintf(out + at, n - at, ", unexplained %.1f ms (%.0f%%)", unexpl / 1e3,
                                100 * unexpl / cycle);
     if (at < n)

@@ -360,7 +360,8 @@ static void begin_cycle(replay *r, double tokens)
     r->item = 0;
 }
 
-/* splitmix64: the draws are a pure function of (cycle, item, rank). */
+/* splitmix64: the draws are a pure function of (item, rank): every cycle of
+ * a trace draws the same, so a replay of n identical cycles is n times one. */
 static uint64_t mix64(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ull;
@@ -375,7 +376,7 @@ static void draw_item(replay *r)
 {
     int n = r->nranks;
     uint64_t key[REPLAY_RANKS_MAX];
-    uint64_t seed = mix64(((uint64_t)r->cycles << 32) ^ (uint64_t)r->item);
+    uint64_t seed = mix64((uint64_t)r->item);
     r->item++;
     for (int k = 0; k < n; k++)
         key[k] = mix64(seed + (uint64_t)k);

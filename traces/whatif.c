@@ -404,6 +404,7 @@ static int run_with(whatif_ctx *c, const whatif_scenario *s0, whatif_result *out
     p->draft_us = rr.phase_us[PHASE_DRAFT];
     p->verify_us = rr.phase_us[PHASE_VERIFY];
     int eagle = s.mode == WHATIF_EAGLE3;
+    p->fwd_comm_us = rr.phase_part_us[eagle ? PHASE_VERIFY : PHASE_DECODE][REPLAY_COMM];
     int ntok = target_tokens(&s);
     fwd_cost fc;
     fwd_bytes(&s, ntok, &fc);

@@ -108,6 +108,8 @@ typedef struct whatif_parts {
     double compute_us, comm_us, launch_us, host_us, wait_us, idle_us;
     double expert_us;            /* of compute: the target forward's routed-expert reads */
     double draft_us, verify_us;  /* phases: draft + draft-extend, verify (EAGLE-3) */
+    double fwd_comm_us;          /* comm on the path in the target forward's phase (decode
+                                    or verify) */
 } whatif_parts;
 
 typedef struct whatif_result {

@@ -326,18 +326,21 @@ int whatif_observe(whatif_scenario *s, const char *spec, err *e)
     snprintf(buf, sizeof buf, "%s", spec);
     /* The box it was seen on comes first (its own keys, after, win): an
      * observation keeps its topology, tp, batch and launch modes whatever
-     * the scenario is set to later. */
-    size_t at = (size_t)snprintf(set, sizeof set, "topo=%s,tp=%d,batch=%d,graph=%d", s->topo,
-                                 s->tp, s->batch, s->graph);
-    if (s->calib[0])
-        at += (size_t)snprintf(set + at, sizeof set - at, ",calib=%s", s->calib);
-    static const char *const modes[] = {"decode_graph", "draft_graph", "verify_graph",
-                                        "extend_graph", "overlap"};
-    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
-        char v[32];
-        whatif_get(s, modes[m], v, sizeof v, NULL);
-        if (strcmp(v, "-1") != 0)
-            at += (size_t)snprintf(set + at, sizeof set - at, ",%s=%s", modes[m], v);
+     * the scenario is set to later. Keys the spec names are not pinned. */
+    static const char *const box[] = {"topo", "tp", "batch", "graph", "calib", "decode_graph",
+                                      "draft_graph", "verify_graph", "extend_graph", "overlap"};
+    size_t at = 0;
+    for (size_t m = 0; m < sizeof box / sizeof box[0]; m++) {
+        char v[WHATIF_STR + 8], pat[32];
+        snprintf(pat, sizeof pat, "%s=", box[m]);
+        size_t pl = strlen(pat);
+        int named = !strncmp(spec, pat, pl);
+        for (const char *q = strchr(spec, ','); q && !named; q = strchr(q + 1, ','))
+            named = !strncmp(q + 1, pat, pl);
+        whatif_get(s, box[m], v, sizeof v, NULL);
+        int dflt = m >= 5 ? !strcmp(v, "-1") : m == 4 ? !v[0] : 0;
+        if (!named && !dflt)
+            at += (size_t)snprintf(set + at, sizeof set - at, "%s%s=%s", at ? "," : "", box[m], v);
     }
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -361,7 +364,7 @@ int whatif_observe(whatif_scenario *s, const char *spec, err *e)
             err sub = {0};
             if (whatif_set(&tmp, t, v, &sub))
                 return err_set(e, ERR_USAGE, "observe: %s", sub.msg);
-            at += (size_t)snprintf(set + at, sizeof set - at, ",%s=%s", t, v);
+            at += (size_t)snprintf(set + at, sizeof set - at, "%s%s=%s", at ? "," : "", t, v);
             if (at >= sizeof set)
                 return err_set(e, ERR_USAGE, "observe: too long");
         }
