@@ -144,6 +144,7 @@ int cmd_replay(int argc, char **argv, err *e)
             {"cycle_us", NULL, 11, 2},   {"tok_per_s", NULL, 10, 2},
             {"compute_us", NULL, 11, 2}, {"comm_us", NULL, 10, 2},
             {"launch_us", NULL, 10, 2},  {"idle_us", NULL, 10, 2},
+            {"host_us", NULL, 10, 2},    {"wait_us", NULL, 10, 2},
         };
         report_meta(r, "topo", "%s", topo_name);
         report_meta(r, "calibration", "%s", g.cc.calib ? g.cc.calib : "none (preset parameters)");
@@ -162,7 +163,7 @@ int cmd_replay(int argc, char **argv, err *e)
         /* Comments go before the header so csv stays clean. */
         report_note(r, "%llu collectives replayed, %llu distinct predictions",
                     (unsigned long long)colls, (unsigned long long)preds);
-        report_table(r, "replay", cols, 10);
+        report_table(r, "replay", cols, 12);
         for (int i = 0; i < nfiles; i++) {
             const char *base = strrchr(files[i], '/');
             report_str(r, base ? base + 1 : files[i]);
@@ -175,6 +176,8 @@ int cmd_replay(int argc, char **argv, err *e)
             report_num(r, res[i].comm_us);
             report_num(r, res[i].launch_us);
             report_num(r, res[i].idle_us);
+            report_num(r, res[i].host_us);
+            report_num(r, res[i].wait_us);
             report_end_row(r);
         }
         rc = report_finish(r, e);

@@ -260,18 +260,23 @@ static int cmd_import(int argc, char **argv, err *e)
         static const report_col cols[] = {
             {"file", NULL, 40, -1}, {"rank", NULL, 5, -1}, {"events", NULL, 8, -1},
             {"gpu_ops", NULL, 8, -1}, {"steps", NULL, 6, -1}, {"collectives", NULL, 12, -1},
-            {"sized", NULL, 6, -1},
+            {"sized", NULL, 6, -1}, {"cpu_ops", NULL, 8, -1}, {"launches", NULL, 9, -1},
+            {"graph_launches", NULL, 15, -1}, {"syncs", NULL, 6, -1}, {"sync_us", NULL, 10, 1},
         };
         report_meta(r, "output", "%s", out);
         report_meta(r, "ranks", "%d", sum.nranks);
         report_meta(r, "written_rank", "%d", sum.rank);
         report_meta(r, "cycles", "%ld", sum.cycles);
         report_meta(r, "dropped_gpu_ops", "%ld", sum.dropped);
+        report_meta(r, "host", "%ld host ops (%.1f us) and %ld syncs written for rank %d",
+                    sum.host_ops, sum.host_us, sum.syncs, sum.rank);
         if (sum.nranks > 1) {
             report_meta(r, "max_end_spread_us", "%.3f", sum.max_end_spread_us);
+            report_meta(r, "start_spread_us", "%.3f mean, %.3f max (the ranks' skew at the "
+                        "collectives)", sum.mean_start_spread_us, sum.max_start_spread_us);
             report_meta(r, "wait_us", "%.3f", sum.wait_us);
         }
-        report_table(r, "import", cols, 7);
+        report_table(r, "import", cols, 12);
         for (int i = 0; i < nfiles; i++) {
             const char *base = strrchr(files[i], '/');
             report_str(r, base ? base + 1 : files[i]);
@@ -284,6 +289,12 @@ static int cmd_import(int argc, char **argv, err *e)
             for (long j = 0; j < kineto_ncomm(ranks[i]); j++)
                 sized += kineto_comm_at(ranks[i], j)->bytes > 0;
             report_int(r, sized);
+            const kineto_host *h = kineto_host_of(ranks[i]);
+            report_int(r, h->cpu_ops);
+            report_int(r, h->launches);
+            report_int(r, h->graph_launches);
+            report_int(r, h->syncs);
+            report_num(r, h->sync_us);
             report_end_row(r);
         }
         rc = report_finish(r, e);

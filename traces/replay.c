@@ -448,10 +448,8 @@ typedef struct issue {
 static issue issue_cost(replay *r, int k, const trace_op *op, int kernels)
 {
     issue c = {0};
-    if (op->issue_us >= 0) {
-        sim_ps tot = jittered(r, k, us_to_ps(r, op->issue_us));
-        c.first_host = tot / kernels;
-        c.rest_host = tot - c.first_host;
+    if (op->issue_us >= 0) {   /* captured: the call(s) before its kernels run */
+        c.first_host = jittered(r, k, us_to_ps(r, op->issue_us));
         return c;
     }
     c.first_launch = jittered(r, k, r->launch_ps);
@@ -468,7 +466,7 @@ static issue issue_cost(replay *r, int k, const trace_op *op, int kernels)
 static issue op_start(replay *r, int k, int s, int kernels, const trace_op *op)
 {
     issue c = {0};
-    if (r->graph || kernels <= 0) {
+    if ((r->graph && op->issue_us < 0) || kernels <= 0) {
         if (r->graph && kernels > 0 && r->node_ps > 0)
             advance(r, k, s, P_LAUNCH, mul_ps(r, r->node_ps, kernels), NULL, "graph nodes");
         return c;
@@ -487,7 +485,7 @@ static void op_end(replay *r, int k, int s, int kernels, int part, sim_ps d, con
                    issue c)
 {
     advance(r, k, s, part, d, op, NULL);
-    if (r->graph || kernels <= 1)
+    if ((r->graph && op->issue_us < 0) || kernels <= 1 || op->issue_us >= 0)
         return;
     advance(r, k, LANE_CPU, P_LAUNCH, c.rest_launch, NULL, "launch");
     advance(r, k, LANE_CPU, P_HOST, c.rest_host, NULL, "issue");
@@ -500,9 +498,14 @@ static void op_end(replay *r, int k, int s, int kernels, int part, sim_ps d, con
     }
 }
 
+static int cpu_issued(const replay *r, const trace_op *op)
+{
+    return op->kernels > 0 && (!r->graph || op->issue_us >= 0);
+}
+
 static void run_op(replay *r, int s, int kernels, int part, sim_ps d, const trace_op *op)
 {
-    if (!r->graph && kernels > 0)
+    if (cpu_issued(r, op))
         draw_item(r);
     for (int k = 0; k < r->nranks; k++) {
         issue c = op_start(r, k, s, kernels, op);
@@ -517,7 +520,7 @@ static void run_op(replay *r, int s, int kernels, int part, sim_ps d, const trac
 static void run_coll(replay *r, int s, sim_ps d, const trace_op *op)
 {
     int kernels = op->kernels;
-    if (!r->graph && kernels > 0)
+    if (cpu_issued(r, op))
         draw_item(r);
     issue c[REPLAY_RANKS_MAX];
     sim_ps ready = 0;
@@ -770,7 +773,7 @@ int replay_file(const char *path, const topo *t, coll_ctx *c, const replay_opts 
             }
     }
     const char *rk = trace_meta(tr, "ranks");
-    if (rk && atoi(rk) == 1 && topo_ngpus(t) > 1)
+    if (rk && atoi(rk) == 1 && t && topo_ngpus(t) > 1)
         fprintf(stderr, "collsim replay: warning: %s was captured on 1 rank (meta ranks 1) and "
                         "is replayed on %s's %d GPUs: its collectives are predicted for the "
                         "group each names, its compute is the captured rank's\n",

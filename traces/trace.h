@@ -49,8 +49,9 @@ typedef struct trace_op {
     coll_algo algo;        /* OP_COLL: ALGO_AUTO = no override */
     double measured_us;    /* OP_COLL: transfer time seen in a capture, <0 none */
     double wait_us;        /* OP_COLL: waiting for other ranks seen, <0 none */
-    double issue_us;       /* OP_COMPUTE, OP_COLL: CPU time issuing its kernels as
-                              captured (replaces the launch costs), <0 none */
+    double issue_us;       /* OP_COMPUTE, OP_COLL: CPU time of its launch call(s) before
+                              its kernels can run, as captured (replaces the launch
+                              costs; the op is CPU-issued even in a graph phase), <0 none */
     int on;                /* OP_WAIT: the stream waited on */
     char name[TRACE_NAME_MAX];  /* optional label, "" if none */
 } trace_op;
