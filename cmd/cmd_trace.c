@@ -23,9 +23,18 @@ static uint64_t rng_next(uint64_t *s)
     return z ^ (z >> 31);
 }
 
+/* Where generated ops go: the writer, without the host lane if asked. */
+typedef struct gen_sink {
+    trace_writer *w;
+    int host;            /* 0: leave out host and sync ops (the GPU side only) */
+} gen_sink;
+
 static int sink_writer(void *arg, const trace_op *op, err *e)
 {
-    return trace_write_op(arg, op, e);
+    const gen_sink *g = arg;
+    if (!g->host && (op->kind == OP_HOST || op->kind == OP_SYNC))
+        return 0;
+    return trace_write_op(g->w, op, e);
 }
 
 static const char gen_synopsis[] = "collsim trace gen [options] -o OUT";
@@ -42,6 +51,7 @@ typedef struct gen_args {
     long cycles, seed;
     const char *sets[GEN_MAX_SETS];
     int nsets;
+    int host;
 } gen_args;
 
 #define ARGS ((gen_args *)ctx)
@@ -50,6 +60,14 @@ static int gen_set_mode(void *ctx, const char *a, err *e) { (void)e; ARGS->mode 
 static int gen_set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
 static int gen_set_cycles(void *ctx, const char *a, err *e) { return cli_parse_long("--cycles", a, 1, 100000000, &ARGS->cycles, e); }
 static int gen_set_seed(void *ctx, const char *a, err *e) { return cli_parse_long("--seed", a, 0, 1L << 62, &ARGS->seed, e); }
+
+static int gen_set_host(void *ctx, const char *a, err *e)
+{
+    if (strcmp(a, "on") && strcmp(a, "off"))
+        return err_set(e, ERR_USAGE, "--host: '%s' is not on or off", a);
+    ARGS->host = !strcmp(a, "on");
+    return 0;
+}
 
 static int gen_set_set(void *ctx, const char *a, err *e)
 {
@@ -66,13 +84,14 @@ static const cli_opt gen_options[] = {
     {"cycles", 0, "N", "cycles to write (default 100)", gen_set_cycles},
     {"seed", 0, "S", "seed of the accept_hist sampler (default 1)", gen_set_seed},
     {"set", 0, "KEY=VALUE", "a what-if knob (repeatable)", gen_set_set},
+    {"host", 0, "on|off", "write the host lane (host work, syncs; default on) or the GPU side only", gen_set_host},
     {"output", 'o', "OUT", "the trace to write (required)", gen_set_out},
     {NULL, 0, NULL, NULL, NULL},
 };
 
 static int cmd_gen(int argc, char **argv, err *e)
 {
-    gen_args g = {.model = "kimi-k2", .cycles = 100, .seed = 1};
+    gen_args g = {.model = "kimi-k2", .cycles = 100, .seed = 1, .host = 1};
     const char *pos[1];
     int npos;
     int prc = cli_parse("collsim trace gen", gen_synopsis, gen_desc, gen_options, &g, argc, argv,
@@ -169,7 +188,8 @@ static int cmd_gen(int argc, char **argv, err *e)
                 tokens = s.accept_len * s.batch;
             }
         }
-        rc = whatif_emit_cycle(&s, tokens, sink_writer, w, e);
+        gen_sink gs = {w, g.host};
+        rc = whatif_emit_cycle(&s, tokens, sink_writer, &gs, e);
     }
     if (rc) {
         trace_writer_abort(w);
@@ -399,7 +419,8 @@ static int cmd_show(int argc, char **argv, err *e)
     report_meta(r, "idle_us", "%.3f", idle_us);
     static const report_col ocols[] = {{"op", NULL, 10, -1}, {"count", NULL, 10, -1},
                                        {"bytes", NULL, 16, -1}};
-    static const char *const opn[OP_N] = {"cycle", "phase", "compute", "coll", "idle", "wait"};
+    static const char *const opn[OP_N] = {"cycle", "phase", "compute", "coll", "idle", "wait",
+                                          "host", "sync"};
     report_table(r, "ops", ocols, 3);
     for (int k = 0; k < OP_N; k++) {
         report_str(r, opn[k]);
