@@ -338,7 +338,7 @@ int whatif_observe(whatif_scenario *s, const char *spec, err *e)
         for (const char *q = strchr(spec, ','); q && !named; q = strchr(q + 1, ','))
             named = !strncmp(q + 1, pat, pl);
         whatif_get(s, box[m], v, sizeof v, NULL);
-        int dflt = m >= 5 ? !strcmp(v, "-1") : m == 4 ? !v[0] : 0;
+        int dflt = m == 4 && !v[0];   /* no calibration profile */
         if (!named && !dflt)
             at += (size_t)snprintf(set + at, sizeof set - at, "%s%s=%s", at ? "," : "", box[m], v);
     }
