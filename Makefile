@@ -1,6 +1,6 @@
 # collsim and hwcheck: one non-recursive Makefile. `make V=1` shows commands.
 #   make            build/collsim and build/hwcheck
-#   make check      unit tests + CLI tests + validation tolerances, then again under ASan/UBSan
+#   make check      unit tests + CLI tests + validation guards, then again under ASan/UBSan
 #   make check-gpu  hwcheck's GPU tests (needs a GPU)
 #   make bench      simulator benchmarks (ratios against a reference run)
 #   make fuzz       libFuzzer campaigns of every parser, FUZZ_SECONDS each (clang; docs/fuzzing.md)
@@ -68,7 +68,9 @@ BENCH_BIN += $(BUILD)/bench/bench_simgrid
 endif
 
 # --- hwcheck: hwcheck/ + kernels/ + the shared sim/ pieces (no GSL) -----------
-HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/json.c sim/ofile.c sim/arena.c sim/line.c
+# hwcheck needs only the CUDA toolkit, NCCL, a C compiler and libc (zlib if its
+# header is there): the report writer's JSON is written by sim/report.c itself.
+HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/ofile.c sim/arena.c sim/line.c
 HW_SRC := $(filter-out %_test.c hwcheck/main.c,$(wildcard hwcheck/*.c))
 HW_OBJ := $(HW_SRC:%.c=$(BUILD)/hwobj/%.o) $(HW_SHARED:%.c=$(BUILD)/hwobj/%.o)
 HW_TEST_SRC := $(wildcard hwcheck/*_test.c)
@@ -79,8 +81,7 @@ HAVE_CUDA := $(shell test -x $(NVCC) && test -f $(CUDA_HOME)/include/cuda_runtim
 HAVE_NCCL := $(shell test -f $(NCCL_HOME)/include/nccl.h && echo 1 || echo 0)
 CUDA_CFLAGS := -isystem $(CUDA_HOME)/include $(if $(filter /usr,$(NCCL_HOME)),,-isystem $(NCCL_HOME)/include)
 CUDA_LIBDIRS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -L$(NCCL_HOME)/lib -L$(NCCL_HOME)/lib64
-# (-lyajl: the shared report writer's JSON goes through yajl_gen, sim/json.c)
-CUDA_LIBS := $(CUDA_LIBDIRS) -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib -lyajl \
+CUDA_LIBS := $(CUDA_LIBDIRS) -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib \
              -Wl,-rpath,$(NCCL_HOME)/lib -lnccl -lcudart -lstdc++ -lm -lpthread -ldl -lrt
 # hwcheck replay reads gzipped traces through zlib when its header is there.
 ifneq ($(wildcard /usr/include/zlib.h),)
@@ -179,7 +180,7 @@ $(BUILD)/fuzz/fuzz-%: fuzz/libfuzzer.c $(FUZZ_OBJ)
 fuzz: $(addprefix $(BUILD)/fuzz/fuzz-,$(FUZZ_TARGETS))
 	$(Q)scripts/fuzz.sh $(BUILD)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-# The validation sets' tolerances (docs/validation.md), run into build/validate.
+# The validation sets' regression guards (validate/data/*/*.guards, docs/validation.md), run into build/validate.
 check-validate: $(BUILD)/collsim
 	$(Q)scripts/validate.sh $(BUILD)/collsim --check
 
