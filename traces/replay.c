@@ -22,8 +22,9 @@
  * to that end, so each rank's parts sum to the cycle and the reported
  * breakdown (the mean over ranks) does too. Ranks differ only by the jitter
  * of host work (host_jitter: each host item on each rank costs an extra
- * exponential share, drawn as stratified quantiles so every item's slowest
- * rank is exactly the expected maximum); without jitter one rank stands for
+ * exponential share, drawn at the midpoints of n equal-probability strata in
+ * a random order per item, so every item's slowest rank draws ln 2n, close
+ * to the expected maximum of n draws); without jitter one rank stands for
  * all. Collective times come from coll_predict through coll_ctx's cache (a
  * collective on an otherwise idle fabric is a pure function of the request).
  * Concurrent collectives on two streams are each predicted alone
