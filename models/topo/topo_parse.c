@@ -47,6 +47,17 @@ static const struct param_def {
     {"gpu_mem_GBps", P_DBL, offsetof(topo_params, gpu_mem_Bps), 1e9, 0, 1e5, 0},
     {"copy_setup_us", P_I64, offsetof(topo_params, copy_setup_ps), 1e6, 0, 1e6, 0},
     {"gpu_sm", P_INT, offsetof(topo_params, gpu_sm), 1, 0, 1000, 0},
+    {"tlp_rcb_bytes", P_INT, offsetof(topo_params, tlp_rcb_bytes), 1, 64, 128, 1},
+    {"tlp_cpl_bytes", P_INT, offsetof(topo_params, tlp_cpl_bytes), 1, 64, 4096, 1},
+    {"tlp_switch_hdr_credits", P_INT, offsetof(topo_params, tlp_sw_hdr), 1, 0, 1e6, 0},
+    {"tlp_switch_data_bytes", P_INT, offsetof(topo_params, tlp_sw_data_bytes), 1, 0, 1e8, 0},
+    {"tlp_root_hdr_credits", P_INT, offsetof(topo_params, tlp_rc_hdr), 1, 0, 1e6, 0},
+    {"tlp_root_data_bytes", P_INT, offsetof(topo_params, tlp_rc_data_bytes), 1, 0, 1e8, 0},
+    {"tlp_ep_hdr_credits", P_INT, offsetof(topo_params, tlp_ep_hdr), 1, 0, 1e6, 0},
+    {"tlp_ep_data_bytes", P_INT, offsetof(topo_params, tlp_ep_data_bytes), 1, 0, 1e8, 0},
+    {"tlp_fc_ns", P_I64, offsetof(topo_params, tlp_fc_ps), 1e3, 0, 1e6, 0},
+    {"tlp_turn_ns", P_I64, offsetof(topo_params, tlp_turn_ps), 1e3, 0, 1e6, 0},
+    {"tlp_turn_cpl_ns", P_I64, offsetof(topo_params, tlp_turn_cpl_ps), 1e3, 0, 1e6, 0},
 };
 enum { NPARAMS = sizeof param_defs / sizeof param_defs[0] };
 
