@@ -63,6 +63,24 @@ static void default_params(topo_params *p)
     p->tlp_fc_ps = 100000;
     p->tlp_turn_ps = 0;
     p->tlp_turn_cpl_ps = 0;
+    /* NCCL's tuning-table latencies (src/graph/tuning.cc baseLat, ring) as
+     * the kernel start, and the per-step costs of docs/model.md: defaults
+     * until `collsim calibrate` fits them from forced-protocol runs. */
+    static const int64_t start_ps[3] = {6600000, 14000000, 8400000};
+    static const int64_t step_ps[3] = {200000, 400000, 1000000};
+    for (int i = 0; i < TOPO_NCCL_NPROTO; i++) {
+        p->nccl_start_ps[i] = start_ps[i];
+        p->nccl_step_ps[i] = step_ps[i];
+    }
+    p->nccl_call_ps = 0;
+    p->nccl_graph_call_ps = 0;
+}
+
+int64_t topo_nccl_issue_ps(const topo_params *p, int graph)
+{
+    if (graph)
+        return p->nccl_graph_call_ps > 0 ? p->nccl_graph_call_ps : p->graph_node_ps;
+    return p->nccl_call_ps > 0 ? p->nccl_call_ps : p->launch_ps;
 }
 
 static const char *const cpu_names[CPU_NKINDS] = {
@@ -131,6 +149,7 @@ void topo_free(topo *t)
             free(t->tc[i]);
         }
     free(t->ntrees);
+    free(t->nparts);
     free(t->last);
     pthread_mutex_destroy(&t->mu);
     arena_free(t->ar);
@@ -585,7 +604,10 @@ int topo_finish(topo *t, const char *where, err *e)
         p->tlp_cpl_bytes > 4096 || p->tlp_cpl_bytes % p->tlp_rcb_bytes ||
         p->tlp_sw_hdr < 0 || p->tlp_rc_hdr < 0 || p->tlp_ep_hdr < 0 ||
         p->tlp_sw_data_bytes < 0 || p->tlp_rc_data_bytes < 0 || p->tlp_ep_data_bytes < 0 ||
-        p->tlp_fc_ps < 0 || p->tlp_turn_ps < 0 || p->tlp_turn_cpl_ps < 0)
+        p->tlp_fc_ps < 0 || p->tlp_turn_ps < 0 || p->tlp_turn_cpl_ps < 0 ||
+        p->nccl_call_ps < 0 || p->nccl_graph_call_ps < 0 || p->nccl_start_ps[0] < 0 ||
+        p->nccl_start_ps[1] < 0 || p->nccl_start_ps[2] < 0 || p->nccl_step_ps[0] < 0 ||
+        p->nccl_step_ps[1] < 0 || p->nccl_step_ps[2] < 0)
         return err_at(e, t->where, 0, "topology parameters out of range "
                       "(docs/formats.md lists the ranges)");
     for (int i = 0; i < t->nlinks; i++) {
@@ -651,12 +673,14 @@ int topo_finish(topo *t, const char *where, err *e)
     }
     free(seen);
     t->ntrees = calloc((size_t)t->nnodes, 1);
+    t->nparts = calloc((size_t)t->nnodes, 1);
     t->last = malloc(sizeof *t->last * (size_t)t->nnodes);
-    if (!t->ntrees || !t->last)
+    if (!t->ntrees || !t->nparts || !t->last)
         return err_set(e, ERR_SYSTEM, "out of memory");
     for (int v = 0; v < t->nnodes; v++)
         atomic_init(&t->last[v], NULL);
     t->finished = 1;
+    t->nvl_prefix = topo_nvl_prefix(t);
     if (t->ngpus + nhost <= EAGER_MAX_ENDPOINTS) {
         for (int a = 0; a < t->nnodes; a++) {
             if (topo_is_transit(t, a))

@@ -58,6 +58,20 @@ static const struct param_def {
     {"tlp_fc_ns", P_I64, offsetof(topo_params, tlp_fc_ps), 1e3, 0, 1e6, 0},
     {"tlp_turn_ns", P_I64, offsetof(topo_params, tlp_turn_ps), 1e3, 0, 1e6, 0},
     {"tlp_turn_cpl_ns", P_I64, offsetof(topo_params, tlp_turn_cpl_ps), 1e3, 0, 1e6, 0},
+    {"nccl_start_ll_us", P_I64, offsetof(topo_params, nccl_start_ps[TOPO_NCCL_LL]), 1e6, 0,
+     1e4, 0},
+    {"nccl_start_ll128_us", P_I64, offsetof(topo_params, nccl_start_ps[TOPO_NCCL_LL128]), 1e6,
+     0, 1e4, 0},
+    {"nccl_start_simple_us", P_I64, offsetof(topo_params, nccl_start_ps[TOPO_NCCL_SIMPLE]),
+     1e6, 0, 1e4, 0},
+    {"nccl_step_ll_us", P_I64, offsetof(topo_params, nccl_step_ps[TOPO_NCCL_LL]), 1e6, 0, 1e4,
+     0},
+    {"nccl_step_ll128_us", P_I64, offsetof(topo_params, nccl_step_ps[TOPO_NCCL_LL128]), 1e6, 0,
+     1e4, 0},
+    {"nccl_step_simple_us", P_I64, offsetof(topo_params, nccl_step_ps[TOPO_NCCL_SIMPLE]), 1e6,
+     0, 1e4, 0},
+    {"nccl_call_us", P_I64, offsetof(topo_params, nccl_call_ps), 1e6, 0, 1e4, 0},
+    {"nccl_graph_call_us", P_I64, offsetof(topo_params, nccl_graph_call_ps), 1e6, 0, 1e4, 0},
 };
 enum { NPARAMS = sizeof param_defs / sizeof param_defs[0] };
 
