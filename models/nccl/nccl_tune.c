@@ -365,13 +365,10 @@ static int is_tree(int pat) { return pat >= PAT_BALANCED_TREE && pat <= PAT_TREE
 static int follow(sys *s, npath *p, int start, int max_steps, float bw)
 {
     float pci_bw = bw;
-    int v = start;
-    for (int i = 0; i < p->count; i++) {
-        v = hop_link(s, p->hops[i])->to;
-        if (s->node[v].type == N_CPU && p->type == P_PHB && s->node[start].type == N_GPU &&
-            is_intel(s->cpu))
-            pci_bw = bw * 6 / 5;
-    }
+    if (p->type == P_PHB && s->node[start].type == N_GPU && is_intel(s->cpu))
+        for (int i = 0; i < p->count; i++)
+            if (s->node[hop_link(s, p->hops[i])->to].type == N_CPU)
+                pci_bw = bw * 6 / 5;
     for (int i = 0; i < max_steps; i++) {
         nlink *k = hop_link(s, p->hops[i]);
         float fw = k->type == L_PCI ? pci_bw : bw;
