@@ -1,6 +1,6 @@
 # collsim and hwcheck: one non-recursive Makefile. `make V=1` shows commands.
 #   make            build/collsim and build/hwcheck
-#   make check      unit tests + CLI tests + validation tolerances, then again under ASan/UBSan
+#   make check      unit tests + CLI tests + validation guards, then again under ASan/UBSan
 #   make check-gpu  hwcheck's GPU tests (needs a GPU)
 #   make bench      simulator benchmarks (ratios against a reference run)
 #   make fuzz       libFuzzer campaigns of every parser, FUZZ_SECONDS each (clang; docs/fuzzing.md)
@@ -180,7 +180,7 @@ $(BUILD)/fuzz/fuzz-%: fuzz/libfuzzer.c $(FUZZ_OBJ)
 fuzz: $(addprefix $(BUILD)/fuzz/fuzz-,$(FUZZ_TARGETS))
 	$(Q)scripts/fuzz.sh $(BUILD)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-# The validation sets' tolerances (docs/validation.md), run into build/validate.
+# The validation sets' regression guards (validate/data/*/*.guards, docs/validation.md), run into build/validate.
 check-validate: $(BUILD)/collsim
 	$(Q)scripts/validate.sh $(BUILD)/collsim --check
 
