@@ -690,21 +690,28 @@ int cmd_coll(int argc, char **argv, err *e)
     }
     if (rep_stderr)
         out.f = NULL;
-    else if (!rc)
-        rc = ofile_commit(&out, e);
-    else if (out.f)
-        ofile_abort(&out);
+    ofile tl;
+    memset(&tl, 0, sizeof tl);
     if (!rc && g.cc.timeline) {
-        ofile tl;
         r.req.bytes = g.maxb;
         r.req.algo = g.algos[0];
         coll_result res;
         rc = ofile_open(&tl, g.cc.timeline, e);
-        if (!rc) {
+        if (!rc)
             rc = coll_predict_timeline(r.ctx, &r.req, &res, tl.f, e);
-            rc = rc ? (ofile_abort(&tl), rc) : ofile_commit(&tl, e);
-        }
     }
+    /* The report and the timeline replace their files together or not at all. */
+    ofile *outs[2];
+    int nouts = 0;
+    if (out.f)
+        outs[nouts++] = &out;
+    if (tl.f)
+        outs[nouts++] = &tl;
+    if (!rc)
+        rc = ofile_commit_all(outs, nouts, e);
+    else
+        for (int i = 0; i < nouts; i++)
+            ofile_abort(outs[i]);
     report_free(rep);
     coll_ctx_free(r.ctx);
     topo_free(t);

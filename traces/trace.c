@@ -1,7 +1,8 @@
 /* Reader and writer of the `collsim-trace 1` format (docs/formats.md).
- * Both go through zlib: gzopen reads plain files as they are, and a written
- * name ending in .gz is compressed. The reader keeps one line (<= 4 KiB) and
- * the header's meta lines; a truncated or corrupted gzip stream is reported
+ * The reader goes through sim/input (plain or gzip, found by its magic
+ * bytes), the writer through zlib when the written name ends in .gz. The
+ * reader keeps one line (<= 4 KiB) and the header's meta lines; a truncated
+ * or corrupted gzip stream is reported
  * as ERR_INPUT at the line where it broke. The writer writes into a temporary
  * file (sim/ofile.h) so a failed run never leaves a partial trace. */
 #include "traces/trace.h"
@@ -13,19 +14,21 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "sim/gztail.h"
+#include "sim/input.h"
+#include "sim/line.h"
 #include "sim/ofile.h"
 
-enum { LINE_MAX_BYTES = 4096, META_MAX = 32 };
+enum { LINE_MAX_BYTES = 4096, META_MAX = 32 };   /* lines of at most 4,095 bytes */
+#define TRACE_MAX_BYTES (4ull << 30)
 
 static const char *const phase_names[PHASE_N] = {"decode", "draft", "verify", "prefill",
                                                  "other"};
 
 struct trace_reader {
-    gzFile gz;
+    input *in;
     char path[512];
     long line;
-    char buf[LINE_MAX_BYTES + 2];
+    char buf[LINE_MAX_BYTES];
     int nmeta;
     char meta_key[META_MAX][48];
     char meta_val[META_MAX][256];
@@ -74,35 +77,18 @@ void trace_op_init(trace_op *op, trace_op_kind kind)
 /* Read the next line into r->buf without its newline; 1 = got one, 0 = EOF. */
 static int read_line(trace_reader *r, err *e)
 {
-    if (!gzgets(r->gz, r->buf, sizeof r->buf)) {
-        int zerr = Z_OK;
-        const char *msg = gzerror(r->gz, &zerr);
-        if (zerr != Z_OK && zerr != Z_STREAM_END)
-            return err_at(e, r->path, r->line + 1, "corrupted or truncated input (%s)",
-                          msg ? msg : "zlib error");
-        return gztail_check(r->gz, r->path, e);
-    }
+    size_t n;
+    int st = line_get(input_file(r->in), r->buf, sizeof r->buf, &n);
+    if (st == LINE_EOF)
+        return input_error(r->in, e);
     if (++r->line > TRACE_MAX_LINES)
         return err_at(e, r->path, r->line, "more than %ld lines: not a trace this tool replays "
                       "(split it)", (long)TRACE_MAX_LINES);
-    size_t n = strlen(r->buf);
-    if (n > 0 && r->buf[n - 1] == '\n')
-        r->buf[--n] = 0;
-    else if (!gzeof(r->gz))
-        return err_at(e, r->path, r->line, "line longer than %d bytes", LINE_MAX_BYTES - 1);
-    else {
-        /* Last line without a newline: fine for a plain file, but zlib may
-         * have hit a truncated stream. */
-        int zerr = Z_OK;
-        const char *msg = gzerror(r->gz, &zerr);
-        if (zerr != Z_OK && zerr != Z_STREAM_END)
-            return err_at(e, r->path, r->line, "corrupted or truncated input (%s)",
-                          msg ? msg : "zlib error");
-    }
+    int failed = st == LINE_OK ? 0 : input_error(r->in, e);
+    if (st != LINE_OK)
+        return failed ? failed : line_fail(st, r->path, r->line, sizeof r->buf - 1, e);
     if (n > 0 && r->buf[n - 1] == '\r')
         r->buf[--n] = 0;
-    if (memchr(r->buf, 0, n) || strlen(r->buf) != n)
-        return err_at(e, r->path, r->line, "binary data in a text trace");
     char *hash = strchr(r->buf, '#');
     if (hash)
         *hash = 0;
@@ -124,19 +110,15 @@ int trace_open(const char *path, trace_reader **out, err *e)
     if (!r)
         return err_set(e, ERR_SYSTEM, "out of memory");
     snprintf(r->path, sizeof r->path, "%s", path);
-    if (!strcmp(path, "-"))
-        r->gz = gzdopen(dup(0), "rb");
-    else
-        r->gz = gzopen(path, "rb");
-    if (!r->gz) {
-        int saved = errno;
+    static const input_limits lim = {.max_bytes = TRACE_MAX_BYTES, .what = "a trace",
+                                     .gzip = 1};
+    int rc = input_open(path, &lim, &r->in, e);
+    if (rc) {
         free(r);
-        return err_set(e, ERR_INPUT, "%s: cannot open: %s", path,
-                       saved ? strerror(saved) : "out of memory");
+        return rc;
     }
-    gzbuffer(r->gz, 1 << 16);
     r->default_graph = 0;
-    int rc = read_line(r, e);
+    rc = read_line(r, e);
     if (rc < 0 || rc > 1) {
         trace_close(r);
         return rc;
@@ -226,8 +208,7 @@ void trace_close(trace_reader *r)
 {
     if (!r)
         return;
-    if (r->gz)
-        gzclose(r->gz);
+    input_close(r->in, 0, NULL);
     free(r);
 }
 

@@ -14,6 +14,8 @@
 
 #include "models/topo/topo.h"
 #include "sim/cli.h"
+#include "sim/input.h"
+#include "sim/line.h"
 #include "traces/replay.h"
 #include "traces/trace.h"
 #include "validate/calib.h"
@@ -504,29 +506,29 @@ static char *trim(char *s)
 
 static int load_file(const char *path, whatif_scenario *out, err *e)
 {
-    FILE *f = !strcmp(path, "-") ? stdin : fopen(path, "r");
-    if (!f) {
+    static const input_limits lim = {.max_bytes = INPUT_TEXT_MAX_BYTES, .what = "a scenario"};
+    input *in;
+    if (input_open(path, &lim, &in, e)) {
+        if (errno == EISDIR)
+            return ERR_INPUT;
         const char *names[NBUILTINS];
         for (int i = 0; i < NBUILTINS; i++)
             names[i] = builtins[i].name;
         return cli_unknown(e, ERR_INPUT, "--scenario (a built-in name or a scenario file)", path, names,
                            NBUILTINS);
     }
-    struct stat st;
-    if (f != stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return err_set(e, ERR_INPUT, "%s: is a directory", path);
-    }
+    FILE *f = input_file(in);
     scenario_defaults(out);
     const char *slash = strrchr(path, '/');
     snprintf(out->name, sizeof out->name, "%s", slash ? slash + 1 : path);
-    char line[1024];
+    char line[4096];
     long ln = 0;
-    int rc = 0, seen_op = 0;
-    while (fgets(line, sizeof line, f)) {
+    size_t len;
+    int rc = 0, seen_op = 0, st;
+    while ((st = line_get(f, line, sizeof line, &len)) != LINE_EOF) {
         ln++;
-        if (!strchr(line, '\n') && !feof(f)) {
-            rc = err_at(e, path, ln, "line too long");
+        if (st != LINE_OK) {
+            rc = line_fail(st, path, ln, sizeof line - 1, e);
             break;
         }
         char *hash = strchr(line, '#');
@@ -578,11 +580,7 @@ static int load_file(const char *path, whatif_scenario *out, err *e)
     }
     if (rc == 0 && ln == 0)
         rc = err_at(e, path, 1, "empty file: not a scenario");
-    if (rc == 0 && ferror(f))
-        rc = err_set(e, ERR_SYSTEM, "%s: read error", path);
-    if (f != stdin)
-        fclose(f);
-    return rc;
+    return input_close(in, rc, e);
 }
 
 int whatif_scenario_load(const char *name_or_path, whatif_scenario *out, err *e)

@@ -5,6 +5,7 @@
  * order; strings are owned copies. */
 #include "validate/calib.h"
 
+#include "sim/input.h"
 #include "sim/line.h"
 
 #include <errno.h>
@@ -12,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CALIB_LINE_MAX = 4096 };
+enum { CALIB_LINE_MAX = 4095 };
 
 struct calib {
     calib_entry *ents;
@@ -245,12 +246,8 @@ int calib_parse(FILE *f, const char *name, calib **out, err *e)
     int rc = 0, header = 0, st;
     while (!rc && (st = line_read(f, &buf, &cap, CALIB_LINE_MAX, &len)) != LINE_EOF) {
         line++;
-        if (st == LINE_ERROR)
-            break;
         if (st != LINE_OK) {
-            rc = err_at(e, name, line, st == LINE_LONG ? "line longer than %d bytes"
-                                                       : "NUL byte in a text file",
-                        CALIB_LINE_MAX);
+            rc = line_fail(st, name, line, CALIB_LINE_MAX, e);
             break;
         }
         char *hash = strchr(buf, '#');
@@ -306,13 +303,11 @@ int calib_parse(FILE *f, const char *name, calib **out, err *e)
 
 int calib_load(const char *path, calib **out, err *e)
 {
-    FILE *f = stdin;
-    if (strcmp(path, "-") != 0)
-        TRY(line_open(path, &f, e));
-    int rc = calib_parse(f, path, out, e);
-    if (f != stdin)
-        fclose(f);
-    return rc;
+    static const input_limits lim = {.max_bytes = INPUT_TEXT_MAX_BYTES,
+                                     .what = "a calibration profile"};
+    input *in;
+    TRY(input_open(path, &lim, &in, e));
+    return input_close(in, calib_parse(input_file(in), path, out, e), e);
 }
 
 int calib_write(const calib *c, FILE *f, err *e)

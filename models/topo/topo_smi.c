@@ -83,12 +83,8 @@ static int read_matrix(smi *s, FILE *f)
     int st;
     while ((st = line_read(f, &buf, &cap, MAX_SMI_LINE, &len)) != LINE_EOF) {
         ln++;
-        if (st == LINE_ERROR)
-            break;
         if (st != LINE_OK) {
-            rc = err_at(s->e, s->file, ln, st == LINE_LONG ? "line longer than %d bytes"
-                                                           : "NUL byte in a text file",
-                        MAX_SMI_LINE);
+            rc = line_fail(st, s->file, ln, MAX_SMI_LINE, s->e);
             break;
         }
         int starts_blank = buf[0] == ' ' || buf[0] == '\t';
