@@ -29,7 +29,7 @@ static const char desc[] =
     "Flags follow nccl-tests (-o is the reduction op, -t the thread count); busbw follows\n"
     "nccl-tests: allreduce x 2(n-1)/n, reducescatter/allgather/alltoall x (n-1)/n, broadcast x 1.";
 
-enum { MAX_ALGOS = ALGO_NALGOS };
+enum { MAX_ALGOS = ALGO_NALGOS, MAX_ROWS = 1 << 16 };   /* sizes from -b to -e */
 
 /* What the options set. */
 typedef struct coll_args {
@@ -134,6 +134,7 @@ static const char *const *algo_names(int *n)
 static int set_algo(void *ctx, const char *a, err *e)
 {
     char buf[256];
+    TRY(cli_check_list("--algo", a, sizeof buf - 1, e));
     snprintf(buf, sizeof buf, "%s", a);
     ARGS->nalgos = 0;
     char *save = NULL;
@@ -628,6 +629,12 @@ int cmd_coll(int argc, char **argv, err *e)
     if (g.maxb > COLL_MAX_BYTES)
         return err_set(e, ERR_USAGE, "-e %llu is beyond the model's range (64G)",
                        (unsigned long long)g.maxb);
+    long nsizes = 1;
+    for (uint64_t sz = g.minb, nx; (nx = next_size(&g, sz)) > sz && nx <= g.maxb; sz = nx)
+        if (++nsizes > MAX_ROWS)
+            return err_set(e, ERR_USAGE, "-b %llu to -e %llu gives more than %d sizes: a larger "
+                           "-i or -f", (unsigned long long)g.minb, (unsigned long long)g.maxb,
+                           MAX_ROWS);
     if (g.crossover && g.nalgos < 2) {
         /* Nothing to compare with one algorithm: compare the allreduce
          * families (NCCL's ring against the custom kernels) by default. */

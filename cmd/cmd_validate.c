@@ -50,7 +50,11 @@ static int set_calib(void *ctx, const char *a, err *e) { (void)e; ARGS->calib = 
 static int set_plot(void *ctx, const char *a, err *e) { (void)e; ARGS->plot = a; return 0; }
 static int set_patterns(void *ctx, const char *a, err *e) { (void)e; ARGS->patterns = a; return 0; }
 static int set_sizes(void *ctx, const char *a, err *e) { (void)e; ARGS->sizes = a; return 0; }
-static int set_merge(void *ctx, const char *a, err *e) { (void)e; ARGS->merge = a; return 0; }
+static int set_merge(void *ctx, const char *a, err *e)
+{
+    ARGS->merge = a;
+    return *a ? 0 : err_set(e, ERR_USAGE, "--merge: name the merged data set");
+}
 static int set_points(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->points = 1; return 0; }
 /* A percentage bound: a negative one would fail every set, NaN none. */
 static int parse_pct(const char *what, const char *a, double *out, err *e)

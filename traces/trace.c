@@ -285,6 +285,9 @@ static int parse_field(trace_reader *r, trace_op *op, char *w, unsigned allowed,
     } else if (!strcmp(k, "name") && (allowed & F_NAME)) {
         if (strlen(v) >= TRACE_NAME_MAX)
             return err_at(e, r->path, r->line, "name longer than %d bytes", TRACE_NAME_MAX - 1);
+        if (!*v || strchr(v, '='))
+            return err_at(e, r->path, r->line, "name '%s' must be a word without '=' "
+                          "(docs/formats.md)", v);
         snprintf(op->name, sizeof op->name, "%s", v);
     } else if (!strcmp(k, "group") && (allowed & F_GROUP)) {
         TRY(parse_int(r, "group", v, 1, 1L << 20, &n, e));

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/fabric/flows.h"
 #include "sim/arena.h"
 #include "sim/input.h"
 #include "sim/line.h"
@@ -269,6 +270,11 @@ static int csv_row(csv_ctx *c, char **f, int n, long line, err *e)
         x->case_id = (int)v;
         if (!*CELL(1))
             return BAD("pattern");
+        int known = !strcmp(cell, "custom");
+        for (int k = 0; flows_pattern_name(k); k++)
+            known |= !strcmp(cell, flows_pattern_name(k));
+        if (!known)
+            return err_at(e, m->name, line, "unknown pattern '%s' (collsim flows --list)", cell);
         x->pattern = dup(m, cell);
         int op = -1;
         for (int k = 0; k < MEAS_NOPS; k++)
@@ -287,6 +293,8 @@ static int csv_row(csv_ctx *c, char **f, int n, long line, err *e)
         if ((x->flow < 0) != (x->src == MEAS_ANY) || (x->flow < 0) != (x->dst == MEAS_ANY))
             return err_at(e, m->name, line,
                           "src and dst are '*' exactly on aggregate rows (flow -1)");
+        if (x->flow >= 0 && x->src == x->dst)
+            return err_at(e, m->name, line, "src and dst are the same: a flow goes nowhere");
         if (parse_u64(CELL(6), &x->bytes) || x->bytes == 0)
             return BAD("bytes");
         if (parse_num(CELL(7), 1, &x->time_us))

@@ -74,7 +74,7 @@ static int attr_long(xctx *c, xmlNodePtr n, const char *name, int base, long lo,
 }
 
 /* link_speed "32.0 GT/s PCIe" -> gen 5 and link_width; missing, empty or
- * "Unknown..." values keep the inherited ones. */
+ * "Unknown..." values keep the inherited ones; link_width "0" is x16. */
 static int pci_link(xctx *c, xmlNodePtr n, int *gen, int *width)
 {
     static const double gts[] = {0, 2.5, 5.0, 8.0, 16.0, 32.0, 64.0};
@@ -93,7 +93,9 @@ static int pci_link(xctx *c, xmlNodePtr n, int *gen, int *width)
                           "rate (2.5, 5.0, 8.0, 16.0, 32.0 or 64.0 GT/s)", buf);
         *gen = g;
     }
-    if (attr(n, "link_width", buf, sizeof buf) && buf[0] && strcmp(buf, "0")) {
+    if (attr(n, "link_width", buf, sizeof buf) && !strcmp(buf, "0")) {
+        *width = 16;   /* NCCL reads a width of 0 (sysfs gave none) as x16 (graph/topo.cc) */
+    } else if (attr(n, "link_width", buf, sizeof buf) && buf[0]) {
         char *end;
         long w = strtol(buf, &end, 10);
         if (*end || (w != 1 && w != 2 && w != 4 && w != 8 && w != 12 && w != 16 && w != 32))
