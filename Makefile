@@ -68,7 +68,9 @@ BENCH_BIN += $(BUILD)/bench/bench_simgrid
 endif
 
 # --- hwcheck: hwcheck/ + kernels/ + the shared sim/ pieces (no GSL) -----------
-HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/json.c sim/ofile.c sim/arena.c sim/line.c
+# hwcheck needs only the CUDA toolkit, NCCL, a C compiler and libc (zlib if its
+# header is there): the report writer's JSON is written by sim/report.c itself.
+HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/ofile.c sim/arena.c sim/line.c
 HW_SRC := $(filter-out %_test.c hwcheck/main.c,$(wildcard hwcheck/*.c))
 HW_OBJ := $(HW_SRC:%.c=$(BUILD)/hwobj/%.o) $(HW_SHARED:%.c=$(BUILD)/hwobj/%.o)
 HW_TEST_SRC := $(wildcard hwcheck/*_test.c)
@@ -79,8 +81,7 @@ HAVE_CUDA := $(shell test -x $(NVCC) && test -f $(CUDA_HOME)/include/cuda_runtim
 HAVE_NCCL := $(shell test -f $(NCCL_HOME)/include/nccl.h && echo 1 || echo 0)
 CUDA_CFLAGS := -isystem $(CUDA_HOME)/include $(if $(filter /usr,$(NCCL_HOME)),,-isystem $(NCCL_HOME)/include)
 CUDA_LIBDIRS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -L$(NCCL_HOME)/lib -L$(NCCL_HOME)/lib64
-# (-lyajl: the shared report writer's JSON goes through yajl_gen, sim/json.c)
-CUDA_LIBS := $(CUDA_LIBDIRS) -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib -lyajl \
+CUDA_LIBS := $(CUDA_LIBDIRS) -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib \
              -Wl,-rpath,$(NCCL_HOME)/lib -lnccl -lcudart -lstdc++ -lm -lpthread -ldl -lrt
 # hwcheck replay reads gzipped traces through zlib when its header is there.
 ifneq ($(wildcard /usr/include/zlib.h),)

@@ -117,7 +117,44 @@ static double collsim_case(int n, int oneshot, double *secs)
 
 static int dummy;
 
-static void simgrid_case(int n, int oneshot, double *makespan)
+/* The route a -> b on the tree platform of pcie-N (models/topo/presets.c):
+ * 2 GPUs per switch, 2 switches per socket, sockets in a ring; each physical
+ * link is a pair of SimGrid links, one per direction. */
+struct tree_links {
+    std::vector<sg4::Link *> gup, gdown, swup, swdown, rpup, rpdown, sockf, sockb;
+};
+
+static std::vector<sg4::LinkInRoute> tree_route(const tree_links &L, int n, int a, int b)
+{
+    std::vector<sg4::LinkInRoute> r;
+    int swa = a / 2, swb = b / 2, sa = a / 4, sb = b / 4, ns = (n + 3) / 4;
+    r.emplace_back(L.gup[a]);
+    if (swa != swb) {
+        r.emplace_back(L.swup[swa]);
+        if (sa != sb) {
+            r.emplace_back(L.rpup[sa]);
+            /* around the ring the short way (forward on ties) */
+            int fwd = (sb - sa + ns) % ns, back = (sa - sb + ns) % ns;
+            for (int s = sa; s != sb;) {
+                if (fwd <= back || ns <= 2) {
+                    r.emplace_back(L.sockf[s]);
+                    s = (s + 1) % ns;
+                } else {
+                    int p = (s - 1 + ns) % ns;
+                    r.emplace_back(L.sockb[p]);
+                    s = p;
+                }
+            }
+            r.emplace_back(L.rpdown[sb]);
+        }
+        r.emplace_back(L.swdown[swb]);
+    }
+    r.emplace_back(L.gdown[b]);
+    return r;
+}
+
+/* tree = 0: the crossbar; 1: the pcie-N tree (links of B_BPS and HOP_S each). */
+static void simgrid_case(int n, int oneshot, double *makespan, int tree = 0)
 {
     char a0[] = "bench_simgrid", a1[] = "--log=root.thres:critical";
     char *argv[] = {a0, a1, nullptr};
@@ -129,16 +166,38 @@ static void simgrid_case(int n, int oneshot, double *makespan)
     auto *zone = sg4::create_full_zone("xbar");
     std::vector<sg4::Host *> hosts(n);
     std::vector<sg4::Link *> up(n), down(n);
+    auto mk = [&](const std::string &name) {
+        return zone->create_link(name, B_BPS)->set_latency(HOP_S)->seal();
+    };
     for (int i = 0; i < n; i++) {
         hosts[i] = zone->create_host("gpu" + std::to_string(i), 1e9)->seal();
-        up[i] = zone->create_link("up" + std::to_string(i), B_BPS)->set_latency(HOP_S)->seal();
-        down[i] = zone->create_link("down" + std::to_string(i), B_BPS)->set_latency(HOP_S)->seal();
+        up[i] = mk("up" + std::to_string(i));
+        down[i] = mk("down" + std::to_string(i));
+    }
+    tree_links L;
+    if (tree) {
+        int nsw = (n + 1) / 2, ns = (n + 3) / 4;
+        L.gup = up;
+        L.gdown = down;
+        for (int w = 0; w < nsw; w++) {
+            L.swup.push_back(mk("swup" + std::to_string(w)));
+            L.swdown.push_back(mk("swdown" + std::to_string(w)));
+        }
+        for (int k = 0; k < ns; k++) {
+            L.rpup.push_back(mk("rpup" + std::to_string(k)));
+            L.rpdown.push_back(mk("rpdown" + std::to_string(k)));
+            L.sockf.push_back(mk("sockf" + std::to_string(k)));
+            L.sockb.push_back(mk("sockb" + std::to_string(k)));
+        }
     }
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
             if (j != i && (oneshot || j == (i + 1) % n))
                 zone->add_route(hosts[i]->get_netpoint(), hosts[j]->get_netpoint(), nullptr,
-                                nullptr, {sg4::LinkInRoute(up[i]), sg4::LinkInRoute(down[j])},
+                                nullptr,
+                                tree ? tree_route(L, n, i, j)
+                                     : std::vector<sg4::LinkInRoute>{sg4::LinkInRoute(up[i]),
+                                                                     sg4::LinkInRoute(down[j])},
                                 false);
     zone->seal();
     std::vector<sg4::Mailbox *> mb(n);
@@ -219,6 +278,21 @@ static int simgrid_fork(int n, int oneshot, double *makespan, double *secs, doub
 
 int main(int argc, char **argv)
 {
+    /* --one ring|oneshot xbar|tree N: only SimGrid's case, in this process,
+     * for whole-process timing (scripts/bench-cold.sh); prints the answer. */
+    if (argc == 5 && !strcmp(argv[1], "--one")) {
+        int oneshot = !strcmp(argv[2], "oneshot"), tree = !strcmp(argv[3], "tree");
+        int n = atoi(argv[4]);
+        if ((!oneshot && strcmp(argv[2], "ring")) || (!tree && strcmp(argv[3], "xbar")) ||
+            n < 2 || n > 4096) {
+            fprintf(stderr, "usage: bench_simgrid --one ring|oneshot xbar|tree N (2..4096)\n");
+            return 2;
+        }
+        double m = -1;
+        simgrid_case(n, oneshot, &m, tree);
+        printf("%.9f\n", m);
+        return m < 0;
+    }
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
     static const report_col cols[] = {
         {"case", nullptr, 8, -1},          {"gpus", nullptr, 5, -1},

@@ -218,9 +218,11 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
         v->size = (double)k->bytes;
         v->meas = k->time_us;
         /* Measured back to back: an iteration costs at least the host's
-         * issue cost of one operation (a launch, or a graph node). */
+         * issue cost of one operation (a launch, or a graph node; for NCCL
+         * the nccl_call_us / nccl_graph_call_us keys when set). */
         const topo_params *tpp = topo_params_get(t);
-        sim_ps issue = q.graph ? tpp->graph_node_ps : tpp->launch_ps;
+        sim_ps issue = !strcmp(k->impl, "nccl") ? topo_nccl_issue_ps(tpp, q.graph)
+                       : q.graph ? tpp->graph_node_ps : tpp->launch_ps;
         v->pred = (double)(res.time_ps > issue ? res.time_ps : issue) * 1e-6;
         char g[48];
         if (!strcmp(algo, "auto"))

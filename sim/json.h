@@ -1,4 +1,4 @@
-/* The one JSON writer: yajl_gen streaming into a FILE, with helpers for the
+/* collsim's JSON writer: yajl_gen streaming into a FILE, with helpers for the
  * values the project writes (numbers as numbers, NaN/inf as null), and the
  * Chrome-trace / Perfetto timeline layout shared by `coll`, `replay` and
  * `whatif` timelines (docs/formats.md "Timelines"):
@@ -7,7 +7,10 @@
  *     coll: concurrent transfers on lanes "lane k" so slices never overlap)
  *   process TL_PID_LINKS "links": one counter per busy link (GB/s)
  *   (whatif: process k+1 per variant k, named by its knobs, GPU 0's threads)
- * Times are picoseconds in, microseconds with six decimals out. */
+ * Times are picoseconds in, microseconds with six decimals out. The report
+ * tables' JSON (sim/report.c) does not come through here: hwcheck shares the
+ * report writer and must build without yajl, so report.c writes that fixed
+ * layout with libc, byte for byte as yajl_gen does (sim/report_test.c). */
 #ifndef SIM_JSON_H
 #define SIM_JSON_H
 

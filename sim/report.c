@@ -1,16 +1,19 @@
 /* Report writer. Cells are buffered per row so table, csv and json can each
- * lay a row out in one pass; a row must have exactly the table's columns. */
+ * lay a row out in one pass; a row must have exactly the table's columns.
+ * JSON is written here with libc alone (hwcheck shares this writer and must
+ * build where only CUDA, NCCL and a C compiler are): the layout is fixed and
+ * shallow, so the writer keeps per level only whether it is a map and how
+ * many items it holds. Its bytes are yajl_gen's (compact, strings escaped as
+ * yajl escapes them: sim/report_test.c compares the two). */
 #include "sim/report.h"
 
 #include <errno.h>
 #include <math.h>
-
-#include "sim/json.h"
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_COLS = 48, CELL = 96, MAX_META = 64 };
+enum { MAX_COLS = 48, CELL = 96, MAX_META = 64, JSON_DEPTH = 8 };
 
 struct report {
     FILE *out;
@@ -26,8 +29,76 @@ struct report {
     int nrows;
     char cell[MAX_COLS][CELL];
     int is_str[MAX_COLS];
-    yajl_gen g;   /* json: the one JSON writer */
+    int jdepth;                  /* json: open maps and arrays */
+    unsigned char jmap[JSON_DEPTH]; /* level is a map (keys and values alternate) */
+    unsigned jn[JSON_DEPTH];     /* items written at that level (a map counts keys and values) */
 };
+
+/* --- JSON text (libc only) ---------------------------------------------------- */
+
+/* The separator an item needs in the innermost container: ',' between array
+ * items and between map entries, ':' between a key and its value. */
+static void jw_item(report *r)
+{
+    if (r->jdepth == 0)
+        return;
+    int d = r->jdepth - 1;
+    if (r->jn[d] > 0)
+        fputc(r->jmap[d] && r->jn[d] % 2 ? ':' : ',', r->out);
+    r->jn[d]++;
+}
+
+static void jw_open(report *r, int map)
+{
+    ASSERTF(r->jdepth < JSON_DEPTH, "json depth %d", r->jdepth);
+    jw_item(r);
+    fputc(map ? '{' : '[', r->out);
+    r->jmap[r->jdepth] = (unsigned char)map;
+    r->jn[r->jdepth++] = 0;
+}
+
+static void jw_close(report *r)
+{
+    ASSERTF(r->jdepth > 0, "json close at depth 0");
+    r->jdepth--;
+    fputc(r->jmap[r->jdepth] ? '}' : ']', r->out);
+}
+
+/* A number already formatted as JSON (or null). */
+static void jw_raw(report *r, const char *s)
+{
+    jw_item(r);
+    fputs(s, r->out);
+}
+
+/* A string: '"' '\\' and control characters escaped as yajl_gen escapes them
+ * (\b \f \n \r \t, others \u00XX); '/' and bytes >= 0x80 as they are. */
+static void jw_str(report *r, const char *s)
+{
+    jw_item(r);
+    fputc('"', r->out);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        static const char hex[] = "0123456789ABCDEF";
+        const char *esc = NULL;
+        switch (*p) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\b': esc = "\\b"; break;
+        case '\f': esc = "\\f"; break;
+        case '\n': esc = "\\n"; break;
+        case '\r': esc = "\\r"; break;
+        case '\t': esc = "\\t"; break;
+        default: break;
+        }
+        if (esc)
+            fputs(esc, r->out);
+        else if (*p < 0x20)
+            fprintf(r->out, "\\u00%c%c", hex[*p >> 4], hex[*p & 15]);
+        else
+            fputc(*p, r->out);
+    }
+    fputc('"', r->out);
+}
 
 report *report_new(FILE *out, report_format fmt)
 {
@@ -35,20 +106,11 @@ report *report_new(FILE *out, report_format fmt)
     if (r) {
         r->out = out;
         r->fmt = fmt;
-        if (fmt == REPORT_JSON && !(r->g = json_gen_new(out))) {
-            free(r);
-            return NULL;
-        }
     }
     return r;
 }
 
-void report_free(report *r)
-{
-    if (r && r->g)
-        yajl_gen_free(r->g);
-    free(r);
-}
+void report_free(report *r) { free(r); }
 
 report_format report_fmt(const report *r) { return r->fmt; }
 
@@ -101,19 +163,19 @@ static void flush_meta(report *r)
         return;
     r->started = 1;
     if (r->fmt == REPORT_JSON) {
-        yajl_gen_map_open(r->g);
-        json_str(r->g, "meta");
-        yajl_gen_map_open(r->g);
+        jw_open(r, 1);
+        jw_str(r, "meta");
+        jw_open(r, 1);
         for (int i = 0; i < r->nmeta; i++) {
-            json_str(r->g, r->meta_key[i]);
+            jw_str(r, r->meta_key[i]);
             if (is_json_number(r->meta_val[i]))
-                json_num_text(r->g, r->meta_val[i]);
+                jw_raw(r, r->meta_val[i]);
             else
-                json_str(r->g, r->meta_val[i]);
+                jw_str(r, r->meta_val[i]);
         }
-        yajl_gen_map_close(r->g);
-        json_str(r->g, "tables");
-        yajl_gen_array_open(r->g);
+        jw_close(r);
+        jw_str(r, "tables");
+        jw_open(r, 0);
         return;
     }
     for (int i = 0; i < r->nmeta; i++)
@@ -123,8 +185,8 @@ static void flush_meta(report *r)
 static void close_table(report *r)
 {
     if (r->ntables > 0 && r->fmt == REPORT_JSON) {
-        yajl_gen_array_close(r->g);
-        yajl_gen_map_close(r->g);
+        jw_close(r); /* rows */
+        jw_close(r); /* the table */
     }
 }
 
@@ -138,10 +200,11 @@ void report_table(report *r, const char *name, const report_col *cols, int ncols
     r->ncell = 0;
     r->nrows = 0;
     if (r->fmt == REPORT_JSON) {
-        yajl_gen_map_open(r->g);
-        json_kv_str(r->g, "name", name ? name : "");
-        json_str(r->g, "rows");
-        yajl_gen_array_open(r->g);
+        jw_open(r, 1);
+        jw_str(r, "name");
+        jw_str(r, name ? name : "");
+        jw_str(r, "rows");
+        jw_open(r, 0);
     } else if (r->fmt == REPORT_CSV) {
         if (r->ntables)
             fputc('\n', r->out);
@@ -197,17 +260,15 @@ void report_end_row(report *r)
     ASSERTF(r->ncell == r->ncols, "row has %d cells, table %d columns", r->ncell,
             r->ncols);
     if (r->fmt == REPORT_JSON) {
-        yajl_gen_map_open(r->g);
+        jw_open(r, 1);
         for (int i = 0; i < r->ncols; i++) {
-            json_str(r->g, r->cols[i].name);
+            jw_str(r, r->cols[i].name);
             if (r->is_str[i])
-                json_str(r->g, r->cell[i]);
-            else if (!strcmp(r->cell[i], "null"))
-                yajl_gen_null(r->g);
+                jw_str(r, r->cell[i]);
             else
-                json_num_text(r->g, r->cell[i]);
+                jw_raw(r, r->cell[i]); /* a number, or "null" */
         }
-        yajl_gen_map_close(r->g);
+        jw_close(r);
     } else if (r->fmt == REPORT_CSV) {
         for (int i = 0; i < r->ncols; i++) {
             const char *c = r->cell[i];
@@ -254,8 +315,8 @@ int report_finish(report *r, err *e)
     flush_meta(r);
     if (r->fmt == REPORT_JSON) {
         close_table(r);
-        yajl_gen_array_close(r->g);
-        yajl_gen_map_close(r->g);
+        jw_close(r); /* tables */
+        jw_close(r); /* the document */
         fputc('\n', r->out);
     }
     errno = 0;

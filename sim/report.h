@@ -3,9 +3,9 @@
  * and one or more tables; each table has columns and rows of cells.
  *   table: "# key: value" lines, then aligned columns with a "#" header line
  *   csv:   "# key: value" lines (only if any meta), header line, rows
- *   json:  {"meta":{...},"tables":[{"name":..,"rows":[{col:val,...}]}]}, through
- *          yajl_gen (sim/json.h); numbers (cells and metadata values that
- *          read as JSON numbers) are json numbers, a missing number null
+ *   json:  {"meta":{...},"tables":[{"name":..,"rows":[{col:val,...}]}]}, written
+ *          with libc alone, the bytes yajl_gen would write; numbers (cells and metadata
+ *          values that read as JSON numbers) are json numbers, a missing number null
  * The writer does not own the FILE. Errors surface in report_finish(). */
 #ifndef SIM_REPORT_H
 #define SIM_REPORT_H

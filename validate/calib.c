@@ -41,6 +41,14 @@ static const calib_param_desc params[] = {
     {"hostmem_GBps", "per-socket DRAM bandwidth for SHM staging", 1e-3, 1e5},
     {"copy_setup_us", "fixed cost of one copy-engine transfer", 0, 1e4},
     {"kernel_base_us", "device-side fixed cost of a kernel (start to finish)", 0, 1e4},
+    {"nccl_start_ll_us", "NCCL LL kernel start per collective", 0, 1e4},
+    {"nccl_start_ll128_us", "NCCL LL128 kernel start per collective", 0, 1e4},
+    {"nccl_start_simple_us", "NCCL Simple kernel start per collective", 0, 1e4},
+    {"nccl_step_ll_us", "NCCL LL device-side cost per pipelined step", 0, 1e4},
+    {"nccl_step_ll128_us", "NCCL LL128 device-side cost per pipelined step", 0, 1e4},
+    {"nccl_step_simple_us", "NCCL Simple device-side cost per pipelined step", 0, 1e4},
+    {"nccl_call_us", "host cost of one eager NCCL call (0 = launch_us)", 0, 1e4},
+    {"nccl_graph_call_us", "per NCCL call inside a CUDA graph (0 = graph_node_us)", 0, 1e4},
     {NULL, NULL, 0, 0},
 };
 
@@ -362,6 +370,20 @@ void calib_apply_params(const calib *c, topo_params *p)
         p->kernel_base_ps = llround(v * 1e6);
     if (!calib_get(c, "hostmem_GBps", &v))
         p->hostmem_Bps = v * 1e9;
+    static const char *const proto_keys[TOPO_NCCL_NPROTO] = {"ll", "ll128", "simple"};
+    for (int i = 0; i < TOPO_NCCL_NPROTO; i++) {
+        char key[48];
+        snprintf(key, sizeof key, "nccl_start_%s_us", proto_keys[i]);
+        if (!calib_get(c, key, &v))
+            p->nccl_start_ps[i] = llround(v * 1e6);
+        snprintf(key, sizeof key, "nccl_step_%s_us", proto_keys[i]);
+        if (!calib_get(c, key, &v))
+            p->nccl_step_ps[i] = llround(v * 1e6);
+    }
+    if (!calib_get(c, "nccl_call_us", &v))
+        p->nccl_call_ps = llround(v * 1e6);
+    if (!calib_get(c, "nccl_graph_call_us", &v))
+        p->nccl_graph_call_ps = llround(v * 1e6);
 }
 
 /* Class of link id of t into buf (48 bytes). */

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "models/coll/coll.h"
+#include "models/topo/topo.h"
 #include "validate/calib.h"
 
 static int parse_str(const char *text, calib **c, err *e)
@@ -178,6 +180,59 @@ static void test_apply_topology(void **state)
     topo_free(t);
 }
 
+/* Ring LL allreduce of 8 B on h200-2x's two GPUs, one channel: time in ps. */
+static long long ring_ll_8b_ps(const char *profile)
+{
+    topo *t, *u;
+    err e = {0};
+    assert_int_equal(topo_load("h200-2x", &t, &e), 0);
+    calib *c;
+    assert_int_equal(parse_str(profile, &c, &e), 0);
+    assert_int_equal(calib_apply(c, t, &u, &e), 0);
+    coll_ctx *cc = coll_ctx_new(u);
+    assert_non_null(cc);
+    coll_req q;
+    coll_req_init(&q, u);
+    q.bytes = 8;
+    q.algo = ALGO_RING;
+    q.proto = PROTO_LL;
+    coll_result res;
+    assert_int_equal(coll_predict(cc, &q, &res, &e), 0);
+    assert_int_equal(res.channels, 1);
+    coll_ctx_free(cc);
+    calib_free(c);
+    topo_free(u);
+    topo_free(t);
+    return (long long)res.time_ps;
+}
+
+static void test_nccl_keys_reach_the_model(void **state)
+{
+    (void)state;
+    /* A ring allreduce on 2 ranks starts with one kernel start per rank in
+     * series with everything else, then runs 2(n-1) = 2 steps one after the
+     * other (8 B is one LL unit). So nccl_start_ll_us 6.6 -> 10 adds exactly
+     * 3.4 us, and nccl_step_ll_us 0.2 -> 1.2 adds 2 x 1.0 = 2.0 us (integer
+     * picoseconds: exact). */
+    long long base = ring_ll_8b_ps("collsim-calib 1\n");
+    assert_int_equal(ring_ll_8b_ps("collsim-calib 1\nnccl_start_ll_us 10\n") - base, 3400000);
+    assert_int_equal(ring_ll_8b_ps("collsim-calib 1\nnccl_step_ll_us 1.2\n") - base, 2000000);
+    /* The Simple keys do not touch an LL run. */
+    assert_int_equal(ring_ll_8b_ps("collsim-calib 1\nnccl_start_simple_us 20\n"
+                                   "nccl_step_simple_us 5\n") - base, 0);
+    /* The host cost of a call: the key when set, else the plain kernel's. */
+    calib *c;
+    err e = {0};
+    assert_int_equal(parse_str("collsim-calib 1\nnccl_call_us 12.5\n", &c, &e), 0);
+    topo_params p = {.launch_ps = 4000000, .graph_node_ps = 1500000};
+    assert_int_equal(topo_nccl_issue_ps(&p, 0), 4000000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 1), 1500000);
+    calib_apply_params(c, &p);
+    assert_int_equal(topo_nccl_issue_ps(&p, 0), 12500000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 1), 1500000);
+    calib_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -186,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_link_class),
         cmocka_unit_test(test_apply_topology),
+        cmocka_unit_test(test_nccl_keys_reach_the_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -187,13 +187,7 @@ int coll_algo_is_custom(coll_algo a)
 
 int coll_custom_ar_gated(const topo *t, int nranks)
 {
-    if (nranks <= 2)
-        return 0;
-    for (int a = 0; a < nranks; a++)
-        for (int b = a + 1; b < nranks; b++)
-            if (topo_gpu_nvlinks(t, a, b) <= 0)
-                return 1;
-    return 0;
+    return nranks > 2 && !topo_gpus_nvlinked(t, nranks);
 }
 
 /* --- context and cache ------------------------------------------------- */
@@ -527,7 +521,7 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
         return 0;
     }
     if (r->bytes == 0) {
-        out->time_ps = out->fixed_ps = p != PROTO_AUTO ? nccl_proto(p)->base_ring_ps : 0;
+        out->time_ps = out->fixed_ps = p != PROTO_AUTO ? nccl_start_ps(c->t, p, ALGO_RING) : 0;
         return 0;
     }
     sched *s = fabric_sched(c->f);
@@ -612,7 +606,7 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
                 const char *label)
 {
     const proto_info *pi = nccl_proto(b->proto);
-    sim_ps extra = pi->step_ps;
+    sim_ps extra = nccl_step_ps(b->t, b->proto);
     int src = b->node[from], dst = b->node[to];
     if (pi->flag_hops)
         extra += pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, src, dst);
@@ -648,7 +642,7 @@ int cb_nccl_ring_bundle(coll_build *b, double bytes, double weight, const char *
     for (int r = 0; r < n; r++)
         dst[r] = b->node[(r + 1) % n];
     /* Symmetric: every hop's flag latency is the same as hop 0's. */
-    sim_ps extra = pi->step_ps;
+    sim_ps extra = nccl_step_ps(b->t, b->proto);
     if (pi->flag_hops)
         extra += pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, b->node[0], dst[0]);
     /* As cb_nccl_hop: each sender's channel block bounds its stream. */

@@ -12,15 +12,19 @@ typedef struct proto_info {
     const char *name;
     double wire;            /* bytes on the wire per payload byte */
     double unit_bytes;      /* payload per pipelined step per channel */
-    sim_ps base_ring_ps;    /* fixed kernel-side cost per collective, ring */
-    sim_ps base_tree_ps;    /* same, tree */
-    sim_ps step_ps;         /* device-side cost per step (sync, polling) */
+    int cost;               /* index of its runtime costs in topo_params (TOPO_NCCL_*) */
+    sim_ps tree_extra_ps;   /* tree's kernel start over ring's (NCCL's baseLat) */
     int flag_hops;          /* extra one-way latencies per step for the flag */
     int max_threads;
     int thread_threshold;   /* bytes per thread below which channels shrink */
 } proto_info;
 
 const proto_info *nccl_proto(coll_proto p);
+/* The protocol's kernel start per collective (algorithm a) and device-side
+ * cost per pipelined step (sync, polling) on t: calibration keys
+ * nccl_start_*_us and nccl_step_*_us (topo_params). */
+sim_ps nccl_start_ps(const topo *t, coll_proto p, coll_algo a);
+sim_ps nccl_step_ps(const topo *t, coll_proto p);
 
 typedef struct coll_build {
     fabric *f;

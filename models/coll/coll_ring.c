@@ -22,9 +22,8 @@ static double unit_bytes(const coll_build *b)
 
 static int start_tasks(coll_build *b, int *start)
 {
-    const proto_info *pi = nccl_proto(b->proto);
     for (int r = 0; r < b->n; r++)
-        if ((start[r] = cb_delay(b, r, pi->base_ring_ps, "kernel")) < 0)
+        if ((start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING), "kernel")) < 0)
             return -1;
     return 0;
 }
@@ -220,7 +219,6 @@ int coll_build_ring(coll_build *b)
 int coll_build_tree(coll_build *b)
 {
     int n = b->n;
-    const proto_info *pi = nccl_proto(b->proto);
     double weight = b->channels > 0 ? b->channels : 1;
     double bytes_c = (double)b->r->bytes / weight;
     double unit = unit_bytes(b);
@@ -233,7 +231,7 @@ int coll_build_tree(coll_build *b)
     int rc = !start || !up || !down || !pup || !pdown
                  ? err_set(b->e, ERR_SYSTEM, "out of memory") : 0;
     for (int r = 0; r < n && !rc; r++)
-        rc = (start[r] = cb_delay(b, r, pi->base_tree_ps, "kernel")) < 0;
+        rc = (start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_TREE), "kernel")) < 0;
     for (long u = 0; u < nu && !rc; u++) {
         double sz = fmin(unit, bytes_c - (double)u * unit);
         for (int h = 0; h < n - 1 && !rc; h++) {
@@ -267,12 +265,11 @@ int coll_build_tree(coll_build *b)
 int coll_build_alltoall(coll_build *b)
 {
     int n = b->n;
-    const proto_info *pi = nccl_proto(b->proto);
     double part = (double)b->r->bytes / n;
     int *start = malloc(sizeof(int) * (size_t)n);
     int rc = start ? 0 : err_set(b->e, ERR_SYSTEM, "out of memory");
     for (int r = 0; r < n && !rc; r++)
-        rc = (start[r] = cb_delay(b, r, pi->base_ring_ps, "kernel")) < 0;
+        rc = (start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING), "kernel")) < 0;
     for (int r = 0; r < n && !rc; r++)
         for (int q = 0; q < n && !rc; q++) {
             if (q == r)

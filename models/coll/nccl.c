@@ -12,10 +12,10 @@
 #define US(x) ((sim_ps)((x) * 1e6))
 
 static const proto_info protos[PROTO_N] = {
-    [PROTO_LL] = {"LL", 2.0, 32768, US(6.6), US(6.8), US(0.2), 0, 512, 8},
-    [PROTO_LL128] = {"LL128", 128.0 / 120.0, 120.0 * 640 * 8 * 8 / 8, US(14.0), US(14.0),
-                     US(0.4), 0, 640, 8},
-    [PROTO_SIMPLE] = {"Simple", 1.0, 1048576, US(8.4), US(8.4), US(1.0), 1, 512, 64},
+    [PROTO_LL] = {"LL", 2.0, 32768, TOPO_NCCL_LL, US(0.2), 0, 512, 8},
+    [PROTO_LL128] = {"LL128", 128.0 / 120.0, 120.0 * 640 * 8 * 8 / 8, TOPO_NCCL_LL128, 0, 0,
+                     640, 8},
+    [PROTO_SIMPLE] = {"Simple", 1.0, 1048576, TOPO_NCCL_SIMPLE, 0, 1, 512, 64},
 };
 
 const proto_info *nccl_proto(coll_proto p)
@@ -23,8 +23,21 @@ const proto_info *nccl_proto(coll_proto p)
     return p > PROTO_AUTO && p < PROTO_N ? &protos[p] : &protos[PROTO_SIMPLE];
 }
 
+sim_ps nccl_start_ps(const topo *t, coll_proto p, coll_algo a)
+{
+    const proto_info *pi = nccl_proto(p);
+    return topo_params_get(t)->nccl_start_ps[pi->cost] + (a == ALGO_TREE ? pi->tree_extra_ps : 0);
+}
+
+sim_ps nccl_step_ps(const topo *t, coll_proto p)
+{
+    return topo_params_get(t)->nccl_step_ps[nccl_proto(p)->cost];
+}
+
 static int has_nvlink(const topo *t, int nranks)
 {
+    if (nranks > 1 && topo_gpus_nvlinked(t, nranks))
+        return 1;   /* NVLink lanes: path NVL, so no pair needs a look */
     for (int a = 0; a < nranks; a++)
         for (int b = 0; b < nranks; b++)
             if (a != b && topo_gpu_path(t, a, b) > PATH_NVB)

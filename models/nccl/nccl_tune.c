@@ -94,6 +94,10 @@ typedef struct sys {
     float max_bw, total_bw;
     topo_cpu cpu;
     int sm;
+    /* The search's candidate order (next_gpus), fixed once the paths are:
+     * order[r * ngpu + i] for i < norder[r], computed by sort_next. */
+    int *order, norder[NCCL_TUNE_MAX_RANKS];
+    int has_nvs;
 } sys;
 
 #define PATH(s, from, base) (&(s)->path[(size_t)(base) * (size_t)(s)->nn + (size_t)(from)])
@@ -361,13 +365,10 @@ static int is_tree(int pat) { return pat >= PAT_BALANCED_TREE && pat <= PAT_TREE
 static int follow(sys *s, npath *p, int start, int max_steps, float bw)
 {
     float pci_bw = bw;
-    int v = start;
-    for (int i = 0; i < p->count; i++) {
-        v = hop_link(s, p->hops[i])->to;
-        if (s->node[v].type == N_CPU && p->type == P_PHB && s->node[start].type == N_GPU &&
-            is_intel(s->cpu))
-            pci_bw = bw * 6 / 5;
-    }
+    if (p->type == P_PHB && s->node[start].type == N_GPU && is_intel(s->cpu))
+        for (int i = 0; i < p->count; i++)
+            if (s->node[hop_link(s, p->hops[i])->to].type == N_CPU)
+                pci_bw = bw * 6 / 5;
     for (int i = 0; i < max_steps; i++) {
         nlink *k = hop_link(s, p->hops[i]);
         float fw = k->type == L_PCI ? pci_bw : bw;
@@ -436,28 +437,49 @@ static int cmp_score(const void *a, const void *b)
 
 /* ncclTopoSearchNextGpuSort (intra-node): unused GPUs by path bandwidth
  * (as an int), then hops, then distance in index; with NVSwitches only
- * the index neighbours are tried. */
+ * the index neighbours are tried. The order depends only on the paths,
+ * which the search does not change, and it is total (distances differ), so
+ * it is sorted once per GPU (sort_next) and filtered by use here: the same
+ * sequence as sorting the unused ones at every step. */
+static int sort_next(sys *s)
+{
+    int n = s->ngpu;
+    if (!(s->order = malloc(sizeof(int) * (size_t)n * (size_t)n)))
+        return -1;
+    for (int a = 0; a < n; a++) {
+        score sc[NCCL_TUNE_MAX_RANKS];
+        int count = 0;
+        for (int i = 1; i < n; i++) {
+            int r = (a + i) % n;
+            npath *p = PATH(s, s->gpu[a], s->gpu[r]);
+            if (p->count)
+                sc[count++] = (score){r, i, p->count, (int)p->bw};
+        }
+        qsort(sc, (size_t)count, sizeof *sc, cmp_score);
+        for (int i = 0; i < count; i++)
+            s->order[a * n + i] = sc[i].g;
+        s->norder[a] = count;
+    }
+    for (int v = 0; v < s->nn; v++)
+        s->has_nvs |= s->node[v].type == N_NVS;
+    return 0;
+}
+
 static int next_gpus(search *x, sgraph *g, int gpu, int *next)
 {
     sys *s = x->s;
     int n = s->ngpu, start = s->node[gpu].rank, count = 0;
     uint64_t flag = 1ULL << g->nch;
-    score sc[NCCL_TUNE_MAX_RANKS];
-    for (int i = 1; i < n; i++) {
-        int r = (start + i) % n, v = s->gpu[r];
-        npath *p = PATH(s, gpu, v);
-        if (p->count == 0 || (s->node[v].used & flag))
-            continue;
-        sc[count++] = (score){r, i, p->count, (int)p->bw};
-    }
-    qsort(sc, (size_t)count, sizeof *sc, cmp_score);
-    for (int i = 0; i < count; i++)
-        next[i] = sc[i].g;
-    int has_nvs = 0;
-    for (int v = 0; v < s->nn; v++)
-        has_nvs |= s->node[v].type == N_NVS;
-    if (!has_nvs)
+    if (!s->has_nvs) {
+        for (int i = 0; i < s->norder[start]; i++) {
+            int r = s->order[start * n + i];
+            if (!(s->node[s->gpu[r]].used & flag))
+                next[count++] = r;
+        }
         return count;
+    }
+    /* With NVSwitches NCCL moves the index neighbours that are candidates
+     * to the front, one after the other, and tries only those. */
     int prev = (start - 1 + n) % n, nxt = (start + 1) % n, first[2], nf;
     if (g->pattern == PAT_RING)
         first[0] = nxt, first[1] = prev, nf = 2;
@@ -467,19 +489,16 @@ static int next_gpus(search *x, sgraph *g, int gpu, int *next)
         first[0] = nxt, nf = 1;
     if (nxt == prev && nf == 2)
         nf = 1;
-    int real = 0;
     for (int f = 0; f < nf; f++) {
-        int i;
-        for (i = 0; i < count && next[i] != first[f]; i++)
-            ;
-        if (i < count) {
-            for (; i > 0; i--)
-                next[i] = next[i - 1];
-            next[0] = first[f];
-            real++;
-        }
+        int v = s->gpu[first[f]];
+        if (!PATH(s, gpu, v)->count || (s->node[v].used & flag))
+            continue;
+        for (int i = count; i > 0; i--)
+            next[i] = next[i - 1];
+        next[0] = first[f];
+        count++;
     }
-    return real;
+    return count;
 }
 
 /* ncclTopoCompareGraphs: more total bandwidth wins, then fewer hops. */
@@ -860,6 +879,8 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
                 nt->path_bw_GBps[p][g] = pp->bw;
             }
     }
+    if (!rc && nranks > 1 && sort_next(&s))
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc && nranks > 1) {
         /* ncclTopoSearchInit */
         for (int r = 0; r < nranks; r++) {
@@ -910,6 +931,7 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
     }
     free(s.node);
     free(s.path);
+    free(s.order);
     free(ring);
     free(tree);
     if (rc) {

@@ -80,7 +80,12 @@ static void tree_free(tree *tr)
  * and among paths that touch PCIe, latency decides as before. Without this a
  * calibrated NVLink latency above the host path's could reroute GPU-to-GPU
  * traffic through the host. */
-static tree *compute_tree(topo *t, int src)
+/* Dijkstra from src over (off, latency, hops, predecessor id). With
+ * target >= 0 it stops once target is settled: every node on target's path
+ * is settled before it (each hop adds one to hops, so a predecessor's key is
+ * smaller), so target's route is the one the whole tree gives, and only that
+ * node's route may be read from such a tree. */
+static tree *compute_tree(topo *t, int src, int target)
 {
     int n = t->nnodes;
     tree *tr = calloc(1, sizeof *tr);
@@ -115,14 +120,16 @@ static tree *compute_tree(topo *t, int src)
         if (done[u])
             continue;
         done[u] = 1;
+        if (u == target)
+            break;
         if (u != src && !topo_is_transit(t, u))
             continue;
         for (int i = t->adj_start[u]; i < t->adj_start[u + 1]; i++) {
             int li = t->adj[i];
             const topo_link *l = &t->links[li];
             int v = topo_other_end(l, u);
-            if (done[v])
-                continue;
+            if (done[v] || (target >= 0 && v != target && !topo_is_transit(t, v)))
+                continue;   /* other endpoints are dead ends on the way to target */
             int64_t nd = tr->dist_ps[u] + l->lat_ps;
             int nhops = tr->hops[u] + 1;
             int noff = tr->off[u] || l->kind != LINK_NVLINK;
@@ -241,8 +248,19 @@ const route *topo_get_route(const topo *tc, int a, int b, int all)
     for (int i = 0; i < TREE_CACHE && !tr; i++)
         if (t->tc[i] && t->tc[i]->src == a)
             tr = t->tc[i];
+    if (!tr && !all && t->ntrees[a] == 0 && t->nparts[a] < 2) {
+        /* One of a source's first two targets: a search that stops at b,
+         * not kept (a ring asks each GPU for its neighbour and host memory). */
+        t->nparts[a]++;
+        tree *part = compute_tree(t, a, b);
+        route *x = part ? make_route(t, part, b) : NULL;
+        tree_free(part);
+        if (x && !pair_put(t, key, x))
+            r = x;
+        goto out;
+    }
     if (!tr) {
-        if (!(tr = compute_tree(t, a)))
+        if (!(tr = compute_tree(t, a, -1)))
             goto out;
         tree_free(t->tc[t->tc_next]);
         t->tc[t->tc_next] = tr;
@@ -299,7 +317,7 @@ int64_t topo_nearest_host_lat_ps(const topo *tc, int src)
             tr = t->tc[i];
     int own = 0;
     if (!tr) {
-        tr = compute_tree(t, src);
+        tr = compute_tree(t, src, -1);
         own = 1;
     }
     int64_t best = -1;
@@ -351,6 +369,41 @@ int topo_gpu_nvlinks(const topo *t, int gpu_a, int gpu_b)
         }
     }
     return lanes;
+}
+
+int topo_nvl_prefix(const topo *t)
+{
+    int best = 0;
+    for (int v = 0; v < t->nnodes; v++) {
+        if (t->nodes[v].kind != TOPO_NVSWITCH)
+            continue;
+        /* GPUs attached to v, then the longest run 0..k-1 among them. */
+        unsigned char *on = calloc((size_t)t->ngpus, 1);
+        if (!on)
+            return 0;   /* no prefix: callers check pair by pair */
+        for (int i = t->adj_start[v]; i < t->adj_start[v + 1]; i++) {
+            const topo_link *l = &t->links[t->adj[i]];
+            int u = topo_other_end(l, v);
+            if (l->kind == LINK_NVLINK && l->nvlinks > 0 && t->nodes[u].kind == TOPO_GPU)
+                on[t->nodes[u].gpu] = 1;
+        }
+        int k = 0;
+        while (k < t->ngpus && on[k])
+            k++;
+        free(on);
+        best = k > best ? k : best;
+    }
+    for (int k = best; k < t->ngpus; k++)
+        for (int j = 0; j < k; j++)
+            if (topo_gpu_nvlinks(t, j, k) <= 0)
+                return k < 1 ? 1 : k;
+    return t->ngpus;
+}
+
+int topo_gpus_nvlinked(const topo *t, int n)
+{
+    ASSERTF(t->finished, "topo_gpus_nvlinked before topo_finish");
+    return n <= t->nvl_prefix;
 }
 
 /* Is there a GPU c with direct NVLinks to both a and b (NCCL's NVB)? */

@@ -52,6 +52,24 @@ static void default_params(topo_params *p)
     p->copy_setup_ps = 0; /* uncalibrated: set by collsim calibrate from copies */
     p->gpu_sm = 0;
     p->cpu = CPU_UNKNOWN;
+    /* NCCL's tuning-table latencies (src/graph/tuning.cc baseLat, ring) as
+     * the kernel start, and the per-step costs of docs/model.md: defaults
+     * until `collsim calibrate` fits them from forced-protocol runs. */
+    static const int64_t start_ps[3] = {6600000, 14000000, 8400000};
+    static const int64_t step_ps[3] = {200000, 400000, 1000000};
+    for (int i = 0; i < TOPO_NCCL_NPROTO; i++) {
+        p->nccl_start_ps[i] = start_ps[i];
+        p->nccl_step_ps[i] = step_ps[i];
+    }
+    p->nccl_call_ps = 0;
+    p->nccl_graph_call_ps = 0;
+}
+
+int64_t topo_nccl_issue_ps(const topo_params *p, int graph)
+{
+    if (graph)
+        return p->nccl_graph_call_ps > 0 ? p->nccl_graph_call_ps : p->graph_node_ps;
+    return p->nccl_call_ps > 0 ? p->nccl_call_ps : p->launch_ps;
 }
 
 static const char *const cpu_names[CPU_NKINDS] = {
@@ -120,6 +138,7 @@ void topo_free(topo *t)
             free(t->tc[i]);
         }
     free(t->ntrees);
+    free(t->nparts);
     free(t->last);
     pthread_mutex_destroy(&t->mu);
     arena_free(t->ar);
@@ -569,7 +588,10 @@ int topo_finish(topo *t, const char *where, err *e)
         !(p->cta_load_Bps >= 0) || p->cta_load_Bps > TOPO_MAX_BW_Bps ||
         p->launch_ps < 0 || p->graph_node_ps < 0 || !(p->hostmem_Bps > 0) ||
         p->hostmem_Bps > TOPO_MAX_BW_Bps || p->kernel_base_ps < 0 ||
-        !(p->gpu_mem_Bps >= 0) || p->gpu_mem_Bps > TOPO_MAX_BW_Bps)
+        !(p->gpu_mem_Bps >= 0) || p->gpu_mem_Bps > TOPO_MAX_BW_Bps ||
+        p->nccl_call_ps < 0 || p->nccl_graph_call_ps < 0 || p->nccl_start_ps[0] < 0 ||
+        p->nccl_start_ps[1] < 0 || p->nccl_start_ps[2] < 0 || p->nccl_step_ps[0] < 0 ||
+        p->nccl_step_ps[1] < 0 || p->nccl_step_ps[2] < 0)
         return err_at(e, t->where, 0, "topology parameters out of range "
                       "(docs/formats.md lists the ranges)");
     for (int i = 0; i < t->nlinks; i++) {
@@ -635,12 +657,14 @@ int topo_finish(topo *t, const char *where, err *e)
     }
     free(seen);
     t->ntrees = calloc((size_t)t->nnodes, 1);
+    t->nparts = calloc((size_t)t->nnodes, 1);
     t->last = malloc(sizeof *t->last * (size_t)t->nnodes);
-    if (!t->ntrees || !t->last)
+    if (!t->ntrees || !t->nparts || !t->last)
         return err_set(e, ERR_SYSTEM, "out of memory");
     for (int v = 0; v < t->nnodes; v++)
         atomic_init(&t->last[v], NULL);
     t->finished = 1;
+    t->nvl_prefix = topo_nvl_prefix(t);
     if (t->ngpus + nhost <= EAGER_MAX_ENDPOINTS) {
         for (int a = 0; a < t->nnodes; a++) {
             if (topo_is_transit(t, a))

@@ -97,7 +97,20 @@ typedef struct topo_params {
     int gpu_sm;                    /* GPUs' compute capability x10 (120 = 12.0);
                                       0 = unknown (NCCL emulation assumes 80) */
     topo_cpu cpu;                  /* host CPU family, CPU_UNKNOWN if not given */
+    /* NCCL's runtime costs per protocol, indexed TOPO_NCCL_LL, _LL128,
+     * _SIMPLE (docs/model.md "NCCL's runtime costs"): the kernel's fixed
+     * start per collective and the device-side cost of every pipelined step. */
+    int64_t nccl_start_ps[3];
+    int64_t nccl_step_ps[3];
+    int64_t nccl_call_ps;          /* host cost of one eager NCCL call; 0 = launch_ps */
+    int64_t nccl_graph_call_ps;    /* per NCCL call inside a CUDA graph; 0 = graph_node_ps */
 } topo_params;
+
+/* Index of a protocol in topo_params' nccl_* arrays (NCCL's own order). */
+enum { TOPO_NCCL_LL, TOPO_NCCL_LL128, TOPO_NCCL_SIMPLE, TOPO_NCCL_NPROTO };
+/* Host cost of issuing one NCCL collective, eager (graph 0) or as a node of
+ * a CUDA graph (graph 1): the nccl_*call key, or the plain kernel's cost. */
+int64_t topo_nccl_issue_ps(const topo_params *p, int graph);
 
 /* "amd", "intel-skl", ... for a topo_cpu; NULL out of range. */
 const char *topo_cpu_name(topo_cpu c);
@@ -129,6 +142,9 @@ double topo_pcie_bw_Bps(int gen, int width, const topo_params *p);
 int topo_link_bw_given(const topo *t, int id);
 /* NVLink lanes joining two GPUs (direct, or via shared NVSwitches), 0 if none. */
 int topo_gpu_nvlinks(const topo *t, int gpu_a, int gpu_b);
+/* 1 when every pair of GPUs 0..n-1 has NVLink lanes (topo_gpu_nvlinks > 0),
+ * from a prefix computed once in topo_finish: O(1) per call. */
+int topo_gpus_nvlinked(const topo *t, int n);
 
 int topo_nnodes(const topo *t);
 int topo_nlinks(const topo *t);

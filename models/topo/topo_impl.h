@@ -64,9 +64,13 @@ struct topo {
     tree *tc[TREE_CACHE];
     int tc_next;
     unsigned char *ntrees;
+    unsigned char *nparts; /* per source: searches stopped at a target (route.c) */
     /* Lock-free first look: per source node, the route last asked for (a
      * ring asks the same pair again and again). */
     _Atomic(route *) *last;
+    /* GPUs 0..nvl_prefix-1 are pairwise joined by NVLink lanes (set by
+     * topo_nvl_prefix in topo_finish). */
+    int nvl_prefix;
 };
 
 /* The route a->b (computed on first use, then cached; all = store every route
@@ -75,6 +79,10 @@ const route *topo_get_route(const topo *t, int a, int b, int all);
 /* 1 for nodes data may cross (switches, CPUs), 0 for endpoints (GPU, host memory). */
 int topo_is_transit(const topo *t, int v);
 int topo_other_end(const topo_link *l, int v);
+/* The largest k such that GPUs 0..k-1 are pairwise NVLinked: the longest
+ * prefix attached to one NVSwitch, then extended pair by pair (direct
+ * meshes), so O(GPUs x links) on NVSwitch boxes. */
+int topo_nvl_prefix(const topo *t);
 /* The CPU at the top of v's PCI parent chain, -1 if none. */
 int topo_top_cpu(const topo *t, int v);
 

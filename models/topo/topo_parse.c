@@ -47,6 +47,20 @@ static const struct param_def {
     {"gpu_mem_GBps", P_DBL, offsetof(topo_params, gpu_mem_Bps), 1e9, 0, 1e5, 0},
     {"copy_setup_us", P_I64, offsetof(topo_params, copy_setup_ps), 1e6, 0, 1e6, 0},
     {"gpu_sm", P_INT, offsetof(topo_params, gpu_sm), 1, 0, 1000, 0},
+    {"nccl_start_ll_us", P_I64, offsetof(topo_params, nccl_start_ps[TOPO_NCCL_LL]), 1e6, 0,
+     1e4, 0},
+    {"nccl_start_ll128_us", P_I64, offsetof(topo_params, nccl_start_ps[TOPO_NCCL_LL128]), 1e6,
+     0, 1e4, 0},
+    {"nccl_start_simple_us", P_I64, offsetof(topo_params, nccl_start_ps[TOPO_NCCL_SIMPLE]),
+     1e6, 0, 1e4, 0},
+    {"nccl_step_ll_us", P_I64, offsetof(topo_params, nccl_step_ps[TOPO_NCCL_LL]), 1e6, 0, 1e4,
+     0},
+    {"nccl_step_ll128_us", P_I64, offsetof(topo_params, nccl_step_ps[TOPO_NCCL_LL128]), 1e6, 0,
+     1e4, 0},
+    {"nccl_step_simple_us", P_I64, offsetof(topo_params, nccl_step_ps[TOPO_NCCL_SIMPLE]), 1e6,
+     0, 1e4, 0},
+    {"nccl_call_us", P_I64, offsetof(topo_params, nccl_call_ps), 1e6, 0, 1e4, 0},
+    {"nccl_graph_call_us", P_I64, offsetof(topo_params, nccl_graph_call_ps), 1e6, 0, 1e4, 0},
 };
 enum { NPARAMS = sizeof param_defs / sizeof param_defs[0] };
 

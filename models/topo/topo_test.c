@@ -356,6 +356,50 @@ static void test_pxb_phb_nvb(void **state)
     topo_free(t);
 }
 
+static void test_gpus_nvlinked(void **state)
+{
+    (void)state;
+    /* topo_gpus_nvlinked(t, n) must equal "every pair of GPUs 0..n-1 has
+     * topo_gpu_nvlinks > 0", checked here pair by pair. nvswitch-16: all 16
+     * on one switch, so every prefix. PCIe tree: no NVLink, so only n = 1. */
+    const char *names[] = {"nvswitch-16", "h200-8x-nvswitch", "rtxpro6000-8x-pcie5-2s",
+                           "h200-2x", "pcie-8"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        topo *t = load(names[i]);
+        int n = topo_ngpus(t);
+        for (int k = 1; k <= n; k++) {
+            int all = 1;
+            for (int a = 0; a < k; a++)
+                for (int b = a + 1; b < k; b++)
+                    all &= topo_gpu_nvlinks(t, a, b) > 0;
+            assert_int_equal(topo_gpus_nvlinked(t, k), all);
+        }
+        topo_free(t);
+    }
+    /* A direct mesh without a switch: g0-g1, g1-g2, g0-g2 joined, g3 joined
+     * to g0 only. Prefixes 1..3 are pairwise NVLinked, 4 is not (g1-g3). */
+    const char *txt =
+        "collsim-topo 1\n"
+        "node c cpu numa=0\nnode r root parent=c\n"
+        "node g0 gpu parent=r\nnode g1 gpu parent=r\nnode g2 gpu parent=r\n"
+        "node g3 gpu parent=r\n"
+        "link r c fabric bw_GBps=50 lat_ns=5\n"
+        "link g0 r pcie gen=5 width=16 lat_ns=5\nlink g1 r pcie gen=5 width=16 lat_ns=5\n"
+        "link g2 r pcie gen=5 width=16 lat_ns=5\nlink g3 r pcie gen=5 width=16 lat_ns=5\n"
+        "link g0 g1 nvlink lanes=2 bw_GBps=40 lat_ns=100\n"
+        "link g1 g2 nvlink lanes=2 bw_GBps=40 lat_ns=100\n"
+        "link g0 g2 nvlink lanes=2 bw_GBps=40 lat_ns=100\n"
+        "link g0 g3 nvlink lanes=2 bw_GBps=40 lat_ns=100\n";
+    err e = {0};
+    int rc;
+    topo *t = parse_str(txt, &e, &rc);
+    if (rc)
+        fail_msg("%s", e.msg);
+    assert_int_equal(topo_gpus_nvlinked(t, 3), 1);
+    assert_int_equal(topo_gpus_nvlinked(t, 4), 0);
+    topo_free(t);
+}
+
 static char *write_str(const topo *t)
 {
     char *buf = NULL;
@@ -561,7 +605,7 @@ int main(void)
         cmocka_unit_test(test_paths_1s),      cmocka_unit_test(test_paths_nvswitch),
         cmocka_unit_test(test_routes_2s),     cmocka_unit_test(test_route_ties),
         cmocka_unit_test(test_route_nvlink_first),
-        cmocka_unit_test(test_pxb_phb_nvb),   cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_pxb_phb_nvb),   cmocka_unit_test(test_gpus_nvlinked),   cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_bad_inputs),    cmocka_unit_test(test_too_many_gpus),
         cmocka_unit_test(test_generated),     cmocka_unit_test(test_lazy_routes_threads),
     };
