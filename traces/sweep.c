@@ -12,6 +12,7 @@
 #include "sim/ofile.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,8 +314,9 @@ static void header_fill(FILE *f, const sweep *s, long run)
 }
 
 /* Check OUT.part's rows against the grid; keep the complete matching prefix
- * (K rows), cut what follows a cut line, and leave the file open for append. */
-static int resume_csv(writer *w, long *K, err *e)
+ * (K rows, at most limit), cut what follows, and leave the file open for
+ * append. */
+static int resume_csv(writer *w, long *K, long limit, err *e)
 {
     const char *part = w->csv_part;
     FILE *f = fopen(part, "r+");
@@ -335,7 +337,7 @@ static int resume_csv(writer *w, long *K, err *e)
         csv_header(f, w->s);
         keep = ftell(f);
     }
-    while (!rc && (n = getline(&line, &cap, f)) > 0 && line[n - 1] == '\n') {
+    while (!rc && rows < limit && (n = getline(&line, &cap, f)) > 0 && line[n - 1] == '\n') {
         lineno++;
         if (rows >= w->runs) {
             rc = err_at(e, part, lineno, "more rows than the grid's %ld runs", w->runs);
@@ -372,25 +374,28 @@ static int resume_csv(writer *w, long *K, err *e)
     return 0;
 }
 
-/* Keep the first K lines of the json lines part file, which has at least as
- * many complete rows as the csv (it is written first). */
-static int resume_jsonl(writer *w, long K, err *e)
+/* Keep the first complete lines of the json lines part file, at most K (the
+ * csv's rows); *J gets how many: fewer when a kill fell between the writes
+ * of one row. */
+static int resume_jsonl(writer *w, long K, long *J, err *e)
 {
     FILE *f = fopen(w->jl_part, "r+");
     if (!f)
         return err_set(e, ERR_SYSTEM, "%s: %s (cannot resume the json lines without it)",
                        w->jl_part, strerror(errno));
-    long rows = 0;
+    long rows = 0, keep = 0, at = 0;
     int c;
-    while (rows < K && (c = getc(f)) != EOF)
-        rows += c == '\n';
-    long keep = ftell(f);
+    while (rows < K && (c = getc(f)) != EOF) {
+        at++;
+        if (c == '\n') {
+            rows++;
+            keep = at;   /* a cut last line is dropped */
+        }
+    }
+    *J = rows;
     int rc = 0;
-    if (rows < K)
-        rc = err_at(e, w->jl_part, 0, "has %ld rows, the csv %ld: run without --resume", rows,
-                    K);
-    else if (fflush(f) != 0 || ftruncate(fileno(f), keep) != 0 ||
-             fseek(f, keep, SEEK_SET) != 0)
+    if (ferror(f) || fflush(f) != 0 || ftruncate(fileno(f), keep) != 0 ||
+        fseek(f, keep, SEEK_SET) != 0)
         rc = err_set(e, ERR_SYSTEM, "%s: %s", w->jl_part, strerror(errno));
     if (rc) {
         fclose(f);
@@ -510,9 +515,18 @@ static int writer_open(writer *w, long *K, err *e)
     if (dev_csv) {
         /* opened above */
     } else if (o->resume && exists(w->csv_part)) {
-        TRY(resume_csv(w, K, e));
+        TRY(resume_csv(w, K, LONG_MAX, e));
+        long J = *K;
         if (o->jsonl_path && *K > 0)
-            TRY(resume_jsonl(w, *K, e));
+            TRY(resume_jsonl(w, *K, &J, e));
+        if (J < *K) {
+            /* The csv has rows the json lines lack: both go back to the rows
+             * they share, and the runs after are done again. */
+            fclose(w->csv);
+            w->csv = NULL;
+            w->sum->failed = 0;
+            TRY(resume_csv(w, K, J, e));
+        }
     } else {
         TRY(open_fresh(&w->csv, w->csv_part, e));
         csv_header(w->csv, w->s);

@@ -32,6 +32,7 @@ struct trace_reader {
     int nmeta;
     char meta_key[META_MAX][48];
     char meta_val[META_MAX][256];
+    long meta_line[META_MAX];
     int pending;          /* buf holds the first op line, not yet returned */
     int default_group;    /* meta ranks */
     int default_graph;    /* meta graph */
@@ -93,6 +94,14 @@ static int read_line(trace_reader *r, err *e)
     if (hash)
         *hash = 0;
     return 1;
+}
+
+static long meta_line(const trace_reader *r, const char *key)
+{
+    for (int i = 0; i < r->nmeta; i++)
+        if (!strcmp(r->meta_key[i], key))
+            return r->meta_line[i];
+    return 0;
 }
 
 static int is_blank(const char *s)
@@ -178,6 +187,7 @@ int trace_open(const char *path, trace_reader **out, err *e)
             vlen = sizeof r->meta_val[0] - 1;
         memcpy(r->meta_val[r->nmeta], p, vlen);
         r->meta_val[r->nmeta][vlen] = 0;
+        r->meta_line[r->nmeta] = r->line;
         r->nmeta++;
     }
     const char *v = trace_meta(r, "ranks");
@@ -185,7 +195,8 @@ int trace_open(const char *path, trace_reader **out, err *e)
         char *end;
         long n = strtol(v, &end, 10);
         if (*end || n < 1 || n > 1 << 20) {
-            rc = err_at(e, path, 0, "meta ranks '%s' is not a positive integer", v);
+            rc = err_at(e, path, meta_line(r, "ranks"), "meta ranks '%s' is not a positive "
+                        "integer", v);
             trace_close(r);
             return rc;
         }
@@ -194,7 +205,7 @@ int trace_open(const char *path, trace_reader **out, err *e)
     v = trace_meta(r, "graph");
     if (v) {
         if (strcmp(v, "0") && strcmp(v, "1")) {
-            rc = err_at(e, path, 0, "meta graph '%s' must be 0 or 1", v);
+            rc = err_at(e, path, meta_line(r, "graph"), "meta graph '%s' must be 0 or 1", v);
             trace_close(r);
             return rc;
         }

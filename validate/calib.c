@@ -226,8 +226,11 @@ const calib_entry *calib_at(const calib *c, int i)
 }
 const char *calib_source(const calib *c) { return c->source; }
 
+/* A decimal number (strtod alone also takes hex floats, "inf" and "nan"). */
 static int parse_number(const char *s, double *out)
 {
+    if (s[strspn(s, "0123456789+-.eE")])
+        return -1;
     errno = 0;
     char *end;
     double v = strtod(s, &end);
@@ -287,6 +290,11 @@ int calib_parse(FILE *f, const char *name, calib **out, err *e)
             rc = err_at(e, name, line, "bad number '%s' for %s", tok[1], tok[0]);
         } else if (!(v >= lo && v <= hi)) {
             rc = err_at(e, name, line, "%s = %g is outside [%g, %g]", tok[0], v, lo, hi);
+        } else if (topo_param_integer(tok[0]) &&
+                   (v != floor(v) ||
+                    (topo_param_integer(tok[0]) == 2 && ((long)v & ((long)v - 1))))) {
+            rc = err_at(e, name, line, "%s = %s must be %s", tok[0], tok[1],
+                        topo_param_integer(tok[0]) == 2 ? "a power of two" : "an integer");
         } else if (n == 4 && (strcmp(tok[2], "+-") || parse_number(tok[3], &sd) || sd < 0)) {
             rc = err_at(e, name, line, "expected '+- SD' (a non-negative number) after the value");
         } else if (find(c, tok[0]) >= 0) {

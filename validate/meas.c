@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/coll/coll.h"
 #include "models/fabric/flows.h"
 #include "sim/arena.h"
 #include "sim/input.h"
@@ -295,7 +296,7 @@ static int csv_row(csv_ctx *c, char **f, int n, long line, err *e)
                           "src and dst are '*' exactly on aggregate rows (flow -1)");
         if (x->flow >= 0 && x->src == x->dst)
             return err_at(e, m->name, line, "src and dst are the same: a flow goes nowhere");
-        if (parse_u64(CELL(6), &x->bytes) || x->bytes == 0)
+        if (parse_u64(CELL(6), &x->bytes) || x->bytes == 0 || x->bytes > COLL_MAX_BYTES)
             return BAD("bytes");
         if (parse_num(CELL(7), 1, &x->time_us))
             return BAD("time_us");
@@ -328,7 +329,7 @@ static int csv_row(csv_ctx *c, char **f, int n, long line, err *e)
         meas_coll *k = row;
         long v;
         k->line = line;
-        if (parse_u64(CELL(0), &k->bytes))
+        if (parse_u64(CELL(0), &k->bytes) || k->bytes > COLL_MAX_BYTES)
             return BAD("size_bytes");
         if (parse_u64(CELL(1), &k->count))
             return BAD("count");
@@ -596,6 +597,8 @@ static int read_nccl_tests(meas_set *m, FILE *f, err *e)
         const char *cell;
         if (parse_u64(cell = tok[c_size], &k->bytes))
             return err_at(e, m->name, line, "bad size '%s'", cell);
+        if (k->bytes > COLL_MAX_BYTES)
+            return err_at(e, m->name, line, "size %s is beyond 64 GiB", cell);
         if (parse_u64(cell = tok[c_count], &k->count))
             return err_at(e, m->name, line, "bad count '%s'", cell);
         k->dtype = dup(m, tok[c_type]);

@@ -64,6 +64,14 @@ static const struct param_def {
 };
 enum { NPARAMS = sizeof param_defs / sizeof param_defs[0] };
 
+int topo_param_integer(const char *key)
+{
+    for (int i = 0; i < NPARAMS; i++)
+        if (!strcmp(param_defs[i].key, key))
+            return param_defs[i].type != P_INT ? 0 : param_defs[i].pow2 ? 2 : 1;
+    return 0;
+}
+
 static const char *const node_kinds[TOPO_NKINDS] = {
     "gpu", "switch", "root", "cpu", "nvswitch", "hostmem",
 };
