@@ -1,10 +1,11 @@
 # collsim and hwcheck: one non-recursive Makefile. `make V=1` shows commands.
 #   make            build/collsim and build/hwcheck
-#   make check      unit tests + CLI tests + validation tolerances, then again under ASan/UBSan
+#   make check      unit tests + CLI tests + validation guards, then again under ASan/UBSan
 #   make check-gpu  hwcheck's GPU tests (needs a GPU)
 #   make bench      simulator benchmarks (ratios against a reference run)
 #   make fuzz       libFuzzer campaigns of every parser, FUZZ_SECONDS each (clang; docs/fuzzing.md)
 #   make validate   regenerate docs/validation.md from validate/data/
+#   make plots      regenerate the figures of docs/plots/
 #   make demo       install missing packages (as root), build, run the default job
 #   make install PREFIX=...
 CC ?= cc
@@ -19,6 +20,16 @@ NVCC ?= $(CUDA_HOME)/bin/nvcc
 NVCC_GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_120,code=sm_120
 # Open MPI for `collsim sweep` across machines: detected, or force MPI=0/1.
 MPI ?= $(shell command -v mpicc >/dev/null 2>&1 && echo 1 || echo 0)
+
+# Set-up: every goal but deps, demo (which runs deps first) and clean needs the
+# Debian packages of scripts/install-deps.sh. Without them stop at once, naming
+# them and `make deps`, rather than fail on a missing header later.
+ifneq ($(filter-out deps demo clean,$(or $(MAKECMDGOALS),all)),)
+DEPS_MISSING := $(shell scripts/install-deps.sh --missing)
+ifneq ($(strip $(DEPS_MISSING)),)
+$(error missing Debian packages: $(strip $(DEPS_MISSING)). Run `make deps` (as root: it runs apt-get install), then make again)
+endif
+endif
 
 ifeq ($(V),1)
 Q :=
@@ -96,7 +107,7 @@ HWCHECK :=
 $(info note: CUDA toolkit or NCCL not found under CUDA_HOME=$(CUDA_HOME) NCCL_HOME=$(NCCL_HOME); hwcheck is not built)
 endif
 
-.PHONY: all check check-unit check-cli check-validate check-asan check-gpu check-fuzz-regress fuzz bench validate demo install clean deps
+.PHONY: plots all check check-unit check-cli check-validate check-asan check-gpu check-fuzz-regress fuzz bench validate demo install clean deps
 all: $(BUILD)/collsim $(HWCHECK)
 
 $(BUILD)/obj/%.o: %.c
@@ -147,8 +158,14 @@ $(BUILD)/test/hwcheck/%_test: hwcheck/%_test.c $(HW_OBJ) $(KERN_OBJ)
 check-unit: $(TEST_BIN) $(if $(HWCHECK),$(HW_TEST_BIN))
 	$(Q)set -e; for t in $^; do echo "  RUN     $$t"; ./$$t >$$t.log 2>&1 || { cat $$t.log; echo "FAIL: $$t"; exit 1; }; done
 
-check-cli: all
-	$(Q)COLLSIM=$(BUILD)/collsim HWCHECK=$(HWCHECK) tests/run_cli.sh tests/cli/*.test
+# pngstat: is a plot rendered to PNG blank? (libpng; the plot tests use it)
+$(BUILD)/tools/pngstat: tests/tools/pngstat.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) $(OPT) -o $@ $< -lpng $(LDSAN)
+
+check-cli: all $(BUILD)/tools/pngstat
+	$(Q)COLLSIM=$(BUILD)/collsim HWCHECK=$(HWCHECK) PNGSTAT=$(BUILD)/tools/pngstat tests/run_cli.sh tests/cli/*.test
 
 # Inputs the fuzzers found (tests/fuzz/TARGET/*), replayed through the harnesses.
 $(BUILD)/fuzz-regress: fuzz/regress.c fuzz/harness.c $(LIB_OBJ)
@@ -180,7 +197,7 @@ $(BUILD)/fuzz/fuzz-%: fuzz/libfuzzer.c $(FUZZ_OBJ)
 fuzz: $(addprefix $(BUILD)/fuzz/fuzz-,$(FUZZ_TARGETS))
 	$(Q)scripts/fuzz.sh $(BUILD)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-# The validation sets' tolerances (docs/validation.md), run into build/validate.
+# The validation sets' regression guards (validate/data/*/*.guards, docs/validation.md), run into build/validate.
 check-validate: $(BUILD)/collsim
 	$(Q)scripts/validate.sh $(BUILD)/collsim --check
 
@@ -200,6 +217,9 @@ bench: $(BUILD)/collsim $(BENCH_BIN)
 
 validate: $(BUILD)/collsim
 	$(Q)scripts/validate.sh $(BUILD)/collsim
+
+plots: $(BUILD)/collsim
+	$(Q)scripts/plots.sh $(BUILD)/collsim
 
 deps:
 	$(Q)scripts/install-deps.sh

@@ -208,7 +208,7 @@ static const cli_opt import_options[] = {
 
 static int cmd_import(int argc, char **argv, err *e)
 {
-    import_args g = {.o = {1.0, 0}, .fmt = REPORT_TABLE};
+    import_args g = {.o = {0, 0}, .fmt = REPORT_TABLE};  /* 0: not given (1 a cycle) */
     /* "kineto", the files, and one more so that too many get their own message */
     const char *pos[IMPORT_MAX_FILES + 2];
     int npos;

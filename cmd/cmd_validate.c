@@ -27,7 +27,8 @@
 #include "validate/points.h"
 #include "validate/stats.h"
 
-enum { MAX_FILES = 256, MAX_ALGOS = 16, MAX_PANELS = 64, MAX_XOVER = 8 };
+enum { MAX_FILES = 256, MAX_ALGOS = 16, MAX_PANELS = 64, MAX_XOVER = 8,
+       MAX_PAIRS = MAX_ALGOS * (MAX_ALGOS - 1) / 2 };
 
 static const char synopsis[] = "collsim validate MEAS... [options]";
 static const char desc[] =
@@ -100,6 +101,9 @@ typedef struct vset {
     int ngroups;
     int is_coll;
     char coll[24];      /* the collective of a collective set */
+    int ranks;          /* ... and its ranks (nccl-tests' busbw factor) */
+    char note[160];     /* why a set was skipped or has no points; "" if judged */
+    int skipped;        /* not judged (the note says why) */
 } vset;
 
 static int group_of(vset *s, const char *name)
@@ -237,6 +241,7 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
         snprintf(v->where, sizeof v->where, "line %ld", k->line);
     }
     s->is_coll = 1;
+    s->ranks = ranks;
     snprintf(s->coll, sizeof s->coll, "%s", coll_kind_name(kind));
     return 0;
 }
@@ -359,13 +364,21 @@ static void fmt_size(double b, char *buf, size_t n)
         snprintf(buf, n, "%.3g", b);
 }
 
-/* Crossovers of every algorithm pair at their common sizes, as text. */
-static void crossovers(const vset *s, char *out, size_t len)
+/* The first crossover of one algorithm pair, measured and predicted: 0
+ * where they do not cross; nm/np how many times they do. */
+typedef struct xover {
+    int a, b;                  /* groups */
+    double meas, pred;         /* bytes, 0 = none */
+    size_t nm, np;
+} xover;
+
+/* Crossovers of every algorithm pair with >= 2 common sizes; returns the
+ * count (at most max). */
+static size_t crossovers(const vset *s, xover *out, size_t max)
 {
-    out[0] = 0;
-    size_t used = 0;
+    size_t nx = 0;
     for (int a = 0; a < s->ngroups; a++)
-        for (int b = a + 1; b < s->ngroups; b++) {
+        for (int b = a + 1; b < s->ngroups && nx < max; b++) {
             double sz[256], ma[256], mb[256], pa[256], pb[256];
             size_t n = 0;
             for (size_t i = 0; i < s->n && n < 256; i++) {
@@ -395,20 +408,37 @@ static void crossovers(const vset *s, char *out, size_t len)
                     }
                 }
             double xm[MAX_XOVER], xp[MAX_XOVER];
-            size_t nm = stats_crossovers(sz, ma, mb, n, xm, MAX_XOVER);
-            size_t npr = stats_crossovers(sz, pa, pb, n, xp, MAX_XOVER);
-            char m1[16] = "none", p1[16] = "none";
-            if (nm)
-                fmt_size(xm[0], m1, sizeof m1);
-            if (npr)
-                fmt_size(xp[0], p1, sizeof p1);
-            int w = snprintf(out + used, len - used, "%s%s/%s meas %s%s pred %s%s",
-                             used ? "; " : "", s->groups[a], s->groups[b], m1,
-                             nm > 1 ? "+" : "", p1, npr > 1 ? "+" : "");
-            if (w < 0 || (size_t)w >= len - used)
-                return;
-            used += (size_t)w;
+            xover *x = &out[nx++];
+            x->a = a, x->b = b;
+            x->nm = stats_crossovers(sz, ma, mb, n, xm, MAX_XOVER);
+            x->np = stats_crossovers(sz, pa, pb, n, xp, MAX_XOVER);
+            x->meas = x->nm ? xm[0] : 0;
+            x->pred = x->np ? xp[0] : 0;
         }
+    return nx;
+}
+
+/* The crossovers as text: "A/B meas 12.4K pred 13K" ("+": more than one;
+ * pairs that cross in neither are left out). */
+static void crossover_text(const vset *s, const xover *x, size_t nx, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < nx; i++) {
+        char m1[16] = "none", p1[16] = "none";
+        if (!x[i].nm && !x[i].np)
+            continue;   /* neither crosses: the crossovers table lists it */
+        if (x[i].nm)
+            fmt_size(x[i].meas, m1, sizeof m1);
+        if (x[i].np)
+            fmt_size(x[i].pred, p1, sizeof p1);
+        int w = snprintf(out + used, len - used, "%s%s/%s meas %s%s pred %s%s", used ? "; " : "",
+                         s->groups[x[i].a], s->groups[x[i].b], m1, x[i].nm > 1 ? "+" : "", p1,
+                         x[i].np > 1 ? "+" : "");
+        if (w < 0 || (size_t)w >= len - used)
+            return;
+        used += (size_t)w;
+    }
     if (!used)
         snprintf(out, len, "-");
 }
@@ -417,7 +447,13 @@ static const report_col set_cols[] = {
     {"set", NULL, 34, -1},          {"kind", NULL, 6, -1},
     {"points", NULL, 6, -1},        {"median_err_pct", "median%", 8, 2},
     {"worst_err_pct", "worst%", 8, 2}, {"worst_point", NULL, 30, -1},
-    {"decisions", NULL, 9, -1},     {"crossovers", NULL, 1, -1},
+    {"decisions", NULL, 9, -1},     {"crossovers", NULL, 30, -1},
+    {"note", NULL, 1, -1},
+};
+static const report_col xover_cols[] = {
+    {"set", NULL, 34, -1},           {"pair", NULL, 30, -1},
+    {"meas_bytes", NULL, 12, 0},     {"pred_bytes", NULL, 12, 0},
+    {"meas_count", NULL, 10, -1},    {"pred_count", NULL, 10, -1},
 };
 static const report_col point_cols[] = {
     {"set", NULL, 34, -1},    {"where", NULL, 10, -1},  {"point", NULL, 34, -1},
@@ -525,6 +561,32 @@ static int build_plot(plot *pl, const vset *vs, int nfiles, err *e)
                 rc = plot_series(pl, pi, v->name, PLOT_POINTS, xs, ym, c, e);
                 if (!rc)
                     rc = plot_series(pl, pi, v->name, PLOT_LINE, xs, yp, c, e);
+                /* the busbw view (nccl-tests' busbw = size / time x its factor),
+                 * one panel per collective, a series per algorithm */
+                coll_kind ck;
+                char bname[96], lab[112];
+                snprintf(bname, sizeof bname, "%s busbw (nccl-tests), %d ranks", v->coll, v->ranks);
+                int bi = -1;
+                for (int k = 0; k < npan; k++)
+                    if (!strcmp(pnames[k], bname))
+                        bi = pidx[k];
+                if (!rc && bi < 0 && npan < MAX_PANELS &&
+                    (bi = plot_panel_kind(pl, bname, PLOT_LOGLIN, "size (bytes)", "busbw (GB/s)",
+                                          e)) >= 0) {
+                    snprintf(pnames[npan], sizeof pnames[0], "%s", bname);
+                    pidx[npan++] = bi;
+                }
+                if (rc || bi < 0 || coll_kind_parse(v->coll, &ck))
+                    continue;
+                double f = coll_bus_factor(ck, v->ranks);
+                for (size_t k = 0; k < c; k++) {
+                    ym[k] = ym[k] > 0 ? xs[k] / (ym[k] * 1e3) * f : NAN;
+                    yp[k] = yp[k] > 0 ? xs[k] / (yp[k] * 1e3) * f : NAN;
+                }
+                snprintf(lab, sizeof lab, "%s: %s", v->name, v->groups[g]);
+                rc = plot_series(pl, bi, lab, PLOT_POINTS, xs, ym, c, e);
+                if (!rc)
+                    rc = plot_series(pl, bi, lab, PLOT_LINE, xs, yp, c, e);
                 continue;
             }
             for (size_t k = 0; k < v->n && !rc; k++) {
@@ -557,6 +619,50 @@ static int build_plot(plot *pl, const vset *vs, int nfiles, err *e)
         free(xs);
     }
     return rc;
+}
+
+/* The value of option opt ("--topo X" or "--topo=X") in a command line,
+ * into buf; NULL when absent. */
+static const char *command_arg(const char *cmd, const char *opt, char *buf, size_t len)
+{
+    size_t ol = strlen(opt);
+    for (const char *p = cmd; p && *p;) {
+        p += strspn(p, " ");
+        size_t n = strcspn(p, " ");
+        if (n > ol && p[ol] == '=' && !strncmp(p, opt, ol)) {
+            snprintf(buf, len, "%.*s", (int)(n - ol - 1), p + ol + 1);
+            return buf;
+        }
+        if (n == ol && !strncmp(p, opt, ol)) {
+            p += n;
+            p += strspn(p, " ");
+            n = strcspn(p, " ");
+            if (!n)
+                return NULL;
+            snprintf(buf, len, "%.*s", (int)n, p);
+            return buf;
+        }
+        p += n;
+    }
+    return NULL;
+}
+
+/* The topology a file's header names: a converted or hwcheck file's
+ * `preset`; in collsim coll's own table, the command's --topo (a preset or
+ * a path, as it was given), else the topology's name. NULL if none. */
+static const char *header_topo(const meas_set *m, char *buf, size_t len)
+{
+    const char *p = meas_meta(m, "preset"), *by = meas_meta(m, "predicted_by");
+    if (p)
+        return p;
+    if (!by || strncmp(by, "collsim", 7))
+        return NULL;
+    if (command_arg(meas_meta(m, "command"), "--topo", buf, len))
+        return buf;
+    if (!(p = meas_meta(m, "topology")))
+        return NULL;
+    snprintf(buf, len, "%.*s", (int)strcspn(p, " "), p);
+    return buf;
 }
 
 int cmd_validate(int argc, char **argv, err *e)
@@ -597,18 +703,21 @@ int cmd_validate(int argc, char **argv, err *e)
         rc = meas_load(files[i], &sets[i], e);
     if (rc)
         goto done;
+    char hdr_topo[2][1024];
     if (!topo_arg) {
-        topo_arg = meas_meta(sets[0], "preset");
+        topo_arg = header_topo(sets[0], hdr_topo[0], sizeof hdr_topo[0]);
         for (int i = 1; i < nfiles && topo_arg; i++) {
-            const char *p = meas_meta(sets[i], "preset");
+            const char *p = header_topo(sets[i], hdr_topo[1], sizeof hdr_topo[1]);
             if (!p || strcmp(p, topo_arg)) {
-                rc = err_set(e, ERR_USAGE, "%s: its 'preset' differs from %s's: give --topo",
-                             files[i], files[0]);
+                rc = err_set(e, ERR_USAGE, "%s: the topology its header names (%s) differs from "
+                             "%s's (%s): give --topo", files[i], p ? p : "none", files[0],
+                             topo_arg);
                 goto done;
             }
         }
         if (!topo_arg) {
-            rc = err_set(e, ERR_USAGE, "%s names no 'preset': give --topo", files[0]);
+            rc = err_set(e, ERR_USAGE, "%s names no topology (no 'preset', not a collsim coll "
+                         "table): give --topo", files[0]);
             goto done;
         }
     }
@@ -626,6 +735,16 @@ int cmd_validate(int argc, char **argv, err *e)
             rc = err_set(e, ERR_SYSTEM, "out of memory");
             break;
         }
+        int vr = meas_kind_of(m) == MEAS_COLL ? meas_virtual_ranks(m) : 0;
+        if (vr) {
+            /* Not representable: the model runs one rank per GPU of the
+             * topology; N ranks sharing one GPU's memory and SMs are not
+             * N GPUs joined by links, so no topology predicts them. */
+            snprintf(s->note, sizeof s->note, "skipped: %d virtual ranks on one GPU; the model "
+                     "runs one rank per GPU", vr);
+            s->skipped = 1;
+            continue;
+        }
         switch (meas_kind_of(m)) {
         case MEAS_COLL: rc = coll_points(s, m, t, cc, e); break;
         case MEAS_REPLAY: rc = replay_points(s, m, t, cc, e); break;
@@ -634,6 +753,12 @@ int cmd_validate(int argc, char **argv, err *e)
     }
     if (rc)
         goto done;
+    for (int i = 0; i < nfiles; i++)
+        if (!vs[i].skipped && !vs[i].n)
+            snprintf(vs[i].note, sizeof vs[i].note, "%s",
+                     meas_kind_of(sets[i]) == MEAS_LAUNCH
+                         ? "no comparable points: no launch or graph-node row"
+                         : "no comparable points");
     /* --merge: every file's points in one set, groups matched by name. */
     nsel = nfiles;
     if (va.merge) {
@@ -647,8 +772,13 @@ int cmd_validate(int argc, char **argv, err *e)
         merged.name = va.merge;
         merged.kind = vs[0].kind;
         snprintf(merged.coll, sizeof merged.coll, "%s", vs[0].coll);
+        merged.ranks = vs[0].ranks;
         merged.is_coll = 1;
+        int judged = 0;
         for (int i = 0; i < nfiles && !rc; i++) {
+            if (vs[i].skipped)
+                continue;
+            judged++;
             merged.is_coll &= vs[i].is_coll;
             for (size_t k = 0; k < vs[i].n; k++) {
                 vpoint *v = &merged.p[merged.n++];
@@ -661,6 +791,12 @@ int cmd_validate(int argc, char **argv, err *e)
         }
         if (rc)
             goto done;
+        if (!judged) {
+            merged.skipped = 1;
+            snprintf(merged.note, sizeof merged.note, "skipped: every file was skipped");
+        } else if (!merged.n) {
+            snprintf(merged.note, sizeof merged.note, "no comparable points");
+        }
         sel = &merged;
         nsel = 1;
     }
@@ -671,10 +807,21 @@ int cmd_validate(int argc, char **argv, err *e)
     }
     report_meta(r, "topo", "%s", topo_name(t));
     report_meta(r, "calibration", "%s", calib_path ? calib_path : "none (topology values)");
-    report_table(r, "validation", set_cols, 8);
-    const char *fail_set = NULL;
-    double fail_val = 0, fail_lim = 0;
-    const char *fail_what = NULL;
+    report_table(r, "validation", set_cols, 9);
+    /* A check (--max-median, --max-worst) fails on the first set that
+     * exceeds a bound, and on a set with nothing to compare: a check that
+     * judged nothing has not passed. Skipped sets (their note says why) are
+     * not judged, but a check that judges no set at all fails. */
+    int check = isfinite(max_median) || isfinite(max_worst), judged = 0;
+    char fail[512] = "";
+    xover *xs = calloc((size_t)nsel * MAX_PAIRS + 1, sizeof *xs);
+    size_t *nxs = calloc((size_t)nsel + 1, sizeof *nxs);
+    if (!xs || !nxs) {
+        free(xs);
+        free(nxs);
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+        goto done;
+    }
     for (int i = 0; i < nsel; i++) {
         vset *s = &sel[i];
         report_str(r, s->name);
@@ -683,9 +830,13 @@ int cmd_validate(int argc, char **argv, err *e)
         if (!s->n) {
             for (int k = 0; k < 5; k++)
                 report_str(r, "-");
+            report_str(r, s->note);
             report_end_row(r);
+            if (check && !s->skipped && !fail[0])
+                snprintf(fail, sizeof fail, "%s: no comparable points: nothing to check", s->name);
             continue;
         }
+        judged++;
         double *pm = malloc(2 * s->n * sizeof *pm);
         stats_point *sp = malloc(s->n * sizeof *sp);
         stats_choice *ch = malloc(s->n * sizeof *ch);
@@ -693,6 +844,8 @@ int cmd_validate(int argc, char **argv, err *e)
             free(pm);
             free(sp);
             free(ch);
+            free(xs);
+            free(nxs);
             report_free(r);
             r = NULL;
             rc = err_set(e, ERR_SYSTEM, "out of memory");
@@ -712,12 +865,15 @@ int cmd_validate(int argc, char **argv, err *e)
             for (size_t k = 0; k < nch; k++)
                 agree += ch[k].meas_best == ch[k].pred_best;
             snprintf(dec, sizeof dec, "%zu/%zu", agree, nch);
-            crossovers(s, xo, sizeof xo);
+            nxs[i] = crossovers(s, xs + (size_t)i * MAX_PAIRS, MAX_PAIRS);
+            crossover_text(s, xs + (size_t)i * MAX_PAIRS, nxs[i], xo, sizeof xo);
         }
         free(pm);
         free(sp);
         free(ch);
         if (src) {
+            free(xs);
+            free(nxs);
             report_free(r);
             r = NULL;
             rc = err_wrap(e, "%s", s->name);
@@ -728,16 +884,39 @@ int cmd_validate(int argc, char **argv, err *e)
         report_str(r, s->p[st.worst_index].label);
         report_str(r, dec);
         report_str(r, xo);
+        report_str(r, s->note);
         report_end_row(r);
-        if (!fail_set && 100 * st.median_abs > max_median) {
-            fail_set = s->name, fail_what = "median", fail_val = 100 * st.median_abs;
-            fail_lim = max_median;
-        }
-        if (!fail_set && 100 * fabs(st.worst) > max_worst) {
-            fail_set = s->name, fail_what = "worst", fail_val = 100 * fabs(st.worst);
-            fail_lim = max_worst;
-        }
+        if (!fail[0] && 100 * st.median_abs > max_median)
+            snprintf(fail, sizeof fail, "%s: median error %.2f%% exceeds %.2f%%", s->name,
+                     100 * st.median_abs, max_median);
+        if (!fail[0] && 100 * fabs(st.worst) > max_worst)
+            snprintf(fail, sizeof fail, "%s: worst error %.2f%% exceeds %.2f%%", s->name,
+                     100 * fabs(st.worst), max_worst);
     }
+    if (check && !judged && !fail[0])
+        snprintf(fail, sizeof fail, "no data set was judged (%d skipped): nothing to check", nsel);
+    /* Crossovers as numbers (bytes; 0 = they do not cross), for checks. */
+    size_t nxall = 0;
+    for (int i = 0; i < nsel; i++)
+        nxall += nxs[i];
+    if (nxall) {
+        report_table(r, "crossovers", xover_cols, 6);
+        for (int i = 0; i < nsel; i++)
+            for (size_t k = 0; k < nxs[i]; k++) {
+                const xover *x = &xs[(size_t)i * MAX_PAIRS + k];
+                char pair[112];
+                snprintf(pair, sizeof pair, "%s/%s", sel[i].groups[x->a], sel[i].groups[x->b]);
+                report_str(r, sel[i].name);
+                report_str(r, pair);
+                report_num(r, x->meas);
+                report_num(r, x->pred);
+                report_int(r, (long long)x->nm);
+                report_int(r, (long long)x->np);
+                report_end_row(r);
+            }
+    }
+    free(xs);
+    free(nxs);
     if (show_points) {
         report_table(r, "points", point_cols, 6);
         for (int i = 0; i < nsel; i++)
@@ -759,7 +938,16 @@ int cmd_validate(int argc, char **argv, err *e)
         goto done;
 
     if (plot_path) {
-        pl = plot_new("collsim validate: predicted against measured", "size (bytes)", "time (us)");
+        /* The title names what was judged: the data sets, topology, calibration. */
+        char title[512], sets_s[256] = "";
+        size_t k = 0;
+        for (int i = 0; i < nsel && k < sizeof sets_s; i++)
+            k += (size_t)snprintf(sets_s + k, sizeof sets_s - k, "%s%s", i ? ", " : "",
+                                  sel[i].name);
+        const char *cb = calib_path ? strrchr(calib_path, '/') : NULL;
+        snprintf(title, sizeof title, "collsim validate: %s on %s, calibration %s", sets_s,
+                 topo_name(t), calib_path ? (cb ? cb + 1 : calib_path) : "none (preset)");
+        pl = plot_new(title, "size (bytes)", "time (us)");
         if (!pl) {
             rc = err_set(e, ERR_SYSTEM, "out of memory");
             goto done;
@@ -777,9 +965,8 @@ int cmd_validate(int argc, char **argv, err *e)
         if ((rc = ofile_commit(&of, e)))
             goto done;
     }
-    if (fail_set)
-        rc = err_set(e, ERR_CHECK, "%s: %s error %.2f%% exceeds %.2f%%", fail_set, fail_what,
-                     fail_val, fail_lim);
+    if (fail[0])
+        rc = err_set(e, ERR_CHECK, "%s", fail);
 done:
     free(merged.p);
     report_free(r);

@@ -1048,6 +1048,14 @@ static int write_ops(kineto_rank *const *ranks, int n, const kineto_opts *o, tra
     TRY(trace_write_meta(w, "ranks", buf, e));
     TRY(trace_write_meta(w, "source", "kineto", e));
     TRY(trace_write_meta(w, "overhead", "captured", e));
+    /* A capture whose steps state no tokens (a training step, a profiler
+     * step): a cycle counts 1 unless --tokens-per-cycle says otherwise, and
+     * replay reports steps/s, not tok/s. */
+    int stated = o && o->tokens_per_cycle > 0;
+    for (long i = 0; i < k->steps.n && !stated; i++)
+        stated = k->steps.v[i].tokens > 0;
+    if (!stated)
+        TRY(trace_write_meta(w, "tokens", "none", e));
     TRY(trace_write_comment(w, "kernel launch and graph overheads are in the captured gaps", e));
 
     emitter m;

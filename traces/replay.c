@@ -537,12 +537,8 @@ int replay_reader(trace_reader *tr, const char *path, const topo *t, coll_ctx *c
                 return err_wrap(e, "%s: meta nccl_env", path);
             }
     }
-    const char *rk = trace_meta(tr, "ranks");
-    if (rk && atoi(rk) == 1 && topo_ngpus(t) > 1)
-        fprintf(stderr, "collsim replay: warning: %s was captured on 1 rank (meta ranks 1) and "
-                        "is replayed on %s's %d GPUs: its collectives are predicted for the "
-                        "group each names, its compute is the captured rank's\n",
-                path, topo_name(t), topo_ngpus(t));
+    const char *rk = trace_meta(tr, "ranks"), *tk = trace_meta(tr, "tokens");
+    int trace_ranks = rk ? atoi(rk) : 0, tokens_stated = !tk || strcmp(tk, "none");
     replay *r = replay_new(t, c, &ro);
     if (!r) {
         trace_close(tr);
@@ -562,6 +558,10 @@ int replay_reader(trace_reader *tr, const char *path, const topo *t, coll_ctx *c
     }
     if (rc == 0)
         rc = replay_finish(r, out, e);
+    if (rc == 0) {
+        out->trace_ranks = trace_ranks;
+        out->tokens_stated = tokens_stated;
+    }
     replay_free(r);
     trace_close(tr);
     return rc;

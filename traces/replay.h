@@ -52,6 +52,9 @@ typedef struct replay_result {
     double phase_part_us[PHASE_N][REPLAY_NPARTS];    /* per cycle, phase x part */
     uint64_t ops, colls;
     uint64_t predictions;  /* distinct collectives actually predicted */
+    int trace_ranks;       /* replay_file: the trace's meta ranks, 0 if it names none */
+    int tokens_stated;     /* replay_file: 0 if the trace says its cycles count no tokens
+                              (meta tokens none: a training capture), else 1 */
 } replay_result;
 
 typedef struct replay replay;
@@ -74,9 +77,9 @@ void replay_timeline(replay *r, FILE *f);
 void replay_timeline_part(replay *r, timeline *doc, int pid, const char *label);
 /* Replay a trace file from start to end: trace_open + replay_op + finish.
  * The file's "meta graph" is honoured unless o->graph >= 0, its "meta
- * nccl_env" (NCCL_X=Y,...) unless o->env_given. A trace whose "meta ranks"
- * is smaller than the collectives' group or than the topology's GPUs gets a
- * warning on stderr (a one-rank capture replayed on 8 GPUs). */
+ * nccl_env" (NCCL_X=Y,...) unless o->env_given. out->trace_ranks and
+ * out->tokens_stated say what the trace's meta lines claim, for the caller's
+ * warnings (a 2-rank capture replayed on 8 GPUs). */
 int replay_file(const char *path, const topo *t, coll_ctx *c,
                 const replay_opts *o, FILE *timeline, replay_result *out, err *e);
 /* replay_file on a trace already open (read once: a pipe); closes tr. */

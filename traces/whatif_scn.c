@@ -342,8 +342,15 @@ int whatif_set(whatif_scenario *s, const char *key, const char *value, err *e)
     if (!k && !strcmp(key, "allreduce_us"))
         return err_set(e, ERR_USAGE, "allreduce_us: name the phase it applies to "
                        "(decode_allreduce_us, verify_allreduce_us or draft_allreduce_us)");
-    if (!k)
-        return err_set(e, ERR_USAGE, "unknown knob '%s' (collsim whatif --keys lists them)", key);
+    if (!k) {
+        const char *names[256], *nm;
+        int n = 0;
+        while (n < 256 && (nm = whatif_key_name(n)))
+            names[n++] = nm;
+        const char *sug = cli_suggest(key, names, n);
+        return err_set(e, ERR_USAGE, "unknown knob '%s' (%s%s%scollsim whatif --keys lists them)",
+                       key, sug ? "did you mean '" : "", sug ? sug : "", sug ? "'? " : "");
+    }
     char *base = (char *)s + k->off;
     double d;
     long n;

@@ -19,7 +19,7 @@
 #include "sim/input.h"
 #include "sim/line.h"
 
-enum { MAX_FIELDS = 64, MAX_META = 128, LINE_MAX_BYTES = 8192 };
+enum { MAX_FIELDS = 64, MAX_ALGO_COLS = 16, MAX_META = 128, LINE_MAX_BYTES = 8192 };
 
 struct meas_set {
     arena *a;
@@ -532,13 +532,87 @@ static void env_setting(meas_set *m, const char *s, const char *var, const char 
         (void)add_meta(m, key, v, line, e);
 }
 
+/* collsim coll's own header (after `# predicted_by: collsim`): its
+ * `# key: value` lines become metadata (topology, command, graph, proto,
+ * algo), as a csv file's do. */
+static void collsim_meta(meas_set *m, const char *s, long line, err *e)
+{
+    char kv[LINE_MAX_BYTES];
+    snprintf(kv, sizeof kv, "%s", s + 1);
+    char *colon = strchr(kv, ':');
+    if (!colon)
+        return;
+    *colon = 0;
+    char *k = trim(kv), *v = trim(colon + 1);
+    if (!*k || strpbrk(k, " \t") || meas_meta(m, k))
+        return;
+    (void)add_meta(m, k, v, line, e);
+}
+
+/* collsim coll --algo A,B,...: "#  size count type redop root time busbw
+ * time busbw ... winner" under a line naming the algorithms, one time and
+ * busbw pair per algorithm. Fills the columns; 0 if the header is not one. */
+static int multi_header(char **tok, int n, int nnames, int *c_time, int *c_busbw)
+{
+    int groups = (n - 6) / 2;
+    if (groups < 1 || groups != nnames || groups > MAX_ALGO_COLS ||
+        strcmp(tok[n - 1], "winner") || strcmp(tok[2], "type"))
+        return 0;
+    for (int g = 0; g < groups; g++) {
+        if (strcmp(tok[5 + 2 * g], "time") || strcmp(tok[6 + 2 * g], "busbw"))
+            return 0;
+        c_time[g] = 5 + 2 * g;
+        c_busbw[g] = 6 + 2 * g;
+    }
+    return groups;
+}
+
+/* One size of a multi-algorithm table: a row per algorithm that ran it
+ * ('-' where it cannot). graph and proto come from collsim's header. */
+static int multi_row(meas_set *m, char **tok, const char *const *names, const int *c_time,
+                     const int *c_busbw, int nalgo, long line, err *e)
+{
+    uint64_t bytes, count;
+    const char *cell;
+    if (parse_u64(cell = tok[0], &bytes))
+        return err_at(e, m->name, line, "bad size '%s'", cell);
+    if (parse_u64(cell = tok[1], &count))
+        return err_at(e, m->name, line, "bad count '%s'", cell);
+    const char *g = meas_meta(m, "graph"), *proto = meas_meta(m, "proto");
+    for (int i = 0; i < nalgo; i++) {
+        if (!strcmp(tok[c_time[i]], "-"))
+            continue;
+        meas_coll *k = push_row(m);
+        if (!k)
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        k->line = line;
+        k->bytes = bytes;
+        k->count = count;
+        k->dtype = dup(m, tok[2]);
+        if (parse_num(cell = tok[c_time[i]], 0, &k->time_us) || k->time_us <= 0)
+            return err_at(e, m->name, line, "bad time '%s'", cell);
+        if (parse_num(cell = tok[c_busbw[i]], 1, &k->busbw_GBps))
+            return err_at(e, m->name, line, "bad busbw '%s'", cell);
+        k->algbw_GBps = (double)bytes / (k->time_us * 1e3);
+        k->graph = g && !strcmp(g, "1");
+        k->impl = "nccl";
+        k->algo = names[i];
+        k->proto = proto ? proto : "auto";
+    }
+    return 0;
+}
+
 static int read_nccl_tests(meas_set *m, FILE *f, err *e)
 {
     char buf[LINE_MAX_BYTES];
     char *tok[MAX_FIELDS];
     long line = 0;
     int ncols = 0, c_size = -1, c_count = -1, c_type = -1, c_time = -1, c_algbw = -1,
-        c_busbw = -1, c_wrong = -1, graph = 0;
+        c_busbw = -1, c_wrong = -1, graph = 0, collsim = 0;
+    /* A multi-algorithm table: the algorithms and their columns. */
+    int nalgo = 0, a_time[MAX_ALGO_COLS], a_busbw[MAX_ALGO_COLS];
+    const char *a_name[MAX_ALGO_COLS];
+    char prev[LINE_MAX_BYTES] = "";   /* the '#' line before this one */
     m->kind = MEAS_COLL;
     m->nccl_tests = 1;
     m->rowsize = sizeof(meas_coll);
@@ -561,6 +635,10 @@ static int read_nccl_tests(meas_set *m, FILE *f, err *e)
                 graph = atoi(g + 7) != 0;
             if (strstr(s, " Rank ") && strstr(s, "device"))
                 m->nccl_ranks++;
+            if (!strncmp(s, "# predicted_by: collsim", 23))
+                collsim = 1;
+            if (collsim && !ncols)
+                collsim_meta(m, s, line, e);
             char copy[LINE_MAX_BYTES];
             memcpy(copy, s + 1, strlen(s));
             int n = split_ws(copy, tok, MAX_FIELDS);
@@ -575,10 +653,22 @@ static int read_nccl_tests(meas_set *m, FILE *f, err *e)
                     if (!strcmp(tok[i], "busbw")) c_busbw = i;
                     if (!strcmp(tok[i], "#wrong") || !strcmp(tok[i], "error")) c_wrong = i;
                 }
+                if (c_algbw < 0 && collsim) {
+                    char pcopy[LINE_MAX_BYTES];
+                    char *names[MAX_FIELDS];
+                    memcpy(pcopy, prev + 1, strlen(prev));
+                    int nn = prev[0] ? split_ws(pcopy, names, MAX_FIELDS) : 0;
+                    nalgo = multi_header(tok, n, nn, a_time, a_busbw);
+                    for (int i = 0; i < nalgo; i++)
+                        a_name[i] = dup(m, strcmp(names[i], "p2p") ? names[i] : "auto");
+                    if (nalgo)
+                        continue;
+                }
                 if (c_time < 0 || c_algbw < 0 || c_busbw < 0 || c_type < 0)
                     return err_at(e, m->name, line,
                                   "nccl-tests header without type/time/algbw/busbw");
             }
+            snprintf(prev, sizeof prev, "%s", s);
             continue;
         }
         if (!isdigit((unsigned char)*s))
@@ -590,6 +680,10 @@ static int read_nccl_tests(meas_set *m, FILE *f, err *e)
         int n = split_ws(s, tok, MAX_FIELDS);
         if (n < ncols)
             return err_at(e, m->name, line, "%d columns, the nccl-tests header has %d", n, ncols);
+        if (nalgo) {
+            TRY(multi_row(m, tok, a_name, a_time, a_busbw, nalgo, line, e));
+            continue;
+        }
         meas_coll *k = push_row(m);
         if (!k)
             return err_set(e, ERR_SYSTEM, "out of memory");
@@ -730,6 +824,13 @@ int meas_ranks(const meas_set *m)
         return n;
     }
     return 0;
+}
+
+int meas_virtual_ranks(const meas_set *m)
+{
+    const char *s = meas_meta(m, "virtual_ranks");
+    long v = s ? strtol(s, NULL, 10) : 0;
+    return v > 0 && v < 1 << 20 ? (int)v : 0;
 }
 
 size_t meas_nxfer(const meas_set *m) { return m->kind <= MEAS_HOST ? m->nrows : 0; }

@@ -70,8 +70,10 @@ typedef struct meas_replay {
 
 typedef struct meas_set meas_set;
 
-/* Read a file (csv or nccl-tests, told apart by content); name is used in
- * messages. ERR_INPUT "name:line: what" on anything malformed. */
+/* Read a file (csv or nccl-tests, told apart by content; nccl-tests text
+ * includes collsim coll's own tables, one or several algorithms, whose
+ * `# key: value` header becomes metadata); name is used in messages.
+ * ERR_INPUT "name:line: what" on anything malformed. */
 int meas_read(FILE *f, const char *name, meas_set **out, err *e);
 int meas_load(const char *path, meas_set **out, err *e); /* ERR_SYSTEM if unreadable */
 void meas_free(meas_set *m);                            /* NULL ok */
@@ -87,6 +89,9 @@ const char *meas_collective(const meas_set *m);
 /* Number of ranks of a coll set (metadata `ranks`, hwcheck `virtual_ranks`,
  * nccl-tests Rank lines, or the entries of `gpus`); 0 if unknown. */
 int meas_ranks(const meas_set *m);
+/* N when the file's ranks were N virtual ranks on one GPU (hwcheck
+ * --virtual-ranks, metadata `virtual_ranks`); 0 when they were real GPUs. */
+int meas_virtual_ranks(const meas_set *m);
 
 size_t meas_nxfer(const meas_set *m);
 const meas_xfer *meas_xfer_at(const meas_set *m, size_t i);

@@ -213,6 +213,84 @@ static void test_errors(void **state)
                  "8 2 float sum -1 x 0 0 0\n", "bad.csv:2:", "bad time 'x'");
 }
 
+/* collsim coll --algo ring,oneshot: one time/busbw pair per algorithm under
+ * a line naming them; '-' where an algorithm cannot run a size. */
+static const char collsim_multi[] =
+    "# predicted_by: collsim 0.1.0 (a model: no GPU ran)\n"
+    "# command: collsim coll allreduce --topo h200-2x --algo ring,oneshot -b 4K -e 16K -f 4\n"
+    "# collective: allreduce\n"
+    "# topology: h200-2x (2 GPUs, 2 used)\n"
+    "# graph: 1\n"
+    "# algo: ring,oneshot\n"
+    "# proto: LL\n"
+    "#\n"
+    "#                                                                ring          oneshot\n"
+    "#       size         count      type   redop    root     time   busbw     time   busbw  winner\n"
+    "#        (B)    (elements)                               (us)  (GB/s)     (us)  (GB/s)\n"
+    "        4096          2048  bfloat16     sum      -1     9.74    0.42     8.95    0.46  oneshot\n"
+    "       16384          8192  bfloat16     sum      -1    10.17    1.61        -       -  ring\n"
+    "# '-': the algorithm cannot run that size on this topology\n";
+
+static void test_collsim_tables(void **state)
+{
+    (void)state;
+    meas_set *m;
+    err e = {0};
+    /* 2 sizes x 2 algorithms, less the '-' cell: 3 rows, one series per
+     * algorithm; header metadata read; graph and proto from it. */
+    assert_int_equal(read_str(collsim_multi, "multi.txt", &m, &e), 0);
+    assert_int_equal(meas_kind_of(m), MEAS_COLL);
+    assert_int_equal(meas_ncoll(m), 3);
+    assert_string_equal(meas_meta(m, "topology"), "h200-2x (2 GPUs, 2 used)");
+    assert_non_null(strstr(meas_meta(m, "command"), "--topo h200-2x"));
+    const meas_coll *k = meas_coll_at(m, 1);
+    assert_string_equal(k->algo, "oneshot");
+    assert_true(k->time_us == 8.95);
+    /* algbw = 4096 B / 8.95 us = 0.4577 GB/s (computed: the table omits it) */
+    assert_true(fabs(k->algbw_GBps - 4096.0 / 8950.0) < 1e-9);
+    assert_int_equal(k->graph, 1);
+    assert_string_equal(k->proto, "LL");
+    k = meas_coll_at(m, 2);
+    assert_string_equal(k->algo, "ring");
+    assert_int_equal(k->bytes, 16384);
+    assert_int_equal(k->line, 13);
+    assert_int_equal(meas_virtual_ranks(m), 0);
+    meas_free(m);
+    /* The same header lines in real nccl-tests output (no predicted_by:
+     * collsim) are not metadata. */
+    const char nt[] = "# topology: fake\n#  size count type redop root time algbw busbw #wrong\n"
+                      "8 2 float sum -1 5 0 0 0\n";
+    assert_int_equal(read_str(nt, "nt.txt", &m, &e), 0);
+    assert_null(meas_meta(m, "topology"));
+    meas_free(m);
+    /* A multi-algorithm header whose names line does not match its column
+     * pairs (3 names, 2 pairs) is not taken as one: the missing algbw is
+     * reported as before. */
+    char bad[2048];
+    snprintf(bad, sizeof bad, "%s", collsim_multi);
+    char *names = strstr(bad, "ring          oneshot");
+    memcpy(names, "ring oneshot twoshot ", 21);
+    assert_int_equal(read_str(bad, "bad.txt", &m, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "bad.txt:10:"));
+}
+
+static void test_virtual_ranks(void **state)
+{
+    (void)state;
+    meas_set *m;
+    err e = {0};
+    /* hwcheck --virtual-ranks 4: 4 ranks, and they are virtual. */
+    const char v[] = "# format: collsim-meas 1\n# kind: coll\n"
+                     "# gpus: 0: NVIDIA H200 (0000:00:06.0, 132 SMs)\n"
+                     "# virtual_ranks: 4 (on GPU 0, separate buffers and streams)\n"
+                     "size_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,busbw_GBps,"
+                     "impl,graph,wrong\n1024,512,bf16,oneshot,-,1,17.67,0.06,0.09,oneshot,0,0\n";
+    assert_int_equal(read_str(v, "v4.csv", &m, &e), 0);
+    assert_int_equal(meas_ranks(m), 4);
+    assert_int_equal(meas_virtual_ranks(m), 4);
+    meas_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -220,6 +298,8 @@ int main(void)
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_nccl_tests),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_collsim_tables),
+        cmocka_unit_test(test_virtual_ranks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
