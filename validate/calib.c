@@ -479,6 +479,12 @@ int calib_apply(const calib *c, const topo *t, topo **out, err *e)
         if (topo_add_link(n, &l, e) < 0)
             rc = e && e->code ? e->code : ERR_SYSTEM;
     }
+    for (int i = 0; i < topo_p2p_count(t) && !rc; i++) { /* NVML's P2P statuses */
+        int a, b;
+        topo_p2p s;
+        topo_p2p_at(t, i, &a, &b, &s);
+        rc = topo_set_p2p(n, a, b, s, e);
+    }
     if (!rc) {
         *topo_params_mut(n) = *topo_params_get(t);
         calib_apply_params(c, topo_params_mut(n));

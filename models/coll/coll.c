@@ -114,6 +114,10 @@ int coll_env_set(nccl_env *env, const char *as, err *e)
         if (parse_int(v, 65536, 1L << 30, &x))
             return err_set(e, ERR_USAGE, "NCCL_BUFFSIZE: '%s' (64 KiB..1 GiB)", v);
         env->buffsize_bytes = x;
+    } else if (KEY("NCCL_IGNORE_DISABLED_P2P")) {
+        if (parse_int(v, 0, 2, &x))
+            return err_set(e, ERR_USAGE, "NCCL_IGNORE_DISABLED_P2P: '%s' (0, 1 or 2)", v);
+        env->ignore_disabled_p2p = (int)x;
     } else if (KEY("NCCL_NTHREADS")) {
         if (parse_int(v, 64, 1024, &x) || x % 64)
             return err_set(e, ERR_USAGE, "NCCL_NTHREADS: '%s' (64..1024, multiple of 64)", v);
@@ -176,6 +180,8 @@ char *coll_env_format(const nccl_env *env, char sep, char *buf, size_t n)
         env_word(buf, n, sep, "NCCL_BUFFSIZE=%lld", (long long)env->buffsize_bytes);
     if (env->nthreads)
         env_word(buf, n, sep, "NCCL_NTHREADS=%d", env->nthreads);
+    if (env->ignore_disabled_p2p)
+        env_word(buf, n, sep, "NCCL_IGNORE_DISABLED_P2P=%d", env->ignore_disabled_p2p);
     return buf;
 }
 
@@ -284,6 +290,7 @@ static void env_canon(nccl_env *d, const nccl_env *s)
     d->max_channels = s->max_channels;
     d->buffsize_bytes = s->buffsize_bytes;
     d->nthreads = s->nthreads;
+    d->ignore_disabled_p2p = s->ignore_disabled_p2p;
     d->version = s->version;
 }
 

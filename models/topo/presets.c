@@ -93,12 +93,8 @@ int64_t topo_default_pci_lat_ps(topo_kind child, topo_kind parent)
     return (int64_t)(ns * 1e3 + 0.5);
 }
 
-/* NVLink usable GB/s per lane by SM version (facts.md 5.5, NCCL's table). */
-static double nvl_lane_GBps(int sm)
-{
-    return sm >= 100 ? 40.1 : sm >= 90 ? 20.6 : (sm >= 86 && sm < 90) ? 12.0 : sm >= 70 ? 20.0
-                                                                                   : 18.0;
-}
+/* NVLink usable GB/s per lane: NCCL's figure by SM (topo_nvlink_lane_GBps). */
+static double nvl_lane_GBps(int sm) { return topo_nvlink_lane_GBps(sm); }
 
 void topo_default_link(topo_link_kind k, int sm, double *bw_Bps, int64_t *lat_ps)
 {
