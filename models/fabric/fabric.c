@@ -579,6 +579,8 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
      * and the reader's loads share that block's budget with its other flows
      * (the steps of pipelined loops). */
     for (int i = 0; block > 0 && i < n; i++) {
+        if (legs[i].op != FAB_WRITE && legs[i].op != FAB_READ)
+            continue;   /* a copy engine's leg: no thread block */
         int w = fab_is_read(legs[i].op) ? f->cta_ld[legs[i].b] : f->cta_st[legs[i].a];
         if (w >= 0)
             nl = add_link(f, nl, w, block);
@@ -648,6 +650,18 @@ int fabric_xfer_channel(fabric *f, int src, int stage, int dst, double bytes, do
     double blocks = block_wire > 0 ? wire / block_wire : 0;
     return xfer_legs(f, legs, stage >= 0 ? 2 : 1, stage >= 0, block_wire, blocks, bytes, wire,
                      0, extra_lat_ps, track, label, e);
+}
+
+int fabric_xfer_staged(fabric *f, fab_op up, int src, int stage, fab_op down, int dst,
+                       double bytes, double wire, double block_wire, sim_ps extra_lat_ps,
+                       int track, const char *label, err *e)
+{
+    if (fab_is_read(up) || !fab_is_read(down))
+        return err_set(e, ERR_SYSTEM, "fabric: a staged transfer is a write then a read"), -1;
+    leg legs[2] = {{up, src, stage}, {down, stage, dst}};
+    double blocks = block_wire > 0 ? wire / block_wire : 0;
+    return xfer_legs(f, legs, 2, 1, block_wire, blocks, bytes, wire, 0, extra_lat_ps, track,
+                     label, e);
 }
 
 int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
