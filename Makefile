@@ -55,6 +55,8 @@ ALL_CFLAGS := $(CFLAGS_BASE) $(XML2_CFLAGS) $(OPT) $(CFLAGS)
 # --help names the installed documentation (make install puts docs/ there): build
 # with the PREFIX (or DOCDIR) you install with.
 ALL_CFLAGS += -DCOLLSIM_DOCDIR='"$(DOCDIR)"'
+# ... and, while nothing is installed there, the source tree's docs/.
+ALL_CFLAGS += -DCOLLSIM_SRCDOCS='"$(CURDIR)/docs"'
 LIBS := -lgsl -lgslcblas -lyajl -lz -lm -lpthread -lxml2
 
 ifeq ($(MPI),1)

@@ -197,7 +197,7 @@ static void tl_add(replay *r, int stream, sim_ps start, sim_ps end, const trace_
                  (unsigned long long)op->bytes);
     else
         snprintf(ev->label, sizeof ev->label, "%s",
-                 op->kind == OP_COMPUTE ? "compute" : op->kind == OP_IDLE ? "idle" : "op");
+                 op->kind == OP_COMPUTE ? "compute" : op->kind == OP_IDLE ? "host" : "op");
 }
 
 static void advance(replay *r, int s, int part, sim_ps d, const trace_op *op)
@@ -481,7 +481,7 @@ static int write_timeline(replay *r, err *e)
             const tl_ev *ev = &r->tlev[i];
             const char *cat = ev->kind == OP_COLL      ? "comm"
                               : ev->kind == OP_COMPUTE ? "compute"
-                              : ev->kind == OP_IDLE    ? "idle"
+                              : ev->kind == OP_IDLE    ? "host"
                               : ev->kind == OP_WAIT    ? "wait"
                                                        : "launch";
             tl_slice(tl, pid, 1 + ev->stream, ev->start, ev->end - ev->start,
