@@ -236,6 +236,8 @@ install: all
 	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
 	install -m 644 docs/validation/*.svg $(DESTDIR)$(DOCDIR)/validation/
+	install -d $(DESTDIR)$(DOCDIR)/plots
+	install -m 644 docs/plots/*.png $(DESTDIR)$(DOCDIR)/plots/
 
 clean:
 	rm -rf build
