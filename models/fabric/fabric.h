@@ -59,6 +59,9 @@ int fabric_xfer_group_blocks(fabric *f, fab_op op, int initiator, const int *pee
 /* The rate kernels issuing op (FAB_WRITE stores, FAB_READ loads) reach with
  * `blocks` thread blocks: blocks x cta_store/cta_load; 0 = no limit. */
 double fabric_cta_cap_Bps(const fabric *f, fab_op op, int blocks);
+/* The same for kernels whose other end is node peer: host memory (a
+ * TOPO_HOSTMEM or CPU node) has cta_store_host / cta_load_host when set. */
+double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer);
 /* NCCL channels' hop from GPU src to GPU dst, direct (stage < 0: posted SM
  * stores into dst) or staged through buffer node stage (SHM: src's stores
  * into host memory, dst's loads from it, pipelined slice by slice: one flow

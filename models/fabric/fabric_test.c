@@ -540,6 +540,46 @@ static void test_copy_staged(void **state)
     topo_free(t);
 }
 
+static void test_host_blocks(void **state)
+{
+    (void)state;
+    /* Thread blocks against host memory have rates of their own: one block
+     * loading 2 GB/s from pinned host memory (cta_load_host) but 5 GB/s from
+     * a peer (cta_load): 1 GB from host memory in 0.5 s, from g1 in 0.2 s;
+     * stores into host memory with no host figure fall back to the peer's
+     * (4 GB/s: 0.25 s). An SHM channel g0 -> host -> g2 (stores 4, host
+     * loads 2): the receiver's block bounds it, 0.5 s. */
+    topo *t = build();
+    topo_params *p = topo_params_mut(t);
+    p->cta_load_Bps = 5 * GB;
+    p->cta_store_Bps = 4 * GB;
+    p->cta_load_host_Bps = 2 * GB;
+    finish(t);
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    flows_case c;
+    sim_ps tp[FLOWS_MAX];
+    assert_int_equal(flows_parse(t, "h0>0", FLOWS_READ, 1e9, &c, &e), 0);
+    c.blocks = 1;
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 0.5, 1e-9);
+    assert_int_equal(flows_parse(t, "1>0", FLOWS_READ, 1e9, &c, &e), 0);
+    c.blocks = 1;
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 0.2, 1e-9);
+    assert_int_equal(flows_parse(t, "0>h0", FLOWS_WRITE, 1e9, &c, &e), 0);
+    c.blocks = 1;
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 0.25, 1e-9);
+    fabric_reset(f);
+    int g0 = topo_gpu_node(t, 0), g2 = topo_gpu_node(t, 2);
+    int x = fabric_xfer_channel(f, g0, fabric_hostmem_of(f, g2), g2, 1e9, 1, 1, 0, 0, "shm", &e);
+    assert_int_equal(sched_run(fabric_sched(f), &e), 0);
+    NEAR_REL((double)sched_end(fabric_sched(f), x) * 1e-12, 0.5, 1e-9);
+    fabric_free(f);
+    topo_free(t);
+}
+
 static void test_breakdown_sums(void **state)
 {
     (void)state;
@@ -619,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_breakdown_sums),    cmocka_unit_test(test_oneshot_graph_barrier),
         cmocka_unit_test(test_mech_parse),        cmocka_unit_test(test_nvlink_saturation),
         cmocka_unit_test(test_block_pass),        cmocka_unit_test(test_copy_staged),
+        cmocka_unit_test(test_host_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,6 +86,9 @@ typedef struct topo_params {
     double cta_store_Bps;          /* peer stores one thread block (512
                                       threads) sustains; 0 = no limit */
     double cta_load_Bps;           /* peer loads one thread block sustains */
+    double cta_store_host_Bps;     /* the same into / from pinned host memory (an SHM
+                                      channel, hwcheck host --op kernel); 0 = as */
+    double cta_load_host_Bps;      /* into a peer */
     int64_t launch_ps;             /* kernel launch overhead */
     int64_t graph_node_ps;         /* per-node cost inside a CUDA graph */
     double hostmem_Bps;            /* per-socket DRAM bandwidth for SHM staging */

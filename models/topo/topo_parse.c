@@ -73,6 +73,8 @@ static const struct param_def {
     {"nccl_call_us", P_I64, offsetof(topo_params, nccl_call_ps), 1e6, 0, 1e4, 0},
     {"nccl_graph_call_us", P_I64, offsetof(topo_params, nccl_graph_call_ps), 1e6, 0, 1e4, 0},
     {"nvlink_half_blocks", P_DBL, offsetof(topo_params, nvlink_half_blocks), 1, 0, 1e4, 0},
+    {"cta_store_host_GBps", P_DBL, offsetof(topo_params, cta_store_host_Bps), 1e9, 0, 1e5, 0},
+    {"cta_load_host_GBps", P_DBL, offsetof(topo_params, cta_load_host_Bps), 1e9, 0, 1e5, 0},
 };
 enum { NPARAMS = sizeof param_defs / sizeof param_defs[0] };
 
