@@ -6,6 +6,7 @@
 #   make fuzz       libFuzzer campaigns of every parser, FUZZ_SECONDS each (clang; docs/fuzzing.md)
 #   make validate   regenerate docs/validation.md from validate/data/
 #   make mutate     break the model one mechanism at a time; every break must fail a check
+#   make plots      regenerate the figures of docs/plots/
 #   make demo       install missing packages (as root), build, run the default job
 #   make install PREFIX=...
 CC ?= cc
@@ -20,6 +21,16 @@ NVCC ?= $(CUDA_HOME)/bin/nvcc
 NVCC_GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_120,code=sm_120
 # Open MPI for `collsim sweep` across machines: detected, or force MPI=0/1.
 MPI ?= $(shell command -v mpicc >/dev/null 2>&1 && echo 1 || echo 0)
+
+# Set-up: every goal but deps, demo (which runs deps first) and clean needs the
+# Debian packages of scripts/install-deps.sh. Without them stop at once, naming
+# them and `make deps`, rather than fail on a missing header later.
+ifneq ($(filter-out deps demo clean,$(or $(MAKECMDGOALS),all)),)
+DEPS_MISSING := $(shell scripts/install-deps.sh --missing)
+ifneq ($(strip $(DEPS_MISSING)),)
+$(error missing Debian packages: $(strip $(DEPS_MISSING)). Run `make deps` (as root: it runs apt-get install), then make again)
+endif
+endif
 
 ifeq ($(V),1)
 Q :=
@@ -97,7 +108,7 @@ HWCHECK :=
 $(info note: CUDA toolkit or NCCL not found under CUDA_HOME=$(CUDA_HOME) NCCL_HOME=$(NCCL_HOME); hwcheck is not built)
 endif
 
-.PHONY: all check check-unit check-cli check-validate check-asan check-gpu check-fuzz-regress fuzz bench validate mutate demo install clean deps
+.PHONY: plots all check check-unit check-cli check-validate check-asan check-gpu check-fuzz-regress fuzz bench validate mutate demo install clean deps
 all: $(BUILD)/collsim $(HWCHECK)
 
 $(BUILD)/obj/%.o: %.c
@@ -148,8 +159,14 @@ $(BUILD)/test/hwcheck/%_test: hwcheck/%_test.c $(HW_OBJ) $(KERN_OBJ)
 check-unit: $(TEST_BIN) $(if $(HWCHECK),$(HW_TEST_BIN))
 	$(Q)set -e; for t in $^; do echo "  RUN     $$t"; ./$$t >$$t.log 2>&1 || { cat $$t.log; echo "FAIL: $$t"; exit 1; }; done
 
-check-cli: all
-	$(Q)COLLSIM=$(BUILD)/collsim HWCHECK=$(HWCHECK) tests/run_cli.sh tests/cli/*.test
+# pngstat: is a plot rendered to PNG blank? (libpng; the plot tests use it)
+$(BUILD)/tools/pngstat: tests/tools/pngstat.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) $(OPT) -o $@ $< -lpng $(LDSAN)
+
+check-cli: all $(BUILD)/tools/pngstat
+	$(Q)COLLSIM=$(BUILD)/collsim HWCHECK=$(HWCHECK) PNGSTAT=$(BUILD)/tools/pngstat tests/run_cli.sh tests/cli/*.test
 
 # Inputs the fuzzers found (tests/fuzz/TARGET/*), replayed through the harnesses.
 $(BUILD)/fuzz-regress: fuzz/regress.c fuzz/harness.c $(LIB_OBJ)
@@ -206,6 +223,9 @@ validate: $(BUILD)/collsim
 # writes the table into docs/validation.md. Not part of check (minutes).
 mutate:
 	$(Q)scripts/mutate.sh --doc
+
+plots: $(BUILD)/collsim
+	$(Q)scripts/plots.sh $(BUILD)/collsim
 
 deps:
 	$(Q)scripts/install-deps.sh

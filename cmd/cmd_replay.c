@@ -1,7 +1,11 @@
 /* `collsim replay TRACE...`: predict each trace on a topology and print one
- * row per trace with the columns of the `replay` measurement kind
- * (docs/formats.md), so hwcheck's measured replay lines up with it.
- * --timeline writes the first cycle of the first trace as Perfetto JSON. */
+ * row per trace: cycles, tokens, tok/s and steps/s, and the cycle's parts in
+ * the names of docs/cli.md "Where the time goes" (compute, comm, launch, host,
+ * wait); --breakdown adds the same parts per phase. A trace captured on fewer
+ * ranks than the topology has GPUs, or one whose cycles state no tokens, is
+ * said so on stderr. --timeline writes the first cycle of the first trace as
+ * Perfetto JSON. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +27,12 @@ typedef struct replay_args {
     cmd_ctx cc;  /* first: --topo --calib --timeline --format --env */
     char trace_topo[256];  /* the first trace's "meta topo" */
     replay_opts o;
+    int breakdown;
 } replay_args;
 
 #define ARGS ((replay_args *)ctx)
 static int set_measured(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->o.measured = 1; return 0; }
+static int set_breakdown(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->breakdown = 1; return 0; }
 
 static int set_allreduce(void *ctx, const char *a, err *e)
 {
@@ -71,6 +77,7 @@ static const cli_opt options[] = {
     {"compute-scale", 0, "X", "multiply compute times by X (default 1)", set_compute_scale},
     {"timeline", 0, "OUT.json", "Perfetto timeline of the first cycle of the first trace ('-': stdout, "
                                 "the report then goes to stderr)", cmd_set_timeline},
+    {"breakdown", 0, NULL, "add the cycle's parts per phase (decode, draft, verify, ...)", set_breakdown},
     {"format", 0, "F", "table (default), csv or json", cmd_set_format},
     {NULL, 0, NULL, NULL, NULL},
 };
@@ -126,8 +133,20 @@ int cmd_replay(int argc, char **argv, err *e)
     int rc = res ? 0 : err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc && tl_path)
         rc = ofile_open(&tl, tl_path, e);
-    for (int i = 0; i < nfiles && !rc; i++)
+    for (int i = 0; i < nfiles && !rc; i++) {
         rc = replay_file(files[i], t, c, &o, i == 0 && tl_path ? tl.f : NULL, &res[i], e);
+        int tr = rc ? 0 : res[i].trace_ranks, ng = topo_ngpus(t);
+        if (tr > 0 && tr < ng)
+            fprintf(stderr, "collsim replay: warning: %s was captured on %d rank%s (meta ranks "
+                            "%d) and is replayed on %s's %d GPUs: its collectives are predicted "
+                            "for the group each names (by default the %d captured), its compute "
+                            "is the captured rank's\n", files[i], tr, tr == 1 ? "" : "s", tr,
+                    topo_name, ng, tr);
+        if (!rc && !res[i].tokens_stated)
+            fprintf(stderr, "collsim replay: note: %s states no tokens per cycle (meta tokens "
+                            "none: a training or profiler step): tok_per_s is left empty, "
+                            "steps_per_s is the rate\n", files[i]);
+    }
     if (tl_path && tl.f) {
         if (rc)
             ofile_abort(&tl);
@@ -142,8 +161,15 @@ int cmd_replay(int argc, char **argv, err *e)
             {"trace", NULL, 24, -1},     {"allreduce", NULL, 9, -1},
             {"cycles", NULL, 8, -1},     {"tokens", NULL, 10, -1},
             {"cycle_us", NULL, 11, 2},   {"tok_per_s", NULL, 10, 2},
-            {"compute_us", NULL, 11, 2}, {"comm_us", NULL, 10, 2},
-            {"launch_us", NULL, 10, 2},  {"idle_us", NULL, 10, 2},
+            {"steps_per_s", NULL, 11, 2}, {"compute_us", NULL, 11, 2},
+            {"comm_us", NULL, 10, 2},    {"launch_us", NULL, 10, 2},
+            {"host_us", NULL, 10, 2},    {"wait_us", NULL, 10, 2},
+        };
+        static const report_col pcols[] = {
+            {"trace", NULL, 24, -1},     {"phase", NULL, 8, -1},
+            {"time_us", NULL, 11, 2},    {"compute_us", NULL, 11, 2},
+            {"comm_us", NULL, 10, 2},    {"launch_us", NULL, 10, 2},
+            {"host_us", NULL, 10, 2},    {"wait_us", NULL, 10, 2},
         };
         report_meta(r, "topo", "%s", topo_name);
         report_meta(r, "calibration", "%s", g.cc.calib ? g.cc.calib : "none (preset parameters)");
@@ -162,7 +188,7 @@ int cmd_replay(int argc, char **argv, err *e)
         /* Comments go before the header so csv stays clean. */
         report_note(r, "%llu collectives replayed, %llu distinct predictions",
                     (unsigned long long)colls, (unsigned long long)preds);
-        report_table(r, "replay", cols, 10);
+        report_table(r, "replay", cols, 12);
         for (int i = 0; i < nfiles; i++) {
             const char *base = strrchr(files[i], '/');
             report_str(r, base ? base + 1 : files[i]);
@@ -170,12 +196,36 @@ int cmd_replay(int argc, char **argv, err *e)
             report_int(r, res[i].cycles);
             report_num(r, res[i].tokens);
             report_num(r, res[i].cycle_us);
-            report_num(r, res[i].tok_per_s);
+            report_num(r, res[i].tokens_stated ? res[i].tok_per_s : NAN);
+            report_num(r, res[i].total_us > 0 ? (double)res[i].cycles / (res[i].total_us / 1e6) : NAN);
             report_num(r, res[i].compute_us);
             report_num(r, res[i].comm_us);
             report_num(r, res[i].launch_us);
-            report_num(r, res[i].idle_us);
+            /* host: the host work and syncs the GPU waits for, and the
+             * capture's GPU-side gaps (docs/cli.md, "Where the time goes") */
+            report_num(r, res[i].host_us + res[i].idle_us);
+            report_num(r, res[i].wait_us);
             report_end_row(r);
+        }
+        /* --breakdown: the same parts per phase (per cycle, phases that ran). */
+        if (g.breakdown) {
+            report_table(r, "phases", pcols, 8);
+            for (int i = 0; i < nfiles; i++)
+                for (int ph = 0; ph < PHASE_N; ph++) {
+                    if (res[i].phase_us[ph] <= 0)
+                        continue;
+                    const char *base = strrchr(files[i], '/');
+                    report_str(r, base ? base + 1 : files[i]);
+                    report_str(r, trace_phase_name((trace_phase)ph));
+                    report_num(r, res[i].phase_us[ph]);
+                    const double *pp = res[i].phase_part_us[ph];
+                    report_num(r, pp[REPLAY_COMPUTE]);
+                    report_num(r, pp[REPLAY_COMM]);
+                    report_num(r, pp[REPLAY_LAUNCH]);
+                    report_num(r, pp[REPLAY_HOST] + pp[REPLAY_IDLE]);
+                    report_num(r, pp[REPLAY_WAIT]);
+                    report_end_row(r);
+                }
         }
         rc = report_finish(r, e);
         report_free(r);

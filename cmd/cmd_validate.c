@@ -96,6 +96,7 @@ typedef struct vset {
     int ngroups;
     int is_coll;
     char coll[24];      /* the collective of a collective set */
+    int ranks;          /* ... and its ranks (nccl-tests' busbw factor) */
     char note[160];     /* why a set was skipped or has no points; "" if judged */
     int skipped;        /* not judged (the note says why) */
 } vset;
@@ -235,6 +236,7 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
         snprintf(v->where, sizeof v->where, "line %ld", k->line);
     }
     s->is_coll = 1;
+    s->ranks = ranks;
     snprintf(s->coll, sizeof s->coll, "%s", coll_kind_name(kind));
     return 0;
 }
@@ -558,6 +560,32 @@ static int build_plot(plot *pl, const vset *vs, int nfiles, err *e)
                 rc = plot_series(pl, pi, v->name, PLOT_POINTS, xs, ym, c, e);
                 if (!rc)
                     rc = plot_series(pl, pi, v->name, PLOT_LINE, xs, yp, c, e);
+                /* the busbw view (nccl-tests' busbw = size / time x its factor),
+                 * one panel per collective, a series per algorithm */
+                coll_kind ck;
+                char bname[96], lab[112];
+                snprintf(bname, sizeof bname, "%s busbw (nccl-tests), %d ranks", v->coll, v->ranks);
+                int bi = -1;
+                for (int k = 0; k < npan; k++)
+                    if (!strcmp(pnames[k], bname))
+                        bi = pidx[k];
+                if (!rc && bi < 0 && npan < MAX_PANELS &&
+                    (bi = plot_panel_kind(pl, bname, PLOT_LOGLIN, "size (bytes)", "busbw (GB/s)",
+                                          e)) >= 0) {
+                    snprintf(pnames[npan], sizeof pnames[0], "%s", bname);
+                    pidx[npan++] = bi;
+                }
+                if (rc || bi < 0 || coll_kind_parse(v->coll, &ck))
+                    continue;
+                double f = coll_bus_factor(ck, v->ranks);
+                for (size_t k = 0; k < c; k++) {
+                    ym[k] = ym[k] > 0 ? xs[k] / (ym[k] * 1e3) * f : NAN;
+                    yp[k] = yp[k] > 0 ? xs[k] / (yp[k] * 1e3) * f : NAN;
+                }
+                snprintf(lab, sizeof lab, "%s: %s", v->name, v->groups[g]);
+                rc = plot_series(pl, bi, lab, PLOT_POINTS, xs, ym, c, e);
+                if (!rc)
+                    rc = plot_series(pl, bi, lab, PLOT_LINE, xs, yp, c, e);
                 continue;
             }
             for (size_t k = 0; k < v->n && !rc; k++) {
@@ -743,6 +771,7 @@ int cmd_validate(int argc, char **argv, err *e)
         merged.name = va.merge;
         merged.kind = vs[0].kind;
         snprintf(merged.coll, sizeof merged.coll, "%s", vs[0].coll);
+        merged.ranks = vs[0].ranks;
         merged.is_coll = 1;
         int judged = 0;
         for (int i = 0; i < nfiles && !rc; i++) {
@@ -908,7 +937,16 @@ int cmd_validate(int argc, char **argv, err *e)
         goto done;
 
     if (plot_path) {
-        pl = plot_new("collsim validate: predicted against measured", "size (bytes)", "time (us)");
+        /* The title names what was judged: the data sets, topology, calibration. */
+        char title[512], sets_s[256] = "";
+        size_t k = 0;
+        for (int i = 0; i < nsel && k < sizeof sets_s; i++)
+            k += (size_t)snprintf(sets_s + k, sizeof sets_s - k, "%s%s", i ? ", " : "",
+                                  sel[i].name);
+        const char *cb = calib_path ? strrchr(calib_path, '/') : NULL;
+        snprintf(title, sizeof title, "collsim validate: %s on %s, calibration %s", sets_s,
+                 topo_name(t), calib_path ? (cb ? cb + 1 : calib_path) : "none (preset)");
+        pl = plot_new(title, "size (bytes)", "time (us)");
         if (!pl) {
             rc = err_set(e, ERR_SYSTEM, "out of memory");
             goto done;

@@ -20,7 +20,11 @@ typedef enum coll_algo {
 
 typedef enum coll_proto { PROTO_AUTO, PROTO_LL, PROTO_LL128, PROTO_SIMPLE, PROTO_N } coll_proto;
 
-typedef enum coll_dtype { DTYPE_BF16, DTYPE_FP16, DTYPE_FP32, DTYPE_N } coll_dtype;
+/* nccl-tests' datatypes; only the element size matters to the model. */
+typedef enum coll_dtype {
+    DTYPE_BF16, DTYPE_FP16, DTYPE_FP32, DTYPE_INT8, DTYPE_UINT8, DTYPE_INT32, DTYPE_UINT32,
+    DTYPE_INT64, DTYPE_UINT64, DTYPE_FP64, DTYPE_FP8E4M3, DTYPE_FP8E5M2, DTYPE_N
+} coll_dtype;
 
 /* NCCL environment knobs that change what NCCL does (docs/model.md). */
 typedef struct nccl_env {
@@ -37,15 +41,19 @@ typedef struct nccl_env {
 } nccl_env;
 
 /* Names as reports print them and parsers read them (case-insensitive;
- * dtype also takes bfloat16/half/float); NULL or -1 when out of range. */
+ * dtype also takes nccl-tests' names, coll_dtype_nccl_name); NULL or -1 when
+ * out of range. */
 const char *coll_algo_name(coll_algo a);
 const char *coll_proto_name(coll_proto p);
 const char *coll_dtype_name(coll_dtype d);
+const char *coll_dtype_nccl_name(coll_dtype d);          /* bfloat16, half, float, int8, ... */
 const char *coll_kind_name(coll_kind k);
 int coll_algo_parse(const char *s, coll_algo *out);      /* 0 ok, -1 unknown */
 int coll_proto_parse(const char *s, coll_proto *out);
 int coll_dtype_parse(const char *s, coll_dtype *out);
 int coll_kind_parse(const char *s, coll_kind *out);
 int coll_dtype_size(coll_dtype d);                        /* bytes; 0 out of range */
+/* nccl-tests' busbw / algbw factor: allreduce 2(n-1)/n, broadcast 1, the others (n-1)/n. */
+double coll_bus_factor(coll_kind k, int nranks);
 
 #endif

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Behaviour tests as data (tests/cli/*.test). A case is:
 #   $ command line          (run by bash from the repo root; collsim and hwcheck
-#                            name the binaries under test, $TMP a scratch dir)
+#                            name the binaries under test, pngstat the PNG
+#                            checker, $TMP a scratch dir)
 #   ? N                     expected exit code (default 0)
 #   > text                  a line of stdout must contain text (in this order)
 #   ! text                  stderr must contain text
@@ -11,13 +12,15 @@
 set -u
 COLLSIM=${COLLSIM:-build/collsim}
 HWCHECK=${HWCHECK:-}
+PNGSTAT=${PNGSTAT:-build/tools/pngstat}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export TMP
 collsim() { "$ROOT/$COLLSIM" "$@"; }
 hwcheck() { if [ -z "$HWCHECK" ]; then echo "hwcheck not built" >&2; return 99; fi; "$ROOT/$HWCHECK" "$@"; }
-export -f collsim hwcheck
-export ROOT=$PWD COLLSIM HWCHECK
+pngstat() { "$ROOT/$PNGSTAT" "$@"; }
+export -f collsim hwcheck pngstat
+export ROOT=$PWD COLLSIM HWCHECK PNGSTAT
 pass=0 fail=0
 
 run_case() {

@@ -63,7 +63,7 @@ static void job_run(void *ctx, long run, void *out)
     err e = {0};
     double v[SWEEP_MAX_METRICS] = {0};
     rec->run = run;
-    rec->rc = s->r->run(s->r->ctx, pt.kind, pt.path, n, s->key, s->value, v, &e);
+    rec->rc = s->r->run(s->r->ctx, pt.kind, pt.path, s->nfixed, n, s->key, s->value, v, &e);
     if (rec->rc) {
         snprintf(rec->msg, sizeof rec->msg, "%.*s", SWEEP_MSG - 1, e.msg[0] ? e.msg : "failed");
         one_line(rec->msg);
@@ -202,7 +202,7 @@ static void csv_row(FILE *f, const sweep *s, const sweep_rec *rec)
     fputs(rec->rc ? "failed" : "ok", f);
     for (int i = 0; i < s->r->nmetrics; i++) {
         char num[64] = "";
-        if (!rec->rc)
+        if (!rec->rc && isfinite(rec->v[i]))  /* a value that does not exist: empty */
             fmt_num(num, sizeof num, rec->v[i], s->r->metrics[i].prec);
         fprintf(f, ",%s", num);
     }
@@ -312,12 +312,16 @@ static void header_fill(FILE *f, const sweep *s, long run)
     csv_header(f, s);
 }
 
-/* Check OUT.part's rows against the grid; keep the complete matching prefix
- * (K rows), cut what follows a cut line, and leave the file open for append. */
-static int resume_csv(writer *w, long *K, err *e)
+/* Check a part file's rows against the grid; keep the complete matching
+ * prefix (K rows), cut what follows a cut line, and leave the file open for
+ * append. With path = a finished OUT (finished = 1) only check, read-only:
+ * a mismatch is refused with advice that does not overwrite it. */
+static int resume_csv(writer *w, const char *part, int finished, long *K, err *e)
 {
-    const char *part = w->csv_part;
-    FILE *f = fopen(part, "r+");
+    const char *again = finished ? "it is left as it is: write this grid elsewhere (-o NEW.csv), "
+                                   "or remove it to start over"
+                                 : "run without --resume to start over";
+    FILE *f = fopen(part, finished ? "r" : "r+");
     if (!f)
         return err_set(e, ERR_SYSTEM, "%s: %s", part, strerror(errno));
     char *line = NULL, *want = capture(header_fill, w->s, 0);
@@ -327,9 +331,10 @@ static int resume_csv(writer *w, long *K, err *e)
     ssize_t n = rc ? -1 : getline(&line, &cap, f);
     if (n > 0 && line[n - 1] == '\n') {
         if (strcmp(line, want) != 0)
-            rc = err_at(e, part, 1, "its header is not this grid's; run without --resume "
-                                    "to start over");
+            rc = err_at(e, part, 1, "its header is not this grid's; %s", again);
         keep = ftell(f);
+    } else if (!rc && finished) {
+        rc = err_at(e, part, 1, "no complete header: not a finished sweep; %s", again);
     } else if (!rc) {
         rewind(f);   /* cut before its header was complete: start afresh */
         csv_header(f, w->s);
@@ -338,7 +343,8 @@ static int resume_csv(writer *w, long *K, err *e)
     while (!rc && (n = getline(&line, &cap, f)) > 0 && line[n - 1] == '\n') {
         lineno++;
         if (rows >= w->runs) {
-            rc = err_at(e, part, lineno, "more rows than the grid's %ld runs", w->runs);
+            rc = err_at(e, part, lineno, "more rows than the grid's %ld runs; %s", w->runs,
+                        again);
             break;
         }
         free(want);
@@ -348,10 +354,9 @@ static int resume_csv(writer *w, long *K, err *e)
             rc = err_set(e, ERR_SYSTEM, "out of memory");
         else if (strncmp(line, want, wl) != 0 ||
                  (strncmp(line + wl, "ok,", 3) != 0 && strncmp(line + wl, "failed,", 7) != 0))
-            rc = err_at(e, part, lineno, "row is not run %ld of this grid (expected '%.*s...'); "
-                        "run without --resume to start over", rows, (int)(wl > 200 ? 200 : wl),
-                        want);
-        else if (strncmp(line + wl, "failed,", 7) == 0)
+            rc = err_at(e, part, lineno, "row is not run %ld of this grid (expected '%.*s...'); %s",
+                        rows, (int)(wl > 200 ? 200 : wl), want, again);
+        else if (!finished && strncmp(line + wl, "failed,", 7) == 0)
             w->sum->failed++;
         if (!rc) {
             rows++;
@@ -360,6 +365,11 @@ static int resume_csv(writer *w, long *K, err *e)
     }
     free(line);
     free(want);
+    if (finished) {
+        fclose(f);
+        *K = rows;
+        return rc;
+    }
     if (!rc && (fflush(f) != 0 || ftruncate(fileno(f), keep) != 0 ||
                 fseek(f, keep, SEEK_SET) != 0))
         rc = err_set(e, ERR_SYSTEM, "%s: %s", part, strerror(errno));
@@ -501,7 +511,11 @@ static int writer_open(writer *w, long *K, err *e)
         snprintf(w->jl_part, sizeof w->jl_part, "%s", o->jsonl_path);
     }
     if (o->resume && !exists(w->csv_part) && exists(o->out_path)) {
-        /* A finished sweep: check it like a part file, keep it if complete. */
+        /* A finished sweep: check it where it is, read-only, so a file of
+         * another grid is never touched; one that is this grid's (all of it,
+         * or a prefix when the grid grew) becomes the part file to continue. */
+        long k;
+        TRY(resume_csv(w, o->out_path, 1, &k, e));
         if (rename(o->out_path, w->csv_part) != 0 ||
             (o->jsonl_path && exists(o->jsonl_path) && !exists(w->jl_part) &&
              rename(o->jsonl_path, w->jl_part) != 0))
@@ -510,7 +524,7 @@ static int writer_open(writer *w, long *K, err *e)
     if (dev_csv) {
         /* opened above */
     } else if (o->resume && exists(w->csv_part)) {
-        TRY(resume_csv(w, K, e));
+        TRY(resume_csv(w, w->csv_part, 0, K, e));
         if (o->jsonl_path && *K > 0)
             TRY(resume_jsonl(w, *K, e));
     } else {

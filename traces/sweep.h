@@ -11,7 +11,7 @@
 #include "traces/sweep_grid.h"
 #include "traces/sweep_mpi.h"
 
-enum { SWEEP_MAX_METRICS = 10, SWEEP_MSG = 512 };
+enum { SWEEP_MAX_METRICS = 12, SWEEP_MSG = 512 };
 
 /* A result column: name (csv header) and digits after the point. */
 typedef struct sweep_metric {
@@ -20,9 +20,10 @@ typedef struct sweep_metric {
 } sweep_metric;
 
 /* One run: the input (kind, path to open) with the knobs key[i]=value[i] in
- * order (set lines first, then the point's), into metrics[0..nmetrics).
- * Runs in a worker process; ctx is the runner's, per worker. */
-typedef int sweep_run_fn(void *ctx, sweep_kind kind, const char *path, int nknobs,
+ * order (the first nfixed from set lines, then the point's), into
+ * metrics[0..nmetrics). Runs in a worker process; ctx is the runner's, per
+ * worker. */
+typedef int sweep_run_fn(void *ctx, sweep_kind kind, const char *path, int nfixed, int nknobs,
                          const char *const *key, const char *const *value, double *metrics,
                          err *e);
 /* Check an input (key NULL) or one knob for inputs of kind before any run. */

@@ -160,11 +160,12 @@ static const sweep_metric fake_metrics[] = {{"tok_per_s", 3}, {"cycle_us", 3}, {
 
 /* Deterministic and cheap: a hash of the knobs and input; knob fail=yes makes
  * the run fail, crash=yes kills its worker. */
-static int fake_run(void *ctx, sweep_kind kind, const char *path, int n,
+static int fake_run(void *ctx, sweep_kind kind, const char *path, int nfixed, int n,
                     const char *const *key, const char *const *value, double *m, err *e)
 {
     (void)ctx;
     (void)kind;
+    (void)nfixed;
     unsigned h = 2166136261u;
     for (const char *p = path; *p; p++)
         h = (h ^ (unsigned char)*p) * 16777619u;

@@ -144,8 +144,10 @@ void calib_free(calib *c)
 {
     if (!c)
         return;
-    for (int i = 0; i < c->n; i++)
+    for (int i = 0; i < c->n; i++) {
         free((char *)c->ents[i].key);
+        free((char *)c->ents[i].note);
+    }
     for (int i = 0; i < c->ncomments; i++)
         free(c->comments[i]);
     free(c->comments);
@@ -174,11 +176,15 @@ static int put(calib *c, const char *key, double value, double sd, long line, er
             c->ents = p;
             c->cap = cap;
         }
-        char *k = strdup(key);
-        if (!k)
+        char *k = strdup(key), *note = strdup("");
+        if (!k || !note) {
+            free(k);
+            free(note);
             return err_set(e, ERR_SYSTEM, "out of memory");
+        }
         i = c->n++;
         c->ents[i].key = k;
+        c->ents[i].note = note;
     }
     c->ents[i].value = value;
     c->ents[i].sd = sd;
@@ -194,6 +200,19 @@ int calib_set(calib *c, const char *key, double value, double sd, err *e)
     if (!(value >= lo && value <= hi))
         return err_set(e, ERR_USAGE, "%s = %g is outside [%g, %g]", key, value, lo, hi);
     return put(c, key, value, sd, 0, e);
+}
+
+int calib_set_note(calib *c, const char *key, const char *note, err *e)
+{
+    int i = find(c, key);
+    if (i < 0)
+        return err_set(e, ERR_USAGE, "calibration has no key '%s'", key);
+    char *n = strdup(note);
+    if (!n)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    free((char *)c->ents[i].note);
+    c->ents[i].note = n;
+    return 0;
 }
 
 int calib_comment(calib *c, const char *text, err *e)
@@ -261,9 +280,15 @@ int calib_parse(FILE *f, const char *name, calib **out, err *e)
                         CALIB_LINE_MAX);
             break;
         }
-        char *hash = strchr(buf, '#');
-        if (hash)
+        char *hash = strchr(buf, '#'), *note = NULL;
+        if (hash) {
             *hash = 0;
+            note = hash + 1;
+            note += strspn(note, " \t");
+            size_t nl = strlen(note);
+            while (nl && strchr(" \t\r\n", note[nl - 1]))
+                note[--nl] = 0;
+        }
         char *tok[6];
         int n = 0;
         for (char *p = strtok(buf, " \t\r\n"); p; p = strtok(NULL, " \t\r\n")) {
@@ -295,8 +320,8 @@ int calib_parse(FILE *f, const char *name, calib **out, err *e)
         } else if (find(c, tok[0]) >= 0) {
             rc = err_at(e, name, line, "%s given twice (first on line %ld)", tok[0],
                         c->ents[find(c, tok[0])].line);
-        } else {
-            rc = put(c, tok[0], v, sd, line, e);
+        } else if (!(rc = put(c, tok[0], v, sd, line, e)) && note && *note) {
+            rc = calib_set_note(c, tok[0], note, e);
         }
     }
     free(buf);
@@ -330,10 +355,15 @@ int calib_write(const calib *c, FILE *f, err *e)
         fprintf(f, "# %s\n", c->comments[i]);
     for (int i = 0; i < c->n; i++) {
         const calib_entry *x = &c->ents[i];
+        char val[64];
         if (isnan(x->sd))
-            fprintf(f, "%-32s %.6g\n", x->key, x->value);
+            snprintf(val, sizeof val, "%.6g", x->value);
         else
-            fprintf(f, "%-32s %.6g +- %.2g\n", x->key, x->value, x->sd);
+            snprintf(val, sizeof val, "%.6g +- %.2g", x->value, x->sd);
+        if (x->note[0])
+            fprintf(f, "%-32s %-20s # %s\n", x->key, val, x->note);
+        else
+            fprintf(f, "%-32s %s\n", x->key, val);
     }
     if (ferror(f))
         return err_set(e, ERR_SYSTEM, "writing the calibration failed");

@@ -18,6 +18,7 @@ typedef struct calib_entry {
     double value;     /* in the key's unit */
     double sd;        /* standard error from the fit; NaN if not fitted */
     long line;        /* line in the file it came from, 0 if set in code */
+    const char *note; /* the line's trailing `# comment` ("fitted", "from START"), "" if none */
 } calib_entry;
 
 calib *calib_new(void);                 /* NULL on OOM */
@@ -30,6 +31,9 @@ int calib_load(const char *path, calib **out, err *e);
 int calib_write(const calib *c, FILE *f, err *e);
 /* Add or replace key (checked as in parsing; ERR_USAGE if unknown). */
 int calib_set(calib *c, const char *key, double value, double sd, err *e);
+/* Set the note written after key's value (`# note`); ERR_USAGE if key is
+ * not in c. */
+int calib_set_note(calib *c, const char *key, const char *note, err *e);
 /* A `# text` line written after the header (the fit's provenance). */
 int calib_comment(calib *c, const char *text, err *e);
 /* Value of key, or -1 if absent. */

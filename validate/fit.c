@@ -1,12 +1,17 @@
 /* Fitting engine. The solver works on unconstrained internal coordinates u:
- * y = ln(v) for log parameters (else y = v), and a bounded y is mapped from
- * u through a logistic, y = lo + (hi - lo) / (1 + e^-u), so every trial
- * point respects the bounds. After GSL's trust-region driver stops, the
- * Jacobian is recomputed by forward differences in y (relative steps),
- * its columns are scaled to relative sensitivities and equilibrated, and an
- * SVD gives the condition number, the parameter combination the data cannot
- * see (smallest singular vector) and the covariance, scaled by
- * chi2 / (n - p) unless the residuals' scale is known (known_sigma). Standard errors of v follow by the delta method. */
+ * y = ln(v) for log parameters (else y = v), and y is mapped from u so that
+ * every trial point lies inside the parameter's domain: a logistic,
+ * y = lo + (hi - lo) / (1 + e^-u), when both bounds are finite (always, for
+ * log parameters: a lower bound of 0 becomes 1e-6 x start, an infinite upper
+ * bound 1e6 x start), y = lo + e^u or hi - e^u with one bound. When GSL's
+ * trust-region driver does not converge from the start, it is restarted
+ * from the start moved by factors of 4 (fit_opts.starts) and the lowest
+ * cost wins. After the solve the Jacobian is recomputed by forward
+ * differences in y (relative steps), its columns are scaled to relative
+ * sensitivities and equilibrated, and an SVD gives the condition number, the
+ * parameter combination the data cannot see (smallest singular vector) and
+ * the covariance, scaled by chi2 / (n - p) unless the residuals' scale is
+ * known (known_sigma). Standard errors of v follow by the delta method. */
 #include "validate/fit.h"
 
 #include <math.h>
@@ -18,10 +23,16 @@
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_multifit_nlinear.h>
 
+/* How u maps onto y: free, both bounds (logistic), lower or upper only. */
+typedef enum xkind { X_FREE, X_BOTH, X_LOW, X_HIGH } xkind;
 typedef struct xform {
     double ylo, yhi;   /* bounds in y */
-    int bounded;
+    xkind kind;
 } xform;
+
+/* A log parameter's domain in y when a bound is 0 or infinite: this many
+ * e-folds of ten around the start (1e-6 .. 1e6 x start). */
+#define FIT_LOG_SPAN 6.0
 
 typedef struct run {
     fit_param *p;
@@ -34,6 +45,7 @@ typedef struct run {
     xform *t;
     double *v;         /* scratch parameter values */
     double *start;     /* start values, to tell "ran to zero" */
+    double *res;       /* scratch residuals (nres) */
 } run;
 
 const char *fit_why_text(fit_why w)
@@ -55,23 +67,51 @@ void fit_opts_default(fit_opts *o)
     o->min_influence = 1e-6;
     o->min_independence = 1e-2;
     o->known_sigma = 0;
+    o->starts = 5;
 }
 
 static double y_of_v(const fit_param *p, double v) { return p->log ? log(v) : v; }
-static double v_of_y(const fit_param *p, double y) { return p->log ? exp(y) : y; }
+/* The value of y, inside [lo, hi] also where exp() of a bound's logarithm
+ * rounds past the bound. */
+static double v_of_y(const fit_param *p, double y)
+{
+    double v = p->log ? exp(y) : y;
+    return v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+}
 
 static double y_of_u(const xform *t, double u)
 {
-    if (!t->bounded)
-        return u;
-    return t->ylo + (t->yhi - t->ylo) / (1 + exp(-u));
+    double x = u > 700 ? 700 : u;   /* e^700 is finite */
+    switch (t->kind) {
+    case X_BOTH: return t->ylo + (t->yhi - t->ylo) / (1 + exp(-u));
+    case X_LOW: return t->ylo + exp(x);
+    case X_HIGH: return t->yhi - exp(x);
+    case X_FREE: break;
+    }
+    return u;
 }
 
 static double u_of_y(const xform *t, double y)
 {
-    if (!t->bounded)
-        return y;
-    return log((y - t->ylo) / (t->yhi - y));
+    switch (t->kind) {
+    case X_BOTH: return log((y - t->ylo) / (t->yhi - y));
+    case X_LOW: return log(y - t->ylo);
+    case X_HIGH: return log(t->yhi - y);
+    case X_FREE: break;
+    }
+    return y;
+}
+
+/* The domain of p in y, from its bounds and start value. */
+static xform xform_of(const fit_param *p)
+{
+    if (p->log) {
+        double lo = p->lo > 0 ? log(p->lo) : log(p->value) - FIT_LOG_SPAN * log(10);
+        double hi = isfinite(p->hi) ? log(p->hi) : log(p->value) + FIT_LOG_SPAN * log(10);
+        return (xform){lo, hi, X_BOTH};
+    }
+    int flo = isfinite(p->lo), fhi = isfinite(p->hi);
+    return (xform){p->lo, p->hi, flo && fhi ? X_BOTH : flo ? X_LOW : fhi ? X_HIGH : X_FREE};
 }
 
 /* Call the user's function at values v, checking the residuals. */
@@ -130,7 +170,7 @@ static int jacobian_y(run *r, const double *r0, gsl_matrix *J, double step, doub
                        : isfinite(p->hi - p->lo) ? p->hi - p->lo : 1;
             h = step * scale[j];
         }
-        if (r->t[j].bounded && y + h >= r->t[j].yhi)
+        if ((r->t[j].kind == X_BOTH || r->t[j].kind == X_HIGH) && y + h >= r->t[j].yhi)
             h = -h;
         v[j] = v_of_y(p, y + h);
         rc = eval(r, v, r1);
@@ -140,6 +180,26 @@ static int jacobian_y(run *r, const double *r0, gsl_matrix *J, double step, doub
     free(v);
     free(r1);
     return rc;
+}
+
+/* The (up to) three rows of column j of J with the largest |entry| > 0. */
+static void rows_of(const gsl_matrix *J, size_t j, int rows[3])
+{
+    rows[0] = rows[1] = rows[2] = -1;
+    double best[3] = {0, 0, 0};
+    for (size_t i = 0; i < J->size1; i++) {
+        double a = fabs(gsl_matrix_get(J, i, j));
+        for (int k = 0; k < 3; k++)
+            if (a > best[k]) {
+                for (int m = 2; m > k; m--) {
+                    best[m] = best[m - 1];
+                    rows[m] = rows[m - 1];
+                }
+                best[k] = a;
+                rows[k] = (int)i;
+                break;
+            }
+    }
 }
 
 /* Covariance (V S^-2 V^T)_jk of the equilibrated parameters. */
@@ -161,8 +221,9 @@ static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi
     gsl_matrix *J = gsl_matrix_alloc(n, np), *V = gsl_matrix_alloc(np, np);
     gsl_vector *S = gsl_vector_alloc(np), *work = gsl_vector_alloc(np);
     double *scale = malloc(np * sizeof *scale), *norm = malloc(np * sizeof *norm);
+    int(*rows)[3] = malloc(np * sizeof *rows);
     int rc = 0;
-    if (!J || !V || !S || !work || !scale || !norm) {
+    if (!J || !V || !S || !work || !scale || !norm || !rows) {
         rc = err_set(r->e, ERR_SYSTEM, "out of memory");
         goto out;
     }
@@ -178,9 +239,11 @@ static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi
     for (size_t j = 0; j < np; j++) {
         const fit_param *p = &r->p[j];
         int tiny = !(norm[j] > o->min_influence * maxnorm) || norm[j] == 0;
+        rows_of(J, j, rows[j]);
+        memcpy(res->bad_rows, rows[j], sizeof rows[j]);
         /* A log parameter driven far below its start (where the model's
          * integer picoseconds no longer resolve it) ran to zero. */
-        if (p->log && p->lo <= 0 &&
+        if (p->log && p->lo < 1e-3 * r->start[j] &&
             (r->v[j] < 1e-3 * r->start[j] || (tiny && r->v[j] < 0.1 * r->start[j]))) {
             res->bad_param = (int)j;
             res->bad_why = FIT_TO_ZERO;
@@ -193,13 +256,21 @@ static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi
             res->bad_param = (int)j;
             res->bad_why = FIT_NO_INFLUENCE;
             rc = err_set(r->e, ERR_CHECK,
-                         "cannot determine %s: it has no influence on the data "
-                         "(measure what depends on it, or fix it)", p->name);
+                         "cannot determine %s: it has no influence on the data at the "
+                         "solution (%g) (measure what depends on it, or fix it)", p->name,
+                         r->v[j]);
             goto out;
         }
-        if (r->t[j].bounded) {
-            double y = y_of_v(p, r->v[j]), w = r->t[j].yhi - r->t[j].ylo;
-            if (y - r->t[j].ylo < 1e-6 * w || r->t[j].yhi - y < 1e-6 * w) {
+        if (r->t[j].kind != X_FREE) {
+            const xform *t = &r->t[j];
+            double y = y_of_v(p, r->v[j]);
+            double w = t->kind == X_BOTH ? t->yhi - t->ylo : fabs(y) > 1 ? fabs(y) : 1;
+            /* Within 0.1% of the domain's width in y of a bound: the
+             * logistic only approaches it. The floor of a log parameter with
+             * lo = 0 is "zero", above. */
+            int at_lo = t->kind != X_HIGH && !(p->log && p->lo <= 0) && y - t->ylo < 1e-3 * w;
+            int at_hi = t->kind != X_LOW && t->yhi - y < 1e-3 * w;
+            if (at_lo || at_hi) {
                 res->bad_param = (int)j;
                 res->bad_why = FIT_AT_BOUND;
                 rc = err_set(r->e, ERR_CHECK,
@@ -230,6 +301,7 @@ static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi
             }
         }
         res->bad_param = (int)a;
+        memcpy(res->bad_rows, rows[a], sizeof rows[a]);
         res->bad_why = FIT_DEPENDENT;
         res->bad_with = (int)b;
         rc = err_set(r->e, ERR_CHECK,
@@ -256,6 +328,7 @@ static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi
                 }
             }
             res->bad_param = (int)j;
+            memcpy(res->bad_rows, rows[j], sizeof rows[j]);
             res->bad_why = fabs(cbest) > 0.9 ? FIT_DEPENDENT : FIT_UNCERTAIN;
             res->bad_with = (int)best;
             if (fabs(cbest) > 0.9)
@@ -271,6 +344,7 @@ static int uncertainties(run *r, const fit_opts *o, const double *r0, double chi
         }
     }
 out:
+    free(rows);
     gsl_matrix_free(J);
     gsl_matrix_free(V);
     gsl_vector_free(S);
@@ -280,90 +354,35 @@ out:
     return rc;
 }
 
-int fit_run(fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
-            const fit_opts *o, fit_result *res, double *resid, err *e)
+/* GSL's driver loop from x, plus one stop of our own: the model is piecewise
+ * smooth (integer picoseconds, min() of capacities), so near an optimum the
+ * steps can go on changing x by more than xtol while the cost no longer
+ * moves; 10 iterations without a relative gain of 1e-12 in the cost count as
+ * converged (as GSL's "no progress"). No step at all from the start is a
+ * failure, as in GSL's driver; the start is then moved by 1% of every
+ * (transformed) parameter and tried once more: a start that already sits at
+ * a kink of the model, such as a preset holding the fit's own values, is
+ * left that way. Returns the GSL status: GSL_SUCCESS or GSL_ENOPROG when
+ * converged, GSL_EMAXITER when not; r->rc set if the model failed. */
+static int solve(run *r, gsl_multifit_nlinear_workspace *w, gsl_multifit_nlinear_fdf *fdf,
+                 gsl_vector *x, const fit_opts *o)
 {
-    fit_opts def;
-    if (!o) {
-        fit_opts_default(&def);
-        o = &def;
-    }
-    memset(res, 0, sizeof *res);
-    res->bad_param = res->bad_with = -1;
-    if (np == 0)
-        return err_set(e, ERR_USAGE, "no parameters to fit");
-    if (nres < np || (nres == np && !o->known_sigma))
-        return err_set(e, ERR_CHECK,
-                       "%zu measured points cannot determine %zu parameters (need more points "
-                       "than parameters)", nres, np);
-    for (size_t j = 0; j < np; j++) {
-        ASSERTF(p[j].lo < p[j].hi, "%s: lo %g hi %g", p[j].name, p[j].lo, p[j].hi);
-        if (!(p[j].value > p[j].lo && p[j].value < p[j].hi) || (p[j].log && p[j].value <= 0))
-            return err_set(e, ERR_USAGE, "%s: start value %g is outside (%g, %g)", p[j].name,
-                           p[j].value, p[j].lo, p[j].hi);
-    }
-    res->dof = nres - np;
-    gsl_set_error_handler_off();  /* GSL reports through return codes here */
-
-    run r = {.p = p, .np = np, .nres = nres, .f = f, .ctx = ctx, .e = e};
-    r.t = calloc(np, sizeof *r.t);
-    r.v = calloc(np, sizeof *r.v);
-    r.start = calloc(np, sizeof *r.start);
-    double *r0 = malloc(nres * sizeof *r0);
-    gsl_vector *x = gsl_vector_alloc(np);
-    gsl_multifit_nlinear_workspace *w = NULL;
-    int rc = 0;
-    if (!r.t || !r.v || !r0 || !x || !r.start) {
-        rc = err_set(e, ERR_SYSTEM, "out of memory");
-        goto out;
-    }
-    for (size_t j = 0; j < np; j++) {
-        r.start[j] = p[j].value;
-        double lo = p[j].log ? (p[j].lo > 0 ? log(p[j].lo) : -INFINITY) : p[j].lo;
-        double hi = p[j].log ? log(p[j].hi) : p[j].hi;
-        r.t[j] = (xform){lo, hi, isfinite(lo) && isfinite(hi)};
-        gsl_vector_set(x, j, u_of_y(&r.t[j], y_of_v(&p[j], p[j].value)));
-    }
-    gsl_multifit_nlinear_fdf fdf = {
-        .f = gsl_f, .df = NULL, .fvv = NULL, .n = nres, .p = np, .params = &r};
-    gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
-    fp.h_df = o->fd_step;
-    w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, nres, np);
-    if (!w) {
-        rc = err_set(e, ERR_SYSTEM, "out of memory");
-        goto out;
-    }
-    gsl_multifit_nlinear_init(x, &fdf, w);
-    if (r.rc) {
-        rc = r.rc;
-        goto out;
-    }
-    /* GSL's driver loop, plus one stop of our own: the model is piecewise
-     * smooth (integer picoseconds, min() of capacities), so near an optimum
-     * the steps can go on changing x by more than xtol while the cost no
-     * longer moves; 10 iterations without a relative gain of 1e-12 in the
-     * cost count as converged (as GSL's "no progress"). No step at all from
-     * the start is a failure, as in GSL's driver; the start is then moved by
-     * 1% of every (transformed) parameter and the fit tried once more: a
-     * start that already sits at a kink of the model, such as a preset
-     * holding the fit's own values, is left that way. */
     int info = 0, status = GSL_CONTINUE;
     for (int attempt = 0; attempt < 2; attempt++) {
-        if (attempt) {
-            for (size_t j = 0; j < np; j++) {
+        if (attempt)
+            for (size_t j = 0; j < r->np; j++) {
                 double u = gsl_vector_get(x, j);
                 gsl_vector_set(x, j, u + 0.01 * (fabs(u) > 1 ? fabs(u) : 1));
             }
-            gsl_multifit_nlinear_init(x, &fdf, w);
-            if (r.rc)
-                break;
-        }
+        gsl_multifit_nlinear_init(x, fdf, w);
+        if (r->rc)
+            break;
         int flat = 0;
         double cost = gsl_blas_dnrm2(gsl_multifit_nlinear_residual(w));
         status = GSL_CONTINUE;
         for (int it = 0; it < o->max_iter && status == GSL_CONTINUE; it++) {
             status = gsl_multifit_nlinear_iterate(w);
-            if (r.rc)
+            if (r->rc)
                 break;
             if (status == GSL_ENOPROG && it == 0) {
                 status = GSL_EMAXITER;  /* no step from the start */
@@ -380,25 +399,136 @@ int fit_run(fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
         }
         if (status == GSL_CONTINUE)
             status = GSL_EMAXITER;
-        if (status != GSL_EMAXITER || r.rc)
+        if (status != GSL_EMAXITER || r->rc)
             break;
+    }
+    return status;
+}
+
+/* Start k >= 1 of the multi-start: every parameter's y moved from the
+ * start's by a factor of 4 (a quarter of the range for a linear one), all
+ * down (k = 1), all up (2), alternating (3, 4), then twice as far; kept
+ * inside the domain. */
+static void alt_start(const run *r, const gsl_vector *x0, int k, gsl_vector *x)
+{
+    for (size_t j = 0; j < r->np; j++) {
+        const xform *t = &r->t[j];
+        const fit_param *p = &r->p[j];
+        double y = y_of_v(p, r->start[j]);
+        int pat = (k - 1) % 4;
+        double sign = pat == 0 ? -1 : pat == 1 ? 1 : ((j % 2 == 0) == (pat == 2) ? -1 : 1);
+        double far = 1 + (k - 1) / 4;
+        double step = p->log ? log(4.0)
+                      : t->kind == X_BOTH ? 0.25 * (t->yhi - t->ylo)
+                                          : 0.5 * (fabs(y) > 1 ? fabs(y) : 1);
+        double yn = y + sign * far * step;
+        if (t->kind == X_BOTH || t->kind == X_LOW)
+            yn = fmax(yn, t->ylo + 1e-3 * (t->kind == X_BOTH ? t->yhi - t->ylo : 1));
+        if (t->kind == X_BOTH || t->kind == X_HIGH)
+            yn = fmin(yn, t->yhi - 1e-3 * (t->kind == X_BOTH ? t->yhi - t->ylo : 1));
+        gsl_vector_set(x, j, k == 0 ? gsl_vector_get(x0, j) : u_of_y(t, yn));
+    }
+}
+
+int fit_run(fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
+            const fit_opts *o, fit_result *res, double *resid, err *e)
+{
+    fit_opts def;
+    if (!o) {
+        fit_opts_default(&def);
+        o = &def;
+    }
+    memset(res, 0, sizeof *res);
+    res->bad_param = res->bad_with = -1;
+    res->bad_rows[0] = res->bad_rows[1] = res->bad_rows[2] = -1;
+    if (np == 0)
+        return err_set(e, ERR_USAGE, "no parameters to fit");
+    if (nres < np || (nres == np && !o->known_sigma))
+        return err_set(e, ERR_CHECK,
+                       "%zu measured points cannot determine %zu parameters (need more points "
+                       "than parameters)", nres, np);
+    for (size_t j = 0; j < np; j++) {
+        ASSERTF(p[j].lo < p[j].hi, "%s: lo %g hi %g", p[j].name, p[j].lo, p[j].hi);
+        if (!(p[j].value > p[j].lo && p[j].value < p[j].hi) || (p[j].log && p[j].value <= 0) ||
+            !isfinite(p[j].value))
+            return err_set(e, ERR_USAGE, "%s: start value %g is outside (%g, %g)", p[j].name,
+                           p[j].value, p[j].lo, p[j].hi);
+    }
+    res->dof = nres - np;
+    gsl_set_error_handler_off();  /* GSL reports through return codes here */
+
+    run r = {.p = p, .np = np, .nres = nres, .f = f, .ctx = ctx, .e = e};
+    r.t = calloc(np, sizeof *r.t);
+    r.v = calloc(np, sizeof *r.v);
+    r.start = calloc(np, sizeof *r.start);
+    r.res = malloc(nres * sizeof *r.res);
+    double *r0 = malloc(nres * sizeof *r0);
+    gsl_vector *x = gsl_vector_alloc(np), *x0 = gsl_vector_alloc(np),
+               *best = gsl_vector_alloc(np);
+    gsl_multifit_nlinear_workspace *w = NULL;
+    int rc = 0;
+    if (!r.t || !r.v || !r0 || !x || !x0 || !best || !r.start || !r.res) {
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+        goto out;
+    }
+    for (size_t j = 0; j < np; j++) {
+        r.start[j] = r.v[j] = p[j].value;
+        r.t[j] = xform_of(&p[j]);
+        gsl_vector_set(x0, j, u_of_y(&r.t[j], y_of_v(&p[j], p[j].value)));
+    }
+    if ((rc = eval(&r, r.v, r0)))
+        goto out;
+    for (size_t i = 0; i < nres; i++)
+        res->start_chi2 += r0[i] * r0[i];
+    gsl_multifit_nlinear_fdf fdf = {
+        .f = gsl_f, .df = NULL, .fvv = NULL, .n = nres, .p = np, .params = &r};
+    gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
+    fp.h_df = o->fd_step;
+    w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, nres, np);
+    if (!w) {
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+        goto out;
+    }
+    /* The start, then (only if it stalls) the other starts; the lowest cost
+     * among the converged ones wins. */
+    int status = GSL_EMAXITER, nstarts = o->starts > 1 ? o->starts : 1;
+    double best_cost = INFINITY;
+    size_t best_iter = 0;
+    for (int k = 0; k < nstarts; k++) {
+        alt_start(&r, x0, k, x);
+        int st = solve(&r, w, &fdf, x, o);
+        res->starts = k + 1;
+        if (r.rc)
+            break;
+        int ok = st == GSL_SUCCESS || st == GSL_ENOPROG;
+        double c = gsl_blas_dnrm2(gsl_multifit_nlinear_residual(w));
+        if (ok && c < best_cost) {
+            best_cost = c;
+            best_iter = gsl_multifit_nlinear_niter(w);
+            gsl_vector_memcpy(best, gsl_multifit_nlinear_position(w));
+            status = st;
+        } else if (k == 0) {
+            status = st;
+            best_iter = gsl_multifit_nlinear_niter(w);
+        }
+        if (isfinite(best_cost))
+            break;   /* converged: no restart needed */
     }
     if (r.rc) {
         rc = r.rc;
         goto out;
     }
-    res->iterations = (int)gsl_multifit_nlinear_niter(w);
-    if (status == GSL_EMAXITER) {
-        rc = err_set(e, ERR_CHECK, "the fit did not converge in %d iterations", o->max_iter);
+    res->iterations = (int)best_iter;
+    if (!isfinite(best_cost)) {
+        if (status == GSL_EMAXITER)
+            rc = err_set(e, ERR_CHECK, "the fit did not converge in %d iterations from any of "
+                         "%d starts", o->max_iter, res->starts);
+        else
+            rc = err_set(e, ERR_CHECK, "the fit failed: %s", gsl_strerror(status));
         goto out;
     }
-    if (status != GSL_SUCCESS && status != GSL_ENOPROG) {
-        rc = err_set(e, ERR_CHECK, "the fit failed: %s", gsl_strerror(status));
-        goto out;
-    }
-    gsl_vector *xs = gsl_multifit_nlinear_position(w);
     for (size_t j = 0; j < np; j++)
-        r.v[j] = p[j].value = v_of_y(&p[j], y_of_u(&r.t[j], gsl_vector_get(xs, j)));
+        r.v[j] = p[j].value = v_of_y(&p[j], y_of_u(&r.t[j], gsl_vector_get(best, j)));
     if ((rc = eval(&r, r.v, r0)))
         goto out;
     double chi2 = 0;
@@ -413,10 +543,91 @@ out:
     res->evaluations = r.evals;
     gsl_multifit_nlinear_free(w);
     gsl_vector_free(x);
+    gsl_vector_free(x0);
+    gsl_vector_free(best);
     free(r0);
     free(r.t);
     free(r.v);
     free(r.start);
+    free(r.res);
+    return rc;
+}
+
+int fit_cost(const fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
+             double *chi2, err *e)
+{
+    run r = {.p = (fit_param *)p, .np = np, .nres = nres, .f = f, .ctx = ctx, .e = e};
+    double *v = malloc(np * sizeof *v), *res = malloc(nres * sizeof *res);
+    int rc = 0;
+    if (!v || !res)
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+    for (size_t j = 0; j < np && !rc; j++)
+        v[j] = p[j].value;
+    if (!rc)
+        rc = eval(&r, v, res);
+    *chi2 = 0;
+    for (size_t i = 0; i < nres && !rc; i++)
+        *chi2 += res[i] * res[i];
+    free(v);
+    free(res);
+    return rc;
+}
+
+int fit_probe(const fit_param *p, size_t np, size_t j, size_t nres, fit_resid_fn *f,
+              void *ctx, fit_probe_result *out, err *e)
+{
+    static const double factors[] = {1.0 / 16, 0.25, 0.5, 2, 4, 16};
+    run r = {.p = (fit_param *)p, .np = np, .nres = nres, .f = f, .ctx = ctx, .e = e};
+    double *v = malloc(np * sizeof *v), *r0 = malloc(nres * sizeof *r0),
+           *r1 = malloc(nres * sizeof *r1);
+    int rc = 0;
+    memset(out, 0, sizeof *out);
+    out->row = -1;
+    out->best = p[j].value;
+    if (!v || !r0 || !r1) {
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+        goto out;
+    }
+    for (size_t k = 0; k < np; k++)
+        v[k] = p[k].value;
+    if ((rc = eval(&r, v, r0)))
+        goto out;
+    for (size_t i = 0; i < nres; i++)
+        out->start_chi2 += r0[i] * r0[i];
+    out->best_chi2 = out->start_chi2;
+    double most = 0;
+    for (size_t k = 0; k < sizeof factors / sizeof factors[0]; k++) {
+        double x = p[j].value * factors[k];
+        /* Inside the bounds: at most 1% of the way from the start to a bound. */
+        if (x <= p[j].lo)
+            x = p[j].lo + 0.01 * (p[j].value - p[j].lo);
+        if (x >= p[j].hi)
+            x = p[j].hi - 0.01 * (p[j].hi - p[j].value);
+        v[j] = x;
+        if ((rc = eval(&r, v, r1)))
+            goto out;
+        double c = 0;
+        for (size_t i = 0; i < nres; i++) {
+            c += r1[i] * r1[i];
+            double d = fabs(r1[i] - r0[i]);
+            if (d > most) {
+                most = d;
+                out->row = (int)i;
+            }
+        }
+        if (c < out->best_chi2 * (1 - 1e-9)) {
+            out->best_chi2 = c;
+            out->best = x;
+        }
+    }
+    /* A change below the model's time resolution is no influence. */
+    out->felt = most > 1e-9;
+    if (!out->felt)
+        out->row = -1;
+out:
+    free(v);
+    free(r0);
+    free(r1);
     return rc;
 }
 
@@ -429,7 +640,7 @@ int fit_screen(const fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void
         o = &def;
     }
     run r = {.p = (fit_param *)p, .np = np, .nres = nres, .f = f, .ctx = ctx, .e = e};
-    r.t = calloc(np, sizeof *r.t);   /* unbounded: steps stay near the start */
+    r.t = calloc(np, sizeof *r.t);   /* X_FREE: steps stay near the start */
     r.v = malloc(np * sizeof *r.v);
     double *r0 = malloc((nres > np ? nres : np) * sizeof *r0),
            *scale = malloc(np * sizeof *scale), *colnorm = malloc(np * sizeof *colnorm);

@@ -1,8 +1,10 @@
 /* Nonlinear least squares for calibration: GSL's gsl_multifit_nlinear
  * (trust region, Levenberg-Marquardt steps, finite-difference Jacobian) over
- * parameters with bounds and optional log transform. After the fit it
- * reports standard errors (covariance scaled by the residual variance) and
- * refuses, naming the parameter, when the data cannot determine one. */
+ * parameters kept inside their domain by the transform itself (log and
+ * logistic maps), restarted from other points when the first start stalls.
+ * After the fit it reports standard errors (covariance scaled by the
+ * residual variance) and refuses, naming the parameter and the residuals
+ * that should determine it, when the data cannot determine one. */
 #ifndef VALIDATE_FIT_H
 #define VALIDATE_FIT_H
 
@@ -20,7 +22,10 @@ typedef struct fit_param {
     const char *name;   /* used in messages and reports */
     double value;       /* in: start value; out: fitted value */
     double lo, hi;      /* bounds, lo < hi (may be +-INFINITY); start inside */
-    int log;            /* fit ln(value): needs lo > 0 or lo = 0 with value > 0 */
+    int log;            /* fit ln(value): needs lo > 0 or lo = 0 with value > 0.
+                           The fit keeps a log parameter inside [lo, hi], with
+                           lo = 0 taken as 1e-6 x start and hi = inf as 1e6 x
+                           start, so no iterate leaves the domain or overflows */
     double sd;          /* out: standard error of value */
 } fit_param;
 
@@ -47,6 +52,9 @@ typedef struct fit_opts {
     int known_sigma;    /* 1: residuals are already in units of their known
                            standard deviation: the covariance is not scaled by
                            chi2 / dof, and nres == np is allowed; default 0 */
+    int starts;         /* starts tried when the first one stalls (does not
+                           converge): the start moved by factors of 4 up, down
+                           and alternating; the lowest cost wins; default 5 */
 } fit_opts;
 
 typedef struct fit_result {
@@ -59,6 +67,10 @@ typedef struct fit_result {
     int bad_param;       /* on a refusal, the parameter it names; else -1 */
     int bad_why;         /* fit_why of the refusal */
     int bad_with;        /* FIT_DEPENDENT: the parameter it trades off with */
+    int bad_rows[3];     /* on a refusal, the residuals most sensitive to the
+                            parameter where it was judged (-1: none is) */
+    int starts;          /* starts tried */
+    double start_chi2;   /* sum of squared residuals at the given start */
 } fit_result;
 
 void fit_opts_default(fit_opts *o);
@@ -76,5 +88,23 @@ int fit_run(fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
  * FIT_DEPENDENT with with[j] the kept parameter it overlaps most. */
 int fit_screen(const fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
                const fit_opts *o, fit_why *why, int *with, err *e);
+
+/* Whether parameter j, which has no influence at the start (a capacity that
+ * does not bind there), has any elsewhere: the residuals with p[j] alone
+ * moved to start x 1/16, 1/4, 1/2, 2, 4, 16 (inside its bounds). The probe
+ * with the lowest cost below the start's goes to *best (else *best = the
+ * start); *rows gets the residual most changed (-1 if none changed).
+ * Returns 0 with *felt = 1 if some probe changed a residual. */
+typedef struct fit_probe_result {
+    int felt;            /* some probe changed the residuals */
+    double best;         /* value of the lowest cost (the start if none lower) */
+    double best_chi2, start_chi2;
+    int row;             /* residual most changed, -1 if none */
+} fit_probe_result;
+int fit_probe(const fit_param *p, size_t np, size_t j, size_t nres, fit_resid_fn *f,
+              void *ctx, fit_probe_result *out, err *e);
+/* Sum of squared residuals at the values of p. */
+int fit_cost(const fit_param *p, size_t np, size_t nres, fit_resid_fn *f, void *ctx,
+             double *chi2, err *e);
 
 #endif

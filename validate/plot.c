@@ -1,9 +1,10 @@
 /* SVG plotter. Each panel computes its own ranges from its data (log axes:
  * decade-aligned, at least one decade wide; linear axes: 1-2-5 steps), so
- * every panel is readable on its own, and carries its own legend inside its
- * frame. Coordinates are printed with one decimal so output is byte-for-byte
- * deterministic. Colours come from a fixed palette indexed by the order in
- * which series labels first appear in the plot. */
+ * every panel is readable on its own, and carries its own legend in a column
+ * to the right of its plot area, so no entry covers data. Coordinates are
+ * printed with one decimal so output is byte-for-byte deterministic. A
+ * label's style (colour, then marker and dash) is indexed by the order in
+ * which labels first appear in the plot. */
 #include "validate/plot.h"
 
 #include <math.h>
@@ -27,6 +28,11 @@ typedef struct cell {
     double v;
 } cell;
 
+typedef struct mark {
+    double x;
+    char *text;
+} mark;
+
 typedef struct panel {
     char *name, *xlabel, *ylabel;
     plot_kind kind;
@@ -38,6 +44,8 @@ typedef struct panel {
     int nb;
     cell *c;
     int nc;
+    mark *m;
+    int nm;
 } panel;
 
 struct plot {
@@ -53,10 +61,16 @@ static const char *const palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7"
                                       "#E69F00", "#56B4E9", "#000000", "#F0E442"};
 enum { NPAL = sizeof palette / sizeof palette[0] };
 
+/* Past the palette: marker shapes and dash patterns, so 32 labels differ. */
+enum { NSHAPE = 4 };
+static const char *const dashes[NSHAPE] = {"", " stroke-dasharray=\"7 3\"",
+                                            " stroke-dasharray=\"2 2\"",
+                                            " stroke-dasharray=\"9 3 2 3\""};
+
 /* Layout, in SVG user units: panel size, margins inside a panel, columns,
- * the title band, legend rows. */
+ * the title band, legend rows, the legend column's width bounds. */
 enum { PW = 420, PH = 320, ML = 64, MR = 16, MT = 28, MB = 64, COLS_MAX = 3, TOP = 40,
-       LEG_ROW = 15 };
+       LEG_ROW = 15, LEGW_MIN = 120, LEGW_MAX = 300 };
 
 static char *sdup(const char *s) { return strdup(s ? s : ""); }
 
@@ -90,9 +104,12 @@ void plot_free(plot *p)
             free(q->b[j].label);
             free(q->b[j].category);
         }
+        for (int j = 0; j < q->nm; j++)
+            free(q->m[j].text);
         free(q->s);
         free(q->b);
         free(q->c);
+        free(q->m);
         free(q->name);
         free(q->xlabel);
         free(q->ylabel);
@@ -163,12 +180,45 @@ static int label_index(plot *p, const char *label, err *e)
     return p->nlabels++;
 }
 
-static const char *colour_of(const plot *p, const char *label)
+static int index_of(const plot *p, const char *label)
 {
     for (int i = 0; i < p->nlabels; i++)
         if (!strcmp(p->labels[i], label))
-            return palette[i % NPAL];
-    return palette[0];
+            return i;
+    return 0;
+}
+
+static const char *colour_of(const plot *p, const char *label)
+{
+    return palette[index_of(p, label) % NPAL];
+}
+
+/* Marker shape and dash pattern of a label: the palette's first round plain. */
+static int shape_of(const plot *p, const char *label)
+{
+    return (index_of(p, label) / NPAL) % NSHAPE;
+}
+
+/* A marker of shape (circle, square, triangle, diamond) at (x, y). */
+static void marker(FILE *f, int shape, double x, double y, const char *c)
+{
+    const char *st = "fill=\"none\" stroke-width=\"1.5\"";
+    switch (shape) {
+    case 1:
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" %s stroke=\"%s\"/>\n",
+                x - 3.5, y - 3.5, st, c);
+        break;
+    case 2:
+        fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" %s stroke=\"%s\"/>\n", x, y - 4.5,
+                x + 4, y + 3, x - 4, y + 3, st, c);
+        break;
+    case 3:
+        fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" %s stroke=\"%s\"/>\n", x,
+                y - 4.5, x + 4.5, y, x, y + 4.5, x - 4.5, y, st, c);
+        break;
+    default:
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" %s stroke=\"%s\"/>\n", x, y, st, c);
+    }
 }
 
 int plot_series(plot *p, int pi, const char *label, plot_style style, const double *x,
@@ -207,7 +257,8 @@ int plot_series(plot *p, int pi, const char *label, plot_style style, const doub
 int plot_bar(plot *p, int pi, const char *label, const char *category, double measured,
              double predicted, err *e)
 {
-    ASSERTF(pi >= 0 && pi < p->np && p->pan[pi].kind == PLOT_BARS, "bar on panel %d", pi);
+    ASSERTF(pi >= 0 && pi < p->np && p->pan[pi].kind >= PLOT_BARS && p->pan[pi].kind != PLOT_HEAT,
+            "bar on panel %d", pi);
     panel *pan = &p->pan[pi];
     if (label_index(p, label, e) < 0)
         return ERR_SYSTEM;
@@ -223,6 +274,32 @@ int plot_bar(plot *p, int pi, const char *label, const char *category, double me
         return err_set(e, ERR_SYSTEM, "out of memory");
     }
     pan->nb++;
+    return 0;
+}
+
+int plot_value(plot *p, int pi, const char *category, const char *label, double value, err *e)
+{
+    ASSERTF(pi >= 0 && pi < p->np &&
+                (p->pan[pi].kind == PLOT_CATS || p->pan[pi].kind == PLOT_STACK),
+            "value on panel %d", pi);
+    if (!isfinite(value) || value < 0)
+        return 0;
+    return plot_bar(p, pi, label, category, value, NAN, e);
+}
+
+int plot_mark_x(plot *p, int pi, double x, const char *text, err *e)
+{
+    ASSERTF(pi >= 0 && pi < p->np &&
+                (p->pan[pi].kind == PLOT_LOGLOG || p->pan[pi].kind == PLOT_LOGLIN),
+            "mark on panel %d", pi);
+    panel *pan = &p->pan[pi];
+    mark *m = realloc(pan->m, (size_t)(pan->nm + 1) * sizeof *m);
+    if (!m)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    pan->m = m;
+    if (!(m[pan->nm].text = sdup(text)))
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    m[pan->nm++].x = x;
     return 0;
 }
 
@@ -416,32 +493,31 @@ static void draw_frame(FILE *f, const panel *pan, const axes *a, double ox)
     fputs("</text>\n", f);
 }
 
-/* A legend box in the top-left corner inside the plot area: one row per
- * entry (colour, marker 'p' point / 'l' line / 'b' filled box / 'o' outlined box). */
+/* A legend column to the right of the plot area: one row per entry (colour,
+ * mark 'p' point / 'l' line / 'b' filled box / 'o' outlined box, shape and
+ * dash of the label); entries past the column's height are counted. */
 typedef struct legend_entry {
     const char *text, *colour;
     char mark;
+    int shape;
 } legend_entry;
 
-static void draw_legend(FILE *f, const axes *a, const legend_entry *le, int n)
+static void draw_legend(FILE *f, const axes *a, double legw, const legend_entry *le, int n)
 {
     if (!n)
         return;
-    size_t wmax = 0;
-    for (int i = 0; i < n; i++)
-        wmax = strlen(le[i].text) > wmax ? strlen(le[i].text) : wmax;
-    double w = 36 + 6.2 * (double)wmax, h = 6 + LEG_ROW * n;
-    if (w > a->w - 8)
-        w = a->w - 8;
-    double x = a->x0 + 6, y = a->y0 + 6;
+    int fit = (int)((PH - MT - 12) / LEG_ROW), shown = n <= fit ? n : fit - 1;
+    double w = legw - 12, h = 6 + LEG_ROW * (shown < n ? shown + 1 : shown);
+    double x = a->x0 + a->w + MR / 2.0 + 4, y = a->y0;
     fprintf(f, "<g font-size=\"10\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
                "fill=\"white\" fill-opacity=\"0.85\" stroke=\"#999\"/>\n", x, y, w, h);
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < shown; i++) {
         double yy = y + 3 + LEG_ROW * i + LEG_ROW / 2.0;
         switch (le[i].mark) {
         case 'l':
             fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-                       "stroke-width=\"2\"/>\n", x + 5, yy, x + 25, yy, le[i].colour);
+                       "stroke-width=\"2\"%s/>\n", x + 5, yy, x + 25, yy, le[i].colour,
+                    dashes[le[i].shape]);
             break;
         case 'b':
         case 'o':
@@ -450,19 +526,21 @@ static void draw_legend(FILE *f, const axes *a, const legend_entry *le, int n)
                     le[i].colour);
             break;
         default:
-            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"none\" stroke=\"%s\" "
-                       "stroke-width=\"1.5\"/>\n", x + 15, yy, le[i].colour);
+            marker(f, le[i].shape, x + 15, yy, le[i].colour);
         }
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x + 30, yy + 3.5);
         xml_text(f, le[i].text);
         fputs("</text>\n", f);
     }
+    if (shown < n)
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">... and %d more</text>\n", x + 30,
+                y + 3 + LEG_ROW * shown + LEG_ROW / 2.0 + 3.5, n - shown);
     fputs("</g>\n", f);
 }
 
-enum { LEG_MAX = 16 };
+enum { LEG_MAX = 40 };
 
-static void draw_xy(const plot *p, const panel *pan, const axes *a0, FILE *f)
+static void draw_xy(const plot *p, const panel *pan, const axes *a0, double legw, FILE *f)
 {
     axes a = *a0;
     double xlo, xhi, ylo, yhi;
@@ -495,22 +573,31 @@ static void draw_xy(const plot *p, const panel *pan, const axes *a0, FILE *f)
     }
     if (!a.y.log && a.y.lo < 0 && a.y.hi > 0)
         line(f, a.x0, ax_y(&a, 0), a.x0 + a.w, ax_y(&a, 0), "stroke=\"#555\"");
+    /* Marks (crossovers) under the data: a dotted line, its text at the top. */
+    for (int i = 0; i < pan->nm; i++) {
+        double x = ax_x(&a, pan->m[i].x);
+        line(f, x, a.y0, x, a.y0 + a.h, "stroke=\"#888\" stroke-dasharray=\"3 3\"");
+        fprintf(f, "<text font-size=\"9\" fill=\"#444\" transform=\"translate(%.1f %.1f) "
+                   "rotate(90)\">", x + 3, a.y0 + 4);
+        xml_text(f, pan->m[i].text);
+        fputs("</text>\n", f);
+    }
     /* Lines first, points on top. */
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < pan->ns; i++) {
             const series *s = &pan->s[i];
             const char *c = colour_of(p, s->label);
+            int sh = shape_of(p, s->label);
             if (pass == 0 && s->style == PLOT_LINE && s->n) {
-                fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", c);
+                fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"",
+                        c, dashes[sh]);
                 for (size_t j = 0; j < s->n; j++)
                     fprintf(f, "%s%.1f,%.1f", j ? " " : "", ax_x(&a, s->x[j]), ax_y(&a, s->y[j]));
                 fputs("\"/>\n", f);
             }
             if (pass == 1 && s->style == PLOT_POINTS)
                 for (size_t j = 0; j < s->n; j++)
-                    fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"none\" "
-                               "stroke=\"%s\" stroke-width=\"1.5\"/>\n",
-                            ax_x(&a, s->x[j]), ax_y(&a, s->y[j]), c);
+                    marker(f, sh, ax_x(&a, s->x[j]), ax_y(&a, s->y[j]), c);
         }
     fputs("</g>\n", f);
     /* Legend: one entry per label and style in this panel. */
@@ -528,15 +615,15 @@ static void draw_xy(const plot *p, const panel *pan, const axes *a0, FILE *f)
         snprintf(text[n], sizeof text[0], "%s%s", pan->s[i].label,
                  styles == 3 ? (pan->s[i].style == PLOT_LINE ? " (predicted)" : " (measured)") : "");
         le[n] = (legend_entry){text[n], colour_of(p, pan->s[i].label),
-                               pan->s[i].style == PLOT_LINE ? 'l' : 'p'};
+                               pan->s[i].style == PLOT_LINE ? 'l' : 'p', shape_of(p, pan->s[i].label)};
         n++;
     }
     if (pan->diagonal && n < LEG_MAX)
-        le[n++] = (legend_entry){"predicted = measured (dotted: +-10%)", "#555", 'l'};
-    draw_legend(f, &a, le, n);
+        le[n++] = (legend_entry){"y = x (dotted: +-10%)", "#555", 'l', 1};
+    draw_legend(f, &a, legw, le, n);
 }
 
-static void draw_bars(const plot *p, const panel *pan, const axes *a0, FILE *f)
+static void draw_bars(const plot *p, const panel *pan, const axes *a0, double legw, FILE *f)
 {
     axes a = *a0;
     /* Categories in order of first appearance; sets within a category likewise. */
@@ -608,11 +695,70 @@ static void draw_bars(const plot *p, const panel *pan, const axes *a0, FILE *f)
         for (int j = 0; j < i; j++)
             dup |= !strcmp(pan->b[j].label, pan->b[i].label);
         if (!dup)
-            le[n++] = (legend_entry){pan->b[i].label, colour_of(p, pan->b[i].label), 'b'};
+            le[n++] = (legend_entry){pan->b[i].label, colour_of(p, pan->b[i].label), 'b', 0};
     }
-    le[n++] = (legend_entry){"filled: measured", "#555", 'b'};
-    le[n++] = (legend_entry){"outlined: predicted", "#555", 'o'};
-    draw_legend(f, &a, le, n);
+    le[n++] = (legend_entry){"filled: measured", "#555", 'b', 0};
+    le[n++] = (legend_entry){"outlined: predicted", "#555", 'o', 0};
+    draw_legend(f, &a, legw, le, n);
+}
+
+/* PLOT_CATS (bars side by side) and PLOT_STACK (stacked): categories in
+ * first-appearance order along x, labels in first-appearance order. */
+static void draw_cats(const plot *p, const panel *pan, const axes *a0, double legw, FILE *f)
+{
+    axes a = *a0;
+    enum { NMAX = 256 };
+    const char *cats[NMAX], *labs[LEG_MAX];
+    int ncat = 0, nlab = 0, stack = pan->kind == PLOT_STACK;
+    double tot[NMAX] = {0}, hi = 0;
+    for (int i = 0; i < pan->nb; i++) {
+        int k = 0, l = 0;
+        while (k < ncat && strcmp(cats[k], pan->b[i].category))
+            k++;
+        if (k == ncat && ncat < NMAX)
+            cats[ncat++] = pan->b[i].category;
+        while (l < nlab && strcmp(labs[l], pan->b[i].label))
+            l++;
+        if (l == nlab && nlab < LEG_MAX)
+            labs[nlab++] = pan->b[i].label;
+        if (k < NMAX)
+            tot[k] = stack ? tot[k] + pan->b[i].meas : fmax(tot[k], pan->b[i].meas);
+        hi = k < NMAX && tot[k] > hi ? tot[k] : hi;
+    }
+    a.x = (axis){0, 0, ncat ? ncat : 1, 1};
+    lin_axis(0, hi * 1.05, &a.y);
+    draw_axis(f, &a, 0);
+    double slot = a.w / (ncat ? ncat : 1);
+    int rotate = ncat > 6;
+    for (int k = 0; k < ncat; k++) {
+        double x = a.x0 + slot * k + slot * 0.15, w = slot * 0.7, base = 0;
+        for (int l = 0; l < nlab; l++)
+            for (int i = 0; i < pan->nb; i++) {
+                const bar *b = &pan->b[i];
+                if (strcmp(b->category, cats[k]) || strcmp(b->label, labs[l]))
+                    continue;
+                double y0 = ax_y(&a, base), y1 = ax_y(&a, base + b->meas);
+                double bx = stack ? x : x + w / nlab * l, bw = stack ? w : w / nlab;
+                fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                           "fill=\"%s\" stroke=\"white\" stroke-width=\"0.5\"/>\n", bx, y1, bw,
+                        y0 - y1, colour_of(p, b->label));
+                if (stack)
+                    base += b->meas;
+            }
+        double cx = a.x0 + slot * (k + 0.5), cy = a.y0 + a.h + 14;
+        if (rotate)
+            fprintf(f, "<text font-size=\"9\" text-anchor=\"end\" transform=\"translate(%.1f %.1f) "
+                       "rotate(-50)\">", cx + 3, cy - 4);
+        else
+            fprintf(f, "<text font-size=\"10\" text-anchor=\"middle\" x=\"%.1f\" y=\"%.1f\">", cx,
+                    cy);
+        xml_text(f, cats[k]);
+        fputs("</text>\n", f);
+    }
+    legend_entry le[LEG_MAX];
+    for (int l = 0; l < nlab; l++)
+        le[l] = (legend_entry){labs[l], colour_of(p, labs[l]), 'b', 0};
+    draw_legend(f, &a, legw, le, nlab);
 }
 
 /* Blue (negative) - white - red (positive), t in [-1, 1]. */
@@ -678,11 +824,26 @@ static void draw_heat(const panel *pan, const axes *a0, FILE *f)
             pan->range);
 }
 
+/* The legend column's width: the longest label (with a "(predicted)"
+ * suffix) or fixed text, within LEGW_MIN..LEGW_MAX; 0 when every panel is a
+ * heat map (their colour scale is their legend). */
+static int legend_width(const plot *p)
+{
+    int any = 0;
+    size_t len = 22;  /* "y = x (dotted: +-10%)", "outlined: predicted" */
+    for (int i = 0; i < p->np; i++)
+        any |= p->pan[i].kind != PLOT_HEAT;
+    for (int i = 0; i < p->nlabels; i++)
+        len = strlen(p->labels[i]) + 12 > len ? strlen(p->labels[i]) + 12 : len;
+    int w = 48 + (int)(6.0 * (double)len);
+    return !any ? 0 : w < LEGW_MIN ? LEGW_MIN : w > LEGW_MAX ? LEGW_MAX : w;
+}
+
 void plot_size(const plot *p, int *width, int *height)
 {
     int cols = p->np < COLS_MAX ? (p->np ? p->np : 1) : COLS_MAX;
     int rows = p->np ? (p->np + cols - 1) / cols : 1;
-    int w = cols * PW, title_w = 40 + 9 * (int)strlen(p->title);
+    int w = cols * (PW + legend_width(p)), title_w = 40 + 9 * (int)strlen(p->title);
     *width = w < title_w ? title_w : w;  /* a single panel still shows the whole title */
     *height = TOP + rows * PH;
 }
@@ -697,7 +858,7 @@ int plot_write_svg(const plot *p, FILE *f, err *e)
     }
     if (!any)
         return err_set(e, ERR_CHECK, "nothing to plot: no positive points");
-    int width, height, cols = p->np < COLS_MAX ? p->np : COLS_MAX;
+    int width, height, cols = p->np < COLS_MAX ? p->np : COLS_MAX, legw = legend_width(p);
     plot_size(p, &width, &height);
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -709,15 +870,17 @@ int plot_write_svg(const plot *p, FILE *f, err *e)
     fputs("</text>\n", f);
     for (int i = 0; i < p->np; i++) {
         const panel *pan = &p->pan[i];
-        double ox = (i % cols) * PW, oy = TOP + (i / cols) * PH;
+        double ox = (i % cols) * (PW + legw), oy = TOP + (i / cols) * PH;
         axes a = {ox + ML, oy + MT, PW - ML - MR, PH - MT - MB, {1, 0, 1, 0}, {1, 0, 1, 0}};
         fputs("<g>\n", f);
         if (pan->kind == PLOT_BARS)
-            draw_bars(p, pan, &a, f);
+            draw_bars(p, pan, &a, legw, f);
+        else if (pan->kind == PLOT_CATS || pan->kind == PLOT_STACK)
+            draw_cats(p, pan, &a, legw, f);
         else if (pan->kind == PLOT_HEAT)
             draw_heat(pan, &a, f);
         else
-            draw_xy(p, pan, &a, f);
+            draw_xy(p, pan, &a, legw, f);
         if (pan->kind == PLOT_HEAT) {
             /* no frame around the matrix: its cells are the frame */
             fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-weight=\"bold\">",

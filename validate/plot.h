@@ -9,8 +9,12 @@
  *                (outlined) bars side by side, linear y from 0
  *   PLOT_HEAT    a matrix (e.g. source GPU x destination GPU) coloured by a
  *                signed value on a blue-white-red scale clamped at +-range
- * Colours come by series label (a data set), the same in every panel. The
- * plot copies what it is given. */
+ *   PLOT_CATS    one slot per category, a bar per label side by side (grouped)
+ *   PLOT_STACK   one bar per category, the labels' values stacked (a breakdown)
+ * A series label (a data set, an algorithm, a part) has one style in every
+ * panel: a colour, and past the eight colours a marker shape and a dash
+ * pattern too, so up to 32 labels stay distinct. Legends sit to the right of
+ * their panel's data, never over it. The plot copies what it is given. */
 #ifndef VALIDATE_PLOT_H
 #define VALIDATE_PLOT_H
 
@@ -20,7 +24,9 @@
 #include "sim/err.h"
 
 typedef enum plot_style { PLOT_POINTS, PLOT_LINE } plot_style;
-typedef enum plot_kind { PLOT_LOGLOG, PLOT_LOGLIN, PLOT_BARS, PLOT_HEAT } plot_kind;
+typedef enum plot_kind {
+    PLOT_LOGLOG, PLOT_LOGLIN, PLOT_BARS, PLOT_HEAT, PLOT_CATS, PLOT_STACK
+} plot_kind;
 
 typedef struct plot plot;
 
@@ -46,6 +52,12 @@ int plot_series(plot *p, int panel, const char *label, plot_style style, const d
  * bars) for the data set label. */
 int plot_bar(plot *p, int panel, const char *label, const char *category, double measured,
              double predicted, err *e);
+/* PLOT_CATS, PLOT_STACK: the value of label in category (both shown in
+ * first-appearance order); non-finite or negative values are left out. */
+int plot_value(plot *p, int panel, const char *category, const char *label, double value,
+               err *e);
+/* LOGLOG, LOGLIN: a vertical marker at x with a short text (a crossover). */
+int plot_mark_x(plot *p, int panel, double x, const char *text, err *e);
 /* PLOT_HEAT: value at (row, col), both 0..255; the matrix is as large as the
  * largest index. */
 int plot_cell(plot *p, int panel, int row, int col, double value, err *e);

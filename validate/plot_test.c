@@ -55,8 +55,11 @@ static void test_svg(void **state)
      * (legend lines are <line>). */
     assert_int_equal(count(svg, "<circle"), 7);
     assert_int_equal(count(svg, "<polyline"), 1);
-    /* Each panel has its legend inside its frame: 2 legend boxes. */
+    /* Each panel has its legend, 2 legend boxes; panel 1's is outside its
+     * data: the plot area ends at ML + (PW - ML - MR) = 64 + 340 = 404, the
+     * legend column starts MR/2 + 4 = 12 past it, at 416. */
     assert_int_equal(count(svg, "fill-opacity=\"0.85\""), 2);
+    assert_non_null(strstr(svg, "<rect x=\"416.0\" y=\"68.0\""));
     /* Decade labels: x spans 1k..1M, so "1k", "10k", "100k", "1M" appear. */
     assert_non_null(strstr(svg, ">1k</text>"));
     assert_non_null(strstr(svg, ">1M</text>"));
@@ -75,8 +78,10 @@ static void test_svg(void **state)
     plot_panel(p, "b", &e);
     plot_size(p, &w, &h);
     plot_free(p);
-    /* Two panels side by side: 2 x 420 wide, the title band plus one row of 320. */
-    assert_int_equal(w, 840);
+    /* Two panels side by side, each 420 plus its legend column: the longest
+     * text is the 22-character fixed legend text, 48 + 6 x 22 = 180, so
+     * 2 x 600 wide; the title band plus one row of 320. */
+    assert_int_equal(w, 1200);
     assert_int_equal(h, 360);
     snprintf(want, sizeof want, "width=\"%d\" height=\"%d\"", w, h);
     assert_non_null(strstr(svg, want));
@@ -131,6 +136,67 @@ static void test_kinds(void **state)
     free(svg);
 }
 
+/* Past the 8 colours a label gets a marker shape and a dash pattern too. */
+static void test_styles(void **state)
+{
+    (void)state;
+    plot *p = plot_new("styles", "x", "y");
+    err e = {0};
+    int pts = plot_panel(p, "points", &e), lin = plot_panel(p, "lines", &e);
+    const double x[] = {1, 10}, y[] = {1, 10};
+    for (int i = 0; i < 9; i++) {
+        char lab[8];
+        snprintf(lab, sizeof lab, "s%d", i);
+        assert_int_equal(plot_series(p, pts, lab, PLOT_POINTS, x, y, 2, &e), 0);
+        assert_int_equal(plot_series(p, lin, lab, PLOT_LINE, x, y, 2, &e), 0);
+    }
+    assert_int_equal(plot_mark_x(p, lin, 3, "a -> b", &e), 0);
+    char *svg = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&svg, &len);
+    assert_int_equal(plot_write_svg(p, f, &e), 0);
+    fclose(f);
+    plot_free(p);
+    /* s0..s7 are circles (2 points + 1 legend marker each = 24); s8 takes the
+     * first colour again as a 7x7 square: 2 points + its legend marker = 3. */
+    assert_int_equal(count(svg, "<circle"), 24);
+    assert_int_equal(count(svg, "width=\"7\" height=\"7\" fill=\"none\" stroke-width=\"1.5\" "
+                                "stroke=\"#0072B2\""), 3);
+    /* s8's line and its legend line are dashed 7 3 (the mark is dashed 3 3). */
+    assert_int_equal(count(svg, "stroke-dasharray=\"7 3\""), 2);
+    assert_int_equal(count(svg, "stroke-dasharray=\"3 3\""), 1);
+    assert_non_null(strstr(svg, ">a -&gt; b</text>"));
+    free(svg);
+}
+
+/* Stacked bars: parts of one category on top of each other. */
+static void test_stack(void **state)
+{
+    (void)state;
+    plot *p = plot_new("stack", "variant", "us");
+    err e = {0};
+    int st = plot_panel_kind(p, "cycle", PLOT_STACK, NULL, NULL, &e);
+    assert_int_equal(plot_value(p, st, "a", "compute", 30, &e), 0);
+    assert_int_equal(plot_value(p, st, "a", "comm", 10, &e), 0);
+    assert_int_equal(plot_value(p, st, "b", "compute", 20, &e), 0);
+    assert_int_equal(plot_value(p, st, "b", "comm", NAN, &e), 0);  /* left out */
+    char *svg = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&svg, &len);
+    assert_int_equal(plot_write_svg(p, f, &e), 0);
+    fclose(f);
+    plot_free(p);
+    /* y axis 0..50 (the tallest stack 40 x 1.05 = 42, step 10); plot area
+     * y0 = 68, h = 228, x0 = 64, w = 340: two slots of 170, bars 0.7 x 170 =
+     * 119 wide from 64 + 0.15 x 170 = 89.5. compute (0..30) is 228 x 30/50 =
+     * 136.8 high from y = 296 - 136.8 = 159.2; comm (30..40) 45.6 high from
+     * 296 - 228 x 40/50 = 113.6. */
+    assert_non_null(strstr(svg, "x=\"89.5\" y=\"159.2\" width=\"119.0\" height=\"136.8\""));
+    assert_non_null(strstr(svg, "x=\"89.5\" y=\"113.6\" width=\"119.0\" height=\"45.6\""));
+    assert_non_null(strstr(svg, ">50</text>"));
+    free(svg);
+}
+
 static void test_empty(void **state)
 {
     (void)state;
@@ -150,6 +216,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_svg),
         cmocka_unit_test(test_kinds),
+        cmocka_unit_test(test_styles),
+        cmocka_unit_test(test_stack),
         cmocka_unit_test(test_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
