@@ -32,7 +32,7 @@ proto-threshold|NCCL's ring LL bandwidth at a quarter of the bus rate, not half 
 channels|NCCL's channel count not doubled after the ring search (connect.cc)|models/nccl/nccl_tune.c|        nc = nc * 2 < NCCL_TUNE_MAX_CHANNELS ? nc * 2 : NCCL_TUNE_MAX_CHANNELS;|        nc = nc < NCCL_TUNE_MAX_CHANNELS ? nc : NCCL_TUNE_MAX_CHANNELS;
 expert-union|the experts of n tokens counted as n x top-k, no overlap|traces/whatif.c|    return pool * (1 - pow(1 - topk / pool, n));|    return topk * n < pool ? topk * n : pool;
 ring-steps|a ring allreduce takes 2n - 1 steps instead of 2(n - 1)|models/coll/coll_ring.c|    g->steps = k == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;|    g->steps = k == COLL_ALLREDUCE ? 2 * n - 1 : n - 1;
-launch|an eager op waits for half its launch only|traces/replay.c|    sim_ps first = add_ps(r, r->host, r->launch_ps);|    sim_ps first = add_ps(r, r->host, r->launch_ps / 2);
+launch|an eager kernel launch costs the issuing CPU half the launch time|traces/replay.c|    c.first_launch = jittered(r, k, r->launch_ps);|    c.first_launch = jittered(r, k, r->launch_ps / 2);
 kernel-start|NCCL's ring kernel start (per protocol) halved|models/coll/coll_ring.c|        if ((start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING), "kernel")) < 0)|        if ((start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING) / 2, "kernel")) < 0)
 hop-latency|every link's latency counts twice on a route|models/topo/route.c|            int64_t nd = tr->dist_ps[u] + l->lat_ps;|            int64_t nd = tr->dist_ps[u] + 2 * l->lat_ps;
 tie-rule|the engine's rounding tie rule: a quotient within FLOWNET_EPS of an integer no longer rounds to it (always up)|sim/flownet.c|    if (fabs(x - r) <= FLOWNET_EPS * x)|    if (fabs(x - r) < 0 * x)
@@ -48,11 +48,13 @@ git ls-files -z -c -o --exclude-standard | xargs -0 cp --parents -t "$SCRATCH" 2
 [ -f "$SCRATCH/Makefile" ] || { echo "mutate: could not copy the tree to $SCRATCH" >&2; exit 4; }
 cd "$SCRATCH" || exit 4
 TESTS=$(find sim models traces validate cmd -name '*_test.c' | sort | sed 's|\.c$||; s|^|build/test/|')
-build() { make -j2 build/collsim $TESTS > build.log 2>&1; }
+# Tools the CLI tests use (pngstat for the plot tests), as check-cli builds them.
+TOOLS=$(grep -q '^$(BUILD)/tools/pngstat:' Makefile && echo build/tools/pngstat)
+build() { make -j2 build/collsim $TOOLS $TESTS > build.log 2>&1; }
 
 # The checks; each prints what failed, one item a line, into $1.
 run_unit() { : > "$1"; for t in $TESTS; do ./"$t" > "$t.log" 2>&1 || echo "${t#build/test/}" >> "$1"; done; }
-run_cli() { COLLSIM=build/collsim HWCHECK= tests/run_cli.sh tests/cli/*.test 2>&1 | sed -n 's/^FAIL \([^:]*:[0-9]*\):.*/\1/p' > "$1"; }
+run_cli() { COLLSIM=build/collsim HWCHECK= PNGSTAT=build/tools/pngstat tests/run_cli.sh tests/cli/*.test 2>&1 | sed -n 's/^FAIL \([^:]*:[0-9]*\):.*/\1/p' > "$1"; }
 run_validate() { scripts/validate.sh build/collsim --check 2>&1 >/dev/null | sed -n 's/^validate: FAIL //p' > "$1"; }
 checks() { run_unit "$1.unit"; run_cli "$1.cli"; run_validate "$1.val"; }
 
