@@ -597,9 +597,7 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
         }
         /* The budget is in MRRS-sized requests: a smaller request uses a
          * whole tag for fewer bytes. */
-        /* Per wire byte, as on the wires: a bundle of C channels holds C
-         * times the tags. */
-        nl = add_link(f, nl, f->read_link[reader], (double)nreads * req_per * wire);
+        nl = add_link(f, nl, f->read_link[reader], (double)nreads * req_per);
     }
     if (cap_Bps > 0 && (cap == 0 || cap_Bps < cap))
         cap = cap_Bps;
