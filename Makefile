@@ -55,6 +55,8 @@ ALL_CFLAGS := $(CFLAGS_BASE) $(XML2_CFLAGS) $(OPT) $(CFLAGS)
 # --help names the installed documentation (make install puts docs/ there): build
 # with the PREFIX (or DOCDIR) you install with.
 ALL_CFLAGS += -DCOLLSIM_DOCDIR='"$(DOCDIR)"'
+# ... and, while nothing is installed there, the source tree's docs/.
+ALL_CFLAGS += -DCOLLSIM_SRCDOCS='"$(CURDIR)/docs"'
 LIBS := -lgsl -lgslcblas -lyajl -lz -lm -lpthread -lxml2
 
 ifeq ($(MPI),1)
@@ -234,6 +236,8 @@ install: all
 	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
 	install -m 644 docs/validation/*.svg $(DESTDIR)$(DOCDIR)/validation/
+	install -d $(DESTDIR)$(DOCDIR)/plots
+	install -m 644 docs/plots/*.png $(DESTDIR)$(DOCDIR)/plots/
 
 clean:
 	rm -rf build

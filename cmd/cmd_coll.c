@@ -21,6 +21,7 @@
 #include "models/coll/coll.h"
 #include "models/fabric/fabric.h"
 #include "models/nccl/nccl_tune.h"
+#include "models/tlp/tlp_coll.h"
 #include "models/topo/topo.h"
 #include "sim/ofile.h"
 #include "sim/report.h"
@@ -37,7 +38,7 @@ static const char desc[] =
     "reducescatter/allgather/alltoall x (n-1)/n, broadcast x 1. Defaults that differ from\n"
     "nccl-tests' (sizes 8..128M x 2, bfloat16, every GPU) are named in the report's header.";
 
-enum { MAX_ALGOS = ALGO_NALGOS, N_OPS = 6 };
+enum { MAX_ALGOS = ALGO_NALGOS, N_OPS = 6, MAX_ROWS = 1 << 16 };   /* rows: sizes -b..-e */
 
 /* nccl-tests' reduction ops, in its order (test_opnames): -o all runs each. */
 static const char *const op_names[N_OPS] = {"sum", "prod", "max", "min", "avg", "mulsum"};
@@ -64,6 +65,8 @@ typedef struct coll_args {
     const char *plot;                 /* --plot FILE */
     char ignored[96];  /* nccl-tests flags accepted and ignored ("-n -w") */
     int reg;           /* -R as given (not modelled) */
+    int tlp;           /* --engine tlp */
+    long window_us;    /* --window */
 } coll_args;
 
 #define ARGS ((coll_args *)ctx)
@@ -88,8 +91,22 @@ static int set_nccl(void *ctx, const char *a, err *e)
 
 static int set_without(void *ctx, const char *a, err *e)
 {
-    ARGS->without_list = a;
-    return fabric_mech_parse(a, &ARGS->without, e);
+    (void)e;
+    ARGS->without_list = a;  /* parsed once the engine is known */
+    return 0;
+}
+
+static int set_engine(void *ctx, const char *a, err *e)
+{
+    if (strcmp(a, "flow") && strcmp(a, "tlp"))
+        return err_set(e, ERR_USAGE, "--engine: '%s' (flow or tlp)", a);
+    ARGS->tlp = !strcmp(a, "tlp");
+    return 0;
+}
+
+static int set_window(void *ctx, const char *a, err *e)
+{
+    return cli_parse_long("--window", a, 0, 100000, &ARGS->window_us, e);
 }
 
 /* Ranks as nccl-tests counts them: MPI processes x threads (-t) x GPUs per
@@ -147,7 +164,7 @@ static int parse_size(const char *what, const char *s, uint64_t *out, err *e)
 static int set_min(void *ctx, const char *a, err *e) { ARGS->minb_set = 1; return parse_size("-b", a, &ARGS->minb, e); }
 static int set_max(void *ctx, const char *a, err *e) { ARGS->maxb_set = 1; return parse_size("-e", a, &ARGS->maxb, e); }
 static int set_channels(void *ctx, const char *a, err *e) { return cli_parse_long("--channels", a, 1, 64, &ARGS->channels, e); }
-static int set_root(void *ctx, const char *a, err *e) { return cli_parse_long("--root", a, 0, 4095, &ARGS->root, e); }
+static int set_root(void *ctx, const char *a, err *e) { return cli_parse_long("--root", a, -1, 4095, &ARGS->root, e); }
 
 /* nccl-tests: a factor > 1 multiplies, anything else steps by -i. collsim
  * keeps a fractional factor (nccl-tests reads -f as an integer). */
@@ -237,6 +254,7 @@ static const char *const *algo_names(int *n)
 static int set_algo(void *ctx, const char *a, err *e)
 {
     char buf[256];
+    TRY(cli_check_list("--algo", a, sizeof buf - 1, e));
     snprintf(buf, sizeof buf, "%s", a);
     ARGS->nalgos = 0;
     char *save = NULL;
@@ -331,7 +349,7 @@ static const cli_opt options[] = {
     {"op", 'o', "OP", "reduction op: sum (default), prod, max, min, avg, mulsum, all (labels only)", set_op},
     {"datatype", 'd', "T", "bfloat16 (default; nccl-tests: float), half, float, double, int8, "
                            "uint8, int32, uint32, int64, uint64, f8e4m3, f8e5m2, all", set_dtype},
-    {"root", 'r', "R", "broadcast root (default 0)", set_root},
+    {"root", 'r', "R", "broadcast root (default 0; -1: every root in turn)", set_root},
     {"algo", 0, "A[,A..]", "ring, tree, oneshot, twoshot, oneshot-push, twoshot-push, auto; "
                            "a list compares them in one table", set_algo},
     {"crossover", 0, NULL, "print the sizes where the fastest of the --algo list changes", set_crossover},
@@ -344,7 +362,9 @@ static const cli_opt options[] = {
     {"nccl", 0, "VER", "NCCL version whose decisions are emulated (default: the newest)", set_nccl},
     {"explain", 0, NULL, "before each size, NCCL's choice and the numbers behind it", set_explain},
     {"breakdown", 0, NULL, "add where the time goes: barrier, fixed, transfer, contention (us)", set_split},
-    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read", set_without},
+    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read, nvlink-sat (--engine tlp: turn, credits, order, tags)", set_without},
+    {"engine", 0, "E", "flow (default) or tlp: the custom kernels at the transaction level (docs/model.md)", set_engine},
+    {"window", 0, "US", "--engine tlp: TLPs per phase for US microseconds, then extrapolated (default 50; 0 = every TLP)", set_window},
     {"timeline", 0, "OUT.json", "Perfetto timeline of the largest size ('-': stdout, the report "
                                 "then goes to stderr)", cmd_set_timeline},
     {"plot", 0, "FILE.svg", "draw time and busbw against size per algorithm (SVG)", set_plot},
@@ -410,6 +430,7 @@ typedef struct run {
     const coll_args *g;
     coll_kind kind;
     coll_ctx *ctx;
+    tlp_net *tn;     /* --engine tlp */
     coll_req req;
     int nranks;
     int multi;   /* several algorithms: one that cannot run a size leaves a gap */
@@ -449,7 +470,9 @@ static int predict(run *r, coll_algo a, uint64_t sz, cell *c, err *e)
     r->req.algo = a;
     r->req.bytes = c->bytes;
     err e2 = {0};
-    int rc = coll_predict(r->ctx, &r->req, &c->res, &e2);
+    int rc = r->tn ? tlp_coll_predict(r->tn, &r->req, (int64_t)r->g->window_us * 1000000, &c->res,
+                                      &e2)
+                   : coll_predict(r->ctx, &r->req, &c->res, &e2);
     if (rc == ERR_USAGE && r->multi)
         return 0;  /* this algorithm cannot run this size: a gap, not an error */
     if (rc) {
@@ -538,6 +561,8 @@ static void write_meta(report *rep, const run *r, const topo *t, int argc, char 
         report_meta(rep, "nccl", "%s (emulated decisions)", g->nccl);
     if (g->without)
         report_meta(rep, "without", "%s (model mechanisms switched off)", g->without_list);
+    if (g->tlp)
+        report_meta(rep, "engine", "tlp (transaction level, window %ld us)", g->window_us);
     if (g->ignored[0])
         report_meta(rep, "ignored", "%s (nccl-tests measurement settings: a prediction has "
                                     "no iterations, warm-up, streams or data)", g->ignored);
@@ -573,19 +598,23 @@ static uint64_t next_size(const run *r, uint64_t sz)
     for (uint64_t sz = (r)->g->minb, nx_; sz <= (r)->g->maxb; \
          nx_ = next_size((r), sz), sz = nx_ > sz ? nx_ : (r)->g->maxb + 1)
 
-/* Each datatype and op (-d all, -o all), and -N passes: fn per combination. */
+/* Each datatype and op (-d all, -o all), each broadcast root with -r -1,
+ * and -N passes, in nccl-tests' order: fn per combination. */
 typedef int pass_fn(run *r, void *arg, err *e);
 static int for_passes(run *r, pass_fn *fn, void *arg, err *e)
 {
     const coll_args *g = r->g;
     int nops = is_reduction(r->kind) ? g->nops : 1;
+    int all_roots = r->kind == COLL_BROADCAST && g->root < 0;
     for (int ti = 0; ti < g->ntypes; ti++)
         for (int oi = 0; oi < nops; oi++)
-            for (long cy = 0; cy < g->cycles; cy++) {
-                r->req.dtype = g->types[ti];
-                r->op = op_names[g->ops[oi]];
-                TRY(fn(r, arg, e));
-            }
+            for (int ro = 0; ro < (all_roots ? r->nranks : 1); ro++)
+                for (long cy = 0; cy < g->cycles; cy++) {
+                    r->req.dtype = g->types[ti];
+                    r->op = op_names[g->ops[oi]];
+                    r->req.root = all_roots ? ro : (int)(g->root > 0 ? g->root : 0);
+                    TRY(fn(r, arg, e));
+                }
     return 0;
 }
 
@@ -855,10 +884,13 @@ static int print_crossover(report *rep, run *r, err *e)
 
 /* --plot: time and busbw against size, one series per algorithm (the first
  * datatype and op), crossovers marked on the time panel. */
-static int write_plot(run *r, const topo *t, err *e)
+/* The plot written to of, opened here and left for the caller to commit
+ * (removed on an error). */
+static int write_plot(run *r, const topo *t, ofile *of, err *e)
 {
     const coll_args *g = r->g;
     r->req.dtype = g->types[0];
+    r->req.root = g->root > 0 ? (int)g->root : 0;
     size_t cap = 0, n = 0;
     FOR_SIZES(r, sz)
         cap++;
@@ -918,12 +950,9 @@ static int write_plot(run *r, const topo *t, err *e)
         }
     }
     if (!rc) {
-        ofile of;
-        rc = ofile_open(&of, g->plot, e);
-        if (!rc) {
-            rc = plot_write_svg(p, of.f, e);
-            rc = rc ? (ofile_abort(&of), rc) : ofile_commit(&of, e);
-        }
+        rc = ofile_open(of, g->plot, e);
+        if (!rc && (rc = plot_write_svg(p, of->f, e)) != 0)
+            ofile_abort(of);
     }
     plot_free(p);
     free(x);
@@ -948,6 +977,7 @@ int cmd_coll(int argc, char **argv, err *e)
     g.cycles = 1;
     g.algos[0] = ALGO_AUTO;
     g.nalgos = 1;
+    g.window_us = 50;
     g.proto = PROTO_AUTO;
     const char *pos[2];
     int npos;
@@ -968,8 +998,9 @@ int cmd_coll(int argc, char **argv, err *e)
         return err_set(e, ERR_USAGE, "--explain: only with --format table");
     if (g.explain && g.nalgos > 1)
         return err_set(e, ERR_USAGE, "--explain: with one --algo");
-    if ((g.crossover || g.explain) && (g.ntypes > 1 || g.nops > 1 || g.cycles > 1))
-        return err_set(e, ERR_USAGE, "--%s: with one datatype, one op and -N 1",
+    if ((g.crossover || g.explain) &&
+        (g.ntypes > 1 || g.nops > 1 || g.cycles > 1 || (kind == COLL_BROADCAST && g.root < 0)))
+        return err_set(e, ERR_USAGE, "--%s: with one datatype, one op, one root and -N 1",
                        g.crossover ? "crossover" : "explain");
     if (g.minb > g.maxb)
         return err_set(e, ERR_USAGE, "-b %llu is larger than -e %llu", (unsigned long long)g.minb,
@@ -977,6 +1008,16 @@ int cmd_coll(int argc, char **argv, err *e)
     if (g.maxb > COLL_MAX_BYTES)
         return err_set(e, ERR_USAGE, "-e %llu is beyond the model's range (64G)",
                        (unsigned long long)g.maxb);
+    run probe;   /* only to step through the sizes */
+    memset(&probe, 0, sizeof probe);
+    probe.g = &g;
+    probe.req.dtype = g.types[0];
+    long nsizes = 1;
+    for (uint64_t sz = g.minb, nx; (nx = next_size(&probe, sz)) > sz && nx <= g.maxb; sz = nx)
+        if (++nsizes > MAX_ROWS)
+            return err_set(e, ERR_USAGE, "-b %llu to -e %llu gives more than %d sizes: a larger "
+                           "-i or -f", (unsigned long long)g.minb, (unsigned long long)g.maxb,
+                           MAX_ROWS);
     if (g.crossover && g.nalgos < 2) {
         /* Nothing to compare with one algorithm: compare the allreduce
          * families (NCCL's ring against the custom kernels) by default. */
@@ -1014,14 +1055,23 @@ int cmd_coll(int argc, char **argv, err *e)
     r.ctx = coll_ctx_new(t);
     if (!r.ctx)
         rc = err_set(e, ERR_SYSTEM, "out of memory");
-    else
+    if (!rc && g.without_list)
+        rc = g.tlp ? tlp_mech_parse(g.without_list, &g.without, e)
+                   : fabric_mech_parse(g.without_list, &g.without, e);
+    if (!rc && !g.tlp)
         coll_ctx_without(r.ctx, g.without);
+    if (!rc && g.tlp) {
+        if ((r.tn = tlp_new(t, e)))
+            tlp_disable(r.tn, g.without);
+        else
+            rc = e->code;
+    }
     coll_req_init(&r.req, t);
     r.req.kind = kind;
     r.req.dtype = g.types[0];
     r.req.proto = g.proto;
     r.req.channels = (int)g.channels;
-    r.req.root = (int)g.root;
+    r.req.root = g.root > 0 ? (int)g.root : 0;
     r.req.graph = g.graph;
     r.req.env = g.cc.env;
     r.req.nranks = r.nranks;
@@ -1049,10 +1099,14 @@ int cmd_coll(int argc, char **argv, err *e)
     }
     if (mf && fclose(mf) && !rc)
         rc = err_set(e, ERR_SYSTEM, "out of memory");
-    if (!rc && g.plot)
-        rc = write_plot(&r, t, e);
-    ofile out;
+    /* The plot, the report and the timeline replace their files together or
+     * not at all: each is written, then all are committed. */
+    ofile pl, out, tl;
+    memset(&pl, 0, sizeof pl);
     memset(&out, 0, sizeof out);
+    memset(&tl, 0, sizeof tl);
+    if (!rc && g.plot)
+        rc = write_plot(&r, t, &pl, e);
     if (!rc)
         rc = rep_stderr ? (out.f = stderr, 0) : ofile_open(&out, g.cc.out, e);
     if (!rc) {
@@ -1060,29 +1114,37 @@ int cmd_coll(int argc, char **argv, err *e)
         if (fwrite(buf, 1, len, out.f) != len || fflush(out.f) || ferror(out.f))
             rc = err_set(e, ERR_SYSTEM, "writing the report failed%s%s", errno ? ": " : "",
                          errno ? strerror(errno) : "");
-        if (rep_stderr)
-            out.f = NULL;
-        else if (!rc)
-            rc = ofile_commit(&out, e);
-        else
-            ofile_abort(&out);
     }
+    if (rep_stderr)
+        out.f = NULL;
     free(buf);
     if (!rc && g.cc.timeline) {
-        ofile tl;
         uint64_t cnt;
         r.req.dtype = g.types[0];
+        r.req.root = g.root > 0 ? (int)g.root : 0;
         r.req.bytes = nccl_size(&r, g.maxb, &cnt);
         r.req.algo = g.algos[0];
         coll_result res;
         rc = ofile_open(&tl, g.cc.timeline, e);
-        if (!rc) {
+        if (!rc)
             rc = coll_predict_timeline(r.ctx, &r.req, &res, tl.f, e);
-            rc = rc ? (ofile_abort(&tl), rc) : ofile_commit(&tl, e);
-        }
     }
+    ofile *outs[3];
+    int nouts = 0;
+    if (pl.f)
+        outs[nouts++] = &pl;
+    if (out.f)
+        outs[nouts++] = &out;
+    if (tl.f)
+        outs[nouts++] = &tl;
+    if (!rc)
+        rc = ofile_commit_all(outs, nouts, e);
+    else
+        for (int i = 0; i < nouts; i++)
+            ofile_abort(outs[i]);
     report_free(rep);
     coll_ctx_free(r.ctx);
+    tlp_free(r.tn);
     topo_free(t);
     return rc;
 }

@@ -9,7 +9,7 @@
 
 #include "cmd/cmds.h"
 #include "models/topo/topo.h"
-#include "sim/line.h"
+#include "sim/input.h"
 #include "sim/ofile.h"
 
 enum { MATRIX_MAX_GPUS = 32, ROUTES_MAX_GPUS = 16 };
@@ -161,6 +161,7 @@ static int show(const char *name, int routes, report_format fmt, err *e)
     report_meta(r, "sm_req_bytes", "%d", p->sm_req_bytes);
     report_meta(r, "cta_store_GBps", "%g", p->cta_store_Bps / 1e9);
     report_meta(r, "cta_load_GBps", "%g", p->cta_load_Bps / 1e9);
+    report_meta(r, "nvlink_half_blocks", "%g", p->nvlink_half_blocks);
     report_meta(r, "launch_us", "%g", (double)p->launch_ps / 1e6);
     report_meta(r, "graph_node_us", "%g", (double)p->graph_node_ps / 1e6);
     report_meta(r, "hostmem_GBps", "%g", p->hostmem_Bps / 1e9);
@@ -286,12 +287,11 @@ static int run_import(const topo_args *a, const char **pos, err *e)
     if (!strcmp(pos[0], "xml")) {
         rc = topo_import_xml(pos[1], &t, e);
     } else if (!strcmp(pos[0], "smi")) {
-        FILE *f = stdin;
-        if (strcmp(pos[1], "-") != 0)
-            TRY(line_open(pos[1], &f, e));
-        rc = topo_import_smi(f, pos[1], &t, e);
-        if (f != stdin)
-            fclose(f);
+        static const input_limits lim = {.max_bytes = INPUT_TEXT_MAX_BYTES,
+                                         .what = "an nvidia-smi matrix"};
+        input *in;
+        TRY(input_open(pos[1], &lim, &in, e));
+        rc = input_close(in, topo_import_smi(input_file(in), pos[1], &t, e), e);
     } else {
         return err_set(e, ERR_USAGE, "topo import: format must be xml or smi, not '%s'", pos[0]);
     }

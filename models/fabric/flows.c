@@ -204,6 +204,9 @@ int flows_expand(const topo *t, const char *pattern, flows_op op, double bytes,
         if (g[i] < 0 || g[i] >= topo_ngpus(t))
             return err_set(e, ERR_USAGE, "GPU %d: topology '%s' has %d GPUs", g[i],
                            topo_name(t), topo_ngpus(t));
+        for (int j = 0; j < i; j++)
+            if (g[j] == g[i])   /* a pair of it with itself would be a flow to nowhere */
+                return err_set(e, ERR_USAGE, "GPU %d is listed twice", g[i]);
     }
     int max = ng * ng + 1;
     flows_case *c = calloc((size_t)max, sizeof *c);
@@ -318,9 +321,9 @@ int flows_run(fabric *f, const flows_case *c, sim_ps *time_ps, err *e)
                        : probe                                  ? 0
                                                                 : tp->kernel_base_ps;
         int init = fab_is_read(op) ? d : s, peer = fab_is_read(op) ? s : d;
-        id[i] = fabric_xfer_group_cap(f, op, init, &peer, 1, c->bytes, 1,
-                                      fabric_cta_cap_Bps(f, op, c->blocks), setup, i, c->pattern,
-                                      e);
+        id[i] = fabric_xfer_group_blocks(f, op, init, &peer, 1, c->bytes, 1,
+                                         fabric_cta_cap_Bps(f, op, c->blocks), c->blocks, setup,
+                                         i, c->pattern, e);
         if (id[i] < 0)
             return e->code;
     }

@@ -117,6 +117,9 @@ typedef struct topo_params {
     int64_t nccl_step_ps[3];
     int64_t nccl_call_ps;          /* host cost of one eager NCCL call; 0 = launch_ps */
     int64_t nccl_graph_call_ps;    /* per NCCL call inside a CUDA graph; 0 = graph_node_ps */
+    double nvlink_half_blocks;     /* thread blocks at which SM traffic gets half an
+                                      NVLink direction's rate (gradual saturation
+                                      C N / (N + N0)); 0 = the full rate always */
 } topo_params;
 
 /* Index of a protocol in topo_params' nccl_* arrays (NCCL's own order). */
@@ -187,6 +190,9 @@ const char *topo_gpu_path_smi(const topo *t, int gpu_a, int gpu_b, char *buf);
 
 /* Text format (docs/formats.md); name is used in messages. */
 int topo_parse(FILE *f, const char *name, topo **out, err *e);
+/* How the topology format reads a `param` KEY: 2 a power of two, 1 an
+ * integer, 0 any number (or no such key); calibration profiles follow it. */
+int topo_param_integer(const char *key);
 int topo_write(const topo *t, FILE *f, err *e);
 /* Presets: by name, or a file path if the name is not a preset. */
 int topo_load(const char *name_or_path, topo **out, err *e);
