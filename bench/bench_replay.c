@@ -138,7 +138,7 @@ int main(int argc, char **argv)
     whatif_scenario_load("kimi-k2-eagle3-8x-pcie5", &s, &e);
     s.gpu_mem_GBps = 1792;   /* fixed numbers, no fit: the benchmark times the replay */
     s.efficiency = 0.5;
-    s.spec_loop_us = 0;
+    s.host_us = 100;         /* the host model as built in: 8 ranks with jitter */
     double t0 = bench_now_s();
     trace_writer *w = trace_writer_new(trace, &e);
     for (long c = 0; w && c < cycles && !rc; c++)

@@ -201,7 +201,9 @@ int cmd_replay(int argc, char **argv, err *e)
             report_num(r, res[i].compute_us);
             report_num(r, res[i].comm_us);
             report_num(r, res[i].launch_us);
-            report_num(r, res[i].idle_us);
+            /* host: the host work and syncs the GPU waits for, and the
+             * capture's GPU-side gaps (docs/cli.md, "Where the time goes") */
+            report_num(r, res[i].host_us + res[i].idle_us);
             report_num(r, res[i].wait_us);
             report_end_row(r);
         }
@@ -216,10 +218,12 @@ int cmd_replay(int argc, char **argv, err *e)
                     report_str(r, base ? base + 1 : files[i]);
                     report_str(r, trace_phase_name((trace_phase)ph));
                     report_num(r, res[i].phase_us[ph]);
-                    static const int part[] = {REPLAY_COMPUTE, REPLAY_COMM, REPLAY_LAUNCH,
-                                               REPLAY_IDLE, REPLAY_WAIT};
-                    for (int k = 0; k < 5; k++)
-                        report_num(r, res[i].phase_part_us[ph][part[k]]);
+                    const double *pp = res[i].phase_part_us[ph];
+                    report_num(r, pp[REPLAY_COMPUTE]);
+                    report_num(r, pp[REPLAY_COMM]);
+                    report_num(r, pp[REPLAY_LAUNCH]);
+                    report_num(r, pp[REPLAY_HOST] + pp[REPLAY_IDLE]);
+                    report_num(r, pp[REPLAY_WAIT]);
                     report_end_row(r);
                 }
         }

@@ -23,9 +23,18 @@ static uint64_t rng_next(uint64_t *s)
     return z ^ (z >> 31);
 }
 
+/* Where generated ops go: the writer, without the host lane if asked. */
+typedef struct gen_sink {
+    trace_writer *w;
+    int host;            /* 0: leave out host and sync ops (the GPU side only) */
+} gen_sink;
+
 static int sink_writer(void *arg, const trace_op *op, err *e)
 {
-    return trace_write_op(arg, op, e);
+    const gen_sink *g = arg;
+    if (!g->host && (op->kind == OP_HOST || op->kind == OP_SYNC))
+        return 0;
+    return trace_write_op(g->w, op, e);
 }
 
 static const char gen_synopsis[] = "collsim trace gen [options] -o OUT";
@@ -42,6 +51,7 @@ typedef struct gen_args {
     long cycles, seed;
     const char *sets[GEN_MAX_SETS];
     int nsets;
+    int host;
 } gen_args;
 
 #define ARGS ((gen_args *)ctx)
@@ -50,6 +60,14 @@ static int gen_set_mode(void *ctx, const char *a, err *e) { (void)e; ARGS->mode 
 static int gen_set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
 static int gen_set_cycles(void *ctx, const char *a, err *e) { return cli_parse_long("--cycles", a, 1, 100000000, &ARGS->cycles, e); }
 static int gen_set_seed(void *ctx, const char *a, err *e) { return cli_parse_long("--seed", a, 0, 1L << 62, &ARGS->seed, e); }
+
+static int gen_set_host(void *ctx, const char *a, err *e)
+{
+    if (strcmp(a, "on") && strcmp(a, "off"))
+        return err_set(e, ERR_USAGE, "--host: '%s' is not on or off", a);
+    ARGS->host = !strcmp(a, "on");
+    return 0;
+}
 
 static int gen_set_set(void *ctx, const char *a, err *e)
 {
@@ -66,13 +84,14 @@ static const cli_opt gen_options[] = {
     {"cycles", 0, "N", "cycles to write (default 100)", gen_set_cycles},
     {"seed", 0, "S", "seed of the accept_hist sampler (default 1)", gen_set_seed},
     {"set", 0, "KEY=VALUE", "a what-if knob (repeatable)", gen_set_set},
+    {"host", 0, "on|off", "write the host lane (host work, syncs; default on) or the GPU side only", gen_set_host},
     {"output", 'o', "OUT", "the trace to write (required)", gen_set_out},
     {NULL, 0, NULL, NULL, NULL},
 };
 
 static int cmd_gen(int argc, char **argv, err *e)
 {
-    gen_args g = {.model = "kimi-k2", .cycles = 100, .seed = 1};
+    gen_args g = {.model = "kimi-k2", .cycles = 100, .seed = 1, .host = 1};
     const char *pos[1];
     int npos;
     int prc = cli_parse("collsim trace gen", gen_synopsis, gen_desc, gen_options, &g, argc, argv,
@@ -119,6 +138,18 @@ static int cmd_gen(int argc, char **argv, err *e)
         rc = trace_write_meta(w, "ranks", buf, e);
     if (!rc)
         rc = trace_write_meta(w, "graph", s.graph ? "1" : "0", e);
+    /* The host side travels too: each phase says graph or eager, the ops
+     * carry the host work and syncs, these the per-kernel and per-rank
+     * costs (collsim replay reads them; docs/formats.md). */
+    snprintf(buf, sizeof buf, "%.17g", s.host_jitter);
+    if (!rc)
+        rc = trace_write_meta(w, "host_jitter", buf, e);
+    snprintf(buf, sizeof buf, "%.17g", s.sync_us);
+    if (!rc)
+        rc = trace_write_meta(w, "sync_us", buf, e);
+    snprintf(buf, sizeof buf, "%.17g", s.eager_op_us);
+    if (!rc)
+        rc = trace_write_meta(w, "op_host_us", buf, e);
     if (!rc)
         rc = trace_write_meta(w, "source", "collsim trace gen", e);
     /* The scenario's NCCL settings and topology travel with the trace, so a
@@ -130,9 +161,9 @@ static int cmd_gen(int argc, char **argv, err *e)
         rc = trace_write_meta(w, "topo", s.topo, e);
     snprintf(buf, sizeof buf,
              "mode=%s layers=%d hidden=%d tp=%d batch=%d draft_tokens=%d accept_len=%g "
-             "gpu_mem_GBps=%g efficiency=%.6f spec_loop_us=%.3f",
+             "gpu_mem_GBps=%g efficiency=%.6f host_us=%.3f",
              s.mode == WHATIF_EAGLE3 ? "eagle3" : "decode", s.layers, s.hidden, s.tp, s.batch,
-             s.draft_tokens, s.accept_len, s.gpu_mem_GBps, s.efficiency, s.spec_loop_us);
+             s.draft_tokens, s.accept_len, s.gpu_mem_GBps, s.efficiency, s.host_us);
     if (!rc)
         rc = trace_write_comment(w, buf, e);
     uint64_t st = (uint64_t)seed;
@@ -157,7 +188,8 @@ static int cmd_gen(int argc, char **argv, err *e)
                 tokens = s.accept_len * s.batch;
             }
         }
-        rc = whatif_emit_cycle(&s, tokens, sink_writer, w, e);
+        gen_sink gs = {w, g.host};
+        rc = whatif_emit_cycle(&s, tokens, sink_writer, &gs, e);
     }
     if (rc) {
         trace_writer_abort(w);
@@ -248,18 +280,23 @@ static int cmd_import(int argc, char **argv, err *e)
         static const report_col cols[] = {
             {"file", NULL, 40, -1}, {"rank", NULL, 5, -1}, {"events", NULL, 8, -1},
             {"gpu_ops", NULL, 8, -1}, {"steps", NULL, 6, -1}, {"collectives", NULL, 12, -1},
-            {"sized", NULL, 6, -1},
+            {"sized", NULL, 6, -1}, {"cpu_ops", NULL, 8, -1}, {"launches", NULL, 9, -1},
+            {"graph_launches", NULL, 15, -1}, {"syncs", NULL, 6, -1}, {"sync_us", NULL, 10, 1},
         };
         report_meta(r, "output", "%s", out);
         report_meta(r, "ranks", "%d", sum.nranks);
         report_meta(r, "written_rank", "%d", sum.rank);
         report_meta(r, "cycles", "%ld", sum.cycles);
         report_meta(r, "dropped_gpu_ops", "%ld", sum.dropped);
+        report_meta(r, "host", "%ld host ops (%.1f us) and %ld syncs written for rank %d",
+                    sum.host_ops, sum.host_us, sum.syncs, sum.rank);
         if (sum.nranks > 1) {
             report_meta(r, "max_end_spread_us", "%.3f", sum.max_end_spread_us);
+            report_meta(r, "start_spread_us", "%.3f mean, %.3f max (the ranks' skew at the "
+                        "collectives)", sum.mean_start_spread_us, sum.max_start_spread_us);
             report_meta(r, "wait_us", "%.3f", sum.wait_us);
         }
-        report_table(r, "import", cols, 7);
+        report_table(r, "import", cols, 12);
         for (int i = 0; i < nfiles; i++) {
             const char *base = strrchr(files[i], '/');
             report_str(r, base ? base + 1 : files[i]);
@@ -272,6 +309,12 @@ static int cmd_import(int argc, char **argv, err *e)
             for (long j = 0; j < kineto_ncomm(ranks[i]); j++)
                 sized += kineto_comm_at(ranks[i], j)->bytes > 0;
             report_int(r, sized);
+            const kineto_host *h = kineto_host_of(ranks[i]);
+            report_int(r, h->cpu_ops);
+            report_int(r, h->launches);
+            report_int(r, h->graph_launches);
+            report_int(r, h->syncs);
+            report_num(r, h->sync_us);
             report_end_row(r);
         }
         rc = report_finish(r, e);
@@ -376,7 +419,8 @@ static int cmd_show(int argc, char **argv, err *e)
     report_meta(r, "idle_us", "%.3f", idle_us);
     static const report_col ocols[] = {{"op", NULL, 10, -1}, {"count", NULL, 10, -1},
                                        {"bytes", NULL, 16, -1}};
-    static const char *const opn[OP_N] = {"cycle", "phase", "compute", "coll", "idle", "wait"};
+    static const char *const opn[OP_N] = {"cycle", "phase", "compute", "coll", "idle", "wait",
+                                          "host", "sync"};
     report_table(r, "ops", ocols, 3);
     for (int k = 0; k < OP_N; k++) {
         report_str(r, opn[k]);

@@ -151,6 +151,8 @@ static void env_words(const whatif_scenario *s, char *buf, size_t n)
         snprintf(buf, n, "(NCCL defaults)");
 }
 
+static const char *mode_word(int g) { return g ? "graph" : "eager"; }
+
 static void print_assumptions(report *r, const whatif_scenario *s, const whatif_calib *cal,
                               const whatif_result *basel, double gpu_GBps)
 {
@@ -158,24 +160,37 @@ static void print_assumptions(report *r, const whatif_scenario *s, const whatif_
     report_meta(r, "scenario", "%s", s->name);
     report_meta(r, "topo", "%s%s%s", s->topo, s->calib[0] ? " with " : "", s->calib);
     report_meta(r, "accept_len", "%g%s", s->accept_len, s->accept_nhist ? " (from accept_hist)" : "");
-    report_meta(r, "draft_tokens", "%d (draft_steps %d)", s->draft_tokens, s->draft_steps);
+    report_meta(r, "draft", "steps %d, topk %d, %d draft tokens: %d draft forward%s + 1 draft "
+                "extend per cycle, verify of %d tokens x %d requests", s->draft_steps,
+                s->draft_topk, s->draft_tokens, s->draft_steps - 1, s->draft_steps == 2 ? "" : "s",
+                s->draft_tokens, s->batch);
     report_meta(r, "batch", "%d (tp %d)", s->batch, s->tp);
     whatif_get(s, "allreduce", buf, sizeof buf, NULL);
     report_meta(r, "allreduce", "%s", buf);
     env_words(s, buf, sizeof buf);
     report_meta(r, "nccl_env", "%s", buf);
-    if (s->graph)
-        report_meta(r, "launch", "CUDA graph");
-    else
-        report_meta(r, "launch", "eager (each allreduce waits %g us for the slowest rank)",
-                    s->eager_wait_us);
+    report_meta(r, "launch", "decode %s; draft %s, verify %s, draft extend %s",
+                mode_word(whatif_phase_graph(s, PHASE_DECODE)),
+                mode_word(whatif_phase_graph(s, PHASE_DRAFT)),
+                mode_word(whatif_phase_graph(s, PHASE_VERIFY)),
+                mode_word(whatif_phase_graph(s, PHASE_PREFILL)));
+    report_meta(r, "overlap", "%s", s->overlap < 0 ? "as SGLang: on for decode, off for EAGLE-3"
+                                     : s->overlap ? "on" : "off");
+    report_meta(r, "syncs", "decode %d; EAGLE-3 cycle %d (draft %d, verify %d, after extend %d)",
+                s->decode_syncs, s->draft_syncs + s->verify_syncs + s->extend_syncs,
+                s->draft_syncs, s->verify_syncs, s->extend_syncs);
+    report_meta(r, "host", "host_us %.1f per segment, host_jitter %.3f (per-rank skew), "
+                "sync_us %g, eager_op_us %g", s->host_us, s->host_jitter, s->sync_us,
+                s->eager_op_us);
     report_meta(r, "gpu_mem_GBps", "%g%s", gpu_GBps, s->gpu_mem_GBps > 0 ? "" : " (topology)");
     report_meta(r, "efficiency", "%.4f", s->efficiency);
-    report_meta(r, "spec_loop_us", "%.1f", s->spec_loop_us);
-    if (s->nobs == 0 || !s->fit[0] || cal->n == 0) {
+    if (s->nobs == 0) {
         report_meta(r, "calibration", "none (parameters as set)");
     } else {
-        report_meta(r, "calibration", "%d observations, fitting %s", s->nobs, s->fit);
+        if (!s->fit[0] || cal->n == 0)
+            report_meta(r, "calibration", "%d observations, no fit (parameters as set)", s->nobs);
+        else
+            report_meta(r, "calibration", "%d observations, fitting %s", s->nobs, s->fit);
         for (int i = 0; i < s->nobs; i++) {
             char key[32];
             snprintf(key, sizeof key, "observed.%d", i + 1);
@@ -183,6 +198,13 @@ static void print_assumptions(report *r, const whatif_scenario *s, const whatif_
             report_meta(r, key, "%s: %g tok/s (sd %g%%), model %+.2f%%",
                         s->obs[i].set[0] ? s->obs[i].set : "(scenario)", s->obs[i].tok_per_s,
                         100 * s->obs[i].rel_sd, fabs(dev) < 0.005 ? 0.0 : dev);
+            snprintf(key, sizeof key, "unexplained.%d", i + 1);
+            double oc = cal->obs_cycle_us[i], un = cal->unexplained_us[i];
+            if (fabs(un) < 0.5)
+                un = 0;   /* no "-0" */
+            report_meta(r, key, "%.0f us of the %.0f us observed cycle (%.1f%%): the model's "
+                        "cycle is %.0f us", un, oc, oc > 0 ? 100 * un / oc : 0,
+                        cal->model_cycle_us[i]);
             if (fabs(cal->resid[i]) > 3 * s->obs[i].rel_sd) {
                 snprintf(key, sizeof key, "warning.%d", i + 1);
                 report_meta(r, key, "the fit misses observation %d by %+.1f%% (more than 3 sd): "
@@ -194,13 +216,59 @@ static void print_assumptions(report *r, const whatif_scenario *s, const whatif_
             const whatif_fitted *p = &cal->p[j];
             char key[80];
             snprintf(key, sizeof key, "fit.%s", p->name);
-            if (p->refused)
+            if (p->at_bound)
+                report_meta(r, key, "%g, %s", p->value, p->why);
+            else if (p->refused)
                 report_meta(r, key, "refused (%s); kept at %g", p->why, p->value);
             else
                 report_meta(r, key, "%.6g +- %.2g", p->value, p->sd);
         }
     }
     report_meta(r, "baseline", "plain decode of the scenario: %.2f tok/s", basel->tok_per_s);
+}
+
+/* The verdict on an EAGLE-3 variant: against decode, what explains its
+ * cycle (the observed one when this variant was observed), what the other
+ * launch mode of the verify would give, and the break-even accept length. */
+static int verdict(whatif_ctx *c, const whatif_scenario *base, const whatif_calib *cal,
+                   const whatif_scenario *s, const whatif_result *res, double basel,
+                   char *out, size_t n, err *e)
+{
+    double tps = res->tok_per_s, cycle = res->cycle_us, unexpl = 0;
+    for (int i = 0; i < base->nobs; i++) {
+        whatif_scenario o;
+        TRY(whatif_obs_scenario(base, i, &o, e));
+        if (whatif_same(&o, s)) {
+            tps = base->obs[i].tok_per_s;
+            cycle = cal->obs_cycle_us[i] > 0 ? cal->obs_cycle_us[i] : cycle;
+            unexpl = cycle - res->cycle_us;
+            break;
+        }
+    }
+    const whatif_parts *p = &res->parts;
+    whatif_scenario alt = *s;
+    int vg = whatif_phase_graph(s, PHASE_VERIFY);
+    alt.verify_graph = !vg;
+    whatif_result ra;
+    TRY(whatif_run_ctx(c, &alt, &ra, e));
+    whatif_solved be;
+    TRY(whatif_solve(c, s, base, "accept_len", 0, &be, e));
+    size_t at = (size_t)snprintf(out, n, "EAGLE-3 x%.2f against decode; GPU and fabric explain "
+                                 "%.1f ms of the %.1f ms cycle, host work %.1f ms, launch "
+                                 "waiting %.1f ms", basel > 0 ? tps / basel : 0,
+                                 (p->compute_us + p->comm_us) / 1e3, cycle / 1e3,
+                                 p->host_us / 1e3, (p->launch_us + p->wait_us) / 1e3);
+    if (p->idle_us > 0.5 && at < n)
+        at += (size_t)snprintf(out + at, n - at, ", idle %.1f ms", p->idle_us / 1e3);
+    if (fabs(unexpl) >= 50 && at < n)
+        at += (size_t)snprintf(out + at, n - at, ", unexplained %.1f ms (%.0f%%)", unexpl / 1e3,
+                               100 * unexpl / cycle);
+    if (at < n)
+        at += (size_t)snprintf(out + at, n - at, "; if the verify ran %s: %.1f tok/s; break-even "
+                               "accept length %s (draft tokens %d)",
+                               vg ? "eagerly" : "in a CUDA graph", ra.tok_per_s, be.text,
+                               s->draft_tokens);
+    return 0;
 }
 
 /* A custom allreduce (the base's or a varied value) on more than 2 of the
@@ -336,19 +404,19 @@ int cmd_whatif(int argc, char **argv, err *e)
         cols[nc++] = (report_col){vs[v].key, NULL, (int)strlen(vs[v].key) + 2 > 10
                                                        ? (int)strlen(vs[v].key) + 2 : 10, -1};
     if (solve[0]) {
-        cols[nc++] = (report_col){solve, NULL, 20, 3};
+        cols[nc++] = (report_col){solve, NULL, 24, -1};
     } else {
         cols[nc++] = (report_col){"tok_per_s", NULL, 10, 2};
         cols[nc++] = (report_col){"cycle_us", NULL, 11, 1};
         cols[nc++] = (report_col){"speedup", NULL, 8, 3};
         if (breakdown) {
-            cols[nc++] = (report_col){"expert_us", NULL, 10, 1};
-            cols[nc++] = (report_col){"other_us", NULL, 10, 1};
-            cols[nc++] = (report_col){"ar_transfer_us", NULL, 15, 1};
-            cols[nc++] = (report_col){"ar_wait_us", NULL, 11, 1};
+            cols[nc++] = (report_col){"compute_us", NULL, 11, 1};
+            cols[nc++] = (report_col){"comm_us", NULL, 10, 1};
             cols[nc++] = (report_col){"launch_us", NULL, 10, 1};
+            cols[nc++] = (report_col){"host_us", NULL, 10, 1};
+            cols[nc++] = (report_col){"wait_us", NULL, 10, 1};
             cols[nc++] = (report_col){"draft_us", NULL, 9, 1};
-            cols[nc++] = (report_col){"loop_us", NULL, 9, 1};
+            cols[nc++] = (report_col){"verify_us", NULL, 10, 1};
             cols[nc++] = (report_col){"allreduce_us", NULL, 13, 2};
             cols[nc++] = (report_col){"algo", NULL, 13, -1};
             cols[nc++] = (report_col){"proto", NULL, 7, -1};
@@ -356,13 +424,16 @@ int cmd_whatif(int argc, char **argv, err *e)
     }
     whatif_scenario *vars = rc ? NULL : calloc((size_t)nvar, sizeof *vars);
     char (*labels)[512] = rc ? NULL : calloc((size_t)nvar, sizeof *labels);
-    if (!rc && (!vars || !labels))
+    whatif_result *res = rc ? NULL : calloc((size_t)nvar, sizeof *res);
+    whatif_solved *sol = rc ? NULL : calloc((size_t)nvar, sizeof *sol);
+    int (*idxs)[MAX_VARY] = rc ? NULL : calloc((size_t)nvar, sizeof *idxs);
+    if (!rc && (!vars || !labels || !res || !sol || !idxs))
         rc = err_set(e, ERR_SYSTEM, "out of memory");
-    report *r = NULL;
+    /* every variant first (errors before any output), then the report */
     for (long k = 0; k < nvar && !rc; k++) {
         whatif_scenario *s = &vars[k];
         *s = base;
-        int idx[MAX_VARY];
+        int *idx = idxs[k];
         long rem = k;
         for (int v = nvary - 1; v >= 0; v--) {
             idx[v] = (int)(rem % vs[v].n);
@@ -375,52 +446,62 @@ int cmd_whatif(int argc, char **argv, err *e)
                 at += (size_t)snprintf(labels[k] + at, sizeof labels[k] - at, "%s %s=%s",
                                        v ? "," : ":", vs[v].key, vs[v].vals[idx[v]]);
         }
-        whatif_result res;
-        double sv = 0;
         if (!rc && solve[0])
-            rc = whatif_solve(c, s, &base, solve, solve_tok, &sv, e);
+            rc = whatif_solve(c, s, &base, solve, solve_tok, &sol[k], e);
         else if (!rc)
-            rc = whatif_run_ctx(c, s, &res, e);
-        if (rc) {
+            rc = whatif_run_ctx(c, s, &res[k], e);
+        if (rc)
             err_wrap(e, "variant %ld", k);
-            break;
+    }
+    report *r = NULL;
+    if (!rc) {
+        /* --timeline - owns stdout: the report goes to stderr. */
+        r = report_new(g->timeline && !strcmp(g->timeline, "-") ? stderr : stdout, g->fmt);
+        if (!r)
+            rc = err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    if (!rc) {
+        print_assumptions(r, &base, &cal, &basel, gpu_GBps);
+        if (custom_ar_gated(&base, vs, nvary))
+            report_meta(r, "note", "%s", COLL_CUSTOM_AR_NOTE);
+        for (long k = 0; k < nvar && !rc && !solve[0]; k++) {
+            if (vars[k].mode != WHATIF_EAGLE3)
+                continue;
+            char line[1024], key[32];
+            rc = verdict(c, &base, &cal, &vars[k], &res[k], basel.tok_per_s, line, sizeof line, e);
+            snprintf(key, sizeof key, "verdict.%ld", k);
+            if (!rc)
+                report_meta(r, key, "%s", line);
         }
-        if (!r) {
-            /* --timeline - owns stdout: the report goes to stderr. */
-            r = report_new(g->timeline && !strcmp(g->timeline, "-") ? stderr : stdout, g->fmt);
-            if (!r) {
-                rc = err_set(e, ERR_SYSTEM, "out of memory");
-                break;
-            }
-            print_assumptions(r, &base, &cal, &basel, gpu_GBps);
-            if (custom_ar_gated(&base, vs, nvary))
-                report_meta(r, "note", "%s", COLL_CUSTOM_AR_NOTE);
-            report_table(r, "whatif", cols, nc);
-        }
+    }
+    if (!rc)
+        report_table(r, "whatif", cols, nc);
+    for (long k = 0; k < nvar && !rc; k++) {
+        const whatif_scenario *s = &vars[k];
         report_int(r, k);
         for (int v = 0; v < nvary; v++) {
             char buf[128];
             whatif_get(s, vs[v].key, buf, sizeof buf, NULL);
-            report_str(r, !strncmp(vs[v].key, "NCCL_", 5) ? vs[v].vals[idx[v]] : buf);
+            report_str(r, !strncmp(vs[v].key, "NCCL_", 5) ? vs[v].vals[idxs[k][v]] : buf);
         }
         if (solve[0]) {
-            report_num(r, sv);
+            report_str(r, sol[k].text);
         } else {
-            report_num(r, res.tok_per_s);
-            report_num(r, res.cycle_us);
-            report_num(r, basel.tok_per_s > 0 ? res.tok_per_s / basel.tok_per_s : 0);
+            report_num(r, res[k].tok_per_s);
+            report_num(r, res[k].cycle_us);
+            report_num(r, basel.tok_per_s > 0 ? res[k].tok_per_s / basel.tok_per_s : 0);
             if (breakdown) {
-                const whatif_parts *p = &res.parts;
-                report_num(r, p->expert_us);
-                report_num(r, p->other_us);
-                report_num(r, p->ar_transfer_us);
-                report_num(r, p->ar_wait_us);
+                const whatif_parts *p = &res[k].parts;
+                report_num(r, p->compute_us);
+                report_num(r, p->comm_us);
                 report_num(r, p->launch_us);
+                report_num(r, p->host_us);
+                report_num(r, p->wait_us);
                 report_num(r, p->draft_us);
-                report_num(r, p->loop_us);
-                report_num(r, res.allreduce_us);
-                report_str(r, coll_algo_name(res.algo));
-                report_str(r, res.proto == PROTO_AUTO ? "-" : coll_proto_name(res.proto));
+                report_num(r, p->verify_us);
+                report_num(r, res[k].allreduce_us);
+                report_str(r, coll_algo_name(res[k].algo));
+                report_str(r, res[k].proto == PROTO_AUTO ? "-" : coll_proto_name(res[k].proto));
             }
         }
         report_end_row(r);
@@ -443,6 +524,9 @@ int cmd_whatif(int argc, char **argv, err *e)
     }
     free(vars);
     free(labels);
+    free(res);
+    free(sol);
+    free(idxs);
     whatif_ctx_free(c);
     free(g);
     return rc;

@@ -34,14 +34,21 @@ typedef struct gpu_op {
     int8_t algo;          /* coll_algo hint */
     int8_t elem;          /* element bytes from args, 0 unknown */
     int8_t graph;         /* launched by a graph launch */
+    int8_t first;         /* the first GPU op of its launch call (pays its CPU time) */
     int32_t group;
+    int64_t lts, ldur;    /* its launch call on the CPU (ts, duration), lts -1 none */
+    int32_t comm_idx;     /* into comms (collectives, in GPU start order), -1 compute */
     int64_t bytes;        /* from kernel args, -1 unknown */
     int64_t step;         /* index into steps, -1 none */
 } gpu_op;
 
+/* A CUDA/HIP runtime call on a host thread. */
+typedef enum rt_kind { RT_OTHER, RT_LAUNCH, RT_GRAPH, RT_SYNC, RT_COPY } rt_kind;
+
 typedef struct launch {
-    int64_t corr, tid, ts;
+    int64_t corr, tid, ts, dur;
     int graph;
+    int8_t kind;          /* rt_kind */
 } launch;
 
 typedef struct cpu_sized {
@@ -87,8 +94,10 @@ struct kineto_rank {
     VEC(cpu_sized) cpu;
     VEC(step_rec) steps;
     VEC(kineto_comm) comms;
+    VEC(launch) syncs;    /* blocking calls (stream/device/event sync, sync copies), by ts */
     long dropped;         /* kernels outside every step / on other devices */
     int device;
+    kineto_host host;
 };
 
 /* ---- the event being parsed ------------------------------------------- */
@@ -284,6 +293,25 @@ static int is_comm_cpu_op(const char *name)
     return 0;
 }
 
+/* Runtime calls by what they do to the host timeline (CUDA and HIP names;
+ * cudaMemcpy without Async and hipMemcpyWithStream block the thread). */
+static int rt_classify(const char *name)
+{
+    static const struct { const char *name; int exact; rt_kind kind; } tab[] = {
+        {"GraphLaunch", 0, RT_GRAPH},        {"LaunchKernel", 0, RT_LAUNCH},
+        {"LaunchCooperativeKernel", 0, RT_LAUNCH},
+        {"StreamSynchronize", 0, RT_SYNC},   {"DeviceSynchronize", 0, RT_SYNC},
+        {"EventSynchronize", 0, RT_SYNC},    {"CtxSynchronize", 0, RT_SYNC},
+        {"cudaMemcpy", 1, RT_SYNC},          {"hipMemcpy", 1, RT_SYNC},
+        {"hipMemcpyWithStream", 1, RT_SYNC}, {"cuMemcpyDtoH_v2", 1, RT_SYNC},
+        {"MemcpyAsync", 0, RT_COPY},         {"MemsetAsync", 0, RT_COPY},
+    };
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+        if (tab[i].exact ? !strcmp(name, tab[i].name) : strstr(name, tab[i].name) != NULL)
+            return tab[i].kind;
+    return RT_OTHER;
+}
+
 static void event_reset(event *ev)
 {
     memset(ev, 0, sizeof *ev);
@@ -354,6 +382,7 @@ static int event_done(parser *p)
         g.device = (int32_t)(ev->device >= 0 ? ev->device : ev->pid);
         g.bytes = -1;
         g.step = -1;
+        g.comm_idx = -1;
         coll_algo algo = ALGO_AUTO;
         int kind = !strcmp(cat, "kernel") ? classify_kernel(ev->name, &algo) : -1;
         if (kind >= 0 && ev->coll_name[0]) {
@@ -373,10 +402,28 @@ static int event_done(parser *p)
         }
         g.group = (int32_t)(ev->group > 0 ? ev->group : 0);
         rc = VEC_PUSH(k->gpu, g);
-    } else if ((!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver")) && ev->corr >= 0) {
-        launch l = {ev->corr, ev->tid, ev->ts, strstr(ev->name, "GraphLaunch") != NULL};
-        rc = VEC_PUSH(k->launches, l);
+    } else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver")) {
+        launch l = {ev->corr, ev->tid, ev->ts, ev->dur > 0 ? ev->dur : 0,
+                    strstr(ev->name, "GraphLaunch") != NULL, (int8_t)rt_classify(ev->name)};
+        k->host.runtime_calls++;
+        if (l.kind == RT_LAUNCH)
+            k->host.launches++;
+        else if (l.kind == RT_GRAPH)
+            k->host.graph_launches++;
+        else if (l.kind == RT_COPY)
+            k->host.copies++;
+        if (l.kind == RT_SYNC) {
+            k->host.syncs++;
+            k->host.sync_us += (double)l.dur / 1e3;
+            rc = VEC_PUSH(k->syncs, l);
+        } else if (ev->corr >= 0) {
+            rc = VEC_PUSH(k->launches, l);
+        }
     } else if (!strcmp(cat, "user_annotation") || !strcmp(cat, "cpu_op")) {
+        if (!strcmp(cat, "cpu_op")) {
+            k->host.cpu_ops++;
+            k->host.cpu_op_us += (double)(ev->dur > 0 ? ev->dur : 0) / 1e3;
+        }
         step_rec s;
         if (!strcmp(cat, "user_annotation") && parse_step(ev->name, &s)) {
             s.ts = ev->ts;
@@ -710,6 +757,27 @@ static int cmp_step(const void *a, const void *b)
     return cmp_i64(((const step_rec *)a)->ts, ((const step_rec *)b)->ts);
 }
 
+static int cmp_launch_ts(const void *a, const void *b)
+{
+    return cmp_i64(((const launch *)a)->ts, ((const launch *)b)->ts);
+}
+
+/* GPU ops in the order the CPU issued them (step, launch call, then GPU
+ * start); ops with no launch call found go by their GPU start. */
+static int cmp_launch_order(const void *a, const void *b)
+{
+    const gpu_op *x = a, *y = b;
+    int c = cmp_i64(x->step, y->step);
+    if (c)
+        return c;
+    int64_t lx = x->lts >= 0 ? x->lts : x->ts, ly = y->lts >= 0 ? y->lts : y->ts;
+    c = cmp_i64(lx, ly);
+    if (c)
+        return c;
+    c = cmp_i64(x->corr, y->corr);
+    return c ? c : cmp_i64(x->ts, y->ts);
+}
+
 static const launch *find_launch(const kineto_rank *k, int64_t corr)
 {
     long lo = 0, hi = k->launches.n;
@@ -798,6 +866,8 @@ static int link_rank(kineto_rank *k, err *e)
         }
         const launch *l = g.corr >= 0 ? find_launch(k, g.corr) : NULL;
         g.graph = (int8_t)(l && l->graph);
+        g.lts = l ? l->ts : -1;
+        g.ldur = l ? l->dur : 0;
         int64_t t = l ? l->ts : g.ts;
         /* step: the last one starting at or before the launch */
         if (k->steps.n > 0) {
@@ -842,12 +912,21 @@ static int link_rank(kineto_rank *k, err *e)
             if (c.bytes > 0)
                 g.bytes = (int64_t)c.bytes;
             g.comm = (int8_t)c.kind;
+            g.comm_idx = (int32_t)k->comms.n;
             if (VEC_PUSH(k->comms, c) != 0)
                 return err_set(e, ERR_SYSTEM, "out of memory");
         }
         k->gpu.v[kept++] = g;
     }
     k->gpu.n = kept;
+    /* In launch order (the CPU's), each launch call's first GPU op pays for it. */
+    if (k->gpu.n > 1)
+        qsort(k->gpu.v, (size_t)k->gpu.n, sizeof *k->gpu.v, cmp_launch_order);
+    for (long i = 0; i < k->gpu.n; i++)
+        k->gpu.v[i].first = (int8_t)(k->gpu.v[i].lts >= 0 &&
+                                     (i == 0 || k->gpu.v[i - 1].corr != k->gpu.v[i].corr));
+    if (k->syncs.n > 1)
+        qsort(k->syncs.v, (size_t)k->syncs.n, sizeof *k->syncs.v, cmp_launch_ts);
     /* Launch and CPU records are no longer needed. */
     free(k->launches.v);
     k->launches.v = NULL;
@@ -965,8 +1044,11 @@ void kineto_free(kineto_rank *k)
     free(k->cpu.v);
     free(k->steps.v);
     free(k->comms.v);
+    free(k->syncs.v);
     free(k);
 }
+
+const kineto_host *kineto_host_of(const kineto_rank *k) { return &k->host; }
 
 int kineto_rank_id(const kineto_rank *k) { return k->rank; }
 int kineto_world_size(const kineto_rank *k) { return k->world; }
@@ -987,6 +1069,7 @@ typedef struct emitter {
     int32_t stream_id[TRACE_MAX_STREAMS];
     int64_t last_end[TRACE_MAX_STREAMS];
     double pend_us[TRACE_MAX_STREAMS], gap_us[TRACE_MAX_STREAMS];
+    double pend_issue[TRACE_MAX_STREAMS];   /* CPU time of its launch call, -1 none */
     int pend_k[TRACE_MAX_STREAMS];
 } emitter;
 
@@ -1010,6 +1093,7 @@ static int flush(emitter *m, int s, err *e)
         op.stream = s;
         op.dur_us = m->pend_us[s];
         op.kernels = m->pend_k[s];
+        op.issue_us = m->pend_issue[s];
         TRY(trace_write_op(m->w, &op, e));
     }
     if (m->gap_us[s] > 0) {
@@ -1037,6 +1121,41 @@ int kineto_write(kineto_rank *const *ranks, int n, const kineto_opts *o, trace_w
     return rc;
 }
 
+/* The host lane up to CPU time t: the blocking calls before it (as sync,
+ * after the host work that led to them), then the host work to t. */
+static int host_to(emitter *m, const kineto_rank *k, long *si, int64_t *cursor, int64_t t,
+                   kineto_summary *s, err *e)
+{
+    trace_op op;
+    while (*si < k->syncs.n && k->syncs.v[*si].ts < t) {
+        const launch *y = &k->syncs.v[*si];
+        (*si)++;
+        if (y->ts + y->dur <= *cursor)
+            continue;   /* before this cycle's start */
+        if (y->ts > *cursor) {
+            trace_op_init(&op, OP_HOST);
+            op.dur_us = (double)(y->ts - *cursor) / 1e3;
+            TRY(trace_write_op(m->w, &op, e));
+            s->host_ops++;
+            s->host_us += op.dur_us;
+        }
+        trace_op_init(&op, OP_SYNC);
+        TRY(trace_write_op(m->w, &op, e));
+        s->syncs++;
+        *cursor = y->ts + y->dur;
+    }
+    if (t > *cursor) {
+        trace_op_init(&op, OP_HOST);
+        op.dur_us = (double)(t - *cursor) / 1e3;
+        TRY(trace_write_op(m->w, &op, e));
+        s->host_ops++;
+        s->host_us += op.dur_us;
+        *cursor = t;
+    }
+    return 0;
+}
+
+
 static int write_ops(kineto_rank *const *ranks, int n, const kineto_opts *o, trace_writer *w,
                      kineto_summary *s, err *e)
 {
@@ -1048,7 +1167,7 @@ static int write_ops(kineto_rank *const *ranks, int n, const kineto_opts *o, tra
     for (int i = 1; i < n; i++)
         if (ranks[i]->rank >= 0 && (ranks[wi]->rank < 0 || ranks[i]->rank < ranks[wi]->rank))
             wi = i;
-    const kineto_rank *k = ranks[wi];
+    kineto_rank *k = ranks[wi];
     s->nranks = n;
     s->rank = k->rank >= 0 ? k->rank : wi;
     long nc = k->comms.n;
@@ -1064,6 +1183,19 @@ static int write_ops(kineto_rank *const *ranks, int n, const kineto_opts *o, tra
                               coll_kind_name(ranks[i]->comms.v[j].kind),
                               coll_kind_name(k->comms.v[j].kind), k->path);
     }
+    /* the ranks' skew: how far apart the k-th collective starts */
+    for (long j = 0; j < nc && n > 1; j++) {
+        int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+        for (int r = 0; r < n; r++) {
+            int64_t t = ranks[r]->comms.v[j].ts_ns;
+            t0 = t < t0 ? t : t0;
+            t1 = t > t1 ? t : t1;
+        }
+        double sp = (double)(t1 - t0) / 1e3;
+        s->mean_start_spread_us += sp / (double)nc;
+        if (sp > s->max_start_spread_us)
+            s->max_start_spread_us = sp;
+    }
     int world = k->world > 0 ? k->world : n;
     char buf[64];
     snprintf(buf, sizeof buf, "%d", world);
@@ -1078,21 +1210,21 @@ static int write_ops(kineto_rank *const *ranks, int n, const kineto_opts *o, tra
         stated = k->steps.v[i].tokens > 0;
     if (!stated)
         TRY(trace_write_meta(w, "tokens", "none", e));
-    TRY(trace_write_comment(w, "kernel launch and graph overheads are in the captured gaps", e));
+    if (n > 1)
+        TRY(trace_write_meta(w, "skew", "captured", e));
+    TRY(trace_write_comment(w, "host ops are the captured CPU time between runtime calls, "
+                               "issue_us each launch call's; sync a blocking call", e));
 
     emitter m;
     memset(&m, 0, sizeof m);
     m.w = w;
     double tokens_default = o && o->tokens_per_cycle > 0 ? o->tokens_per_cycle : 1;
-    long ci = 0;                  /* next collective */
-    int64_t prev_end = -1;        /* end of the previous cycle's last op */
-    long i = 0;
+    long i = 0, si = 0;
     s->kernels = k->gpu.n;
     s->comm = nc;
     while (i < k->gpu.n) {
         int64_t step = k->gpu.v[i].step;
         long j = i;
-        int64_t start = k->gpu.v[i].ts;
         long ngraph = 0;
         while (j < k->gpu.n && k->gpu.v[j].step == step) {
             ngraph += k->gpu.v[j].graph;
@@ -1108,21 +1240,36 @@ static int write_ops(kineto_rank *const *ranks, int n, const kineto_opts *o, tra
         op.graph = ngraph * 2 > j - i;
         TRY(trace_write_op(w, &op, e));
         s->cycles++;
-        if (prev_end >= 0 && start > prev_end) {
-            trace_op_init(&op, OP_IDLE);
-            op.dur_us = (double)(start - prev_end) / 1e3;
-            snprintf(op.name, sizeof op.name, "host");
-            TRY(trace_write_op(w, &op, e));
-        }
+        /* the cycle starts with its step on the CPU (or its first launch) */
+        const gpu_op *g0 = &k->gpu.v[i];
+        int64_t cursor = st ? st->ts : g0->lts >= 0 ? g0->lts : g0->ts;
         for (int q = 0; q < TRACE_MAX_STREAMS; q++)
-            m.last_end[q] = start;
-        int64_t cycle_end = start;
+            m.last_end[q] = cursor;
+        int64_t cpu_end = st ? st->end : cursor;
         for (; i < j; i++) {
             const gpu_op *g = &k->gpu.v[i];
             int sidx = stream_of(&m, g->stream);
-            if (g->ts > m.last_end[sidx]) {
-                /* a gap: waiting for another stream that just went idle? */
-                int from = -1;
+            int newcall = g->lts >= 0 && g->first && g->lts >= cursor;
+            /* the CPU up to this op's launch call */
+            if (newcall) {
+                TRY(flush(&m, sidx, e));
+                TRY(host_to(&m, k, &si, &cursor, g->lts, s, e));
+            }
+            /* The call's CPU time up to its first kernel's start goes on
+             * that op (an eager kernel starts after its call; a graph's
+             * first kernels during its long call): the rest of the call is
+             * host work that follows. Later kernels of the call are the
+             * GPU's. */
+            int64_t pre = g->ts - g->lts;
+            pre = pre < 0 ? 0 : pre > g->ldur ? g->ldur : pre;
+            int64_t issued = newcall ? g->lts + pre : g->lts >= 0 ? INT64_MIN : g->ts;
+            double issue = newcall ? (double)pre / 1e3 : g->lts >= 0 ? 0 : -1;
+            if (newcall)
+                cursor = g->lts + pre;
+            /* a GPU-side gap the CPU does not explain */
+            int64_t ready = m.last_end[sidx] > issued ? m.last_end[sidx] : issued;
+            if (g->ts > ready) {
+                int from = -1;   /* waiting for another stream that just went idle? */
                 for (int q = 0; q < m.nstreams; q++)
                     if (q != sidx && m.last_end[q] > m.last_end[sidx] && m.last_end[q] <= g->ts &&
                         (from < 0 || m.last_end[q] > m.last_end[from]))
@@ -1135,13 +1282,15 @@ static int write_ops(kineto_rank *const *ranks, int n, const kineto_opts *o, tra
                     op.on = from;
                     TRY(trace_write_op(w, &op, e));
                     m.last_end[sidx] = m.last_end[from];
+                    ready = m.last_end[sidx] > issued ? m.last_end[sidx] : issued;
                 }
-                m.gap_us[sidx] += (double)(g->ts - m.last_end[sidx]) / 1e3;
+                if (g->ts > ready)
+                    m.gap_us[sidx] += (double)(g->ts - ready) / 1e3;
             }
             int64_t end = g->ts + g->dur;
             if (g->comm >= 0) {
                 TRY(flush(&m, sidx, e));
-                const kineto_comm *c = &k->comms.v[ci];
+                const kineto_comm *c = &k->comms.v[g->comm_idx];
                 trace_op_init(&op, OP_COLL);
                 op.stream = sidx;
                 op.coll = c->kind;
@@ -1149,10 +1298,11 @@ static int write_ops(kineto_rank *const *ranks, int n, const kineto_opts *o, tra
                 op.bytes = c->bytes ? c->bytes : (o ? o->default_bytes : 0);
                 op.dtype = dtype_of(c->elem_bytes);
                 op.group = c->group > 0 ? c->group : world;
+                op.issue_us = issue;
                 int64_t min_dur = c->dur_ns;
                 int64_t emin = c->ts_ns + c->dur_ns, emax = emin;
                 for (int r = 0; r < n; r++) {
-                    const kineto_comm *cr = &ranks[r]->comms.v[ci];
+                    const kineto_comm *cr = &ranks[r]->comms.v[g->comm_idx];
                     if (cr->dur_ns < min_dur)
                         min_dur = cr->dur_ns;
                     int64_t en = cr->ts_ns + cr->dur_ns;
@@ -1174,20 +1324,27 @@ static int write_ops(kineto_rank *const *ranks, int n, const kineto_opts *o, tra
                 else
                     snprintf(op.name, sizeof op.name, "unsized");
                 TRY(trace_write_op(w, &op, e));
-                ci++;
+            } else if (newcall || !g->graph || g->lts < 0 || m.pend_k[sidx] == 0) {
+                /* an op of its own: each eager kernel, a graph launch's first */
+                TRY(flush(&m, sidx, e));
+                m.pend_us[sidx] = (double)g->dur / 1e3;
+                m.pend_k[sidx] = 1;
+                m.pend_issue[sidx] = issue;
             } else {
-                m.pend_us[sidx] += (double)g->dur / 1e3;
+                /* the graph's next kernels join its op, their gaps inside it */
+                m.pend_us[sidx] += m.gap_us[sidx] + (double)g->dur / 1e3;
+                m.gap_us[sidx] = 0;
                 m.pend_k[sidx]++;
             }
             if (end > m.last_end[sidx])
                 m.last_end[sidx] = end;
-            if (end > cycle_end)
-                cycle_end = end;
         }
         for (int q = 0; q < m.nstreams; q++)
             TRY(flush(&m, q, e));
-        prev_end = cycle_end;
+        /* the CPU's rest of the step: blocking calls and host work */
+        TRY(host_to(&m, k, &si, &cursor, cpu_end, s, e));
     }
     s->dropped = k->dropped;
+    k->host.host_us = s->host_us;
     return 0;
 }

@@ -31,6 +31,19 @@ typedef struct kineto_comm {
     int stream;              /* Kineto stream id */
 } kineto_comm;
 
+/* A rank's host side as captured: its CPU ops and CUDA runtime calls. */
+typedef struct kineto_host {
+    long cpu_ops;            /* cpu_op events */
+    double cpu_op_us;        /* their summed duration (nested ops counted each) */
+    long runtime_calls;      /* cuda_runtime / cuda_driver events */
+    long launches;           /* kernel launch calls (cudaLaunchKernel, hipLaunchKernel, ...) */
+    long graph_launches;     /* cudaGraphLaunch / hipGraphLaunch */
+    long copies;             /* async memcpy / memset calls */
+    long syncs;              /* blocking calls: stream/device/event sync, sync copies */
+    double sync_us;          /* time the host spent blocked in them */
+    double host_us;          /* host work written (kineto_write: the gaps between calls) */
+} kineto_host;
+
 typedef struct kineto_rank kineto_rank;
 
 /* Parse one file. ERR_SYSTEM if unreadable, ERR_INPUT "file:line: what" for
@@ -44,6 +57,7 @@ long kineto_nkernels(const kineto_rank *k);            /* kernels + memcpy + mem
 long kineto_nsteps(const kineto_rank *k);              /* step annotations used */
 long kineto_ncomm(const kineto_rank *k);
 const kineto_comm *kineto_comm_at(const kineto_rank *k, long i);
+const kineto_host *kineto_host_of(const kineto_rank *k);
 
 typedef struct kineto_opts {
     double tokens_per_cycle; /* tokens per cycle when a step does not say (default 1) */
@@ -54,13 +68,20 @@ typedef struct kineto_summary {
     int nranks, rank;        /* files, rank whose program was written */
     long cycles, kernels, comm, sized, dropped;
     double max_end_spread_us;/* multi-rank: end-time spread of matched collectives */
+    double max_start_spread_us; /* multi-rank: start-time spread (the ranks' skew) */
+    double mean_start_spread_us;
     double wait_us;          /* written rank: total waiting inside collectives */
+    long host_ops, syncs;    /* written: host gaps and syncs */
+    double host_us;          /* written rank: host work written */
 } kineto_summary;
 
 /* Write the program of the lowest rank of ranks[0..n-1] (already loaded) to
- * w, matching the k-th collective of every rank: measured_us = the shortest
- * duration across ranks (the transfer), wait_us = the rest. ERR_INPUT if the
- * ranks' collective sequences disagree. */
+ * w in the order its CPU issued it: host gaps between runtime calls as host
+ * ops, blocking calls as sync, each GPU op with its launch call's CPU time
+ * (issue_us), GPU-side gaps left as idle; matching the k-th collective of
+ * every rank: measured_us = the shortest duration across ranks (the
+ * transfer), wait_us = the rest (the others' skew; "meta skew captured").
+ * ERR_INPUT if the ranks' collective sequences disagree. */
 int kineto_write(kineto_rank *const *ranks, int n, const kineto_opts *o,
                  trace_writer *w, kineto_summary *s, err *e);
 

@@ -3,6 +3,7 @@
  * an independent python script), and fuzz-style tests: truncated and
  * corrupted JSON and gzip must give ERR_INPUT with the file name, no crash,
  * and (through the CLI, tests/cli/traces.test) no output file. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <cmocka.h>
 
 #include "traces/kineto.h"
+#include "traces/replay.h"
 
 #define TD "traces/testdata/"
 
@@ -35,6 +37,28 @@ static long count_bytes(const kineto_rank *k, coll_kind kind, uint64_t bytes)
         n += c->kind == kind && c->bytes == bytes;
     }
     return n;
+}
+
+/* Import ranks[0..n-1] and replay the program with the captured times. */
+static void import_replay(kineto_rank **k, int n, kineto_summary *s, replay_result *res)
+{
+    char path[] = "/tmp/collsim_kineto_hostXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    err e = {0};
+    trace_writer *w = trace_writer_new(path, &e);
+    assert_non_null(w);
+    kineto_opts o = {1, 0};
+    if (kineto_write(k, n, &o, w, s, &e) != 0)
+        fail_msg("%s", e.msg);
+    assert_int_equal(trace_writer_commit(w, &e), 0);
+    replay_opts ro;
+    replay_opts_init(&ro);
+    ro.measured = 1;
+    if (replay_file(path, NULL, NULL, &ro, NULL, res, &e) != 0)
+        fail_msg("%s", e.msg);
+    unlink(path);
 }
 
 static void test_hta_nccl(void **state)
@@ -102,6 +126,29 @@ static void test_tracelens_sglang(void **state)
     assert_int_equal(kineto_nsteps(k), 1);
     assert_int_equal(kineto_nkernels(k), 555);
     assert_int_equal(kineto_ncomm(k), 0);
+    /* The host side (counted with python from the file): 61 cpu_op events;
+     * 11 kernel launch calls (10 hipLaunchKernel, 1 hipModuleLaunchKernel),
+     * 1 hipGraphLaunch (its 544 kernels), 2 hipMemcpyAsync, 1 blocking
+     * hipMemcpyWithStream in which the host waits 463,063.75 us. */
+    const kineto_host *h = kineto_host_of(k);
+    assert_int_equal(h->cpu_ops, 61);
+    assert_int_equal(h->launches, 11);
+    assert_int_equal(h->graph_launches, 1);
+    assert_int_equal(h->copies, 2);
+    assert_int_equal(h->syncs, 1);
+    assert_true(fabs(h->sync_us - 463063.75) < 1e-3);
+    /* Replayed with its host gaps and the sync, the step ends where the
+     * capture's GPU work does: 473,626.7 us after the step's start
+     * (python). Tolerance 0.1%: a kernel's start within its launch call is
+     * approximated by the call's CPU time up to it; the GPU-side gaps the
+     * CPU does not explain are kept as idle (463 ms, a stream waiting on an
+     * event before the step). */
+    kineto_summary s;
+    replay_result res;
+    import_replay(&k, 1, &s, &res);
+    assert_int_equal(s.syncs, 1);
+    assert_true(fabs(res.cycle_us - 473626.7) < 1e-3 * 473626.7);
+    assert_true(res.host_us > 0);
     kineto_free(k);
 }
 
@@ -187,6 +234,26 @@ static void test_dlrm_all_ranks(void **state)
     assert_int_equal(ncoll, 8);
     trace_close(tr);
     unlink(path);
+    /* The host side of every rank (python over the files): 1,633 cpu_op
+     * events each; rank 0: 245 cudaLaunchKernel, 16 cudaMemcpyAsync, 10
+     * cudaStreamSynchronize + 1 cudaDeviceSynchronize. The ranks' skew:
+     * the k-th collective starts up to 7,624 us apart (README: up to 7.6 ms). */
+    for (int r = 0; r < 8; r++)
+        assert_int_equal(kineto_host_of(k[r])->cpu_ops, 1633);
+    assert_int_equal(kineto_host_of(k[0])->launches, 245);
+    assert_int_equal(kineto_host_of(k[0])->copies, 16);
+    assert_int_equal(kineto_host_of(k[0])->syncs, 11);
+    assert_true(fabs(s.max_start_spread_us - 7624) < 1e-6);
+    /* Replayed with the captured times, host gaps, syncs and the others'
+     * lag at each collective (meta skew captured), rank 0's step ends where
+     * its GPU work did: 14,341 us after ProfilerStep#10 starts (python;
+     * the step span itself is 14,455). Tolerance 0.5%. The first SendRecv
+     * waits 2,136 us for the slowest rank and transfers 10. */
+    replay_result res;
+    import_replay(k, 8, &s, &res);
+    assert_true(fabs(res.cycle_us - 14341) < 5e-3 * 14341);
+    assert_true(res.wait_us >= 2136);
+    assert_true(res.host_us > 0.5 * res.cycle_us);   /* this step is launch-bound */
     for (int r = 0; r < 8; r++)
         kineto_free(k[r]);
 }

@@ -9,6 +9,26 @@
  * idle fabric is a pure function of the request), so a 10,000-cycle trace
  * makes a handful of predictions. Concurrent collectives on two streams are
  * each predicted alone (docs/traces.md, "Replay model and limits"). */
+/* Replay: a critical-path walk over the ops of a trace, per rank. Each rank
+ * has a CPU lane (its host thread) and its GPU streams; each lane carries its
+ * current time and the breakdown of the path that led to it (compute, comm,
+ * launch, idle, wait, host, in ps). An op advances a lane; a GPU op that is
+ * issued by the CPU cannot start before the CPU issued it (the stream adopts
+ * the CPU lane's path if that is later); a sync makes the CPU adopt its GPU
+ * streams' path; a collective starts on every rank when the last rank's
+ * kernel is ready (the others book the difference as wait). A cycle starts
+ * with all lanes at 0 (the serving loop's CPU rendezvous) and ends when the
+ * last lane of the last rank is done; every rank's path is padded with wait
+ * to that end, so each rank's parts sum to the cycle and the reported
+ * breakdown (the mean over ranks) does too. Ranks differ only by the jitter
+ * of host work (host_jitter: each host item on each rank costs an extra
+ * exponential share, drawn at the midpoints of n equal-probability strata in
+ * a random order per item, so every item's slowest rank draws ln 2n, close
+ * to the expected maximum of n draws); without jitter one rank stands for
+ * all. Collective times come from coll_predict through coll_ctx's cache (a
+ * collective on an otherwise idle fabric is a pure function of the request).
+ * Concurrent collectives on two streams are each predicted alone
+ * (docs/traces.md, "Replay model and limits"). */
 #include "traces/replay.h"
 
 #include <math.h>
@@ -18,18 +38,25 @@
 #include "sim/json.h"
 #include "traces/trace.h"
 
-enum { TL_MAX = 1 << 16 };
+enum { TL_MAX = 1 << 16, LANE_CPU = TRACE_MAX_STREAMS, NLANES = TRACE_MAX_STREAMS + 1,
+       TL_RANKS = 8 };
 
 typedef struct spath {
     sim_ps t;                      /* time since the cycle started */
-    sim_ps part[REPLAY_NPARTS];    /* compute, comm, launch, idle, wait */
+    sim_ps part[REPLAY_NPARTS];    /* compute, comm, launch, idle, wait, host */
 } spath;
 
 enum { P_COMPUTE = REPLAY_COMPUTE, P_COMM = REPLAY_COMM, P_LAUNCH = REPLAY_LAUNCH,
-       P_IDLE = REPLAY_IDLE, P_WAIT = REPLAY_WAIT };
+       P_IDLE = REPLAY_IDLE, P_WAIT = REPLAY_WAIT, P_HOST = REPLAY_HOST };
+
+/* One rank: its GPU streams and CPU lane, and where its current phase began. */
+typedef struct rank_st {
+    spath lane[NLANES];
+    spath phase_at;                /* its GPU path when the current phase began */
+} rank_st;
 
 typedef struct tl_ev {
-    int stream;
+    int rank, lane;
     sim_ps start, end;
     trace_op_kind kind;
     char label[TRACE_NAME_MAX];
@@ -52,23 +79,24 @@ struct replay {
     const topo *t;
     coll_ctx *c;
     replay_opts o;
-    sim_ps launch_ps, node_ps;
+    sim_ps launch_ps, node_ps, op_host_ps, sync_ps;
     int ngpus;
-    spath s[TRACE_MAX_STREAMS];
+    int nranks;                    /* ranks simulated (1 without jitter) */
+    int nranks_group;              /* ranks the trace stands for (stratified quantiles) */
+    rank_st *rk;
+    double *qtab;                  /* the nranks quantiles of Exp(1) */
+    int *perm;                     /* scratch: the quantile each rank gets */
+    long item;                     /* host items drawn this cycle */
     int in_cycle;
     int overflow;                  /* a time went past REPLAY_MAX_PS */
     double cycle_tokens;
     int graph;                     /* current phase runs as a CUDA graph */
-    sim_ps host;                   /* the launching thread's clock (eager) */
-    sim_ps slow;                   /* how far the slowest rank's host is behind it */
     trace_phase phase;
-    sim_ps phase_start;
-    sim_ps phase_start_part[REPLAY_NPARTS];
-    /* totals */
+    /* totals (sums over ranks of ps; divided by nranks at the end) */
     long cycles;
     double tokens;
-    sim_ps total, part[REPLAY_NPARTS], phase_ps[PHASE_N];
-    sim_ps phase_part[PHASE_N][REPLAY_NPARTS];
+    double total, part[REPLAY_NPARTS], phase_ps[PHASE_N];
+    double phase_part[PHASE_N][REPLAY_NPARTS];
     uint64_t ops, colls, predictions;
     coll_algo last_algo;           /* of the last collective (timeline args) */
     /* timeline of the first cycle */
@@ -78,7 +106,7 @@ struct replay {
     tl_phase tlph[TL_PHASES];
     int ntlph;
     double tl_tokens;
-    int streams_used;              /* bit s: stream s has events */
+    unsigned lanes_used;           /* bit l: lane l has events */
     int tl_part, tl_pid;           /* replay_timeline_part: into tl_doc */
     timeline *tl_doc;
     char tl_label[256];
@@ -99,14 +127,14 @@ static sim_ps us_to_ps(replay *r, double us)
     return (sim_ps)llround(ps);
 }
 
-/* a + b, or flag the replay and keep a. */
-static sim_ps add_ps(replay *r, sim_ps a, sim_ps b)
+/* a x n, or flag the replay. */
+static sim_ps mul_ps(replay *r, sim_ps a, long n)
 {
-    if (b > REPLAY_MAX_PS - a) {
+    if (n > 0 && a > REPLAY_MAX_PS / n) {
         r->overflow = 1;
-        return a;
+        return 0;
     }
-    return a + b;
+    return a * n;
 }
 
 void replay_opts_init(replay_opts *o)
@@ -121,6 +149,7 @@ void replay_opts_init(replay_opts *o)
     o->compute_scale = 1.0;
     o->launch_us = -1;
     o->graph_node_us = -1;
+    o->sync_us = -1;
 }
 
 replay *replay_new(const topo *t, coll_ctx *c, const replay_opts *o)
@@ -145,7 +174,24 @@ replay *replay_new(const topo *t, coll_ctx *c, const replay_opts *o)
         r->node_ps = us_to_ps(r, r->o.graph_node_us);
     if (r->o.captured_overhead)
         r->launch_ps = r->node_ps = 0;
+    r->op_host_ps = r->o.op_host_us > 0 ? us_to_ps(r, r->o.op_host_us) : 0;
+    r->sync_ps = r->o.sync_us > 0 ? us_to_ps(r, r->o.sync_us) : 0;
     r->ngpus = t ? topo_ngpus(t) : 0;
+    int group = r->o.ranks > 0 ? r->o.ranks : r->ngpus > 0 ? r->ngpus : 1;
+    if (group > REPLAY_RANKS_MAX)
+        group = REPLAY_RANKS_MAX;
+    r->nranks_group = group;
+    r->nranks = r->o.host_jitter > 0 ? group : 1;
+    r->rk = calloc((size_t)r->nranks, sizeof *r->rk);
+    r->qtab = calloc((size_t)r->nranks, sizeof *r->qtab);
+    r->perm = calloc((size_t)r->nranks, sizeof *r->perm);
+    if (!r->rk || !r->qtab || !r->perm) {
+        replay_free(r);
+        return NULL;
+    }
+    /* Exp(1) at the midpoints of n equal-probability strata */
+    for (int i = 0; i < r->nranks; i++)
+        r->qtab[i] = -log(1 - (i + 0.5) / r->nranks);
     return r;
 }
 
@@ -154,6 +200,9 @@ void replay_free(replay *r)
     if (!r)
         return;
     free(r->tlev);
+    free(r->rk);
+    free(r->qtab);
+    free(r->perm);
     free(r);
 }
 
@@ -168,27 +217,34 @@ void replay_timeline_part(replay *r, timeline *doc, int pid, const char *label)
     snprintf(r->tl_label, sizeof r->tl_label, "%s", label);
 }
 
-static void tl_add(replay *r, int stream, sim_ps start, sim_ps end, const trace_op *op)
+static void tl_add(replay *r, int rank, int lane, sim_ps start, sim_ps end, const trace_op *op,
+                   const char *what)
 {
-    if (!r->tl || r->tl_done || start == end)
+    if (!r->tl || r->tl_done || start == end || rank >= TL_RANKS || (r->tl_part && rank > 0))
         return;
     if (!r->tlev && !(r->tlev = calloc(TL_MAX, sizeof *r->tlev)))
         return;
     if (r->ntl == TL_MAX)
         return;
     tl_ev *ev = &r->tlev[r->ntl++];
-    ev->stream = stream;
+    ev->rank = rank;
+    ev->lane = lane;
     ev->start = start;
     ev->end = end;
     ev->kind = op ? op->kind : OP_N;
+    if (what && !strncmp(what, "wait", 4))
+        ev->kind = OP_WAIT;
+    else if (what && (!strcmp(what, "sync") || !strcmp(what, "issue")))
+        ev->kind = OP_HOST;
     ev->bytes = op && op->kind == OP_COLL ? op->bytes : 0;
     ev->coll = op && op->kind == OP_COLL ? op->coll : COLL_ALLREDUCE;
     ev->algo = r->last_algo;
     ev->kernels = op ? op->kernels : 0;
     ev->wait_us = op && op->kind == OP_COLL ? op->wait_us : -1;
-    if (stream < 31)
-        r->streams_used |= 1 << stream;
-    if (!op)
+    r->lanes_used |= 1u << lane;
+    if (what)
+        snprintf(ev->label, sizeof ev->label, "%s", what);
+    else if (!op)
         snprintf(ev->label, sizeof ev->label, "launch");
     else if (op->name[0])
         snprintf(ev->label, sizeof ev->label, "%s", op->name);
@@ -197,64 +253,97 @@ static void tl_add(replay *r, int stream, sim_ps start, sim_ps end, const trace_
                  (unsigned long long)op->bytes);
     else
         snprintf(ev->label, sizeof ev->label, "%s",
-                 op->kind == OP_COMPUTE ? "compute" : op->kind == OP_IDLE ? "idle" : "op");
+                 op->kind == OP_COMPUTE ? "compute" : op->kind == OP_IDLE ? "idle"
+                 : op->kind == OP_HOST ? "host" : "op");
 }
 
-static void advance(replay *r, int s, int part, sim_ps d, const trace_op *op)
+/* Lane l of rank k takes d more, booked as part. */
+static void advance(replay *r, int k, int l, int part, sim_ps d, const trace_op *op,
+                    const char *what)
 {
+    spath *p = &r->rk[k].lane[l];
     if (d <= 0)
         return;
-    if (d > REPLAY_MAX_PS - r->s[s].t) {
+    if (d > REPLAY_MAX_PS - p->t) {
         r->overflow = 1;
         return;
     }
-    tl_add(r, s, r->s[s].t, r->s[s].t + d, op);
-    r->s[s].t += d;
-    r->s[s].part[part] += d;
+    tl_add(r, k, l, p->t, p->t + d, op, what);
+    p->t += d;
+    p->part[part] += d;
 }
 
-/* Join all streams to the latest (ties: the lowest stream). */
-static void join_all(replay *r)
+/* Lane l of rank k cannot go on before `from`: it adopts from's path if later. */
+static void adopt(replay *r, int k, int l, const spath *from)
 {
+    if (from->t > r->rk[k].lane[l].t)
+        r->rk[k].lane[l] = *from;
+}
+
+/* Join rank k's GPU streams to the latest (ties: the lowest stream). */
+static void join_gpu(replay *r, int k)
+{
+    spath *s = r->rk[k].lane;
     int best = 0;
     for (int i = 1; i < TRACE_MAX_STREAMS; i++)
-        if (r->s[i].t > r->s[best].t)
+        if (s[i].t > s[best].t)
             best = i;
     for (int i = 0; i < TRACE_MAX_STREAMS; i++)
-        r->s[i] = r->s[best];
+        s[i] = s[best];
 }
 
+/* Close the current phase on every rank: its time and parts, mean over ranks. */
 static void end_phase(replay *r)
 {
-    join_all(r);
-    if (r->tl && !r->tl_done && r->in_cycle && r->s[0].t > r->phase_start &&
-        r->ntlph < TL_PHASES)
-        r->tlph[r->ntlph++] = (tl_phase){r->phase, r->phase_start, r->s[0].t};
-    r->phase_ps[r->phase] += r->s[0].t - r->phase_start;
-    r->phase_start = r->s[0].t;
-    for (int i = 0; i < REPLAY_NPARTS; i++) {
-        r->phase_part[r->phase][i] += r->s[0].part[i] - r->phase_start_part[i];
-        r->phase_start_part[i] = r->s[0].part[i];
+    for (int k = 0; k < r->nranks; k++) {
+        join_gpu(r, k);
+        rank_st *rs = &r->rk[k];
+        if (k == 0 && r->tl && !r->tl_done && r->in_cycle && rs->lane[0].t > rs->phase_at.t &&
+            r->ntlph < TL_PHASES)
+            r->tlph[r->ntlph++] = (tl_phase){r->phase, rs->phase_at.t, rs->lane[0].t};
+        r->phase_ps[r->phase] += (double)(rs->lane[0].t - rs->phase_at.t);
+        for (int i = 0; i < REPLAY_NPARTS; i++)
+            r->phase_part[r->phase][i] += (double)(rs->lane[0].part[i] - rs->phase_at.part[i]);
+        rs->phase_at = rs->lane[0];
     }
 }
 
 static int write_timeline(replay *r, err *e);
 
+/* The cycle ends when the last lane of the last rank is done: every rank
+ * waits (wait part) for it, so every rank's parts sum to the cycle. */
 static void end_cycle(replay *r)
 {
     if (!r->in_cycle)
         return;
+    sim_ps end = 0;
+    for (int k = 0; k < r->nranks; k++)
+        for (int l = 0; l < NLANES; l++)
+            if (r->rk[k].lane[l].t > end)
+                end = r->rk[k].lane[l].t;
+    for (int k = 0; k < r->nranks; k++) {
+        spath *ln = r->rk[k].lane;
+        int best = 0;
+        for (int l = 1; l < NLANES; l++)
+            if (ln[l].t > ln[best].t)
+                best = l;
+        spath p = ln[best];
+        if (end > p.t) {
+            tl_add(r, k, 0, p.t, end, NULL, "wait for the other ranks");
+            p.part[P_WAIT] += end - p.t;
+            p.t = end;
+        }
+        for (int l = 0; l < NLANES; l++)
+            ln[l] = p;
+    }
     end_phase(r);
     r->cycles++;
     r->tokens += r->cycle_tokens;
-    r->total = add_ps(r, r->total, r->s[0].t);
-    for (int i = 0; i < REPLAY_NPARTS; i++)
-        r->part[i] = add_ps(r, r->part[i], r->s[0].part[i]);
-    memset(r->s, 0, sizeof r->s);
-    r->host = 0; /* a cycle ends with the host waiting for the GPU (sampling) */
-    r->slow = 0;
-    r->phase_start = 0;
-    memset(r->phase_start_part, 0, sizeof r->phase_start_part);
+    r->total += (double)end * r->nranks;
+    for (int k = 0; k < r->nranks; k++)
+        for (int i = 0; i < REPLAY_NPARTS; i++)
+            r->part[i] += (double)r->rk[k].lane[0].part[i];
+    memset(r->rk, 0, sizeof *r->rk * (size_t)r->nranks);
     r->in_cycle = 0;
     if (r->tl && r->ntl > 0)
         r->tl_done = 1;
@@ -269,6 +358,43 @@ static void begin_cycle(replay *r, double tokens)
         r->tl_tokens = tokens;
     r->phase = PHASE_OTHER;
     r->graph = r->o.graph > 0;
+    r->item = 0;
+}
+
+/* splitmix64: the draws are a pure function of (item, rank): every cycle of
+ * a trace draws the same, so a replay of n identical cycles is n times one. */
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* Draw the next host item's jitter: perm[k] = the stratum rank k gets, a
+ * random permutation of 0..n-1 (so one rank is exactly the slowest). */
+static void draw_item(replay *r)
+{
+    int n = r->nranks;
+    uint64_t key[REPLAY_RANKS_MAX];
+    uint64_t seed = mix64((uint64_t)r->item);
+    r->item++;
+    for (int k = 0; k < n; k++)
+        key[k] = mix64(seed + (uint64_t)k);
+    for (int k = 0; k < n; k++) {
+        int below = 0;
+        for (int j = 0; j < n; j++)
+            below += key[j] < key[k] || (key[j] == key[k] && j < k);
+        r->perm[k] = below;
+    }
+}
+
+/* Host cost c on rank k with its jitter for the current item. */
+static sim_ps jittered(const replay *r, int k, sim_ps c)
+{
+    if (r->o.host_jitter <= 0 || c <= 0)
+        return c;
+    return c + (sim_ps)llround((double)c * r->o.host_jitter * r->qtab[r->perm[k]]);
 }
 
 static int coll_time(replay *r, const trace_op *op, sim_ps *out, coll_algo *algo, err *e)
@@ -312,39 +438,104 @@ static int coll_time(replay *r, const trace_op *op, sim_ps *out, coll_algo *algo
     return 0;
 }
 
-/* Run an op of `kernels` kernels taking d on stream s. In a CUDA graph each
- * node costs node_ps on the GPU, in series. Eagerly, the host thread issues
- * launches asynchronously, launch_ps each, ahead of the GPU: the op cannot
- * start before its first kernel is issued, nor end before its last one is
- * issued plus that kernel's share of d; only the part of the launch cost the
- * GPU waits for is exposed (counted as launch overhead). */
+/* What an eager op's kernels cost the CPU that issues them: each kernel a
+ * launch call (launch_ps) and the framework's work around it (op_host_ps),
+ * or the captured issue time. */
+typedef struct issue {
+    sim_ps first_launch, first_host;  /* the first kernel */
+    sim_ps rest_launch, rest_host;    /* the others */
+} issue;
+
+static issue issue_cost(replay *r, int k, const trace_op *op, int kernels)
+{
+    issue c = {0};
+    if (op->issue_us >= 0) {   /* captured: the call(s) before its kernels run */
+        c.first_host = jittered(r, k, us_to_ps(r, op->issue_us));
+        return c;
+    }
+    c.first_launch = jittered(r, k, r->launch_ps);
+    c.first_host = jittered(r, k, r->op_host_ps);
+    c.rest_launch = mul_ps(r, c.first_launch, kernels - 1);
+    c.rest_host = mul_ps(r, c.first_host, kernels - 1);
+    return c;
+}
+
+/* The start of an op of `kernels` kernels on stream s of rank k: in a CUDA
+ * graph each node costs node_ps on the GPU, in series (the graph launch was
+ * paid at the phase); eagerly the CPU issues the first kernel and the stream
+ * cannot start before it. Returns the cost of the remaining kernels. */
+static issue op_start(replay *r, int k, int s, int kernels, const trace_op *op)
+{
+    issue c = {0};
+    if ((r->graph && op->issue_us < 0) || kernels <= 0) {
+        if (r->graph && kernels > 0 && r->node_ps > 0)
+            advance(r, k, s, P_LAUNCH, mul_ps(r, r->node_ps, kernels), NULL, "graph nodes");
+        return c;
+    }
+    c = issue_cost(r, k, op, kernels);
+    advance(r, k, LANE_CPU, P_LAUNCH, c.first_launch, NULL, "launch");
+    advance(r, k, LANE_CPU, P_HOST, c.first_host, NULL, "issue");
+    adopt(r, k, s, &r->rk[k].lane[LANE_CPU]);
+    return c;
+}
+
+/* The end of that op: it ran d on stream s; eagerly the CPU issues the rest
+ * of its kernels meanwhile, and the op cannot end before the last one is
+ * issued plus that kernel's share of d. */
+static void op_end(replay *r, int k, int s, int kernels, int part, sim_ps d, const trace_op *op,
+                   issue c)
+{
+    advance(r, k, s, part, d, op, NULL);
+    if ((r->graph && op->issue_us < 0) || kernels <= 1 || op->issue_us >= 0)
+        return;
+    advance(r, k, LANE_CPU, P_LAUNCH, c.rest_launch, NULL, "launch");
+    advance(r, k, LANE_CPU, P_HOST, c.rest_host, NULL, "issue");
+    spath *cpu = &r->rk[k].lane[LANE_CPU];
+    sim_ps share = d / kernels;
+    if (cpu->t + share > r->rk[k].lane[s].t) {
+        spath p = *cpu;
+        r->rk[k].lane[s] = p;
+        advance(r, k, s, part, share, op, NULL);
+    }
+}
+
+static int cpu_issued(const replay *r, const trace_op *op)
+{
+    return op->kernels > 0 && (!r->graph || op->issue_us >= 0);
+}
+
 static void run_op(replay *r, int s, int kernels, int part, sim_ps d, const trace_op *op)
 {
-    if (r->graph || kernels <= 0 || r->launch_ps <= 0) {
-        if (r->graph && kernels > 0 && r->node_ps > 0)
-            advance(r, s, P_LAUNCH, r->node_ps > REPLAY_MAX_PS / kernels
-                                        ? (r->overflow = 1, 0) : r->node_ps * kernels, NULL);
-        advance(r, s, part, d, op);
-        return;
+    if (cpu_issued(r, op))
+        draw_item(r);
+    for (int k = 0; k < r->nranks; k++) {
+        issue c = op_start(r, k, s, kernels, op);
+        op_end(r, k, s, kernels, part, d, op, c);
     }
-    sim_ps first = add_ps(r, r->host, r->launch_ps);
-    r->host = add_ps(r, r->host, r->launch_ps > REPLAY_MAX_PS / kernels
-                                     ? (r->overflow = 1, 0) : r->launch_ps * kernels);
-    if (first > r->s[s].t)
-        advance(r, s, P_LAUNCH, first - r->s[s].t, NULL);
-    /* A collective also waits for the slowest rank's launch of it: that
-     * rank's host falls coll_wait_us further behind per collective. */
-    if (part == P_COMM && r->o.coll_wait_us > 0) {
-        r->slow = add_ps(r, r->slow, us_to_ps(r, r->o.coll_wait_us));
-        if (first + r->slow > r->s[s].t) {
-            static const trace_op wait_op = {.kind = OP_WAIT, .name = "wait for the slowest rank"};
-            advance(r, s, P_WAIT, first + r->slow - r->s[s].t, &wait_op);
-        }
+}
+
+/* A collective: each rank's kernel is ready when its stream and (eagerly)
+ * its CPU are; it starts on all ranks when the last one is. A captured wait
+ * (the other ranks' lag seen in a multi-rank import) is kept when ranks are
+ * not simulated. */
+static void run_coll(replay *r, int s, sim_ps d, const trace_op *op)
+{
+    int kernels = op->kernels;
+    if (cpu_issued(r, op))
+        draw_item(r);
+    issue c[REPLAY_RANKS_MAX];
+    sim_ps ready = 0;
+    for (int k = 0; k < r->nranks; k++) {
+        c[k] = op_start(r, k, s, kernels, op);
+        if (r->rk[k].lane[s].t > ready)
+            ready = r->rk[k].lane[s].t;
     }
-    advance(r, s, part, d, op);
-    sim_ps last = r->host + d / kernels;
-    if (last > r->s[s].t)
-        advance(r, s, P_LAUNCH, last - r->s[s].t, NULL);
+    if (r->nranks == 1 && r->o.captured_skew && op->wait_us > 0)
+        ready += us_to_ps(r, op->wait_us);
+    for (int k = 0; k < r->nranks; k++) {
+        advance(r, k, s, P_WAIT, ready - r->rk[k].lane[s].t, NULL, "wait for the slowest rank");
+        op_end(r, k, s, kernels, P_COMM, d, op, c[k]);
+    }
 }
 
 int replay_op(replay *r, const trace_op *op, err *e)
@@ -364,29 +555,47 @@ int replay_op(replay *r, const trace_op *op, err *e)
         end_phase(r);
         r->phase = op->phase;
         r->graph = r->o.graph >= 0 ? r->o.graph : op->graph > 0;
-        if (r->graph && r->launch_ps > 0) {
-            /* The graph launch: the host issues it once its earlier launches
-             * are out; the GPU waits for it. */
-            r->host = (r->host > r->s[0].t ? r->host : r->s[0].t) + r->launch_ps;
-            advance(r, 0, P_LAUNCH, r->host - r->s[0].t, NULL);
+        if (r->graph) {
+            /* The graph launch: one call on the CPU; the GPU cannot start
+             * the graph before it. */
+            draw_item(r);
+            for (int k = 0; k < r->nranks; k++) {
+                advance(r, k, LANE_CPU, P_LAUNCH, jittered(r, k, r->launch_ps), NULL,
+                        "graph launch");
+                adopt(r, k, 0, &r->rk[k].lane[LANE_CPU]);
+                join_gpu(r, k);
+            }
         }
-        if (r->graph)
-            join_all(r);
         break;
     case OP_COMPUTE:
         run_op(r, s, op->kernels, P_COMPUTE, us_to_ps(r, op->dur_us * r->o.compute_scale), op);
         break;
     case OP_IDLE:
-        advance(r, s, P_IDLE, us_to_ps(r, op->dur_us), op);
+        for (int k = 0; k < r->nranks; k++)
+            advance(r, k, s, P_IDLE, us_to_ps(r, op->dur_us), op, NULL);
+        break;
+    case OP_HOST:
+        draw_item(r);
+        for (int k = 0; k < r->nranks; k++)
+            advance(r, k, LANE_CPU, P_HOST, jittered(r, k, us_to_ps(r, op->dur_us)), op, NULL);
+        break;
+    case OP_SYNC:
+        /* The CPU blocks until its GPU is done, then pays the copy back. */
+        for (int k = 0; k < r->nranks; k++) {
+            rank_st *rs = &r->rk[k];
+            for (int l = 0; l < TRACE_MAX_STREAMS; l++)
+                adopt(r, k, LANE_CPU, &rs->lane[l]);
+            advance(r, k, LANE_CPU, P_HOST, r->sync_ps, op, "sync");
+        }
         break;
     case OP_COLL:
         TRY(coll_time(r, op, &d, &r->last_algo, e));
-        run_op(r, s, op->kernels, P_COMM, d, op);
+        run_coll(r, s, d, op);
         r->colls++;
         break;
     case OP_WAIT:
-        if (r->s[op->on].t > r->s[s].t)
-            r->s[s] = r->s[op->on];
+        for (int k = 0; k < r->nranks; k++)
+            adopt(r, k, s, &r->rk[k].lane[op->on]);
         break;
     default:
         return err_set(e, ERR_INPUT, "replay: bad op kind %d", (int)op->kind);
@@ -403,19 +612,24 @@ int replay_finish(replay *r, replay_result *out, err *e)
     memset(out, 0, sizeof *out);
     out->cycles = r->cycles;
     out->tokens = r->tokens;
-    out->total_us = (double)r->total / 1e6;
+    out->ranks = r->nranks;
+    double R = r->nranks;
+    out->total_us = r->total / R / 1e6;
     double n = r->cycles > 0 ? (double)r->cycles : 1;
     out->cycle_us = out->total_us / n;
-    out->tok_per_s = r->total > 0 ? r->tokens / ((double)r->total / 1e12) : 0;
-    out->compute_us = (double)r->part[P_COMPUTE] / 1e6 / n;
-    out->comm_us = (double)r->part[P_COMM] / 1e6 / n;
-    out->launch_us = (double)r->part[P_LAUNCH] / 1e6 / n;
-    out->idle_us = (double)r->part[P_IDLE] / 1e6 / n;
-    out->wait_us = (double)r->part[P_WAIT] / 1e6 / n;
+    out->tok_per_s = r->total > 0 ? r->tokens / (r->total / R / 1e12) : 0;
+    for (int i = 0; i < REPLAY_NPARTS; i++)
+        out->part_us[i] = r->part[i] / R / 1e6 / n;
+    out->compute_us = out->part_us[P_COMPUTE];
+    out->comm_us = out->part_us[P_COMM];
+    out->launch_us = out->part_us[P_LAUNCH];
+    out->idle_us = out->part_us[P_IDLE];
+    out->wait_us = out->part_us[P_WAIT];
+    out->host_us = out->part_us[P_HOST];
     for (int i = 0; i < PHASE_N; i++) {
-        out->phase_us[i] = (double)r->phase_ps[i] / 1e6 / n;
+        out->phase_us[i] = r->phase_ps[i] / R / 1e6 / n;
         for (int k = 0; k < REPLAY_NPARTS; k++)
-            out->phase_part_us[i][k] = (double)r->phase_part[i][k] / 1e6 / n;
+            out->phase_part_us[i][k] = r->phase_part[i][k] / R / 1e6 / n;
     }
     out->ops = r->ops;
     out->colls = r->colls;
@@ -433,31 +647,35 @@ int replay_finish(replay *r, replay_result *out, err *e)
     r->ops = r->colls = 0;
     r->ntl = 0;
     r->ntlph = 0;
-    r->streams_used = 0;
+    r->lanes_used = 0;
     r->tl_done = 0;
     return rc;
 }
 
 /* Chrome trace JSON in the layout of sim/json.h: a process per GPU of the
- * group (at most 8 drawn: the cycle is SPMD, every rank runs the same ops),
+ * group (at most 8 drawn; without jitter every rank runs the same timeline),
  * thread 0 "phases" with the cycle marker and one slice per phase (decode,
- * draft, verify, ...), thread 1+s "stream s" with the ops; collectives carry
+ * draft, verify, ...), thread 1+s "stream s" with the GPU ops and thread 9
+ * "CPU" with the host lane (launches, host work, syncs); collectives carry
  * args bytes, collective, algorithm, transfer_us (predicted) and wait_us
- * (captured wait for other ranks; 0 when none: a replay is SPMD). */
+ * (captured wait for other ranks). */
 static int write_timeline(replay *r, err *e)
 {
     int ngpu = r->ngpus > 0 ? r->ngpus : 1;
+    if (r->nranks > 1)
+        ngpu = r->nranks;
     timeline own, *tl = r->tl_doc;
     if (r->tl_part) {
         ngpu = 1;  /* one process for the run (whatif: one per variant), GPU 0's events */
     } else {
-        if (ngpu > 8)
-            ngpu = 8;
+        if (ngpu > TL_RANKS)
+            ngpu = TL_RANKS;
         TRY(tl_open(&own, r->tl, e));
         tl = &own;
     }
     for (int gi = 0; gi < ngpu; gi++) {
         int pid = r->tl_part ? r->tl_pid : TL_PID_GPU(gi);
+        int src = r->nranks > 1 ? gi : 0;   /* whose events this process shows */
         char name[300];
         if (r->tl_part)
             snprintf(name, sizeof name, "%s", r->tl_label);
@@ -465,10 +683,13 @@ static int write_timeline(replay *r, err *e)
             snprintf(name, sizeof name, "GPU %d", gi);
         tl_process(tl, pid, name, r->tl_part ? r->tl_pid : gi);
         tl_thread(tl, pid, 0, "phases", 0);
-        for (int s = 0; s < TRACE_MAX_STREAMS && s < 31; s++)
-            if (r->streams_used & (1 << s)) {
-                snprintf(name, sizeof name, "stream %d", s);
-                tl_thread(tl, pid, 1 + s, name, 1 + s);
+        for (int l = 0; l < NLANES; l++)
+            if (r->lanes_used & (1u << l)) {
+                if (l == LANE_CPU)
+                    snprintf(name, sizeof name, "CPU");
+                else
+                    snprintf(name, sizeof name, "stream %d", l);
+                tl_thread(tl, pid, 1 + l, name, 1 + l);
             }
         snprintf(name, sizeof name, "cycle 1: %g tokens", r->tl_tokens);
         tl_instant(tl, pid, 0, 0, name);
@@ -479,13 +700,15 @@ static int write_timeline(replay *r, err *e)
         }
         for (int i = 0; i < r->ntl; i++) {
             const tl_ev *ev = &r->tlev[i];
+            if (ev->rank != src)
+                continue;
             const char *cat = ev->kind == OP_COLL      ? "comm"
                               : ev->kind == OP_COMPUTE ? "compute"
                               : ev->kind == OP_IDLE    ? "idle"
                               : ev->kind == OP_WAIT    ? "wait"
+                              : ev->kind == OP_HOST    ? "host"
                                                        : "launch";
-            tl_slice(tl, pid, 1 + ev->stream, ev->start, ev->end - ev->start,
-                     ev->label, cat);
+            tl_slice(tl, pid, 1 + ev->lane, ev->start, ev->end - ev->start, ev->label, cat);
             if (ev->kind == OP_COLL) {
                 json_kv_int(tl->g, "bytes", (long long)ev->bytes);
                 json_kv_str(tl->g, "collective", coll_kind_name(ev->coll));
@@ -497,7 +720,7 @@ static int write_timeline(replay *r, err *e)
             } else if (ev->kind == OP_COMPUTE) {
                 json_kv_int(tl->g, "kernels", ev->kernels);
             } else if (ev->kind == OP_N) {
-                json_kv_str(tl->g, "what", "launch or CUDA-graph node overhead the GPU waits for");
+                json_kv_str(tl->g, "what", "launch call or CUDA-graph node overhead");
             }
             tl_slice_end(tl);
         }
@@ -520,6 +743,25 @@ int replay_file(const char *path, const topo *t, coll_ctx *c, const replay_opts 
     const char *ov = trace_meta(tr, "overhead");
     if (ov && !strcmp(ov, "captured"))
         ro.captured_overhead = 1;
+    const char *sk = trace_meta(tr, "skew");
+    if (sk && !strcmp(sk, "captured"))
+        ro.captured_skew = 1;
+    /* A generated trace carries its scenario's host model (collsim trace gen). */
+    const char *mv;
+    if (ro.host_jitter <= 0 && (mv = trace_meta(tr, "host_jitter")))
+        ro.host_jitter = atof(mv);
+    if (ro.sync_us < 0 && (mv = trace_meta(tr, "sync_us")))
+        ro.sync_us = atof(mv);
+    if (ro.op_host_us <= 0 && (mv = trace_meta(tr, "op_host_us")))
+        ro.op_host_us = atof(mv);
+    if (ro.ranks <= 0 && (mv = trace_meta(tr, "ranks")) && atoi(mv) > 0)
+        ro.ranks = atoi(mv);
+    if (!(ro.host_jitter >= 0 && ro.host_jitter <= 10) || !(ro.sync_us <= 1e6) ||
+        !(ro.op_host_us >= 0 && ro.op_host_us <= 1e6)) {
+        trace_close(tr);
+        return err_set(e, ERR_INPUT, "%s: meta host_jitter, sync_us or op_host_us out of range",
+                       path);
+    }
     const char *te = trace_meta(tr, "nccl_env");
     if (te && !ro.env_given) {
         char buf[512];

@@ -1,11 +1,15 @@
 /* Replay: predict a trace on a topology. Ops are fed one at a time (so a
- * trace file streams through in constant memory); each stream of a rank is
- * a chain, a phase start joins all streams, OP_WAIT joins two. Compute and
- * idle take their duration (scaled), a collective its coll_predict time
- * (identical requests are predicted once), and every kernel its launch or
- * CUDA-graph node overhead. The cycle time is the critical path; its
- * breakdown (compute, exposed communication, launch/graph, idle) follows that
- * path, so the four parts add up to the cycle time (docs/cli.md, replay). */
+ * trace file streams through in constant memory). Each rank has a CPU lane
+ * (host work, launch calls, syncs) and GPU streams; each stream is a chain,
+ * a phase start joins a rank's streams, OP_WAIT joins two, OP_SYNC makes the
+ * CPU wait for its GPU, an eager kernel or a graph launch costs the CPU a
+ * launch and the GPU cannot start it before, and a collective starts when
+ * the last rank's kernel is ready. Compute and idle take their duration
+ * (scaled), a collective its coll_predict time (identical requests are
+ * predicted once). The cycle time is the critical path; its breakdown
+ * (compute, comm, launch, idle, wait, host) follows each rank's path and is
+ * averaged over ranks, so the parts add up to the cycle time (docs/traces.md,
+ * "Replay model and limits"). */
 #ifndef TRACES_REPLAY_H
 #define TRACES_REPLAY_H
 
@@ -31,13 +35,25 @@ typedef struct replay_opts {
     double graph_node_us;  /* >= 0: per graph node cost instead of the topology's */
     int captured_overhead; /* 1 = launch costs are already in the trace's gaps
                               (imported traces: "meta overhead captured") */
-    double coll_wait_us;   /* eager: the slowest rank's host falls this much further
-                              behind per collective, which starts only once that
-                              rank issued it; the GPU's waiting counts as wait */
+    double op_host_us;     /* eager: the framework's CPU work per kernel besides the
+                              launch call (PyTorch dispatch, Python); 0 = none */
+    double sync_us;        /* > 0: CPU cost of each OP_SYNC after the GPU is done
+                              (the D2H copy and the wake-up); <= 0: none */
+    double host_jitter;    /* > 0: every host item (host op, eager kernel's CPU cost,
+                              graph launch) costs each rank an extra Exp(mean
+                              host_jitter x cost): ranks then differ (skew) and are
+                              simulated one by one; 0 = one rank for all */
+    int ranks;             /* ranks the trace stands for (0: the topology's GPUs),
+                              at most REPLAY_RANKS_MAX simulated */
+    int captured_skew;     /* 1 = a collective's captured wait_us delays its start
+                              (imported multi-rank traces: "meta skew captured") */
 } replay_opts;
 
+#define REPLAY_RANKS_MAX 64
+
 /* The parts of a critical path. */
-enum { REPLAY_COMPUTE, REPLAY_COMM, REPLAY_LAUNCH, REPLAY_IDLE, REPLAY_WAIT, REPLAY_NPARTS };
+enum { REPLAY_COMPUTE, REPLAY_COMM, REPLAY_LAUNCH, REPLAY_IDLE, REPLAY_WAIT, REPLAY_HOST,
+       REPLAY_NPARTS };
 
 /* Totals over the whole replay; *_us per cycle are averages. */
 typedef struct replay_result {
@@ -47,7 +63,10 @@ typedef struct replay_result {
     double cycle_us;       /* total_us / cycles */
     double tok_per_s;      /* tokens / total time */
     double compute_us, comm_us, launch_us, idle_us;  /* per cycle, critical path */
-    double wait_us;        /* per cycle: collectives waiting for other ranks (coll_wait_us) */
+    double wait_us;        /* per cycle: waiting for other ranks (rendezvous skew) */
+    double host_us;        /* per cycle: the GPU waiting for host work and syncs */
+    double part_us[REPLAY_NPARTS];                   /* the same, by REPLAY_* index */
+    int ranks;             /* ranks simulated */
     double phase_us[PHASE_N];                        /* per cycle, by phase */
     double phase_part_us[PHASE_N][REPLAY_NPARTS];    /* per cycle, phase x part */
     uint64_t ops, colls;
@@ -59,7 +78,8 @@ typedef struct replay_result {
 
 typedef struct replay replay;
 
-/* Defaults: no overrides, graph -1, compute_scale 1, coll_us 0, launch -1. */
+/* Defaults: no overrides, graph -1, compute_scale 1, coll_us 0, launch -1,
+ * no host jitter, ranks 0 (the topology's). */
 void replay_opts_init(replay_opts *o);
 /* A replay on topology t through predictor c (both borrowed). NULL on OOM. */
 replay *replay_new(const topo *t, coll_ctx *c, const replay_opts *o);

@@ -81,53 +81,123 @@ static void test_launch_bound(void **state)
     err e = {0};
     assert_int_equal(replay_finish(r, &res, &e), 0);
     /* Kernels of 0.5 us launched 1 us apart: the GPU waits for each launch.
-     * Kernel k (1..4) starts at k us and ends at k + 0.5: cycle 4.5 us, of
-     * which compute 4 x 0.5 = 2 and exposed launch 2.5. */
+     * Kernel k (1..4) starts at k us and ends at k + 0.5: cycle 4.5 us. The
+     * critical path runs through the CPU's four launches (4 us) and then
+     * the last kernel (0.5 us): the earlier kernels ran under the launches. */
     NEAR(res.cycle_us, 4.5);
-    NEAR(res.compute_us, 2);
-    NEAR(res.launch_us, 2.5);
+    NEAR(res.compute_us, 0.5);
+    NEAR(res.launch_us, 4);
     replay_free(r);
 }
 
-static void test_eager_wait(void **state)
+static void test_eager_launch_wait(void **state)
 {
     (void)state;
     replay_opts o;
     replay_opts_init(&o);
-    o.coll_us = 5;        /* every allreduce: 5 us */
-    o.launch_us = 1;      /* eager: 1 us per kernel */
-    o.coll_wait_us = 20;  /* the slowest rank's host loses 20 us per collective */
+    o.launch_us = 1;      /* the launch call */
+    o.op_host_us = 4;     /* the framework's work around each eager kernel */
     replay *r = replay_new(NULL, NULL, &o);
-    trace_op ops[6] = {mk(OP_CYCLE, 0, 0), mk(OP_PHASE, 0, 0),   mk(OP_COMPUTE, 0, 10),
-                       mk(OP_COLL, 0, 0),  mk(OP_COMPUTE, 0, 3), mk(OP_COLL, 0, 0)};
+    trace_op ops[4] = {mk(OP_CYCLE, 0, 0), mk(OP_COMPUTE, 0, 2), mk(OP_COMPUTE, 0, 2),
+                       mk(OP_COMPUTE, 0, 2)};
     ops[0].tokens = 1;
-    ops[1].phase = PHASE_VERIFY;
-    ops[3].bytes = ops[5].bytes = 14336;
-    feed(r, ops, 6);
+    feed(r, ops, 4);
     replay_result res;
     err e = {0};
     assert_int_equal(replay_finish(r, &res, &e), 0);
-    /* Host issues at 1, 2, 3, 4 us. Compute: 1 us launch, runs 1..11. The
-     * first allreduce is issued at 2 here, at 2 + 20 = 22 on the slowest
-     * rank: it waits 11 us, runs 22..27. Compute 27..30. The second is
-     * issued at 4 here, 4 + 40 = 44 there: waits 14, runs 44..49. Cycle 49
-     * = compute 13 + comm 10 + launch 1 + wait 25, all in the verify phase. */
-    NEAR(res.cycle_us, 49);
-    NEAR(res.wait_us, 25);
-    NEAR(res.comm_us, 10);
-    NEAR(res.launch_us, 1);
-    NEAR(res.phase_part_us[PHASE_VERIFY][REPLAY_WAIT], 25);
-    NEAR(res.phase_part_us[PHASE_VERIFY][REPLAY_COMPUTE], 13);
-    NEAR(res.phase_us[PHASE_VERIFY], 49);
-    replay_free(r);
-    /* In a CUDA graph the launches are not per kernel: no such wait. */
-    o.graph = 1;
-    o.launch_us = 0;
-    r = replay_new(NULL, NULL, &o);
-    feed(r, ops, 6);
-    assert_int_equal(replay_finish(r, &res, &e), 0);
+    /* The CPU spends 1 + 4 = 5 us per kernel: kernel k is issued at 5k and
+     * runs 5k..5k+2 (the GPU waits for the CPU each time). The cycle ends
+     * at 17; its critical path runs through the CPU up to the last kernel
+     * (launch 3 x 1, host 3 x 4) and then that kernel's 2 us of compute. */
+    NEAR(res.cycle_us, 17);
+    NEAR(res.compute_us, 2);
+    NEAR(res.launch_us, 3);
+    NEAR(res.host_us, 12);
     NEAR(res.wait_us, 0);
-    NEAR(res.cycle_us, 23);
+    replay_free(r);
+}
+
+static void test_rendezvous_skew(void **state)
+{
+    (void)state;
+    replay_opts o;
+    replay_opts_init(&o);
+    o.launch_us = 0;
+    o.ranks = 2;
+    o.host_jitter = 0.5;  /* each rank's extra: Exp, mean 50% of the item */
+    replay *r = replay_new(NULL, NULL, &o);
+    trace_op ops[3] = {mk(OP_CYCLE, 0, 0), mk(OP_HOST, 0, 100), mk(OP_COLL, 0, 0)};
+    ops[0].tokens = 1;
+    ops[2].measured_us = 10;   /* bytes 0: the measured time is used */
+    feed(r, ops, 3);
+    replay_result res;
+    err e = {0};
+    assert_int_equal(replay_finish(r, &res, &e), 0);
+    /* Two ranks draw the two strata of Exp(1), at probabilities 1/4 and 3/4:
+     * -ln(3/4) = 0.287682 and -ln(1/4) = 1.386294. Their 100 us of host work
+     * takes 100 + 50 x 0.287682 = 114.384 and 100 + 50 x 1.386294 = 169.315
+     * us. The collective is issued as each CPU is done and starts when the
+     * last rank's is (169.315): the first rank waits 54.931. Both run 10:
+     * cycle 179.315; per rank on average host (114.384 + 169.315) / 2 =
+     * 141.849, wait 54.931 / 2 = 27.466, comm 10 (tolerance 1e-3 us: the
+     * times are integer picoseconds). */
+    assert_int_equal(res.ranks, 2);
+    assert_true(fabs(res.cycle_us - 179.315) < 1e-3);
+    assert_true(fabs(res.host_us - 141.849) < 1e-3);
+    assert_true(fabs(res.wait_us - 27.466) < 1e-3);
+    NEAR(res.comm_us, 10);
+    NEAR(res.host_us + res.wait_us + res.comm_us, res.cycle_us);
+    replay_free(r);
+    /* Without jitter one rank stands for both: no waiting. */
+    o.host_jitter = 0;
+    r = replay_new(NULL, NULL, &o);
+    feed(r, ops, 3);
+    assert_int_equal(replay_finish(r, &res, &e), 0);
+    assert_int_equal(res.ranks, 1);
+    NEAR(res.cycle_us, 110);
+    NEAR(res.wait_us, 0);
+    replay_free(r);
+}
+
+static void test_sync_points(void **state)
+{
+    (void)state;
+    replay_opts o;
+    replay_opts_init(&o);
+    o.launch_us = 4;      /* a graph launch */
+    o.graph_node_us = 0;
+    o.sync_us = 10;       /* the copy back once the GPU is done */
+    trace_op ph = mk(OP_PHASE, 0, 0);
+    ph.phase = PHASE_VERIFY;
+    ph.graph = 1;
+    trace_op cyc = mk(OP_CYCLE, 0, 0);
+    cyc.tokens = 1;
+    trace_op ops[7] = {cyc, ph, mk(OP_COMPUTE, 0, 50), mk(OP_SYNC, 0, 0), mk(OP_HOST, 0, 20),
+                       ph, mk(OP_COMPUTE, 0, 30)};
+    replay *r = replay_new(NULL, NULL, &o);
+    feed(r, ops, 7);
+    replay_result res;
+    err e = {0};
+    assert_int_equal(replay_finish(r, &res, &e), 0);
+    /* Graph 1 launched at 0..4, runs 4..54. The sync makes the CPU wait for
+     * it (54), the copy takes 10 (64), host work 20 (84), graph 2 is
+     * launched 84..88 and runs 88..118. The path: launch 4, compute 50,
+     * host 10 + 20, launch 4, compute 30 = 118. */
+    NEAR(res.cycle_us, 118);
+    NEAR(res.compute_us, 80);
+    NEAR(res.launch_us, 8);
+    NEAR(res.host_us, 30);
+    replay_free(r);
+    /* Without the sync the CPU runs ahead: graph 2 is launched at 28 and
+     * queues behind graph 1 (54..84); the host work is hidden: 84 us. */
+    trace_op nosync[6] = {cyc, ph, mk(OP_COMPUTE, 0, 50), mk(OP_HOST, 0, 20), ph,
+                          mk(OP_COMPUTE, 0, 30)};
+    r = replay_new(NULL, NULL, &o);
+    feed(r, nosync, 6);
+    assert_int_equal(replay_finish(r, &res, &e), 0);
+    NEAR(res.cycle_us, 84);
+    NEAR(res.host_us, 0);
+    NEAR(res.launch_us, 4);
     replay_free(r);
 }
 
@@ -283,7 +353,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_serial_sum),
         cmocka_unit_test(test_launch_bound),
-        cmocka_unit_test(test_eager_wait),
+        cmocka_unit_test(test_eager_launch_wait),
+        cmocka_unit_test(test_rendezvous_skew),
+        cmocka_unit_test(test_sync_points),
         cmocka_unit_test(test_overlap_critical_path),
         cmocka_unit_test(test_overlap_hidden),
         cmocka_unit_test(test_graph_and_cycles),

@@ -33,7 +33,6 @@ struct sweep_whatif {
     whatif_ctx *wc;
     char scen_path[4096];
     whatif_scenario scen;       /* scen_path loaded, before knobs */
-    int loop_fitted;            /* its spec_loop_us came from the fit (unexplained) */
     char base_path[4096];       /* the input whose baseline is base_tok, base_cycle */
     sweep_kind base_kind;
     double base_tok, base_cycle_us;
@@ -242,7 +241,7 @@ static int run_trace(sweep_whatif *w, const char *path, int n, const char *const
     m[M_COMPUTE] = r.compute_us;
     m[M_COMM] = r.comm_us;
     m[M_LAUNCH] = r.launch_us;
-    m[M_HOST] = r.idle_us;
+    m[M_HOST] = r.host_us + r.idle_us;   /* host work, syncs, captured gaps */
     m[M_WAIT] = r.wait_us;
     m[M_UNEXPL] = 0;  /* a trace's ops are taken as given: nothing is fitted */
     m[M_AR] = NAN;    /* a trace's allreduces differ; see its timeline */
@@ -260,12 +259,7 @@ static int load_scenario(sweep_whatif *w, const char *path, err *e)
         return err_set(e, ERR_SYSTEM, "out of memory");
     TRY(whatif_scenario_load(path, &w->scen, e));
     /* fitted once per scenario, before a point's knobs (docs/scenario.md) */
-    whatif_calib cal;
-    memset(&cal, 0, sizeof cal);
-    TRY(whatif_calibrate(w->wc, &w->scen, &cal, e));
-    w->loop_fitted = 0;
-    for (int i = 0; i < cal.n; i++)
-        w->loop_fitted |= !strcmp(cal.p[i].name, "spec_loop_us") && !cal.p[i].refused;
+    TRY(whatif_calibrate(w->wc, &w->scen, NULL, e));
     snprintf(w->scen_path, sizeof w->scen_path, "%s", path);
     return 0;
 }
@@ -277,27 +271,23 @@ static int run_scenario(sweep_whatif *w, const char *path, int n, const char *co
         return err_set(e, ERR_SYSTEM, "out of memory");
     TRY(load_scenario(w, path, e));
     whatif_scenario s = w->scen;
-    int loop_given = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         if (whatif_set(&s, key[i], value[i], e) != 0)
             return err_wrap(e, "%s=%s", key[i], value[i]);
-        loop_given |= !strcmp(key[i], "spec_loop_us");
-    }
     whatif_result r;
     TRY(whatif_run_ctx(w->wc, &s, &r, e));
     m[M_TOK] = r.tok_per_s;
     m[M_CYCLE] = r.cycle_us;
     m[M_TPC] = r.tokens_per_cycle;
-    m[M_COMPUTE] = r.compute_us;
-    m[M_COMM] = r.comm_us;
-    m[M_LAUNCH] = r.launch_us;
-    /* The speculation loop is an idle (host) op once per EAGLE-3 cycle; when
-     * its time came from the fit it is the unexplained part (docs/cli.md). */
-    double loop = s.mode == WHATIF_EAGLE3 && w->loop_fitted && !loop_given ? s.spec_loop_us : 0;
-    loop = loop < r.idle_us ? loop : r.idle_us;
-    m[M_HOST] = r.idle_us - loop;
-    m[M_WAIT] = r.wait_us;
-    m[M_UNEXPL] = loop;
+    m[M_COMPUTE] = r.parts.compute_us;
+    m[M_COMM] = r.parts.comm_us;
+    m[M_LAUNCH] = r.parts.launch_us;
+    m[M_HOST] = r.parts.host_us + r.parts.idle_us;
+    m[M_WAIT] = r.parts.wait_us;
+    /* The host side is mechanisms now (host_us, host_jitter, syncs), each
+     * in its part: nothing of a point is unexplained; what the model leaves
+     * of an observation is whatif's unexplained.N (docs/scenario.md). */
+    m[M_UNEXPL] = 0;
     m[M_AR] = r.allreduce_us;
     return 0;
 }

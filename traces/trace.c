@@ -63,6 +63,7 @@ void trace_op_init(trace_op *op, trace_op_kind kind)
     op->kernels = (kind == OP_COMPUTE || kind == OP_COLL) ? 1 : 0;
     op->measured_us = -1;
     op->wait_us = -1;
+    op->issue_us = -1;
     op->graph = -1;
     op->dtype = DTYPE_BF16;
     op->algo = ALGO_AUTO;
@@ -273,7 +274,7 @@ static int parse_int(trace_reader *r, const char *what, const char *s, long lo, 
 
 /* Which key=value fields each directive accepts. */
 enum { F_STREAM = 1, F_KERNELS = 2, F_NAME = 4, F_GROUP = 8, F_DTYPE = 16, F_ALGO = 32,
-       F_MEAS = 64, F_WAIT = 128, F_GRAPH = 256 };
+       F_MEAS = 64, F_WAIT = 128, F_GRAPH = 256, F_ISSUE = 512 };
 
 static int parse_field(trace_reader *r, trace_op *op, char *w, unsigned allowed,
                        unsigned *seen, err *e)
@@ -286,7 +287,7 @@ static int parse_field(trace_reader *r, trace_op *op, char *w, unsigned allowed,
     static const struct { const char *key; unsigned bit; } bits[] = {
         {"stream", F_STREAM}, {"kernels", F_KERNELS}, {"name", F_NAME}, {"group", F_GROUP},
         {"dtype", F_DTYPE}, {"algo", F_ALGO}, {"measured_us", F_MEAS}, {"wait_us", F_WAIT},
-        {"graph", F_GRAPH}};
+        {"graph", F_GRAPH}, {"issue_us", F_ISSUE}};
     for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
         if (!strcmp(k, bits[i].key)) {
             if (*seen & bits[i].bit)
@@ -320,6 +321,9 @@ static int parse_field(trace_reader *r, trace_op *op, char *w, unsigned allowed,
     } else if (!strcmp(k, "wait_us") && (allowed & F_WAIT)) {
         TRY(parse_num(r, "wait_us", v, 0, &d, e));
         op->wait_us = d;
+    } else if (!strcmp(k, "issue_us") && (allowed & F_ISSUE)) {
+        TRY(parse_num(r, "issue_us", v, 0, &d, e));
+        op->issue_us = d;
     } else if (!strcmp(k, "graph") && (allowed & F_GRAPH)) {
         TRY(parse_int(r, "graph", v, 0, 1, &n, e));
         op->graph = (int)n;
@@ -358,17 +362,23 @@ int trace_next(trace_reader *r, trace_op *op, err *e)
             npos = 1, allowed = F_GRAPH | F_NAME;
         } else if (!strcmp(d, "compute")) {
             trace_op_init(op, OP_COMPUTE);
-            npos = 1, allowed = F_STREAM | F_KERNELS | F_NAME;
+            npos = 1, allowed = F_STREAM | F_KERNELS | F_NAME | F_ISSUE;
         } else if (!strcmp(d, "coll")) {
             trace_op_init(op, OP_COLL);
             npos = 2, allowed = F_STREAM | F_KERNELS | F_NAME | F_GROUP | F_DTYPE | F_ALGO |
-                                F_MEAS | F_WAIT;
+                                F_MEAS | F_WAIT | F_ISSUE;
         } else if (!strcmp(d, "idle")) {
             trace_op_init(op, OP_IDLE);
             npos = 1, allowed = F_STREAM | F_NAME;
         } else if (!strcmp(d, "wait")) {
             trace_op_init(op, OP_WAIT);
             npos = 1, allowed = F_STREAM;
+        } else if (!strcmp(d, "host")) {
+            trace_op_init(op, OP_HOST);
+            npos = 1, allowed = F_NAME;
+        } else if (!strcmp(d, "sync")) {
+            trace_op_init(op, OP_SYNC);
+            npos = 0, allowed = F_NAME;
         } else if (!strcmp(d, "meta")) {
             return err_at(e, r->path, r->line, "meta lines must come before the first op");
         } else {
@@ -398,6 +408,7 @@ int trace_next(trace_reader *r, trace_op *op, err *e)
             break;
         case OP_COMPUTE:
         case OP_IDLE:
+        case OP_HOST:
             TRY(parse_num(r, "duration", words[1], 0, &v, e));
             op->dur_us = v;
             break;
@@ -518,7 +529,8 @@ static void fmt_us(char *buf, size_t n, double v)
 static int op_in_range(const trace_op *op, err *e)
 {
     double v = op->kind == OP_CYCLE ? op->tokens
-               : op->kind == OP_COMPUTE || op->kind == OP_IDLE ? op->dur_us : 0;
+               : op->kind == OP_COMPUTE || op->kind == OP_IDLE || op->kind == OP_HOST
+                   ? op->dur_us : 0;
     if (!(v >= 0 && v <= TRACE_MAX_VALUE) || (op->kind == OP_CYCLE && !(v > 0)))
         return err_set(e, ERR_INPUT, "%s %g is out of range (0 to %g)",
                        op->kind == OP_CYCLE ? "token count" : "duration", v, TRACE_MAX_VALUE);
@@ -526,7 +538,8 @@ static int op_in_range(const trace_op *op, err *e)
         if (op->bytes > COLL_MAX_BYTES)
             return err_set(e, ERR_INPUT, "%s of %llu bytes is beyond 64 GiB",
                            coll_kind_name(op->coll), (unsigned long long)op->bytes);
-        if (op->measured_us > TRACE_MAX_VALUE || op->wait_us > TRACE_MAX_VALUE)
+        if (op->measured_us > TRACE_MAX_VALUE || op->wait_us > TRACE_MAX_VALUE ||
+            op->issue_us > TRACE_MAX_VALUE)
             return err_set(e, ERR_INPUT, "%s time out of range (at most %g us)",
                            coll_kind_name(op->coll), TRACE_MAX_VALUE);
     }
@@ -557,6 +570,10 @@ int trace_write_op(trace_writer *w, const trace_op *op, err *e)
         APP("compute %s", num);
         if (op->kernels != 1)
             APP(" kernels=%d", op->kernels);
+        if (op->issue_us >= 0) {
+            fmt_us(num, sizeof num, op->issue_us);
+            APP(" issue_us=%s", num);
+        }
         break;
     case OP_COLL:
         APP("coll %s %llu", coll_kind_name(op->coll), (unsigned long long)op->bytes);
@@ -576,6 +593,17 @@ int trace_write_op(trace_writer *w, const trace_op *op, err *e)
             fmt_us(num, sizeof num, op->wait_us);
             APP(" wait_us=%s", num);
         }
+        if (op->issue_us >= 0) {
+            fmt_us(num, sizeof num, op->issue_us);
+            APP(" issue_us=%s", num);
+        }
+        break;
+    case OP_HOST:
+        fmt_us(num, sizeof num, op->dur_us);
+        APP("host %s", num);
+        break;
+    case OP_SYNC:
+        APP("sync");
         break;
     case OP_IDLE:
         fmt_us(num, sizeof num, op->dur_us);
@@ -587,7 +615,8 @@ int trace_write_op(trace_writer *w, const trace_op *op, err *e)
     default:
         return err_set(e, ERR_USAGE, "trace_write_op: bad op kind %d", (int)op->kind);
     }
-    if (op->stream != 0 && op->kind != OP_CYCLE && op->kind != OP_PHASE)
+    if (op->stream != 0 && op->kind != OP_CYCLE && op->kind != OP_PHASE &&
+        op->kind != OP_HOST && op->kind != OP_SYNC)
         APP(" stream=%d", op->stream);
     if (op->name[0])
         APP(" name=%s", op->name);

@@ -2,7 +2,9 @@
  * line-oriented text, one operation per line, read and written through zlib
  * so plain and gzipped files are handled alike. The reader streams: it holds
  * one line at a time, so memory does not grow with the file. A trace is the
- * SPMD program of one tensor-parallel group: every op runs on all ranks. */
+ * SPMD program of one tensor-parallel group: every op runs on all ranks.
+ * Host ops (host, sync, issue_us) describe each rank's CPU: the replay keeps
+ * a CPU lane per rank next to its GPU streams (traces/replay.h). */
 #ifndef TRACES_TRACE_H
 #define TRACES_TRACE_H
 
@@ -27,6 +29,8 @@ typedef enum trace_op_kind {
     OP_COLL,     /* a collective on stream (kind, bytes, dtype, group, algo) */
     OP_IDLE,     /* dur_us of nothing on stream (host gap) */
     OP_WAIT,     /* stream waits until stream `on` has finished what it has */
+    OP_HOST,     /* dur_us of work on each rank's CPU (the host lane), GPU untouched */
+    OP_SYNC,     /* each rank's CPU waits until its GPU streams are done (D2H, .item()) */
     OP_N
 } trace_op_kind;
 
@@ -45,6 +49,9 @@ typedef struct trace_op {
     coll_algo algo;        /* OP_COLL: ALGO_AUTO = no override */
     double measured_us;    /* OP_COLL: transfer time seen in a capture, <0 none */
     double wait_us;        /* OP_COLL: waiting for other ranks seen, <0 none */
+    double issue_us;       /* OP_COMPUTE, OP_COLL: CPU time of its launch call(s) before
+                              its kernels can run, as captured (replaces the launch
+                              costs; the op is CPU-issued even in a graph phase), <0 none */
     int on;                /* OP_WAIT: the stream waited on */
     char name[TRACE_NAME_MAX];  /* optional label, "" if none */
 } trace_op;

@@ -130,6 +130,13 @@ static int target_tokens(const whatif_scenario *s)
     return (s->mode == WHATIF_EAGLE3 ? s->draft_tokens : 1) * s->batch;
 }
 
+int whatif_phase_graph(const whatif_scenario *s, trace_phase p)
+{
+    int g = p == PHASE_DECODE ? s->decode_graph : p == PHASE_DRAFT ? s->draft_graph
+            : p == PHASE_VERIFY ? s->verify_graph : s->extend_graph;
+    return g >= 0 ? g : s->graph;
+}
+
 /* ---- one cycle as trace ops ----------------------------------------------------- */
 
 typedef struct emitter {
@@ -148,6 +155,8 @@ static int emit_compute(emitter *m, double us, int kernels, const char *name, er
     return m->fn(m->arg, &op, e);
 }
 
+/* One allreduce over ntok tokens: tokens x hidden x dtype bytes (the one
+ * place the payload is derived). */
 static int emit_ar(emitter *m, const whatif_scenario *s, int ntok, double forced_us, err *e)
 {
     trace_op op;
@@ -161,49 +170,50 @@ static int emit_ar(emitter *m, const whatif_scenario *s, int ntok, double forced
     return m->fn(m->arg, &op, e);
 }
 
-static int emit_phase(emitter *m, trace_phase ph, int graph, err *e)
+static int emit_phase(emitter *m, trace_phase ph, int graph, const char *name, err *e)
 {
     trace_op op;
     trace_op_init(&op, OP_PHASE);
     op.phase = ph;
     op.graph = graph;
+    snprintf(op.name, sizeof op.name, "%s", name);
     return m->fn(m->arg, &op, e);
 }
 
-static int feed_cycle(const whatif_scenario *s, emitter *m, double tokens, err *e)
+static int emit_host(emitter *m, double us, const char *name, err *e)
+{
+    if (!(us > 0))
+        return 0;
+    trace_op op;
+    trace_op_init(&op, OP_HOST);
+    op.dur_us = us;
+    snprintf(op.name, sizeof op.name, "%s", name);
+    return m->fn(m->arg, &op, e);
+}
+
+static int emit_sync(emitter *m, const char *name, err *e)
+{
+    trace_op op;
+    trace_op_init(&op, OP_SYNC);
+    snprintf(op.name, sizeof op.name, "%s", name);
+    return m->fn(m->arg, &op, e);
+}
+
+/* One MoE layer's reads after attention: router and shared expert, then the
+ * union of the routed experts. Expert parallelism (moe=ep, models/tlp/)
+ * replaces this with its own dispatch, expert work and combine. */
+static int emit_moe(emitter *m, const fwd_cost *c, double us_per_B, int kb, int ke, err *e)
+{
+    TRY(emit_compute(m, c->moe_other * us_per_B, kb, "router_shared", e));
+    TRY(emit_compute(m, c->expert * us_per_B, ke, "experts", e));
+    m->expert_us += c->expert * us_per_B;
+    return 0;
+}
+
+/* The target forward over ntok tokens. */
+static int emit_target(const whatif_scenario *s, emitter *m, int ntok, double forced, err *e)
 {
     double us_per_B = 1e6 / (s->gpu_mem_GBps * 1e9 * s->efficiency);
-    trace_op op;
-    trace_op_init(&op, OP_CYCLE);
-    op.tokens = tokens;
-    TRY(m->fn(m->arg, &op, e));
-    if (s->mode == WHATIF_EAGLE3 && s->spec_loop_us > 0) {
-        trace_op_init(&op, OP_IDLE);
-        op.dur_us = s->spec_loop_us;
-        snprintf(op.name, sizeof op.name, "spec_loop");
-        TRY(m->fn(m->arg, &op, e));
-    }
-    if (s->mode == WHATIF_EAGLE3 && s->draft_steps > 0) {
-        TRY(emit_phase(m, PHASE_DRAFT, s->graph, e));
-        double deff = s->draft_efficiency > 0 ? s->draft_efficiency : s->efficiency;
-        int nar = s->draft_allreduces;
-        double bytes = s->draft_params_M * 1e6 * s->weight_bytes / (nar > 0 ? s->tp : 1);
-        double us = bytes * 1e6 / (s->gpu_mem_GBps * 1e9 * deff);
-        for (int d = 0; d < s->draft_steps; d++) {
-            /* one draft forward: its reads split around its allreduces */
-            int kper = s->draft_kernels / (nar + 1);
-            for (int a = 0; a <= nar; a++) {
-                TRY(emit_compute(m, us / (nar + 1), a == nar ? s->draft_kernels - kper * nar : kper,
-                                 "draft", e));
-                if (a < nar)
-                    TRY(emit_ar(m, s, s->batch, s->draft_allreduce_us, e));
-            }
-        }
-    }
-    int eagle = s->mode == WHATIF_EAGLE3;
-    int ntok = target_tokens(s);
-    double forced = eagle ? s->verify_allreduce_us : s->decode_allreduce_us;
-    TRY(emit_phase(m, eagle ? PHASE_VERIFY : PHASE_DECODE, s->graph, e));
     fwd_cost c;
     fwd_bytes(s, ntok, &c);
     int nar = s->allreduces_per_layer, kpl = s->kernels_per_layer;
@@ -212,17 +222,91 @@ static int feed_cycle(const whatif_scenario *s, emitter *m, double tokens, err *
         TRY(emit_compute(m, c.attn * us_per_B, ka, "attention", e));
         if (nar >= 1)
             TRY(emit_ar(m, s, ntok, forced, e));
-        if (l < s->dense_layers) {
+        if (l < s->dense_layers)
             TRY(emit_compute(m, c.dense * us_per_B, kb + ke, "dense_mlp", e));
-        } else {
-            TRY(emit_compute(m, c.moe_other * us_per_B, kb, "router_shared", e));
-            TRY(emit_compute(m, c.expert * us_per_B, ke, "experts", e));
-            m->expert_us += c.expert * us_per_B;
-        }
+        else
+            TRY(emit_moe(m, &c, us_per_B, kb, ke, e));
         for (int a = 1; a < nar; a++)
             TRY(emit_ar(m, s, ntok, forced, e));
     }
     return emit_compute(m, c.lmhead * us_per_B, 1, "lm_head", e);
+}
+
+/* n draft-head forwards over ntok tokens each: the head's weights read once
+ * per forward (memory-bound), split around its allreduces. */
+static int emit_draft(const whatif_scenario *s, emitter *m, int n, int ntok, const char *name,
+                      err *e)
+{
+    double deff = s->draft_efficiency > 0 ? s->draft_efficiency : s->efficiency;
+    int nar = s->draft_allreduces;
+    double bytes = s->draft_params_M * 1e6 * s->weight_bytes / (nar > 0 ? s->tp : 1);
+    double us = bytes * 1e6 / (s->gpu_mem_GBps * 1e9 * deff);
+    int kper = s->draft_kernels / (nar + 1);
+    for (int d = 0; d < n; d++)
+        for (int a = 0; a <= nar; a++) {
+            TRY(emit_compute(m, us / (nar + 1), a == nar ? s->draft_kernels - kper * nar : kper,
+                             name, e));
+            if (a < nar)
+                TRY(emit_ar(m, s, ntok, s->draft_allreduce_us, e));
+        }
+    return 0;
+}
+
+typedef enum fwd_kind { FWD_DECODE, FWD_DRAFT, FWD_VERIFY, FWD_EXTEND } fwd_kind;
+
+/* One phase with its host side: without the overlap scheduler the CPU does
+ * host_us of work, launches the phase (one graph, or kernel by kernel), then
+ * for each blocking copy waits for the GPU and does host_us more; with it,
+ * the same host work runs after the launch, while the GPU works, and the
+ * copies are of results already there (they do not block). */
+static int emit_block(const whatif_scenario *s, emitter *m, fwd_kind k, int overlap, err *e)
+{
+    static const trace_phase ph[] = {PHASE_DECODE, PHASE_DRAFT, PHASE_VERIFY, PHASE_DRAFT};
+    static const char *const names[] = {"decode", "draft", "verify", "draft_extend"};
+    int syncs = k == FWD_DECODE ? s->decode_syncs : k == FWD_DRAFT ? s->draft_syncs
+                : k == FWD_VERIFY ? s->verify_syncs : s->extend_syncs;
+    int graph = whatif_phase_graph(s, k == FWD_EXTEND ? PHASE_PREFILL : ph[k]);
+    if (!overlap)
+        TRY(emit_host(m, s->host_us, "host", e));
+    TRY(emit_phase(m, ph[k], graph, names[k], e));
+    int eagle = s->mode == WHATIF_EAGLE3;
+    switch (k) {
+    case FWD_DECODE:
+    case FWD_VERIFY:
+        TRY(emit_target(s, m, target_tokens(s),
+                        eagle ? s->verify_allreduce_us : s->decode_allreduce_us, e));
+        break;
+    case FWD_DRAFT:
+        TRY(emit_draft(s, m, s->draft_steps - 1, s->batch * s->draft_topk, "draft", e));
+        break;
+    case FWD_EXTEND:
+        /* over the accepted tokens, padded to draft_steps + 1 per request
+         * in SGLang's draft-extend graph */
+        TRY(emit_draft(s, m, 1, s->batch * (s->draft_steps + 1), "draft_extend", e));
+        break;
+    }
+    if (overlap)
+        return emit_host(m, s->host_us * (syncs + 1), "host (overlapped)", e);
+    for (int i = 0; i < syncs; i++) {
+        TRY(emit_sync(m, "sync", e));
+        TRY(emit_host(m, s->host_us, "host", e));
+    }
+    return 0;
+}
+
+static int feed_cycle(const whatif_scenario *s, emitter *m, double tokens, err *e)
+{
+    trace_op op;
+    trace_op_init(&op, OP_CYCLE);
+    op.tokens = tokens;
+    TRY(m->fn(m->arg, &op, e));
+    int eagle = s->mode == WHATIF_EAGLE3;
+    int overlap = s->overlap >= 0 ? s->overlap : !eagle;
+    if (!eagle)
+        return emit_block(s, m, FWD_DECODE, overlap, e);
+    TRY(emit_block(s, m, FWD_DRAFT, overlap, e));
+    TRY(emit_block(s, m, FWD_VERIFY, overlap, e));
+    return emit_block(s, m, FWD_EXTEND, overlap, e);
 }
 
 /* ---- running ---------------------------------------------------------------------- */
@@ -236,6 +320,15 @@ static int check_scenario(const whatif_scenario *s, const topo *t, err *e)
         (s->accept_len < 1 || s->accept_len > s->draft_tokens))
         return err_set(e, ERR_USAGE, "accept_len %g must be within 1..draft_tokens (%d)",
                        s->accept_len, s->draft_tokens);
+    if (s->mode == WHATIF_EAGLE3 && s->draft_topk == 1 && s->draft_tokens != s->draft_steps + 1)
+        return err_set(e, ERR_USAGE, "draft_tokens %d with draft_topk 1 must be draft_steps + 1 "
+                       "(%d), as SGLang sets it", s->draft_tokens, s->draft_steps + 1);
+    /* a tree: the draft tokens after the first are chosen from topk
+     * candidates at the first step and topk^2 at each later one */
+    long cand = (long)s->draft_topk + (long)(s->draft_steps - 1) * s->draft_topk * s->draft_topk;
+    if (s->mode == WHATIF_EAGLE3 && s->draft_topk > 1 && s->draft_tokens - 1 > cand)
+        return err_set(e, ERR_USAGE, "draft_tokens %d: draft_steps %d with draft_topk %d offer "
+                       "only %ld candidates", s->draft_tokens, s->draft_steps, s->draft_topk, cand);
     if (s->dense_layers > s->layers)
         return err_set(e, ERR_USAGE, "dense_layers %d is more than layers %d", s->dense_layers,
                        s->layers);
@@ -277,9 +370,12 @@ static int run_with(whatif_ctx *c, const whatif_scenario *s0, whatif_result *out
     replay_opts_init(&o);
     o.allreduce = s.allreduce;
     o.env = s.env;
-    o.graph = s.graph;
+    o.graph = -1;       /* each phase says */
     o.measured = 1;     /* the phase overrides */
-    o.coll_wait_us = s.graph ? 0 : s.eager_wait_us;
+    o.op_host_us = s.eager_op_us;
+    o.sync_us = s.sync_us;
+    o.host_jitter = s.host_jitter;
+    o.ranks = s.tp;
     replay *r = replay_new(tp, cc, &o);
     if (!r)
         return err_set(e, ERR_SYSTEM, "out of memory");
@@ -297,21 +393,18 @@ static int run_with(whatif_ctx *c, const whatif_scenario *s0, whatif_result *out
     out->tok_per_s = rr.tok_per_s;
     out->cycle_us = rr.cycle_us;
     out->tokens_per_cycle = tokens;
-    out->compute_us = rr.compute_us;
-    out->comm_us = rr.comm_us;
-    out->launch_us = rr.launch_us;
-    out->idle_us = rr.idle_us;
-    out->wait_us = rr.wait_us;
-    int eagle = s.mode == WHATIF_EAGLE3;
-    const double *pp = rr.phase_part_us[eagle ? PHASE_VERIFY : PHASE_DECODE];
     whatif_parts *p = &out->parts;
+    p->compute_us = rr.compute_us;
+    p->comm_us = rr.comm_us;
+    p->launch_us = rr.launch_us;
+    p->host_us = rr.host_us;
+    p->wait_us = rr.wait_us;
+    p->idle_us = rr.idle_us;
     p->expert_us = m.expert_us;
-    p->other_us = pp[REPLAY_COMPUTE] - m.expert_us;
-    p->ar_transfer_us = pp[REPLAY_COMM];
-    p->ar_wait_us = pp[REPLAY_WAIT];
-    p->launch_us = pp[REPLAY_LAUNCH] + pp[REPLAY_IDLE];
     p->draft_us = rr.phase_us[PHASE_DRAFT];
-    p->loop_us = rr.phase_us[PHASE_OTHER];
+    p->verify_us = rr.phase_us[PHASE_VERIFY];
+    int eagle = s.mode == WHATIF_EAGLE3;
+    p->fwd_comm_us = rr.phase_part_us[eagle ? PHASE_VERIFY : PHASE_DECODE][REPLAY_COMM];
     int ntok = target_tokens(&s);
     fwd_cost fc;
     fwd_bytes(&s, ntok, &fc);
@@ -333,7 +426,7 @@ static int run_with(whatif_ctx *c, const whatif_scenario *s0, whatif_result *out
     q.nranks = s.tp;
     q.algo = s.allreduce;
     q.env = s.env;
-    q.graph = s.graph;
+    q.graph = whatif_phase_graph(&s, eagle ? PHASE_VERIFY : PHASE_DECODE);
     coll_result res;
     TRY(coll_predict(cc, &q, &res, e));
     out->allreduce_us = (double)res.time_ps / 1e6;
@@ -373,6 +466,42 @@ int whatif_derive(whatif_ctx *c, whatif_scenario *s, err *e)
     TRY(ctx_topo(c, s->topo, s->calib, &tp, &cc, e));
     TRY(check_scenario(s, tp, e));
     return resolve_bw(s, tp, e);
+}
+
+static int write_mem(const whatif_scenario *s, char *buf, size_t n)
+{
+    FILE *f = fmemopen(buf, n, "w");
+    if (!f)
+        return -1;
+    whatif_scenario t = *s;
+    t.nobs = 0;
+    snprintf(t.name, sizeof t.name, "x");
+    snprintf(t.fit, sizeof t.fit, "none");
+    int rc = whatif_write(&t, f, NULL);
+    if (fclose(f) != 0)
+        rc = -1;
+    return rc;
+}
+
+int whatif_same(const whatif_scenario *s, const whatif_scenario *o)
+{
+    enum { N = 16384 };
+    char *a = calloc(2, N);
+    if (!a)
+        return 0;
+    int same = !write_mem(s, a, N) && !write_mem(o, a + N, N) && !strcmp(a, a + N);
+    free(a);
+    return same;
+}
+
+int whatif_obs_scenario(const whatif_scenario *s, int i, whatif_scenario *out, err *e)
+{
+    *out = *s;
+    TRY(whatif_apply_kvs(out, s->obs[i].set, e));
+    /* a calibration profile of the box in effect applies to its observations */
+    if (!strcmp(out->topo, s->topo))
+        snprintf(out->calib, sizeof out->calib, "%s", s->calib);
+    return 0;
 }
 
 int whatif_emit_cycle(const whatif_scenario *s, double tokens, whatif_op_fn *fn, void *arg,

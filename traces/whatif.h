@@ -16,18 +16,22 @@
 #include "models/coll/coll.h"
 #include "sim/err.h"
 #include "sim/json.h"
+#include "traces/trace.h"
 
 #define WHATIF_STR 256
 #define WHATIF_HIST_MAX 16
 #define WHATIF_OBS_MAX 8
 #define WHATIF_FIT_MAX 8
+#define WHATIF_OBS_STR 1024
 
 typedef enum whatif_mode { WHATIF_DECODE, WHATIF_EAGLE3 } whatif_mode;
 
 /* An observed point: the scenario with `set` ("k=v,k=v") applied gave
- * tok_per_s, known to rel_sd (relative standard deviation). */
+ * tok_per_s, known to rel_sd (relative standard deviation). `set` names the
+ * box it was seen on (topo, calib, tp, batch, launch modes: whatif_observe
+ * pins them), so changing the scenario's box never refits the new box to it. */
 typedef struct whatif_obs {
-    char set[WHATIF_STR];
+    char set[WHATIF_OBS_STR];
     double tok_per_s;
     double rel_sd;
 } whatif_obs;
@@ -56,24 +60,37 @@ typedef struct whatif_scenario {
     /* GPU */
     double gpu_mem_GBps;         /* 0 = the topology's gpu_mem_Bps */
     double efficiency;           /* fraction of it a target forward achieves (fitted) */
-    /* serving */
+    /* serving: launch modes and the host side (docs/scenario.md, "The host side") */
     int tp;                      /* tensor-parallel size = ranks in each allreduce */
     int batch;                   /* concurrent requests: tokens per forward x batch */
-    int graph;                   /* 1 = CUDA graphs (one launch per forward) */
-    double eager_wait_us;        /* eager: each allreduce's wait for the slowest rank's launch */
+    int graph;                   /* 1 = CUDA graphs: the launch mode of every phase set to -1 */
+    int decode_graph, draft_graph, verify_graph, extend_graph;  /* per phase; -1 = graph */
+    int overlap;                 /* overlap scheduler: 1 on, 0 off, -1 = as SGLang (decode
+                                    on, EAGLE-3 off) */
+    int decode_syncs, draft_syncs, verify_syncs, extend_syncs;  /* blocking GPU->CPU copies
+                                    per cycle in each phase */
+    double host_us;              /* host work per segment (before a launch, after a sync) */
+    double host_jitter;          /* each rank's extra on a host item: Exp, mean this
+                                    fraction of the item (the ranks' skew) */
+    double sync_us;              /* one sync's cost once the GPU is done (D2H, wake-up) */
+    double eager_op_us;          /* eager: the framework's CPU work per kernel besides the
+                                    launch call */
     coll_algo allreduce;         /* ALGO_AUTO = as NCCL would choose */
     nccl_env env;                /* NCCL settings (nccl_proto, nccl_p2p_level, ...) */
     double decode_allreduce_us;  /* > 0: force the decode forward's allreduces */
     double verify_allreduce_us;  /* > 0: force the verify forward's allreduces */
     double draft_allreduce_us;   /* > 0: force the draft forwards' allreduces */
-    /* EAGLE-3 */
-    int draft_tokens;            /* tokens verified per cycle */
-    int draft_steps;             /* draft-head forwards per cycle */
+    /* EAGLE-3 (SGLang's --speculative-num-steps, -eagle-topk, -num-draft-tokens):
+     * draft_steps is the one source; with topk 1, draft_tokens = draft_steps + 1
+     * (SGLang adjusts it so), and whatif_set keeps them so. */
+    int draft_steps;             /* speculative steps: draft_steps - 1 draft forwards in
+                                    the draft phase, then one draft-extend forward */
+    int draft_topk;              /* candidates per step (1: a chain) */
+    int draft_tokens;            /* tokens verified per request per cycle */
     double draft_params_M;       /* draft head parameters (millions, weight_bytes each) */
     double draft_efficiency;     /* < 0 = efficiency */
     int draft_allreduces;        /* allreduces per draft forward (0: replicated head) */
     int draft_kernels;           /* GPU kernels per draft forward */
-    double spec_loop_us;         /* host work per cycle: tree, sampling, acceptance */
     double accept_len;           /* mean tokens produced per cycle (>= 1) */
     int accept_nhist;            /* > 0: accept_hist[i] = P(i+1 tokens); overrides mean */
     double accept_hist[WHATIF_HIST_MAX];
@@ -83,22 +100,22 @@ typedef struct whatif_scenario {
     char fit[WHATIF_STR];        /* parameters to fit to obs, comma-separated */
 } whatif_scenario;
 
-/* One cycle's breakdown (us); the parts sum to cycle_us. */
+/* One cycle's breakdown (us), mean over ranks; the parts sum to cycle_us.
+ * Names as in docs/cli.md: compute, comm (collective time), launch (launch
+ * calls and graph nodes the GPU waits for), host (host work and syncs the
+ * GPU waits for), wait (waiting for the slowest rank), idle. */
 typedef struct whatif_parts {
-    double expert_us;            /* target forward: routed-expert weight reads */
-    double other_us;             /* target forward: attention, dense, shared, LM head, KV */
-    double ar_transfer_us;       /* target forward: allreduces, transfer */
-    double ar_wait_us;           /* target forward: allreduces, waiting for other ranks */
-    double launch_us;            /* target forward: launch / graph overhead */
-    double draft_us;             /* the draft phase, all of it */
-    double loop_us;              /* speculation-loop host work */
+    double compute_us, comm_us, launch_us, host_us, wait_us, idle_us;
+    double expert_us;            /* of compute: the target forward's routed-expert reads */
+    double draft_us, verify_us;  /* phases: draft + draft-extend, verify (EAGLE-3) */
+    double fwd_comm_us;          /* comm on the path in the target forward's phase (decode
+                                    or verify) */
 } whatif_parts;
 
 typedef struct whatif_result {
     double tok_per_s;            /* tokens per second over all requests */
     double cycle_us;             /* one cycle (decode step or draft+verify) */
     double tokens_per_cycle;     /* accepted tokens x batch */
-    double compute_us, comm_us, launch_us, idle_us, wait_us;  /* replay's breakdown */
     whatif_parts parts;
     double allreduce_us;         /* one target-forward allreduce */
     coll_algo algo;              /* what that allreduce ran */
@@ -114,6 +131,7 @@ typedef struct whatif_fitted {
     char name[64];
     double value, sd;            /* sd: standard error from the observations' rel_sd */
     int refused;                 /* 1: the data cannot determine it; value left as was */
+    int at_bound;                /* 1: it ran to its physical bound and is held there */
     char why[320];
 } whatif_fitted;
 
@@ -121,7 +139,18 @@ typedef struct whatif_calib {
     int n;
     whatif_fitted p[WHATIF_FIT_MAX];
     double resid[WHATIF_OBS_MAX]; /* ln(predicted / observed) per observation */
+    /* per observation: the observed cycle (tokens per cycle / observed tok/s),
+     * the model's, and what the model leaves unexplained (observed - model) */
+    double obs_cycle_us[WHATIF_OBS_MAX], model_cycle_us[WHATIF_OBS_MAX];
+    double unexplained_us[WHATIF_OBS_MAX];
 } whatif_calib;
+
+/* The answer of whatif_solve: found, or none with the value it would need. */
+typedef struct whatif_solved {
+    int found;                   /* 1: value is the answer */
+    double value;                /* the answer, or what it would take when !found */
+    char text[128];              /* "1.390", "none (needs 3.64 > 3)" */
+} whatif_solved;
 
 typedef struct whatif_ctx whatif_ctx;
 
@@ -154,9 +183,17 @@ int whatif_timeline(whatif_ctx *c, const whatif_scenario *s, timeline *doc, int 
                     const char *label, err *e);
 /* Solve for key in s (EAGLE-3): "accept_len" or "verify_allreduce_us". With
  * tok_per_s <= 0, the break-even against base (plain decode as predicted);
- * else the value at which s gives tok_per_s. ERR_CHECK if none in range. */
+ * else the value at which s gives tok_per_s. No solution in range is an
+ * answer too (out->found 0, its text says why). Errors: the runs'. */
 int whatif_solve(whatif_ctx *c, const whatif_scenario *s, const whatif_scenario *base,
-                 const char *key, double tok_per_s, double *value, err *e);
+                 const char *key, double tok_per_s, whatif_solved *out, err *e);
+/* 1 if s and o describe the same variant (every knob but observe, fit, name). */
+int whatif_same(const whatif_scenario *s, const whatif_scenario *o);
+/* The scenario observation i describes: s with its settings (and its box). */
+int whatif_obs_scenario(const whatif_scenario *s, int i, whatif_scenario *out, err *e);
+/* Launch mode of phase p (PHASE_DECODE, PHASE_DRAFT, PHASE_VERIFY, or
+ * PHASE_PREFILL for the draft extend) after the graph default. */
+int whatif_phase_graph(const whatif_scenario *s, trace_phase p);
 /* Resolve the GPU bandwidth from the topology (gpu_mem_GBps = 0) in place,
  * so that whatif_emit_cycle can run without a topology. */
 int whatif_derive(whatif_ctx *c, whatif_scenario *s, err *e);

@@ -33,6 +33,7 @@ typedef struct fitctx {
     int idx[WHATIF_FIT_MAX];     /* the parameters being fitted, into names */
     int np;
     double *resid_raw;           /* ln(pred/obs), last evaluation */
+    whatif_calib *out;           /* the final evaluation fills its cycles */
 } fitctx;
 
 static int fit_resid(const double *v, double *r, void *ctx, err *e)
@@ -42,14 +43,21 @@ static int fit_resid(const double *v, double *r, void *ctx, err *e)
     for (int j = 0; j < f->np; j++)
         *param_ptr(&base, f->names[f->idx[j]]) = v[j];
     for (int i = 0; i < base.nobs; i++) {
-        whatif_scenario o = base;
+        whatif_scenario o;
         const whatif_obs *ob = &f->s->obs[i];
-        TRY(whatif_apply_kvs(&o, ob->set, e));
+        TRY(whatif_obs_scenario(&base, i, &o, e));
         whatif_result res;
         int rc = whatif_run_ctx(f->c, &o, &res, e);
         if (rc)
             return err_wrap(e, "observation %d (%s)", i + 1, ob->set), rc;
         double lr = log(res.tok_per_s / ob->tok_per_s);
+        if (f->out) {
+            /* what the model does not explain, as cycle time */
+            double obs_cycle = res.tokens_per_cycle * 1e6 / ob->tok_per_s;
+            f->out->obs_cycle_us[i] = obs_cycle;
+            f->out->model_cycle_us[i] = res.cycle_us;
+            f->out->unexplained_us[i] = obs_cycle - res.cycle_us;
+        }
         if (f->resid_raw)
             f->resid_raw[i] = lr;
         r[i] = lr / ob->rel_sd;
@@ -82,10 +90,16 @@ int whatif_calibrate(whatif_ctx *c, whatif_scenario *s, whatif_calib *out, err *
     if (!out)
         out = &local;
     memset(out, 0, sizeof *out);
-    if (s->nobs == 0 || !s->fit[0])
+    if (s->nobs == 0)
         return 0;
-    TRY(whatif_check_fit_list(s->fit, e));
     fitctx f = {.c = c, .s = s};
+    if (!s->fit[0]) {   /* no fit: only what the model leaves unexplained */
+        double r[WHATIF_OBS_MAX];
+        f.resid_raw = out->resid;
+        f.out = out;
+        return fit_resid(NULL, r, &f, e);
+    }
+    TRY(whatif_check_fit_list(s->fit, e));
     char buf[WHATIF_STR];
     snprintf(buf, sizeof buf, "%s", s->fit);
     int n = 0;
@@ -163,11 +177,41 @@ int whatif_calibrate(whatif_ctx *c, whatif_scenario *s, whatif_calib *out, err *
         gone[j] = 1;
         out->p[j].refused = 1;
         snprintf(out->p[j].why, sizeof out->p[j].why, "%.300s", sub.msg);
+        if (fr.bad_why == FIT_AT_BOUND) {
+            /* A mechanism with a physical bound explains at most its bound:
+             * hold it there (the side the data pushed it to) and leave the
+             * rest unexplained. */
+            const fitdef *d = whatif_find_fitdef(kp[fr.bad_param].name);
+            double hi = d->hi < 0 ? s->draft_tokens : d->hi;
+            double ss[2];
+            for (int side = 0; side < 2; side++) {
+                whatif_scenario t = *s;
+                *param_ptr(&t, d->name) = side ? hi : d->lo;
+                fitctx g = f;
+                g.s = &t;
+                g.np = 0;
+                g.out = NULL;
+                g.resid_raw = NULL;
+                double r[WHATIF_OBS_MAX];
+                TRY(fit_resid(NULL, r, &g, e));
+                ss[side] = 0;
+                for (int i = 0; i < s->nobs; i++)
+                    ss[side] += r[i] * r[i];
+            }
+            double v = ss[1] < ss[0] ? hi : d->lo;
+            *param_ptr(s, d->name) = v;
+            out->p[j].value = v;
+            out->p[j].at_bound = 1;
+            snprintf(out->p[j].why, sizeof out->p[j].why,
+                     "ran to its physical bound: held at %g (allowed %g..%g)", v, d->lo, hi);
+        }
     }
-    /* residuals at the result */
+    /* residuals and cycles at the result */
     double r[WHATIF_OBS_MAX];
     f.np = 0;
+    f.s = s;
     f.resid_raw = out->resid;
+    f.out = out;
     return fit_resid(NULL, r, &f, e);
 }
 
@@ -189,12 +233,13 @@ static int solve_cycle_target(whatif_ctx *c, const whatif_scenario *base, double
 }
 
 int whatif_solve(whatif_ctx *c, const whatif_scenario *s, const whatif_scenario *base,
-                 const char *key, double tok_per_s, double *value, err *e)
+                 const char *key, double tok_per_s, whatif_solved *out, err *e)
 {
     whatif_scenario eg = *s;
     eg.mode = WHATIF_EAGLE3;
     whatif_result re;
     double T;
+    memset(out, 0, sizeof *out);
     if (!strcmp(key, "accept_len")) {
         TRY(solve_cycle_target(c, base, tok_per_s, &T, e));
         /* The cycle does not depend on the accept length: tok/s is linear
@@ -202,24 +247,23 @@ int whatif_solve(whatif_ctx *c, const whatif_scenario *s, const whatif_scenario 
         eg.accept_nhist = 0;
         eg.accept_len = 1;
         TRY(whatif_run_ctx(c, &eg, &re, e));
-        *value = T * re.cycle_us / 1e6 / eg.batch;
-        if (*value > eg.draft_tokens)
-            return err_set(e, ERR_CHECK,
-                           "%s needs %.3f accepted tokens per cycle, more than draft_tokens (%d)",
-                           tok_per_s > 0 ? "that tok/s" : "no break-even: EAGLE-3", *value,
-                           eg.draft_tokens);
-        if (tok_per_s > 0 && *value < 1)
-            return err_set(e, ERR_CHECK,
-                           "%g tok/s would need %.3f accepted tokens per cycle, fewer than 1: "
-                           "the model's cycle (%.1f us) is %.1f us shorter than the observation "
-                           "allows", tok_per_s, *value, re.cycle_us,
-                           1e6 * eg.batch / tok_per_s - re.cycle_us);
+        out->value = T * re.cycle_us / 1e6 / eg.batch;
+        out->found = out->value <= eg.draft_tokens && (tok_per_s <= 0 || out->value >= 1);
+        if (out->value > eg.draft_tokens)
+            snprintf(out->text, sizeof out->text, "none (needs %.2f > %d)", out->value,
+                     eg.draft_tokens);
+        else if (!out->found)
+            snprintf(out->text, sizeof out->text, "none (needs %.2f < 1)", out->value);
+        else
+            snprintf(out->text, sizeof out->text, "%.3f", out->value);
         return 0;
     }
     if (!strcmp(key, "verify_allreduce_us")) {
         TRY(solve_cycle_target(c, base, tok_per_s, &T, e));
-        if (eg.allreduces_per_layer == 0)
-            return err_set(e, ERR_CHECK, "no solution: the verify forward has no allreduces");
+        if (eg.allreduces_per_layer == 0) {
+            snprintf(out->text, sizeof out->text, "none (no verify allreduces)");
+            return 0;
+        }
         /* The cycle grows with the forced time (linearly with CUDA graphs):
          * secant steps on cycle(a) = tokens / T. */
         double a0 = 10, a1 = 110, c0, c1;
@@ -244,11 +288,13 @@ int whatif_solve(whatif_ctx *c, const whatif_scenario *s, const whatif_scenario 
             if (fabs(a1 - a0) <= 1e-9 * a1)
                 break;
         }
-        if (!(a1 > 0) || !isfinite(a1))
-            return err_set(e, ERR_CHECK,
-                           "no break-even: EAGLE-3 is below %.2f tok/s even with free verify "
-                           "allreduces", T);
-        *value = a1;
+        out->value = a1;
+        out->found = a1 > 0 && isfinite(a1);
+        if (out->found)
+            snprintf(out->text, sizeof out->text, "%.1f", a1);
+        else
+            snprintf(out->text, sizeof out->text, "none (below %.2f tok/s even with free "
+                     "verify allreduces)", T);
         return 0;
     }
     return err_set(e, ERR_USAGE, "--solve: '%s' is not accept_len or verify_allreduce_us", key);

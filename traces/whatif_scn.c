@@ -79,16 +79,28 @@ static void scenario_defaults(whatif_scenario *s)
     s->tp = 8;
     s->batch = 1;
     s->graph = 1;
-    s->eager_wait_us = 5;
+    s->decode_graph = s->draft_graph = s->verify_graph = s->extend_graph = -1;
+    s->overlap = -1;
+    /* SGLang's EAGLE worker (docs/scenario.md, "The host side"): one blocking
+     * copy in the draft preprocess, five in the verify's acceptance, one in
+     * the scheduler's result processing; decode has the last one only. */
+    s->decode_syncs = 1;
+    s->draft_syncs = 1;
+    s->verify_syncs = 5;
+    s->extend_syncs = 1;
+    s->host_us = 100;
+    s->host_jitter = 0.1;
+    s->sync_us = 10;
+    s->eager_op_us = 10;
     s->allreduce = ALGO_AUTO;
     env_default(&s->env);
+    s->draft_steps = 2;
+    s->draft_topk = 1;
     s->draft_tokens = 3;
-    s->draft_steps = 3;
     s->draft_params_M = 985;
     s->draft_efficiency = -1;
     s->draft_allreduces = 2;
     s->draft_kernels = 25;
-    s->spec_loop_us = 0;
     s->accept_len = 2.4;
     snprintf(s->fit, sizeof s->fit, "efficiency");
 }
@@ -108,10 +120,10 @@ static void kimi_k2_eagle3(whatif_scenario *s)
     s->mode = WHATIF_EAGLE3;
     s->allreduce = ALGO_RING;
     env_reference(&s->env);
-    s->obs[0] = (whatif_obs){"mode=decode,allreduce=ring", 82, 0.01};
-    s->obs[1] = (whatif_obs){"mode=eagle3,allreduce=ring", 54.1, 0.01};
-    s->nobs = 2;
-    snprintf(s->fit, sizeof s->fit, "efficiency,spec_loop_us");
+    /* observed on this box: whatif_observe pins the box to each */
+    whatif_observe(s, "mode=decode,allreduce=ring,tok_per_s=82,sd=0.01", NULL);
+    whatif_observe(s, "mode=eagle3,allreduce=ring,tok_per_s=54.1,sd=0.01", NULL);
+    snprintf(s->fit, sizeof s->fit, "efficiency,host_us,host_jitter");
 }
 
 static const builtin builtins[] = {
@@ -139,8 +151,12 @@ static const knob knobs[] = {
     {"accept_len", K_DBL, F(accept_len), 1, 64, NULL, "mean tokens accepted per EAGLE-3 cycle"},
     {"accept_hist", K_HIST, F(accept_hist), 0, 0, NULL,
      "P(1 token),P(2 tokens),... per cycle (overrides accept_len)"},
-    {"draft_tokens", K_INT, F(draft_tokens), 1, 64, NULL, "tokens verified per EAGLE-3 cycle"},
-    {"draft_steps", K_INT, F(draft_steps), 0, 64, NULL, "draft-head forwards per cycle"},
+    {"draft_steps", K_INT, F(draft_steps), 1, 64, NULL,
+     "speculative steps (--speculative-num-steps): steps-1 draft forwards + 1 draft extend"},
+    {"draft_topk", K_INT, F(draft_topk), 1, 64, NULL,
+     "candidates per step (--speculative-eagle-topk); 1: draft_tokens = draft_steps + 1"},
+    {"draft_tokens", K_INT, F(draft_tokens), 2, 4096, NULL,
+     "tokens verified per request per cycle (topk 1: sets draft_steps = draft_tokens - 1)"},
     {"draft_params_M", K_DBL, F(draft_params_M), 0, 1e6, NULL,
      "draft head parameters, millions (weight_bytes each)"},
     {"draft_efficiency", K_DBL, F(draft_efficiency), -1, 1, NULL,
@@ -148,8 +164,6 @@ static const knob knobs[] = {
     {"draft_allreduces", K_INT, F(draft_allreduces), 0, 64, NULL,
      "allreduces per draft forward (0: replicated head)"},
     {"draft_kernels", K_INT, F(draft_kernels), 0, 100000, NULL, "kernels per draft forward"},
-    {"spec_loop_us", K_DBL, F(spec_loop_us), 0, 1e7, NULL,
-     "host work per EAGLE-3 cycle (tree, sampling, acceptance)"},
     {"layers", K_INT, F(layers), 1, 100000, NULL, "decoder layers of the target"},
     {"dense_layers", K_INT, F(dense_layers), 0, 100000, NULL, "leading layers with a dense MLP"},
     {"hidden", K_INT, F(hidden), 1, 1 << 20, NULL, "hidden size"},
@@ -182,8 +196,24 @@ static const knob knobs[] = {
     {"efficiency", K_DBL, F(efficiency), 1e-4, 1, NULL,
      "fraction of gpu_mem_GBps a target forward achieves (fitted)"},
     {"graph", K_INT, F(graph), 0, 1, NULL, "1 = CUDA graphs, 0 = eager launches"},
-    {"eager_wait_us", K_DBL, F(eager_wait_us), 0, 1e6, NULL,
-     "eager: lag of the slowest rank's launch at each allreduce"},
+    {"decode_graph", K_INT, F(decode_graph), -1, 1, NULL, "decode forward: 1 graph, 0 eager, -1 = graph"},
+    {"draft_graph", K_INT, F(draft_graph), -1, 1, NULL, "draft forwards: 1 graph, 0 eager, -1 = graph"},
+    {"verify_graph", K_INT, F(verify_graph), -1, 1, NULL, "verify forward: 1 graph, 0 eager, -1 = graph"},
+    {"extend_graph", K_INT, F(extend_graph), -1, 1, NULL, "draft-extend forward: 1 graph, 0 eager, -1 = graph"},
+    {"overlap", K_INT, F(overlap), -1, 1, NULL,
+     "overlap scheduler: 1 on, 0 off, -1 = as SGLang (decode on, EAGLE-3 off)"},
+    {"decode_syncs", K_INT, F(decode_syncs), 0, 1000, NULL, "blocking GPU->CPU copies per decode step"},
+    {"draft_syncs", K_INT, F(draft_syncs), 0, 1000, NULL, "blocking copies in the draft phase"},
+    {"verify_syncs", K_INT, F(verify_syncs), 0, 1000, NULL, "blocking copies in the verify (acceptance)"},
+    {"extend_syncs", K_INT, F(extend_syncs), 0, 1000, NULL,
+     "blocking copies after the draft extend (result processing)"},
+    {"host_us", K_DBL, F(host_us), 0, 1e6, NULL,
+     "host work per segment: before each launch and after each sync"},
+    {"host_jitter", K_DBL, F(host_jitter), 0, 10, NULL,
+     "per-rank extra on each host item: exponential, mean this fraction (skew)"},
+    {"sync_us", K_DBL, F(sync_us), 0, 1e5, NULL, "cost of one sync once the GPU is done"},
+    {"eager_op_us", K_DBL, F(eager_op_us), 0, 1e5, NULL,
+     "eager: framework CPU work per kernel besides the launch call"},
     {"decode_allreduce_us", K_DBL, F(decode_allreduce_us), 0, 1e7, NULL,
      "force the decode forward's allreduces to this time (0: predict)"},
     {"verify_allreduce_us", K_DBL, F(verify_allreduce_us), 0, 1e7, NULL,
@@ -222,9 +252,12 @@ const knob *whatif_find_knob(const char *key)
 static const fitdef fitdefs[] = {
     {"efficiency", 1e-4, 1, 1},
     {"draft_efficiency", 1e-4, 1, 1},
-    {"spec_loop_us", 0, 1e6, 0},
+    /* host mechanisms, with their physical bounds (docs/scenario.md) */
+    {"host_us", 0, 2000, 0},
+    {"host_jitter", 0, 1, 0},
+    {"sync_us", 0, 200, 0},
+    {"eager_op_us", 0, 100, 0},
     {"accept_len", 1, -1, 0},
-    {"eager_wait_us", 0, 1e5, 0},
     {"routing_skew", 0, 1, 0},
 };
 enum { NFITDEFS = sizeof fitdefs / sizeof fitdefs[0] };
@@ -251,7 +284,7 @@ int whatif_check_fit_list(const char *v, err *e)
         if (!d)
             return err_set(e, ERR_USAGE,
                            "fit: '%s' cannot be fitted (efficiency, draft_efficiency, "
-                           "spec_loop_us, accept_len, eager_wait_us, routing_skew)", t);
+                           "host_us, host_jitter, sync_us, eager_op_us, accept_len, routing_skew)", t);
         for (int i = 0; i < n; i++)
             if (seen[i] == d)
                 return err_set(e, ERR_USAGE, "fit: '%s' named twice", t);
@@ -265,7 +298,7 @@ int whatif_check_fit_list(const char *v, err *e)
 /* Apply "k=v,k=v" to s. */
 int whatif_apply_kvs(whatif_scenario *s, const char *list, err *e)
 {
-    char buf[WHATIF_STR];
+    char buf[WHATIF_OBS_STR];
     snprintf(buf, sizeof buf, "%s", list);
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -287,11 +320,28 @@ int whatif_observe(whatif_scenario *s, const char *spec, err *e)
     if (s->nobs == WHATIF_OBS_MAX)
         return err_set(e, ERR_USAGE, "observe: at most %d observations", WHATIF_OBS_MAX);
     whatif_obs o = {"", -1, 0.01};
-    char buf[WHATIF_STR], set[WHATIF_STR] = "";
+    char buf[WHATIF_OBS_STR], set[WHATIF_OBS_STR] = "";
     if (strlen(spec) >= sizeof buf)
         return err_set(e, ERR_USAGE, "observe: too long");
     snprintf(buf, sizeof buf, "%s", spec);
+    /* The box it was seen on comes first (its own keys, after, win): an
+     * observation keeps its topology, tp, batch and launch modes whatever
+     * the scenario is set to later. Keys the spec names are not pinned. */
+    static const char *const box[] = {"topo", "tp", "batch", "graph", "calib", "decode_graph",
+                                      "draft_graph", "verify_graph", "extend_graph", "overlap"};
     size_t at = 0;
+    for (size_t m = 0; m < sizeof box / sizeof box[0]; m++) {
+        char v[WHATIF_STR + 8], pat[32];
+        snprintf(pat, sizeof pat, "%s=", box[m]);
+        size_t pl = strlen(pat);
+        int named = !strncmp(spec, pat, pl);
+        for (const char *q = strchr(spec, ','); q && !named; q = strchr(q + 1, ','))
+            named = !strncmp(q + 1, pat, pl);
+        whatif_get(s, box[m], v, sizeof v, NULL);
+        int dflt = m == 4 && !v[0];   /* no calibration profile */
+        if (!named && !dflt)
+            at += (size_t)snprintf(set + at, sizeof set - at, "%s%s=%s", at ? "," : "", box[m], v);
+    }
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(t, '=');
@@ -340,6 +390,13 @@ int whatif_set(whatif_scenario *s, const char *key, const char *value, err *e)
     if (!k && !strcmp(key, "allreduce_us"))
         return err_set(e, ERR_USAGE, "allreduce_us: name the phase it applies to "
                        "(decode_allreduce_us, verify_allreduce_us or draft_allreduce_us)");
+    if (!k && !strcmp(key, "spec_loop_us"))
+        return err_set(e, ERR_USAGE, "spec_loop_us: the per-cycle catch-all is gone; the host "
+                       "side is host_us, host_jitter, sync_us and the *_syncs counts "
+                       "(docs/scenario.md)");
+    if (!k && !strcmp(key, "eager_wait_us"))
+        return err_set(e, ERR_USAGE, "eager_wait_us: replaced by per-rank host lanes: "
+                       "host_jitter (skew) and eager_op_us");
     if (!k) {
         const char *names[256], *nm;
         int n = 0;
@@ -356,6 +413,12 @@ int whatif_set(whatif_scenario *s, const char *key, const char *value, err *e)
     case K_INT:
         TRY(cli_parse_long(key, value, (long)k->lo, (long)k->hi, &n, e));
         *(int *)(void *)base = (int)n;
+        /* one source for the draft shape: with topk 1 (a chain) SGLang sets
+         * num_draft_tokens = num_steps + 1 */
+        if (s->draft_topk == 1 && !strcmp(key, "draft_tokens"))
+            s->draft_steps = s->draft_tokens - 1;
+        else if (s->draft_topk == 1 && (!strcmp(key, "draft_steps") || !strcmp(key, "draft_topk")))
+            s->draft_tokens = s->draft_steps + 1;
         break;
     case K_DBL:
         TRY(cli_parse_double(key, value, &d, e));

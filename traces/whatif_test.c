@@ -51,8 +51,7 @@ static void base(whatif_scenario *s)
 
 static double sum_parts(const whatif_parts *p)
 {
-    return p->expert_us + p->other_us + p->ar_transfer_us + p->ar_wait_us + p->launch_us +
-           p->draft_us + p->loop_us;
+    return p->compute_us + p->comm_us + p->launch_us + p->host_us + p->wait_us + p->idle_us;
 }
 
 static void test_distinct_experts(void **state)
@@ -100,7 +99,7 @@ static void test_forward_bytes(void **state)
      * rest of the compute 5390.19 us (about 250 ops, each rounded to whole
      * picoseconds: within 1.3e-4 us, so 1e-7 relative) */
     REL(r.parts.expert_us, 1486356480.0 / 896e3, 1e-7);
-    REL(r.parts.other_us, (6315966464.0 - 1486356480.0) / 896e3, 1e-7);
+    REL(r.parts.compute_us - r.parts.expert_us, (6315966464.0 - 1486356480.0) / 896e3, 1e-7);
     /* verify over 3 tokens: 23.5035 distinct experts instead of 8 */
     set(&s, "mode", "eagle3");
     run(&s, &r);
@@ -121,7 +120,6 @@ static void test_breakdown(void **state)
     (void)state;
     whatif_scenario s;
     base(&s);
-    set(&s, "spec_loop_us", "500");
     whatif_result r;
     const char *modes[] = {"decode", "eagle3"};
     for (int g = 0; g < 2; g++)
@@ -129,35 +127,84 @@ static void test_breakdown(void **state)
             set(&s, "graph", g ? "1" : "0");
             set(&s, "mode", modes[m]);
             run(&s, &r);
-            /* the seven parts are the cycle, in graph and eager mode */
+            /* the parts are the cycle, in graph and eager mode */
             REL(sum_parts(&r.parts), r.cycle_us, 1e-9);
-            if (m == 1)   /* the loop's host work is its own part */
-                REL(r.parts.loop_us, 500, 1e-12);
-            else
-                assert_true(r.parts.loop_us == 0 && r.parts.draft_us == 0);
+            if (m == 0)
+                assert_true(r.parts.draft_us == 0);
         }
-    /* Eager with a slowest rank 2 ms late at every allreduce: waiting
-     * appears (the host, 4 us per kernel, no longer runs far enough ahead
-     * to hide it), apart from the transfer, and the parts still add up. */
-    set(&s, "graph", "0");
-    set(&s, "eager_wait_us", "2000");
-    whatif_result w;
-    run(&s, &w);
-    assert_true(w.parts.ar_wait_us > 0);
-    REL(sum_parts(&w.parts), w.cycle_us, 1e-9);
-    REL(w.parts.ar_transfer_us, 122 * w.allreduce_us, 1e-6);
-    /* routing skew 1: the verify reads 8 experts, as decode does */
+    /* CUDA graphs, no jitter, EAGLE-3 without the overlap scheduler: every
+     * host segment is on the path. Per phase: host_us before its launch and
+     * host_us + sync_us after each of its syncs: draft 1, verify 5, extend
+     * 1: 3 x 100 + 7 x (100 + 10) = 1070 us of host. */
     set(&s, "graph", "1");
+    set(&s, "host_jitter", "0");
+    set(&s, "mode", "eagle3");
+    run(&s, &r);
+    REL(r.parts.host_us, 1070, 1e-9);
+    assert_true(r.parts.wait_us == 0);
+    /* the target forward's communication on the path is exactly its 122
+     * allreduces */
+    REL(r.parts.fwd_comm_us, 122 * r.allreduce_us, 1e-6);
+    /* plain decode with the overlap scheduler: its 2 x 100 us of host work
+     * run while the GPU works, none of it on the path; without it, both */
+    set(&s, "mode", "decode");
+    run(&s, &r);
+    assert_true(r.parts.host_us == 0);
+    set(&s, "overlap", "0");
+    run(&s, &r);
+    REL(r.parts.host_us, 2 * 100 + 10, 1e-9);
+    set(&s, "overlap", "-1");
+    /* jitter makes the ranks wait for the slowest one at the first
+     * collective after each host segment: waiting appears, the parts still
+     * add up, and the cycle grows */
+    whatif_result w;
+    set(&s, "mode", "eagle3");
+    set(&s, "host_jitter", "0.5");
+    run(&s, &w);
+    assert_true(w.parts.wait_us > 0);
+    assert_true(w.cycle_us > r.cycle_us);
+    REL(sum_parts(&w.parts), w.cycle_us, 1e-9);
+    /* eager verify: the CPU issues 61 x 22 + 1 kernels at 4 + 10 us each
+     * (18.8 ms), more than the GPU's work: the launch path sets the pace */
+    set(&s, "verify_graph", "0");
+    whatif_result ev;
+    run(&s, &ev);
+    assert_true(ev.cycle_us > w.cycle_us + 5000);
+    REL(sum_parts(&ev.parts), ev.cycle_us, 1e-9);
+    set(&s, "verify_graph", "-1");
+    /* routing skew 1: the verify reads 8 experts, as decode does */
     set(&s, "routing_skew", "1");
     run(&s, &w);
     REL(w.distinct_experts, 8, 1e-12);
-    set(&s, "routing_skew", "0");
-    /* CUDA graph, one stream: the target forward's communication on the
-     * path is exactly its 122 allreduces, and nothing waits */
-    set(&s, "graph", "1");
+}
+
+static void test_draft_shape(void **state)
+{
+    (void)state;
+    whatif_scenario s;
+    base(&s);
+    set(&s, "host_jitter", "0");
+    /* SGLang --speculative-num-steps 2, topk 1: 3 draft tokens; the verify
+     * allreduce is 3 x 7168 x 2 = 43,008 B */
+    assert_int_equal(s.draft_steps, 2);
+    assert_int_equal(s.draft_tokens, 3);
+    /* steps 3: 4 tokens, 57,344 B per verify allreduce */
+    set(&s, "draft_steps", "3");
+    assert_int_equal(s.draft_tokens, 4);
+    set(&s, "draft_tokens", "2");
+    assert_int_equal(s.draft_steps, 1);
+    set(&s, "draft_tokens", "4");
+    whatif_result r;
     run(&s, &r);
-    REL(r.parts.ar_transfer_us, 122 * r.allreduce_us, 1e-6);
-    assert_true(r.parts.ar_wait_us == 0);
+    REL(r.distinct_experts, 384 - 384 * pow(376.0 / 384, 4), 1e-12);
+    whatif_scenario f = s;
+    set(&f, "verify_allreduce_us", "0");
+    /* a tree (topk 2) chooses its tokens: more than the candidates is refused */
+    set(&s, "draft_topk", "2");
+    set(&s, "draft_tokens", "16");
+    err e = {0};
+    assert_int_equal(whatif_run_ctx(ctx, &s, &r, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "candidates"));
 }
 
 static void test_phase_overrides(void **state)
@@ -176,7 +223,7 @@ static void test_phase_overrides(void **state)
      * predicted, so the draft phase is unchanged */
     set(&s, "mode", "eagle3");
     run(&s, &v);
-    REL(v.parts.ar_transfer_us, 122 * 121.86, 1e-9);
+    REL(v.parts.fwd_comm_us, 122 * 121.86, 1e-9);
     whatif_result v0;
     set(&s, "verify_allreduce_us", "0");
     run(&s, &v0);
@@ -185,7 +232,7 @@ static void test_phase_overrides(void **state)
     set(&s, "mode", "decode");
     set(&s, "decode_allreduce_us", "50");
     run(&s, &d1);
-    REL(d1.parts.ar_transfer_us, 122 * 50.0, 1e-9);
+    REL(d1.parts.fwd_comm_us, 122 * 50.0, 1e-9);
     /* the old name is refused with the phases to choose from */
     err e = {0};
     assert_int_equal(whatif_set(&s, "allreduce_us", "50", &e), ERR_USAGE);
@@ -203,31 +250,40 @@ static void test_solve(void **state)
     dec.mode = WHATIF_DECODE;
     run(&dec, &rd);
     /* break-even accept length: there EAGLE-3 gives plain decode's tok/s */
-    double a;
+    whatif_solved a;
     assert_int_equal(whatif_solve(ctx, &s, &s, "accept_len", 0, &a, &e), 0);
+    assert_true(a.found);
     whatif_scenario eg = s;
-    eg.accept_len = a;
+    eg.accept_len = a.value;
     run(&eg, &re);
     REL(re.tok_per_s, rd.tok_per_s, 1e-9);
     /* from an observed tok/s: the accept length that gives it */
     assert_int_equal(whatif_solve(ctx, &s, &s, "accept_len", 150, &a, &e), 0);
-    eg.accept_len = a;
+    eg.accept_len = a.value;
     run(&eg, &re);
     REL(re.tok_per_s, 150, 1e-9);
-    /* an observation slower than the model allows at 1 token: refused */
-    assert_int_equal(whatif_solve(ctx, &s, &s, "accept_len", 20, &a, &e), ERR_CHECK);
-    assert_non_null(strstr(e.msg, "fewer than 1"));
+    /* an observation slower than the model allows at 1 token: answered,
+     * none */
+    assert_int_equal(whatif_solve(ctx, &s, &s, "accept_len", 20, &a, &e), 0);
+    assert_false(a.found);
+    assert_non_null(strstr(a.text, "< 1"));
+    /* more than draft_tokens needed: "none (needs X > 3)" */
+    assert_int_equal(whatif_solve(ctx, &s, &s, "accept_len", 400, &a, &e), 0);
+    assert_false(a.found);
+    assert_non_null(strstr(a.text, "> 3)"));
     /* break-even verify allreduce time against the fixed decode baseline */
     assert_int_equal(whatif_solve(ctx, &s, &s, "verify_allreduce_us", 0, &a, &e), 0);
+    assert_true(a.found);
     eg = s;
-    eg.verify_allreduce_us = a;
+    eg.verify_allreduce_us = a.value;
     run(&eg, &re);
-    REL(re.tok_per_s, rd.tok_per_s, 1e-9);
+    REL(re.tok_per_s, rd.tok_per_s, 1e-8);
     /* one accepted token never pays */
     eg = s;
     eg.accept_len = 1;
-    assert_int_equal(whatif_solve(ctx, &eg, &eg, "verify_allreduce_us", 0, &a, &e), ERR_CHECK);
-    assert_non_null(strstr(e.msg, "no break-even"));
+    assert_int_equal(whatif_solve(ctx, &eg, &eg, "verify_allreduce_us", 0, &a, &e), 0);
+    assert_false(a.found);
+    assert_non_null(strstr(a.text, "none"));
 }
 
 static void observe_run(whatif_scenario *truth, const char *mode, char *spec, size_t n)
@@ -243,29 +299,29 @@ static void observe_run(whatif_scenario *truth, const char *mode, char *spec, si
 static void test_calibration_recovery(void **state)
 {
     (void)state;
-    /* Synthetic truth: efficiency 0.4, 3 ms of loop work per cycle. Its
+    /* Synthetic truth: efficiency 0.4, 300 us of host work per segment. Its
      * decode and EAGLE-3 tok/s become the observations of a scenario that
-     * starts elsewhere (0.6, 0); the fit must find the truth. */
+     * starts elsewhere (0.6, 100); the fit must find the truth. */
     whatif_scenario truth, s;
     base(&truth);
     set(&truth, "efficiency", "0.4");
-    set(&truth, "spec_loop_us", "3000");
+    set(&truth, "host_us", "300");
     char od[256], oe[256];
     observe_run(&truth, "decode", od, sizeof od);
     observe_run(&truth, "eagle3", oe, sizeof oe);
     base(&s);
     set(&s, "efficiency", "0.6");
-    set(&s, "spec_loop_us", "0");
+    set(&s, "host_us", "100");
     set(&s, "observe", od);
     set(&s, "observe", oe);
-    set(&s, "fit", "efficiency,spec_loop_us");
+    set(&s, "fit", "efficiency,host_us");
     whatif_calib cal;
     err e = {0};
     if (whatif_calibrate(ctx, &s, &cal, &e) != 0)
         fail_msg("%s", e.msg);
     /* recovered to the fit's tolerance (1e-6 relative) */
     REL(s.efficiency, 0.4, 1e-6);
-    REL(s.spec_loop_us, 3000, 1e-5);
+    REL(s.host_us, 300, 1e-5);
     assert_int_equal(cal.n, 2);
     assert_false(cal.p[0].refused);
     assert_false(cal.p[1].refused);
@@ -276,27 +332,47 @@ static void test_calibration_recovery(void **state)
     set(&d, "mode", "decode");
     whatif_result r;
     run(&d, &r);
-    double share = (r.parts.expert_us + r.parts.other_us) / r.cycle_us;
+    double share = r.parts.compute_us / r.cycle_us;
     REL(cal.p[0].sd, 0.4 * 0.01 / share, 0.02);
-    /* accept_len cannot be told apart from the loop work by one EAGLE-3
+    /* accept_len cannot be told apart from the host work by one EAGLE-3
      * point: one of the two is refused, named, and left as it was */
     base(&s);
     set(&s, "observe", od);
     set(&s, "observe", oe);
-    set(&s, "fit", "efficiency,spec_loop_us,accept_len");
+    set(&s, "fit", "efficiency,host_us,accept_len");
     assert_int_equal(whatif_calibrate(ctx, &s, &cal, &e), 0);
     int refused = cal.p[1].refused + cal.p[2].refused;
     assert_int_equal(refused, 1);
     assert_false(cal.p[0].refused);
-    /* with only the decode point, the loop work has no influence */
+    /* with only the decode point (the overlap scheduler hides the host
+     * work), the host work has no influence */
     base(&s);
     set(&s, "observe", od);
-    set(&s, "fit", "efficiency,spec_loop_us");
+    set(&s, "fit", "efficiency,host_us");
     assert_int_equal(whatif_calibrate(ctx, &s, &cal, &e), 0);
     assert_true(cal.p[1].refused);
     assert_non_null(strstr(cal.p[1].why, "no influence"));
     REL(s.efficiency, 0.4, 1e-6);
-    REL(s.spec_loop_us, 0, 1e-12);
+    REL(s.host_us, 100, 1e-12);
+    /* Past its physical bound (2000 us per segment) the host work is held
+     * at the bound and the rest of the observed cycle is unexplained:
+     * truth 3000 us. */
+    base(&truth);
+    set(&truth, "efficiency", "0.4");
+    set(&truth, "host_us", "3000");
+    set(&truth, "host_jitter", "0");
+    observe_run(&truth, "eagle3", oe, sizeof oe);
+    base(&s);
+    set(&s, "efficiency", "0.4");
+    set(&s, "host_jitter", "0");
+    set(&s, "observe", oe);
+    set(&s, "fit", "host_us");
+    assert_int_equal(whatif_calibrate(ctx, &s, &cal, &e), 0);
+    assert_true(cal.p[0].at_bound);
+    REL(s.host_us, 2000, 1e-12);
+    /* 10 host segments per cycle (draft 2, verify 6, extend 2), each 1000
+     * us short: 10 ms unexplained (times in integer ps: 1e-6) */
+    REL(cal.unexplained_us[0], 10000, 1e-6);
     /* bad names are usage errors */
     assert_int_equal(whatif_set(&s, "fit", "efficiency,hidden", &e), ERR_USAGE);
     assert_int_equal(whatif_set(&s, "observe", "mode=decode", &e), ERR_USAGE);
@@ -320,6 +396,31 @@ static void test_reference_points(void **state)
     set(&s, "mode", "eagle3");
     run(&s, &r);
     REL(r.tok_per_s, 54.1, 1e-6);
+}
+
+static void test_box(void **state)
+{
+    (void)state;
+    /* Observations belong to their box: moving the scenario to NVLink
+     * (as --set does, before the fit) keeps the fit on the PCIe box's
+     * observations, so it predicts what --vary (after the fit) does. */
+    whatif_scenario a, b;
+    err e = {0};
+    assert_int_equal(whatif_scenario_load("kimi-k2-eagle3-8x-pcie5", &a, &e), 0);
+    b = a;
+    set(&b, "topo", "h200-8x-nvswitch");
+    assert_int_equal(whatif_calibrate(ctx, &a, NULL, &e), 0);
+    assert_int_equal(whatif_calibrate(ctx, &b, NULL, &e), 0);
+    REL(b.efficiency, a.efficiency, 1e-12);
+    REL(b.host_jitter, a.host_jitter, 1e-12);
+    set(&a, "topo", "h200-8x-nvswitch");
+    whatif_result ra, rb;
+    run(&a, &ra);
+    run(&b, &rb);
+    REL(rb.tok_per_s, ra.tok_per_s, 1e-12);
+    assert_true(fabs(ra.tok_per_s - 54.1) > 1);
+    /* and the observation itself names the box */
+    assert_non_null(strstr(b.obs[0].set, "topo=rtxpro6000-8x-pcie5-2s"));
 }
 
 static void test_files(void **state)
@@ -376,6 +477,7 @@ int main(void)
         cmocka_unit_test(test_breakdown),        cmocka_unit_test(test_phase_overrides),
         cmocka_unit_test(test_solve),            cmocka_unit_test(test_calibration_recovery),
         cmocka_unit_test(test_reference_points), cmocka_unit_test(test_files),
+        cmocka_unit_test(test_draft_shape),      cmocka_unit_test(test_box),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     whatif_ctx_free(ctx);
