@@ -241,6 +241,28 @@ void gpu_close(gpu_ctx *g)
     gpu_step_done(NULL);
 }
 
+/* Refuse an environment that asks for NVLink multicast, then switch it off. */
+static int nvls_off(err *e)
+{
+    const char *nvls = getenv("NCCL_NVLS_ENABLE");
+    if (nvls && strcmp(nvls, "0") != 0)
+        return err_set(e, ERR_USAGE,
+                       "NCCL_NVLS_ENABLE=%s: hwcheck never uses NVLink multicast; unset it or set 0",
+                       nvls);
+    setenv("NCCL_NVLS_ENABLE", "0", 1);
+    return 0;
+}
+
+int gpu_nccl_one(gpu_ctx *g, ncclComm_t *comm, err *e)
+{
+    TRY(nvls_off(e));
+    int dev = 0;
+    gpu_step(g, 0, "ncclCommInitAll (1 rank)");
+    GPU_NC(0, ncclCommInitAll(comm, 1, &dev));
+    gpu_step_done(g);
+    return 0;
+}
+
 int gpu_nccl(gpu_ctx *g, const char *const *env, int nenv, err *e)
 {
     if (g->have_comms)
@@ -256,12 +278,7 @@ int gpu_nccl(gpu_ctx *g, const char *const *env, int nenv, err *e)
         if (setenv(name, eq + 1, 1) != 0)
             return err_set(e, ERR_SYSTEM, "setenv %s failed", name);
     }
-    const char *nvls = getenv("NCCL_NVLS_ENABLE");
-    if (nvls && strcmp(nvls, "0") != 0)
-        return err_set(e, ERR_USAGE,
-                       "NCCL_NVLS_ENABLE=%s: hwcheck never uses NVLink multicast; unset it or set 0",
-                       nvls);
-    setenv("NCCL_NVLS_ENABLE", "0", 1);
+    TRY(nvls_off(e));
     int devs[GPU_MAX];
     for (int d = 0; d < g->n; d++)
         devs[d] = d;

@@ -62,6 +62,9 @@ void gpu_close(gpu_ctx *g);
  * create one communicator per GPU (ncclCommInitAll). ERR_USAGE if the
  * environment asks for NVLink multicast. */
 int gpu_nccl(gpu_ctx *g, const char *const *env, int nenv, err *e);
+/* A communicator of one rank on GPU 0 (NVLink multicast off), whatever the
+ * context holds; the caller destroys it (ncclCommDestroy). */
+int gpu_nccl_one(gpu_ctx *g, ncclComm_t *comm, err *e);
 /* Wait for stream s of GPU dev, bounded by host_wait_s (then the abort flag is
  * raised); also reports a kernel that gave up (ctl->error). what names the
  * operation in messages. */

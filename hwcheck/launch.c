@@ -1,15 +1,30 @@
-/* `hwcheck launch`: kernel-launch and CUDA-graph overheads on GPU 0.
- *   launch       back-to-back empty kernel launches, wall time per launch
- *   graph-launch back-to-back launches of a one-node graph, per launch
- *   graph-node   (T(graph of K nodes) - T(graph of 1 node)) / (K-1), per node
- *   sync         launch one empty kernel and wait for it, per round trip
- *   spin-error   |requested - measured| of a 100 us spin kernel (trace replay) */
+/* `hwcheck launch`: fixed per-event costs on GPU 0, each isolated.
+ *   launch         back-to-back empty kernel launches, wall time per launch
+ *   graph-launch   back-to-back launches of a one-node graph, per launch
+ *   graph-node     (T(graph of K nodes) - T(graph of 1 node)) / (K-1), per node
+ *   sync           launch one empty kernel and wait for it, per round trip
+ *   spin-error     |requested - measured| of a 100 us spin kernel (trace replay)
+ *   launch-host    host time inside one kernel launch call (the CPU's share)
+ *   graph-launch-host  host time inside one cudaGraphLaunch of a one-node graph
+ *   graph-nodes-K  back-to-back launches of a K-node graph (K = 1..256), per launch
+ *   host-flag      a 4-byte flag round trip GPU -> pinned host memory -> GPU: a
+ *                  one-thread kernel stores, the host thread sees it and answers,
+ *                  the kernel sees the answer (as NCCL's proxy and SHM flags)
+ *   nccl-call, nccl-call-host  a 1-rank NCCL allreduce (1 KiB bf16, out of
+ *                  place): wall time per call back to back, and the host time
+ *                  inside the call; on one rank NCCL's front end ends in one
+ *                  cudaMemcpyAsync (its one-rank path), so memcpy-host is that
+ *                  copy's own host time for comparison
+ *   nccl-graph-launch, nccl-graph-node  the same call captured in a graph:
+ *                  per launch of a 1-call graph, and per call of a 100-call graph
+ * Times are host wall clock (gpu_now_us) around back-to-back loops after a
+ * warm-up; the flag round trip is timed with events around the kernel. */
 #include <math.h>
 #include <string.h>
 
 #include "hwcheck/modes.h"
 
-enum { GRAPH_NODES = 100 };
+enum { GRAPH_NODES = 100, MAX_SWEEP_NODES = 256, NCCL_BYTES = 1024 };
 
 static void row(out_file *out, const char *what, long long count, double us)
 {
@@ -19,36 +34,206 @@ static void row(out_file *out, const char *what, long long count, double us)
     report_end_row(out->rep);
 }
 
-static int make_graph(int nodes, cudaStream_t s, cudaGraphExec_t *exec, err *e)
+/* What a graph node is: an empty kernel, or a 1-rank NCCL allreduce. */
+typedef struct node_src {
+    ncclComm_t comm; /* NULL: empty kernels */
+    void *in, *out;
+} node_src;
+
+static int enqueue(const node_src *src, cudaStream_t s, err *e)
 {
-    cudaGraph_t graph = NULL;
-    GPU_CU(0, cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    cudaError_t rc = cudaSuccess;
-    for (int i = 0; i < nodes && rc == cudaSuccess; i++)
-        rc = kern_empty(s);
-    /* End the capture whatever happened, then instantiate outside it. */
-    cudaError_t end = cudaStreamEndCapture(s, &graph);
-    gpu_capture_abandon(0, s);
-    if (rc == cudaSuccess)
-        rc = end;
-    if (rc == cudaSuccess)
-        rc = cudaGraphInstantiate(exec, graph, 0);
-    if (graph)
-        cudaGraphDestroy(graph);
-    GPU_CU(0, rc);
+    if (!src->comm)
+        GPU_CU(0, kern_empty(s));
+    else
+        GPU_NC(0, ncclAllReduce(src->in, src->out, NCCL_BYTES / 2, ncclBfloat16, ncclSum,
+                                src->comm, s));
     return 0;
 }
 
-/* Per-launch time of n back-to-back launches of exec (or of empty kernels). */
-static int timed(gpu_ctx *g, cudaGraphExec_t exec, int n, double *us, err *e)
+static int make_graph(const node_src *src, int nodes, cudaStream_t s, cudaGraphExec_t *exec,
+                      err *e)
+{
+    cudaGraph_t graph = NULL;
+    GPU_CU(0, cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    int rc = 0;
+    for (int i = 0; i < nodes && rc == 0; i++)
+        rc = enqueue(src, s, e);
+    /* End the capture whatever happened, then instantiate outside it. */
+    cudaError_t end = cudaStreamEndCapture(s, &graph);
+    gpu_capture_abandon(0, s);
+    if (rc == 0 && end != cudaSuccess)
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: cudaStreamEndCapture: %s", cudaGetErrorString(end));
+    if (rc == 0 && (end = cudaGraphInstantiate(exec, graph, 0)) != cudaSuccess)
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: cudaGraphInstantiate: %s", cudaGetErrorString(end));
+    if (graph)
+        cudaGraphDestroy(graph);
+    return rc;
+}
+
+/* n back-to-back launches of exec (NULL: of src's node): *us per launch
+ * until all finished, *host_us per launch call on the host alone. */
+static int timed2(gpu_ctx *g, const node_src *src, cudaGraphExec_t exec, int n, double *us,
+                  double *host_us, err *e)
 {
     cudaStream_t s = g->stream[0];
+    gpu_step(g, 0, exec ? "graph launches" : src->comm ? "NCCL calls" : "kernel launches");
     double t0 = gpu_now_us();
-    for (int i = 0; i < n; i++)
-        GPU_CU(0, exec ? cudaGraphLaunch(exec, s) : kern_empty(s));
-    TRY(gpu_wait(g, 0, s, exec ? "graph launches" : "kernel launches", e));
+    for (int i = 0; i < n; i++) {
+        if (exec)
+            GPU_CU(0, cudaGraphLaunch(exec, s));
+        else
+            TRY(enqueue(src, s, e));
+    }
+    double t1 = gpu_now_us();
+    TRY(gpu_wait(g, 0, s, exec ? "graph launches" : "launches", e));
     *us = (gpu_now_us() - t0) / n;
+    if (host_us)
+        *host_us = (t1 - t0) / n;
     return 0;
+}
+
+static int timed(gpu_ctx *g, cudaGraphExec_t exec, int n, double *us, err *e)
+{
+    node_src none = {0};
+    return timed2(g, &none, exec, n, us, NULL, e);
+}
+
+/* Per-launch time of a graph of k nodes of src: warm-up launch, then n timed. */
+static int graph_time(gpu_ctx *g, const node_src *src, int k, int n, double *us,
+                      double *host_us, err *e)
+{
+    cudaGraphExec_t exec = NULL;
+    TRY(make_graph(src, k, g->stream[0], &exec, e));
+    double warm;
+    int rc = timed2(g, src, exec, n / 10 > 2 ? n / 10 : 2, &warm, NULL, e);
+    if (rc == 0)
+        rc = timed2(g, src, exec, n, us, host_us, e);
+    cudaGraphExecDestroy(exec);
+    return rc;
+}
+
+/* The host side of the flag ping-pong: wait for ask == v, answer v, for
+ * v = base+1..base+n; gives up (raising the abort flag) at the host-side
+ * limit or when the kernel reported a failure. */
+static int respond(gpu_ctx *g, volatile unsigned int *ask, volatile unsigned int *answer,
+                   unsigned int base, int n, err *e)
+{
+    double t0 = gpu_now_us(), limit_us = g->host_wait_s * 1e6;
+    for (int i = 1; i <= n; i++) {
+        unsigned int v = base + (unsigned int)i;
+        for (unsigned spins = 0; __atomic_load_n(ask, __ATOMIC_ACQUIRE) != v; spins++)
+            if ((spins & 1023u) == 1023u && (g->ctl->error || gpu_now_us() - t0 > limit_us)) {
+                g->ctl->abort = 1;
+                return err_set(e, ERR_SYSTEM, "GPU 0: host flag ping-pong: no flag %u after "
+                               "%.1f s", v, (gpu_now_us() - t0) * 1e-6);
+            }
+        __atomic_store_n(answer, v, __ATOMIC_RELEASE);
+    }
+    return 0;
+}
+
+/* Round trip of a flag between a one-thread kernel and the host thread, both
+ * flags in mapped pinned host memory on separate 128-byte lines. */
+static int host_flag(gpu_ctx *g, const opts *o, double *rtt_us, int *count, err *e)
+{
+    cudaStream_t s = g->stream[0];
+    unsigned int *h = NULL, *d = NULL;
+    GPU_CU(0, cudaHostAlloc((void **)&h, 256, cudaHostAllocMapped | cudaHostAllocPortable));
+    memset(h, 0, 256);
+    cudaEvent_t ev0 = NULL, ev1 = NULL;
+    int rc = 0;
+    cudaError_t c = cudaHostGetDevicePointer((void **)&d, h, 0);
+    if (c == cudaSuccess)
+        c = cudaEventCreate(&ev0);
+    if (c == cudaSuccess)
+        c = cudaEventCreate(&ev1);
+    if (c != cudaSuccess)
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: host flag setup: %s", cudaGetErrorString(c));
+    volatile unsigned int *ask = h, *answer = h + 32;
+    uint64_t tmo = (uint64_t)(o->timeout_ms * 1e6);
+    int warm = 100, iters = o->iters * 10;
+    gpu_ctl_reset(g);
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        unsigned int base = pass ? (unsigned)warm : 0u;
+        int n = pass ? iters : warm;
+        if (pass)
+            c = cudaEventRecord(ev0, s);
+        if (c == cudaSuccess)
+            c = kern_pingpong(d + 32, d, base, n, 1, g->ctl_dev, tmo, s);
+        if (c == cudaSuccess && pass)
+            c = cudaEventRecord(ev1, s);
+        if (c != cudaSuccess)
+            rc = err_set(e, ERR_SYSTEM, "GPU 0: host flag kernel: %s", cudaGetErrorString(c));
+        if (rc == 0)
+            rc = respond(g, ask, answer, base, n, e);
+        int wrc = gpu_wait(g, 0, s, "host flag ping-pong", e);
+        if (rc == 0)
+            rc = wrc;
+    }
+    float ms = 0;
+    if (rc == 0 && (c = cudaEventElapsedTime(&ms, ev0, ev1)) != cudaSuccess)
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: cudaEventElapsedTime: %s", cudaGetErrorString(c));
+    *rtt_us = (double)ms * 1e3 / iters;
+    *count = iters;
+    if (ev0)
+        cudaEventDestroy(ev0);
+    if (ev1)
+        cudaEventDestroy(ev1);
+    if (!g->wedged)
+        cudaFreeHost(h);
+    return rc;
+}
+
+/* The NCCL rows, on a communicator of one rank on GPU 0. */
+static int nccl_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
+{
+    node_src src = {0};
+    cudaStream_t s = g->stream[0];
+    TRY(gpu_nccl_one(g, &src.comm, e));
+    int rc = 0;
+    if (cudaMalloc(&src.in, NCCL_BYTES) != cudaSuccess ||
+        cudaMalloc(&src.out, NCCL_BYTES) != cudaSuccess ||
+        cudaMemset(src.in, 0x3c, NCCL_BYTES) != cudaSuccess)
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: NCCL buffers (%d bytes) failed", NCCL_BYTES);
+    double us = 0, host = 0, warm;
+    int n = o->iters;
+    if (rc == 0)
+        rc = timed2(g, &src, NULL, o->warmup > 0 ? o->warmup : 1, &warm, NULL, e);
+    if (rc == 0)
+        rc = timed2(g, &src, NULL, n, &us, &host, e);
+    if (rc == 0) {
+        row(out, "nccl-call", n, us);
+        row(out, "nccl-call-host", n, host);
+        /* the copy NCCL's one-rank path issues, on its own */
+        double t0 = gpu_now_us();
+        for (int i = 0; i < n && rc == 0; i++)
+            if (cudaMemcpyAsync(src.out, src.in, NCCL_BYTES, cudaMemcpyDeviceToDevice, s) !=
+                cudaSuccess)
+                rc = err_set(e, ERR_SYSTEM, "GPU 0: cudaMemcpyAsync failed");
+        double t1 = gpu_now_us();
+        if (rc == 0)
+            rc = gpu_wait(g, 0, s, "copies", e);
+        if (rc == 0)
+            row(out, "memcpy-host", n, (t1 - t0) / n);
+    }
+    int gl = n / 10 > 10 ? n / 10 : 10;
+    double t1c = 0, tkc = 0;
+    if (rc == 0)
+        rc = graph_time(g, &src, 1, gl, &t1c, NULL, e);
+    if (rc == 0)
+        rc = graph_time(g, &src, GRAPH_NODES, gl, &tkc, NULL, e);
+    if (rc == 0) {
+        row(out, "nccl-graph-launch", gl, t1c);
+        row(out, "nccl-graph-node", (long long)gl * GRAPH_NODES, (tkc - t1c) / (GRAPH_NODES - 1));
+    }
+    if (!g->wedged) {
+        gpu_step(g, 0, "ncclCommDestroy (1 rank)");
+        ncclCommDestroy(src.comm);
+        gpu_step_done(g);
+        cudaFree(src.in);
+        cudaFree(src.out);
+    }
+    return rc;
 }
 
 int launch_measure(gpu_ctx *g, const opts *o, out_file *out, err *e)
@@ -60,9 +245,10 @@ int launch_measure(gpu_ctx *g, const opts *o, out_file *out, err *e)
     TRY(timed(g, NULL, o->iters, &us, e));
     row(out, "launch", o->iters, us);
 
+    node_src kern = {0};
     cudaGraphExec_t one, many;
-    TRY(make_graph(1, s, &one, e));
-    TRY(make_graph(GRAPH_NODES, s, &many, e));
+    TRY(make_graph(&kern, 1, s, &one, e));
+    TRY(make_graph(&kern, GRAPH_NODES, s, &many, e));
     int glaunches = o->iters / 10 > 10 ? o->iters / 10 : 10;
     double t1, tk;
     int rc = timed(g, one, glaunches, &t1, e);
@@ -100,7 +286,26 @@ int launch_measure(gpu_ctx *g, const opts *o, out_file *out, err *e)
     cudaEventDestroy(a);
     cudaEventDestroy(b);
     row(out, "spin-error", 20, fabs((double)ms * 1e3 / 20 - 100.0));
-    return 0;
+
+    /* The CPU's share of a launch: the calls alone, before the wait. */
+    double host;
+    TRY(timed2(g, &kern, NULL, o->iters, &us, &host, e));
+    row(out, "launch-host", o->iters, host);
+    TRY(graph_time(g, &kern, 1, glaunches, &us, &host, e));
+    row(out, "graph-launch-host", glaunches, host);
+    for (int k = 1; k <= MAX_SWEEP_NODES; k *= 2) {
+        char name[32];
+        snprintf(name, sizeof name, "graph-nodes-%d", k);
+        TRY(graph_time(g, &kern, k, glaunches, &us, NULL, e));
+        row(out, name, glaunches, us);
+    }
+
+    double rtt = 0;
+    int nrtt = 0;
+    TRY(host_flag(g, o, &rtt, &nrtt, e));
+    row(out, "host-flag", nrtt, rtt);
+
+    return nccl_rows(g, o, out, e);
 }
 
 int launch_run(int argc, char **argv, err *e)

@@ -10,6 +10,8 @@
 
 typedef int opt_set_fn(opts *o, const char *arg, err *e);
 
+enum { XFER = OPTS_P2P | OPTS_FLOWS | OPTS_HOST };
+
 typedef struct opt_def {
     const char *name;  /* long name without "--" */
     char shrt;         /* short flag or 0 */
@@ -46,7 +48,7 @@ static int set_vranks(opts *o, const char *a, err *e) { return set_long("--virtu
 static int set_blocks(opts *o, const char *a, err *e)
 {
     /* allreduce kernels take at most 36 blocks; copy kernels up to 1024 */
-    return set_long("--blocks", a, 1, o->mode & (OPTS_P2P | OPTS_FLOWS) ? 1024 : 36, &o->blocks, e);
+    return set_long("--blocks", a, 1, o->mode & XFER ? 1024 : 36, &o->blocks, e);
 }
 static int set_root(opts *o, const char *a, err *e) { return set_long("--root", a, 0, 63, &o->root, e); }
 
@@ -80,6 +82,13 @@ static int set_graph(opts *o, const char *a, err *e)
 {
     (void)a, (void)e;
     o->graph = 1;
+    return 0;
+}
+
+static int set_eager(opts *o, const char *a, err *e)
+{
+    (void)a, (void)e;
+    o->eager = 1;
     return 0;
 }
 
@@ -139,10 +148,17 @@ static int set_op(opts *o, const char *a, err *e)
         o->op = OPTS_OP_WRITE;
     else if (!strcmp(a, "copy"))
         o->op = OPTS_OP_COPY;
+    else if (!strcmp(a, "kernel"))
+        o->op = OPTS_OP_KERNEL;
     else if (!strcmp(a, "all"))
         o->op = OPTS_OP_ALL;
     else
-        return err_set(e, ERR_USAGE, "--op: '%s' (read, write, copy or all)", a);
+        o->op = (opts_op)-1;
+    int host = o->mode == OPTS_HOST;
+    if ((int)o->op < 0 || (host && (o->op == OPTS_OP_READ || o->op == OPTS_OP_WRITE)) ||
+        (!host && o->op == OPTS_OP_KERNEL))
+        return err_set(e, ERR_USAGE, "--op: '%s' (%s)", a,
+                       host ? "copy, kernel or all" : "read, write, copy or all");
     return 0;
 }
 
@@ -181,8 +197,6 @@ static int set_alloc(opts *o, const char *a, err *e)
     return 0;
 }
 
-enum { XFER = OPTS_P2P | OPTS_FLOWS | OPTS_HOST };
-
 static const opt_def table[] = {
     {"minbytes", 'b', "SIZE", OPTS_COLL | XFER, "smallest size (K/M/G suffixes)", set_min},
     {"maxbytes", 'e', "SIZE", OPTS_COLL | XFER, "largest size", set_max},
@@ -195,20 +209,25 @@ static const opt_def table[] = {
     {"datatype", 'd', "T", OPTS_COLL, "bf16, fp16 or fp32", set_dtype},
     {"impl", 0, "I", OPTS_COLL, "nccl, oneshot, twoshot, oneshot-push, twoshot-push", set_impl},
     {"allreduce", 0, "I", OPTS_REPLAY, "run every allreduce as I (nccl, oneshot, ...)", set_allreduce},
-    /* replay does not capture graphs yet: the option is not offered there */
-    {"graph", 0, NULL, OPTS_COLL, "run inside a CUDA graph", set_graph},
+    {"graph", 0, NULL, OPTS_COLL | OPTS_REPLAY,
+     "coll: run inside a CUDA graph; replay: capture every phase as a CUDA graph (default: the "
+     "phases the trace marks graph=1)", set_graph},
+    {"eager", 0, NULL, OPTS_REPLAY, "replay: launch every op on its own, capture no phase",
+     set_eager},
     {"alloc", 0, "A", OPTS_COLL,
      "NCCL buffers from nccl (ncclMemAlloc, as nccl-tests; default) or cuda (cudaMalloc, as "
      "PyTorch's default allocator)", set_alloc},
     {"virtual-ranks", 0, "N", OPTS_COLL, "run the custom kernels as N ranks on GPU 0", set_vranks},
-    {"blocks", 0, "N", OPTS_COLL | OPTS_REPLAY | OPTS_P2P | OPTS_FLOWS,
-     "blocks per custom allreduce (default as vLLM); p2p/flows: blocks of 512 threads per copy "
-     "kernel (default one per SM)", set_blocks},
+    {"blocks", 0, "N", OPTS_COLL | OPTS_REPLAY | XFER,
+     "blocks per custom allreduce (default as vLLM); p2p/flows/host: blocks of 512 threads per "
+     "copy kernel (default one per SM)", set_blocks},
     {"root", 0, "R", OPTS_COLL, "broadcast root", set_root},
     {"env", 0, "NAME=VALUE", OPTS_COLL | OPTS_REPLAY | OPTS_ALL,
      "set an (NCCL) environment variable before NCCL starts", set_env},
     {"pattern", 0, "P", OPTS_FLOWS, "pattern name (--list shows them)", set_pattern},
-    {"op", 0, "OP", OPTS_P2P | OPTS_FLOWS, "read, write, copy, or all (default)", set_op},
+    {"op", 0, "OP", XFER,
+     "p2p/flows: read, write, copy, or all (default); host: copy (default), kernel (GPU loads "
+     "from / stores into pinned host memory), or all", set_op},
     {"list", 0, NULL, OPTS_FLOWS | OPTS_COLL, "list the patterns (flows) or collectives", set_list},
     {"timeout-ms", 0, "MS", OPTS_ANY, "device-side wait limit (default 2000)", set_timeout},
     {"host-timeout-s", 0, "S", OPTS_ANY,
@@ -246,6 +265,7 @@ void opts_init(opts *o, int mode)
         o->iters = 10;
         o->warmup = 2;
     } else if (mode == OPTS_HOST) {
+        o->op = OPTS_OP_COPY;
         o->min_bytes = 4096;
         o->max_bytes = 256u << 20;
         o->factor = 4;
@@ -311,6 +331,8 @@ int opts_parse(opts *o, int argc, char **argv, err *e)
         else if (n > 5 && !strcmp(o->out + n - 5, ".json"))
             o->fmt = REPORT_JSON;
     }
+    if (o->graph && o->eager)
+        return err_set(e, ERR_USAGE, "%s: --graph and --eager exclude each other", mode);
     if (o->min_bytes > o->max_bytes)
         return err_set(e, ERR_USAGE, "%s: -b %llu is larger than -e %llu", mode,
                        (unsigned long long)o->min_bytes, (unsigned long long)o->max_bytes);
@@ -375,6 +397,6 @@ int opts_impl_parse(const char *s, opts_impl *out)
 
 const char *opts_op_name(opts_op op)
 {
-    static const char *const names[] = {"all", "read", "write", "copy"};
+    static const char *const names[] = {"all", "read", "write", "copy", "kernel"};
     return names[op];
 }

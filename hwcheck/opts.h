@@ -25,8 +25,12 @@ typedef enum opts_impl {
 } opts_impl;
 
 /* Transfer operations: kernel loads from the peer (read), kernel stores into
- * the peer (write), copy engine (copy); OPTS_OP_ALL runs each in turn. */
-typedef enum opts_op { OPTS_OP_ALL, OPTS_OP_READ, OPTS_OP_WRITE, OPTS_OP_COPY } opts_op;
+ * the peer (write), copy engine (copy); OPTS_OP_ALL runs each in turn. host
+ * takes copy or kernel (a copy kernel on the GPU: loads from pinned host
+ * memory for h2d, stores into it for d2h), and all for both; default copy. */
+typedef enum opts_op {
+    OPTS_OP_ALL, OPTS_OP_READ, OPTS_OP_WRITE, OPTS_OP_COPY, OPTS_OP_KERNEL
+} opts_op;
 
 enum { OPTS_MAX_ENV = 32, OPTS_MAX_POS = 16 };
 
@@ -40,7 +44,8 @@ typedef struct opts {
     ref_dtype dtype;          /* -d */
     opts_impl impl;           /* --impl (replay: --allreduce) */
     int allreduce_set;        /* replay: --allreduce given */
-    int graph;                /* --graph */
+    int graph;                /* --graph (coll: in a CUDA graph; replay: capture every phase) */
+    int eager;                /* replay --eager: capture no phase */
     int cuda_alloc;           /* --alloc cuda: NCCL buffers from cudaMalloc (default ncclMemAlloc) */
     int vranks;               /* --virtual-ranks (0 = off) */
     int blocks;               /* --blocks (0 = as vLLM) */
@@ -74,6 +79,6 @@ void opts_help(FILE *f, int mode);
 void opts_usage(FILE *f, const char *mode, const char *args, int mask);
 const char *opts_impl_name(opts_impl i);
 int opts_impl_parse(const char *s, opts_impl *out); /* -1 if unknown */
-const char *opts_op_name(opts_op op);               /* "all", "read", "write", "copy" */
+const char *opts_op_name(opts_op op); /* "all", "read", "write", "copy", "kernel" */
 
 #endif

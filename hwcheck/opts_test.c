@@ -145,6 +145,44 @@ static void test_defaults(void **state)
     assert_int_equal(o.fmt, REPORT_TABLE);
 }
 
+static void test_host_kernel_and_replay_modes(void **state)
+{
+    (void)state;
+    opts o;
+    err e = {0};
+    /* host: copy (the engine) by default, as before; --op kernel runs the copy
+     * kernel with --blocks (1..1024); read/write are p2p's, refused here. */
+    opts_init(&o, OPTS_HOST);
+    assert_int_equal(o.op, OPTS_OP_COPY);
+    const char *a[] = {"host", "--op", "kernel", "--blocks", "4"};
+    assert_int_equal(parse(&o, OPTS_HOST, 5, a, &e), 0);
+    assert_true(o.op == OPTS_OP_KERNEL && o.blocks == 4);
+    assert_string_equal(opts_op_name(o.op), "kernel");
+    const char *b[] = {"host", "--op", "read"};
+    assert_int_equal(parse(&o, OPTS_HOST, 3, b, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "copy, kernel or all"));
+    const char *c[] = {"host", "--op", "all", "--blocks", "1024"};
+    assert_int_equal(parse(&o, OPTS_HOST, 5, c, &e), 0);
+    assert_true(o.op == OPTS_OP_ALL && o.blocks == 1024);
+    /* p2p has no "kernel" op (its kernels are read or write). */
+    const char *d[] = {"p2p", "--op", "kernel"};
+    assert_int_equal(parse(&o, OPTS_P2P, 3, d, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "read, write, copy or all"));
+    /* replay: --graph captures every phase, --eager none; not both. */
+    const char *f[] = {"replay", "--graph", "t.trace"};
+    assert_int_equal(parse(&o, OPTS_REPLAY, 3, f, &e), 0);
+    assert_true(o.graph == 1 && o.eager == 0 && o.npos == 1);
+    const char *g[] = {"replay", "--eager", "t.trace"};
+    assert_int_equal(parse(&o, OPTS_REPLAY, 3, g, &e), 0);
+    assert_true(o.graph == 0 && o.eager == 1);
+    const char *h[] = {"replay", "--eager", "--graph", "t.trace"};
+    assert_int_equal(parse(&o, OPTS_REPLAY, 4, h, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "exclude"));
+    /* --eager is replay's alone. */
+    const char *i[] = {"coll", "--eager"};
+    assert_int_equal(parse(&o, OPTS_COLL, 2, i, &e), ERR_USAGE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -153,6 +191,7 @@ int main(void)
         cmocka_unit_test(test_limits_alloc_blocks),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_host_kernel_and_replay_modes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,8 +9,13 @@
  * clock, and a breakdown along stream 0 of GPU 0: compute and idle are the
  * requested durations, comm the event-timed collectives, launch the rest
  * (launch gaps and host overhead); for single-stream traces that is the
- * critical path. Phases marked graph=1 run eagerly (not captured): the
- * output says so. Data are zeros; results are not checked here (coll does). */
+ * critical path. Launch modes: phases marked graph=1 (or all, under `meta
+ * graph 1`) are captured as CUDA graphs, one per phase and GPU, built once
+ * after an eager pass (NCCL connects on first use, never inside a capture)
+ * and launched once per phase; --graph captures every phase, --eager none.
+ * In a captured phase the collectives are timed by external event nodes.
+ * Data are zeros; results are not checked here (coll does). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef HWCHECK_ZLIB
@@ -250,6 +255,14 @@ static int read_trace(const char *path, const opts *o, rtrace *t, err *e)
 
 enum { NSTREAMS = 8 };
 
+/* A segment: the ops after a cycle or phase marker up to the next one (the
+ * first segment may have no marker), run op by op or as one graph per GPU. */
+typedef struct rseg {
+    size_t marker, first, end; /* marker index (SIZE_MAX: none), ops [first, end) */
+    int capture;
+    cudaGraphExec_t exec[GPU_MAX];
+} rseg;
+
 typedef struct rgpu {
     cudaStream_t s[NSTREAMS];
     unsigned used;         /* streams used since the last join */
@@ -265,7 +278,11 @@ typedef struct rexec {
     rgpu r[GPU_MAX];
     cudaEvent_t *cev;      /* event pairs around GPU 0's collectives (timed pass) */
     size_t ncev, capcev;
-    int timing;
+    cudaEvent_t *gev;      /* the same inside graphs (external nodes: they fire every launch) */
+    size_t ngev, capgev;
+    int timing, capturing;
+    rseg *seg;
+    size_t nseg;
 } rexec;
 
 static int join(rexec *x, err *e)
@@ -289,20 +306,25 @@ static int join(rexec *x, err *e)
 
 static int coll_event(rexec *x, cudaStream_t s, err *e)
 {
-    if (!x->timing)
+    if (!x->timing && !x->capturing)
         return 0;
-    if (x->ncev == x->capcev) {
-        size_t cap = x->capcev ? 2 * x->capcev : 256;
-        cudaEvent_t *p = realloc(x->cev, cap * sizeof *p);
+    cudaEvent_t **ev = x->capturing ? &x->gev : &x->cev;
+    size_t *n = x->capturing ? &x->ngev : &x->ncev, *cap = x->capturing ? &x->capgev : &x->capcev;
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 256;
+        cudaEvent_t *p = realloc(*ev, c * sizeof *p);
         if (!p)
             return err_set(e, ERR_SYSTEM, "out of memory");
-        x->cev = p;
-        x->capcev = cap;
+        *ev = p;
+        *cap = c;
     }
     GPU_CU(0, cudaSetDevice(0));
-    GPU_CU(0, cudaEventCreate(&x->cev[x->ncev]));
-    GPU_CU(0, cudaEventRecord(x->cev[x->ncev], s));
-    x->ncev++;
+    GPU_CU(0, cudaEventCreate(&(*ev)[*n]));
+    if (x->capturing)
+        GPU_CU(0, cudaEventRecordWithFlags((*ev)[*n], s, cudaEventRecordExternal));
+    else
+        GPU_CU(0, cudaEventRecord((*ev)[*n], s));
+    (*n)++;
     return 0;
 }
 
@@ -367,41 +389,60 @@ static int run_coll(rexec *x, const rop *op, err *e)
     return coll_event(x, x->r[0].s[op->stream], e);
 }
 
-static int run_once(rexec *x, const rtrace *t, err *e)
+/* Enqueue one op (not a marker) on its streams. */
+static int run_op(rexec *x, const rop *op, err *e)
 {
-    for (size_t i = 0; i < t->n; i++) {
-        const rop *op = &t->ops[i];
-        switch (op->k) {
-        case R_CYCLE:
-        case R_PHASE:
+    switch (op->k) {
+    case R_CYCLE:
+    case R_PHASE:
+        break;
+    case R_COMPUTE:
+    case R_IDLE: {
+        int k = op->k == R_IDLE ? 1 : op->kernels;
+        uint64_t ns = (uint64_t)(op->v * 1e3 / k);
+        for (int d = 0; d < x->n; d++) {
+            GPU_CU(d, cudaSetDevice(d));
+            for (int j = 0; j < k; j++)
+                GPU_CU(d, kern_spin(ns, 1, x->g->ctl_dev, x->r[d].s[op->stream]));
+            x->r[d].used |= 1u << op->stream;
+        }
+        break;
+    }
+    case R_WAIT:
+        for (int d = 0; d < x->n; d++) {
+            GPU_CU(d, cudaSetDevice(d));
+            GPU_CU(d, cudaEventRecord(x->r[d].ev[op->on], x->r[d].s[op->on]));
+            GPU_CU(d, cudaStreamWaitEvent(x->r[d].s[op->stream], x->r[d].ev[op->on], 0));
+            x->r[d].used |= 1u << op->stream | 1u << op->on;
+        }
+        break;
+    case R_COLL:
+        TRY(run_coll(x, op, e));
+        for (int d = 0; d < op->group; d++)
+            x->r[d].used |= 1u << op->stream;
+        break;
+    }
+    return 0;
+}
+
+/* One pass over the trace; eager: run every segment op by op (the pass
+ * before the captures), else launch the captured ones. */
+static int run_once(rexec *x, const rtrace *t, int eager, err *e)
+{
+    for (size_t k = 0; k < x->nseg; k++) {
+        const rseg *sg = &x->seg[k];
+        if (sg->marker != SIZE_MAX)
             TRY(join(x, e));
-            break;
-        case R_COMPUTE:
-        case R_IDLE: {
-            int k = op->k == R_IDLE ? 1 : op->kernels;
-            uint64_t ns = (uint64_t)(op->v * 1e3 / k);
+        if (!eager && sg->capture) {
             for (int d = 0; d < x->n; d++) {
                 GPU_CU(d, cudaSetDevice(d));
-                for (int j = 0; j < k; j++)
-                    GPU_CU(d, kern_spin(ns, 1, x->g->ctl_dev, x->r[d].s[op->stream]));
-                x->r[d].used |= 1u << op->stream;
+                GPU_CU(d, cudaGraphLaunch(sg->exec[d], x->r[d].s[0]));
+                x->r[d].used |= 1u;
             }
-            break;
+            continue;
         }
-        case R_WAIT:
-            for (int d = 0; d < x->n; d++) {
-                GPU_CU(d, cudaSetDevice(d));
-                GPU_CU(d, cudaEventRecord(x->r[d].ev[op->on], x->r[d].s[op->on]));
-                GPU_CU(d, cudaStreamWaitEvent(x->r[d].s[op->stream], x->r[d].ev[op->on], 0));
-                x->r[d].used |= 1u << op->stream | 1u << op->on;
-            }
-            break;
-        case R_COLL:
-            TRY(run_coll(x, op, e));
-            for (int d = 0; d < op->group; d++)
-                x->r[d].used |= 1u << op->stream;
-            break;
-        }
+        for (size_t i = sg->first; i < sg->end; i++)
+            TRY(run_op(x, &t->ops[i], e));
     }
     TRY(join(x, e));
     for (int d = 0; d < x->n; d++)
@@ -409,11 +450,113 @@ static int run_once(rexec *x, const rtrace *t, err *e)
     return 0;
 }
 
+/* Capture segment sg as one graph per GPU: every GPU's stream 0 begins a
+ * capture, the other streams fork from it and join back at the end, so the
+ * graph holds the segment's streams and waits; every capture is ended
+ * before the first instantiation, and ended on every error path. */
+static int capture_seg(rexec *x, const rtrace *t, rseg *sg, err *e)
+{
+    cudaGraph_t graph[GPU_MAX] = {0};
+    int began = 0, rc = 0;
+    gpu_step(x->g, 0, "replay graph capture");
+    for (int d = 0; d < x->n && rc == 0; d++) {
+        rgpu *r = &x->r[d];
+        cudaError_t c = cudaSetDevice(d);
+        if (c == cudaSuccess)
+            c = cudaStreamBeginCapture(r->s[0], cudaStreamCaptureModeThreadLocal);
+        if (c == cudaSuccess)
+            began++;
+        if (c == cudaSuccess)
+            c = cudaEventRecord(r->ev[0], r->s[0]);
+        for (int s = 1; s < NSTREAMS && c == cudaSuccess; s++)
+            c = cudaStreamWaitEvent(r->s[s], r->ev[0], 0);
+        if (c != cudaSuccess)
+            rc = err_set(e, ERR_SYSTEM, "GPU %d: replay capture start: %s", d,
+                         cudaGetErrorString(c));
+    }
+    x->capturing = 1;
+    for (size_t i = sg->first; i < sg->end && rc == 0; i++)
+        rc = run_op(x, &t->ops[i], e);
+    x->capturing = 0;
+    for (int d = 0; d < began; d++) {
+        rgpu *r = &x->r[d];
+        cudaSetDevice(d);
+        for (int s = 1; s < NSTREAMS && rc == 0; s++) {
+            cudaError_t c = cudaEventRecord(r->ev[s], r->s[s]);
+            if (c == cudaSuccess)
+                c = cudaStreamWaitEvent(r->s[0], r->ev[s], 0);
+            if (c != cudaSuccess)
+                rc = err_set(e, ERR_SYSTEM, "GPU %d: replay capture join: %s", d,
+                             cudaGetErrorString(c));
+        }
+        cudaError_t c = cudaStreamEndCapture(r->s[0], &graph[d]);
+        if (rc == 0 && c != cudaSuccess)
+            rc = err_set(e, ERR_SYSTEM, "GPU %d: cudaStreamEndCapture: %s", d,
+                         cudaGetErrorString(c));
+        gpu_capture_abandon(d, r->s[0]); /* no-op unless still capturing */
+        r->used = 1;
+    }
+    for (int d = 0; d < began; d++) {
+        cudaSetDevice(d);
+        if (rc == 0) {
+            cudaError_t c = cudaGraphInstantiate(&sg->exec[d], graph[d], 0);
+            if (c != cudaSuccess)
+                rc = err_set(e, ERR_SYSTEM, "GPU %d: cudaGraphInstantiate: %s", d,
+                             cudaGetErrorString(c));
+        }
+        if (graph[d])
+            cudaGraphDestroy(graph[d]);
+    }
+    gpu_step_done(x->g);
+    return rc;
+}
+
+/* Cut the trace into segments at its markers; which are captured follows the
+ * launch mode (opts: eager, graph, else as the trace marks). Returns the
+ * number of captured segments, or -1 out of memory. */
+static long segments(rexec *x, const rtrace *t)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < t->n; i++)
+        n += t->ops[i].k == R_CYCLE || t->ops[i].k == R_PHASE;
+    x->seg = calloc(n, sizeof *x->seg);
+    if (!x->seg)
+        return -1;
+    long captured = 0;
+    rseg *cur = &x->seg[0];
+    *cur = (rseg){SIZE_MAX, 0, 0, 0, {0}};
+    x->nseg = 1;
+    for (size_t i = 0; i <= t->n; i++) {
+        int marker = i < t->n && (t->ops[i].k == R_CYCLE || t->ops[i].k == R_PHASE);
+        if (i < t->n && !marker)
+            continue;
+        cur->end = i;
+        int marked = cur->marker != SIZE_MAX && t->ops[cur->marker].graph;
+        cur->capture = cur->end > cur->first && !x->o->eager && (x->o->graph || marked);
+        captured += cur->capture;
+        if (i == t->n)
+            break;
+        cur = &x->seg[x->nseg++];
+        *cur = (rseg){i, i + 1, i + 1, 0, {0}};
+    }
+    return captured;
+}
+
 static void rexec_free(rexec *x)
 {
     for (size_t i = 0; i < x->ncev; i++)
         cudaEventDestroy(x->cev[i]);
     free(x->cev);
+    for (size_t i = 0; i < x->ngev; i++)
+        cudaEventDestroy(x->gev[i]);
+    free(x->gev);
+    for (size_t k = 0; k < x->nseg; k++)
+        for (int d = 0; d < x->n; d++)
+            if (x->seg[k].exec[d]) {
+                cudaSetDevice(d);
+                cudaGraphExecDestroy(x->seg[k].exec[d]);
+            }
+    free(x->seg);
     for (int d = 0; d < x->n; d++) {
         rgpu *r = &x->r[d];
         cudaSetDevice(d);
@@ -445,15 +588,20 @@ static int replay_one(gpu_ctx *g, const opts *o, const char *path, out_file *out
         free(t.ops);
         return 0;
     }
-    if (rc == 0 && t.graph_phases)
-        report_note(out->rep, "%s: %d phase%s marked graph=1 ran eagerly (phases are not captured "
-                    "as CUDA graphs yet): launch overheads are those of eager launches",
-                    path, t.graph_phases, t.graph_phases == 1 ? "" : "s");
     rexec x;
     memset(&x, 0, sizeof x);
     x.g = g;
     x.o = o;
     x.n = g->n;
+    long captured = rc == 0 ? segments(&x, &t) : 0;
+    if (captured < 0)
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+    if (rc == 0 && o->eager && t.graph_phases)
+        report_note(out->rep, "%s: %d phase%s marked graph=1 ran eagerly (--eager)", path,
+                    t.graph_phases, t.graph_phases == 1 ? "" : "s");
+    if (rc == 0)
+        report_note(out->rep, "%s: %ld of %zu segments (the ops between cycle and phase markers) "
+                    "ran as CUDA graphs", path, captured, x.nseg);
     size_t bytes = (size_t)(t.max_bytes + 15) / 16 * 16;
     if (bytes < 16)
         bytes = 16;
@@ -479,18 +627,29 @@ static int replay_one(gpu_ctx *g, const opts *o, const char *path, out_file *out
     if (rc == 0)
         rc = gpu_nccl(g, o->env, o->nenv, e);
     gpu_ctl_reset(g);
+    if (rc == 0 && captured > 0) /* NCCL connects on first use: an eager pass first */
+        rc = run_once(&x, &t, 1, e);
+    for (size_t k = 0; rc == 0 && k < x.nseg; k++)
+        if (x.seg[k].capture)
+            rc = capture_seg(&x, &t, &x.seg[k], e);
     for (int i = 0; rc == 0 && i < o->warmup; i++)
-        rc = run_once(&x, &t, e);
+        rc = run_once(&x, &t, 0, e);
     double total_us = 0, comm_us = 0;
     for (int i = 0; rc == 0 && i < o->iters; i++) {
         x.timing = i == o->iters - 1; /* events only in the last pass */
         double t0 = gpu_now_us();
-        rc = run_once(&x, &t, e);
+        rc = run_once(&x, &t, 0, e);
         total_us += gpu_now_us() - t0;
     }
+    /* eager pairs of the last pass, and the graphs' pairs (their last launch) */
     for (size_t i = 0; rc == 0 && i + 1 < x.ncev; i += 2) {
         float ms = 0;
         if (cudaEventElapsedTime(&ms, x.cev[i], x.cev[i + 1]) == cudaSuccess)
+            comm_us += (double)ms * 1e3;
+    }
+    for (size_t i = 0; rc == 0 && i + 1 < x.ngev; i += 2) {
+        float ms = 0;
+        if (cudaEventElapsedTime(&ms, x.gev[i], x.gev[i + 1]) == cudaSuccess)
             comm_us += (double)ms * 1e3;
     }
     if (rc == 0) {
@@ -541,6 +700,11 @@ int replay_run(int argc, char **argv, err *e)
     }
     gpu_ctx *g = NULL;
     int rc = gpu_open(&g, o.ngpus, o.timeout_ms, o.host_wait_s, argc, argv, e);
+    if (rc == 0)
+        meas_extra(&g->meta, "launch", "%s",
+                   o.eager ? "eager (every op launched on its own)"
+                   : o.graph ? "graph (every phase captured as one CUDA graph per GPU)"
+                   : "as the trace marks (phases with graph=1 captured as CUDA graphs)");
     out_file out;
     if (rc == 0)
         rc = out_open(&out, o.out, o.fmt, MEAS_REPLAY, &g->meta, e);

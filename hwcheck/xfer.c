@@ -6,7 +6,10 @@
  * case's aggregate from the host clock around all of them.
  * op read = copy kernel on the destination GPU loading from the source;
  * write = copy kernel on the source GPU storing into the destination;
- * copy = copy engine (cudaMemcpyPeerAsync / cudaMemcpyAsync). */
+ * copy = copy engine (cudaMemcpyPeerAsync / cudaMemcpyAsync). Host flows
+ * (host mode) run as copy (the engine) or kernel: the copy kernel on the GPU
+ * loads from pinned host memory (h2d, row op read) or stores into it (d2h,
+ * row op write), as NCCL's SHM transport moves data through host memory. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,7 +75,7 @@ static int host_of(pool *p, int k, void **out, err *e)
         return err_set(e, ERR_USAGE, "more than %d host flows in one case", HOST_SLOTS);
     if (!p->host[k]) {
         GPU_CU(0, cudaSetDevice(0));
-        GPU_CU(0, cudaHostAlloc(&p->host[k], p->bytes, cudaHostAllocPortable));
+        GPU_CU(0, cudaHostAlloc(&p->host[k], p->bytes, cudaHostAllocPortable | cudaHostAllocMapped));
         memset(p->host[k], 0x5a, p->bytes);
     }
     *out = p->host[k];
@@ -91,7 +94,8 @@ typedef struct flow_run {
 static int enqueue(gpu_ctx *g, const flow_run *f, opts_op op, int blocks, size_t bytes, err *e)
 {
     GPU_CU(f->dev, cudaSetDevice(f->dev));
-    if (f->src_dev == PATTERNS_HOST || f->dst_dev == PATTERNS_HOST)
+    /* (pinned host memory is mapped: a kernel takes its pointer as it is, UVA) */
+    if ((f->src_dev == PATTERNS_HOST || f->dst_dev == PATTERNS_HOST) && op != OPTS_OP_KERNEL)
         GPU_CU(f->dev, cudaMemcpyAsync(f->dst, f->src, bytes, f->kind, f->s));
     else if (op == OPTS_OP_COPY)
         GPU_CU(f->dev, cudaMemcpyPeerAsync(f->dst, f->dst_dev, f->src, f->src_dev, bytes, f->s));
@@ -100,7 +104,18 @@ static int enqueue(gpu_ctx *g, const flow_run *f, opts_op op, int blocks, size_t
     return 0;
 }
 
-/* One bandwidth case: flows run together; rows per flow plus an aggregate. */
+/* The op column of a flow's row: host flows are copy (engine) or, as a
+ * kernel, read (the GPU loads from host memory) or write (it stores there). */
+static const char *flow_op(const patterns_flow *f, opts_op op)
+{
+    int host = f->src == PATTERNS_HOST || f->dst == PATTERNS_HOST;
+    if (host && op == OPTS_OP_KERNEL)
+        return f->src == PATTERNS_HOST ? "read" : "write";
+    return host ? "copy" : opts_op_name(op);
+}
+
+/* One bandwidth case: flows run together; rows per flow plus an aggregate
+ * (when all its flows have one op). */
 static int bw_case(gpu_ctx *g, pool *p, const opts *o, const char *pname, const patterns_flow *fl,
                    int nf, opts_op op, size_t bytes, out_file *out, err *e)
 {
@@ -158,9 +173,10 @@ static int bw_case(gpu_ctx *g, pool *p, const opts *o, const char *pname, const 
     for (int i = 0; i < nf && rc == 0; i++)
         rc = gpu_wait(g, fr[i].dev, fr[i].s, "transfer", e);
     double wall_us = (gpu_now_us() - t0) / o->iters;
-    const char *opname = (fl[0].src == PATTERNS_HOST || fl[0].dst == PATTERNS_HOST)
-                             ? "copy" : opts_op_name(op);
+    int same_op = 1; /* a case's aggregate row needs one op: host kernels mix read and write */
     for (int i = 0; i < nf && rc == 0; i++) {
+        const char *opname = flow_op(&fl[i], op);
+        same_op &= !strcmp(opname, flow_op(&fl[0], op));
         float ms = 0;
         GPU_CU(fr[i].dev, cudaSetDevice(fr[i].dev));
         GPU_CU(fr[i].dev, cudaEventElapsedTime(&ms, fr[i].ev0, fr[i].ev1));
@@ -171,8 +187,8 @@ static int bw_case(gpu_ctx *g, pool *p, const opts *o, const char *pname, const 
                           (double)ms * 1e3 / o->iters);
         report_end_row(out->rep);
     }
-    if (rc == 0 && nf > 1) {
-        meas_transfer_row(out->rep, out->next_case, pname, opname, -1, "*", "*",
+    if (rc == 0 && nf > 1 && same_op) {
+        meas_transfer_row(out->rep, out->next_case, pname, flow_op(&fl[0], op), -1, "*", "*",
                           bytes * (uint64_t)nf, wall_us);
         report_end_row(out->rep);
     }
@@ -265,13 +281,14 @@ static int run_pattern(gpu_ctx *g, pool *p, const opts *o, const patterns_entry 
         return 0;
     }
     static const opts_op all_ops[] = {OPTS_OP_READ, OPTS_OP_WRITE, OPTS_OP_COPY};
-    int nops = pat->host ? 1 : o->op == OPTS_OP_ALL ? 3 : 1;
+    static const opts_op host_ops[] = {OPTS_OP_COPY, OPTS_OP_KERNEL};
+    int nops = o->op != OPTS_OP_ALL ? 1 : pat->host ? 2 : 3;
     for (uint64_t size = o->min_bytes;;) {
         size_t bytes = (size_t)size / 16 * 16;
         if (bytes == 0)
             bytes = 16;
         for (int k = 0; k < nops; k++) {
-            opts_op op = pat->host ? OPTS_OP_COPY : o->op == OPTS_OP_ALL ? all_ops[k] : o->op;
+            opts_op op = o->op != OPTS_OP_ALL ? o->op : pat->host ? host_ops[k] : all_ops[k];
             for (int c = 0; c < ncases; c++) {
                 int nf = patterns_case(pat, n, c, fl, PATTERNS_MAX_FLOWS);
                 if (nf > PATTERNS_MAX_FLOWS)
@@ -331,7 +348,7 @@ static int run_patterns(int mode, meas_kind kind, const char *const *pats, int n
     }
     gpu_ctx *g = NULL;
     int rc = gpu_open(&g, o.ngpus, o.timeout_ms, o.host_wait_s, argc, argv, e);
-    if (rc == 0 && mode != OPTS_HOST)
+    if (rc == 0 && (mode != OPTS_HOST || o.op != OPTS_OP_COPY))
         meas_extra(&g->meta, "kernel_blocks", "%s%d x 512 threads per copy kernel (read, write)",
                    o.blocks ? "" : "one per SM: ", o.blocks ? o.blocks : g->sms[0]);
     out_file out;

@@ -17,7 +17,11 @@
 # Every command runs under `timeout` (CHECK_GPU_TIMEOUT s, default 180): a
 # hang is a failure, never a stuck test run.
 # 4. host, launch, p2p, flows and all run and write the documented headers;
-#    patterns that need more GPUs say so.
+#    patterns that need more GPUs say so. host --op kernel (GPU loads from and
+#    stores into pinned host memory), launch's isolated costs (host-side call
+#    time, graph node sweep, host flag round trip, 1-rank NCCL eager and in a
+#    graph), replay eager and with every phase captured: the captured replay
+#    must take at least the compute it replays (a dropped op would not).
 # Prints one line per case and a summary; exits 1 if any case failed.
 set -u
 HW=${1:-build/hwcheck}
@@ -158,7 +162,21 @@ fi
 # 4. the other modes
 run "host" 0 "$HW" host -b 1M -e 16M -f 4 --format csv &&
     has "host: header" "$TMP/out" "case,pattern,op,flow,src,dst,bytes,time_us,bw_GBps"
+for b in 1 8; do
+    run "host --op kernel --blocks $b" 0 "$HW" host --op kernel --blocks $b -b 1M -e 4M -f 4 \
+        --format csv && has "host kernel b$b: h2d loads" "$TMP/out" ",h2d,read,0,host" &&
+        has "host kernel b$b: d2h stores" "$TMP/out" ",d2h,write,0,0,host" &&
+        has "host kernel b$b: blocks recorded" "$TMP/out" "# kernel_blocks: $b x 512"
+done
 run "launch" 0 "$HW" launch --format csv && has "launch: graph-node row" "$TMP/out" "graph-node,"
+for w in launch-host graph-launch-host graph-nodes-1 graph-nodes-256 host-flag nccl-call \
+    nccl-call-host memcpy-host nccl-graph-launch nccl-graph-node; do
+    has "launch: $w row" "$TMP/out" "$w,"
+done
+# every launch time is a positive number (a failed timer would print 0 or nan)
+n="launch: all times positive"
+if awk -F, '!/^#/ && $1 != "what" && !($3 > 0) {bad = 1} END {exit bad}' "$TMP/out"; then
+    pass=$((pass + 1)); echo "ok   $n"; else fail=$((fail + 1)); failed+=("$n"); echo "FAIL $n"; fi
 run "p2p" 0 "$HW" p2p -b 1M -e 1M --format csv && has "p2p: metadata" "$TMP/out" "# kind: p2p"
 if [ "$ngpu" -lt 2 ]; then has "p2p on 1 GPU says why" "$TMP/out" "needs at least 2 GPUs"; else
     for op in read write copy; do has "p2p: pair $op rows" "$TMP/out" ",pair,$op,0,0,1,"; done
@@ -174,6 +192,24 @@ run "launch -o FILE" 0 "$HW" launch -o "$TMP/launch.csv" -n 100 &&
 for t in validate/data/h200-1x/traces/*.trace; do
     run "replay $(basename "$t")" 0 "$HW" replay -g 1 -n 1 -w 1 "$t" --format csv &&
         has "replay $(basename "$t"): row" "$TMP/out" "$(basename "$t"),"
+done
+# cycle_us >= compute_us + idle_us (1% slack): the spin kernels really ran
+replay_ok() {
+    local name=$1
+    if awk -F, '!/^#/ && $1 != "trace" && !($5 >= 0.99 * ($7 + $10)) {bad = 1} END {exit bad}' \
+        "$TMP/out"; then pass=$((pass + 1)); echo "ok   $name: cycle >= compute + idle"; else
+        fail=$((fail + 1)); failed+=("$name"); echo "FAIL $name: cycle shorter than its compute"
+        grep -v '^#' "$TMP/out" | sed 's/^/     /'; fi
+}
+for t in validate/data/h200-1x/traces/*.trace; do
+    n="replay --graph $(basename "$t")"
+    run "$n" 0 "$HW" replay --graph -g 1 -n 1 -w 1 "$t" --format csv &&
+        has "$n: header" "$TMP/out" "# launch: graph" && has "$n: captured" "$TMP/out" "ran as CUDA graphs" &&
+        replay_ok "$n"
+    grep -q " 0 of [0-9]* segments" "$TMP/out" && { fail=$((fail + 1)); failed+=("$n: nothing captured"); echo "FAIL $n: nothing captured"; }
+    n="replay --eager $(basename "$t")"
+    run "$n" 0 "$HW" replay --eager -g 1 -n 1 -w 1 "$t" --format csv &&
+        has "$n: none captured" "$TMP/out" ": 0 of" && replay_ok "$n"
 done
 printf 'collsim-trace 1\ncycle 1\nbogus 1\n' >"$TMP/bad.trace"
 run "replay bad trace: exit 3" 3 "$HW" replay "$TMP/bad.trace" && has "replay: file:line" "$TMP/err" "bad.trace:3"
