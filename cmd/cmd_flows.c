@@ -9,6 +9,7 @@
 #include "cmd/cmds.h"
 #include "models/fabric/fabric.h"
 #include "models/fabric/flows.h"
+#include "models/tlp/tlp_flows.h"
 #include "sim/ofile.h"
 #include "sim/report.h"
 #include "validate/calib.h"
@@ -58,6 +59,9 @@ typedef struct flows_args {
     report_format fmt;
     int gpus[256], ngpus, list, ignored, without;
     long blocks;
+    int tlp;               /* --engine tlp */
+    const char *without_s; /* parsed once the engine is known */
+    double window_us;
 } flows_args;
 
 #define ARGS ((flows_args *)ctx)
@@ -66,7 +70,21 @@ static int set_spec(void *ctx, const char *a, err *e) { (void)e; ARGS->spec = a;
 static int set_list(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->list = 1; return 0; }
 static int set_gpus(void *ctx, const char *a, err *e) { return parse_gpus(a, ARGS->gpus, &ARGS->ngpus, e); }
 static int set_bytes(void *ctx, const char *a, err *e) { return cli_parse_size("--bytes", a, &ARGS->bytes, e); }
-static int set_without(void *ctx, const char *a, err *e) { return fabric_mech_parse(a, &ARGS->without, e); }
+static int set_without(void *ctx, const char *a, err *e) { (void)e; ARGS->without_s = a; return 0; }
+static int set_engine(void *ctx, const char *a, err *e)
+{
+    if (strcmp(a, "flow") && strcmp(a, "tlp"))
+        return err_set(e, ERR_USAGE, "--engine: '%s' (flow or tlp)", a);
+    ARGS->tlp = !strcmp(a, "tlp");
+    return 0;
+}
+static int set_window(void *ctx, const char *a, err *e)
+{
+    long v;
+    TRY(cli_parse_long("--window", a, 0, 100000, &v, e));
+    ARGS->window_us = (double)v;
+    return 0;
+}
 static int set_blocks(void *ctx, const char *a, err *e) { return cli_parse_long("--blocks", a, 1, 1024, &ARGS->blocks, e); }
 
 static int set_op(void *ctx, const char *a, err *e)
@@ -93,7 +111,9 @@ static const cli_opt options[] = {
     {"bytes", 0, "N", "bytes per flow (default 256M)", set_bytes},
     {"op", 0, "OP", "write (default), read: SM stores/loads; copy, copy-write, copy-read: copy engine", set_op},
     {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", cmd_set_calib},
-    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read", set_without},
+    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read (--engine tlp: turn, credits, order, tags)", set_without},
+    {"engine", 0, "E", "flow (default: rates of flows) or tlp (transaction level: every TLP, docs/model.md)", set_engine},
+    {"window", 0, "US", "--engine tlp: simulate TLPs for US microseconds per phase, then extrapolate (default 50; 0 = every TLP)", set_window},
     {"blocks", 0, "N", "thread blocks per write/read kernel, as hwcheck --blocks (default: enough for the links)", set_blocks},
     {"format", 0, "F", "table (default), csv or json", cmd_set_format},
     {"output", 0, "FILE", "write the report to FILE (default stdout)", cmd_set_output},
@@ -110,6 +130,7 @@ int cmd_flows(int argc, char **argv, err *e)
     cmd_ctx_init(&g.cc);
     g.bytes = 256u << 20;
     g.op = FLOWS_WRITE;
+    g.window_us = 50;
     const char *pos[1];
     int npos;
     int prc = cli_parse("collsim flows", synopsis, desc, options, &g, argc, argv, pos, 0, &npos, e);
@@ -123,6 +144,9 @@ int cmd_flows(int argc, char **argv, err *e)
     }
     if (g.ignored)
         fprintf(stderr, "collsim flows: note: -n/-w ignored: a prediction has no iterations\n");
+    if (g.without_s)
+        TRY(g.tlp ? tlp_mech_parse(g.without_s, &g.without, e)
+                  : fabric_mech_parse(g.without_s, &g.without, e));
     if (!g.pattern == !g.spec)
         return err_set(e, ERR_USAGE, "flows: give one of --pattern or --flows");
     topo *t = NULL;
@@ -139,11 +163,21 @@ int cmd_flows(int argc, char **argv, err *e)
     }
     for (int k = 0; k < ncases && !rc; k++)
         cases[k].blocks = (int)g.blocks;
-    fabric *f = rc ? NULL : fabric_new(t, e);
-    if (f)
-        fabric_disable(f, g.without);
-    if (!rc && !f)
-        rc = e->code;
+    fabric *f = NULL;
+    tlp_net *tn = NULL;
+    if (!rc && g.tlp) {
+        tn = tlp_new(t, e);
+        if (tn)
+            tlp_disable(tn, g.without);
+        else
+            rc = e->code;
+    } else if (!rc) {
+        f = fabric_new(t, e);
+        if (f)
+            fabric_disable(f, g.without);
+        else
+            rc = e->code;
+    }
     ofile out;
     memset(&out, 0, sizeof out);
     if (!rc)
@@ -156,6 +190,8 @@ int cmd_flows(int argc, char **argv, err *e)
         report_meta(rep, "kind", "flows");
         report_meta(rep, "machine", "simulated: %s", g.cc.topo);
         report_meta(rep, "calibration", "%s", g.cc.calib ? g.cc.calib : "none (preset parameters)");
+        if (g.tlp)
+            report_meta(rep, "engine", "tlp (transaction level, window %g us)", g.window_us);
         char cmdline[1024];
         report_meta(rep, "command", "%s",
                     cli_command_line(cmdline, sizeof cmdline, "collsim", argc, argv));
@@ -163,7 +199,8 @@ int cmd_flows(int argc, char **argv, err *e)
     }
     for (int k = 0; k < ncases && !rc; k++) {
         sim_ps tps[FLOWS_MAX];
-        rc = flows_run(f, &cases[k], tps, e);
+        rc = g.tlp ? tlp_flows_run(tn, &cases[k], (int64_t)(g.window_us * 1e6), tps, e)
+                   : flows_run(f, &cases[k], tps, e);
         if (rc)
             break;
         double total = 0;
@@ -209,6 +246,7 @@ int cmd_flows(int argc, char **argv, err *e)
         ofile_abort(&out);
     report_free(rep);
     fabric_free(f);
+    tlp_free(tn);
     free(cases);
     topo_free(t);
     return rc;

@@ -52,6 +52,17 @@ static void default_params(topo_params *p)
     p->copy_setup_ps = 0; /* uncalibrated: set by collsim calibrate from copies */
     p->gpu_sm = 0;
     p->cpu = CPU_UNKNOWN;
+    p->tlp_rcb_bytes = 64;
+    p->tlp_cpl_bytes = 256;
+    p->tlp_sw_hdr = 128;
+    p->tlp_sw_data_bytes = 32768;
+    p->tlp_rc_hdr = 128;
+    p->tlp_rc_data_bytes = 32768;
+    p->tlp_ep_hdr = 128;
+    p->tlp_ep_data_bytes = 32768;
+    p->tlp_fc_ps = 100000;
+    p->tlp_turn_ps = 0;
+    p->tlp_turn_cpl_ps = 0;
     /* NCCL's tuning-table latencies (src/graph/tuning.cc baseLat, ring) as
      * the kernel start, and the per-step costs of docs/model.md: defaults
      * until `collsim calibrate` fits them from forced-protocol runs. */
@@ -589,6 +600,11 @@ int topo_finish(topo *t, const char *where, err *e)
         p->launch_ps < 0 || p->graph_node_ps < 0 || !(p->hostmem_Bps > 0) ||
         p->hostmem_Bps > TOPO_MAX_BW_Bps || p->kernel_base_ps < 0 ||
         !(p->gpu_mem_Bps >= 0) || p->gpu_mem_Bps > TOPO_MAX_BW_Bps ||
+        p->tlp_rcb_bytes < 64 || p->tlp_rcb_bytes > 128 || p->tlp_cpl_bytes < p->tlp_rcb_bytes ||
+        p->tlp_cpl_bytes > 4096 || p->tlp_cpl_bytes % p->tlp_rcb_bytes ||
+        p->tlp_sw_hdr < 0 || p->tlp_rc_hdr < 0 || p->tlp_ep_hdr < 0 ||
+        p->tlp_sw_data_bytes < 0 || p->tlp_rc_data_bytes < 0 || p->tlp_ep_data_bytes < 0 ||
+        p->tlp_fc_ps < 0 || p->tlp_turn_ps < 0 || p->tlp_turn_cpl_ps < 0 ||
         p->nccl_call_ps < 0 || p->nccl_graph_call_ps < 0 || p->nccl_start_ps[0] < 0 ||
         p->nccl_start_ps[1] < 0 || p->nccl_start_ps[2] < 0 || p->nccl_step_ps[0] < 0 ||
         p->nccl_step_ps[1] < 0 || p->nccl_step_ps[2] < 0)

@@ -97,6 +97,19 @@ typedef struct topo_params {
     int gpu_sm;                    /* GPUs' compute capability x10 (120 = 12.0);
                                       0 = unknown (NCCL emulation assumes 80) */
     topo_cpu cpu;                  /* host CPU family, CPU_UNKNOWN if not given */
+    /* The transaction-level engine (models/tlp, docs/model.md). Credits are
+     * what an ingress port grants per TLP type (posted, non-posted,
+     * completion), by the kind of node it belongs to; 0 = unlimited. */
+    int tlp_rcb_bytes;             /* read completion boundary */
+    int tlp_cpl_bytes;             /* largest completion a completer sends */
+    int tlp_sw_hdr, tlp_sw_data_bytes;   /* switch ingress: headers, data bytes */
+    int tlp_rc_hdr, tlp_rc_data_bytes;   /* root port and CPU ingress */
+    int tlp_ep_hdr, tlp_ep_data_bytes;   /* GPU / memory ingress (completions unlimited) */
+    int64_t tlp_fc_ps;             /* a freed credit reaches the sender (UpdateFC) */
+    int64_t tlp_turn_ps;           /* root port peer forwarding: ordering turnaround of
+                                      posted writes when requester and destination
+                                      root port both change; 0 = none */
+    int64_t tlp_turn_cpl_ps;       /* the same for completions */
     /* NCCL's runtime costs per protocol, indexed TOPO_NCCL_LL, _LL128,
      * _SIMPLE (docs/model.md "NCCL's runtime costs"): the kernel's fixed
      * start per collective and the device-side cost of every pipelined step. */

@@ -1,0 +1,54 @@
+#!/bin/sh
+# The reference box's contention rows (validate/data/public/rtxpro6000-2s-flows.csv and
+# -rw-flows.csv) on both engines: measured GB/s, flow mode, transaction mode, and the
+# transaction mode's run time. Usage: scripts/tlp-rows.sh [TOPO] [extra collsim flows options]
+# (docs/model.md, "The transaction-level engine"). COLLSIM names the binary.
+set -eu
+COLLSIM=${COLLSIM:-build/collsim}
+TOPO=${1:-rtxpro6000-8x-pcie5-2s}
+[ $# -gt 0 ] && shift
+EXTRA="$*"
+a2a() { # every ordered pair of the GPUs in $1 (comma list) to those in $2
+    out=""
+    for s in $(echo "$1" | tr , ' '); do
+        for d in $(echo "$2" | tr , ' '); do
+            [ "$s" = "$d" ] && continue
+            out="$out${out:+,}$s>$d"
+        done
+    done
+    echo "$out"
+}
+agg() { grep -v '^#' | awk -F, 'NR>1 { if ($4 == -1) a = $9; else if (n++ == 0) a = $9 } END { print a }'; }
+row() { # label op spec measured
+    f=$("$COLLSIM" flows --topo "$TOPO" --flows "$3" --op "$2" --format csv | agg)
+    t0=$(date +%s.%N)
+    t=$("$COLLSIM" flows --topo "$TOPO" --flows "$3" --op "$2" --format csv --engine tlp $EXTRA | agg)
+    t1=$(date +%s.%N)
+    printf '| %s | %s | %s | %s | %s | %.2f |\n' "$1" "$2" "$4" "$f" "$t" "$(echo "$t1 - $t0" | bc)"
+}
+ALL=0,1,2,3,4,5,6,7
+echo "| row | op | measured GB/s | flow mode | transaction mode | tlp run s |"
+echo "|---|---|---:|---:|---:|---:|"
+row "1 flow cross-chip 0>4" copy-write "0>4" 36.8
+row "2 flows, different VS 0>4 2>6" copy-write "0>4,2>6" 76.4
+row "2 flows, same VS, 2 roots 0>4 1>6" copy-write "0>4,1>6" 2.7
+row "4 flows 0>4 0>5 1>6 1>7" copy-write "0>4,0>5,1>6,1>7" 2.7
+row "16 flows cross-chip" copy-write "$(a2a 0,1,2,3 4,5,6,7)" 7.7
+row "56 flows all-to-all" copy-write "$(a2a $ALL $ALL)" 36.5
+row "same source 0>4 0>6" copy-write "0>4,0>6" 36.6
+row "same VS, one root 0>4 1>5" copy-write "0>4,1>5" 40.3
+row "reverse 4>0 6>1" copy-write "4>0,6>1" 51.2
+row "4 flows 1:1 i>i+4" copy-write "0>4,1>5,2>6,3>7" 83.2
+row "8 flows bidir i<>i+4" copy-write "0>4,1>5,2>6,3>7,4>0,5>1,6>2,7>3" 82.2
+row "DS port: same GPU 0>4 0>2" copy-write "0>4,0>2" 42.8
+row "DS port: different GPUs 0>4 1>2" copy-write "0>4,1>2" 106.3
+row "same chip 0>1" copy-write "0>1" 54.1
+row "same chip 0>1 2>3" copy-write "0>1,2>3" 108.6
+row "same chip both pairs bidir" copy-write "0>1,1>0,2>3,3>2" 203.9
+row "same chip 4-GPU all-to-all" copy-write "$(a2a 0,1,2,3 0,1,2,3)" 153
+row "1 read 4>0" copy-read "4>0" 40.1
+row "2 reads 4>0 6>2" copy-read "4>0,6>2" 44.8
+row "2 reads 4>0 6>1" copy-read "4>0,6>1" 51.1
+row "4 reads 4>0 6>0 5>1 7>1" copy-read "4>0,6>0,5>1,7>1" 51.3
+row "16 reads cross-chip" copy-read "$(a2a 4,5,6,7 0,1,2,3)" 9.0
+row "56 reads all-to-all" copy-read "$(a2a $ALL $ALL)" 53.9
