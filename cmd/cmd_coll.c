@@ -37,7 +37,7 @@ static const char desc[] =
     "reducescatter/allgather/alltoall x (n-1)/n, broadcast x 1. Defaults that differ from\n"
     "nccl-tests' (sizes 8..128M x 2, bfloat16, every GPU) are named in the report's header.";
 
-enum { MAX_ALGOS = ALGO_NALGOS, N_OPS = 6 };
+enum { MAX_ALGOS = ALGO_NALGOS, N_OPS = 6, MAX_ROWS = 1 << 16 };   /* rows: sizes -b..-e */
 
 /* nccl-tests' reduction ops, in its order (test_opnames): -o all runs each. */
 static const char *const op_names[N_OPS] = {"sum", "prod", "max", "min", "avg", "mulsum"};
@@ -237,6 +237,7 @@ static const char *const *algo_names(int *n)
 static int set_algo(void *ctx, const char *a, err *e)
 {
     char buf[256];
+    TRY(cli_check_list("--algo", a, sizeof buf - 1, e));
     snprintf(buf, sizeof buf, "%s", a);
     ARGS->nalgos = 0;
     char *save = NULL;
@@ -855,7 +856,9 @@ static int print_crossover(report *rep, run *r, err *e)
 
 /* --plot: time and busbw against size, one series per algorithm (the first
  * datatype and op), crossovers marked on the time panel. */
-static int write_plot(run *r, const topo *t, err *e)
+/* The plot written to of, opened here and left for the caller to commit
+ * (removed on an error). */
+static int write_plot(run *r, const topo *t, ofile *of, err *e)
 {
     const coll_args *g = r->g;
     r->req.dtype = g->types[0];
@@ -918,12 +921,9 @@ static int write_plot(run *r, const topo *t, err *e)
         }
     }
     if (!rc) {
-        ofile of;
-        rc = ofile_open(&of, g->plot, e);
-        if (!rc) {
-            rc = plot_write_svg(p, of.f, e);
-            rc = rc ? (ofile_abort(&of), rc) : ofile_commit(&of, e);
-        }
+        rc = ofile_open(of, g->plot, e);
+        if (!rc && (rc = plot_write_svg(p, of->f, e)) != 0)
+            ofile_abort(of);
     }
     plot_free(p);
     free(x);
@@ -977,6 +977,16 @@ int cmd_coll(int argc, char **argv, err *e)
     if (g.maxb > COLL_MAX_BYTES)
         return err_set(e, ERR_USAGE, "-e %llu is beyond the model's range (64G)",
                        (unsigned long long)g.maxb);
+    run probe;   /* only to step through the sizes */
+    memset(&probe, 0, sizeof probe);
+    probe.g = &g;
+    probe.req.dtype = g.types[0];
+    long nsizes = 1;
+    for (uint64_t sz = g.minb, nx; (nx = next_size(&probe, sz)) > sz && nx <= g.maxb; sz = nx)
+        if (++nsizes > MAX_ROWS)
+            return err_set(e, ERR_USAGE, "-b %llu to -e %llu gives more than %d sizes: a larger "
+                           "-i or -f", (unsigned long long)g.minb, (unsigned long long)g.maxb,
+                           MAX_ROWS);
     if (g.crossover && g.nalgos < 2) {
         /* Nothing to compare with one algorithm: compare the allreduce
          * families (NCCL's ring against the custom kernels) by default. */
@@ -1049,10 +1059,14 @@ int cmd_coll(int argc, char **argv, err *e)
     }
     if (mf && fclose(mf) && !rc)
         rc = err_set(e, ERR_SYSTEM, "out of memory");
-    if (!rc && g.plot)
-        rc = write_plot(&r, t, e);
-    ofile out;
+    /* The plot, the report and the timeline replace their files together or
+     * not at all: each is written, then all are committed. */
+    ofile pl, out, tl;
+    memset(&pl, 0, sizeof pl);
     memset(&out, 0, sizeof out);
+    memset(&tl, 0, sizeof tl);
+    if (!rc && g.plot)
+        rc = write_plot(&r, t, &pl, e);
     if (!rc)
         rc = rep_stderr ? (out.f = stderr, 0) : ofile_open(&out, g.cc.out, e);
     if (!rc) {
@@ -1060,27 +1074,33 @@ int cmd_coll(int argc, char **argv, err *e)
         if (fwrite(buf, 1, len, out.f) != len || fflush(out.f) || ferror(out.f))
             rc = err_set(e, ERR_SYSTEM, "writing the report failed%s%s", errno ? ": " : "",
                          errno ? strerror(errno) : "");
-        if (rep_stderr)
-            out.f = NULL;
-        else if (!rc)
-            rc = ofile_commit(&out, e);
-        else
-            ofile_abort(&out);
     }
+    if (rep_stderr)
+        out.f = NULL;
     free(buf);
     if (!rc && g.cc.timeline) {
-        ofile tl;
         uint64_t cnt;
         r.req.dtype = g.types[0];
         r.req.bytes = nccl_size(&r, g.maxb, &cnt);
         r.req.algo = g.algos[0];
         coll_result res;
         rc = ofile_open(&tl, g.cc.timeline, e);
-        if (!rc) {
+        if (!rc)
             rc = coll_predict_timeline(r.ctx, &r.req, &res, tl.f, e);
-            rc = rc ? (ofile_abort(&tl), rc) : ofile_commit(&tl, e);
-        }
     }
+    ofile *outs[3];
+    int nouts = 0;
+    if (pl.f)
+        outs[nouts++] = &pl;
+    if (out.f)
+        outs[nouts++] = &out;
+    if (tl.f)
+        outs[nouts++] = &tl;
+    if (!rc)
+        rc = ofile_commit_all(outs, nouts, e);
+    else
+        for (int i = 0; i < nouts; i++)
+            ofile_abort(outs[i]);
     report_free(rep);
     coll_ctx_free(r.ctx);
     topo_free(t);

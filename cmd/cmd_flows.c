@@ -8,6 +8,7 @@
 #include "cmd/cmd_ctx.h"
 #include "cmd/cmds.h"
 #include "models/fabric/fabric.h"
+#include "models/coll/coll.h"
 #include "models/fabric/flows.h"
 #include "models/tlp/tlp_flows.h"
 #include "sim/ofile.h"
@@ -37,6 +38,7 @@ static void endpoint(char *buf, size_t n, int ep)
 static int parse_gpus(const char *s, int *g, int *n, err *e)
 {
     *n = 0;
+    TRY(cli_check_list("--gpus", s, 1 << 16, e));
     while (*s) {
         char *end;
         long v = strtol(s, &end, 10);
@@ -66,10 +68,18 @@ typedef struct flows_args {
 
 #define ARGS ((flows_args *)ctx)
 static int set_pattern(void *ctx, const char *a, err *e) { (void)e; ARGS->pattern = a; return 0; }
-static int set_spec(void *ctx, const char *a, err *e) { (void)e; ARGS->spec = a; return 0; }
+static int set_spec(void *ctx, const char *a, err *e)
+{
+    ARGS->spec = a;
+    return cli_check_list("--flows", a, 1 << 16, e);
+}
 static int set_list(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->list = 1; return 0; }
 static int set_gpus(void *ctx, const char *a, err *e) { return parse_gpus(a, ARGS->gpus, &ARGS->ngpus, e); }
-static int set_bytes(void *ctx, const char *a, err *e) { return cli_parse_size("--bytes", a, &ARGS->bytes, e); }
+static int set_bytes(void *ctx, const char *a, err *e)
+{
+    TRY(cli_parse_size("--bytes", a, &ARGS->bytes, e));
+    return ARGS->bytes > COLL_MAX_BYTES ? err_set(e, ERR_USAGE, "--bytes: at most 64G") : 0;
+}
 static int set_without(void *ctx, const char *a, err *e) { (void)e; ARGS->without_s = a; return 0; }
 static int set_engine(void *ctx, const char *a, err *e)
 {

@@ -102,17 +102,14 @@ int cmd_replay(int argc, char **argv, err *e)
         return err_set(e, ERR_USAGE, "replay: at most %d traces", MAX_TRACES);
     if (nfiles == 0)
         return err_set(e, ERR_USAGE, "replay: no trace given (collsim replay --help)");
+    trace_reader *first = NULL;   /* read once: the file may be a pipe */
     if (!g.cc.topo_given && strcmp(files[0], "-")) {
         /* A generated trace names its scenario's topology. */
-        trace_reader *tr = NULL;
-        err ig = {0};
-        if (!trace_open(files[0], &tr, &ig)) {
-            const char *mt = trace_meta(tr, "topo");
-            if (mt) {
-                snprintf(g.trace_topo, sizeof g.trace_topo, "%s", mt);
-                g.cc.topo = g.trace_topo;
-            }
-            trace_close(tr);
+        TRY(trace_open(files[0], &first, e));
+        const char *mt = trace_meta(first, "topo");
+        if (mt) {
+            snprintf(g.trace_topo, sizeof g.trace_topo, "%s", mt);
+            g.cc.topo = g.trace_topo;
         }
     }
     const char *topo_name = g.cc.topo, *tl_path = g.cc.timeline;
@@ -122,9 +119,14 @@ int cmd_replay(int argc, char **argv, err *e)
     const replay_opts o = g.o;
     report_format fmt = g.cc.fmt;
     topo *t = NULL;
-    TRY(cmd_load_topo(&g.cc, &t, e));
+    int trc = cmd_load_topo(&g.cc, &t, e);
+    if (trc) {
+        trace_close(first);
+        return trc;
+    }
     coll_ctx *c = coll_ctx_new(t);
     if (!c) {
+        trace_close(first);
         topo_free(t);
         return err_set(e, ERR_SYSTEM, "%s: cannot create the collective model", topo_name);
     }
@@ -134,7 +136,11 @@ int cmd_replay(int argc, char **argv, err *e)
     if (!rc && tl_path)
         rc = ofile_open(&tl, tl_path, e);
     for (int i = 0; i < nfiles && !rc; i++) {
-        rc = replay_file(files[i], t, c, &o, i == 0 && tl_path ? tl.f : NULL, &res[i], e);
+        FILE *tf = i == 0 && tl_path ? tl.f : NULL;
+        rc = first && i == 0 ? replay_reader(first, files[0], t, c, &o, tf, &res[0], e)
+                             : replay_file(files[i], t, c, &o, tf, &res[i], e);
+        if (i == 0)
+            first = NULL;   /* replay_reader closed it */
         int tr = rc ? 0 : res[i].trace_ranks, ng = topo_ngpus(t);
         if (tr > 0 && tr < ng)
             fprintf(stderr, "collsim replay: warning: %s was captured on %d rank%s (meta ranks "
@@ -147,6 +153,7 @@ int cmd_replay(int argc, char **argv, err *e)
                             "none: a training or profiler step): tok_per_s is left empty, "
                             "steps_per_s is the rate\n", files[i]);
     }
+    trace_close(first);
     if (tl_path && tl.f) {
         if (rc)
             ofile_abort(&tl);

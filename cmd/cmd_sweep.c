@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -129,6 +130,15 @@ static int parse_args(int argc, char **argv, args *a, err *e)
         return err_set(e, ERR_USAGE, "sweep: --jsonl, --resume and --stop-after need -o");
     if (a->out && !strcmp(a->out, "-"))
         return err_set(e, ERR_USAGE, "sweep: -o needs a file (without -o, rows go to stdout)");
+    if (a->out && a->jsonl) {
+        /* One file for both would interleave csv and json (a device is fine). */
+        struct stat so, sj;
+        int have = stat(a->out, &so) == 0, same = !strcmp(a->out, a->jsonl);
+        if (have && stat(a->jsonl, &sj) == 0 && so.st_dev == sj.st_dev && so.st_ino == sj.st_ino)
+            same = 1;
+        if (same && !(have && !S_ISREG(so.st_mode)))
+            return err_set(e, ERR_USAGE, "sweep: -o and --jsonl name the same file '%s'", a->out);
+    }
     return 0;
 }
 

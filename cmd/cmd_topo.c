@@ -9,7 +9,7 @@
 
 #include "cmd/cmds.h"
 #include "models/topo/topo.h"
-#include "sim/line.h"
+#include "sim/input.h"
 #include "sim/ofile.h"
 
 enum { MATRIX_MAX_GPUS = 32, ROUTES_MAX_GPUS = 16 };
@@ -286,12 +286,11 @@ static int run_import(const topo_args *a, const char **pos, err *e)
     if (!strcmp(pos[0], "xml")) {
         rc = topo_import_xml(pos[1], &t, e);
     } else if (!strcmp(pos[0], "smi")) {
-        FILE *f = stdin;
-        if (strcmp(pos[1], "-") != 0)
-            TRY(line_open(pos[1], &f, e));
-        rc = topo_import_smi(f, pos[1], &t, e);
-        if (f != stdin)
-            fclose(f);
+        static const input_limits lim = {.max_bytes = INPUT_TEXT_MAX_BYTES,
+                                         .what = "an nvidia-smi matrix"};
+        input *in;
+        TRY(input_open(pos[1], &lim, &in, e));
+        rc = input_close(in, topo_import_smi(input_file(in), pos[1], &t, e), e);
     } else {
         return err_set(e, ERR_USAGE, "topo import: format must be xml or smi, not '%s'", pos[0]);
     }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd/cmds.h"
+#include "models/coll/coll.h"
 #include "sim/report.h"
 #include "traces/kineto.h"
 #include "traces/trace.h"
@@ -214,7 +215,12 @@ typedef struct import_args {
 
 #define ARGS ((import_args *)ctx)
 static int import_set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
-static int import_set_bytes(void *ctx, const char *a, err *e) { return cli_parse_size("--default-bytes", a, &ARGS->o.default_bytes, e); }
+static int import_set_bytes(void *ctx, const char *a, err *e)
+{
+    TRY(cli_parse_size("--default-bytes", a, &ARGS->o.default_bytes, e));
+    return ARGS->o.default_bytes > COLL_MAX_BYTES
+               ? err_set(e, ERR_USAGE, "--default-bytes: at most 64G") : 0;
+}
 static int import_set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
 
 static int import_set_tokens(void *ctx, const char *a, err *e)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "cmd/cmds.h"
 #include "models/coll/coll.h"
@@ -50,7 +51,11 @@ static int set_calib(void *ctx, const char *a, err *e) { (void)e; ARGS->calib = 
 static int set_plot(void *ctx, const char *a, err *e) { (void)e; ARGS->plot = a; return 0; }
 static int set_patterns(void *ctx, const char *a, err *e) { (void)e; ARGS->patterns = a; return 0; }
 static int set_sizes(void *ctx, const char *a, err *e) { (void)e; ARGS->sizes = a; return 0; }
-static int set_merge(void *ctx, const char *a, err *e) { (void)e; ARGS->merge = a; return 0; }
+static int set_merge(void *ctx, const char *a, err *e)
+{
+    ARGS->merge = a;
+    return *a ? 0 : err_set(e, ERR_USAGE, "--merge: name the merged data set");
+}
 static int set_points(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->points = 1; return 0; }
 /* A percentage bound: a negative one would fail every set, NaN none. */
 static int parse_pct(const char *what, const char *a, double *out, err *e)
@@ -241,13 +246,9 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
     return 0;
 }
 
-static int readable(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (f)
-        fclose(f);
-    return f != NULL;
-}
+/* Without opening it: opening a FIFO would wait for a writer (and use up
+ * what a pipe holds before the trace reader opens it). */
+static int readable(const char *path) { return access(path, R_OK) == 0; }
 
 /* The trace of a replay row: as written; else relative to the measurement
  * file; else the argument of the file's `command` that ends in that name

@@ -99,9 +99,13 @@ static int set_vary(void *ctx, const char *a, err *e)
     vary *v = &ARGS->vs[ARGS->nvary++];
     const char *val;
     TRY(split_kv(a, v->key, sizeof v->key, &val, v->buf, sizeof v->buf, e));
+    TRY(cli_check_list("--vary", v->buf, sizeof v->buf, e));
     for (char *tok = strtok(v->buf, ","); tok; tok = strtok(NULL, ",")) {
         if (v->n == MAX_VALS)
             return err_set(e, ERR_USAGE, "--vary %s: at most %d values", v->key, MAX_VALS);
+        for (int i = 0; i < v->n; i++)
+            if (!strcmp(v->vals[i], tok))
+                return err_set(e, ERR_USAGE, "--vary %s: '%s' given twice", v->key, tok);
         v->vals[v->n++] = tok;
     }
     return v->n ? 0 : err_set(e, ERR_USAGE, "--vary %s: no values", v->key);

@@ -72,6 +72,18 @@ int cli_parse_size(const char *what, const char *s, uint64_t *out, err *e)
     return 0;
 }
 
+int cli_check_list(const char *what, const char *s, size_t max, err *e)
+{
+    size_t n = strlen(s);
+    if (n == 0)
+        return err_set(e, ERR_USAGE, "%s: empty list", what);
+    if (n > max)
+        return err_set(e, ERR_USAGE, "%s: list longer than %zu bytes", what, max);
+    if (s[0] == ',' || s[n - 1] == ',' || strstr(s, ",,"))
+        return err_set(e, ERR_USAGE, "%s: empty item in '%s'", what, s);
+    return 0;
+}
+
 int cli_parse_double(const char *what, const char *s, double *out, err *e)
 {
     errno = 0;

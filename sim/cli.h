@@ -28,6 +28,9 @@ void cli_print_commands(const char *prog, const cli_cmd *cmds);
  * on junk, negative values or overflow past 2^62. */
 int cli_parse_size(const char *what, const char *s, uint64_t *out, err *e);
 int cli_parse_double(const char *what, const char *s, double *out, err *e);
+/* A comma list "a,b,c": ERR_USAGE naming what if it is empty or has an empty
+ * item ("a,", ",a", "a,,b"), or is longer than max bytes. */
+int cli_check_list(const char *what, const char *s, size_t max, err *e);
 int cli_parse_long(const char *what, const char *s, long lo, long hi, long *out,
                    err *e);
 /* An option of a command: a static table of these drives parsing and --help.

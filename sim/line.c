@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 int line_read(FILE *f, char **buf, size_t *cap, size_t max, size_t *len)
 {
@@ -48,16 +47,30 @@ int line_read(FILE *f, char **buf, size_t *cap, size_t max, size_t *len)
     return nul ? LINE_NUL : LINE_OK;
 }
 
-int line_open(const char *path, FILE **f, err *e)
+int line_get(FILE *f, char *buf, size_t size, size_t *len)
 {
-    *f = fopen(path, "r");
-    if (!*f)
-        return err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(*f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(*f);
-        *f = NULL;
-        return err_set(e, ERR_INPUT, "%s: is a directory", path);
+    size_t n = 0;
+    int c, nul = 0;
+    while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+        if (n + 1 >= size)
+            return LINE_LONG;
+        nul |= c == '\0';
+        buf[n++] = (char)c;
     }
-    return 0;
+    if (c == EOF && ferror(f))
+        return LINE_ERROR;
+    if (c == EOF && n == 0)
+        return LINE_EOF;
+    buf[n] = '\0';
+    *len = n;
+    return nul ? LINE_NUL : LINE_OK;
+}
+
+int line_fail(int status, const char *file, long line, size_t max, err *e)
+{
+    if (status == LINE_LONG)
+        return err_at(e, file, line, "line longer than %zu bytes", max);
+    if (status == LINE_NUL)
+        return err_at(e, file, line, "NUL byte in a text file");
+    return err_set(e, ERR_SYSTEM, "%s: read error", file);
 }

@@ -16,12 +16,19 @@ enum line_status {
     LINE_ERROR = -3    /* read error (errno set) */
 };
 
-/* Read one line into *buf (grown with realloc up to max + 1 bytes; caller
- * frees). *len gets its length. Returns a line_status. */
+/* Read one line of at most max bytes (without its '\n') into *buf (grown
+ * with realloc up to max + 1 bytes; caller frees). *len gets its length.
+ * Returns a line_status. */
 int line_read(FILE *f, char **buf, size_t *cap, size_t max, size_t *len);
 
-/* Open path for reading: ERR_INPUT "path: cannot open: why" or "path: is a
- * directory" (so every reader answers a directory the same way). */
-int line_open(const char *path, FILE **f, err *e);
+/* line_read into a caller's buffer of size bytes: lines of at most size - 1
+ * bytes; nothing is allocated. */
+int line_get(FILE *f, char *buf, size_t size, size_t *len);
+
+/* The error for a status other than LINE_OK and LINE_EOF, worded the same
+ * in every reader: "file:line: line longer than MAX bytes", "file:line: NUL
+ * byte in a text file", "file: read error" (ERR_SYSTEM; a reader of an input
+ * stream lets input_close name what stopped it). Returns the code. */
+int line_fail(int status, const char *file, long line, size_t max, err *e);
 
 #endif

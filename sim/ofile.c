@@ -74,6 +74,33 @@ static void live_remove(const char *tmp)
             live[i].used = 0;
 }
 
+/* The file a chain of symbolic links from path ends at (path itself if it
+ * is no link), so the rename replaces that file and the link stays. */
+static int resolve(const char *path, char *out, size_t n)
+{
+    snprintf(out, n, "%s", path);
+    for (int hops = 0; hops < 40; hops++) {
+        struct stat st;
+        if (lstat(out, &st) != 0 || !S_ISLNK(st.st_mode))
+            return 0;
+        char to[4096];
+        ssize_t k = readlink(out, to, sizeof to - 1);
+        if (k < 0)
+            return -1;
+        to[k] = '\0';
+        const char *slash = strrchr(out, '/');
+        int dir = to[0] == '/' || !slash ? 0 : (int)(slash - out) + 1;
+        char next[4096];
+        if (snprintf(next, sizeof next, "%.*s%s", dir, out, to) >= (int)sizeof next) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        snprintf(out, n, "%s", next);
+    }
+    errno = ELOOP;
+    return -1;
+}
+
 int ofile_open(ofile *o, const char *path, err *e)
 {
     memset(o, 0, sizeof *o);
@@ -83,7 +110,9 @@ int ofile_open(ofile *o, const char *path, err *e)
     }
     if (strlen(path) >= sizeof o->path)
         return err_set(e, ERR_USAGE, "%s: path too long", path);
-    snprintf(o->path, sizeof o->path, "%s", path);
+    if (resolve(path, o->path, sizeof o->path) != 0)
+        return err_set(e, ERR_SYSTEM, "%s: cannot follow the link: %s", path, strerror(errno));
+    path = o->path;
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
         /* A device or pipe (/dev/null, /dev/stdout): write it in place; a
@@ -119,7 +148,8 @@ int ofile_open(ofile *o, const char *path, err *e)
     return 0;
 }
 
-int ofile_commit(ofile *o, err *e)
+/* Flush and close; a temporary that failed is removed. */
+static int finish(ofile *o, err *e)
 {
     if (!o->tmp[0]) {
         errno = 0;
@@ -132,21 +162,59 @@ int ofile_commit(ofile *o, err *e)
                            errno ? ": " : "", errno ? strerror(errno) : "");
         return 0;
     }
+    errno = 0;
     int bad = ferror(o->f) != 0;
     if (fclose(o->f) != 0)
         bad = 1;
     o->f = NULL;
-    int saved = errno;
-    if (!bad && rename(o->tmp, o->path) != 0) {
-        bad = 1;
-        saved = errno;
-    }
-    if (bad)
-        unlink(o->tmp);
+    if (!bad)
+        return 0;
+    int saved = errno ? errno : EIO;
+    unlink(o->tmp);
     live_remove(o->tmp);
-    if (bad)
-        return err_set(e, ERR_SYSTEM, "%s: write failed: %s", o->path, strerror(saved));
-    return 0;
+    o->tmp[0] = '\0';
+    return err_set(e, ERR_SYSTEM, "%s: write failed: %s", o->path, strerror(saved));
+}
+
+/* Rename a finished temporary into place. */
+static int publish(ofile *o, err *e)
+{
+    if (!o->tmp[0])
+        return 0;
+    int rc = 0;
+    if (rename(o->tmp, o->path) != 0) {
+        rc = err_set(e, ERR_SYSTEM, "%s: write failed: %s", o->path, strerror(errno));
+        unlink(o->tmp);
+    }
+    live_remove(o->tmp);
+    return rc;
+}
+
+int ofile_commit(ofile *o, err *e)
+{
+    ofile *one[1] = {o};
+    return ofile_commit_all(one, 1, e);
+}
+
+int ofile_commit_all(ofile *const *o, int n, err *e)
+{
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        int r = finish(o[i], rc ? NULL : e);
+        rc = rc ? rc : r;
+    }
+    for (int i = 0; i < n; i++) {
+        if (rc) {
+            if (o[i]->tmp[0]) {
+                unlink(o[i]->tmp);
+                live_remove(o[i]->tmp);
+            }
+        } else {
+            int r = publish(o[i], rc ? NULL : e);
+            rc = rc ? rc : r;
+        }
+    }
+    return rc;
 }
 
 void ofile_abort(ofile *o)

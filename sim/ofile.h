@@ -14,8 +14,13 @@ typedef struct ofile {
     char tmp[4200];   /* temporary name ("" for stdout) */
 } ofile;
 
-int ofile_open(ofile *o, const char *path, err *e);   /* ERR_SYSTEM on failure */
+/* A path that is a symbolic link is written through: the file it leads to
+ * is replaced, the link stays. ERR_SYSTEM on failure. */
+int ofile_open(ofile *o, const char *path, err *e);
 int ofile_commit(ofile *o, err *e);   /* flush, close, rename; ERR_SYSTEM */
+/* The outputs of one run: all are flushed and closed, and only if every one
+ * succeeded are they renamed into place; else no file is replaced. */
+int ofile_commit_all(ofile *const *o, int n, err *e);
 void ofile_abort(ofile *o);           /* close and remove the temporary */
 
 #endif

@@ -1,4 +1,5 @@
-/* Kineto JSON importer. yajl tokenizes chunks read through gzread; the
+/* Kineto JSON importer. yajl tokenizes chunks read through sim/input
+ * (plain or gzip, bounded; a compression bomb refused there); the
  * callbacks fill one event at a time (a fixed struct: name truncated to 511
  * bytes, the few args that matter) and, when the event closes, keep a
  * compact record if it is a GPU op, a launch call, a step annotation or an
@@ -16,14 +17,13 @@
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
-#include "sim/gztail.h"
-#include <zlib.h>
+#include "sim/input.h"
 
 enum { NAME_MAX_BYTES = 512, SHORT = 64, NTYPES = 8, DEPTH_MAX = 32, CHUNK = 1 << 16,
        TOKEN_MAX_BYTES = 4 << 20,  /* one JSON string or number */
-       BOMB_RATIO = 100,           /* real traces: 13-17x */
-       EVENTS_MAX = 1 << 25 };         /* inflated / compressed bytes past 64 MiB */
-#define BOMB_MIN_BYTES ((z_off_t)64 << 20)
+       BOMB_RATIO = 100,           /* inflated / compressed bytes past 64 MiB; real: 13-17x */
+       EVENTS_MAX = 1 << 25 };
+#define KINETO_MAX_BYTES (4ull << 30)   /* inflated */
 
 /* ---- compact records -------------------------------------------------- */
 
@@ -943,7 +943,7 @@ int kineto_load(const char *path, kineto_rank **out, err *e)
     kineto_rank *k = calloc(1, sizeof *k);
     parser *p = calloc(1, sizeof *p);
     unsigned char *buf = malloc(CHUNK);
-    gzFile gz = NULL;
+    input *in = NULL;
     yajl_handle h = NULL;
     int rc = 0;
     if (!k || !p || !buf) {
@@ -953,12 +953,10 @@ int kineto_load(const char *path, kineto_rank **out, err *e)
     snprintf(k->path, sizeof k->path, "%s", path);
     k->rank = k->world = -1;
     p->k = k;
-    gz = gzopen(path, "rb");
-    if (!gz) {
-        rc = err_set(e, ERR_INPUT, "%s: cannot open: %s", path, errno ? strerror(errno) : "?");
+    static const input_limits lim = {.max_bytes = KINETO_MAX_BYTES, .what = "a Kineto trace",
+                                     .gzip = 1, .max_ratio = BOMB_RATIO};
+    if ((rc = input_open(path, &lim, &in, e)) != 0)
         goto done;
-    }
-    gzbuffer(gz, CHUNK);
     h = yajl_alloc(&callbacks, NULL, p);
     if (!h) {
         rc = err_set(e, ERR_SYSTEM, "out of memory");
@@ -968,45 +966,26 @@ int kineto_load(const char *path, kineto_rank **out, err *e)
     long line = 1;
     tokscan ts = {0};
     for (;;) {
-        int n = gzread(gz, buf, CHUNK);
-        if (n > 0) {
-            z_off_t in = gzoffset(gz), inflated = gztell(gz);
-            if (!gzdirect(gz) && inflated > BOMB_MIN_BYTES && in > 0 && inflated / in > BOMB_RATIO) {
-                rc = err_at(e, path, 0, "inflates more than %dx (%lld MiB from %lld KiB): a "
-                            "compression bomb, not a trace", BOMB_RATIO,
-                            (long long)(inflated >> 20), (long long)(in >> 10));
-                goto done;
-            }
-            size_t at = tokscan_chunk(&ts, buf, (size_t)n);
-            if (at < (size_t)n) {
-                rc = err_at(e, path, line + count_lines(buf, at),
-                            "a JSON string or number longer than %d MiB", TOKEN_MAX_BYTES >> 20);
-                goto done;
-            }
-        }
-        if (n < 0) {
-            int zerr = 0;
-            const char *msg = gzerror(gz, &zerr);
-            rc = err_at(e, path, line, "corrupted or truncated input (%s)", msg ? msg : "zlib");
-            goto done;
-        }
+        size_t n = fread(buf, 1, CHUNK, input_file(in));
         if (n == 0) {
-            int zerr = Z_OK;
-            const char *msg = gzerror(gz, &zerr);
-            if (zerr != Z_OK && zerr != Z_STREAM_END) {
-                rc = err_at(e, path, line, "corrupted or truncated input (%s)",
-                            msg ? msg : "zlib");
+            if (ferror(input_file(in))) {
+                if (!(rc = input_error(in, e)))
+                    rc = err_set(e, ERR_SYSTEM, "%s: read error", path);
                 goto done;
             }
-            if ((rc = gztail_check(gz, path, e)) != 0)
-                goto done;
             break;
         }
-        if (yajl_parse(h, buf, (size_t)n) != yajl_status_ok) {
-            rc = json_error(h, path, line, buf, (size_t)n, p, e);
+        size_t at = tokscan_chunk(&ts, buf, n);
+        if (at < n) {
+            rc = err_at(e, path, line + count_lines(buf, at),
+                        "a JSON string or number longer than %d MiB", TOKEN_MAX_BYTES >> 20);
             goto done;
         }
-        line += count_lines(buf, (size_t)n);
+        if (yajl_parse(h, buf, n) != yajl_status_ok) {
+            rc = json_error(h, path, line, buf, n, p, e);
+            goto done;
+        }
+        line += count_lines(buf, n);
     }
     if (yajl_complete_parse(h) != yajl_status_ok) {
         if (p->fail[0])
@@ -1023,8 +1002,7 @@ int kineto_load(const char *path, kineto_rank **out, err *e)
 done:
     if (h)
         yajl_free(h);
-    if (gz)
-        gzclose(gz);
+    input_close(in, 0, NULL);
     free(buf);
     free(p);
     if (rc != 0) {

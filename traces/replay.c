@@ -735,6 +735,12 @@ int replay_file(const char *path, const topo *t, coll_ctx *c, const replay_opts 
 {
     trace_reader *tr = NULL;
     TRY(trace_open(path, &tr, e));
+    return replay_reader(tr, path, t, c, o, tl_out, out, e);
+}
+
+int replay_reader(trace_reader *tr, const char *path, const topo *t, coll_ctx *c,
+                  const replay_opts *o, FILE *tl_out, replay_result *out, err *e)
+{
     replay_opts ro;
     if (o)
         ro = *o;

@@ -102,5 +102,8 @@ void replay_timeline_part(replay *r, timeline *doc, int pid, const char *label);
  * warnings (a 2-rank capture replayed on 8 GPUs). */
 int replay_file(const char *path, const topo *t, coll_ctx *c,
                 const replay_opts *o, FILE *timeline, replay_result *out, err *e);
+/* replay_file on a trace already open (read once: a pipe); closes tr. */
+int replay_reader(trace_reader *tr, const char *path, const topo *t, coll_ctx *c,
+                  const replay_opts *o, FILE *timeline, replay_result *out, err *e);
 
 #endif

@@ -12,6 +12,7 @@
 #include "sim/ofile.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,10 +314,10 @@ static void header_fill(FILE *f, const sweep *s, long run)
 }
 
 /* Check a part file's rows against the grid; keep the complete matching
- * prefix (K rows), cut what follows a cut line, and leave the file open for
- * append. With path = a finished OUT (finished = 1) only check, read-only:
- * a mismatch is refused with advice that does not overwrite it. */
-static int resume_csv(writer *w, const char *part, int finished, long *K, err *e)
+ * prefix (K rows, at most limit), cut what follows, and leave the file open
+ * for append. With path = a finished OUT (finished = 1) only check,
+ * read-only: a mismatch is refused with advice that does not overwrite it. */
+static int resume_csv(writer *w, const char *part, int finished, long *K, long limit, err *e)
 {
     const char *again = finished ? "it is left as it is: write this grid elsewhere (-o NEW.csv), "
                                    "or remove it to start over"
@@ -340,7 +341,7 @@ static int resume_csv(writer *w, const char *part, int finished, long *K, err *e
         csv_header(f, w->s);
         keep = ftell(f);
     }
-    while (!rc && (n = getline(&line, &cap, f)) > 0 && line[n - 1] == '\n') {
+    while (!rc && rows < limit && (n = getline(&line, &cap, f)) > 0 && line[n - 1] == '\n') {
         lineno++;
         if (rows >= w->runs) {
             rc = err_at(e, part, lineno, "more rows than the grid's %ld runs; %s", w->runs,
@@ -382,25 +383,28 @@ static int resume_csv(writer *w, const char *part, int finished, long *K, err *e
     return 0;
 }
 
-/* Keep the first K lines of the json lines part file, which has at least as
- * many complete rows as the csv (it is written first). */
-static int resume_jsonl(writer *w, long K, err *e)
+/* Keep the first complete lines of the json lines part file, at most K (the
+ * csv's rows); *J gets how many: fewer when a kill fell between the writes
+ * of one row. */
+static int resume_jsonl(writer *w, long K, long *J, err *e)
 {
     FILE *f = fopen(w->jl_part, "r+");
     if (!f)
         return err_set(e, ERR_SYSTEM, "%s: %s (cannot resume the json lines without it)",
                        w->jl_part, strerror(errno));
-    long rows = 0;
+    long rows = 0, keep = 0, at = 0;
     int c;
-    while (rows < K && (c = getc(f)) != EOF)
-        rows += c == '\n';
-    long keep = ftell(f);
+    while (rows < K && (c = getc(f)) != EOF) {
+        at++;
+        if (c == '\n') {
+            rows++;
+            keep = at;   /* a cut last line is dropped */
+        }
+    }
+    *J = rows;
     int rc = 0;
-    if (rows < K)
-        rc = err_at(e, w->jl_part, 0, "has %ld rows, the csv %ld: run without --resume", rows,
-                    K);
-    else if (fflush(f) != 0 || ftruncate(fileno(f), keep) != 0 ||
-             fseek(f, keep, SEEK_SET) != 0)
+    if (ferror(f) || fflush(f) != 0 || ftruncate(fileno(f), keep) != 0 ||
+        fseek(f, keep, SEEK_SET) != 0)
         rc = err_set(e, ERR_SYSTEM, "%s: %s", w->jl_part, strerror(errno));
     if (rc) {
         fclose(f);
@@ -515,7 +519,7 @@ static int writer_open(writer *w, long *K, err *e)
          * another grid is never touched; one that is this grid's (all of it,
          * or a prefix when the grid grew) becomes the part file to continue. */
         long k;
-        TRY(resume_csv(w, o->out_path, 1, &k, e));
+        TRY(resume_csv(w, o->out_path, 1, &k, LONG_MAX, e));
         if (rename(o->out_path, w->csv_part) != 0 ||
             (o->jsonl_path && exists(o->jsonl_path) && !exists(w->jl_part) &&
              rename(o->jsonl_path, w->jl_part) != 0))
@@ -524,9 +528,18 @@ static int writer_open(writer *w, long *K, err *e)
     if (dev_csv) {
         /* opened above */
     } else if (o->resume && exists(w->csv_part)) {
-        TRY(resume_csv(w, w->csv_part, 0, K, e));
+        TRY(resume_csv(w, w->csv_part, 0, K, LONG_MAX, e));
+        long J = *K;
         if (o->jsonl_path && *K > 0)
-            TRY(resume_jsonl(w, *K, e));
+            TRY(resume_jsonl(w, *K, &J, e));
+        if (J < *K) {
+            /* The csv has rows the json lines lack: both go back to the rows
+             * they share, and the runs after are done again. */
+            fclose(w->csv);
+            w->csv = NULL;
+            w->sum->failed = 0;
+            TRY(resume_csv(w, w->csv_part, 0, K, J, e));
+        }
     } else {
         TRY(open_fresh(&w->csv, w->csv_part, e));
         csv_header(w->csv, w->s);

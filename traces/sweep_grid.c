@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "sim/arena.h"
+#include "sim/input.h"
 #include "sim/line.h"
 
 enum { MAX_RUNS_LOG10 = 8, GRID_LINE_MAX = 65536 };
@@ -367,12 +368,8 @@ int sweep_grid_parse(FILE *f, const char *name, const char *dir, sweep_grid **ou
     int st;
     while (!rc && (st = line_read(f, &buf, &cap, GRID_LINE_MAX, &len)) != LINE_EOF) {
         line++;
-        if (st == LINE_ERROR)
-            break;
         if (st != LINE_OK) {
-            rc = err_at(e, g->name, line, st == LINE_LONG ? "line longer than %d bytes"
-                                                          : "NUL byte in a text file",
-                        GRID_LINE_MAX);
+            rc = line_fail(st, g->name, line, GRID_LINE_MAX, e);
             break;
         }
         char *hash = strchr(buf, '#');
@@ -419,8 +416,9 @@ int sweep_grid_parse(FILE *f, const char *name, const char *dir, sweep_grid **ou
 
 int sweep_grid_load(const char *path, sweep_grid **out, err *e)
 {
-    FILE *f;
-    TRY(line_open(path, &f, e));
+    static const input_limits lim = {.max_bytes = INPUT_TEXT_MAX_BYTES, .what = "a sweep grid"};
+    input *in;
+    TRY(input_open(path, &lim, &in, e));
     char dir[4096];
     const char *slash = strrchr(path, '/');
     if (slash)
@@ -429,9 +427,7 @@ int sweep_grid_load(const char *path, sweep_grid **out, err *e)
         dir[0] = '\0';
     if (slash == path)
         snprintf(dir, sizeof dir, "/");
-    int rc = sweep_grid_parse(f, path, dir, out, e);
-    fclose(f);
-    return rc;
+    return input_close(in, sweep_grid_parse(input_file(in), path, dir, out, e), e);
 }
 
 void sweep_grid_free(sweep_grid *g)

@@ -1,7 +1,8 @@
 /* Reader and writer of the `collsim-trace 1` format (docs/formats.md).
- * Both go through zlib: gzopen reads plain files as they are, and a written
- * name ending in .gz is compressed. The reader keeps one line (<= 4 KiB) and
- * the header's meta lines; a truncated or corrupted gzip stream is reported
+ * The reader goes through sim/input (plain or gzip, found by its magic
+ * bytes), the writer through zlib when the written name ends in .gz. The
+ * reader keeps one line (<= 4 KiB) and the header's meta lines; a truncated
+ * or corrupted gzip stream is reported
  * as ERR_INPUT at the line where it broke. The writer writes into a temporary
  * file (sim/ofile.h) so a failed run never leaves a partial trace. */
 #include "traces/trace.h"
@@ -13,22 +14,25 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "sim/gztail.h"
+#include "sim/input.h"
+#include "sim/line.h"
 #include "sim/ofile.h"
 
-enum { LINE_MAX_BYTES = 4096, META_MAX = 32 };
+enum { LINE_MAX_BYTES = 4096, META_MAX = 32 };   /* lines of at most 4,095 bytes */
+#define TRACE_MAX_BYTES (4ull << 30)
 
 static const char *const phase_names[PHASE_N] = {"decode", "draft", "verify", "prefill",
                                                  "other"};
 
 struct trace_reader {
-    gzFile gz;
+    input *in;
     char path[512];
     long line;
-    char buf[LINE_MAX_BYTES + 2];
+    char buf[LINE_MAX_BYTES];
     int nmeta;
     char meta_key[META_MAX][48];
     char meta_val[META_MAX][256];
+    long meta_line[META_MAX];
     int pending;          /* buf holds the first op line, not yet returned */
     int default_group;    /* meta ranks */
     int default_graph;    /* meta graph */
@@ -75,39 +79,30 @@ void trace_op_init(trace_op *op, trace_op_kind kind)
 /* Read the next line into r->buf without its newline; 1 = got one, 0 = EOF. */
 static int read_line(trace_reader *r, err *e)
 {
-    if (!gzgets(r->gz, r->buf, sizeof r->buf)) {
-        int zerr = Z_OK;
-        const char *msg = gzerror(r->gz, &zerr);
-        if (zerr != Z_OK && zerr != Z_STREAM_END)
-            return err_at(e, r->path, r->line + 1, "corrupted or truncated input (%s)",
-                          msg ? msg : "zlib error");
-        return gztail_check(r->gz, r->path, e);
-    }
+    size_t n;
+    int st = line_get(input_file(r->in), r->buf, sizeof r->buf, &n);
+    if (st == LINE_EOF)
+        return input_error(r->in, e);
     if (++r->line > TRACE_MAX_LINES)
         return err_at(e, r->path, r->line, "more than %ld lines: not a trace this tool replays "
                       "(split it)", (long)TRACE_MAX_LINES);
-    size_t n = strlen(r->buf);
-    if (n > 0 && r->buf[n - 1] == '\n')
-        r->buf[--n] = 0;
-    else if (!gzeof(r->gz))
-        return err_at(e, r->path, r->line, "line longer than %d bytes", LINE_MAX_BYTES - 1);
-    else {
-        /* Last line without a newline: fine for a plain file, but zlib may
-         * have hit a truncated stream. */
-        int zerr = Z_OK;
-        const char *msg = gzerror(r->gz, &zerr);
-        if (zerr != Z_OK && zerr != Z_STREAM_END)
-            return err_at(e, r->path, r->line, "corrupted or truncated input (%s)",
-                          msg ? msg : "zlib error");
-    }
+    int failed = st == LINE_OK ? 0 : input_error(r->in, e);
+    if (st != LINE_OK)
+        return failed ? failed : line_fail(st, r->path, r->line, sizeof r->buf - 1, e);
     if (n > 0 && r->buf[n - 1] == '\r')
         r->buf[--n] = 0;
-    if (memchr(r->buf, 0, n) || strlen(r->buf) != n)
-        return err_at(e, r->path, r->line, "binary data in a text trace");
     char *hash = strchr(r->buf, '#');
     if (hash)
         *hash = 0;
     return 1;
+}
+
+static long meta_line(const trace_reader *r, const char *key)
+{
+    for (int i = 0; i < r->nmeta; i++)
+        if (!strcmp(r->meta_key[i], key))
+            return r->meta_line[i];
+    return 0;
 }
 
 static int is_blank(const char *s)
@@ -125,19 +120,15 @@ int trace_open(const char *path, trace_reader **out, err *e)
     if (!r)
         return err_set(e, ERR_SYSTEM, "out of memory");
     snprintf(r->path, sizeof r->path, "%s", path);
-    if (!strcmp(path, "-"))
-        r->gz = gzdopen(dup(0), "rb");
-    else
-        r->gz = gzopen(path, "rb");
-    if (!r->gz) {
-        int saved = errno;
+    static const input_limits lim = {.max_bytes = TRACE_MAX_BYTES, .what = "a trace",
+                                     .gzip = 1};
+    int rc = input_open(path, &lim, &r->in, e);
+    if (rc) {
         free(r);
-        return err_set(e, ERR_INPUT, "%s: cannot open: %s", path,
-                       saved ? strerror(saved) : "out of memory");
+        return rc;
     }
-    gzbuffer(r->gz, 1 << 16);
     r->default_graph = 0;
-    int rc = read_line(r, e);
+    rc = read_line(r, e);
     if (rc < 0 || rc > 1) {
         trace_close(r);
         return rc;
@@ -197,6 +188,7 @@ int trace_open(const char *path, trace_reader **out, err *e)
             vlen = sizeof r->meta_val[0] - 1;
         memcpy(r->meta_val[r->nmeta], p, vlen);
         r->meta_val[r->nmeta][vlen] = 0;
+        r->meta_line[r->nmeta] = r->line;
         r->nmeta++;
     }
     const char *v = trace_meta(r, "ranks");
@@ -204,7 +196,8 @@ int trace_open(const char *path, trace_reader **out, err *e)
         char *end;
         long n = strtol(v, &end, 10);
         if (*end || n < 1 || n > 1 << 20) {
-            rc = err_at(e, path, 0, "meta ranks '%s' is not a positive integer", v);
+            rc = err_at(e, path, meta_line(r, "ranks"), "meta ranks '%s' is not a positive "
+                        "integer", v);
             trace_close(r);
             return rc;
         }
@@ -213,7 +206,7 @@ int trace_open(const char *path, trace_reader **out, err *e)
     v = trace_meta(r, "graph");
     if (v) {
         if (strcmp(v, "0") && strcmp(v, "1")) {
-            rc = err_at(e, path, 0, "meta graph '%s' must be 0 or 1", v);
+            rc = err_at(e, path, meta_line(r, "graph"), "meta graph '%s' must be 0 or 1", v);
             trace_close(r);
             return rc;
         }
@@ -227,8 +220,7 @@ void trace_close(trace_reader *r)
 {
     if (!r)
         return;
-    if (r->gz)
-        gzclose(r->gz);
+    input_close(r->in, 0, NULL);
     free(r);
 }
 
@@ -305,6 +297,9 @@ static int parse_field(trace_reader *r, trace_op *op, char *w, unsigned allowed,
     } else if (!strcmp(k, "name") && (allowed & F_NAME)) {
         if (strlen(v) >= TRACE_NAME_MAX)
             return err_at(e, r->path, r->line, "name longer than %d bytes", TRACE_NAME_MAX - 1);
+        if (!*v || strchr(v, '='))
+            return err_at(e, r->path, r->line, "name '%s' must be a word without '=' "
+                          "(docs/formats.md)", v);
         snprintf(op->name, sizeof op->name, "%s", v);
     } else if (!strcmp(k, "group") && (allowed & F_GROUP)) {
         TRY(parse_int(r, "group", v, 1, 1L << 20, &n, e));

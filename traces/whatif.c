@@ -311,7 +311,7 @@ static int feed_cycle(const whatif_scenario *s, emitter *m, double tokens, err *
 
 /* ---- running ---------------------------------------------------------------------- */
 
-static int check_scenario(const whatif_scenario *s, const topo *t, err *e)
+int whatif_check(const whatif_scenario *s, const topo *t, err *e)
 {
     if (t && s->tp > topo_ngpus(t))
         return err_set(e, ERR_USAGE, "tp %d is larger than the %d GPUs of %s", s->tp,
@@ -363,7 +363,7 @@ static int run_with(whatif_ctx *c, const whatif_scenario *s0, whatif_result *out
     topo *tp = NULL;
     coll_ctx *cc = NULL;
     TRY(ctx_topo(c, s0->topo, s0->calib, &tp, &cc, e));
-    TRY(check_scenario(s0, tp, e));
+    TRY(whatif_check(s0, tp, e));
     whatif_scenario s = *s0;
     TRY(resolve_bw(&s, tp, e));
     replay_opts o;
@@ -464,7 +464,7 @@ int whatif_derive(whatif_ctx *c, whatif_scenario *s, err *e)
     topo *tp = NULL;
     coll_ctx *cc = NULL;
     TRY(ctx_topo(c, s->topo, s->calib, &tp, &cc, e));
-    TRY(check_scenario(s, tp, e));
+    TRY(whatif_check(s, tp, e));
     return resolve_bw(s, tp, e);
 }
 

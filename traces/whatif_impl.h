@@ -47,6 +47,9 @@ const knob *whatif_find_knob(const char *key);
 const fitdef *whatif_find_fitdef(const char *name);
 /* Check a "fit" list: known names, none twice, at most WHATIF_FIT_MAX. */
 int whatif_check_fit_list(const char *v, err *e);
+/* The rules between knobs (tp within t's GPUs when t is given, moe_topk <=
+ * moe_experts, ...): ERR_USAGE naming the knobs. */
+int whatif_check(const whatif_scenario *s, const topo *t, err *e);
 /* Apply "k=v,k=v" to s (whatif_set for each). */
 int whatif_apply_kvs(whatif_scenario *s, const char *list, err *e);
 

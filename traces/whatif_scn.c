@@ -14,6 +14,8 @@
 
 #include "models/topo/topo.h"
 #include "sim/cli.h"
+#include "sim/input.h"
+#include "sim/line.h"
 #include "traces/replay.h"
 #include "traces/trace.h"
 #include "validate/calib.h"
@@ -572,31 +574,61 @@ static char *trim(char *s)
     return s;
 }
 
+/* A topology or calibration profile a scenario file names is read here, so
+ * its error names the file's line, not the run that would use it. */
+static int check_input_value(const char *key, const char *val, err *e)
+{
+    int rc = 0;
+    if (!strcmp(key, "topo")) {
+        topo *t = NULL;
+        rc = topo_load(val, &t, e);
+        topo_free(t);
+    } else if (!strcmp(key, "calib") && *val) {
+        calib *c = NULL;
+        rc = calib_load(val, &c, e);
+        calib_free(c);
+    }
+    return rc;
+}
+
+/* Whether word occurs in msg as a whole word (a knob named in a message). */
+static int has_word(const char *msg, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = msg; n && (p = strstr(p, word)); p += n)
+        if ((p == msg || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+            return 1;
+    return 0;
+}
+
 static int load_file(const char *path, whatif_scenario *out, err *e)
 {
-    FILE *f = !strcmp(path, "-") ? stdin : fopen(path, "r");
-    if (!f) {
+    static const input_limits lim = {.max_bytes = INPUT_TEXT_MAX_BYTES, .what = "a scenario"};
+    input *in;
+    if (input_open(path, &lim, &in, e)) {
+        if (errno == EISDIR)
+            return ERR_INPUT;
         const char *names[NBUILTINS];
         for (int i = 0; i < NBUILTINS; i++)
             names[i] = builtins[i].name;
         return cli_unknown(e, ERR_INPUT, "--scenario (a built-in name or a scenario file)", path, names,
                            NBUILTINS);
     }
-    struct stat st;
-    if (f != stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return err_set(e, ERR_INPUT, "%s: is a directory", path);
-    }
+    FILE *f = input_file(in);
     scenario_defaults(out);
     const char *slash = strrchr(path, '/');
     snprintf(out->name, sizeof out->name, "%s", slash ? slash + 1 : path);
-    char line[1024];
+    char line[4096];
+    enum { KEYS_MAX = 128 };
+    struct { char key[48]; long line; } set_at[KEYS_MAX];   /* where each knob was set */
+    int nset = 0;
     long ln = 0;
-    int rc = 0, seen_op = 0;
-    while (fgets(line, sizeof line, f)) {
+    size_t len;
+    int rc = 0, seen_op = 0, st;
+    while ((st = line_get(f, line, sizeof line, &len)) != LINE_EOF) {
         ln++;
-        if (!strchr(line, '\n') && !feof(f)) {
-            rc = err_at(e, path, ln, "line too long");
+        if (st != LINE_OK) {
+            rc = line_fail(st, path, ln, sizeof line - 1, e);
             break;
         }
         char *hash = strchr(line, '#');
@@ -640,19 +672,32 @@ static int load_file(const char *path, whatif_scenario *out, err *e)
         *eq = 0;
         char *key = trim(l), *val = trim(eq + 1);
         err sub = {0};
-        if (whatif_set(out, key, val, &sub) != 0) {
+        if (whatif_set(out, key, val, &sub) != 0 || check_input_value(key, val, &sub) != 0) {
             rc = err_at(e, path, ln, "%s", sub.msg);
             break;
+        }
+        int k = 0;
+        while (k < nset && strcmp(set_at[k].key, key))
+            k++;
+        if (k < KEYS_MAX && strlen(key) < sizeof set_at[0].key) {
+            snprintf(set_at[k].key, sizeof set_at[k].key, "%s", key);
+            set_at[k].line = ln;
+            nset += k == nset;
         }
         seen_op = 1;
     }
     if (rc == 0 && ln == 0)
         rc = err_at(e, path, 1, "empty file: not a scenario");
-    if (rc == 0 && ferror(f))
-        rc = err_set(e, ERR_SYSTEM, "%s: read error", path);
-    if (f != stdin)
-        fclose(f);
-    return rc;
+    err sub = {0};
+    if (rc == 0 && whatif_check(out, NULL, &sub) != 0) {
+        /* Between knobs: at the later line of those the message names. */
+        long at = 0;
+        for (int k = 0; k < nset; k++)
+            if (set_at[k].line > at && has_word(sub.msg, set_at[k].key))
+                at = set_at[k].line;
+        rc = err_at(e, path, at, "%s", sub.msg);
+    }
+    return input_close(in, rc, e);
 }
 
 int whatif_scenario_load(const char *name_or_path, whatif_scenario *out, err *e)

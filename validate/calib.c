@@ -5,6 +5,7 @@
  * order; strings are owned copies. */
 #include "validate/calib.h"
 
+#include "sim/input.h"
 #include "sim/line.h"
 
 #include <errno.h>
@@ -12,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CALIB_LINE_MAX = 4096 };
+enum { CALIB_LINE_MAX = 4095 };
 
 struct calib {
     calib_entry *ents;
@@ -244,8 +245,11 @@ const calib_entry *calib_at(const calib *c, int i)
 }
 const char *calib_source(const calib *c) { return c->source; }
 
+/* A decimal number (strtod alone also takes hex floats, "inf" and "nan"). */
 static int parse_number(const char *s, double *out)
 {
+    if (s[strspn(s, "0123456789+-.eE")])
+        return -1;
     errno = 0;
     char *end;
     double v = strtod(s, &end);
@@ -272,12 +276,8 @@ int calib_parse(FILE *f, const char *name, calib **out, err *e)
     int rc = 0, header = 0, st;
     while (!rc && (st = line_read(f, &buf, &cap, CALIB_LINE_MAX, &len)) != LINE_EOF) {
         line++;
-        if (st == LINE_ERROR)
-            break;
         if (st != LINE_OK) {
-            rc = err_at(e, name, line, st == LINE_LONG ? "line longer than %d bytes"
-                                                       : "NUL byte in a text file",
-                        CALIB_LINE_MAX);
+            rc = line_fail(st, name, line, CALIB_LINE_MAX, e);
             break;
         }
         char *hash = strchr(buf, '#'), *note = NULL;
@@ -315,6 +315,11 @@ int calib_parse(FILE *f, const char *name, calib **out, err *e)
             rc = err_at(e, name, line, "bad number '%s' for %s", tok[1], tok[0]);
         } else if (!(v >= lo && v <= hi)) {
             rc = err_at(e, name, line, "%s = %g is outside [%g, %g]", tok[0], v, lo, hi);
+        } else if (topo_param_integer(tok[0]) &&
+                   (v != floor(v) ||
+                    (topo_param_integer(tok[0]) == 2 && ((long)v & ((long)v - 1))))) {
+            rc = err_at(e, name, line, "%s = %s must be %s", tok[0], tok[1],
+                        topo_param_integer(tok[0]) == 2 ? "a power of two" : "an integer");
         } else if (n == 4 && (strcmp(tok[2], "+-") || parse_number(tok[3], &sd) || sd < 0)) {
             rc = err_at(e, name, line, "expected '+- SD' (a non-negative number) after the value");
         } else if (find(c, tok[0]) >= 0) {
@@ -339,13 +344,11 @@ int calib_parse(FILE *f, const char *name, calib **out, err *e)
 
 int calib_load(const char *path, calib **out, err *e)
 {
-    FILE *f = stdin;
-    if (strcmp(path, "-") != 0)
-        TRY(line_open(path, &f, e));
-    int rc = calib_parse(f, path, out, e);
-    if (f != stdin)
-        fclose(f);
-    return rc;
+    static const input_limits lim = {.max_bytes = INPUT_TEXT_MAX_BYTES,
+                                     .what = "a calibration profile"};
+    input *in;
+    TRY(input_open(path, &lim, &in, e));
+    return input_close(in, calib_parse(input_file(in), path, out, e), e);
 }
 
 int calib_write(const calib *c, FILE *f, err *e)

@@ -13,10 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/coll/coll.h"
+#include "models/fabric/flows.h"
 #include "sim/arena.h"
+#include "sim/input.h"
 #include "sim/line.h"
 
-enum { MAX_FIELDS = 64, MAX_ALGO_COLS = 16, MAX_META = 128, LINE_MAX_BYTES = 8192, STDIN_MAX_BYTES = 64 << 20 };
+enum { MAX_FIELDS = 64, MAX_ALGO_COLS = 16, MAX_META = 128, LINE_MAX_BYTES = 8192 };
 
 struct meas_set {
     arena *a;
@@ -268,6 +271,11 @@ static int csv_row(csv_ctx *c, char **f, int n, long line, err *e)
         x->case_id = (int)v;
         if (!*CELL(1))
             return BAD("pattern");
+        int known = !strcmp(cell, "custom");
+        for (int k = 0; flows_pattern_name(k); k++)
+            known |= !strcmp(cell, flows_pattern_name(k));
+        if (!known)
+            return err_at(e, m->name, line, "unknown pattern '%s' (collsim flows --list)", cell);
         x->pattern = dup(m, cell);
         int op = -1;
         for (int k = 0; k < MEAS_NOPS; k++)
@@ -286,7 +294,9 @@ static int csv_row(csv_ctx *c, char **f, int n, long line, err *e)
         if ((x->flow < 0) != (x->src == MEAS_ANY) || (x->flow < 0) != (x->dst == MEAS_ANY))
             return err_at(e, m->name, line,
                           "src and dst are '*' exactly on aggregate rows (flow -1)");
-        if (parse_u64(CELL(6), &x->bytes) || x->bytes == 0)
+        if (x->flow >= 0 && x->src == x->dst)
+            return err_at(e, m->name, line, "src and dst are the same: a flow goes nowhere");
+        if (parse_u64(CELL(6), &x->bytes) || x->bytes == 0 || x->bytes > COLL_MAX_BYTES)
             return BAD("bytes");
         if (parse_num(CELL(7), 1, &x->time_us))
             return BAD("time_us");
@@ -319,7 +329,7 @@ static int csv_row(csv_ctx *c, char **f, int n, long line, err *e)
         meas_coll *k = row;
         long v;
         k->line = line;
-        if (parse_u64(CELL(0), &k->bytes))
+        if (parse_u64(CELL(0), &k->bytes) || k->bytes > COLL_MAX_BYTES)
             return BAD("size_bytes");
         if (parse_u64(CELL(1), &k->count))
             return BAD("count");
@@ -387,10 +397,12 @@ static int read_csv(meas_set *m, FILE *f, err *e)
     int have_kind = 0, have_header = 0;
     csv_ctx c = {.m = m};
     char header_text[LINE_MAX_BYTES] = "";
-    while (fgets(buf, sizeof buf, f)) {
+    size_t len;
+    int st;
+    while ((st = line_get(f, buf, sizeof buf, &len)) != LINE_EOF) {
         line++;
-        if (!strchr(buf, '\n') && !feof(f))
-            return err_at(e, m->name, line, "line longer than %d bytes", LINE_MAX_BYTES - 2);
+        if (st != LINE_OK)
+            return line_fail(st, m->name, line, sizeof buf - 1, e);
         char *s = trim(buf);
         if (!*s)
             continue;
@@ -604,10 +616,12 @@ static int read_nccl_tests(meas_set *m, FILE *f, err *e)
     m->kind = MEAS_COLL;
     m->nccl_tests = 1;
     m->rowsize = sizeof(meas_coll);
-    while (fgets(buf, sizeof buf, f)) {
+    size_t len;
+    int st;
+    while ((st = line_get(f, buf, sizeof buf, &len)) != LINE_EOF) {
         line++;
-        if (!strchr(buf, '\n') && !feof(f))
-            return err_at(e, m->name, line, "line longer than %d bytes", LINE_MAX_BYTES - 2);
+        if (st != LINE_OK)
+            return line_fail(st, m->name, line, sizeof buf - 1, e);
         char *s = trim(buf);
         if (!*s)
             continue;
@@ -677,6 +691,8 @@ static int read_nccl_tests(meas_set *m, FILE *f, err *e)
         const char *cell;
         if (parse_u64(cell = tok[c_size], &k->bytes))
             return err_at(e, m->name, line, "bad size '%s'", cell);
+        if (k->bytes > COLL_MAX_BYTES)
+            return err_at(e, m->name, line, "size %s is beyond 64 GiB", cell);
         if (parse_u64(cell = tok[c_count], &k->count))
             return err_at(e, m->name, line, "bad count '%s'", cell);
         k->dtype = dup(m, tok[c_type]);
@@ -711,7 +727,10 @@ static int read_nccl_tests(meas_set *m, FILE *f, err *e)
 
 /* --- public --------------------------------------------------------------- */
 
-int meas_read(FILE *f, const char *name, meas_set **out, err *e)
+static const char csv_magic[] = "# format: collsim-meas";
+
+/* Read f as a collsim measurement file (csv) or nccl-tests output. */
+static int parse(FILE *f, const char *name, int csv, meas_set **out, err *e)
 {
     *out = NULL;
     meas_set *m = calloc(1, sizeof *m);
@@ -720,16 +739,6 @@ int meas_read(FILE *f, const char *name, meas_set **out, err *e)
         return err_set(e, ERR_SYSTEM, "out of memory");
     }
     m->name = dup(m, name);
-    int c = fgetc(f), csv = 0;
-    if (c != EOF) {
-        char head[32] = {0};
-        head[0] = (char)c;
-        if (fgets(head + 1, sizeof head - 1, f)) {
-            const char *p = head;
-            csv = !strncmp(p, "# format: collsim-meas", 22);
-        }
-        rewind(f);
-    }
     int rc = csv ? read_csv(m, f, e) : read_nccl_tests(m, f, e);
     if (!rc)
         rc = check_cases(m, e);
@@ -741,41 +750,23 @@ int meas_read(FILE *f, const char *name, meas_set **out, err *e)
     return 0;
 }
 
+int meas_read(FILE *f, const char *name, meas_set **out, err *e)
+{
+    char head[sizeof csv_magic] = "";
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    rewind(f);
+    return parse(f, name, n == sizeof head - 1 && !strcmp(head, csv_magic), out, e);
+}
+
 int meas_load(const char *path, meas_set **out, err *e)
 {
-    if (!strcmp(path, "-")) {
-        /* meas_read looks at the first line and rewinds: read stdin into
-         * memory, up to a bound (endless stdin must not exhaust memory). */
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *mem = open_memstream(&buf, &len);
-        if (!mem)
-            return err_set(e, ERR_SYSTEM, "out of memory");
-        char chunk[4096];
-        size_t n;
-        while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0 && len < STDIN_MAX_BYTES) {
-            fwrite(chunk, 1, n, mem);
-            fflush(mem);
-        }
-        int bad = ferror(stdin) != 0;
-        fclose(mem);
-        if (len >= STDIN_MAX_BYTES) {
-            free(buf);
-            return err_at(e, "-", 0, "more than %d MiB: not a measurement file",
-                          STDIN_MAX_BYTES >> 20);
-        }
-        FILE *in = bad ? NULL : fmemopen(buf, len ? len : 1, "r");
-        int rc = in ? meas_read(in, "-", out, e) : err_set(e, ERR_SYSTEM, "-: cannot read stdin");
-        if (in)
-            fclose(in);
-        free(buf);
-        return rc;
-    }
-    FILE *f;
-    TRY(line_open(path, &f, e));
-    int rc = meas_read(f, path, out, e);
-    fclose(f);
-    return rc;
+    static const input_limits lim = {.max_bytes = INPUT_TEXT_MAX_BYTES,
+                                     .what = "a measurement file"};
+    input *in;
+    TRY(input_open(path, &lim, &in, e));
+    size_t n;
+    int csv = !strncmp(input_peek(in, sizeof csv_magic - 1, &n), csv_magic, sizeof csv_magic - 1);
+    return input_close(in, parse(input_file(in), path, csv, out, e), e);
 }
 
 void meas_free(meas_set *m)

@@ -117,10 +117,18 @@ int pts_filter_parse(const char *patterns, const char *sizes, pts_filter *f, err
     f->hi = UINT64_MAX;
     char buf[1024];
     if (patterns) {
+        TRY(cli_check_list("--patterns", patterns, sizeof buf - 1, e));
         snprintf(buf, sizeof buf, "%s", patterns);
         for (char *q = strtok(buf, ","); q; q = strtok(NULL, ",")) {
             if (f->npatterns == PTS_MAX_SEL || strlen(q) >= sizeof f->patterns[0])
                 return err_set(e, ERR_USAGE, "--patterns: too many or too long ('%s')", q);
+            const char *names[64];
+            int n = 0, known = 0;
+            for (; n < 63 && flows_pattern_name(n); n++)
+                known |= !strcmp(q, names[n] = flows_pattern_name(n));
+            names[n++] = "custom";
+            if (!known && strcmp(q, "custom"))
+                return cli_unknown(e, ERR_USAGE, "--patterns", q, names, n);
             snprintf(f->patterns[f->npatterns++], sizeof f->patterns[0], "%s", q);
         }
     }

@@ -204,6 +204,9 @@ int flows_expand(const topo *t, const char *pattern, flows_op op, double bytes,
         if (g[i] < 0 || g[i] >= topo_ngpus(t))
             return err_set(e, ERR_USAGE, "GPU %d: topology '%s' has %d GPUs", g[i],
                            topo_name(t), topo_ngpus(t));
+        for (int j = 0; j < i; j++)
+            if (g[j] == g[i])   /* a pair of it with itself would be a flow to nowhere */
+                return err_set(e, ERR_USAGE, "GPU %d is listed twice", g[i]);
     }
     int max = ng * ng + 1;
     flows_case *c = calloc((size_t)max, sizeof *c);

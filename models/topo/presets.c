@@ -5,12 +5,12 @@
  * switch's cut-through split half and half over the links at its ports. */
 #include "models/topo/topo.h"
 #include "sim/cli.h"
+#include "sim/input.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* A builder session: the first error sticks, later calls do nothing. */
 typedef struct bld {
@@ -77,7 +77,6 @@ static const char *nm(char *buf, const char *prefix, int i)
 }
 
 /* Values shared by several presets (docs/model.md says where from). */
-enum { STDIN_MAX_BYTES = 64 << 20 };   /* a topology read from stdin */
 #define SW_HALF_NS 57.5        /* half of a 115 ns Gen5 switch cut-through */
 #define GPU_END_NS 300.0       /* GPU-side PCIe endpoint share of a hop */
 #define ROOT_NS 202.5          /* root complex + socket fabric, per side */
@@ -431,10 +430,12 @@ int topo_load(const char *name_or_path, topo **out, err *e)
         *out = t;
         return 0;
     }
-    int is_stdin = !strcmp(name_or_path, "-");
-    FILE *f = is_stdin ? stdin : fopen(name_or_path, "r");
-    if (!f) {
+    static const input_limits lim = {.max_bytes = INPUT_TEXT_MAX_BYTES, .what = "a topology"};
+    input *in;
+    if (input_open(name_or_path, &lim, &in, e)) {
         int errnum = errno;
+        if (errnum == EISDIR)
+            return ERR_INPUT;
         const char *names[NPRESETS];
         for (int i = 0; i < NPRESETS; i++)
             names[i] = presets[i].match ? NULL : presets[i].name;
@@ -445,61 +446,22 @@ int topo_load(const char *name_or_path, topo **out, err *e)
         return err_set(e, ERR_INPUT, "topology '%s' is neither a preset%s nor a readable file: %s; "
                        "presets: collsim topo list", name_or_path, hint, strerror(errnum));
     }
-    struct stat st;
-    if (!is_stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return err_set(e, ERR_INPUT, "%s: is a directory", name_or_path);
-    }
     /* An NCCL XML dump or nvidia-smi output given where a collsim-topo file
      * is expected: say how to convert it. */
-    int c;
-    while ((c = getc(f)) == ' ' || c == '\t' || c == '\n' || c == '\r')
-        ;
-    char head[256] = "";
-    if (c != EOF) {
-        head[0] = (char)c;
-        if (!fgets(head + 1, sizeof head - 1, f))
-            head[1] = 0;
-    }
-    const char *kind = head[0] == '<' ? "xml" : strstr(head, "GPU0") ? "smi" : NULL;
-    if (kind) {
-        if (!is_stdin)
-            fclose(f);
+    size_t n;
+    const char *p = input_peek(in, 4096, &n);
+    (void)n;   /* p is NUL-terminated */
+    size_t skip = strspn(p, " \t\r\n");
+    char head[256];
+    snprintf(head, sizeof head, "%.*s", (int)strcspn(p + skip, "\n"), p + skip);
+    int xml = head[0] == '<', smi = !xml && strstr(head, "GPU0");
+    if (xml || smi) {
+        input_close(in, 0, NULL);
         return err_at(e, name_or_path, 1,
                       "this is %s, not a collsim-topo file: convert it with "
                       "`collsim topo import %s %s -o T.topo` and use T.topo",
-                      head[0] == '<' ? "an NCCL topology XML dump" : "`nvidia-smi topo -m` output",
-                      kind, name_or_path);
+                      xml ? "an NCCL topology XML dump" : "`nvidia-smi topo -m` output",
+                      xml ? "xml" : "smi", name_or_path);
     }
-    if (is_stdin) {
-        /* Put the first line back: parse from a copy of what was read plus the rest. */
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *mem = open_memstream(&buf, &len);
-        if (!mem)
-            return err_set(e, ERR_SYSTEM, "out of memory");
-        fputs(head, mem);
-        char chunk[4096];
-        size_t n;
-        while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && len < STDIN_MAX_BYTES) {
-            fwrite(chunk, 1, n, mem);
-            fflush(mem);
-        }
-        if (len >= STDIN_MAX_BYTES) {   /* endless stdin: never read it all */
-            fclose(mem);
-            free(buf);
-            return err_at(e, "-", 0, "more than %d MiB: not a topology", STDIN_MAX_BYTES >> 20);
-        }
-        fclose(mem);
-        FILE *in = fmemopen(buf, len, "r");
-        int rc = in ? topo_parse(in, "-", out, e) : err_set(e, ERR_SYSTEM, "out of memory");
-        if (in)
-            fclose(in);
-        free(buf);
-        return rc;
-    }
-    rewind(f);
-    int rc = topo_parse(f, name_or_path, out, e);
-    fclose(f);
-    return rc;
+    return input_close(in, topo_parse(input_file(in), name_or_path, out, e), e);
 }

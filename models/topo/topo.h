@@ -187,6 +187,9 @@ const char *topo_gpu_path_smi(const topo *t, int gpu_a, int gpu_b, char *buf);
 
 /* Text format (docs/formats.md); name is used in messages. */
 int topo_parse(FILE *f, const char *name, topo **out, err *e);
+/* How the topology format reads a `param` KEY: 2 a power of two, 1 an
+ * integer, 0 any number (or no such key); calibration profiles follow it. */
+int topo_param_integer(const char *key);
 int topo_write(const topo *t, FILE *f, err *e);
 /* Presets: by name, or a file path if the name is not a preset. */
 int topo_load(const char *name_or_path, topo **out, err *e);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_TOKENS = 16, MAX_LINE = 4096 };
+enum { MAX_TOKENS = 16, MAX_LINE = 4095 };
 
 /* Machine-wide parameters: key (with unit), field, unit scale to the stored
  * unit, range in the file's unit. */
@@ -75,6 +75,14 @@ static const struct param_def {
 };
 enum { NPARAMS = sizeof param_defs / sizeof param_defs[0] };
 
+int topo_param_integer(const char *key)
+{
+    for (int i = 0; i < NPARAMS; i++)
+        if (!strcmp(param_defs[i].key, key))
+            return param_defs[i].type != P_INT ? 0 : param_defs[i].pow2 ? 2 : 1;
+    return 0;
+}
+
 static const char *const node_kinds[TOPO_NKINDS] = {
     "gpu", "switch", "root", "cpu", "nvswitch", "hostmem",
 };
@@ -90,9 +98,10 @@ static int lookup(const char *const *names, int n, const char *s)
     return -1;
 }
 
+/* A decimal number (strtod alone also takes hex, "inf" and "nan"). */
 static int parse_num(const char *s, double *out)
 {
-    if (!*s)
+    if (!*s || s[strspn(s, "0123456789+-.eE")])
         return -1;
     errno = 0;
     char *end;
@@ -140,6 +149,8 @@ typedef struct pctx {
     err *e;
     pending_parent *pp;
     int npp, cap_pp;
+    int named;                     /* a `name` line was read */
+    unsigned char seen[NPARAMS + 1];   /* params given (the last: cpu) */
 } pctx;
 
 static int param_line(pctx *c, char **tok, int n)
@@ -147,6 +158,8 @@ static int param_line(pctx *c, char **tok, int n)
     if (n != 3)
         return err_at(c->e, c->file, c->line, "expected 'param KEY VALUE'");
     if (!strcmp(tok[1], "cpu")) {
+        if (c->seen[NPARAMS]++)
+            return err_at(c->e, c->file, c->line, "param cpu given twice");
         if (topo_cpu_parse(tok[2], &topo_params_mut(c->t)->cpu)) {
             char all[256] = "";
             for (int i = 0; i < CPU_NKINDS; i++)
@@ -161,6 +174,8 @@ static int param_line(pctx *c, char **tok, int n)
         const struct param_def *d = &param_defs[i];
         if (strcmp(d->key, tok[1]))
             continue;
+        if (c->seen[i]++)
+            return err_at(c->e, c->file, c->line, "param %s given twice", d->key);
         double v;
         if (parse_num(tok[2], &v))
             return err_at(c->e, c->file, c->line, "param %s: '%s' is not a number", d->key,
@@ -267,7 +282,7 @@ static int link_line(pctx *c, char **tok, int n)
             have_bw = 1;
             continue;
         }
-        if (!strcmp(k, "bw_back_GBps") && !(l.bw_back_Bps > 0)) {
+        if (!strcmp(k, "bw_back_GBps") && !(l.bw_back_Bps > 0) && kind != LINK_PCIE) {
             if (parse_num(v, &d) || !(d > 0) || d > 1e5)
                 return err_at(c->e, c->file, c->line, "bw_back_GBps=%s must be a number > 0 "
                               "and <= 100000 (100 TB/s)", v);
@@ -321,14 +336,8 @@ static int parse_lines(pctx *c, FILE *f)
     int rc = 0, header = 0, st;
     while ((st = line_read(f, &buf, &cap, MAX_LINE, &len)) != LINE_EOF) {
         c->line++;
-        if (st == LINE_ERROR)
-            break;
-        if (st == LINE_LONG) {
-            rc = err_at(c->e, c->file, c->line, "line longer than %d characters", MAX_LINE);
-            break;
-        }
-        if (st == LINE_NUL) {
-            rc = err_at(c->e, c->file, c->line, "NUL byte in a text file");
+        if (st != LINE_OK) {
+            rc = line_fail(st, c->file, c->line, MAX_LINE, c->e);
             break;
         }
         char *hash = strchr(buf, '#');
@@ -359,7 +368,9 @@ static int parse_lines(pctx *c, FILE *f)
         if (n == 0)
             continue;
         if (!strcmp(tok[0], "name")) {
-            if (n != 2 || !valid_name(tok[1]))
+            if (c->named++)
+                rc = err_at(c->e, c->file, c->line, "name given twice");
+            else if (n != 2 || !valid_name(tok[1]))
                 rc = err_at(c->e, c->file, c->line, "expected 'name NAME' (letters, digits, "
                             "_.:-)");
             else if (topo_set_name(c->t, tok[1]))

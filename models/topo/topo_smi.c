@@ -46,7 +46,7 @@ static int gpu_index(const char *s)
         return -1;
     char *end;
     long v = strtol(s + 3, &end, 10);
-    return *end || v > MAX_SMI_GPUS ? -1 : (int)v;
+    return *end || v >= MAX_SMI_GPUS ? -1 : (int)v;
 }
 
 static int parse_code(const char *s, code *c, int *nv)
@@ -83,12 +83,8 @@ static int read_matrix(smi *s, FILE *f)
     int st;
     while ((st = line_read(f, &buf, &cap, MAX_SMI_LINE, &len)) != LINE_EOF) {
         ln++;
-        if (st == LINE_ERROR)
-            break;
         if (st != LINE_OK) {
-            rc = err_at(s->e, s->file, ln, st == LINE_LONG ? "line longer than %d bytes"
-                                                           : "NUL byte in a text file",
-                        MAX_SMI_LINE);
+            rc = line_fail(st, s->file, ln, MAX_SMI_LINE, s->e);
             break;
         }
         int starts_blank = buf[0] == ' ' || buf[0] == '\t';
@@ -105,9 +101,12 @@ static int read_matrix(smi *s, FILE *f)
              * silently drop GPUs from here on. */
             for (int i = n; i < nt && !rc; i++)
                 if (!strncmp(tok[i], "GPU", 3) && tok[i][3] >= '0' && tok[i][3] <= '9')
-                    rc = err_at(s->e, s->file, ln, "header: '%s' where GPU%d was expected "
-                                "(labels must run GPU0..GPU%d in order)", tok[i], n,
-                                MAX_SMI_GPUS - 1);
+                    rc = n == MAX_SMI_GPUS
+                             ? err_at(s->e, s->file, ln, "header: more than %d GPUs",
+                                      MAX_SMI_GPUS)
+                             : err_at(s->e, s->file, ln, "header: '%s' where GPU%d was "
+                                      "expected (labels must run GPU0..GPU%d in order)",
+                                      tok[i], n, MAX_SMI_GPUS - 1);
             if (rc)
                 break;
             ndev = n;
@@ -135,7 +134,7 @@ static int read_matrix(smi *s, FILE *f)
         if (nt == 0 && row == 0)
             continue;
         if (row >= s->n)
-            break; /* NIC rows, legend: not ours */
+            continue; /* NIC rows, legend: not ours, but read (and checked) to the end */
         if (nt == 0 || gpu_index(tok[0]) != row) {
             rc = err_at(s->e, s->file, ln, "expected the row of GPU%d", row);
             break;

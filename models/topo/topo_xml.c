@@ -10,6 +10,7 @@
  * entries to another GPU become a direct NVLink. Values the XML does not
  * carry (latencies, socket and memory links) are the documented defaults. */
 #include "models/topo/topo.h"
+#include "sim/input.h"
 
 #include <errno.h>
 #include <math.h>
@@ -21,7 +22,6 @@
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 
-enum { MAX_XML_BYTES = 64 << 20 };
 
 typedef struct xgpu {
     int dev, sm, parent, gen, width;
@@ -74,7 +74,7 @@ static int attr_long(xctx *c, xmlNodePtr n, const char *name, int base, long lo,
 }
 
 /* link_speed "32.0 GT/s PCIe" -> gen 5 and link_width; missing, empty or
- * "Unknown..." values keep the inherited ones. */
+ * "Unknown..." values keep the inherited ones; link_width "0" is x16. */
 static int pci_link(xctx *c, xmlNodePtr n, int *gen, int *width)
 {
     static const double gts[] = {0, 2.5, 5.0, 8.0, 16.0, 32.0, 64.0};
@@ -93,7 +93,9 @@ static int pci_link(xctx *c, xmlNodePtr n, int *gen, int *width)
                           "rate (2.5, 5.0, 8.0, 16.0, 32.0 or 64.0 GT/s)", buf);
         *gen = g;
     }
-    if (attr(n, "link_width", buf, sizeof buf) && buf[0] && strcmp(buf, "0")) {
+    if (attr(n, "link_width", buf, sizeof buf) && !strcmp(buf, "0")) {
+        *width = 16;   /* NCCL reads a width of 0 (sysfs gave none) as x16 (graph/topo.cc) */
+    } else if (attr(n, "link_width", buf, sizeof buf) && buf[0]) {
         char *end;
         long w = strtol(buf, &end, 10);
         if (*end || (w != 1 && w != 2 && w != 4 && w != 8 && w != 12 && w != 16 && w != 32))
@@ -354,20 +356,19 @@ static void base_name(const char *path, char *out, size_t n)
 int topo_import_xml(const char *path, topo **out, err *e)
 {
     *out = NULL;
-    int is_stdin = !strcmp(path, "-");
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
-    if (!f)
-        return err_at(e, path, 0, "cannot open: %s", strerror(errno));
-    char *buf = malloc(MAX_XML_BYTES);
-    size_t len = buf ? fread(buf, 1, MAX_XML_BYTES, f) : 0;
-    int toolong = buf && len == MAX_XML_BYTES && fgetc(f) != EOF, bad = ferror(f);
-    if (!is_stdin)
-        fclose(f);
+    static const input_limits lim = {.max_bytes = INPUT_TEXT_MAX_BYTES,
+                                     .what = "an NCCL topology XML dump"};
+    input *in;
+    TRY(input_open(path, &lim, &in, e));
+    char *buf = malloc(INPUT_TEXT_MAX_BYTES);
+    size_t len = buf ? fread(buf, 1, INPUT_TEXT_MAX_BYTES, input_file(in)) : 0;
+    int bad = ferror(input_file(in)) || fgetc(input_file(in)) != EOF;
+    int read_rc = input_close(in, bad ? err_at(e, path, 0, "read error") : 0, e);
     if (!buf)
         return err_set(e, ERR_SYSTEM, "out of memory");
-    if (bad || toolong) {
+    if (read_rc) {
         free(buf);
-        return err_at(e, path, 0, bad ? "read error" : "larger than 64 MiB");
+        return read_rc;
     }
     xmlInitParser();
     xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
