@@ -21,6 +21,7 @@
 #include "models/coll/coll.h"
 #include "models/fabric/fabric.h"
 #include "models/nccl/nccl_tune.h"
+#include "models/tlp/tlp_coll.h"
 #include "models/topo/topo.h"
 #include "sim/ofile.h"
 #include "sim/report.h"
@@ -64,6 +65,8 @@ typedef struct coll_args {
     const char *plot;                 /* --plot FILE */
     char ignored[96];  /* nccl-tests flags accepted and ignored ("-n -w") */
     int reg;           /* -R as given (not modelled) */
+    int tlp;           /* --engine tlp */
+    long window_us;    /* --window */
 } coll_args;
 
 #define ARGS ((coll_args *)ctx)
@@ -88,8 +91,22 @@ static int set_nccl(void *ctx, const char *a, err *e)
 
 static int set_without(void *ctx, const char *a, err *e)
 {
-    ARGS->without_list = a;
-    return fabric_mech_parse(a, &ARGS->without, e);
+    (void)e;
+    ARGS->without_list = a;  /* parsed once the engine is known */
+    return 0;
+}
+
+static int set_engine(void *ctx, const char *a, err *e)
+{
+    if (strcmp(a, "flow") && strcmp(a, "tlp"))
+        return err_set(e, ERR_USAGE, "--engine: '%s' (flow or tlp)", a);
+    ARGS->tlp = !strcmp(a, "tlp");
+    return 0;
+}
+
+static int set_window(void *ctx, const char *a, err *e)
+{
+    return cli_parse_long("--window", a, 0, 100000, &ARGS->window_us, e);
 }
 
 /* Ranks as nccl-tests counts them: MPI processes x threads (-t) x GPUs per
@@ -345,7 +362,9 @@ static const cli_opt options[] = {
     {"nccl", 0, "VER", "NCCL version whose decisions are emulated (default: the newest)", set_nccl},
     {"explain", 0, NULL, "before each size, NCCL's choice and the numbers behind it", set_explain},
     {"breakdown", 0, NULL, "add where the time goes: barrier, fixed, transfer, contention (us)", set_split},
-    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read", set_without},
+    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read (--engine tlp: turn, credits, order, tags)", set_without},
+    {"engine", 0, "E", "flow (default) or tlp: the custom kernels at the transaction level (docs/model.md)", set_engine},
+    {"window", 0, "US", "--engine tlp: TLPs per phase for US microseconds, then extrapolated (default 50; 0 = every TLP)", set_window},
     {"timeline", 0, "OUT.json", "Perfetto timeline of the largest size ('-': stdout, the report "
                                 "then goes to stderr)", cmd_set_timeline},
     {"plot", 0, "FILE.svg", "draw time and busbw against size per algorithm (SVG)", set_plot},
@@ -411,6 +430,7 @@ typedef struct run {
     const coll_args *g;
     coll_kind kind;
     coll_ctx *ctx;
+    tlp_net *tn;     /* --engine tlp */
     coll_req req;
     int nranks;
     int multi;   /* several algorithms: one that cannot run a size leaves a gap */
@@ -450,7 +470,9 @@ static int predict(run *r, coll_algo a, uint64_t sz, cell *c, err *e)
     r->req.algo = a;
     r->req.bytes = c->bytes;
     err e2 = {0};
-    int rc = coll_predict(r->ctx, &r->req, &c->res, &e2);
+    int rc = r->tn ? tlp_coll_predict(r->tn, &r->req, (int64_t)r->g->window_us * 1000000, &c->res,
+                                      &e2)
+                   : coll_predict(r->ctx, &r->req, &c->res, &e2);
     if (rc == ERR_USAGE && r->multi)
         return 0;  /* this algorithm cannot run this size: a gap, not an error */
     if (rc) {
@@ -539,6 +561,8 @@ static void write_meta(report *rep, const run *r, const topo *t, int argc, char 
         report_meta(rep, "nccl", "%s (emulated decisions)", g->nccl);
     if (g->without)
         report_meta(rep, "without", "%s (model mechanisms switched off)", g->without_list);
+    if (g->tlp)
+        report_meta(rep, "engine", "tlp (transaction level, window %ld us)", g->window_us);
     if (g->ignored[0])
         report_meta(rep, "ignored", "%s (nccl-tests measurement settings: a prediction has "
                                     "no iterations, warm-up, streams or data)", g->ignored);
@@ -948,6 +972,7 @@ int cmd_coll(int argc, char **argv, err *e)
     g.cycles = 1;
     g.algos[0] = ALGO_AUTO;
     g.nalgos = 1;
+    g.window_us = 50;
     g.proto = PROTO_AUTO;
     const char *pos[2];
     int npos;
@@ -1024,8 +1049,17 @@ int cmd_coll(int argc, char **argv, err *e)
     r.ctx = coll_ctx_new(t);
     if (!r.ctx)
         rc = err_set(e, ERR_SYSTEM, "out of memory");
-    else
+    if (!rc && g.without_list)
+        rc = g.tlp ? tlp_mech_parse(g.without_list, &g.without, e)
+                   : fabric_mech_parse(g.without_list, &g.without, e);
+    if (!rc && !g.tlp)
         coll_ctx_without(r.ctx, g.without);
+    if (!rc && g.tlp) {
+        if ((r.tn = tlp_new(t, e)))
+            tlp_disable(r.tn, g.without);
+        else
+            rc = e->code;
+    }
     coll_req_init(&r.req, t);
     r.req.kind = kind;
     r.req.dtype = g.types[0];
@@ -1103,6 +1137,7 @@ int cmd_coll(int argc, char **argv, err *e)
             ofile_abort(outs[i]);
     report_free(rep);
     coll_ctx_free(r.ctx);
+    tlp_free(r.tn);
     topo_free(t);
     return rc;
 }
