@@ -164,7 +164,7 @@ static int parse_size(const char *what, const char *s, uint64_t *out, err *e)
 static int set_min(void *ctx, const char *a, err *e) { ARGS->minb_set = 1; return parse_size("-b", a, &ARGS->minb, e); }
 static int set_max(void *ctx, const char *a, err *e) { ARGS->maxb_set = 1; return parse_size("-e", a, &ARGS->maxb, e); }
 static int set_channels(void *ctx, const char *a, err *e) { return cli_parse_long("--channels", a, 1, 64, &ARGS->channels, e); }
-static int set_root(void *ctx, const char *a, err *e) { return cli_parse_long("--root", a, 0, 4095, &ARGS->root, e); }
+static int set_root(void *ctx, const char *a, err *e) { return cli_parse_long("--root", a, -1, 4095, &ARGS->root, e); }
 
 /* nccl-tests: a factor > 1 multiplies, anything else steps by -i. collsim
  * keeps a fractional factor (nccl-tests reads -f as an integer). */
@@ -349,7 +349,7 @@ static const cli_opt options[] = {
     {"op", 'o', "OP", "reduction op: sum (default), prod, max, min, avg, mulsum, all (labels only)", set_op},
     {"datatype", 'd', "T", "bfloat16 (default; nccl-tests: float), half, float, double, int8, "
                            "uint8, int32, uint32, int64, uint64, f8e4m3, f8e5m2, all", set_dtype},
-    {"root", 'r', "R", "broadcast root (default 0)", set_root},
+    {"root", 'r', "R", "broadcast root (default 0; -1: every root in turn)", set_root},
     {"algo", 0, "A[,A..]", "ring, tree, oneshot, twoshot, oneshot-push, twoshot-push, auto; "
                            "a list compares them in one table", set_algo},
     {"crossover", 0, NULL, "print the sizes where the fastest of the --algo list changes", set_crossover},
@@ -362,7 +362,7 @@ static const cli_opt options[] = {
     {"nccl", 0, "VER", "NCCL version whose decisions are emulated (default: the newest)", set_nccl},
     {"explain", 0, NULL, "before each size, NCCL's choice and the numbers behind it", set_explain},
     {"breakdown", 0, NULL, "add where the time goes: barrier, fixed, transfer, contention (us)", set_split},
-    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read (--engine tlp: turn, credits, order, tags)", set_without},
+    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read, nvlink-sat (--engine tlp: turn, credits, order, tags)", set_without},
     {"engine", 0, "E", "flow (default) or tlp: the custom kernels at the transaction level (docs/model.md)", set_engine},
     {"window", 0, "US", "--engine tlp: TLPs per phase for US microseconds, then extrapolated (default 50; 0 = every TLP)", set_window},
     {"timeline", 0, "OUT.json", "Perfetto timeline of the largest size ('-': stdout, the report "
@@ -598,19 +598,23 @@ static uint64_t next_size(const run *r, uint64_t sz)
     for (uint64_t sz = (r)->g->minb, nx_; sz <= (r)->g->maxb; \
          nx_ = next_size((r), sz), sz = nx_ > sz ? nx_ : (r)->g->maxb + 1)
 
-/* Each datatype and op (-d all, -o all), and -N passes: fn per combination. */
+/* Each datatype and op (-d all, -o all), each broadcast root with -r -1,
+ * and -N passes, in nccl-tests' order: fn per combination. */
 typedef int pass_fn(run *r, void *arg, err *e);
 static int for_passes(run *r, pass_fn *fn, void *arg, err *e)
 {
     const coll_args *g = r->g;
     int nops = is_reduction(r->kind) ? g->nops : 1;
+    int all_roots = r->kind == COLL_BROADCAST && g->root < 0;
     for (int ti = 0; ti < g->ntypes; ti++)
         for (int oi = 0; oi < nops; oi++)
-            for (long cy = 0; cy < g->cycles; cy++) {
-                r->req.dtype = g->types[ti];
-                r->op = op_names[g->ops[oi]];
-                TRY(fn(r, arg, e));
-            }
+            for (int ro = 0; ro < (all_roots ? r->nranks : 1); ro++)
+                for (long cy = 0; cy < g->cycles; cy++) {
+                    r->req.dtype = g->types[ti];
+                    r->op = op_names[g->ops[oi]];
+                    r->req.root = all_roots ? ro : (int)(g->root > 0 ? g->root : 0);
+                    TRY(fn(r, arg, e));
+                }
     return 0;
 }
 
@@ -886,6 +890,7 @@ static int write_plot(run *r, const topo *t, ofile *of, err *e)
 {
     const coll_args *g = r->g;
     r->req.dtype = g->types[0];
+    r->req.root = g->root > 0 ? (int)g->root : 0;
     size_t cap = 0, n = 0;
     FOR_SIZES(r, sz)
         cap++;
@@ -993,8 +998,9 @@ int cmd_coll(int argc, char **argv, err *e)
         return err_set(e, ERR_USAGE, "--explain: only with --format table");
     if (g.explain && g.nalgos > 1)
         return err_set(e, ERR_USAGE, "--explain: with one --algo");
-    if ((g.crossover || g.explain) && (g.ntypes > 1 || g.nops > 1 || g.cycles > 1))
-        return err_set(e, ERR_USAGE, "--%s: with one datatype, one op and -N 1",
+    if ((g.crossover || g.explain) &&
+        (g.ntypes > 1 || g.nops > 1 || g.cycles > 1 || (kind == COLL_BROADCAST && g.root < 0)))
+        return err_set(e, ERR_USAGE, "--%s: with one datatype, one op, one root and -N 1",
                        g.crossover ? "crossover" : "explain");
     if (g.minb > g.maxb)
         return err_set(e, ERR_USAGE, "-b %llu is larger than -e %llu", (unsigned long long)g.minb,
@@ -1065,7 +1071,7 @@ int cmd_coll(int argc, char **argv, err *e)
     r.req.dtype = g.types[0];
     r.req.proto = g.proto;
     r.req.channels = (int)g.channels;
-    r.req.root = (int)g.root;
+    r.req.root = g.root > 0 ? (int)g.root : 0;
     r.req.graph = g.graph;
     r.req.env = g.cc.env;
     r.req.nranks = r.nranks;
@@ -1115,6 +1121,7 @@ int cmd_coll(int argc, char **argv, err *e)
     if (!rc && g.cc.timeline) {
         uint64_t cnt;
         r.req.dtype = g.types[0];
+        r.req.root = g.root > 0 ? (int)g.root : 0;
         r.req.bytes = nccl_size(&r, g.maxb, &cnt);
         r.req.algo = g.algos[0];
         coll_result res;

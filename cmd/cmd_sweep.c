@@ -4,6 +4,7 @@
  * write the rows and report failed runs. The progress line goes to stderr
  * only when it is a terminal. docs/sweep.md is the user's guide. */
 #define _GNU_SOURCE   /* sched_getaffinity: the cores we may use, not all the box's */
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,10 +15,12 @@
 
 #include "cmd/cmds.h"
 #include "sim/cli.h"
+#include "sim/ofile.h"
 #include "traces/sweep.h"
 #include "traces/sweep_grid.h"
 #include "traces/sweep_mpi.h"
 #include "traces/sweep_whatif.h"
+#include "validate/plot.h"
 
 static const char synopsis[] = "collsim sweep GRID [options]";
 static const char desc[] =
@@ -82,7 +85,7 @@ static int list_keys(void)
 
 /* What the options set. */
 typedef struct args {
-    const char *grid, *out, *jsonl;
+    const char *grid, *out, *jsonl, *plot;
     long jobs, stop_after;
     int resume, keys;
     report_format fmt;
@@ -91,6 +94,7 @@ typedef struct args {
 #define ARGS ((args *)ctx)
 static int set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
 static int set_jsonl(void *ctx, const char *a, err *e) { (void)e; ARGS->jsonl = a; return 0; }
+static int set_plot(void *ctx, const char *a, err *e) { (void)e; ARGS->plot = a; return 0; }
 static int set_resume(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->resume = 1; return 0; }
 static int set_keys(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->keys = 1; return 0; }
 static int set_jobs(void *ctx, const char *a, err *e) { return cli_parse_long("-j", a, 1, 4096, &ARGS->jobs, e); }
@@ -103,6 +107,7 @@ static const cli_opt options[] = {
     {"jsonl", 0, "FILE", "also write them as json lines (needs -o)", set_jsonl},
     {"jobs", 'j', "N", "workers on this machine (default: the cores we may use; 1 per rank under mpirun)", set_jobs},
     {"resume", 0, NULL, "continue an interrupted sweep: keep the rows of OUT.csv.part", set_resume},
+    {"plot", 0, "OUT.svg", "draw tok/s, speedup and each cycle's parts over one or two varied knobs (needs -o)", set_plot},
     {"format", 0, "F", "stdout without -o: table (default), csv or json", set_format},
     {"stop-after", 0, "N", "stop after N new rows, as if interrupted (for tests)", set_stop_after},
     {"keys", 0, NULL, "list the knobs of trace points (scenario knobs: whatif --keys)", set_keys},
@@ -126,8 +131,8 @@ static int parse_args(int argc, char **argv, args *a, err *e)
         return 0;
     if (!a->grid)
         return err_set(e, ERR_USAGE, "sweep: no grid file given (try --help)");
-    if (!a->out && (a->jsonl || a->resume || a->stop_after))
-        return err_set(e, ERR_USAGE, "sweep: --jsonl, --resume and --stop-after need -o");
+    if (!a->out && (a->jsonl || a->resume || a->stop_after || a->plot))
+        return err_set(e, ERR_USAGE, "sweep: --jsonl, --resume, --stop-after and --plot need -o");
     if (a->out && !strcmp(a->out, "-"))
         return err_set(e, ERR_USAGE, "sweep: -o needs a file (without -o, rows go to stdout)");
     if (a->out && a->jsonl) {
@@ -140,6 +145,176 @@ static int parse_args(int argc, char **argv, args *a, err *e)
             return err_set(e, ERR_USAGE, "sweep: -o and --jsonl name the same file '%s'", a->out);
     }
     return 0;
+}
+
+/* --plot: read the rows back from OUT.csv (the bytes the sweep wrote) and
+ * draw one or two varied knobs (the input counts as one when the grid has
+ * several): tok/s and speedup as grouped bars (the first knob along x, a bar
+ * per value of the second), and each run's cycle as stacked parts. */
+enum { PLOT_MAX_COLS = 64, PLOT_MAX_ROWS = 4096 };
+
+/* Split a csv line in place (quoted cells as sweep writes them); n cells. */
+static int csv_split(char *s, char **cell, int max)
+{
+    int n = 0;
+    while (n < max) {
+        char *w = s, *r = s;
+        cell[n++] = w;
+        if (*r == '"') {
+            for (r++; *r && !(r[0] == '"' && r[1] != '"'); r++)
+                *w++ = *r == '"' ? *++r : *r;
+            if (*r == '"')
+                r++;
+        } else {
+            while (*r && *r != ',' && *r != '\n')
+                *w++ = *r++;
+        }
+        int more = *r == ',';
+        *w = '\0';
+        if (!more)
+            break;
+        s = r + 1;
+    }
+    return n;
+}
+
+static int col_index(char **hdr, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(hdr[i], name))
+            return i;
+    return -1;
+}
+
+static int write_plot(const char *csv, const char *grid, const char *svg, err *e)
+{
+    FILE *f = fopen(csv, "r");
+    if (!f)
+        return err_set(e, ERR_SYSTEM, "--plot: %s: %s", csv, strerror(errno));
+    char *line = NULL, *hdr_line = NULL, *hdr[PLOT_MAX_COLS];
+    size_t cap = 0;
+    int rc = 0, nh = 0;
+    char **rows = calloc(PLOT_MAX_ROWS, sizeof *rows);
+    long nrows = 0;
+    if (!rows)
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+    while (!rc && getline(&line, &cap, f) > 0) {
+        if (!hdr_line) {
+            hdr_line = strdup(line);
+            nh = hdr_line ? csv_split(hdr_line, hdr, PLOT_MAX_COLS) : 0;
+            if (!hdr_line)
+                rc = err_set(e, ERR_SYSTEM, "out of memory");
+        } else if (nrows < PLOT_MAX_ROWS) {
+            if (!(rows[nrows++] = strdup(line)))
+                rc = err_set(e, ERR_SYSTEM, "out of memory");
+        } else {
+            rc = err_set(e, ERR_USAGE, "--plot: more than %d runs to draw", PLOT_MAX_ROWS);
+        }
+    }
+    fclose(f);
+    free(line);
+    int c_input = -1, c_status = -1, c_tok = -1, c_sp = -1, c_part[6];
+    static const char *const parts[6] = {"compute_us", "comm_us", "launch_us", "host_us",
+                                         "wait_us", "unexplained_us"};
+    if (!rc) {
+        c_input = col_index(hdr, nh, "input");
+        c_status = col_index(hdr, nh, "status");
+        c_tok = col_index(hdr, nh, "tok_per_s");
+        c_sp = col_index(hdr, nh, "speedup");
+        for (int k = 0; k < 6; k++)
+            c_part[k] = col_index(hdr, nh, parts[k]);
+        if (c_input < 0 || c_status < 0 || c_tok < 0)
+            rc = err_set(e, ERR_INPUT, "--plot: %s is not a sweep's csv", csv);
+    }
+    /* The varied dimensions: input (if several) and knob columns with more than one value. */
+    int dims[PLOT_MAX_COLS], nd = 0;
+    char *cells[PLOT_MAX_COLS];
+    for (int c = c_input; !rc && c < c_status; c++) {
+        char first[256] = "";
+        int varied = 0;
+        for (long i = 0; i < nrows && !varied; i++) {
+            char buf[8192];
+            snprintf(buf, sizeof buf, "%s", rows[i]);
+            int n = csv_split(buf, cells, PLOT_MAX_COLS);
+            if (c >= n)
+                continue;
+            if (i == 0)
+                snprintf(first, sizeof first, "%s", cells[c]);
+            else
+                varied = strcmp(first, cells[c]) != 0;
+        }
+        if (varied)
+            dims[nd++] = c;
+    }
+    if (!rc && (nd < 1 || nd > 2))
+        rc = err_set(e, ERR_USAGE, "--plot draws one or two varied knobs; %s varies %d%s", grid,
+                     nd, nd ? " (give the others one value with set lines)" : "");
+    char title[512];
+    if (!rc) {
+        const char *gb = strrchr(grid, '/');
+        if (nd == 1)
+            snprintf(title, sizeof title, "collsim sweep %s: %ld runs over %s", gb ? gb + 1 : grid,
+                     nrows, hdr[dims[0]]);
+        else
+            snprintf(title, sizeof title, "collsim sweep %s: %ld runs over %s x %s",
+                     gb ? gb + 1 : grid, nrows, hdr[dims[0]], hdr[dims[1]]);
+    }
+    plot *p = rc ? NULL : plot_new(title, hdr[dims[0]], "");
+    int pt = -1, ps = -1, pb = -1;
+    if (!rc && !p)
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+    if (!rc && ((pt = plot_panel_kind(p, "tokens per second (higher is better)", PLOT_CATS, NULL,
+                                      "tok/s", e)) < 0 ||
+                (c_sp >= 0 && (ps = plot_panel_kind(p, "speedup (scenarios: over plain decode)", PLOT_CATS,
+                                                    NULL, "speedup", e)) < 0) ||
+                (pb = plot_panel_kind(p, "where a cycle goes (us)", PLOT_STACK, "", "us", e)) < 0))
+        rc = ERR_SYSTEM;
+    for (long i = 0; i < nrows && !rc; i++) {
+        char buf[8192];
+        snprintf(buf, sizeof buf, "%s", rows[i]);
+        int n = csv_split(buf, cells, PLOT_MAX_COLS);
+        if (n < nh || strcmp(cells[c_status], "ok"))
+            continue;  /* a failed run has no numbers */
+        char cat[256], lab[256], run[300];
+        snprintf(cat, sizeof cat, "%s", cells[dims[0]]);
+        if (nd == 2)
+            snprintf(lab, sizeof lab, "%s=%s", hdr[dims[1]], cells[dims[1]]);
+        else
+            snprintf(lab, sizeof lab, "%s", "tok/s");
+        snprintf(run, sizeof run, nd == 2 ? "%s %s" : "%s", cells[dims[0]],
+                 nd == 2 ? cells[dims[1]] : "");
+        char *end;
+        double tok = strtod(cells[c_tok], &end);
+        if (end != cells[c_tok])
+            rc = plot_value(p, pt, cat, lab, tok, e);
+        if (!rc && ps >= 0) {
+            double sp = strtod(cells[c_sp], &end);
+            if (end != cells[c_sp])
+                rc = plot_value(p, ps, cat, lab, sp, e);
+        }
+        for (int k = 0; k < 6 && !rc; k++)
+            if (c_part[k] >= 0) {
+                char pn[32];
+                snprintf(pn, sizeof pn, "%.*s", (int)(strlen(parts[k]) - 3), parts[k]);
+                double v = strtod(cells[c_part[k]], &end);
+                if (end != cells[c_part[k]])
+                    rc = plot_value(p, pb, run, pn, v, e);
+            }
+    }
+    if (!rc) {
+        ofile of;
+        rc = ofile_open(&of, svg, e);
+        if (!rc) {
+            rc = plot_write_svg(p, of.f, e);
+            rc = rc ? (ofile_abort(&of), rc) : ofile_commit(&of, e);
+        }
+    }
+    plot_free(p);
+    for (long i = 0; i < nrows; i++)
+        free(rows[i]);
+    free(rows);
+    free(hdr_line);
+    return rc;
 }
 
 /* Rank 0 names each failed run listed, then sums up. */
@@ -178,6 +353,7 @@ int cmd_sweep(int argc, char **argv, err *e)
     sweep *s = NULL;
     sweep_mpi *m = NULL;
     sweep_runner r;
+    char out_path[4096], jsonl_path[4096];   /* -o, --jsonl with links followed */
     if (!w)
         rc = err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc)
@@ -199,6 +375,11 @@ int cmd_sweep(int argc, char **argv, err *e)
     } else {
         int rank0 = sweep_mpi_rank(m) == 0;
         progress p = {now_s(), now_s()};   /* first line after 0.2 s */
+        /* -o and --jsonl through a symbolic link: the file it leads to. */
+        if (a.out && !(rc = ofile_target(a.out, out_path, sizeof out_path, e)))
+            a.out = out_path;
+        if (!rc && a.jsonl && !(rc = ofile_target(a.jsonl, jsonl_path, sizeof jsonl_path, e)))
+            a.jsonl = jsonl_path;
         sweep_opts o = {.out_path = a.out, .jsonl_path = a.jsonl, .stdout_fmt = a.fmt,
                         .resume = a.resume, .stop_after = a.stop_after,
                         /* rows on a terminal show progress themselves */
@@ -206,7 +387,10 @@ int cmd_sweep(int argc, char **argv, err *e)
                                                                                : NULL,
                         .progress_ctx = &p};
         sweep_summary sum;
-        rc = sweep_exec(s, m, &o, &sum, e);
+        if (!rc)
+            rc = sweep_exec(s, m, &o, &sum, e);
+        if (!rc && rank0 && a.plot)
+            rc = write_plot(a.out, a.grid, a.plot, e);
         if (!rc && rank0 && sum.failed > 0)
             rc = report_failed(g, &sum, a.out, e);
     }

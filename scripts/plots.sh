@@ -24,6 +24,6 @@ vary allreduce=ring,oneshot,twoshot
 vary accept_len=1.5,2,2.5,3
 GRID
 if "$COLLSIM" sweep --help | grep -q -- --plot; then
-    "$COLLSIM" sweep "$TMP/ref.grid" -j 2 --plot "$TMP/sweep.svg" >/dev/null
+    "$COLLSIM" sweep "$TMP/ref.grid" -j 2 -o "$TMP/sweep.csv" --plot "$TMP/sweep.svg"
     png sweep
 fi

@@ -10,6 +10,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
+
+/* Where the documents are: the installed DOCDIR when it holds them, else
+ * the source tree's docs/ this binary was built from (COLLSIM_SRCDOCS, the
+ * Makefile's), so --help never names a folder that is not there. what is a
+ * file name, or a parenthesised list. */
+static void docs_line(FILE *f, const char *prog, const char *what)
+{
+    char p[4200];
+    const char *sep = what[0] == '(' ? " " : "/";
+    snprintf(p, sizeof p, "%s/cli.md", COLLSIM_DOCDIR);
+    int installed = access(p, R_OK) == 0;
+    snprintf(p, sizeof p, "%s/cli.md", COLLSIM_SRCDOCS);
+    if (installed || !COLLSIM_SRCDOCS[0] || access(p, R_OK) != 0)
+        fprintf(f, "docs: man %s; %s%s%s\n", prog, COLLSIM_DOCDIR, sep, what);
+    else
+        fprintf(f, "docs: man %s, once installed (make install); now the source tree's %s%s%s "
+                   "(nothing is installed in %s)\n", prog, COLLSIM_SRCDOCS, sep, what,
+                COLLSIM_DOCDIR);
+}
 
 void cli_print_commands(const char *prog, const cli_cmd *cmds)
 {
@@ -17,7 +37,8 @@ void cli_print_commands(const char *prog, const cli_cmd *cmds)
            prog, prog);
     for (const cli_cmd *c = cmds; c->name; c++)
         printf("  %-12s %s\n", c->name, c->summary);
-    printf("\ndocs: man %s; %s (cli.md, formats.md, model.md, ...)\n", prog, COLLSIM_DOCDIR);
+    putchar('\n');
+    docs_line(stdout, prog, "(cli.md, formats.md, model.md, ...)");
 }
 
 int cli_dispatch(const char *prog, const char *version, const cli_cmd *cmds,
@@ -125,7 +146,7 @@ void cli_help(FILE *f, const char *synopsis, const char *desc, const cli_opt *op
         fprintf(f, "  %-28s %s\n", left, o->help);
     }
     fprintf(f, "  %-28s %s\n", "-h, --help", "this help");
-    fprintf(f, "docs: man collsim; %s/cli.md\n", COLLSIM_DOCDIR);
+    docs_line(f, "collsim", "cli.md");
 }
 
 static const cli_opt *find_opt(const cli_opt *opts, const char *a, const char **inl)

@@ -5,4 +5,9 @@
 #ifndef COLLSIM_DOCDIR
 #define COLLSIM_DOCDIR "/usr/local/share/doc/collsim"
 #endif
+/* The docs/ of the source tree built from, named by --help when nothing is
+ * installed (the Makefile passes it; "" = none). */
+#ifndef COLLSIM_SRCDOCS
+#define COLLSIM_SRCDOCS ""
+#endif
 #endif

@@ -704,7 +704,7 @@ static int write_timeline(replay *r, err *e)
                 continue;
             const char *cat = ev->kind == OP_COLL      ? "comm"
                               : ev->kind == OP_COMPUTE ? "compute"
-                              : ev->kind == OP_IDLE    ? "idle"
+                              : ev->kind == OP_IDLE    ? "host"
                               : ev->kind == OP_WAIT    ? "wait"
                               : ev->kind == OP_HOST    ? "host"
                                                        : "launch";

@@ -210,13 +210,18 @@ static void test_nccl_keys_reach_the_model(void **state)
 {
     (void)state;
     /* A ring allreduce on 2 ranks starts with one kernel start per rank in
-     * series with everything else, then runs 2(n-1) = 2 steps one after the
-     * other (8 B is one LL unit). So nccl_start_ll_us 6.6 -> 10 adds exactly
-     * 3.4 us, and nccl_step_ll_us 0.2 -> 1.2 adds 2 x 1.0 = 2.0 us (integer
+     * series with everything else (8 B is one LL unit). So nccl_start_ll_us
+     * 6.6 -> 10 adds exactly 3.4 us. Then 2(n-1) = 2 sends and the last
+     * receive, each a step; an LL send follows the rank's previous one or
+     * the upstream step's first line (1.16 us after it started), whichever
+     * is later: with steps of 2 us and more, the former, so all three are in
+     * series and nccl_step_ll_us 2 -> 3 adds 3 x 1.0 = 3.0 us (integer
      * picoseconds: exact). */
     long long base = ring_ll_8b_ps("collsim-calib 1\n");
     assert_int_equal(ring_ll_8b_ps("collsim-calib 1\nnccl_start_ll_us 10\n") - base, 3400000);
-    assert_int_equal(ring_ll_8b_ps("collsim-calib 1\nnccl_step_ll_us 1.2\n") - base, 2000000);
+    assert_int_equal(ring_ll_8b_ps("collsim-calib 1\nnccl_step_ll_us 3\n") -
+                         ring_ll_8b_ps("collsim-calib 1\nnccl_step_ll_us 2\n"),
+                     3000000);
     /* The Simple keys do not touch an LL run. */
     assert_int_equal(ring_ll_8b_ps("collsim-calib 1\nnccl_start_simple_us 20\n"
                                    "nccl_step_simple_us 5\n") - base, 0);

@@ -681,7 +681,7 @@ static void draw_bars(const plot *p, const panel *pan, const axes *a0, double le
         double cx = a.x0 + slot * (k + 0.5), cy = a.y0 + a.h + 14;
         if (rotate)
             fprintf(f, "<text font-size=\"9\" text-anchor=\"end\" transform=\"translate(%.1f %.1f) "
-                       "rotate(-50)\">", cx + 3, cy - 4);
+                       "rotate(-35)\">", cx + 3, cy - 4);
         else
             fprintf(f, "<text font-size=\"10\" text-anchor=\"middle\" x=\"%.1f\" y=\"%.1f\">", cx,
                     cy);
@@ -703,8 +703,10 @@ static void draw_bars(const plot *p, const panel *pan, const axes *a0, double le
 }
 
 /* PLOT_CATS (bars side by side) and PLOT_STACK (stacked): categories in
- * first-appearance order along x, labels in first-appearance order. */
-static void draw_cats(const plot *p, const panel *pan, const axes *a0, double legw, FILE *f)
+ * first-appearance order along x, labels in first-appearance order, coloured
+ * by that order in the panel (filled areas need distinct colours; panels fed
+ * the same labels in the same order match). */
+static void draw_cats(const panel *pan, const axes *a0, double legw, FILE *f)
 {
     axes a = *a0;
     enum { NMAX = 256 };
@@ -741,14 +743,14 @@ static void draw_cats(const plot *p, const panel *pan, const axes *a0, double le
                 double bx = stack ? x : x + w / nlab * l, bw = stack ? w : w / nlab;
                 fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
                            "fill=\"%s\" stroke=\"white\" stroke-width=\"0.5\"/>\n", bx, y1, bw,
-                        y0 - y1, colour_of(p, b->label));
+                        y0 - y1, palette[l % NPAL]);
                 if (stack)
                     base += b->meas;
             }
         double cx = a.x0 + slot * (k + 0.5), cy = a.y0 + a.h + 14;
         if (rotate)
             fprintf(f, "<text font-size=\"9\" text-anchor=\"end\" transform=\"translate(%.1f %.1f) "
-                       "rotate(-50)\">", cx + 3, cy - 4);
+                       "rotate(-35)\">", cx + 3, cy - 4);
         else
             fprintf(f, "<text font-size=\"10\" text-anchor=\"middle\" x=\"%.1f\" y=\"%.1f\">", cx,
                     cy);
@@ -757,7 +759,7 @@ static void draw_cats(const plot *p, const panel *pan, const axes *a0, double le
     }
     legend_entry le[LEG_MAX];
     for (int l = 0; l < nlab; l++)
-        le[l] = (legend_entry){labs[l], colour_of(p, labs[l]), 'b', 0};
+        le[l] = (legend_entry){labs[l], palette[l % NPAL], 'b', 0};
     draw_legend(f, &a, legw, le, nlab);
 }
 
@@ -876,7 +878,7 @@ int plot_write_svg(const plot *p, FILE *f, err *e)
         if (pan->kind == PLOT_BARS)
             draw_bars(p, pan, &a, legw, f);
         else if (pan->kind == PLOT_CATS || pan->kind == PLOT_STACK)
-            draw_cats(p, pan, &a, legw, f);
+            draw_cats(pan, &a, legw, f);
         else if (pan->kind == PLOT_HEAT)
             draw_heat(pan, &a, f);
         else

@@ -11,9 +11,10 @@
  *                signed value on a blue-white-red scale clamped at +-range
  *   PLOT_CATS    one slot per category, a bar per label side by side (grouped)
  *   PLOT_STACK   one bar per category, the labels' values stacked (a breakdown)
- * A series label (a data set, an algorithm, a part) has one style in every
- * panel: a colour, and past the eight colours a marker shape and a dash
- * pattern too, so up to 32 labels stay distinct. Legends sit to the right of
+ * A series label (a data set, an algorithm) has one style in every panel: a
+ * colour, and past the eight colours a marker shape and a dash pattern too,
+ * so up to 32 labels stay distinct; bars of CATS and STACK panels take their
+ * colours from the order of the labels in the panel. Legends sit to the right of
  * their panel's data, never over it. The plot copies what it is given. */
 #ifndef VALIDATE_PLOT_H
 #define VALIDATE_PLOT_H

@@ -602,13 +602,54 @@ int cb_dep(coll_build *b, int before, int after)
     return 0;
 }
 
+sim_ps cb_hop_lat_ps(const coll_build *b, int from, int to)
+{
+    int src = b->node[from], dst = b->node[to];
+    if (cb_uses_p2p(b, from, to))
+        return fabric_lat_ps(b->f, FAB_WRITE, src, dst);
+    int mem = fabric_hostmem_of(b->f, dst);
+    return mem < 0 ? 0 : fabric_lat_ps(b->f, FAB_WRITE, src, mem) +
+                             fabric_lat_ps(b->f, FAB_READ, mem, dst);
+}
+
+/* Simple's fence before its flag (prims_simple.h postPeer: fence_acq_rel_sys
+ * after the slice's stores): the sender waits until its writes have landed,
+ * one write latency to where the data goes (the peer, or host memory for
+ * SHM). LL and LL128 carry their flags in the data and post no fence. */
+static sim_ps fence_ps(const coll_build *b, int from, int to)
+{
+    if (!nccl_proto(b->proto)->flag_hops)
+        return 0;
+    int src = b->node[from], dst = b->node[to];
+    int at = cb_uses_p2p(b, from, to) ? dst : fabric_hostmem_of(b->f, dst);
+    return at < 0 ? 0 : fabric_lat_ps(b->f, FAB_WRITE, src, at);
+}
+
+sim_ps cb_hop_deliver_ps(const coll_build *b, int from, int to)
+{
+    const proto_info *pi = nccl_proto(b->proto);
+    return cb_hop_lat_ps(b, from, to) - fence_ps(b, from, to) +
+           pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, b->node[from], b->node[to]);
+}
+
 int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
                 const char *label)
+{
+    return cb_nccl_hop_lat(b, from, to, bytes, weight, 1, label);
+}
+
+int cb_nccl_hop_lat(coll_build *b, int from, int to, double bytes, double weight, int with_lat,
+                    const char *label)
 {
     const proto_info *pi = nccl_proto(b->proto);
     sim_ps extra = nccl_step_ps(b->t, b->proto);
     int src = b->node[from], dst = b->node[to];
-    if (pi->flag_hops)
+    /* Without its latency the hop ends when its last byte has left (the
+     * fabric adds the route's latency; cancel it) and the flag is not
+     * waited for: cb_hop_deliver_ps is the rest. */
+    if (!with_lat)
+        extra += fence_ps(b, from, to) - cb_hop_lat_ps(b, from, to);
+    else if (pi->flag_hops)
         extra += pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, src, dst);
     double wire = pi->wire * weight;
     int p2p = cb_uses_p2p(b, from, to);
@@ -635,6 +676,12 @@ int cb_uses_p2p(const coll_build *b, int from, int to)
 
 int cb_nccl_ring_bundle(coll_build *b, double bytes, double weight, const char *label)
 {
+    return cb_nccl_ring_bundle_lat(b, bytes, weight, 1, label);
+}
+
+int cb_nccl_ring_bundle_lat(coll_build *b, double bytes, double weight, int with_lat,
+                            const char *label)
+{
     const proto_info *pi = nccl_proto(b->proto);
     int n = b->n, *dst = malloc(sizeof(int) * (size_t)n);
     if (!dst)
@@ -643,7 +690,9 @@ int cb_nccl_ring_bundle(coll_build *b, double bytes, double weight, const char *
         dst[r] = b->node[(r + 1) % n];
     /* Symmetric: every hop's flag latency is the same as hop 0's. */
     sim_ps extra = nccl_step_ps(b->t, b->proto);
-    if (pi->flag_hops)
+    if (!with_lat)
+        extra += fence_ps(b, 0, 1 % n) - fabric_lat_ps(b->f, FAB_WRITE, b->node[0], dst[0]);
+    else if (pi->flag_hops)
         extra += pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, b->node[0], dst[0]);
     /* As cb_nccl_hop: each sender's channel block bounds its stream. */
     int id = fabric_xfer_bundle(b->f, b->node, dst, n, bytes, pi->wire * weight, pi->wire,

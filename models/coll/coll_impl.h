@@ -62,11 +62,25 @@ int cb_dep(coll_build *b, int before, int after);     /* 0 ok, -1 */
  * reads it), carrying `weight` identical channels. */
 int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
                 const char *label);
+/* The same; with_lat = 0: the hop ends when its last byte has left the
+ * sender and its step cost (and Simple's fence, one write latency) is paid:
+ * the sender's next transfer may start; the rest of the route's latency and
+ * Simple's flag are cb_hop_deliver_ps, what the receiver waits for after. */
+int cb_nccl_hop_lat(coll_build *b, int from, int to, double bytes, double weight, int with_lat,
+                    const char *label);
+/* The route latency cb_nccl_hop adds to the hop from -> to (P2P: the write's
+ * one way; SHM: the write into host memory plus the receiver's read). */
+sim_ps cb_hop_lat_ps(const coll_build *b, int from, int to);
+/* After a with_lat = 0 hop ends, the time until its data (and Simple's
+ * flag behind it) has reached the receiver. */
+sim_ps cb_hop_deliver_ps(const coll_build *b, int from, int to);
 /* Does the hop from -> to use P2P (else SHM), as NCCL decides? */
 int cb_uses_p2p(const coll_build *b, int from, int to);
 /* The n hops r -> (r + 1) % n of one ring step as one bundled flow (P2P
  * writes only; the caller has checked the ranks are symmetric). */
 int cb_nccl_ring_bundle(coll_build *b, double bytes, double weight, const char *label);
+int cb_nccl_ring_bundle_lat(coll_build *b, double bytes, double weight, int with_lat,
+                            const char *label);
 /* Flag barrier among all ranks: for each rank, wait for ready[r], send a
  * flag to every peer; done[r] is the task after which rank r saw all. */
 int cb_barrier(coll_build *b, const int *ready, int *done);

@@ -70,8 +70,9 @@ static int exchange(coll_build *b, fab_op op, double bytes, const int *after, in
         int k = 0;
         for (int q = 1; q < b->n; q++)
             p[k++] = b->node[(r + q) % b->n];
-        out[r] = fabric_xfer_group_cap(b->f, op, b->node[r], p, k, bytes, 1, cta, 0, r, label,
-                                       b->e);
+        /* Its blocks are what NVLink's gradual saturation counts. */
+        out[r] = fabric_xfer_group_blocks(b->f, op, b->node[r], p, k, bytes, 1, cta,
+                                          kernel_blocks(b), 0, r, label, b->e);
         rc = out[r] < 0 || cb_dep(b, after[r], out[r]);
     }
     free(p);

@@ -12,12 +12,27 @@
 
 #include "models/coll/coll_impl.h"
 
-static double unit_bytes(const coll_build *b)
+/* The payload of one pipelined transfer per channel (src/enqueue.cc
+ * calcCollChunking, src/device/prims_simple.h genericOp): Simple's FIFO step
+ * is NCCL_BUFFSIZE / NCCL_STEPS (512 KiB); a ring step moves a chunk of up
+ * to 4 FIFO steps (ALLREDUCE_CHUNKSTEPS), at most a loop's share
+ * ceil(bytes_c / n), sent as 2 slices (SlicePerChunk) of at least 1/32 of
+ * 2 FIFO steps; broadcast and the tree move one FIFO step per chunk, one
+ * slice. LL: half an LL FIFO step of data (32 KiB); LL128: a step's lines
+ * less their flag words (15 of 16: 576,000 bytes). */
+static double unit_bytes(const coll_build *b, double bytes_c)
 {
     const proto_info *pi = nccl_proto(b->proto);
-    if (b->proto == PROTO_SIMPLE && b->r->env.buffsize_bytes > 0)
-        return (double)b->r->env.buffsize_bytes / 8.0 * 2.0; /* a slice: 2 of 8 steps */
-    return pi->unit_bytes;
+    if (b->proto != PROTO_SIMPLE)
+        return pi->unit_bytes;
+    double buff = b->r->env.buffsize_bytes > 0 ? (double)b->r->env.buffsize_bytes : 4194304.0;
+    double step = buff / 8.0;
+    int ring = b->algo == ALGO_RING && b->r->kind != COLL_BROADCAST;
+    if (!ring)
+        return step;
+    double chunk = fmin(4 * step, ceil(bytes_c / b->n / 16.0) * 16.0);
+    double slice = fmax(ceil(chunk / 2 / 16.0) * 16.0, 2 * step / 32);
+    return fmin(slice, 2 * step);
 }
 
 static int start_tasks(coll_build *b, int *start)
@@ -32,7 +47,7 @@ static int chain(coll_build *b, const int *start, double bytes_c, double weight)
 {
     /* Broadcast: root -> root+1 -> ... -> root+n-1, pipelined in units. */
     int n = b->n, root = b->r->root;
-    double unit = unit_bytes(b);
+    double unit = unit_bytes(b, bytes_c);
     long nu = (long)ceil(bytes_c / unit);
     int *prev = malloc(sizeof(int) * (size_t)n), *cur = malloc(sizeof(int) * (size_t)n);
     if (!prev || !cur) {
@@ -73,7 +88,9 @@ typedef struct ring_gen {
     const char *label;
     int *start;  /* n kernel tasks */
     int *rows;   /* per loop, its last two rows: [(l * 2 + s % 2) * n + r] */
+    int *line;   /* the same for the rows' aux tasks (first line, or delivery) */
     int bundle;  /* a row is one bundled flow (rows[(l * 2 + s % 2) * n]) */
+    int cut;     /* LL: steps forward lines as they arrive */
 } ring_gen;
 
 static void ring_gen_free(void *p)
@@ -83,7 +100,24 @@ static void ring_gen_free(void *p)
         return;
     free(g->start);
     free(g->rows);
+    free(g->line);
     free(g);
+}
+
+/* The loop's last receive (NCCL's directRecv / recvReduceCopy after the
+ * last send), a step of its own (its wait, barrier and post: nccl_step). With
+ * LL every thread also reads its 16-byte lines one per trip into the user
+ * buffer, as slowly as a step (prims_ll.h LLGenericOp), so the pass takes
+ * the receiving channel's block for a step's worth of trips; LL128 and
+ * Simple keep 8 x 16 bytes per thread in flight and their local copy is left
+ * out. rank < 0: every rank (a bundled row). */
+static int final_pass(coll_build *b, ring_gen *g, double chunk, int after, int rank)
+{
+    const proto_info *pi = nccl_proto(b->proto);
+    int id = fabric_block_pass(b->f, rank < 0 ? b->node : &b->node[rank], rank < 0 ? g->n : 1,
+                               b->proto == PROTO_LL ? chunk : 0, pi->wire, nccl_step_ps(b->t, b->proto),
+                               rank < 0 ? 0 : rank, "final-recv", b->e);
+    return id < 0 || cb_dep(b, after, id) ? -1 : 0;
 }
 
 static int ring_next(void *ctx, sched *sc)
@@ -103,28 +137,46 @@ static int ring_next(void *ctx, sched *sc)
         int *cur = g->rows + (size_t)(l * 2 + s % 2) * (size_t)n;
         const int *before = g->rows + (size_t)(l * 2 + (s + 1) % 2) * (size_t)n; /* (l, s-1) */
         const int *prev = g->rows + (size_t)((l - 1) * 2 + s % 2) * (size_t)n; /* (l-1, s) */
-        if (g->bundle) { /* the row as one flow, after what every rank's waits for */
-            int id = cb_nccl_ring_bundle(b, chunk, g->weight, g->label);
-            if (id < 0 || (s ? cb_dep(b, before[0], id) : 0) || (l ? cb_dep(b, prev[0], id) : 0))
+        /* Every transfer is a send (it ends when its last byte has left and
+         * the sender's step cost is paid: the rank's next send may start)
+         * and an `aux` task. LL and LL128 (g->cut) forward lines as they
+         * arrive: a rank's step waits for its own previous step and for the
+         * first line of the upstream step (aux: that step's start plus one
+         * hop's latency), and only a loop's last step carries its latency.
+         * Simple's receiver waits for the whole slice and its flag (aux:
+         * the send's end plus the route's latency and the flag's). */
+        int *cur_aux = g->line + (size_t)(l * 2 + s % 2) * (size_t)n;
+        const int *before_aux = g->line + (size_t)(l * 2 + (s + 1) % 2) * (size_t)n;
+        int last = s == g->steps - 1, with_lat = g->cut && last;
+        int rows = g->bundle ? 1 : n;
+        for (int r = 0; r < rows; r++) {
+            int to = (r + 1) % n, up = (r + n - 1) % n;
+            int id = g->bundle ? cb_nccl_ring_bundle_lat(b, chunk, g->weight, with_lat, g->label)
+                               : cb_nccl_hop_lat(b, r, to, chunk, g->weight, with_lat, g->label);
+            if (id < 0)
                 return -1;
-            for (int r = 0; s == 0 && l == 0 && r < n; r++)
-                if (cb_dep(b, g->start[r], id))
+            sim_ps aux_ps = g->cut ? cb_hop_lat_ps(b, r, to) : with_lat ? 0 : cb_hop_deliver_ps(b, r, to);
+            int aux = cb_delay(b, r, aux_ps, g->cut ? "first-line" : "deliver");
+            if (aux < 0 || (!g->cut && cb_dep(b, id, aux)))
+                return -1;
+            /* The hop (and, cut, its first line) after: the data upstream,
+             * the rank's own previous step, the same step of the previous
+             * loop (FIFO order), and at the very start both kernels. */
+            int data = s ? before_aux[g->bundle ? 0 : up] : -1;
+            int own = s ? before[g->bundle ? 0 : r] : -1;
+            int fifo = l ? prev[g->bundle ? 0 : r] : -1;
+            for (int k = 0; k < (g->cut ? 2 : 1); k++) {
+                int x = k ? aux : id;
+                if (cb_dep(b, data, x) || cb_dep(b, own, x) || cb_dep(b, fifo, x))
                     return -1;
-            cur[0] = id;
-            continue;
-        }
-        for (int r = 0; r < n; r++) {
-            int id = cb_nccl_hop(b, r, (r + 1) % n, chunk, g->weight, g->label);
-            /* Step 0 of a later loop waits for the kernel start only through
-             * step 0 of the loop before (which waits for it): no edge, so
-             * the kernel tasks' dependents are all in row (0, 0). */
-            int data = s ? before[(r + n - 1) % n] : l ? -1 : g->start[r];
-            if (id < 0 || cb_dep(b, data, id) || (l ? cb_dep(b, prev[r], id) : 0))
-                return -1;
-            /* The receiver must have started its kernel too. */
-            if (s == 0 && l == 0 && cb_dep(b, g->start[(r + 1) % n], id))
-                return -1;
+                for (int q = 0; s == 0 && l == 0 && q < n; q++)
+                    if ((g->bundle || q == r || q == to) && cb_dep(b, g->start[q], x))
+                        return -1;
+            }
             cur[r] = id;
+            cur_aux[r] = aux;
+            if (last && final_pass(b, g, chunk, g->cut ? id : aux, g->bundle ? -1 : to))
+                return -1;
         }
     }
     sched_horizon(sc, first);
@@ -195,7 +247,7 @@ int coll_build_ring(coll_build *b)
     g->b = b;
     g->n = n;
     g->steps = k == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
-    g->unit = unit_bytes(b);
+    g->unit = unit_bytes(b, bytes_c);
     g->bytes_c = bytes_c;
     g->weight = weight;
     g->loops = (long)ceil(bytes_c / (n * g->unit));
@@ -205,11 +257,13 @@ int coll_build_ring(coll_build *b)
     g->start = malloc(sizeof(int) * (size_t)n);
     g->rows = g->loops <= (long)(SIZE_MAX / 2 / sizeof(int) / (size_t)n)
                   ? malloc(sizeof(int) * 2 * (size_t)g->loops * (size_t)n) : NULL;
-    if (!g->start || !g->rows) {
+    g->line = g->rows ? malloc(sizeof(int) * 2 * (size_t)g->loops * (size_t)n) : NULL;
+    if (!g->start || !g->rows || !g->line) {
         ring_gen_free(g);
         return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
     }
     g->bundle = b->bundle && ring_symmetric(b);
+    g->cut = b->proto == PROTO_LL || b->proto == PROTO_LL128;
     return cb_generate(b, ring_next, g, ring_gen_free);
 }
 
@@ -221,7 +275,7 @@ int coll_build_tree(coll_build *b)
     int n = b->n;
     double weight = b->channels > 0 ? b->channels : 1;
     double bytes_c = (double)b->r->bytes / weight;
-    double unit = unit_bytes(b);
+    double unit = unit_bytes(b, bytes_c);
     long nu = (long)ceil(bytes_c / unit);
     if (nu < 1)
         nu = 1;
@@ -232,18 +286,26 @@ int coll_build_tree(coll_build *b)
                  ? err_set(b->e, ERR_SYSTEM, "out of memory") : 0;
     for (int r = 0; r < n && !rc; r++)
         rc = (start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_TREE), "kernel")) < 0;
+    /* Each hop is a send (done when its last byte has left: the sender's
+     * next chunk may follow, FIFO order) and its delivery (route latency and
+     * Simple's flag), which the next hop of the same chunk waits for. */
+    int upd = -1, downd = -1;
     for (long u = 0; u < nu && !rc; u++) {
         double sz = fmin(unit, bytes_c - (double)u * unit);
         for (int h = 0; h < n - 1 && !rc; h++) {
             int from = n - 1 - h, to = n - 2 - h;
-            up[h] = cb_nccl_hop(b, from, to, sz, weight, "tree-up");
-            rc = up[h] < 0 || cb_dep(b, h ? up[h - 1] : start[from], up[h]) ||
+            up[h] = cb_nccl_hop_lat(b, from, to, sz, weight, 0, "tree-up");
+            rc = up[h] < 0 || cb_dep(b, h ? upd : start[from], up[h]) ||
                  cb_dep(b, start[to], up[h]) || (u ? cb_dep(b, pup[h], up[h]) : 0);
+            upd = rc ? -1 : cb_delay(b, to, cb_hop_deliver_ps(b, from, to), "deliver");
+            rc = rc || upd < 0 || cb_dep(b, up[h], upd);
         }
         for (int h = 0; h < n - 1 && !rc; h++) {
-            down[h] = cb_nccl_hop(b, h, h + 1, sz, weight, "tree-down");
-            rc = down[h] < 0 || cb_dep(b, h ? down[h - 1] : up[n - 2], down[h]) ||
+            down[h] = cb_nccl_hop_lat(b, h, h + 1, sz, weight, 0, "tree-down");
+            rc = down[h] < 0 || cb_dep(b, h ? downd : upd, down[h]) ||
                  (u ? cb_dep(b, pdown[h], down[h]) : 0);
+            downd = rc ? -1 : cb_delay(b, h + 1, cb_hop_deliver_ps(b, h, h + 1), "deliver");
+            rc = rc || downd < 0 || cb_dep(b, down[h], downd);
         }
         int *t = pup;
         pup = up;

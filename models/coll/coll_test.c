@@ -89,15 +89,22 @@ static double predict_us(const topo *t, coll_algo a, coll_proto p, uint64_t byte
 static void test_ring_simple(void **state)
 {
     (void)state;
-    /* Ring allreduce, Simple, one channel, n = 4, S = 4 MiB: one loop with
-     * chunks of S/n = 1 MiB (= one Simple slice). Each of the 2(n-1) steps
-     * takes alpha (data) + alpha (the flag written after it) + the step cost
-     * + chunk/B, and the kernel's base cost comes first:
-     *   t = base + 2(n-1)(2 alpha + step + S/(nB))
-     *     = 8.4 + 6 (2 + 1.0 + 1048576/10e9 s = 104.8576 us) = 655.5456 us. */
+    /* Ring allreduce, Simple, one channel, n = 4, S = 4 MiB. NCCL's chunk is
+     * min(4 FIFO steps = 2 MiB, S/n = 1 MiB) = 1 MiB, sent as 2 slices of
+     * 512 KiB (prims_simple.h): the model's unit is the slice, so 2 loops of
+     * n slices, 12 slice transfers per link direction, tx = 512 KiB / B =
+     * 52.4288 us each when alone. A send ends when its last byte has left
+     * plus the step cost 1.0 and Simple's fence (one write latency alpha =
+     * 1): s_f = 2 us; the receiver sees it delta = 1 us later (the flag).
+     * Row (l, s) waits for the delivery of (l, s-1) upstream and the send of
+     * (l-1, s) (FIFO order): on each of the 7 diagonals the link carries its
+     * rows back to back (busy 12 tx in all) and the critical path adds s_f
+     * once per diagonal; then the last delivery and the final receive, a
+     * step of its own (1.0 us):
+     *   t = 8.4 + 12 x 52.4288 + 7 x 2 + 1 + 1.0 = 653.5456 us. */
     topo *t = uniform(4, 768);
     double us = predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1);
-    NEAR(us, 655.5456, 0.01);
+    NEAR(us, 653.5456, 0.01);
     topo_free(t);
 }
 
@@ -106,12 +113,17 @@ static void test_ring_ll_small(void **state)
     (void)state;
     /* Ring allreduce, LL, one channel, n = 8, S = 43008 B (the EAGLE-3
      * verify size): chunks of S/8 = 5376 B, on the wire twice that (LL
-     * flags); no separate flag latency.
-     *   t = 6.6 + 14 (alpha 1 + step 0.2 + 10752 B / 10 GB/s = 1.0752)
-     *     = 6.6 + 14 x 2.2752 = 38.4528 us. */
+     * flags): 1.0752 us at 10 GB/s, plus the step cost 0.2. LL forwards
+     * lines as they arrive: a rank's step s starts when its own step s-1 has
+     * sent its last byte (1.2752 us after it started) and the first line of
+     * the upstream step s-1 has arrived (alpha = 1 us after that step
+     * started): the first binds, and only the last step pays alpha. The
+     * final receive costs its step 0.2 (no block budget here: its pass over
+     * the lines is free):
+     *   t = 6.6 + 13 x 1.2752 + (1.2752 + 1) + 0.2 = 25.6528 us. */
     topo *t = uniform(8, 768);
     double us = predict_us(t, ALGO_RING, PROTO_LL, 43008, 1);
-    NEAR(us, 38.4528, 0.01);
+    NEAR(us, 25.6528, 0.01);
     topo_free(t);
 }
 
@@ -119,15 +131,18 @@ static void test_ring_cta_rate(void **state)
 {
     (void)state;
     /* One NCCL channel is one thread block: with blocks storing at most
-     * 1 GB/s into a peer (cta_store_GBps 1) on 10 GB/s links, a Simple ring
-     * step of chunk 1 MiB on one channel moves at 1 GB/s:
-     *   t = 8.4 + 6 (2 + 1.0 + 1048576 B / 1e9 B/s = 1048.576 us) = 6317.856 us
-     * (n = 4, S = 4 MiB); two channels carry 512 KiB each, each at 1 GB/s:
-     *   t = 8.4 + 6 (2 + 1.0 + 524.288) = 3172.128 us. */
+     * 1 GB/s into a peer (cta_store_GBps 1) on 10 GB/s links, the rows of
+     * test_ring_simple (n = 4, S = 4 MiB, 512 KiB slices, two loops, two rows
+     * in flight sharing the block where test_ring_simple's shared the link)
+     * take tx = 524.288 us alone:
+     *   t = 8.4 + 12 x 524.288 + 7 x 2 + 1 + 1.0 = 6315.856 us;
+     * two channels carry 2 MiB each: chunk min(2 MiB, 512 KiB), slices of
+     * 256 KiB, two loops, each channel on its own block, tx = 262.144 us:
+     *   t = 8.4 + 12 x 262.144 + 7 x 2 + 1 + 1.0 = 3170.128 us. */
     topo *t = uniform(4, 768);
     topo_params_mut(t)->cta_store_Bps = 1e9;
-    NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1), 6317.856, 0.01);
-    NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 2), 3172.128, 0.01);
+    NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1), 6315.856, 0.01);
+    NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 2), 3170.128, 0.01);
     topo_free(t);
 }
 
@@ -182,12 +197,17 @@ static void test_twoshot_and_push(void **state)
 static void test_tree_chain(void **state)
 {
     (void)state;
-    /* NCCL's intra-node tree is a chain: 3 hops up then 3 down, each a
-     * whole 1 MiB chunk (one Simple unit), Simple, one channel:
-     *   t = base 8.4 + 6 (alpha 1 + flag 1 + step 1.0 + 1048576 / 10 GB/s)
-     *     = 8.4 + 6 x 107.8576 = 655.5456 us. */
+    /* NCCL's intra-node tree is a chain: 3 hops up then 3 down, each hop a
+     * whole chunk of one Simple FIFO step (512 KiB: the tree's chunk is one
+     * step), so S = 1 MiB is 2 chunks pipelined through the 6 hops; up and
+     * down hops use different link directions, so nothing shares a link. A
+     * hop's send takes tx = 524288 / 10 GB/s = 52.4288 us plus the step 1.0
+     * and the fence alpha = 1; its data and flag reach the next rank 1 us
+     * later. Chunk 1 follows chunk 0's first send (FIFO order), then its 6
+     * hops each wait for the previous hop's delivery:
+     *   t = base 8.4 + (52.4288 + 2) + 6 (52.4288 + 2 + 1) = 395.4016 us. */
     topo *t = uniform(4, 4096);
-    NEAR(predict_us(t, ALGO_TREE, PROTO_SIMPLE, 1u << 20, 1), 655.5456, 0.01);
+    NEAR(predict_us(t, ALGO_TREE, PROTO_SIMPLE, 1u << 20, 1), 395.4016, 0.01);
     topo_free(t);
 }
 
@@ -358,7 +378,8 @@ static void test_stream_equals_whole(void **state)
         topo_free(t);
     }
     /* Timeline of a streamed 8-GPU ring (nothing dropped when a timeline is
-     * asked): 8 kernel tasks + 2 x 7 steps x 8 ranks = 120 task events. */
+     * asked): 8 kernel tasks + 2 x 7 steps x 8 ranks, each a send and its
+     * delivery, + 8 final receives = 240 task events. */
     err e = {0};
     topo *t = NULL;
     assert_int_equal(topo_load("nvswitch-8", &t, &e), 0);
@@ -379,7 +400,7 @@ static void test_stream_equals_whole(void **state)
     int nx = 0;
     for (const char *x = buf; (x = strstr(x, "\"ph\":\"X\"")); x++)
         nx++;
-    assert_int_equal(nx, 120);
+    assert_int_equal(nx, 240);
     free(buf);
     coll_ctx_free(c);
     topo_free(t);

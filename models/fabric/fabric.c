@@ -26,6 +26,8 @@ typedef struct upent {
 
 typedef struct group {
     int off, n;        /* into ups */
+    int owner;         /* GPU node whose thread blocks issue the flow, -1 */
+    double blocks;     /* those blocks (NCCL channels, kernel blocks); 0 unknown */
 } group;
 
 struct fabric {
@@ -40,6 +42,7 @@ struct fabric {
     int *cta_st, *cta_ld; /* per node: one thread block's store / load budget, -1 */
     int *sock_link;    /* per engine link: its virtual peer-read link, -1 */
     int *is_uplink;    /* per engine link */
+    int *is_nvlink;    /* per engine link: carries the gradual-saturation rule */
     int *root_of;      /* per node: root port above it, -1 */
     int *hostmem_of;   /* per node */
     /* per-run group table (tags) */
@@ -106,6 +109,46 @@ static double collapse_rule(void *ctx, int link, const uint32_t *tags, int ntags
     if (cr > 0 && src[1].n >= 2 && root[1].n >= 2 && cr < cap)
         cap = cr;
     return cap;
+}
+
+/* Gradual saturation of an NVLink direction under SM traffic (docs/model.md
+ * "Thread blocks"): with N thread blocks storing or loading across it, the
+ * link delivers C N / (N + N0), N0 = nvlink_half_blocks; blocks of one
+ * owner count once (a channel's pipelined steps are the same blocks). A flow
+ * of unknown block count (a copy engine, a kernel of one block per SM) on
+ * the link leaves it at C. */
+static double nvlink_rule(void *ctx, int link, const uint32_t *tags, int ntags,
+                          double nominal_Bps)
+{
+    (void)link;
+    const fabric *f = ctx;
+    double n0 = topo_params_get(f->t)->nvlink_half_blocks;
+    enum { MAXO = 64 };
+    int owner[MAXO], no = 0;
+    double most[MAXO], sum = 0;
+    if (n0 <= 0 || ntags < 1 || (f->off & FAB_NO_NVLINK_SAT))
+        return nominal_Bps;
+    for (int i = 0; i < ntags; i++) {
+        if (tags[i] == 0 || tags[i] > (uint32_t)f->ngroups)
+            return nominal_Bps;
+        const group *g = &f->groups[tags[i] - 1];
+        if (g->blocks <= 0)
+            return nominal_Bps;
+        int k = 0;
+        while (k < no && owner[k] != g->owner)
+            k++;
+        if (k == no && no < MAXO) {
+            owner[no] = g->owner;
+            most[no++] = g->blocks;
+        } else if (k < no && g->blocks > most[k]) {
+            most[k] = g->blocks;
+        } else if (k == no) {
+            sum += g->blocks; /* beyond MAXO owners: counted per flow */
+        }
+    }
+    for (int k = 0; k < no; k++)
+        sum += most[k];
+    return nominal_Bps * sum / (sum + n0);
 }
 
 static int compute_root(const topo *t, int node)
@@ -208,7 +251,7 @@ int fabric_mech_parse(const char *list, int *off, err *e)
                 bit = mechs[i].bit;
         if (!bit)
             return err_set(e, ERR_USAGE, "--without: unknown mechanism '%.*s' (write-collapse, "
-                           "read-collapse, hol, req-size, socket-read)", (int)n, p);
+                           "read-collapse, hol, req-size, socket-read, nvlink-sat)", (int)n, p);
         *off |= bit;
         p += n + (p[n] == ',');
     }
@@ -253,6 +296,7 @@ fabric *fabric_new(const topo *t, err *e)
         !(f->cta_ld = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->sock_link = malloc(sizeof(int) * (size_t)(2 * ntl + 1))) ||
         !(f->is_uplink = calloc((size_t)(2 * ntl + 1), sizeof(int))) ||
+        !(f->is_nvlink = calloc((size_t)(2 * ntl + 1), sizeof(int))) ||
         !(f->root_of = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->hostmem_of = malloc(sizeof(int) * (size_t)nn)))
         goto oom;
@@ -278,6 +322,11 @@ fabric *fabric_new(const topo *t, err *e)
         if (nb->kind == TOPO_SWITCH && nb->pci_parent == tl->a) {
             sched_link_rule(f->s, 2 * l + 1, collapse_rule, f);
             f->is_uplink[2 * l + 1] = 1;
+        }
+        if (tl->kind == LINK_NVLINK && p->nvlink_half_blocks > 0) {
+            sched_link_rule(f->s, 2 * l, nvlink_rule, f);
+            sched_link_rule(f->s, 2 * l + 1, nvlink_rule, f);
+            f->is_nvlink[2 * l] = f->is_nvlink[2 * l + 1] = 1;
         }
     }
     /* Peer-read completions a socket link can carry, per direction. */
@@ -357,6 +406,7 @@ void fabric_free(fabric *f)
     free(f->cta_ld);
     free(f->sock_link);
     free(f->is_uplink);
+    free(f->is_nvlink);
     free(f->root_of);
     free(f->hostmem_of);
     free(f->ups);
@@ -412,7 +462,7 @@ static int add_link(fabric *f, int n, int id, double wt)
  * link, times the TLP weight on PCIe links; the stream's uplink crossings
  * go to the group table. Returns the new count, or -1 on OOM. */
 static int add_route(fabric *f, int n, int a, int b, fab_op op, double wt, double tlp,
-                     int src_gpu, int dst_root, double *min_Bps, int *first)
+                     int src_gpu, int dst_root, double *min_Bps, int *first, int *nvl)
 {
     const int *links;
     const int8_t *dirs;
@@ -425,6 +475,7 @@ static int add_route(fabric *f, int n, int a, int b, fab_op op, double wt, doubl
         if (min_Bps && c < *min_Bps)
             *min_Bps = c;
         n = add_link(f, n, id, pcie ? wt * tlp : wt);
+        *nvl |= f->is_nvlink[id];
         if (fab_is_read(op) && f->sock_link[id] >= 0 && !(f->off & FAB_NO_SOCKET_READ))
             n = add_link(f, n, f->sock_link[id], wt);
         if (f->is_uplink[id]) {
@@ -461,8 +512,8 @@ typedef struct leg {
  * halves of a staged transfer. Latency: the largest leg's (group) or their
  * sum (staged). */
 static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block,
-                     double bytes_each, double wire, double cap_Bps, sim_ps extra_lat_ps,
-                     int track, const char *label, err *e)
+                     double blocks, double bytes_each, double wire, double cap_Bps,
+                     sim_ps extra_lat_ps, int track, const char *label, err *e)
 {
     if (n < 1 || wire < 1)
         return err_set(e, ERR_SYSTEM, "fabric: bad group (n=%d wire=%g)", n, wire), -1;
@@ -476,7 +527,7 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
         f->groups = g;
         f->groups_cap = cap;
     }
-    int nl = 0, up0 = f->nups, nreads = 0, reader = -1;
+    int nl = 0, up0 = f->nups, nreads = 0, reader = -1, nvl = 0;
     sim_ps lat = 0;
     double cap = 0, req_per = 1;
     for (int i = 0; i < n; i++) {
@@ -486,7 +537,8 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
         int src_gpu = topo_node_at(f->t, a)->gpu;
         double min_Bps = INFINITY;
         int first;
-        nl = add_route(f, nl, a, b, op, wire, tlp, src_gpu, f->root_of[b], &min_Bps, &first);
+        nl = add_route(f, nl, a, b, op, wire, tlp, src_gpu, f->root_of[b], &min_Bps, &first,
+                       &nvl);
         if (nl < 0)
             return err_set(e, ERR_SYSTEM, "out of memory"), -1;
         /* Head of line: each byte of a stream that leaves through the GPU's
@@ -534,8 +586,9 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
     for (int i = 0; i < nl; i++)  /* clear the slots for the next group */
         f->slot[f->lk[i]] = -1;
     uint32_t tag = 0;
-    if (f->nups > up0) {
-        f->groups[f->ngroups] = (group){up0, f->nups - up0};
+    if (f->nups > up0 || nvl) {
+        int owner = fab_is_read(legs[0].op) ? legs[0].b : legs[0].a;
+        f->groups[f->ngroups] = (group){up0, f->nups - up0, owner, blocks};
         tag = (uint32_t)++f->ngroups;
     }
     int id = sched_flow_w(f->s, f->lk, f->w, nl, bytes_each, cap, lat + extra_lat_ps, tag,
@@ -564,6 +617,14 @@ int fabric_xfer_group_cap(fabric *f, fab_op op, int initiator, const int *peers,
                           double bytes_each, double wire, double cap_Bps, sim_ps extra_lat_ps,
                           int track, const char *label, err *e)
 {
+    return fabric_xfer_group_blocks(f, op, initiator, peers, n, bytes_each, wire, cap_Bps, 0,
+                                    extra_lat_ps, track, label, e);
+}
+
+int fabric_xfer_group_blocks(fabric *f, fab_op op, int initiator, const int *peers, int n,
+                             double bytes_each, double wire, double cap_Bps, int blocks,
+                             sim_ps extra_lat_ps, int track, const char *label, err *e)
+{
     if (n < 1)
         return err_set(e, ERR_SYSTEM, "fabric: bad group (n=%d wire=%g)", n, wire), -1;
     leg one[16], *legs = n <= 16 ? one : malloc(sizeof *legs * (size_t)n);
@@ -571,8 +632,8 @@ int fabric_xfer_group_cap(fabric *f, fab_op op, int initiator, const int *peers,
         return err_set(e, ERR_SYSTEM, "out of memory"), -1;
     for (int i = 0; i < n; i++)
         legs[i] = fab_is_read(op) ? (leg){op, peers[i], initiator} : (leg){op, initiator, peers[i]};
-    int id = xfer_legs(f, legs, n, 0, 0, bytes_each, wire, cap_Bps, extra_lat_ps, track, label,
-                       e);
+    int id = xfer_legs(f, legs, n, 0, 0, blocks, bytes_each, wire, cap_Bps, extra_lat_ps, track,
+                       label, e);
     if (legs != one)
         free(legs);
     return id;
@@ -583,8 +644,10 @@ int fabric_xfer_channel(fabric *f, int src, int stage, int dst, double bytes, do
                         err *e)
 {
     leg legs[2] = {{FAB_WRITE, src, stage >= 0 ? stage : dst}, {FAB_READ, stage, dst}};
-    return xfer_legs(f, legs, stage >= 0 ? 2 : 1, stage >= 0, block_wire, bytes, wire, 0,
-                     extra_lat_ps, track, label, e);
+    /* wire / block_wire: the channels this flow carries, each one block. */
+    double blocks = block_wire > 0 ? wire / block_wire : 0;
+    return xfer_legs(f, legs, stage >= 0 ? 2 : 1, stage >= 0, block_wire, blocks, bytes, wire,
+                     0, extra_lat_ps, track, label, e);
 }
 
 int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
@@ -596,7 +659,26 @@ int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double 
         return err_set(e, ERR_SYSTEM, "out of memory"), -1;
     for (int i = 0; i < n; i++)
         legs[i] = (leg){FAB_WRITE, src[i], dst[i]};
-    int id = xfer_legs(f, legs, n, 0, block_wire, bytes, wire, 0, extra_lat_ps, track, label, e);
+    int id = xfer_legs(f, legs, n, 0, block_wire, block_wire > 0 ? wire / block_wire : 0, bytes,
+                       wire, 0, extra_lat_ps, track, label, e);
     free(legs);
+    return id;
+}
+
+int fabric_block_pass(fabric *f, const int *gpu, int n, double bytes, double block_wire,
+                      sim_ps extra_lat_ps, int track, const char *label, err *e)
+{
+    if (grow(f, n + 1, e))
+        return -1;
+    int nl = 0;
+    for (int i = 0; i < n; i++)
+        if (f->cta_st[gpu[i]] >= 0)
+            nl = add_link(f, nl, f->cta_st[gpu[i]], block_wire);
+    for (int i = 0; i < nl; i++)
+        f->slot[f->lk[i]] = -1;
+    int id = sched_flow_w(f->s, f->lk, f->w, nl, nl ? bytes : 0, 0, extra_lat_ps, 0, track,
+                          label);
+    if (id < 0)
+        err_set(e, ERR_SYSTEM, "out of memory adding a transfer");
     return id;
 }

@@ -51,6 +51,11 @@ int fabric_xfer_group(fabric *f, fab_op op, int initiator, const int *peers, int
 int fabric_xfer_group_cap(fabric *f, fab_op op, int initiator, const int *peers, int n,
                           double bytes_each, double wire, double cap_Bps, sim_ps extra_lat_ps,
                           int track, const char *label, err *e);
+/* The same for a kernel of `blocks` thread blocks (0 = unknown, such as one
+ * per SM): the count NVLink's gradual saturation sees (nvlink_half_blocks). */
+int fabric_xfer_group_blocks(fabric *f, fab_op op, int initiator, const int *peers, int n,
+                             double bytes_each, double wire, double cap_Bps, int blocks,
+                             sim_ps extra_lat_ps, int track, const char *label, err *e);
 /* The rate kernels issuing op (FAB_WRITE stores, FAB_READ loads) reach with
  * `blocks` thread blocks: blocks x cta_store/cta_load; 0 = no limit. */
 double fabric_cta_cap_Bps(const fabric *f, fab_op op, int blocks);
@@ -74,6 +79,13 @@ int fabric_xfer_channel(fabric *f, int src, int stage, int dst, double bytes, do
 int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
                        double wire, double block_wire, sim_ps extra_lat_ps, int track,
                        const char *label, err *e);
+/* A pass of one thread block over bytes of local data on each GPU node of
+ * gpu[0..n-1] (NCCL LL's final receive: reading its FIFO lines into the user
+ * buffer), as fast as the block's trips allow: one flow over those blocks'
+ * store budgets with weight block_wire; no fabric link. Without a block
+ * budget it takes extra_lat_ps only. */
+int fabric_block_pass(fabric *f, const int *gpu, int n, double bytes, double block_wire,
+                      sim_ps extra_lat_ps, int track, const char *label, err *e);
 /* Latency of a transfer: one way for a write, the round trip for a read. */
 sim_ps fabric_lat_ps(const fabric *f, fab_op op, int src, int dst);
 /* The read bound of one reader from one target with requests of op's size:
@@ -85,10 +97,10 @@ double fabric_tlp_weight(const fabric *f, fab_op op);
 /* The mechanisms of docs/model.md that can be switched off for ablations
  * (all on by default); a bit set in off disables it for the next runs. */
 enum { FAB_NO_COLLAPSE_WRITE = 1, FAB_NO_COLLAPSE_READ = 2, FAB_NO_HOL = 4,
-       FAB_NO_REQ_SIZE = 8, FAB_NO_SOCKET_READ = 16 };
+       FAB_NO_REQ_SIZE = 8, FAB_NO_SOCKET_READ = 16, FAB_NO_NVLINK_SAT = 32 };
 void fabric_disable(fabric *f, int off);
 /* Parse "hol,read-collapse" (names: write-collapse, read-collapse, hol,
- * req-size, socket-read) into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
+ * req-size, socket-read, nvlink-sat) into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
 int fabric_mech_parse(const char *list, int *off, err *e);
 /* Root port above a node in the PCI hierarchy (-1 if none). */
 int fabric_root_of(const fabric *f, int node);

@@ -349,6 +349,77 @@ static void test_channel_block(void **state)
     topo_free(t);
 }
 
+static void test_nvlink_saturation(void **state)
+{
+    (void)state;
+    /* h200-2x: NVLink 379.4 GB/s per direction, blocks storing at most
+     * 19.13 GB/s each, gradual saturation N0 = nvlink_half_blocks = 4.27.
+     * 24 NCCL channels from GPU 0 to GPU 1 (one bundled hop, wire 24, one
+     * channel's wire 1): the link delivers 379.4 x 24 / (24 + 4.27), so each
+     * channel moves 379.4 / 28.27 = 13.42 GB/s (its block could do 19.13):
+     * 1 GB per channel in 28.27 / 379.4 s = 74.512 ms, plus the route's
+     * 2 x 578.3 ns. Without the mechanism: 379.4 / 24 GB/s, 63.25 ms. Two
+     * channels: the link would give 379.4 x 2 / 6.27 = 121 GB/s, more than
+     * 2 x 19.13: block-bound, 1 GB in 1 / 19.13 s. A transfer of unknown
+     * block count (a copy kernel of one block per SM) keeps the full rate:
+     * 1 GB in 1 / 379.4 s. */
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("h200-2x", &t, &e), 0);
+    fabric *f = fabric_new(t, &e);
+    sched *s = fabric_sched(f);
+    int g0 = topo_gpu_node(t, 0), g1 = topo_gpu_node(t, 1);
+    double lat = 2 * 578.3e-9;
+    int a = fabric_xfer_channel(f, g0, -1, g1, 1e9, 24, 1, 0, 0, "24ch", &e);
+    assert_true(a >= 0);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_end(s, a) * 1e-12, 28.27 / 379.4e9 * 1e9 + lat, 1e-6);
+    fabric_reset(f);
+    a = fabric_xfer_channel(f, g0, -1, g1, 1e9, 2, 1, 0, 0, "2ch", &e);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_end(s, a) * 1e-12, 1e9 / 19.13e9 + lat, 1e-6);
+    fabric_reset(f);
+    a = fabric_xfer(f, FAB_WRITE, g0, g1, 1e9, 1, 0, 0, "kernel", &e);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_end(s, a) * 1e-12, 1e9 / 379.4e9 + lat, 1e-6);
+    fabric_disable(f, FAB_NO_NVLINK_SAT);
+    fabric_reset(f);
+    a = fabric_xfer_channel(f, g0, -1, g1, 1e9, 24, 1, 0, 0, "24ch", &e);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_end(s, a) * 1e-12, 24 / 379.4e9 * 1e9 + lat, 1e-6);
+    fabric_free(f);
+    topo_free(t);
+}
+
+static void test_block_pass(void **state)
+{
+    (void)state;
+    /* LL's final receive on one block storing at most 3 GB/s: 1 GB of lines
+     * (wire 2 per payload byte) in 2/3 s, alone; while a channel hop of the
+     * same block (wire 1, 1 GB) runs, they share the block's 3 GB/s by
+     * max-min: each at rate x with 2x + x = 3 GB/s until the pass ends
+     * (1 GB at 1 GB/s: 1 s); the hop has moved 1 GB by then too: both 1 s. */
+    topo *t = build();
+    topo_params_mut(t)->cta_store_Bps = 3 * GB;
+    finish(t);
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    sched *s = fabric_sched(f);
+    int g0 = topo_gpu_node(t, 0), g1 = topo_gpu_node(t, 1);
+    int a = fabric_block_pass(f, &g0, 1, 1e9, 2, 0, 0, "pass", &e);
+    assert_true(a >= 0);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_end(s, a) * 1e-12, 2.0 / 3.0, 1e-9);
+    fabric_reset(f);
+    a = fabric_block_pass(f, &g0, 1, 1e9, 2, 0, 0, "pass", &e);
+    int b = fabric_xfer_channel(f, g0, -1, g1, 1e9, 1, 1, 0, 0, "hop", &e);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_end(s, a) * 1e-12, 1.0, 1e-9);
+    NEAR_REL((double)sched_end(s, b) * 1e-12, 1.0, 1e-6);
+    fabric_free(f);
+    topo_free(t);
+}
+
 static void test_kernel_start(void **state)
 {
     (void)state;
@@ -502,7 +573,8 @@ int main(void)
         cmocka_unit_test(test_cta_blocks),       cmocka_unit_test(test_channel_block),
         cmocka_unit_test(test_kernel_start),     cmocka_unit_test(test_read_group_order),
         cmocka_unit_test(test_breakdown_sums),    cmocka_unit_test(test_oneshot_graph_barrier),
-        cmocka_unit_test(test_mech_parse),
+        cmocka_unit_test(test_mech_parse),        cmocka_unit_test(test_nvlink_saturation),
+        cmocka_unit_test(test_block_pass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -321,9 +321,9 @@ int flows_run(fabric *f, const flows_case *c, sim_ps *time_ps, err *e)
                        : probe                                  ? 0
                                                                 : tp->kernel_base_ps;
         int init = fab_is_read(op) ? d : s, peer = fab_is_read(op) ? s : d;
-        id[i] = fabric_xfer_group_cap(f, op, init, &peer, 1, c->bytes, 1,
-                                      fabric_cta_cap_Bps(f, op, c->blocks), setup, i, c->pattern,
-                                      e);
+        id[i] = fabric_xfer_group_blocks(f, op, init, &peer, 1, c->bytes, 1,
+                                         fabric_cta_cap_Bps(f, op, c->blocks), c->blocks, setup,
+                                         i, c->pattern, e);
         if (id[i] < 0)
             return e->code;
     }

@@ -295,6 +295,10 @@ static int build_h200_2x(topo *t, err *e)
     p->kernel_base_ps = 3590000;
     p->cta_store_Bps = 19.13e9;
     p->cta_load_Bps = 7.698e9;
+    /* Gradual saturation (docs/model.md "Thread blocks"): the 36-block copy
+     * kernel stores 339.2 GB/s at 256 MiB (p2p-write-blocks36.csv, mean of both
+     * directions) on the fitted 379.4: N0 = 36 (379.4 / 339.2 - 1). */
+    p->nvlink_half_blocks = 4.27;
     socket_with_mem(&b, 0, 245.8);
     node(&b, "nvs0", TOPO_NVSWITCH, -1, NULL);
     for (int g = 0; g < 2; g++) {

@@ -52,6 +52,7 @@ static void default_params(topo_params *p)
     p->copy_setup_ps = 0; /* uncalibrated: set by collsim calibrate from copies */
     p->gpu_sm = 0;
     p->cpu = CPU_UNKNOWN;
+    p->nvlink_half_blocks = 0;
     p->tlp_rcb_bytes = 64;
     p->tlp_cpl_bytes = 256;
     p->tlp_sw_hdr = 128;
@@ -607,7 +608,8 @@ int topo_finish(topo *t, const char *where, err *e)
         p->tlp_fc_ps < 0 || p->tlp_turn_ps < 0 || p->tlp_turn_cpl_ps < 0 ||
         p->nccl_call_ps < 0 || p->nccl_graph_call_ps < 0 || p->nccl_start_ps[0] < 0 ||
         p->nccl_start_ps[1] < 0 || p->nccl_start_ps[2] < 0 || p->nccl_step_ps[0] < 0 ||
-        p->nccl_step_ps[1] < 0 || p->nccl_step_ps[2] < 0)
+        p->nccl_step_ps[1] < 0 || p->nccl_step_ps[2] < 0 ||
+        !(p->nvlink_half_blocks >= 0) || p->nvlink_half_blocks > 1e4)
         return err_at(e, t->where, 0, "topology parameters out of range "
                       "(docs/formats.md lists the ranges)");
     for (int i = 0; i < t->nlinks; i++) {

@@ -117,6 +117,9 @@ typedef struct topo_params {
     int64_t nccl_step_ps[3];
     int64_t nccl_call_ps;          /* host cost of one eager NCCL call; 0 = launch_ps */
     int64_t nccl_graph_call_ps;    /* per NCCL call inside a CUDA graph; 0 = graph_node_ps */
+    double nvlink_half_blocks;     /* thread blocks at which SM traffic gets half an
+                                      NVLink direction's rate (gradual saturation
+                                      C N / (N + N0)); 0 = the full rate always */
 } topo_params;
 
 /* Index of a protocol in topo_params' nccl_* arrays (NCCL's own order). */

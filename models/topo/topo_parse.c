@@ -72,6 +72,7 @@ static const struct param_def {
      0, 1e4, 0},
     {"nccl_call_us", P_I64, offsetof(topo_params, nccl_call_ps), 1e6, 0, 1e4, 0},
     {"nccl_graph_call_us", P_I64, offsetof(topo_params, nccl_graph_call_ps), 1e6, 0, 1e4, 0},
+    {"nvlink_half_blocks", P_DBL, offsetof(topo_params, nvlink_half_blocks), 1, 0, 1e4, 0},
 };
 enum { NPARAMS = sizeof param_defs / sizeof param_defs[0] };
 
