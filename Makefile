@@ -5,6 +5,7 @@
 #   make bench      simulator benchmarks (ratios against a reference run)
 #   make fuzz       libFuzzer campaigns of every parser, FUZZ_SECONDS each (clang; docs/fuzzing.md)
 #   make validate   regenerate docs/validation.md from validate/data/
+#   make mutate     break the model one mechanism at a time; every break must fail a check
 #   make plots      regenerate the figures of docs/plots/
 #   make demo       install missing packages (as root), build, run the default job
 #   make install PREFIX=...
@@ -109,7 +110,7 @@ HWCHECK :=
 $(info note: CUDA toolkit or NCCL not found under CUDA_HOME=$(CUDA_HOME) NCCL_HOME=$(NCCL_HOME); hwcheck is not built)
 endif
 
-.PHONY: plots all check check-unit check-cli check-validate check-asan check-gpu check-fuzz-regress fuzz bench validate demo install clean deps
+.PHONY: plots all check check-unit check-cli check-validate check-asan check-gpu check-fuzz-regress fuzz bench validate mutate demo install clean deps
 all: $(BUILD)/collsim $(HWCHECK)
 
 $(BUILD)/obj/%.o: %.c
@@ -220,6 +221,11 @@ bench: $(BUILD)/collsim $(BENCH_BIN)
 validate: $(BUILD)/collsim
 	$(Q)scripts/validate.sh $(BUILD)/collsim
 
+# Single-point mutations of the model in a scratch copy (scripts/mutate.sh);
+# writes the table into docs/validation.md. Not part of check (minutes).
+mutate:
+	$(Q)scripts/mutate.sh --doc
+
 plots: $(BUILD)/collsim
 	$(Q)scripts/plots.sh $(BUILD)/collsim
 
@@ -235,7 +241,7 @@ install: all
 	install -m 755 $(BUILD)/collsim $(HWCHECK) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
-	install -m 644 docs/validation/*.svg $(DESTDIR)$(DOCDIR)/validation/
+	install -m 644 $(addprefix docs/,$(sort $(shell grep -o 'validation/[A-Za-z0-9_.-]*\.svg' docs/validation.md))) $(DESTDIR)$(DOCDIR)/validation/
 	install -d $(DESTDIR)$(DOCDIR)/plots
 	install -m 644 docs/plots/*.png $(DESTDIR)$(DOCDIR)/plots/
 

@@ -353,6 +353,7 @@ int cmd_sweep(int argc, char **argv, err *e)
     sweep *s = NULL;
     sweep_mpi *m = NULL;
     sweep_runner r;
+    char out_path[4096], jsonl_path[4096];   /* -o, --jsonl with links followed */
     if (!w)
         rc = err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc)
@@ -374,6 +375,11 @@ int cmd_sweep(int argc, char **argv, err *e)
     } else {
         int rank0 = sweep_mpi_rank(m) == 0;
         progress p = {now_s(), now_s()};   /* first line after 0.2 s */
+        /* -o and --jsonl through a symbolic link: the file it leads to. */
+        if (a.out && !(rc = ofile_target(a.out, out_path, sizeof out_path, e)))
+            a.out = out_path;
+        if (!rc && a.jsonl && !(rc = ofile_target(a.jsonl, jsonl_path, sizeof jsonl_path, e)))
+            a.jsonl = jsonl_path;
         sweep_opts o = {.out_path = a.out, .jsonl_path = a.jsonl, .stdout_fmt = a.fmt,
                         .resume = a.resume, .stop_after = a.stop_after,
                         /* rows on a terminal show progress themselves */
@@ -381,7 +387,8 @@ int cmd_sweep(int argc, char **argv, err *e)
                                                                                : NULL,
                         .progress_ctx = &p};
         sweep_summary sum;
-        rc = sweep_exec(s, m, &o, &sum, e);
+        if (!rc)
+            rc = sweep_exec(s, m, &o, &sum, e);
         if (!rc && rank0 && a.plot)
             rc = write_plot(a.out, a.grid, a.plot, e);
         if (!rc && rank0 && sum.failed > 0)

@@ -101,6 +101,13 @@ static int resolve(const char *path, char *out, size_t n)
     return -1;
 }
 
+int ofile_target(const char *path, char *out, size_t n, err *e)
+{
+    if (resolve(path, out, n) != 0)
+        return err_set(e, ERR_SYSTEM, "%s: cannot follow the link: %s", path, strerror(errno));
+    return 0;
+}
+
 int ofile_open(ofile *o, const char *path, err *e)
 {
     memset(o, 0, sizeof *o);
@@ -110,8 +117,7 @@ int ofile_open(ofile *o, const char *path, err *e)
     }
     if (strlen(path) >= sizeof o->path)
         return err_set(e, ERR_USAGE, "%s: path too long", path);
-    if (resolve(path, o->path, sizeof o->path) != 0)
-        return err_set(e, ERR_SYSTEM, "%s: cannot follow the link: %s", path, strerror(errno));
+    TRY(ofile_target(path, o->path, sizeof o->path, e));
     path = o->path;
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {

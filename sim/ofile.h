@@ -18,6 +18,10 @@ typedef struct ofile {
  * is replaced, the link stays. ERR_SYSTEM on failure. */
 int ofile_open(ofile *o, const char *path, err *e);
 int ofile_commit(ofile *o, err *e);   /* flush, close, rename; ERR_SYSTEM */
+/* The file a chain of symbolic links from path ends at (path itself if it is
+ * no link), into out: for a writer that renames its own temporaries into
+ * place (sweep's OUT.part) to write through a link too. ERR_SYSTEM. */
+int ofile_target(const char *path, char *out, size_t n, err *e);
 /* The outputs of one run: all are flushed and closed, and only if every one
  * succeeded are they renamed into place; else no file is replaced. */
 int ofile_commit_all(ofile *const *o, int n, err *e);

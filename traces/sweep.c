@@ -21,6 +21,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "sim/batch.h"
+#include "sim/line.h"
 
 /* One run's result as it travels from a worker (or rank) to rank 0. Zeroed
  * before it is filled, so padding never carries stray bytes. */
@@ -313,6 +314,32 @@ static void header_fill(FILE *f, const sweep *s, long run)
     csv_header(f, s);
 }
 
+enum { PART_LINE_MAX = 1 << 20 };   /* a row this sweep wrote is far shorter */
+
+/* getline bounded at PART_LINE_MAX: the line with its '\n' if it has one;
+ * -1 at the end (or a read error), -2 for a line too long or with a NUL. */
+static ssize_t part_line(FILE *f, char **line, size_t *cap)
+{
+    size_t len;
+    int st = line_read(f, line, cap, PART_LINE_MAX, &len);
+    if (st == LINE_LONG || st == LINE_NUL)
+        return -2;
+    if (st != LINE_OK)
+        return -1;
+    if (!feof(f)) {   /* it ended at a '\n': put it back */
+        if (*cap < len + 2) {
+            char *q = realloc(*line, len + 2);
+            if (!q)
+                return -1;
+            *line = q;
+            *cap = len + 2;
+        }
+        (*line)[len++] = '\n';
+        (*line)[len] = '\0';
+    }
+    return (ssize_t)len;
+}
+
 /* Check a part file's rows against the grid; keep the complete matching
  * prefix (K rows, at most limit), cut what follows, and leave the file open
  * for append. With path = a finished OUT (finished = 1) only check,
@@ -329,7 +356,10 @@ static int resume_csv(writer *w, const char *part, int finished, long *K, long l
     size_t cap = 0;
     long lineno = 1, keep = 0, rows = 0;
     int rc = want ? 0 : err_set(e, ERR_SYSTEM, "out of memory");
-    ssize_t n = rc ? -1 : getline(&line, &cap, f);
+    ssize_t n = rc ? -1 : part_line(f, &line, &cap);
+    if (n == -2)
+        rc = err_at(e, part, 1, "a line longer than %d bytes or with a NUL byte: not this "
+                    "grid's header; %s", PART_LINE_MAX, again);
     if (n > 0 && line[n - 1] == '\n') {
         if (strcmp(line, want) != 0)
             rc = err_at(e, part, 1, "its header is not this grid's; %s", again);
@@ -341,7 +371,7 @@ static int resume_csv(writer *w, const char *part, int finished, long *K, long l
         csv_header(f, w->s);
         keep = ftell(f);
     }
-    while (!rc && rows < limit && (n = getline(&line, &cap, f)) > 0 && line[n - 1] == '\n') {
+    while (!rc && rows < limit && (n = part_line(f, &line, &cap)) > 0 && line[n - 1] == '\n') {
         lineno++;
         if (rows >= w->runs) {
             rc = err_at(e, part, lineno, "more rows than the grid's %ld runs; %s", w->runs,
@@ -364,6 +394,9 @@ static int resume_csv(writer *w, const char *part, int finished, long *K, long l
             keep = ftell(f);
         }
     }
+    if (!rc && n == -2)
+        rc = err_at(e, part, lineno + 1, "a line longer than %d bytes or with a NUL byte: not a "
+                    "row of this sweep; %s", PART_LINE_MAX, again);
     free(line);
     free(want);
     if (finished) {

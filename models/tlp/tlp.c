@@ -2,12 +2,12 @@
  * serializer at the sender (busy while a TLP's bytes leave), a latency, the
  * credits its receiver granted per type, and at the receiver the FIFOs of the
  * TLPs that came in over it. A TLP waits in the FIFO of its type at each
- * node until the egress of its next hop picks it: round robin over the
- * node's ingress ports (and, at an endpoint, its own requests, writes and
+ * node (one FIFO per type and egress) until the egress of its next hop
+ * picks it: round robin over the node's ingress ports (and, at an endpoint, its own requests, writes and
  * completions), the oldest eligible head of an ingress first. Invariants:
  * credits at a sender never go below zero; a TLP leaves an ingress only from
- * the head of its type's FIFO, and a non-posted or completion head only if no
- * older posted TLP of the same ingress is still there; a reader never holds
+ * the head of its FIFO, and a non-posted or completion head only if no older
+ * posted TLP of the same ingress waits for the same egress; a reader never holds
  * more requests than its tags. Events are (time, insertion order), so a run
  * is deterministic. */
 #include "models/tlp/tlp.h"
@@ -24,6 +24,7 @@ enum { EV_ARRIVE, EV_TXDONE, EV_CREDIT, EV_CPLGEN, EV_RETRY };
 enum { MAX_HOPS = 64, MAX_CPL = 64 };
 
 #define CRED_INF INT64_MAX
+#define TLP_END_TOGETHER 0.02
 
 typedef struct pkt {
     int32_t flow, next, rq, bytes, hop, port;
@@ -51,7 +52,9 @@ typedef struct port {
     int busy, retry, rr;
     int64_t hdr[NCLS], data[NCLS];   /* credits the sender may still use */
     int64_t hdr0[NCLS], data0[NCLS]; /* what the receiver grants */
-    fifo q[NCLS];
+    int q_off;                       /* the receiver's queues of this ingress:
+                                        qs[q_off + c x outdeg(to) + out index] */
+    int oidx;                        /* this port's index among its sender's ports out */
     int turn;                        /* a root port forwarding up into its CPU */
     int last_src[2], last_root[2];
     int64_t last_ps[2];
@@ -91,6 +94,9 @@ struct tlp_net {
     node *nodes;
     int *in_list;
     int *root_of;
+    int *outdeg;       /* per node */
+    fifo *qs;          /* per ingress port, type and egress of its receiver */
+    int nqs;
     /* flows */
     flow *fl;
     int nfl, fl_cap;
@@ -180,6 +186,24 @@ tlp_net *tlp_new(const topo *t, err *e)
         if (l->kind == LINK_SOCKET && p->socket_read_Bps > 0)
             pt->cpl_ps_per_byte = 1e12 / (p->socket_read_Bps * eff);
     }
+    n->outdeg = calloc((size_t)n->nnodes + 1, sizeof *n->outdeg);
+    if (!n->outdeg) {
+        tlp_free(n);
+        err_set(e, ERR_SYSTEM, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < n->nports; i++)
+        n->ports[i].oidx = n->outdeg[n->ports[i].from]++;
+    for (int i = 0; i < n->nports; i++) {
+        n->ports[i].q_off = n->nqs;
+        n->nqs += NCLS * n->outdeg[n->ports[i].to];
+    }
+    n->qs = calloc((size_t)n->nqs + 1, sizeof *n->qs);
+    if (!n->qs) {
+        tlp_free(n);
+        err_set(e, ERR_SYSTEM, "out of memory");
+        return NULL;
+    }
     int k = 0;
     for (int v = 0; v < n->nnodes; v++) {
         node *nd = &n->nodes[v];
@@ -210,6 +234,8 @@ void tlp_free(tlp_net *n)
     free(n->nodes);
     free(n->in_list);
     free(n->root_of);
+    free(n->outdeg);
+    free(n->qs);
     free(n->fl);
     free(n->routes);
     free(n->fl_list);
@@ -446,34 +472,25 @@ static int turn_ok(tlp_net *n, port *pt, const pkt *k, int *fail)
     return later(n, pt, ok_at, fail);
 }
 
-/* The first TLP of FIFO q whose next hop is pe, and the one before it (-1:
- * it is the head); with pass = 0 only the head is looked at. */
-static int32_t first_to(tlp_net *n, const fifo *q, int pe, int pass, int32_t *prev)
+/* Ingress port ip's queue of type c towards egress pe (a port out of ip's
+ * receiver). */
+static fifo *queue(tlp_net *n, int ip, int c, int pe)
 {
-    *prev = -1;
-    for (int32_t i = q->head; i >= 0; *prev = i, i = P(n, i)->next) {
-        const pkt *k = P(n, i);
-        if (route_of(n, k)[k->hop] == pe)
-            return i;
-        if (!pass)
-            return -1;
-    }
-    return -1;
+    const port *in = &n->ports[ip];
+    return &n->qs[in->q_off + c * n->outdeg[in->to] + n->ports[pe].oidx];
 }
 
-/* The eligible TLP of ingress port ip for egress pe, oldest first; -1. */
-static int32_t pick_ingress(tlp_net *n, int ip, int pe, int *fail, int32_t *prevp)
+/* The eligible TLP of ingress port ip for egress pe, oldest first; -1.
+ * Queues per type and egress: a TLP passes earlier ones of its ingress that
+ * go elsewhere, never one to the same egress; an NP or a completion never
+ * passes an earlier posted TLP to the same egress. */
+static int32_t pick_ingress(tlp_net *n, int ip, int pe, int *fail, int *cls)
 {
-    port *in = &n->ports[ip], *out = &n->ports[pe];
-    int32_t best = -1, bprev = -1, prev, pprev;
-    /* Queues per egress: a TLP passes earlier ones of its ingress that go
-     * elsewhere, never one to the same egress; requests (one FIFO) are
-     * handled in order. An NP or a completion never passes an earlier posted
-     * TLP to the same egress. */
-    int pass[NCLS] = {1, 0, 1};
-    int32_t ph = first_to(n, &in->q[C_P], pe, 1, &pprev);
+    port *out = &n->ports[pe];
+    int32_t best = -1;
+    int32_t ph = queue(n, ip, C_P, pe)->head;
     for (int c = 0; c < NCLS; c++) {
-        int32_t h = first_to(n, &in->q[c], pe, pass[c], &prev);
+        int32_t h = queue(n, ip, c, pe)->head;
         if (h < 0)
             continue;
         pkt *k = P(n, h);
@@ -483,10 +500,9 @@ static int32_t pick_ingress(tlp_net *n, int ip, int pe, int *fail, int32_t *prev
             continue;
         if (best < 0 || k->seq < P(n, best)->seq) {
             best = h;
-            bprev = prev;
+            *cls = c;
         }
     }
-    *prevp = bprev;
     return best;
 }
 
@@ -562,24 +578,13 @@ static int32_t pick_local(tlp_net *n, int v, int pe)
     return -2;
 }
 
-static void fifo_remove(tlp_net *n, fifo *q, int32_t prev, int32_t i)
-{
-    if (prev < 0) {
-        fifo_pop(n, q);
-        return;
-    }
-    P(n, prev)->next = P(n, i)->next;
-    if (q->tail == i)
-        q->tail = prev;
-}
-
-static int send(tlp_net *n, int pe, int32_t i, int ip, int32_t prev)
+static int send(tlp_net *n, int pe, int32_t i, int ip)
 {
     port *out = &n->ports[pe];
     pkt *k = P(n, i);
     int c = k->cls;
     if (ip >= 0) {
-        fifo_remove(n, &n->ports[ip].q[c], prev, i);
+        fifo_pop(n, queue(n, ip, c, pe));
         int32_t r = pool_get(&n->cr);
         if (r < 0)
             return -1;
@@ -626,11 +631,11 @@ static int try_send(tlp_net *n, int pe)
     int ncand = nd->nin + local, fail = 0;
     for (int j = 0; j < ncand; j++) {
         int idx = (out->rr + j) % ncand;
-        int32_t i, prev = -1;
-        int ip = -1;
+        int32_t i;
+        int ip = -1, cls = 0;
         if (idx < nd->nin) {
             ip = n->in_list[nd->in_off + idx];
-            i = pick_ingress(n, ip, pe, &fail, &prev);
+            i = pick_ingress(n, ip, pe, &fail, &cls);
         } else {
             i = pick_local(n, v, pe);
             if (i == -1)
@@ -640,7 +645,7 @@ static int try_send(tlp_net *n, int pe)
             return -1;
         if (i >= 0) {
             out->rr = idx + 1;
-            return send(n, pe, i, ip, prev);
+            return send(n, pe, i, ip);
         }
     }
     return 0;
@@ -664,8 +669,9 @@ static int arrive(tlp_net *n, int32_t i)
     int v = in->to;
     if (k->hop < route_len(n, k)) {
         k->seq = ++n->seq;
-        fifo_push(n, &in->q[k->cls], i);
-        return try_send(n, route_of(n, k)[k->hop]);
+        int next = route_of(n, k)[k->hop];
+        fifo_push(n, queue(n, pe, k->cls, next), i);
+        return try_send(n, next);
     }
     /* At its destination: the endpoint takes it at once and frees the credit. */
     int32_t r = pool_get(&n->cr);
@@ -765,12 +771,13 @@ static int begin_phase(tlp_net *n)
         pt->busy = pt->retry = pt->rr = 0;
         memcpy(pt->hdr, pt->hdr0, sizeof pt->hdr);
         memcpy(pt->data, pt->data0, sizeof pt->data);
-        for (int c = 0; c < NCLS; c++)
-            pt->q[c].head = pt->q[c].tail = -1;
+
         pt->last_ps[0] = pt->last_ps[1] = -1;
         pt->cpl_free_ps = 0;
         pt->last_src[0] = pt->last_src[1] = pt->last_root[0] = pt->last_root[1] = -1;
     }
+    for (int i = 0; i < n->nqs; i++)
+        n->qs[i].head = n->qs[i].tail = -1;
     for (int v = 0; v < n->nnodes; v++) {
         node *nd = &n->nodes[v];
         nd->wr_rr = nd->rd_rr = nd->cls_rr = 0;
@@ -904,23 +911,28 @@ int tlp_run(tlp_net *n, int64_t window_ps, err *e)
             if (d < dmin)
                 dmin = d;
         }
+        /* Flows due within 2% after the first end with it, each at its own
+         * projected time (their leaving is not felt by the others in that
+         * interval: at most 2% of the phase). */
         int64_t step = (int64_t)ceil(dmin);
-        base += wend + step;
+        base += wend;
         for (int i = 0; i < n->nfl; i++) {
             flow *f = &n->fl[i];
             if (f->done || f->total == 0)
                 continue;
             double r = (double)(f->delivered - f->half) / span;
+            double d = (double)(f->total - f->delivered) / r;
             double rem = (double)(f->total - f->delivered) - r * (double)step;
-            if (rem < 0.5 || rem < r * 1e3) {
+            if (d <= dmin * (1 + TLP_END_TOGETHER) || rem < 0.5) {
                 f->done = 1;
-                f->end_ps = base;
+                f->end_ps = base + (int64_t)ceil(d);
                 f->rem = 0;
                 active--;
             } else {
                 f->rem = rem;
             }
         }
+        base += step;
         for (int i = 0; i < n->nfl; i++)
             if (n->fl[i].rem <= 0 && !n->fl[i].done)
                 n->fl[i].done = 1;

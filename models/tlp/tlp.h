@@ -7,9 +7,10 @@
  * serializer with a latency; its receiver's ingress buffer grants credits per
  * type (posted, non-posted, completion: headers and data), returned when a
  * TLP leaves it. An egress arbitrates round robin per ingress port; each
- * ingress keeps one FIFO per type with PCIe's ordering (a request or a
- * completion never passes an earlier posted write of its ingress, so a
- * stalled posted write blocks what follows it). A root port forwarding peer
+ * ingress keeps a FIFO per type and egress with PCIe's ordering (a request or
+ * a completion never passes an earlier posted write on its way, so a stalled
+ * posted write blocks what follows it; through the shared credits it also
+ * stalls its sender). A root port forwarding peer
  * TLPs towards another root port pays an ordering turnaround when the
  * requester and the destination root port both change (the collapse
  * mechanism, a hypothesis fitted by calibrate).
