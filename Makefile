@@ -5,6 +5,7 @@
 #   make bench      simulator benchmarks (ratios against a reference run)
 #   make fuzz       libFuzzer campaigns of every parser, FUZZ_SECONDS each (clang; docs/fuzzing.md)
 #   make validate   regenerate docs/validation.md from validate/data/
+#   make mutate     break the model one mechanism at a time; every break must fail a check
 #   make plots      regenerate the figures of docs/plots/
 #   make demo       install missing packages (as root), build, run the default job
 #   make install PREFIX=...
@@ -109,7 +110,7 @@ HWCHECK :=
 $(info note: CUDA toolkit or NCCL not found under CUDA_HOME=$(CUDA_HOME) NCCL_HOME=$(NCCL_HOME); hwcheck is not built)
 endif
 
-.PHONY: plots all check check-unit check-cli check-validate check-asan check-gpu check-fuzz-regress fuzz bench validate demo install clean deps
+.PHONY: plots all check check-unit check-cli check-validate check-asan check-gpu check-fuzz-regress fuzz bench validate mutate demo install clean deps
 all: $(BUILD)/collsim $(HWCHECK)
 
 $(BUILD)/obj/%.o: %.c
@@ -219,6 +220,11 @@ bench: $(BUILD)/collsim $(BENCH_BIN)
 
 validate: $(BUILD)/collsim
 	$(Q)scripts/validate.sh $(BUILD)/collsim
+
+# Single-point mutations of the model in a scratch copy (scripts/mutate.sh);
+# writes the table into docs/validation.md. Not part of check (minutes).
+mutate:
+	$(Q)scripts/mutate.sh --doc
 
 plots: $(BUILD)/collsim
 	$(Q)scripts/plots.sh $(BUILD)/collsim

@@ -256,6 +256,11 @@ echo
 echo "| set | row | decisions | guard |"
 echo "|---|---|---|---|"
 [ -e "$OUT/rows.tsv" ] && awk -F'\t' '$5 != "-" { split($8, g, "/"); print "| " $1 " | " $6 " | " $5 " | " ($8 == "-" || $8 == "" ? "none" : ">= " g[1]) " |" }' "$OUT/rows.tsv"
+echo
+echo "## Mutations"
+echo
+if [ -f docs/validation/mutate.md ]; then cat docs/validation/mutate.md; else echo "(none recorded: run \`make mutate\`)"; fi
+echo
 } > "$OUT/head.md"
 cat "$OUT/head.md" "$OUT/sections.md" > "$DOC.tmp" && mv "$DOC.tmp" "$DOC"
 fail=0

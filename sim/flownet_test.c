@@ -261,6 +261,12 @@ static void test_ticks(void **state)
     /* 1 MiB at 25 GB/s: exactly 1048576 / 25e9 s = 41943040 ps; the float
      * quotient may be off by an ulp, which must not turn into 41943041. */
     assert_int_equal(flownet_ticks(1048576, 25e9), 41943040);
+    /* 1 byte at 1 GB/s is 1 ns = 1000 ps exactly, but 1 / 1e9 * 1e12 is
+     * 1000.0000000000001 in doubles (1.1e-16 relative, inside FLOWNET_EPS
+     * = 1e-14): the tie rule rounds it to 1000, a plain ceil would give 1001.
+     * Likewise 3 B at 12 GB/s = 250 ps (float 250.00000000000003). */
+    assert_int_equal(flownet_ticks(1, 1e9), 1000);
+    assert_int_equal(flownet_ticks(3, 12e9), 250);
     /* 1 byte at 3 B/s = 333333333333.33 ps: rounded up to ...334. */
     assert_int_equal(flownet_ticks(1, 3), 333333333334LL);
     /* 10 bytes at 1e12 B/s = 10 ps exactly; 0 rate or absurd time: -1. */

@@ -1,0 +1,140 @@
+#!/bin/bash
+# make mutate: break the model one mechanism at a time, in a scratch copy of
+# the tree, and report which checks catch each break. Every mutation must be
+# caught; the script exits 1 if one is not, and 2 if a mutation's line no
+# longer matches its source file exactly once (so the list cannot rot).
+#
+# usage: scripts/mutate.sh [--doc] [NAME...]
+#   --doc   also write the table into docs/validation/mutate.md and the
+#           "Mutations" section of docs/validation.md
+#   NAME    run only these mutations (default: all)
+#
+# The checks are what `make check` runs without its ASan/UBSan pass and
+# without hwcheck's GPU-side unit tests (no mutation touches hwcheck/ or
+# kernels/): every collsim unit test (build/test/**/*_test), every CLI test
+# (tests/run_cli.sh tests/cli/*.test, hwcheck cases skipped) and the
+# validation guards (scripts/validate.sh --check). The scratch copy is built
+# once; each mutation rebuilds incrementally (the mutated object, collsim and
+# the unit tests), then its file is restored.
+set -u
+cd "$(dirname "$0")/.." || exit 4
+ROOT=$PWD
+DOC=0
+[ "${1:-}" = --doc ] && { DOC=1; shift; }
+ONLY=" $* "
+
+# NAME | what it breaks | FILE | LINE (exact text, must occur once) | REPLACEMENT
+MUTATIONS=$(cat <<'EOF'
+share|a flow's max-min share counts one flow too many on every shared link|sim/flownet.c|    return l->rem_Bps / max2(l->wfree, FLOWNET_EPS);|    return l->rem_Bps / max2(l->wfree + 1, FLOWNET_EPS);
+read-collapse|the read-completion collapse fires with one destination root port (trigger: two)|models/fabric/fabric.c|    if (cr > 0 && src[1].n >= 2 && root[1].n >= 2 && cr < cap)|    if (cr > 0 && src[1].n >= 2 && root[1].n >= 1 && cr < cap)
+shm-rate|an SHM hop moves its bytes twice over the host path (half the rate)|models/coll/coll.c|    return fabric_xfer_channel(b->f, src, mem, dst, bytes, wire, pi->wire, extra, from, label, b->e);|    return fabric_xfer_channel(b->f, src, mem, dst, bytes, 2 * wire, pi->wire, extra, from, label, b->e);
+proto-threshold|NCCL's ring LL bandwidth at a quarter of the bus rate, not half (LL gives way to Simple at smaller sizes)|models/nccl/nccl_tune.c|                    bus = fminf(ll_max_bw[arch], bus * .5f);|                    bus = fminf(ll_max_bw[arch], bus * .25f);
+channels|NCCL's channel count not doubled after the ring search (connect.cc)|models/nccl/nccl_tune.c|        nc = nc * 2 < NCCL_TUNE_MAX_CHANNELS ? nc * 2 : NCCL_TUNE_MAX_CHANNELS;|        nc = nc < NCCL_TUNE_MAX_CHANNELS ? nc : NCCL_TUNE_MAX_CHANNELS;
+expert-union|the experts of n tokens counted as n x top-k, no overlap|traces/whatif.c|    return pool * (1 - pow(1 - topk / pool, n));|    return topk * n < pool ? topk * n : pool;
+ring-steps|a ring allreduce takes 2n - 1 steps instead of 2(n - 1)|models/coll/coll_ring.c|    g->steps = k == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;|    g->steps = k == COLL_ALLREDUCE ? 2 * n - 1 : n - 1;
+launch|an eager kernel launch costs the issuing CPU half the launch time|traces/replay.c|    c.first_launch = jittered(r, k, r->launch_ps);|    c.first_launch = jittered(r, k, r->launch_ps / 2);
+kernel-start|NCCL's ring kernel start (per protocol) halved|models/coll/coll_ring.c|        if ((start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING), "kernel")) < 0)|        if ((start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING) / 2, "kernel")) < 0)
+hop-latency|every link's latency counts twice on a route|models/topo/route.c|            int64_t nd = tr->dist_ps[u] + l->lat_ps;|            int64_t nd = tr->dist_ps[u] + 2 * l->lat_ps;
+tie-rule|the engine's rounding tie rule: a quotient within FLOWNET_EPS of an integer no longer rounds to it (always up)|sim/flownet.c|    if (fabs(x - r) <= FLOWNET_EPS * x)|    if (fabs(x - r) < 0 * x)
+oneshot-barrier|the pull one-shot and two-shot start without their start barrier|models/coll/coll_oneshot.c|    return push ? 0 : cb_barrier(b, start, ready);|    return push ? 0 : 0;
+EOF
+)
+
+t0=$(date +%s)
+SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/collsim-mutate.XXXXXX") || exit 4
+trap 'rm -rf "$SCRATCH"' EXIT
+# The working tree as it is (tracked and untracked files, not what git ignores).
+git ls-files -z -c -o --exclude-standard | xargs -0 cp --parents -t "$SCRATCH" 2>/dev/null
+[ -f "$SCRATCH/Makefile" ] || { echo "mutate: could not copy the tree to $SCRATCH" >&2; exit 4; }
+cd "$SCRATCH" || exit 4
+TESTS=$(find sim models traces validate cmd -name '*_test.c' | sort | sed 's|\.c$||; s|^|build/test/|')
+# Tools the CLI tests use (pngstat for the plot tests), as check-cli builds them.
+TOOLS=$(grep -q '^$(BUILD)/tools/pngstat:' Makefile && echo build/tools/pngstat)
+build() { make -j2 build/collsim $TOOLS $TESTS > build.log 2>&1; }
+
+# The checks; each prints what failed, one item a line, into $1.
+run_unit() { : > "$1"; for t in $TESTS; do ./"$t" > "$t.log" 2>&1 || echo "${t#build/test/}" >> "$1"; done; }
+run_cli() { COLLSIM=build/collsim HWCHECK= PNGSTAT=build/tools/pngstat tests/run_cli.sh tests/cli/*.test 2>&1 | sed -n 's/^FAIL \([^:]*:[0-9]*\):.*/\1/p' > "$1"; }
+run_validate() { scripts/validate.sh build/collsim --check 2>&1 >/dev/null | sed -n 's/^validate: FAIL //p' > "$1"; }
+checks() { run_unit "$1.unit"; run_cli "$1.cli"; run_validate "$1.val"; }
+
+echo "mutate: building the scratch copy ($SCRATCH)"
+build || { tail -20 build.log; echo "mutate: the unmutated tree does not build" >&2; exit 4; }
+checks base
+for c in unit cli val; do
+    if [ -s "base.$c" ]; then
+        echo "mutate: the unmutated tree fails its checks ($c):" >&2; head -5 "base.$c" >&2; exit 4
+    fi
+done
+t1=$(date +%s)
+echo "mutate: baseline built and checked in $((t1 - t0)) s"
+
+# what a check caught, as a cell: "-" or "N: first, second, ..."
+cell() { local n; n=$(grep -c . "$1"); [ "$n" = 0 ] && { echo "-"; return; }
+         echo "$n: $(head -3 "$1" | sed 's/|/\\|/g' | paste -sd ';' | sed 's/;/; /g')$( [ "$n" -gt 3 ] && echo '; ...')"; }
+
+rows=""
+missed=0 ran=0
+while IFS='|' read -r name what file old new; do
+    [ -z "$name" ] && continue
+    [ "$ONLY" != "  " ] && [[ "$ONLY" != *" $name "* ]] && continue
+    ran=$((ran + 1))
+    [ -f "$file" ] || { echo "mutate: $name: $file does not exist" >&2; exit 2; }
+    n=$(grep -cF -- "$old" "$file")
+    if [ "$n" != 1 ]; then
+        echo "mutate: $name: the line to mutate occurs $n times in $file (needs exactly 1):" >&2
+        echo "    $old" >&2
+        exit 2
+    fi
+    cp "$file" "$file.orig"
+    content=$(cat "$file"; echo x); content=${content%x}
+    printf '%s' "${content/"$old"/"$new"}" > "$file"
+    cmp -s "$file" "$file.orig" && { echo "mutate: $name: the replacement changed nothing" >&2; exit 2; }
+    ts=$(date +%s)
+    if build; then
+        checks "m.$name"
+        u=$(cell "m.$name.unit"); c=$(cell "m.$name.cli"); v=$(cell "m.$name.val")
+    else
+        u="does not build"; c="-"; v="-"
+        echo "build error" > "m.$name.unit"; : > "m.$name.cli"; : > "m.$name.val"
+    fi
+    caught=yes
+    [ ! -s "m.$name.unit" ] && [ ! -s "m.$name.cli" ] && [ ! -s "m.$name.val" ] && { caught=NO; missed=$((missed + 1)); }
+    mv "$file.orig" "$file"
+    touch "$file"
+    te=$(date +%s)
+    printf 'mutate: %-16s caught: %-3s unit %s | cli %s | validate %s (%d s)\n' "$name" "$caught" \
+        "$(grep -c . "m.$name.unit")" "$(grep -c . "m.$name.cli")" "$(grep -c . "m.$name.val")" $((te - ts))
+    rows="$rows| \`$name\` | $what (\`$file\`) | $u | $c | $v | $caught |
+"
+done <<< "$MUTATIONS"
+t2=$(date +%s)
+
+table="Generated by \`make mutate\` (\`scripts/mutate.sh --doc\`): $ran single-point mutations of the model,
+each applied alone to a scratch copy of the tree, rebuilt incrementally and run through the
+checks \`make check\` runs without its ASan/UBSan pass and without hwcheck's GPU unit tests:
+every collsim unit test, every CLI test (\`tests/cli/*.test\`) and the validation guards
+(\`scripts/validate.sh --check\`). A cell is how many tests / CLI cases / guards failed, then the
+first of them. The run took $((t2 - t0)) s ($((t1 - t0)) s to copy, build and check the unmutated
+tree) on $(nproc) cores.
+
+| mutation | what it breaks (file) | unit tests | CLI tests | validation guards | caught |
+|---|---|---|---|---|---|
+$rows"
+echo
+echo "$table"
+echo "mutate: $ran mutation(s), $missed not caught, $((t2 - t0)) s"
+if [ $DOC = 1 ]; then
+    cd "$ROOT" || exit 4
+    mkdir -p docs/validation
+    printf '%s' "$table" > docs/validation/mutate.md
+    # Replace the Mutations section of docs/validation.md (validate.sh writes it from the same file).
+    if grep -q '^## Mutations' docs/validation.md; then
+        awk -v f=docs/validation/mutate.md 'BEGIN{skip=0}
+            /^## Mutations/ { print; print ""; while ((getline l < f) > 0) print l; print ""; skip=1; next }
+            skip && /^## / { skip=0 }
+            !skip' docs/validation.md > docs/validation.md.tmp && mv docs/validation.md.tmp docs/validation.md
+    fi
+fi
+[ "$missed" = 0 ] || exit 1
+exit 0
