@@ -241,7 +241,7 @@ install: all
 	install -m 755 $(BUILD)/collsim $(HWCHECK) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
-	install -m 644 docs/validation/*.svg $(DESTDIR)$(DOCDIR)/validation/
+	install -m 644 $(addprefix docs/,$(sort $(shell grep -o 'validation/[A-Za-z0-9_.-]*\.svg' docs/validation.md))) $(DESTDIR)$(DOCDIR)/validation/
 	install -d $(DESTDIR)$(DOCDIR)/plots
 	install -m 644 docs/plots/*.png $(DESTDIR)$(DOCDIR)/plots/
 

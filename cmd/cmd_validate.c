@@ -511,19 +511,27 @@ static int build_plot(plot *pl, const vset *vs, int nfiles, err *e)
             rc = plot_series(pl, erp, v->name, PLOT_POINTS, xs, er, m, e);
         for (int g = 0; g < v->ngroups && !rc; g++) {
             char name[96];
-            int heat = 0, a, b;
+            int heat = 0, pairs2 = 0, a, b, top = 0;
             double maxsize = 0;
             if (v->is_coll) {
                 snprintf(name, sizeof name, "%s %s", v->coll, v->groups[g]);
             } else {
-                /* Heat map when every point of the group is one pair. */
+                /* Heat map when every point of the group is one pair; on two
+                 * GPUs a 2x2 matrix says less than bars, so every pair
+                 * group of the set shares one bar panel at its largest size. */
                 heat = 1;
                 for (size_t k = 0; k < v->n; k++)
                     if (v->p[k].group == g) {
                         heat &= !pair_of(v->p[k].label, &a, &b);
+                        if (heat)
+                            top = a > top ? a : b > top ? b : top;
                         maxsize = v->p[k].size > maxsize ? v->p[k].size : maxsize;
                     }
-                if (heat)
+                pairs2 = heat && top < 2;
+                heat &= !pairs2;
+                if (pairs2)
+                    snprintf(name, sizeof name, "%.40s: single pairs, largest size", v->name);
+                else if (heat)
                     snprintf(name, sizeof name, "%.40s: %.40s error (%%)", v->name, v->groups[g]);
                 else
                     snprintf(name, sizeof name, "%s", v->groups[g]);
@@ -596,6 +604,11 @@ static int build_plot(plot *pl, const vset *vs, int nfiles, err *e)
                 if (heat) {
                     if (q->size == maxsize && !pair_of(q->label, &a, &b) && q->meas > 0)
                         rc = plot_cell(pl, pi, a, b, 100.0 * (q->pred - q->meas) / q->meas, e);
+                    continue;
+                }
+                if (pairs2) {  /* "pair read 0>1 256M" */
+                    if (q->size == maxsize)
+                        rc = plot_bar(pl, pi, v->name, q->label, q->meas, q->pred, e);
                     continue;
                 }
                 /* category: the label after "pattern op", and the size */

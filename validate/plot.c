@@ -681,7 +681,7 @@ static void draw_bars(const plot *p, const panel *pan, const axes *a0, double le
         double cx = a.x0 + slot * (k + 0.5), cy = a.y0 + a.h + 14;
         if (rotate)
             fprintf(f, "<text font-size=\"9\" text-anchor=\"end\" transform=\"translate(%.1f %.1f) "
-                       "rotate(-50)\">", cx + 3, cy - 4);
+                       "rotate(-35)\">", cx + 3, cy - 4);
         else
             fprintf(f, "<text font-size=\"10\" text-anchor=\"middle\" x=\"%.1f\" y=\"%.1f\">", cx,
                     cy);
@@ -750,7 +750,7 @@ static void draw_cats(const panel *pan, const axes *a0, double legw, FILE *f)
         double cx = a.x0 + slot * (k + 0.5), cy = a.y0 + a.h + 14;
         if (rotate)
             fprintf(f, "<text font-size=\"9\" text-anchor=\"end\" transform=\"translate(%.1f %.1f) "
-                       "rotate(-50)\">", cx + 3, cy - 4);
+                       "rotate(-35)\">", cx + 3, cy - 4);
         else
             fprintf(f, "<text font-size=\"10\" text-anchor=\"middle\" x=\"%.1f\" y=\"%.1f\">", cx,
                     cy);
