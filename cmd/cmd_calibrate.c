@@ -4,7 +4,9 @@
  * measured route, the read parameters when reads or copies were measured,
  * the arbitration collapse rates (also where the topology has them off and
  * the data have the pattern that triggers them), host memory bandwidth for
- * host patterns and the launch overheads for launch data. Every candidate is
+ * host patterns, the launch overheads for launch data, and NCCL's runtime
+ * costs (kernel start and step per protocol, host cost of a call) for the
+ * coll microbenchmarks that isolate them (validate/calib_nccl.h). Every candidate is
  * fitted inside its domain (validate/fit.c). The start is the topology's
  * values or, when they fit worse, values read from the data (the smallest
  * measured latency, the plateau bandwidth through each link class). Unless
@@ -26,6 +28,7 @@
 #include "models/topo/topo.h"
 #include "sim/ofile.h"
 #include "validate/calib.h"
+#include "validate/calib_nccl.h"
 #include "validate/fit.h"
 #include "validate/meas.h"
 #include "validate/points.h"
@@ -35,9 +38,13 @@ enum { MAX_FILES = 256, MAX_PARAMS = 64 };
 
 static const char synopsis[] = "collsim calibrate MEAS... [--topo T] -o CALIB [options]";
 static const char desc[] =
-    "MEAS are hwcheck p2p, flows, host or launch files (docs/formats.md). The fit\n"
-    "starts from topology T (a preset or a collsim-topo file), with START applied if\n"
-    "given, and writes the fitted parameters to CALIB (collsim-calib 1). --fit fits\n"
+    "MEAS are hwcheck p2p, flows, host or launch files, and coll files of NCCL\n"
+    "microbenchmarks that isolate its runtime costs (Ring and the protocol forced, 2\n"
+    "GPUs, small sizes on one channel: docs/formats.md). The fit starts from topology\n"
+    "T (a preset or a collsim-topo file), with START applied if given, and writes\n"
+    "every candidate (fitted or kept) and START's keys to CALIB (collsim-calib 1).\n"
+    "A fit that cannot determine what it must, or misses the data by more than\n"
+    "--max-rms, fails with exit 1 naming the key or the points. --fit fits\n"
     "exactly these keys and fails if the data cannot determine one; otherwise the\n"
     "parameters the data can determine are chosen, and --fix keeps some out.\n"
     "--patterns and --sizes fit only the transfer cases of these patterns and sizes\n"
@@ -120,6 +127,7 @@ typedef struct pinfo {
 typedef struct ctx {
     const topo *base;
     const pts *pts;
+    const calib_nccl *nccl;  /* NCCL cost points, after pts's in the residuals */
     cand *c;
     int nc;
     int *map;                /* fit parameter j -> candidate */
@@ -151,13 +159,25 @@ static int resid(const double *v, double *r, void *arg, err *e)
     }
     topo *t;
     TRY(calib_apply(x->cal, x->base, &t, x->e));
+    size_t np = pts_count(x->pts), nn = calib_nccl_count(x->nccl);
     int rc = pts_predict(x->pts, t, x->pred, x->e);
+    if (!rc)
+        rc = calib_nccl_predict(x->nccl, t, x->pred + np, x->e);
     topo_free(t);
     if (rc)
         return rc;
-    for (size_t i = 0; i < pts_count(x->pts); i++)
+    for (size_t i = 0; i < np; i++)
         r[i] = log(x->pred[i] / pts_at(x->pts, i)->meas_us);
+    for (size_t i = 0; i < nn; i++)
+        r[np + i] = log(x->pred[np + i] / calib_nccl_at(x->nccl, i)->meas_us);
     return 0;
+}
+
+/* Measured time of point i (transfer and launch points, then NCCL's). */
+static double meas_of(const ctx *x, size_t i)
+{
+    size_t np = pts_count(x->pts);
+    return i < np ? pts_at(x->pts, i)->meas_us : calib_nccl_at(x->nccl, i - np)->meas_us;
 }
 
 static cand *add_cand(cand *c, int *n, const char *key, double topo_value, double start,
@@ -280,11 +300,15 @@ static int has_switch(const topo *t)
     return 0;
 }
 
+static int add_param(cand *c, int *n, const char *key, double value, double start0, double lo,
+                     double hi, int off, err *e);
+
 /* Candidates from what the data touch, in screening priority: link
  * bandwidths, link latencies, read parameters, collapse, host, launch.
  * Link and time keys have a lower bound of 0 in the fit's sense (a log
  * parameter's floor, where it "runs to zero"), bandwidths a positive one. */
-static int candidates(const topo *t, const pts *p, const pinfo *info, cand *c, int *n, err *e)
+static int candidates(const topo *t, const pts *p, const calib_nccl *nc_pts, const pinfo *info,
+                      cand *c, int *n, err *e)
 {
     const topo_params *tp = topo_params_get(t);
     char cls[48], key[80];
@@ -377,11 +401,50 @@ static int candidates(const topo *t, const pts *p, const pinfo *info, cand *c, i
     for (size_t i = 0; i < sizeof mps / sizeof mps[0]; i++) {
         if (!mps[i].want)
             continue;
-        double start = fmin(fmax(mps[i].start, 2 * mps[i].lo + 1e-9), 0.5 * mps[i].hi);
-        cand *x = add_cand(c, n, mps[i].key, mps[i].value, start, mps[i].lo, mps[i].hi);
+        TRY(add_param(c, n, mps[i].key, mps[i].value, mps[i].start, mps[i].lo, mps[i].hi,
+                      mps[i].off, e));
+    }
+    /* NCCL's runtime costs, from the microbenchmarks that isolate them: per
+     * protocol measured, its kernel start and step cost; the host cost of a
+     * call, eager and in a graph, where such rows were measured (0, "as a
+     * plain kernel", starts from that kernel's cost). */
+    static const struct {
+        coll_proto p;
+        const char *name;
+        int idx;
+    } protos[] = {{PROTO_LL, "ll", TOPO_NCCL_LL}, {PROTO_LL128, "ll128", TOPO_NCCL_LL128},
+                  {PROTO_SIMPLE, "simple", TOPO_NCCL_SIMPLE}};
+    for (size_t i = 0; i < sizeof protos / sizeof protos[0]; i++) {
+        if (!calib_nccl_has(nc_pts, protos[i].p, 0) && !calib_nccl_has(nc_pts, protos[i].p, 1))
+            continue;
+        double st = (double)tp->nccl_start_ps[protos[i].idx] / 1e6,
+               sp = (double)tp->nccl_step_ps[protos[i].idx] / 1e6;
+        snprintf(key, sizeof key, "nccl_start_%s_us", protos[i].name);
+        TRY(add_param(c, n, key, st, st > 0 ? st : 1, 0, 1e4, 0, e));
+        snprintf(key, sizeof key, "nccl_step_%s_us", protos[i].name);
+        TRY(add_param(c, n, key, sp, sp > 0 ? sp : 0.1, 0, 1e4, 0, e));
+    }
+    for (int graph = 0; graph < 2; graph++) {
+        if (!calib_nccl_has(nc_pts, PROTO_AUTO, graph))
+            continue;
+        int64_t v = graph ? tp->nccl_graph_call_ps : tp->nccl_call_ps;
+        double plain = (double)topo_nccl_issue_ps(tp, graph) / 1e6;
+        TRY(add_param(c, n, graph ? "nccl_graph_call_us" : "nccl_call_us", (double)v / 1e6,
+                      plain > 0 ? plain : 1, 0, 1e4, v == 0, e));
+    }
+    return 0;
+}
+
+/* One machine-wide candidate, its start kept inside its domain. */
+static int add_param(cand *c, int *n, const char *key, double value, double start0, double lo,
+                     double hi, int off, err *e)
+{
+    {
+        double start = fmin(fmax(start0, 2 * lo + 1e-9), 0.5 * hi);
+        cand *x = add_cand(c, n, key, value, start, lo, hi);
         if (!x)
             return err_set(e, ERR_USAGE, "more than %d parameters", MAX_PARAMS);
-        x->off = mps[i].off;
+        x->off = off;
     }
     return 0;
 }
@@ -397,20 +460,24 @@ static int split_list(char *s, char **items, int max)
 }
 
 /* "file:line (label)" of point i into buf. */
-static const char *point_name(const pts *p, int i, char *buf, size_t n)
+static const char *point_name(const ctx *x, int i, char *buf, size_t n)
 {
-    if (i < 0 || (size_t)i >= pts_count(p)) {
+    size_t np = pts_count(x->pts);
+    if (i < 0 || (size_t)i >= np + calib_nccl_count(x->nccl)) {
         snprintf(buf, n, "-");
-        return buf;
+    } else if ((size_t)i < np) {
+        const pts_point *pt = pts_at(x->pts, (size_t)i);
+        snprintf(buf, n, "%s:%ld (%s)", meas_name(pt->set), pt->line, pt->label);
+    } else {
+        const calib_nccl_point *q = calib_nccl_at(x->nccl, (size_t)i - np);
+        snprintf(buf, n, "%s:%ld (%s)", meas_name(q->set), q->line, q->label);
     }
-    const pts_point *pt = pts_at(p, (size_t)i);
-    snprintf(buf, n, "%s:%ld (%s)", meas_name(pt->set), pt->line, pt->label);
     return buf;
 }
 
 /* The points named by rows (-1 ends), as "; the data that should determine
  * it: A, B" into buf; "; no measured point depends on it" when none. */
-static const char *data_of(const pts *p, const int *rows, int nrows, char *buf, size_t n)
+static const char *data_of(const ctx *x, const int *rows, int nrows, char *buf, size_t n)
 {
     int k = 0;
     size_t len = 0;
@@ -419,7 +486,7 @@ static const char *data_of(const pts *p, const int *rows, int nrows, char *buf, 
         if (rows[i] < 0)
             continue;
         char one[200];
-        point_name(p, rows[i], one, sizeof one);
+        point_name(x, rows[i], one, sizeof one);
         len += (size_t)snprintf(buf + len, len < n ? n - len : 0, "%s%s",
                                 k++ ? ", " : "; the data that should determine it: ", one);
     }
@@ -567,6 +634,7 @@ int cmd_calibrate(int argc, char **argv, err *e)
     meas_set *sets[MAX_FILES] = {0};
     topo *t = NULL;
     pts *p = NULL;
+    calib_nccl *ncp = NULL;
     calib *out = NULL, *startc = NULL;
     cand *c = calloc(MAX_PARAMS, sizeof *c);
     fit_param *fp = calloc(MAX_PARAMS, sizeof *fp);
@@ -584,7 +652,7 @@ int cmd_calibrate(int argc, char **argv, err *e)
     }
     for (int i = 0; i < nfiles && !rc; i++) {
         rc = meas_load(files[i], &sets[i], e);
-        if (!rc && (meas_kind_of(sets[i]) == MEAS_COLL || meas_kind_of(sets[i]) == MEAS_REPLAY))
+        if (!rc && meas_kind_of(sets[i]) == MEAS_REPLAY)
             rc = err_set(e, ERR_USAGE,
                          "%s: a %s file; calibrate fits point-to-point data only (p2p, flows, "
                          "host, launch) so that collectives and replays can be judged on data "
@@ -605,9 +673,11 @@ int cmd_calibrate(int argc, char **argv, err *e)
     }
     if (rc || (rc = calib_load_topo(topo_arg, start_path, &t, e)) ||
         (start_path && (rc = calib_load(start_path, &startc, e))) ||
-        (rc = pts_build(sets, nfiles, t, &filter, &p, e)))
+        (rc = pts_build(sets, nfiles, t, &filter, &p, e)) ||
+        (rc = calib_nccl_build(sets, nfiles, t, &ncp, e)))
         goto done;
-    size_t np_pts = pts_count(p);
+    /* Residuals: transfer and launch points (np_tr), then NCCL's. */
+    size_t np_tr = pts_count(p), np_pts = np_tr + calib_nccl_count(ncp);
     if (np_pts == 0) {
         rc = err_set(e, ERR_CHECK, "no measured points in the files (after --patterns / "
                      "--sizes; a launch file needs 'launch' or 'graph-node' rows)");
@@ -616,14 +686,14 @@ int cmd_calibrate(int argc, char **argv, err *e)
     resv = malloc(np_pts * sizeof *resv);
     pred = malloc(np_pts * sizeof *pred);
     pred_start = malloc(np_pts * sizeof *pred_start);
-    info = calloc(np_pts, sizeof *info);
+    info = calloc(np_tr + 1, sizeof *info);
     data = calloc(MAX_PARAMS, sizeof *data);
     if (!resv || !pred || !pred_start || !info || !data) {
         rc = err_set(e, ERR_SYSTEM, "out of memory");
         goto done;
     }
     point_info(p, t, c, 0, info);
-    if ((rc = candidates(t, p, info, c, &nc, e)))
+    if ((rc = candidates(t, p, ncp, info, c, &nc, e)))
         goto done;
     point_info(p, t, c, nc, info);
     for (int j = 0; j < nc && startc; j++) {
@@ -667,7 +737,7 @@ int cmd_calibrate(int argc, char **argv, err *e)
                 }
         }
     }
-    x = (ctx){t, p, c, nc, map, NULL, pred, e};
+    x = (ctx){t, p, ncp, c, nc, map, NULL, pred, e};
     fit_opts opts;
     fit_opts_default(&opts);
     /* Latencies become integer picoseconds: a 0.1% step still moves a 1 ns
@@ -683,7 +753,8 @@ int cmd_calibrate(int argc, char **argv, err *e)
         memcpy(pred_start, pred, np_pts * sizeof *pred);
         cost_topo = cost_start;
         char why[240];
-        if (!fit_list && data_starts(p, info, pred_start, c, nc, data, why, sizeof why)) {
+        if (!fit_list && np_tr &&
+            data_starts(p, info, pred_start, c, nc, data, why, sizeof why)) {
             for (int k = 0; k < n; k++)
                 fp[k].value = data[map[k]];
             double cost_data;
@@ -753,7 +824,7 @@ int cmd_calibrate(int argc, char **argv, err *e)
                                  "apart from %s (fit one of them)", fp[j].name, fp[with[j]].name);
                 else if (why[j] != FIT_KEEP)
                     rc = err_set(e, ERR_CHECK, "cannot determine %s: %s%s", fp[j].name,
-                                 no_influence_text(q), data_of(p, &q->probe_row, 1, d, sizeof d));
+                                 no_influence_text(q), data_of(&x, &q->probe_row, 1, d, sizeof d));
             }
             if (rc)
                 break;
@@ -789,7 +860,7 @@ int cmd_calibrate(int argc, char **argv, err *e)
         if (rc == ERR_CHECK && res.bad_param >= 0) {
             cand *q = &c[map[res.bad_param]];
             char d[600];
-            data_of(p, res.bad_rows, 3, d, sizeof d);
+            data_of(&x, res.bad_rows, 3, d, sizeof d);
             if (fit_list) {
                 size_t len = strlen(e->msg);
                 snprintf(e->msg + len, sizeof e->msg - len, "%s", d);
@@ -864,7 +935,7 @@ int cmd_calibrate(int argc, char **argv, err *e)
         goto done;
     }
     for (size_t i = 0; i < np_pts; i++) {
-        meas_us[i] = pts_at(p, i)->meas_us;
+        meas_us[i] = meas_of(&x, i);
         pred[i] = meas_us[i] * exp(resv[i]);
     }
     stats_err st;
@@ -918,7 +989,7 @@ int cmd_calibrate(int argc, char **argv, err *e)
                 snprintf(key, sizeof key, " (set mostly by %s)", fp[(int)sens[k][1]].name);
             len += (size_t)snprintf(msg + len, len < sizeof msg ? sizeof msg - len : 0,
                                     "%s%s %+.0f%%%s", k ? ", " : "",
-                                    point_name(p, worst[k], one, sizeof one),
+                                    point_name(&x, worst[k], one, sizeof one),
                                     100 * (exp(resv[worst[k]]) - 1), key);
         }
         rc = err_set(e, ERR_CHECK,
@@ -1018,6 +1089,9 @@ int cmd_calibrate(int argc, char **argv, err *e)
     report_meta(r, "topo", "%s", topo_name(t));
     report_meta(r, "calibration", "%s", out_path);
     report_meta(r, "start", "%s", start_note);
+    if (calib_nccl_left_out(ncp))
+        report_meta(r, "nccl_rows_left_out", "%zu (above %d B or on more than one channel: "
+                    "for collsim validate)", calib_nccl_left_out(ncp), CALIB_NCCL_MAX_BYTES);
     report_table(r, "parameters", param_cols, 5);
     for (int j = 0; j < nc; j++) {
         char b1[32], b2[32], b3[32];
@@ -1054,12 +1128,24 @@ int cmd_calibrate(int argc, char **argv, err *e)
     if (show_res) {
         report_table(r, "residuals", res_cols, 5);
         for (size_t i = 0; i < np_pts; i++) {
-            const pts_point *pt = pts_at(p, i);
+            const meas_set *set;
+            long ln;
+            const char *label;
+            if (i < np_tr) {
+                set = pts_at(p, i)->set;
+                ln = pts_at(p, i)->line;
+                label = pts_at(p, i)->label;
+            } else {
+                const calib_nccl_point *q = calib_nccl_at(ncp, i - np_tr);
+                set = q->set;
+                ln = q->line;
+                label = q->label;
+            }
             char where[256];
-            snprintf(where, sizeof where, "%s:%ld", meas_name(pt->set), pt->line);
+            snprintf(where, sizeof where, "%s:%ld", meas_name(set), ln);
             report_str(r, where);
-            report_str(r, pt->label);
-            report_num(r, pt->meas_us);
+            report_str(r, label);
+            report_num(r, meas_of(&x, i));
             report_num(r, pred[i]);
             report_num(r, 100 * (exp(resv[i]) - 1));
             report_end_row(r);
@@ -1081,6 +1167,7 @@ done:
     free(fit_list);
     free(fix_list);
     pts_free(p);
+    calib_nccl_free(ncp);
     topo_free(t);
     for (int i = 0; i < nfiles; i++)
         meas_free(sets[i]);
