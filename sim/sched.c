@@ -82,6 +82,9 @@ struct sched {
     sim_ps makespan, now;
     evq *q;
     flownet *net;
+    /* tags given back as their flows end (sched_on_flow_end) */
+    sched_tag_fn *tag_fn;
+    void *tag_ctx;
     /* critical path, followed as the run goes (sched_path_sums) */
     sched_class_fn *class_fn;
     int32_t path_task;
@@ -186,6 +189,12 @@ void sched_link_cap(sched *s, int link, double cap_Bps)
 {
     ASSERTF(link >= 0 && link < sched_nlinks(s), "link %d of %d", link, sched_nlinks(s));
     flownet_set_cap(s->net, link, cap_Bps);
+}
+
+void sched_on_flow_end(sched *s, sched_tag_fn *fn, void *ctx)
+{
+    s->tag_fn = fn;
+    s->tag_ctx = ctx;
 }
 
 static int new_task(sched *s)
@@ -460,6 +469,8 @@ static int end_task(sched *s, int32_t t, sim_ps now)
         s->makespan = now;
     s->nended++;
     path_end(s, t, now);
+    if (s->tag_fn && k->nlinks >= 0 && k->tag != 0)
+        s->tag_fn(s->tag_ctx, k->tag);
     int32_t last = -1;
     for (int32_t d = k->succ; d >= 0; d = s->deps[d].next) {
         int32_t u = s->deps[d].after;

@@ -41,6 +41,11 @@ void sched_link_rule(sched *s, int link, sched_cap_fn *fn, void *ctx);
 /* Set a link's capacity later (while no flow has used it), e.g. once it is
  * known to be needed. */
 void sched_link_cap(sched *s, int link, double cap_Bps);
+/* Called once per run when a flow task with a tag other than 0 ends, with
+ * that tag: no flow network or rule looks at the tag afterwards, so the
+ * caller may recycle what it names (fn NULL: none; kept by sched_reset). */
+typedef void sched_tag_fn(void *ctx, uint32_t tag);
+void sched_on_flow_end(sched *s, sched_tag_fn *fn, void *ctx);
 
 /* Tasks; each returns a task id (>= 0) or -1 on OOM. label must outlive the
  * sched (a literal or arena string); track groups tasks in the timeline. */

@@ -3,11 +3,14 @@
  * outstanding-read budget and its posted-write ingress (head-of-line
  * coupling), per socket-link direction the peer-read completions it can
  * carry. Transfers become engine flows along topo_route(). The arbitration
- * rules sit on every switch-to-root (uplink) direction; a flow's tag is the
- * index of its group in a per-run table that lists, for each uplink the
- * group crosses, which GPU injects the data there (the writer, or the
- * completer of a read) and towards which root port, so a rule sees the
- * pattern of every stream of an interleaved group (docs/model.md). */
+ * rules sit on every switch-to-root (uplink) direction; a flow's tag names
+ * its group, a slot that lists, for each uplink the group crosses, which
+ * GPU injects the data there (the writer, or the completer of a read) and
+ * towards which root port, so a rule sees the pattern of every stream of an
+ * interleaved group (docs/model.md). A slot lives while its flow does: the
+ * engine gives the tag back when the flow ends (sched_on_flow_end) and the
+ * slot, with its buffer, goes on a free list for the next group, so the
+ * table follows the flows in flight, not all the flows of a run. */
 #include "models/fabric/fabric.h"
 
 #include <math.h>
@@ -24,8 +27,13 @@ typedef struct upent {
     int root;          /* root port node above the data's destination */
 } upent;
 
+/* A slot of the group table: tag = slot index + 1. Its buffer is kept when
+ * the slot is freed and reused, so a run allocates only while the number
+ * of groups in flight (or their size) reaches a new high. */
 typedef struct group {
-    int off, n;        /* into ups */
+    upent *ups;        /* its uplink crossings */
+    int n, cap;
+    int next_free;     /* free list link, -1 end; -2 while in use */
     int owner;         /* GPU node whose thread blocks issue the flow, -1 */
     double blocks;     /* those blocks (NCCL channels, kernel blocks); 0 unknown */
 } group;
@@ -45,17 +53,19 @@ struct fabric {
     int *is_nvlink;    /* per engine link: carries the gradual-saturation rule */
     int *root_of;      /* per node: root port above it, -1 */
     int *hostmem_of;   /* per node */
-    /* per-run group table (tags) */
-    upent *ups;
-    int nups, ups_cap;
+    /* group table (tags): slots in use by flows in flight, and a free list */
     group *groups;
     int ngroups, groups_cap;
+    int free_group;    /* first free slot, -1 none */
+    int live_groups;   /* slots in use */
     /* scratch for group flows; slot[l] = index of engine link l in lk, or -1 */
     int *slot;
     int *lk;
     double *w;
     int scratch_cap;
 };
+
+static void group_ended(void *ctx, uint32_t tag);
 
 static double link_cap(const topo *t, int engine_link)
 {
@@ -95,8 +105,9 @@ static double collapse_rule(void *ctx, int link, const uint32_t *tags, int ntags
         if (tags[i] == 0 || tags[i] > (uint32_t)f->ngroups)
             continue;
         const group *g = &f->groups[tags[i] - 1];
-        for (int k = g->off; k < g->off + g->n; k++) {
-            const upent *u = &f->ups[k];
+        ASSERTF(g->next_free == -2, "tag %u of a flow in flight names a free group", tags[i]);
+        for (int k = 0; k < g->n; k++) {
+            const upent *u = &g->ups[k];
             if (u->link != link)
                 continue;
             two_add(&src[u->cpl], u->src);
@@ -132,6 +143,7 @@ static double nvlink_rule(void *ctx, int link, const uint32_t *tags, int ntags,
         if (tags[i] == 0 || tags[i] > (uint32_t)f->ngroups)
             return nominal_Bps;
         const group *g = &f->groups[tags[i] - 1];
+        ASSERTF(g->next_free == -2, "tag %u of a flow in flight names a free group", tags[i]);
         if (g->blocks <= 0)
             return nominal_Bps;
         int k = 0;
@@ -386,6 +398,8 @@ fabric *fabric_new(const topo *t, err *e)
         goto oom;
     for (int i = 0; i < nl; i++)
         f->slot[i] = -1;
+    f->free_group = -1;
+    sched_on_flow_end(f->s, group_ended, f);
     return f;
 oom:
     fabric_free(f);
@@ -409,7 +423,8 @@ void fabric_free(fabric *f)
     free(f->is_nvlink);
     free(f->root_of);
     free(f->hostmem_of);
-    free(f->ups);
+    for (int i = 0; f->groups && i < f->ngroups; i++)
+        free(f->groups[i].ups);
     free(f->groups);
     free(f->lk);
     free(f->w);
@@ -422,10 +437,61 @@ const topo *fabric_topo(const fabric *f) { return f->t; }
 int fabric_root_of(const fabric *f, int node) { return f->root_of[node]; }
 int fabric_hostmem_of(const fabric *f, int gpu_node) { return f->hostmem_of[gpu_node]; }
 
+/* Every slot free again, in index order; buffers kept. */
+static void groups_clear(fabric *f)
+{
+    for (int i = 0; i < f->ngroups; i++)
+        f->groups[i].next_free = i + 1 < f->ngroups ? i + 1 : -1;
+    f->free_group = f->ngroups > 0 ? 0 : -1;
+    f->live_groups = 0;
+}
+
 void fabric_reset(fabric *f)
 {
     sched_reset(f->s);
-    f->nups = f->ngroups = 0;
+    groups_clear(f);
+}
+
+int fabric_live_groups(const fabric *f) { return f->live_groups; }
+
+/* A slot for the group being built (empty), or -1 on OOM. */
+static int group_take(fabric *f)
+{
+    int i = f->free_group;
+    if (i >= 0) {
+        f->free_group = f->groups[i].next_free;
+    } else {
+        if (f->ngroups == f->groups_cap) {
+            int cap = f->groups_cap ? 2 * f->groups_cap : 64;
+            group *g = realloc(f->groups, sizeof *g * (size_t)cap);
+            if (!g)
+                return -1;
+            f->groups = g;
+            f->groups_cap = cap;
+        }
+        i = f->ngroups++;
+        f->groups[i] = (group){NULL, 0, 0, -1, -1, 0};
+    }
+    f->groups[i].n = 0;
+    f->groups[i].next_free = -2;
+    f->live_groups++;
+    return i;
+}
+
+static void group_give(fabric *f, int i)
+{
+    ASSERTF(i >= 0 && i < f->ngroups && f->groups[i].next_free == -2,
+            "group %d of %d given back twice (a fabric's graph runs once per reset)", i,
+            f->ngroups);
+    f->groups[i].next_free = f->free_group;
+    f->free_group = i;
+    f->live_groups--;
+}
+
+/* The engine's sched_on_flow_end: the flow of this tag has ended. */
+static void group_ended(void *ctx, uint32_t tag)
+{
+    group_give(ctx, (int)tag - 1);
 }
 
 static int grow(fabric *f, int need, err *e)
@@ -461,8 +527,9 @@ static int add_link(fabric *f, int n, int id, double wt)
 /* Add the route a->b (one stream of op) to the scratch list: wt on every
  * link, times the TLP weight on PCIe links; the stream's uplink crossings
  * go to the group table. Returns the new count, or -1 on OOM. */
-static int add_route(fabric *f, int n, int a, int b, fab_op op, double wt, double tlp,
-                     int src_gpu, int dst_root, double *min_Bps, int *first, int *nvl)
+static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double wt,
+                     double tlp, int src_gpu, int dst_root, double *min_Bps, int *first,
+                     int *nvl)
 {
     const int *links;
     const int8_t *dirs;
@@ -479,15 +546,15 @@ static int add_route(fabric *f, int n, int a, int b, fab_op op, double wt, doubl
         if (fab_is_read(op) && f->sock_link[id] >= 0 && !(f->off & FAB_NO_SOCKET_READ))
             n = add_link(f, n, f->sock_link[id], wt);
         if (f->is_uplink[id]) {
-            if (f->nups == f->ups_cap) {
-                int cap = f->ups_cap ? 2 * f->ups_cap : 64;
-                upent *u = realloc(f->ups, sizeof *u * (size_t)cap);
+            if (g->n == g->cap) {
+                int cap = g->cap ? 2 * g->cap : 4;
+                upent *u = realloc(g->ups, sizeof *u * (size_t)cap);
                 if (!u)
                     return -1;
-                f->ups = u;
-                f->ups_cap = cap;
+                g->ups = u;
+                g->cap = cap;
             }
-            f->ups[f->nups++] = (upent){id, fab_is_read(op), src_gpu, dst_root};
+            g->ups[g->n++] = (upent){id, fab_is_read(op), src_gpu, dst_root};
         }
     }
     return n;
@@ -519,15 +586,10 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
         return err_set(e, ERR_SYSTEM, "fabric: bad group (n=%d wire=%g)", n, wire), -1;
     if (grow(f, (MAX_HOPS * 2 + 1) * (n + 1) + 4, e))
         return -1;
-    if (f->ngroups == f->groups_cap) {
-        int cap = f->groups_cap ? 2 * f->groups_cap : 64;
-        group *g = realloc(f->groups, sizeof *g * (size_t)cap);
-        if (!g)
-            return err_set(e, ERR_SYSTEM, "out of memory"), -1;
-        f->groups = g;
-        f->groups_cap = cap;
-    }
-    int nl = 0, up0 = f->nups, nreads = 0, reader = -1, nvl = 0;
+    int gi = group_take(f);
+    if (gi < 0)
+        return err_set(e, ERR_SYSTEM, "out of memory"), -1;
+    int nl = 0, nreads = 0, reader = -1, nvl = 0;
     sim_ps lat = 0;
     double cap = 0, req_per = 1;
     for (int i = 0; i < n; i++) {
@@ -537,10 +599,12 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
         int src_gpu = topo_node_at(f->t, a)->gpu;
         double min_Bps = INFINITY;
         int first;
-        nl = add_route(f, nl, a, b, op, wire, tlp, src_gpu, f->root_of[b], &min_Bps, &first,
-                       &nvl);
-        if (nl < 0)
+        nl = add_route(f, &f->groups[gi], nl, a, b, op, wire, tlp, src_gpu, f->root_of[b],
+                       &min_Bps, &first, &nvl);
+        if (nl < 0) {
+            group_give(f, gi);
             return err_set(e, ERR_SYSTEM, "out of memory"), -1;
+        }
         /* Head of line: each byte of a stream that leaves through the GPU's
          * own PCIe port holds the port's ingress queue for 1/min_Bps (its
          * route's payload rate); on a link of capacity C: weight C/min_Bps. */
@@ -585,16 +649,22 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
     }
     for (int i = 0; i < nl; i++)  /* clear the slots for the next group */
         f->slot[f->lk[i]] = -1;
+    /* A group that crosses no uplink and no NVLink needs no slot (tag 0). */
     uint32_t tag = 0;
-    if (f->nups > up0 || nvl) {
-        int owner = fab_is_read(legs[0].op) ? legs[0].b : legs[0].a;
-        f->groups[f->ngroups] = (group){up0, f->nups - up0, owner, blocks};
-        tag = (uint32_t)++f->ngroups;
+    if (f->groups[gi].n > 0 || nvl) {
+        f->groups[gi].owner = fab_is_read(legs[0].op) ? legs[0].b : legs[0].a;
+        f->groups[gi].blocks = blocks;
+        tag = (uint32_t)gi + 1;
+    } else {
+        group_give(f, gi);
     }
     int id = sched_flow_w(f->s, f->lk, f->w, nl, bytes_each, cap, lat + extra_lat_ps, tag,
                           track, label);
-    if (id < 0)
+    if (id < 0) {
+        if (tag)
+            group_give(f, gi);
         err_set(e, ERR_SYSTEM, "out of memory adding a transfer");
+    }
     return id;
 }
 

@@ -31,6 +31,10 @@ void fabric_free(fabric *f);                 /* NULL ok */
 sched *fabric_sched(fabric *f);
 const topo *fabric_topo(const fabric *f);
 void fabric_reset(fabric *f);                /* drop tasks, keep links */
+/* Flows added since the last reset run once (sched_run once): the record a
+ * flow keeps for the arbitration rules is released when it ends.
+ * fabric_live_groups: those records now held (flows in flight or pending). */
+int fabric_live_groups(const fabric *f);
 
 /* One transfer of bytes from node src to node dst. For FAB_WRITE the
  * initiator is src (posted writes); for FAB_READ it is dst, which loads

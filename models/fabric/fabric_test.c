@@ -162,6 +162,85 @@ static void test_write_collapse_group(void **state)
     topo_free(t);
 }
 
+/* A streamed chain: each call adds the next write g0 -> g2 after the last. */
+typedef struct chain {
+    fabric *f;
+    int n, made, last, peak;
+} chain;
+
+static int chain_gen(void *ctx, sched *s)
+{
+    chain *c = ctx;
+    int live = fabric_live_groups(c->f);
+    if (live > c->peak)
+        c->peak = live;
+    if (c->made == c->n)
+        return 0;
+    err e = {0};
+    const topo *t = fabric_topo(c->f);
+    int id = fabric_xfer(c->f, FAB_CE_WRITE, topo_gpu_node(t, 0), topo_gpu_node(t, 2), 1e8, 1, 0,
+                         0, "link", &e);
+    if (id < 0 || (c->last >= 0 && sched_dep(s, c->last, id)))
+        return -1;
+    c->last = id;
+    c->made++;
+    sched_horizon(s, id);
+    return 1;
+}
+
+static void test_groups_released(void **state)
+{
+    (void)state;
+    topo *t = build();
+    topo_params_mut(t)->arb_collapse_Bps = 1 * GB;
+    finish(t);
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    sched *s = fabric_sched(f);
+    int g[4];
+    for (int i = 0; i < 4; i++)
+        g[i] = topo_gpu_node(t, i);
+    /* Three phases, each after the last, every flow crossing sw0's uplink.
+     * 1: g0>g2, g1>g3, two writers to two root ports: collapse, 2 GB at
+     * 1 GB/s: ends at 2 s. 2: g0>g2, g1>g2, one root port: no collapse, 2 GB
+     * at 10 GB/s: 2.2 s. 3: as 1: 4.2 s. Phases 2 and 3 reuse the records
+     * of the flows before them, so a stale one would change the rule's
+     * verdict (and these times). */
+    int dst[3][2] = {{g[2], g[3]}, {g[2], g[2]}, {g[2], g[3]}}, prev[2] = {-1, -1};
+    for (int ph = 0; ph < 3; ph++) {
+        int cur[2];
+        for (int i = 0; i < 2; i++) {
+            cur[i] = fabric_xfer(f, FAB_CE_WRITE, g[i], dst[ph][i], 1e9, 1, 0, i, "w", &e);
+            assert_true(cur[i] >= 0);
+            for (int j = 0; j < 2; j++)
+                if (prev[j] >= 0)
+                    assert_int_equal(sched_dep(s, prev[j], cur[i]), 0);
+        }
+        prev[0] = cur[0];
+        prev[1] = cur[1];
+    }
+    /* Built whole: one record per flow until the flows end, then none. */
+    assert_int_equal(fabric_live_groups(f), 6);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_end(s, prev[0]) * 1e-12, 4.2, 1e-9);
+    NEAR_REL((double)sched_end(s, prev[1]) * 1e-12, 4.2, 1e-9);
+    assert_int_equal(fabric_live_groups(f), 0);
+    /* Streamed, 1,000 writes of 0.1 GB one after another at 10 GB/s: 10 s,
+     * and never more than two records held (the flow running and the one
+     * being added), not one per flow. */
+    fabric_reset(f);
+    chain c = {f, 1000, 0, -1, 0};
+    sched_keep(s, 0);
+    sched_generate(s, chain_gen, &c);
+    assert_int_equal(sched_run(s, &e), 0);
+    NEAR_REL((double)sched_makespan(s) * 1e-12, 10.0, 1e-9);
+    assert_int_equal(c.made, 1000);
+    assert_true(c.peak <= 2);
+    assert_int_equal(fabric_live_groups(f), 0);
+    fabric_free(f);
+    topo_free(t);
+}
+
 static void test_head_of_line(void **state)
 {
     (void)state;
@@ -568,6 +647,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_collapse),     cmocka_unit_test(test_write_collapse_group),
+        cmocka_unit_test(test_groups_released),
         cmocka_unit_test(test_head_of_line),      cmocka_unit_test(test_request_size),
         cmocka_unit_test(test_socket_read_and_back_rate), cmocka_unit_test(test_staged),
         cmocka_unit_test(test_cta_blocks),       cmocka_unit_test(test_channel_block),
