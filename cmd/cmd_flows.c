@@ -119,7 +119,7 @@ static const cli_opt options[] = {
     {"gpus", 0, "a,b,...", "the GPUs the pattern uses (default: all)", set_gpus},
     {"flows", 0, "SPEC", "an explicit set of concurrent flows, SRC>DST,...", set_spec},
     {"bytes", 0, "N", "bytes per flow (default 256M)", set_bytes},
-    {"op", 0, "OP", "write (default), read: SM stores/loads; copy, copy-write, copy-read: copy engine", set_op},
+    {"op", 0, "OP", "write (default), read: SM stores/loads; copy, copy-write, copy-read: copy engine; copy-staged: a peer copy through host memory (no P2P)", set_op},
     {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", cmd_set_calib},
     {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read, nvlink-sat (--engine tlp: turn, credits, order, tags)", set_without},
     {"engine", 0, "E", "flow (default: rates of flows) or tlp (transaction level: every TLP, docs/model.md)", set_engine},

@@ -162,6 +162,8 @@ static int show(const char *name, int routes, report_format fmt, err *e)
     report_meta(r, "cta_store_GBps", "%g", p->cta_store_Bps / 1e9);
     report_meta(r, "cta_load_GBps", "%g", p->cta_load_Bps / 1e9);
     report_meta(r, "nvlink_half_blocks", "%g", p->nvlink_half_blocks);
+    report_meta(r, "cta_store_host_GBps", "%g", p->cta_store_host_Bps / 1e9);
+    report_meta(r, "cta_load_host_GBps", "%g", p->cta_load_host_Bps / 1e9);
     report_meta(r, "launch_us", "%g", (double)p->launch_ps / 1e6);
     report_meta(r, "graph_node_us", "%g", (double)p->graph_node_ps / 1e6);
     report_meta(r, "hostmem_GBps", "%g", p->hostmem_Bps / 1e9);
@@ -236,12 +238,14 @@ static int write_out(const topo *t, const char *out, err *e)
 /* What the options set; each subcommand's table uses some of them. */
 typedef struct topo_args {
     const char *out;
+    const char *p2p;   /* import: nvidia-smi topo -p2p r output */
     int routes;
     report_format fmt;
 } topo_args;
 
 #define ARGS ((topo_args *)ctx)
 static int set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
+static int set_p2p(void *ctx, const char *a, err *e) { (void)e; ARGS->p2p = a; return 0; }
 static int set_routes(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->routes = 1; return 0; }
 static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
 #undef ARGS
@@ -257,6 +261,12 @@ static const cli_opt list_opts[] = {
 };
 static const cli_opt file_opts[] = {
     {"output", 'o', "OUT", "write the topology file to OUT (default stdout)", set_out},
+    {NULL, 0, NULL, NULL, NULL},
+};
+static const cli_opt import_opts[] = {
+    {"output", 'o', "OUT", "write the topology file to OUT (default stdout)", set_out},
+    {"p2p", 0, "FILE", "`nvidia-smi topo -p2p r` output: P2P status per GPU pair (NS etc.)",
+     set_p2p},
     {NULL, 0, NULL, NULL, NULL},
 };
 
@@ -295,6 +305,14 @@ static int run_import(const topo_args *a, const char **pos, err *e)
     } else {
         return err_set(e, ERR_USAGE, "topo import: format must be xml or smi, not '%s'", pos[0]);
     }
+    if (!rc && a->p2p) {
+        static const input_limits lim = {.max_bytes = INPUT_TEXT_MAX_BYTES,
+                                         .what = "an nvidia-smi P2P matrix"};
+        input *in;
+        rc = input_open(a->p2p, &lim, &in, e);
+        if (!rc)
+            rc = input_close(in, topo_smi_p2p(input_file(in), a->p2p, t, e), e);
+    }
     if (!rc)
         rc = write_out(t, a->out, e);
     topo_free(t);
@@ -323,8 +341,9 @@ static const topo_sub subs[] = {
      file_opts, 1, run_export},
     {"import", "collsim topo import", "collsim topo import xml|smi FILE [options]",
      "Converts an NCCL XML topology dump (xml) or `nvidia-smi topo -m` output (smi;\n"
-     "FILE - is stdin) to the collsim-topo format.",
-     file_opts, 2, run_import},
+     "FILE - is stdin) to the collsim-topo format; --p2p adds NVML's P2P status per\n"
+     "GPU pair from `nvidia-smi topo -p2p r`.",
+     import_opts, 2, run_import},
     {NULL, NULL, NULL, NULL, NULL, 0, NULL},
 };
 
@@ -348,7 +367,7 @@ int cmd_topo(int argc, char **argv, err *e)
     for (const topo_sub *s = subs; s->name; s++) {
         if (strcmp(s->name, sub))
             continue;
-        topo_args a = {"-", 0, REPORT_TABLE};
+        topo_args a = {"-", NULL, 0, REPORT_TABLE};
         const char *pos[2] = {NULL, NULL};
         int npos;
         int prc = cli_parse(s->cmd, s->synopsis, s->desc, s->opts, &a, argc - 1, argv + 1, pos,

@@ -841,7 +841,9 @@ int cmd_validate(int argc, char **argv, err *e)
         report_str(r, s->kind);
         report_int(r, (long long)s->n);
         if (!s->n) {
-            for (int k = 0; k < 5; k++)
+            report_num(r, NAN);   /* no median or worst: null in json, "-" in a table */
+            report_num(r, NAN);
+            for (int k = 0; k < 3; k++)
                 report_str(r, "-");
             report_str(r, s->note);
             report_end_row(r);

@@ -36,6 +36,10 @@ typedef struct nccl_env {
     int min_channels, max_channels;   /* NCCL_MIN/MAX_NCHANNELS, 0 = default */
     int64_t buffsize_bytes;           /* NCCL_BUFFSIZE, 0 = default */
     int nthreads;                     /* NCCL_NTHREADS, 0 = default */
+    int ignore_disabled_p2p;          /* NCCL_IGNORE_DISABLED_P2P (0, 1, 2) */
+    int shm_memcpy;                   /* NCCL_SHM_USE_CUDA_MEMCPY */
+    int shm_memcpy_mode;              /* NCCL_SHM_MEMCPY_MODE: 1 send side, 2 receive
+                                         side, 3 both; 0 = NCCL's default (1) */
     int version;                      /* NCCL version emulated (NCCL_VERSION, --nccl):
                                          index of nccl_tune's table, 0 = newest */
 } nccl_env;

@@ -36,6 +36,8 @@ static const calib_param_desc params[] = {
     {"sm_req_bytes", "largest PCIe request of an SM load or store", 16, 4096},
     {"cta_store_GBps", "peer stores one thread block sustains (0 = no limit)", 0, 1e5},
     {"cta_load_GBps", "peer loads one thread block sustains (0 = no limit)", 0, 1e5},
+    {"cta_store_host_GBps", "stores into pinned host memory one thread block sustains (0 = as to a peer)", 0, 1e5},
+    {"cta_load_host_GBps", "loads from pinned host memory one thread block sustains (0 = as from a peer)", 0, 1e5},
     {"launch_us", "kernel launch overhead", 0, 1e4},
     {"graph_node_us", "per-node cost inside a CUDA graph", 0, 1e4},
     {"hostmem_GBps", "per-socket DRAM bandwidth for SHM staging", 1e-3, 1e5},
@@ -398,6 +400,10 @@ void calib_apply_params(const calib *c, topo_params *p)
         p->cta_store_Bps = v * 1e9;
     if (!calib_get(c, "cta_load_GBps", &v))
         p->cta_load_Bps = v * 1e9;
+    if (!calib_get(c, "cta_store_host_GBps", &v))
+        p->cta_store_host_Bps = v * 1e9;
+    if (!calib_get(c, "cta_load_host_GBps", &v))
+        p->cta_load_host_Bps = v * 1e9;
     if (!calib_get(c, "launch_us", &v))
         p->launch_ps = llround(v * 1e6);
     if (!calib_get(c, "graph_node_us", &v))
@@ -478,6 +484,12 @@ int calib_apply(const calib *c, const topo *t, topo **out, err *e)
             l.lat_ps = llround(v * 1e3);
         if (topo_add_link(n, &l, e) < 0)
             rc = e && e->code ? e->code : ERR_SYSTEM;
+    }
+    for (int i = 0; i < topo_p2p_count(t) && !rc; i++) { /* NVML's P2P statuses */
+        int a, b;
+        topo_p2p s;
+        topo_p2p_at(t, i, &a, &b, &s);
+        rc = topo_set_p2p(n, a, b, s, e);
     }
     if (!rc) {
         *topo_params_mut(n) = *topo_params_get(t);

@@ -38,7 +38,7 @@ static const char *const kind_names[MEAS_NKINDS] = {
     "p2p", "flows", "host", "launch", "coll", "replay",
 };
 static const char *const op_names[MEAS_NOPS] = {"write", "read", "copy", "copy-write",
-                                                 "copy-read"};
+                                                 "copy-read", "copy-staged"};
 
 /* Columns each csv kind needs, in the documented order. */
 static const char *const xfer_cols[] = {"case", "pattern", "op", "flow", "src",

@@ -16,7 +16,8 @@ typedef enum meas_kind {
 } meas_kind;
 
 typedef enum meas_op {
-    MEAS_WRITE, MEAS_READ, MEAS_COPY, MEAS_COPY_WRITE, MEAS_COPY_READ, MEAS_NOPS
+    MEAS_WRITE, MEAS_READ, MEAS_COPY, MEAS_COPY_WRITE, MEAS_COPY_READ, MEAS_COPY_STAGED,
+    MEAS_NOPS
 } meas_op;
 
 /* Endpoints: a GPU index >= 0, pinned host memory of NUMA node n as

@@ -174,7 +174,7 @@ static int build_set(pts *p, const meas_set *m, const topo *t, const pts_filter 
 {
     size_t n = meas_nxfer(m);
     static const flows_op ops[MEAS_NOPS] = {FLOWS_WRITE, FLOWS_READ, FLOWS_COPY,
-                                            FLOWS_COPY_WRITE, FLOWS_COPY_READ};
+                                            FLOWS_COPY_WRITE, FLOWS_COPY_READ, FLOWS_COPY_STAGED};
     for (size_t i = 0; i < n;) {
         const meas_xfer *first = meas_xfer_at(m, i);
         size_t j = i;

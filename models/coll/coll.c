@@ -114,6 +114,19 @@ int coll_env_set(nccl_env *env, const char *as, err *e)
         if (parse_int(v, 65536, 1L << 30, &x))
             return err_set(e, ERR_USAGE, "NCCL_BUFFSIZE: '%s' (64 KiB..1 GiB)", v);
         env->buffsize_bytes = x;
+    } else if (KEY("NCCL_SHM_USE_CUDA_MEMCPY")) {
+        if (parse_int(v, 0, 1, &x))
+            return err_set(e, ERR_USAGE, "NCCL_SHM_USE_CUDA_MEMCPY: '%s' (0 or 1)", v);
+        env->shm_memcpy = (int)x;
+    } else if (KEY("NCCL_SHM_MEMCPY_MODE")) {
+        if (parse_int(v, 1, 3, &x))
+            return err_set(e, ERR_USAGE, "NCCL_SHM_MEMCPY_MODE: '%s' (1 send side, 2 receive "
+                           "side, 3 both)", v);
+        env->shm_memcpy_mode = (int)x;
+    } else if (KEY("NCCL_IGNORE_DISABLED_P2P")) {
+        if (parse_int(v, 0, 2, &x))
+            return err_set(e, ERR_USAGE, "NCCL_IGNORE_DISABLED_P2P: '%s' (0, 1 or 2)", v);
+        env->ignore_disabled_p2p = (int)x;
     } else if (KEY("NCCL_NTHREADS")) {
         if (parse_int(v, 64, 1024, &x) || x % 64)
             return err_set(e, ERR_USAGE, "NCCL_NTHREADS: '%s' (64..1024, multiple of 64)", v);
@@ -176,6 +189,12 @@ char *coll_env_format(const nccl_env *env, char sep, char *buf, size_t n)
         env_word(buf, n, sep, "NCCL_BUFFSIZE=%lld", (long long)env->buffsize_bytes);
     if (env->nthreads)
         env_word(buf, n, sep, "NCCL_NTHREADS=%d", env->nthreads);
+    if (env->ignore_disabled_p2p)
+        env_word(buf, n, sep, "NCCL_IGNORE_DISABLED_P2P=%d", env->ignore_disabled_p2p);
+    if (env->shm_memcpy)
+        env_word(buf, n, sep, "NCCL_SHM_USE_CUDA_MEMCPY=1");
+    if (env->shm_memcpy_mode)
+        env_word(buf, n, sep, "NCCL_SHM_MEMCPY_MODE=%d", env->shm_memcpy_mode);
     return buf;
 }
 
@@ -284,6 +303,9 @@ static void env_canon(nccl_env *d, const nccl_env *s)
     d->max_channels = s->max_channels;
     d->buffsize_bytes = s->buffsize_bytes;
     d->nthreads = s->nthreads;
+    d->ignore_disabled_p2p = s->ignore_disabled_p2p;
+    d->shm_memcpy = s->shm_memcpy;
+    d->shm_memcpy_mode = s->shm_memcpy_mode;
     d->version = s->version;
 }
 
@@ -661,11 +683,22 @@ int cb_nccl_hop_lat(coll_build *b, int from, int to, double bytes, double weight
     /* SHM: the sender writes into host memory near the receiver, which
      * loads it over its own PCIe link (NCCL_SHM_LOCALITY=2), slice by slice:
      * one pipelined transfer over both routes, so the hop starts when its
-     * data is ready like any other. */
+     * data is ready like any other. With NCCL_SHM_USE_CUDA_MEMCPY=1 Simple's
+     * steps are copied by a proxy's cudaMemcpyAsync instead (shm.cc
+     * shmSendProxyProgress): the sender's kernel stores into a device FIFO
+     * and its copy engine writes host memory (mode 1, the default), or the
+     * receiver's copy engine reads host memory into a device FIFO (mode 2),
+     * or both (3); each copy pays the engine's setup. */
     int mem = fabric_hostmem_of(b->f, dst);
     if (mem < 0)
         return err_set(b->e, ERR_USAGE, "SHM transport needs host memory in the topology"), -1;
-    return fabric_xfer_channel(b->f, src, mem, dst, bytes, wire, pi->wire, extra, from, label, b->e);
+    const nccl_env *env = &b->r->env;
+    int mode = env->shm_memcpy && b->proto == PROTO_SIMPLE
+                   ? (env->shm_memcpy_mode ? env->shm_memcpy_mode : 1) : 0;
+    sim_ps ce = topo_params_get(b->t)->copy_setup_ps * ((mode & 1) + (mode >> 1));
+    return fabric_xfer_staged(b->f, mode & 1 ? FAB_CE_WRITE : FAB_WRITE, src, mem,
+                              mode & 2 ? FAB_CE_READ : FAB_READ, dst, bytes, wire, pi->wire,
+                              extra + ce, from, label, b->e);
 }
 
 int cb_uses_p2p(const coll_build *b, int from, int to)

@@ -77,7 +77,9 @@ int nccl_uses_p2p(const topo *t, const nccl_env *env, int gpu_a, int gpu_b)
         return 0;
     /* Default cutoff PATH_PXB (paths.cc); NVLink always qualifies. */
     int level = env->p2p_level >= 0 ? env->p2p_level : PATH_PXB;
-    return (int)topo_gpu_path(t, gpu_a, gpu_b) <= level;
+    /* NVML's status too (paths.cc ncclTopoCheckP2p), unless NCCL skips it. */
+    return (int)topo_gpu_path(t, gpu_a, gpu_b) <= level &&
+           (env->ignore_disabled_p2p == 2 || topo_gpu_p2p(t, gpu_a, gpu_b) == P2P_OK);
 }
 
 /* LL128 only when the intra-node path is NVLink (tuning.cc). */
@@ -105,7 +107,11 @@ static double nccl_bw_intra(const topo *t, int nranks)
             const topo_link *l = topo_link_at(t, links[i]);
             double v;
             switch (l->kind) {
-            case LINK_NVLINK: v = 20.6 * (l->nvlinks > 0 ? l->nvlinks : 1); break;
+            case LINK_NVLINK: {
+                int sm = topo_params_get(t)->gpu_sm;
+                v = topo_nvlink_lane_GBps(sm > 0 ? sm : 80) * (l->nvlinks > 0 ? l->nvlinks : 1);
+                break;
+            }
             case LINK_SOCKET: v = 16.0; break;
             case LINK_PCIE: v = l->pcie_gen >= 5 ? 48.0 : l->pcie_gen == 4 ? 24.0 : 12.0;
                 break;

@@ -48,6 +48,8 @@ struct fabric {
     int *hol_link;     /* per node: virtual posted-write ingress link, -1 */
     int *hol_out;      /* per node: engine link of its own PCIe link out, -1 */
     int *cta_st, *cta_ld; /* per node: one thread block's store / load budget, -1 */
+    int *cta_sth, *cta_ldh; /* the same to / from host memory (= cta_st / cta_ld unless
+                               the host rates are set) */
     int *sock_link;    /* per engine link: its virtual peer-read link, -1 */
     int *is_uplink;    /* per engine link */
     int *is_nvlink;    /* per engine link: carries the gradual-saturation rule */
@@ -161,6 +163,12 @@ static double nvlink_rule(void *ctx, int link, const uint32_t *tags, int ntags,
     for (int k = 0; k < no; k++)
         sum += most[k];
     return nominal_Bps * sum / (sum + n0);
+}
+
+static int is_host(const topo *t, int node)
+{
+    topo_kind k = topo_node_at(t, node)->kind;
+    return k == TOPO_HOSTMEM || k == TOPO_CPU;
 }
 
 static int compute_root(const topo *t, int node)
@@ -306,6 +314,8 @@ fabric *fabric_new(const topo *t, err *e)
         !(f->hol_out = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->cta_st = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->cta_ld = malloc(sizeof(int) * (size_t)nn)) ||
+        !(f->cta_sth = malloc(sizeof(int) * (size_t)nn)) ||
+        !(f->cta_ldh = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->sock_link = malloc(sizeof(int) * (size_t)(2 * ntl + 1))) ||
         !(f->is_uplink = calloc((size_t)(2 * ntl + 1), sizeof(int))) ||
         !(f->is_nvlink = calloc((size_t)(2 * ntl + 1), sizeof(int))) ||
@@ -355,6 +365,7 @@ fabric *fabric_new(const topo *t, err *e)
         f->root_of[n] = compute_root(t, n);
         f->hostmem_of[n] = compute_hostmem(t, n);
         f->read_link[n] = f->hol_link[n] = f->hol_out[n] = f->cta_st[n] = f->cta_ld[n] = -1;
+        f->cta_sth[n] = f->cta_ldh[n] = -1;
     }
     for (int g = 0; g < topo_ngpus(t); g++) {
         int n = topo_gpu_node(t, g);
@@ -384,6 +395,19 @@ fabric *fabric_new(const topo *t, err *e)
         if (p->cta_load_Bps > 0) {
             snprintf(name, sizeof name, "%s.block-loads", topo_node_at(t, n)->name);
             if ((f->cta_ld[n] = sched_link(f->s, p->cta_load_Bps, name)) < 0)
+                goto oom;
+        }
+        /* Host memory has rates of its own when the topology gives them. */
+        f->cta_sth[n] = f->cta_st[n];
+        f->cta_ldh[n] = f->cta_ld[n];
+        if (p->cta_store_host_Bps > 0) {
+            snprintf(name, sizeof name, "%s.block-stores-host", topo_node_at(t, n)->name);
+            if ((f->cta_sth[n] = sched_link(f->s, p->cta_store_host_Bps, name)) < 0)
+                goto oom;
+        }
+        if (p->cta_load_host_Bps > 0) {
+            snprintf(name, sizeof name, "%s.block-loads-host", topo_node_at(t, n)->name);
+            if ((f->cta_ldh[n] = sched_link(f->s, p->cta_load_host_Bps, name)) < 0)
                 goto oom;
         }
         int out = f->hol_out[n] = gpu_pcie_out(t, n);
@@ -418,6 +442,8 @@ void fabric_free(fabric *f)
     free(f->hol_out);
     free(f->cta_st);
     free(f->cta_ld);
+    free(f->cta_sth);
+    free(f->cta_ldh);
     free(f->sock_link);
     free(f->is_uplink);
     free(f->is_nvlink);
@@ -643,7 +669,12 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
      * and the reader's loads share that block's budget with its other flows
      * (the steps of pipelined loops). */
     for (int i = 0; block > 0 && i < n; i++) {
-        int w = fab_is_read(legs[i].op) ? f->cta_ld[legs[i].b] : f->cta_st[legs[i].a];
+        if (legs[i].op != FAB_WRITE && legs[i].op != FAB_READ)
+            continue;   /* a copy engine's leg: no thread block */
+        int rd = fab_is_read(legs[i].op), far = rd ? legs[i].a : legs[i].b;
+        int host = is_host(f->t, far);
+        int w = rd ? (host ? f->cta_ldh : f->cta_ld)[legs[i].b]
+                   : (host ? f->cta_sth : f->cta_st)[legs[i].a];
         if (w >= 0)
             nl = add_link(f, nl, w, block);
     }
@@ -683,6 +714,18 @@ double fabric_cta_cap_Bps(const fabric *f, fab_op op, int blocks)
     return blocks > 0 && per > 0 ? blocks * per : 0;
 }
 
+double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer)
+{
+    const topo_params *p = topo_params_get(f->t);
+    if (peer >= 0 && is_host(f->t, peer)) {
+        double h = op == FAB_WRITE ? p->cta_store_host_Bps
+                 : op == FAB_READ  ? p->cta_load_host_Bps : 0;
+        if (h > 0)
+            return blocks > 0 ? blocks * h : 0;
+    }
+    return fabric_cta_cap_Bps(f, op, blocks);
+}
+
 int fabric_xfer_group_cap(fabric *f, fab_op op, int initiator, const int *peers, int n,
                           double bytes_each, double wire, double cap_Bps, sim_ps extra_lat_ps,
                           int track, const char *label, err *e)
@@ -718,6 +761,18 @@ int fabric_xfer_channel(fabric *f, int src, int stage, int dst, double bytes, do
     double blocks = block_wire > 0 ? wire / block_wire : 0;
     return xfer_legs(f, legs, stage >= 0 ? 2 : 1, stage >= 0, block_wire, blocks, bytes, wire,
                      0, extra_lat_ps, track, label, e);
+}
+
+int fabric_xfer_staged(fabric *f, fab_op up, int src, int stage, fab_op down, int dst,
+                       double bytes, double wire, double block_wire, sim_ps extra_lat_ps,
+                       int track, const char *label, err *e)
+{
+    if (fab_is_read(up) || !fab_is_read(down))
+        return err_set(e, ERR_SYSTEM, "fabric: a staged transfer is a write then a read"), -1;
+    leg legs[2] = {{up, src, stage}, {down, stage, dst}};
+    double blocks = block_wire > 0 ? wire / block_wire : 0;
+    return xfer_legs(f, legs, 2, 1, block_wire, blocks, bytes, wire, 0, extra_lat_ps, track,
+                     label, e);
 }
 
 int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,

@@ -575,6 +575,90 @@ static void test_staged(void **state)
     topo_free(t);
 }
 
+static void test_copy_staged(void **state)
+{
+    (void)state;
+    /* A peer copy without P2P, g0 -> g2: the source's copy engine writes into
+     * host memory next to g2 (socket 0: the CPU node here), g2's engine reads
+     * it back, pipelined: one transfer over g0 -> sw0 -> rp0 -> cpu0 and
+     * cpu0 -> rp1 -> sw1 -> g2, every link 10 GB/s, no latency: 1 GB in
+     * 0.1 s, plus two copy setups (2 x 5 us). A second copy from g1 at the
+     * same time shares g0's switch uplink sw0 -> rp0 and rp0 -> cpu0: each
+     * at 5 GB/s, 0.2 s. */
+    topo *t = build();
+    topo_params_mut(t)->copy_setup_ps = 5000000;
+    finish(t);
+    NEAR_REL(run_case(t, "0>2", FLOWS_COPY_STAGED, 0), 0.1 + 10e-6, 1e-9);
+    NEAR_REL(run_case(t, "0>2,1>3", FLOWS_COPY_STAGED, 0), 0.2 + 10e-6, 1e-9);
+    topo_free(t);
+    /* NCCL's SHM hop g0 -> host -> g2 on one channel with blocks storing
+     * 1 GB/s and loading 2 GB/s: SM stores up and SM loads down, the slower
+     * block bounds it: 1 GB in 1 s; a copy engine up (NCCL_SHM_USE_CUDA_MEMCPY,
+     * mode 1): only the receiver's block, 0.5 s; copy engines both ways (mode
+     * 3): the 10 GB/s links, 0.1 s. */
+    t = build();
+    topo_params_mut(t)->cta_store_Bps = 1 * GB;
+    topo_params_mut(t)->cta_load_Bps = 2 * GB;
+    finish(t);
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    sched *s = fabric_sched(f);
+    int g0 = topo_gpu_node(t, 0), g2 = topo_gpu_node(t, 2), mem = fabric_hostmem_of(f, g2);
+    static const fab_op up[3] = {FAB_WRITE, FAB_CE_WRITE, FAB_CE_WRITE};
+    static const fab_op down[3] = {FAB_READ, FAB_READ, FAB_CE_READ};
+    static const double want[3] = {1.0, 0.5, 0.1};
+    for (int k = 0; k < 3; k++) {
+        fabric_reset(f);
+        int x = fabric_xfer_staged(f, up[k], g0, mem, down[k], g2, 1e9, 1, 1, 0, 0, "shm", &e);
+        assert_true(x >= 0);
+        assert_int_equal(sched_run(s, &e), 0);
+        NEAR_REL((double)sched_end(s, x) * 1e-12, want[k], 1e-9);
+    }
+    assert_true(fabric_xfer_staged(f, FAB_READ, g0, mem, FAB_READ, g2, 1, 1, 1, 0, 0, "x", &e) < 0);
+    fabric_free(f);
+    topo_free(t);
+}
+
+static void test_host_blocks(void **state)
+{
+    (void)state;
+    /* Thread blocks against host memory have rates of their own: one block
+     * loading 2 GB/s from pinned host memory (cta_load_host) but 5 GB/s from
+     * a peer (cta_load): 1 GB from host memory in 0.5 s, from g1 in 0.2 s;
+     * stores into host memory with no host figure fall back to the peer's
+     * (4 GB/s: 0.25 s). An SHM channel g0 -> host -> g2 (stores 4, host
+     * loads 2): the receiver's block bounds it, 0.5 s. */
+    topo *t = build();
+    topo_params *p = topo_params_mut(t);
+    p->cta_load_Bps = 5 * GB;
+    p->cta_store_Bps = 4 * GB;
+    p->cta_load_host_Bps = 2 * GB;
+    finish(t);
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    flows_case c;
+    sim_ps tp[FLOWS_MAX];
+    assert_int_equal(flows_parse(t, "h0>0", FLOWS_READ, 1e9, &c, &e), 0);
+    c.blocks = 1;
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 0.5, 1e-9);
+    assert_int_equal(flows_parse(t, "1>0", FLOWS_READ, 1e9, &c, &e), 0);
+    c.blocks = 1;
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 0.2, 1e-9);
+    assert_int_equal(flows_parse(t, "0>h0", FLOWS_WRITE, 1e9, &c, &e), 0);
+    c.blocks = 1;
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 0.25, 1e-9);
+    fabric_reset(f);
+    int g0 = topo_gpu_node(t, 0), g2 = topo_gpu_node(t, 2);
+    int x = fabric_xfer_channel(f, g0, fabric_hostmem_of(f, g2), g2, 1e9, 1, 1, 0, 0, "shm", &e);
+    assert_int_equal(sched_run(fabric_sched(f), &e), 0);
+    NEAR_REL((double)sched_end(fabric_sched(f), x) * 1e-12, 0.5, 1e-9);
+    fabric_free(f);
+    topo_free(t);
+}
+
 static void test_breakdown_sums(void **state)
 {
     (void)state;
@@ -654,7 +738,8 @@ int main(void)
         cmocka_unit_test(test_kernel_start),     cmocka_unit_test(test_read_group_order),
         cmocka_unit_test(test_breakdown_sums),    cmocka_unit_test(test_oneshot_graph_barrier),
         cmocka_unit_test(test_mech_parse),        cmocka_unit_test(test_nvlink_saturation),
-        cmocka_unit_test(test_block_pass),
+        cmocka_unit_test(test_block_pass),        cmocka_unit_test(test_copy_staged),
+        cmocka_unit_test(test_host_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -168,7 +168,7 @@ const char *flows_pattern_name(int i) { return i >= 0 && i < NPATTERNS ? pattern
 const char *flows_pattern_desc(int i) { return i >= 0 && i < NPATTERNS ? patterns[i].desc : NULL; }
 
 static const char *const op_names[FLOWS_NOPS] = {"write", "read", "copy", "copy-write",
-                                                  "copy-read"};
+                                                  "copy-read", "copy-staged"};
 
 int flows_op_parse(const char *s, flows_op *op)
 {
@@ -308,7 +308,22 @@ int flows_run(fabric *f, const flows_case *c, sim_ps *time_ps, err *e)
         if (s < 0 || d < 0)
             return e->code;
         static const fab_op ops[FLOWS_NOPS] = {FAB_WRITE, FAB_READ, FAB_CE_READ, FAB_CE_WRITE,
-                                               FAB_CE_READ};
+                                               FAB_CE_READ, FAB_CE_WRITE};
+        if (c->op == FLOWS_COPY_STAGED && c->src[i] >= 0 && c->dst[i] >= 0) {
+            /* A peer copy without P2P: the driver stages it through pinned
+             * host memory (next to the destination), the source's copy
+             * engine writing, the destination's reading, chunk by chunk:
+             * one pipelined transfer, two engines' setups. */
+            int mem = fabric_hostmem_of(f, d);
+            if (mem < 0)
+                return err_set(e, ERR_USAGE, "copy-staged needs host memory in the topology");
+            sim_ps setup2 = 2 * topo_params_get(fabric_topo(f))->copy_setup_ps;
+            id[i] = fabric_xfer_staged(f, FAB_CE_WRITE, s, mem, FAB_CE_READ, d, c->bytes, 1, 0,
+                                       setup2, i, c->pattern, e);
+            if (id[i] < 0)
+                return e->code;
+            continue;
+        }
         fab_op op = ops[c->op];
         if (c->op == FLOWS_COPY && c->dst[i] < 0)
             op = FAB_CE_WRITE;
@@ -322,7 +337,8 @@ int flows_run(fabric *f, const flows_case *c, sim_ps *time_ps, err *e)
                                                                 : tp->kernel_base_ps;
         int init = fab_is_read(op) ? d : s, peer = fab_is_read(op) ? s : d;
         id[i] = fabric_xfer_group_blocks(f, op, init, &peer, 1, c->bytes, 1,
-                                         fabric_cta_cap_Bps(f, op, c->blocks), c->blocks, setup,
+                                         fabric_cta_cap_to_Bps(f, op, c->blocks, peer), c->blocks,
+                                         setup,
                                          i, c->pattern, e);
         if (id[i] < 0)
             return e->code;

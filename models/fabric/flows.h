@@ -16,9 +16,12 @@
 /* write/read: a kernel's SM stores/loads into/from the peer; copy: a copy
  * engine (to host: a write by the source; otherwise a read by the
  * destination's engine); copy-write / copy-read: a copy engine of the source
- * pushing (posted writes) / of the destination pulling (reads). */
+ * pushing (posted writes) / of the destination pulling (reads); copy-staged:
+ * a peer copy without P2P, staged by the driver through host memory (the
+ * source's engine writes it there, the destination's reads it back). */
 typedef enum flows_op {
-    FLOWS_WRITE, FLOWS_READ, FLOWS_COPY, FLOWS_COPY_WRITE, FLOWS_COPY_READ, FLOWS_NOPS
+    FLOWS_WRITE, FLOWS_READ, FLOWS_COPY, FLOWS_COPY_WRITE, FLOWS_COPY_READ, FLOWS_COPY_STAGED,
+    FLOWS_NOPS
 } flows_op;
 
 typedef struct flows_case {

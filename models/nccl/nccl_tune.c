@@ -139,12 +139,8 @@ static int link_nodes(sys *s, int a, int b, int type, float bw)
     return 0;
 }
 
-/* topo.h: per-lane NVLink GB/s by compute capability. */
-static float nvlink_bw(int sm)
-{
-    return sm >= 100 ? 40.1f : sm >= 90 ? 20.6f : sm == 86 ? 12.0f : sm >= 80 ? 20.0f
-         : sm >= 70 ? 20.0f : 18.0f;
-}
+/* NCCL's per-lane NVLink figure (the topology's table). */
+static float nvlink_bw(int sm) { return (float)topo_nvlink_lane_GBps(sm); }
 
 /* topo.cc ncclTopoGetInterCpuBw: one figure per CPU family. */
 static float socket_bw(topo_cpu c)
@@ -860,6 +856,20 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
                 npath *pp = PATH(&s, vp, vg);
                 nt->path_type[p][g] = (uint8_t)pp->type;
                 nt->p2p[p][g] = (uint8_t)(pp->type <= nt->p2p_level);
+                /* ncclTopoCheckP2p: within the level NVML must report P2P
+                 * read and write OK (topo_gpu_p2p); on an NVLink path NCCL
+                 * refuses to run unless NCCL_IGNORE_DISABLED_P2P=1, else the
+                 * pair falls back to SHM. 2 skips the check. */
+                topo_p2p st = p == g ? P2P_OK : topo_gpu_p2p(t, p, g);
+                if (nt->p2p[p][g] && st != P2P_OK && env->ignore_disabled_p2p != 2) {
+                    if (pp->type <= P_NVB && !env->ignore_disabled_p2p)
+                        rc = err_set(e, ERR_USAGE, "GPU%d -> GPU%d: NVML reports P2P %s between "
+                                     "NVLink-connected GPUs: NCCL stops here (\"P2P is "
+                                     "disabled between NVLINK connected GPUs\") unless "
+                                     "NCCL_IGNORE_DISABLED_P2P=1", p, g, topo_p2p_name(st));
+                    nt->p2p[p][g] = 0;
+                    nt->p2p_nvml[p][g] = (uint8_t)st;
+                }
                 if (!nt->p2p[p][g]) {
                     if (env->shm_disable)
                         rc = err_set(e, ERR_USAGE, "GPU%d -> GPU%d: no P2P at this level and "
@@ -1122,8 +1132,11 @@ void nccl_tune_explain(const nccl_tune *nt, const topo *t, coll_kind kind, uint6
     fprintf(f, "# transport of the ring's hops (paths.cc):\n");
     for (int i = 0; i < nt->nranks && nt->nranks > 1; i++) {
         int a = nt->ring.order[i], b = nt->ring.order[(i + 1) % nt->nranks];
-        fprintf(f, "#   GPU%d -> GPU%d  %-4s %s  %.1f GB/s\n", a, b, pname(nt->path_type[a][b]),
+        fprintf(f, "#   GPU%d -> GPU%d  %-4s %s%s%s  %.1f GB/s\n", a, b,
+                pname(nt->path_type[a][b]),
                 nt->p2p[a][b] ? "P2P" : "SHM (through the receiver's CPU)",
+                nt->p2p_nvml[a][b] ? ", NVML P2P status " : "",
+                nt->p2p_nvml[a][b] ? topo_p2p_name((topo_p2p)nt->p2p_nvml[a][b]) : "",
                 (double)nt->path_bw_GBps[a][b]);
     }
     if (nt->nranks < 2) {

@@ -55,6 +55,8 @@ typedef struct nccl_tune {
     uint8_t path_type[NCCL_TUNE_MAX_RANKS][NCCL_TUNE_MAX_RANKS];
     float path_bw_GBps[NCCL_TUNE_MAX_RANKS][NCCL_TUNE_MAX_RANKS];
     uint8_t p2p[NCCL_TUNE_MAX_RANKS][NCCL_TUNE_MAX_RANKS];
+    /* The NVML status (topo_p2p) that turned a pair within the level to SHM, 0 if none. */
+    uint8_t p2p_nvml[NCCL_TUNE_MAX_RANKS][NCCL_TUNE_MAX_RANKS];
     nccl_tune_graph ring, tree;
     int nchannels;         /* comm->nChannels after connect (x2, env limits) */
     /* Tuning tables per collective kind, [0 tree, 1 ring][LL, LL128, Simple]:

@@ -324,6 +324,49 @@ static void test_coll_auto(void **state)
     topo_free(t);
 }
 
+/* NVML's P2P status (paths.cc ncclTopoCheckP2p): a pair within the P2P
+ * level still needs NVML's read and write status OK. GPUs 0 and 1 of the
+ * 2-socket box share a switch (PIX); on 2 ranks of an AMD host the level is
+ * SYS, so P2P. With `p2p gpu0 gpu1 NS` (GeForce without P2P) NVML says no:
+ * the pair goes through the receiver's CPU (SHM), and NCCL_IGNORE_DISABLED_P2P
+ * =2 (no NVML check) gives P2P back. On an NVLink pair (h200-2x) NCCL refuses
+ * ("P2P is disabled between NVLINK connected GPUs"): ERR_USAGE, unless
+ * NCCL_IGNORE_DISABLED_P2P=1, which leaves the pair to SHM. */
+static void test_p2p_status(void **state)
+{
+    (void)state;
+    err e = {0};
+    topo *t;
+    assert_int_equal(topo_load("rtxpro6000-8x-pcie5-2s", &t, &e), 0);
+    assert_int_equal(topo_set_p2p(t, 0, 1, P2P_NS, &e), 0);
+    assert_int_equal(topo_set_p2p(t, 1, 0, P2P_NS, &e), 0);
+    coll_req r;
+    coll_req_init(&r, t);
+    nccl_tune *nt = NULL;
+    assert_int_equal(nccl_tune_new(t, 2, &r.env, &nt, &e), 0);
+    assert_int_equal(nt->p2p_level, PATH_SYS);
+    assert_int_equal(nt->path_type[0][1], PATH_PIX);
+    assert_int_equal(nt->p2p[0][1], 0);
+    assert_int_equal(nt->p2p_nvml[0][1], P2P_NS);
+    nccl_tune_free(nt);
+    assert_int_equal(coll_env_set(&r.env, "NCCL_IGNORE_DISABLED_P2P=2", &e), 0);
+    assert_int_equal(nccl_tune_new(t, 2, &r.env, &nt, &e), 0);
+    assert_int_equal(nt->p2p[0][1], 1);
+    nccl_tune_free(nt);
+    topo_free(t);
+    assert_int_equal(topo_load("h200-2x", &t, &e), 0);
+    assert_int_equal(topo_set_p2p(t, 0, 1, P2P_GNS, &e), 0);
+    coll_req_init(&r, t);
+    assert_int_equal(nccl_tune_new(t, 2, &r.env, &nt, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "NCCL_IGNORE_DISABLED_P2P=1"));
+    assert_int_equal(coll_env_set(&r.env, "NCCL_IGNORE_DISABLED_P2P=1", &e), 0);
+    assert_int_equal(nccl_tune_new(t, 2, &r.env, &nt, &e), 0);
+    assert_int_equal(nt->p2p[0][1], 0);
+    assert_int_equal(nt->p2p[1][0], 1);
+    nccl_tune_free(nt);
+    topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,7 +374,7 @@ int main(void)
         cmocka_unit_test(test_2s_seeds),     cmocka_unit_test(test_2s_version_and_min),
         cmocka_unit_test(test_2s_two_gpus),  cmocka_unit_test(test_h200_8),
         cmocka_unit_test(test_h200_two),     cmocka_unit_test(test_1s),
-        cmocka_unit_test(test_coll_auto),
+        cmocka_unit_test(test_coll_auto),    cmocka_unit_test(test_p2p_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,9 @@ int tlp_flows_run(tlp_net *n, const flows_case *c, int64_t window_ps, int64_t *t
     const topo_params *p = topo_params_get(t);
     static const tlp_op ops[FLOWS_NOPS] = {TLP_SM_WRITE, TLP_SM_READ, TLP_CE_READ, TLP_CE_WRITE,
                                            TLP_CE_READ};
+    if (c->op == FLOWS_COPY_STAGED)
+        return err_set(e, ERR_USAGE, "copy-staged (a peer copy through host memory) runs on the "
+                       "flow engine only");
     tlp_reset(n);
     int64_t setup[FLOWS_MAX];
     int id[FLOWS_MAX];

@@ -93,12 +93,8 @@ int64_t topo_default_pci_lat_ps(topo_kind child, topo_kind parent)
     return (int64_t)(ns * 1e3 + 0.5);
 }
 
-/* NVLink usable GB/s per lane by SM version (facts.md 5.5, NCCL's table). */
-static double nvl_lane_GBps(int sm)
-{
-    return sm >= 100 ? 40.1 : sm >= 90 ? 20.6 : (sm >= 86 && sm < 90) ? 12.0 : sm >= 70 ? 20.0
-                                                                                   : 18.0;
-}
+/* NVLink usable GB/s per lane: NCCL's figure by SM (topo_nvlink_lane_GBps). */
+static double nvl_lane_GBps(int sm) { return topo_nvlink_lane_GBps(sm); }
 
 void topo_default_link(topo_link_kind k, int sm, double *bw_Bps, int64_t *lat_ps)
 {
@@ -253,11 +249,26 @@ static int build_hgx(topo *t, int ngpu, err *e)
 
 static int build_h200_8x(topo *t, err *e) { return build_hgx(t, 8, e); }
 
+/* One H200's thread blocks against pinned host memory (validate/data/h200-1x/
+ * micro/host-kernel-b*.csv, hwcheck host --op kernel, 256 MiB): one block of
+ * 512 threads loads 6.07 GB/s from it (linear to 8 blocks: 43.7) and stores
+ * 19.8 into it; 16 blocks load 51.3 GB/s, the link: the GPU keeps more than
+ * 256 reads in flight (51.3 GB/s x 1.405 us / 128 B = 563), so the 10-bit
+ * tag space of PCIe Gen5 (768) rather than 8-bit tags. */
+static void h200_host_blocks(topo *t)
+{
+    topo_params *p = topo_params_mut(t);
+    p->cta_load_host_Bps = 6.07e9;
+    p->cta_store_host_Bps = 19.8e9;
+    p->read_tags = 768;
+}
+
 static int build_h200_1x(topo *t, err *e)
 {
     bld b = {t, e, 0};
     set_params(t, 0, 245.8, H200_MEM_GBps);
     h200_measured(t);
+    h200_host_blocks(t);
     socket_with_mem(&b, 0, 245.8);
     node(&b, "rp0", TOPO_ROOT, 0, "cpu0");
     link(&b, "rp0", "cpu0", LINK_FABRIC, 0, 100.0, ROOT_NS);

@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sim/arena.h"
 
@@ -53,6 +54,7 @@ static void default_params(topo_params *p)
     p->gpu_sm = 0;
     p->cpu = CPU_UNKNOWN;
     p->nvlink_half_blocks = 0;
+    p->cta_store_host_Bps = p->cta_load_host_Bps = 0;
     p->tlp_rcb_bytes = 64;
     p->tlp_cpl_bytes = 256;
     p->tlp_sw_hdr = 128;
@@ -134,6 +136,7 @@ void topo_free(topo *t)
     free(t->links);
     free(t->link_line);
     free(t->bw_given);
+    free(t->p2p);
     free(t->gpus);
     free(t->hash);
     free(t->lhash);
@@ -496,6 +499,79 @@ int topo_link_bw_given(const topo *t, int id) { return t->bw_given[id]; }
 int topo_nnodes(const topo *t) { return t->nnodes; }
 int topo_nlinks(const topo *t) { return t->nlinks; }
 int topo_ngpus(const topo *t) { return t->ngpus; }
+
+static const char *const p2p_names[P2P_NKINDS] = {"OK", "NS", "CNS", "GNS", "TNS", "U"};
+
+const char *topo_p2p_name(topo_p2p s)
+{
+    return (unsigned)s < P2P_NKINDS ? p2p_names[s] : NULL;
+}
+
+int topo_p2p_parse(const char *s, topo_p2p *out)
+{
+    for (int i = 0; i < P2P_NKINDS; i++)
+        if (!strcasecmp(s, p2p_names[i])) {
+            *out = (topo_p2p)i;
+            return 0;
+        }
+    return -1;
+}
+
+int topo_set_p2p(topo *t, int a, int b, topo_p2p s, err *e)
+{
+    if (a < 0 || b < 0 || a >= t->ngpus || b >= t->ngpus || (unsigned)s >= P2P_NKINDS)
+        return err_set(e, ERR_INPUT, "p2p: GPU %d or %d out of range (%d GPUs)", a, b,
+                       t->ngpus);
+    for (int i = 0; i < t->np2p; i++)
+        if (t->p2p[3 * i] == a && t->p2p[3 * i + 1] == b) {
+            if (s == P2P_OK) { /* drop it: keep the list to the pairs not OK */
+                memmove(t->p2p + 3 * i, t->p2p + 3 * i + 3,
+                        sizeof(int) * 3 * (size_t)(t->np2p - i - 1));
+                t->np2p--;
+            } else {
+                t->p2p[3 * i + 2] = (int)s;
+            }
+            return 0;
+        }
+    if (s == P2P_OK)
+        return 0;
+    if (t->np2p == t->cap_p2p) {
+        int cap = t->cap_p2p ? 2 * t->cap_p2p : 16;
+        int *p = realloc(t->p2p, sizeof(int) * 3 * (size_t)cap);
+        if (!p)
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        t->p2p = p;
+        t->cap_p2p = cap;
+    }
+    t->p2p[3 * t->np2p] = a;
+    t->p2p[3 * t->np2p + 1] = b;
+    t->p2p[3 * t->np2p + 2] = (int)s;
+    t->np2p++;
+    return 0;
+}
+
+topo_p2p topo_gpu_p2p(const topo *t, int a, int b)
+{
+    for (int i = 0; i < t->np2p; i++)
+        if (t->p2p[3 * i] == a && t->p2p[3 * i + 1] == b)
+            return (topo_p2p)t->p2p[3 * i + 2];
+    return P2P_OK;
+}
+
+int topo_p2p_count(const topo *t) { return t->np2p; }
+
+void topo_p2p_at(const topo *t, int i, int *a, int *b, topo_p2p *s)
+{
+    *a = t->p2p[3 * i];
+    *b = t->p2p[3 * i + 1];
+    *s = (topo_p2p)t->p2p[3 * i + 2];
+}
+
+double topo_nvlink_lane_GBps(int sm)
+{
+    return sm >= 100 ? 40.1 : sm >= 90 ? 20.6 : sm == 86 ? 12.0 : sm >= 70 ? 20.0
+         : sm >= 60 ? 18.0 : 20.0;
+}
 const topo_node *topo_node_at(const topo *t, int id) { return &t->nodes[id]; }
 const topo_link *topo_link_at(const topo *t, int id) { return &t->links[id]; }
 int topo_gpu_node(const topo *t, int gpu)
@@ -609,7 +685,9 @@ int topo_finish(topo *t, const char *where, err *e)
         p->nccl_call_ps < 0 || p->nccl_graph_call_ps < 0 || p->nccl_start_ps[0] < 0 ||
         p->nccl_start_ps[1] < 0 || p->nccl_start_ps[2] < 0 || p->nccl_step_ps[0] < 0 ||
         p->nccl_step_ps[1] < 0 || p->nccl_step_ps[2] < 0 ||
-        !(p->nvlink_half_blocks >= 0) || p->nvlink_half_blocks > 1e4)
+        !(p->nvlink_half_blocks >= 0) || p->nvlink_half_blocks > 1e4 ||
+        !(p->cta_store_host_Bps >= 0) || p->cta_store_host_Bps > TOPO_MAX_BW_Bps ||
+        !(p->cta_load_host_Bps >= 0) || p->cta_load_host_Bps > TOPO_MAX_BW_Bps)
         return err_at(e, t->where, 0, "topology parameters out of range "
                       "(docs/formats.md lists the ranges)");
     for (int i = 0; i < t->nlinks; i++) {

@@ -86,6 +86,9 @@ typedef struct topo_params {
     double cta_store_Bps;          /* peer stores one thread block (512
                                       threads) sustains; 0 = no limit */
     double cta_load_Bps;           /* peer loads one thread block sustains */
+    double cta_store_host_Bps;     /* the same into / from pinned host memory (an SHM
+                                      channel, hwcheck host --op kernel); 0 = as */
+    double cta_load_host_Bps;      /* into a peer */
     int64_t launch_ps;             /* kernel launch overhead */
     int64_t graph_node_ps;         /* per-node cost inside a CUDA graph */
     double hostmem_Bps;            /* per-socket DRAM bandwidth for SHM staging */
@@ -128,6 +131,13 @@ enum { TOPO_NCCL_LL, TOPO_NCCL_LL128, TOPO_NCCL_SIMPLE, TOPO_NCCL_NPROTO };
  * a CUDA graph (graph 1): the nccl_*call key, or the plain kernel's cost. */
 int64_t topo_nccl_issue_ps(const topo_params *p, int graph);
 
+/* P2P capability between two GPUs as NVML reports it (`nvidia-smi topo -p2p r`
+ * and `-p2p w`; NCCL reads both): OK, or why it is not supported (NS not
+ * supported, CNS chipset, GNS GPU, TNS topology, U unknown). */
+typedef enum topo_p2p { P2P_OK, P2P_NS, P2P_CNS, P2P_GNS, P2P_TNS, P2P_U, P2P_NKINDS } topo_p2p;
+const char *topo_p2p_name(topo_p2p s);            /* "OK", "NS", ...; NULL out of range */
+int topo_p2p_parse(const char *s, topo_p2p *out); /* case-insensitive; 0 ok, -1 unknown */
+
 /* "amd", "intel-skl", ... for a topo_cpu; NULL out of range. */
 const char *topo_cpu_name(topo_cpu c);
 int topo_cpu_parse(const char *s, topo_cpu *out);   /* 0 ok, -1 unknown name */
@@ -156,6 +166,19 @@ int topo_set_name(topo *t, const char *name);  /* copied; ERR_SYSTEM on OOM */
 double topo_pcie_bw_Bps(int gen, int width, const topo_params *p);
 /* 1 if link id's bandwidth was given explicitly, 0 if from the link math. */
 int topo_link_bw_given(const topo *t, int id);
+/* P2P status from GPU gpu_a to GPU gpu_b (indices): P2P_OK unless set (at
+ * any time, before or after topo_finish). ERR_INPUT for an index out of range. */
+int topo_set_p2p(topo *t, int gpu_a, int gpu_b, topo_p2p s, err *e);
+topo_p2p topo_gpu_p2p(const topo *t, int gpu_a, int gpu_b);
+/* The ordered pairs whose status is not OK, i = 0..topo_p2p_count - 1, in the
+ * order they were set (for copies and the file writer). */
+int topo_p2p_count(const topo *t);
+void topo_p2p_at(const topo *t, int i, int *gpu_a, int *gpu_b, topo_p2p *s);
+/* NCCL's usable GB/s per NVLink lane for GPUs of compute capability sm x 10
+ * (NCCL's src/graph/topo.h SM*_NVLINK_BW, topo.cc ncclTopoNVLinkBw): 40.1 from
+ * SM100, 20.6 SM90, 12.0 SM86 only, 20.0 SM80-89 and SM70, 18.0 SM60, 20.0 below
+ * or unknown (NCCL's SM80 default). The one table of per-lane rates. */
+double topo_nvlink_lane_GBps(int sm);
 /* NVLink lanes joining two GPUs (direct, or via shared NVSwitches), 0 if none. */
 int topo_gpu_nvlinks(const topo *t, int gpu_a, int gpu_b);
 /* 1 when every pair of GPUs 0..n-1 has NVLink lanes (topo_gpu_nvlinks > 0),
@@ -204,6 +227,11 @@ const char *topo_preset_desc(int i);
  * `nvidia-smi topo -m` matrix; ERR_INPUT "file:line: what" on bad input. */
 int topo_import_xml(const char *path, topo **out, err *e);
 int topo_import_smi(FILE *f, const char *name, topo **out, err *e);
+/* Read `nvidia-smi topo -p2p r` (or `-p2p w`) output from f (named `name` in
+ * messages) into t's P2P statuses: a GPU x GPU matrix of X, OK, NS, CNS, GNS,
+ * TNS, U; text around it is ignored. ERR_INPUT (file:line) for an unknown
+ * code, a row of the wrong length or another GPU count than t's. */
+int topo_smi_p2p(FILE *f, const char *name, topo *t, err *e);
 /* Defaults the importers assume where the input says nothing (docs/model.md):
  * latency of a PCIe hop from a child to its PCI parent of the given kinds,
  * and bandwidth/latency of a fabric, socket, mem link or of one NVLink lane

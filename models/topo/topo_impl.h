@@ -49,6 +49,8 @@ struct topo {
     int lhash_cap;
     long cur_line;
     topo_params params;
+    int *p2p;          /* triples (gpu a, gpu b, topo_p2p) of pairs not OK */
+    int np2p, cap_p2p;
     int finished;
     const char *where;
     int *adj_start, *adj; /* CSR of link ids per node */

@@ -235,6 +235,43 @@ static void test_smi_formats(void **state)
     topo_free(t);
 }
 
+static void test_smi_p2p(void **state)
+{
+    (void)state;
+    /* `nvidia-smi topo -p2p r` of the same 6 GPUs (mixed.p2p.txt): every pair
+     * NS but GPU2-GPU3 OK and GPU4-GPU5 CNS; 30 directions minus 2 OK = 28
+     * not OK. A matrix of another size, an unknown code or a short row is
+     * an error at its line. */
+    err e = {0};
+    int rc;
+    topo *t = smi_file("mixed.smi.txt", &e, &rc);
+    assert_int_equal(rc, 0);
+    FILE *f = fopen("tests/data/topo/mixed.p2p.txt", "r");
+    assert_non_null(f);
+    assert_int_equal(topo_smi_p2p(f, "mixed.p2p.txt", t, &e), 0);
+    fclose(f);
+    assert_int_equal(topo_gpu_p2p(t, 0, 1), P2P_NS);
+    assert_int_equal(topo_gpu_p2p(t, 2, 3), P2P_OK);
+    assert_int_equal(topo_gpu_p2p(t, 3, 2), P2P_OK);
+    assert_int_equal(topo_gpu_p2p(t, 5, 4), P2P_CNS);
+    assert_int_equal(topo_p2p_count(t), 28);
+    static const char *const bad[] = {
+        " \tGPU0\tGPU1\n GPU0\tX\tNS\n GPU1\tNS\tX\n",                 /* 2 GPUs of 6 */
+        " \tGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\n GPU0\tX\tNS\tNS\tNS\tNS\tYES\n",
+        " \tGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\n GPU0\tX\tNS\n",
+    };
+    static const char *const why[] = {"has 2 GPUs, the topology 6", "unknown P2P status 'YES'",
+                                      "row GPU0 has 2 entries"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        f = fmemopen((void *)bad[i], strlen(bad[i]), "r");
+        assert_int_equal(topo_smi_p2p(f, "p.txt", t, &e), ERR_INPUT);
+        fclose(f);
+        if (!strstr(e.msg, why[i]) || !strstr(e.msg, "p.txt:"))
+            fail_msg("case %zu: %s", i, e.msg);
+    }
+    topo_free(t);
+}
+
 static void test_smi_bad(void **state)
 {
     (void)state;
@@ -313,7 +350,7 @@ int main(void)
         cmocka_unit_test(test_xml_esc8000a),   cmocka_unit_test(test_xml_nvlink),
         cmocka_unit_test(test_xml_bad),        cmocka_unit_test(test_smi_calibration),
         cmocka_unit_test(test_smi_formats),    cmocka_unit_test(test_smi_bad),
-        cmocka_unit_test(test_smi_round_trip),
+        cmocka_unit_test(test_smi_round_trip),  cmocka_unit_test(test_smi_p2p),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -73,6 +73,8 @@ static const struct param_def {
     {"nccl_call_us", P_I64, offsetof(topo_params, nccl_call_ps), 1e6, 0, 1e4, 0},
     {"nccl_graph_call_us", P_I64, offsetof(topo_params, nccl_graph_call_ps), 1e6, 0, 1e4, 0},
     {"nvlink_half_blocks", P_DBL, offsetof(topo_params, nvlink_half_blocks), 1, 0, 1e4, 0},
+    {"cta_store_host_GBps", P_DBL, offsetof(topo_params, cta_store_host_Bps), 1e9, 0, 1e5, 0},
+    {"cta_load_host_GBps", P_DBL, offsetof(topo_params, cta_load_host_Bps), 1e9, 0, 1e5, 0},
 };
 enum { NPARAMS = sizeof param_defs / sizeof param_defs[0] };
 
@@ -252,6 +254,34 @@ static int node_line(pctx *c, char **tok, int n)
     return 0;
 }
 
+/* p2p A B STATUS: NVML's P2P status from GPU A to GPU B and back (nvidia-smi
+ * topo -p2p r); A or B may be `*`: every GPU defined so far. */
+static int p2p_line(pctx *c, char **tok, int n)
+{
+    topo_p2p st;
+    if (n != 4 || topo_p2p_parse(tok[3], &st))
+        return err_at(c->e, c->file, c->line, "expected 'p2p GPU_A GPU_B STATUS' (STATUS: OK, "
+                      "NS, CNS, GNS, TNS, U; a GPU may be '*')");
+    int g[2][2];
+    for (int k = 0; k < 2; k++) {
+        if (!strcmp(tok[1 + k], "*")) {
+            g[k][0] = 0;
+            g[k][1] = topo_ngpus(c->t) - 1;
+            continue;
+        }
+        int v = topo_find(c->t, tok[1 + k]);
+        if (v < 0 || topo_node_at(c->t, v)->gpu < 0)
+            return err_at(c->e, c->file, c->line, "p2p: '%s' is not a GPU defined above",
+                          tok[1 + k]);
+        g[k][0] = g[k][1] = topo_node_at(c->t, v)->gpu;
+    }
+    for (int a = g[0][0]; a <= g[0][1]; a++)
+        for (int b = g[1][0]; b <= g[1][1]; b++)
+            if (a != b && (topo_set_p2p(c->t, a, b, st, c->e) || topo_set_p2p(c->t, b, a, st, c->e)))
+                return c->e ? c->e->code : ERR_SYSTEM;
+    return 0;
+}
+
 static int link_line(pctx *c, char **tok, int n)
 {
     if (n < 4)
@@ -382,9 +412,11 @@ static int parse_lines(pctx *c, FILE *f)
             rc = node_line(c, tok, n);
         } else if (!strcmp(tok[0], "link")) {
             rc = link_line(c, tok, n);
+        } else if (!strcmp(tok[0], "p2p")) {
+            rc = p2p_line(c, tok, n);
         } else {
             rc = err_at(c->e, c->file, c->line, "unknown statement '%s' (name, param, node, "
-                        "link)", tok[0]);
+                        "link, p2p)", tok[0]);
         }
         if (rc)
             break;
@@ -477,6 +509,17 @@ int topo_write(const topo *t, FILE *f, err *e)
             fprintf(f, " bw_back_GBps=%.15g", l->bw_back_Bps / 1e9);
         fmt_fixed(b1, sizeof b1, (double)l->lat_ps / 1e3, 3);
         fprintf(f, " lat_ns=%s\n", b1);
+    }
+    /* One direction per line would read back as both: write each pair once
+     * when its two directions agree, else both (the later line wins). */
+    for (int i = 0; i < topo_p2p_count(t); i++) {
+        int a, b;
+        topo_p2p s;
+        topo_p2p_at(t, i, &a, &b, &s);
+        if (a > b && topo_gpu_p2p(t, b, a) == s)
+            continue;
+        fprintf(f, "p2p %s %s %s\n", topo_node_at(t, topo_gpu_node(t, a))->name,
+                topo_node_at(t, topo_gpu_node(t, b))->name, topo_p2p_name(s));
     }
     if (fflush(f) != 0 || ferror(f))
         return err_set(e, ERR_SYSTEM, "writing topology failed");

@@ -437,3 +437,63 @@ int topo_import_smi(FILE *f, const char *name, topo **out, err *e)
     *out = t;
     return 0;
 }
+
+int topo_smi_p2p(FILE *f, const char *name, topo *t, err *e)
+{
+    char *buf = NULL, **tok = malloc(sizeof(char *) * (MAX_SMI_GPUS + 8));
+    size_t cap = 0, len;
+    long ln = 0;
+    int rc = 0, n = -1, rows = 0, st;
+    if (!tok)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    while (!rc && (st = line_read(f, &buf, &cap, MAX_SMI_LINE, &len)) != LINE_EOF) {
+        ln++;
+        if (st == LINE_ERROR)
+            break;
+        if (st != LINE_OK) {
+            rc = err_at(e, name, ln, st == LINE_LONG ? "line longer than %d bytes"
+                                                     : "NUL byte in a text file", MAX_SMI_LINE);
+            break;
+        }
+        int starts_blank = buf[0] == ' ' || buf[0] == '\t';
+        int nt = split(buf, tok, MAX_SMI_GPUS + 8);
+        if (n < 0) { /* the header: GPU0 GPU1 ... */
+            if (!starts_blank || nt < 1 || strcmp(tok[0], "GPU0"))
+                continue;
+            for (n = 0; n < nt && gpu_index(tok[n]) == n;)
+                n++;
+            if (n != topo_ngpus(t))
+                rc = err_at(e, name, ln, "the P2P matrix has %d GPUs, the topology %d", n,
+                            topo_ngpus(t));
+            continue;
+        }
+        if (nt < 1 || gpu_index(tok[0]) != rows)
+            continue; /* the legend, blank lines */
+        if (nt != n + 1) {
+            rc = err_at(e, name, ln, "row GPU%d has %d entries, expected %d", rows, nt - 1, n);
+            break;
+        }
+        for (int b = 0; b < n && !rc; b++) {
+            topo_p2p p;
+            if (b == rows) {
+                if (strcmp(tok[1 + b], "X"))
+                    rc = err_at(e, name, ln, "GPU%d-GPU%d: expected X on the diagonal, got '%s'",
+                                rows, b, tok[1 + b]);
+            } else if (topo_p2p_parse(tok[1 + b], &p)) {
+                rc = err_at(e, name, ln, "GPU%d-GPU%d: unknown P2P status '%s' (OK, NS, CNS, "
+                            "GNS, TNS, U)", rows, b, tok[1 + b]);
+            } else {
+                rc = topo_set_p2p(t, rows, b, p, e);
+            }
+        }
+        if (++rows == n)
+            break;
+    }
+    if (!rc && n < 0)
+        rc = err_at(e, name, ln, "no P2P matrix (a header line 'GPU0 GPU1 ...')");
+    else if (!rc && rows < n)
+        rc = err_at(e, name, ln, "the P2P matrix ends after %d of %d rows", rows, n);
+    free(buf);
+    free(tok);
+    return rc;
+}

@@ -445,6 +445,66 @@ static void test_round_trip(void **state)
     }
 }
 
+static void test_p2p_status(void **state)
+{
+    (void)state;
+    /* `p2p A B STATUS` sets NVML's P2P status both ways; `*` is every GPU
+     * defined above; an unset pair is OK. Written back, the file reads the
+     * same: each pair once. Four GPUs on one switch: 0-1 NS, then every pair
+     * of GPU 3 CNS (3 pairs, 6 directions), 2-3 back to OK (4 directions left
+     * with 0-1). */
+    static const char text[] =
+        "collsim-topo 1\n"
+        "node cpu0 cpu numa=0\nnode rp0 root parent=cpu0\nnode sw0 switch parent=rp0\n"
+        "node gpu0 gpu parent=sw0\nnode gpu1 gpu parent=sw0\nnode gpu2 gpu parent=sw0\n"
+        "node gpu3 gpu parent=sw0\n"
+        "link sw0 rp0 pcie gen=5 width=16 lat_ns=57.5\nlink rp0 cpu0 fabric bw_GBps=100 lat_ns=200\n"
+        "link gpu0 sw0 pcie gen=5 width=16 lat_ns=357.5\nlink gpu1 sw0 pcie gen=5 width=16 lat_ns=357.5\n"
+        "link gpu2 sw0 pcie gen=5 width=16 lat_ns=357.5\nlink gpu3 sw0 pcie gen=5 width=16 lat_ns=357.5\n"
+        "p2p gpu0 gpu1 ns\np2p gpu3 * CNS\np2p gpu2 gpu3 OK\n";
+    err e = {0};
+    int rc;
+    topo *t = parse_str(text, &e, &rc);
+    if (rc)
+        fail_msg("%s", e.msg);
+    assert_int_equal(topo_gpu_p2p(t, 0, 1), P2P_NS);
+    assert_int_equal(topo_gpu_p2p(t, 1, 0), P2P_NS);
+    assert_int_equal(topo_gpu_p2p(t, 0, 3), P2P_CNS);
+    assert_int_equal(topo_gpu_p2p(t, 1, 3), P2P_CNS);
+    assert_int_equal(topo_gpu_p2p(t, 3, 2), P2P_OK);
+    assert_int_equal(topo_gpu_p2p(t, 0, 2), P2P_OK);
+    assert_int_equal(topo_p2p_count(t), 6);
+    char *ta = write_str(t);
+    assert_non_null(strstr(ta, "p2p gpu0 gpu1 NS\n"));
+    topo *u = parse_str(ta, &e, &rc);
+    assert_int_equal(rc, 0);
+    char *tb = write_str(u);
+    assert_string_equal(ta, tb);
+    assert_int_equal(topo_p2p_count(u), 6);
+    free(ta);
+    free(tb);
+    topo_free(u);
+    topo_free(t);
+    /* Bad statements name the line. */
+    char bad[2048];
+    snprintf(bad, sizeof bad, "%.*sp2p gpu0 gpu9 NS\n", (int)(strstr(text, "p2p") - text), text);
+    t = parse_str(bad, &e, &rc);
+    assert_int_equal(rc, ERR_INPUT);
+    assert_non_null(strstr(e.msg, "mem.topo:15:"));
+    assert_non_null(strstr(e.msg, "gpu9"));
+    snprintf(bad, sizeof bad, "%.*sp2p gpu0 gpu1 MAYBE\n", (int)(strstr(text, "p2p") - text), text);
+    t = parse_str(bad, &e, &rc);
+    assert_int_equal(rc, ERR_INPUT);
+    assert_non_null(strstr(e.msg, "STATUS"));
+    /* NCCL's per-lane NVLink figures, one table (topo.h SM*_NVLINK_BW). */
+    assert_float_equal(topo_nvlink_lane_GBps(90), 20.6, 1e-9);
+    assert_float_equal(topo_nvlink_lane_GBps(86), 12.0, 1e-9);
+    assert_float_equal(topo_nvlink_lane_GBps(89), 20.0, 1e-9);
+    assert_float_equal(topo_nvlink_lane_GBps(100), 40.1, 1e-9);
+    assert_float_equal(topo_nvlink_lane_GBps(60), 18.0, 1e-9);
+    assert_float_equal(topo_nvlink_lane_GBps(0), 20.0, 1e-9);
+}
+
 static void test_bad_inputs(void **state)
 {
     (void)state;
@@ -607,6 +667,7 @@ int main(void)
         cmocka_unit_test(test_route_nvlink_first),
         cmocka_unit_test(test_pxb_phb_nvb),   cmocka_unit_test(test_gpus_nvlinked),   cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_bad_inputs),    cmocka_unit_test(test_too_many_gpus),
+        cmocka_unit_test(test_p2p_status),
         cmocka_unit_test(test_generated),     cmocka_unit_test(test_lazy_routes_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
