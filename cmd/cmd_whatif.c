@@ -424,6 +424,7 @@ int cmd_whatif(int argc, char **argv, err *e)
             cols[nc++] = (report_col){"allreduce_us", NULL, 13, 2};
             cols[nc++] = (report_col){"algo", NULL, 13, -1};
             cols[nc++] = (report_col){"proto", NULL, 7, -1};
+            cols[nc++] = (report_col){"alltoall_us", NULL, 12, 2};
         }
     }
     whatif_scenario *vars = rc ? NULL : calloc((size_t)nvar, sizeof *vars);
@@ -506,6 +507,7 @@ int cmd_whatif(int argc, char **argv, err *e)
                 report_num(r, res[k].allreduce_us);
                 report_str(r, coll_algo_name(res[k].algo));
                 report_str(r, res[k].proto == PROTO_AUTO ? "-" : coll_proto_name(res[k].proto));
+                report_num(r, res[k].alltoall_us);
             }
         }
         report_end_row(r);

@@ -170,6 +170,30 @@ static int emit_ar(emitter *m, const whatif_scenario *s, int ntok, double forced
     return m->fn(m->arg, &op, e);
 }
 
+static int is_ep(const whatif_scenario *s) { return !strcmp(s->moe, "ep"); }
+
+/* Expert parallelism: the bytes one rank sends in a dispatch (and gets back
+ * in a combine) all-to-all: its share of the ntok tokens, each to moe_topk
+ * experts spread evenly over the tp ranks (itself included), hidden x dtype
+ * bytes a copy. */
+static uint64_t ep_a2a_bytes(const whatif_scenario *s, int ntok)
+{
+    uint64_t share = ((uint64_t)ntok + (uint64_t)s->tp - 1) / (uint64_t)s->tp;
+    return share * (uint64_t)s->moe_topk * (uint64_t)s->hidden *
+           (uint64_t)coll_dtype_size(s->dtype);
+}
+
+static int emit_a2a(emitter *m, const whatif_scenario *s, int ntok, err *e)
+{
+    trace_op op;
+    trace_op_init(&op, OP_COLL);
+    op.coll = COLL_ALLTOALL;
+    op.bytes = ep_a2a_bytes(s, ntok);
+    op.dtype = s->dtype;
+    op.group = s->tp;
+    return m->fn(m->arg, &op, e);
+}
+
 static int emit_phase(emitter *m, trace_phase ph, int graph, const char *name, err *e)
 {
     trace_op op;
@@ -222,10 +246,19 @@ static int emit_target(const whatif_scenario *s, emitter *m, int ntok, double fo
         TRY(emit_compute(m, c.attn * us_per_B, ka, "attention", e));
         if (nar >= 1)
             TRY(emit_ar(m, s, ntok, forced, e));
-        if (l < s->dense_layers)
+        if (l < s->dense_layers) {
             TRY(emit_compute(m, c.dense * us_per_B, kb + ke, "dense_mlp", e));
-        else
+        } else if (is_ep(s) && s->tp > 1) {
+            /* Expert parallelism: the routed tokens go to their experts'
+             * ranks and come back; each rank reads its own experts whole
+             * (the same bytes per rank on average as split over tp). */
+            TRY(emit_a2a(m, s, ntok, e));
             TRY(emit_moe(m, &c, us_per_B, kb, ke, e));
+            TRY(emit_a2a(m, s, ntok, e));
+            continue;
+        } else {
+            TRY(emit_moe(m, &c, us_per_B, kb, ke, e));
+        }
         for (int a = 1; a < nar; a++)
             TRY(emit_ar(m, s, ntok, forced, e));
     }
@@ -335,6 +368,8 @@ int whatif_check(const whatif_scenario *s, const topo *t, err *e)
     if (s->moe_topk > s->moe_experts)
         return err_set(e, ERR_USAGE, "moe_topk %d is more than moe_experts %d", s->moe_topk,
                        s->moe_experts);
+    if (s->moe[0] && strcmp(s->moe, "tp") && strcmp(s->moe, "ep"))
+        return err_set(e, ERR_USAGE, "moe: '%s' (tp or ep)", s->moe);
     return 0;
 }
 
@@ -411,6 +446,19 @@ static int run_with(whatif_ctx *c, const whatif_scenario *s0, whatif_result *out
     out->target_MB = target_bytes(&s, &fc) / 1e6;
     out->expert_MB = (s.layers - s.dense_layers) * fc.expert / 1e6;
     out->distinct_experts = fc.distinct;
+    if (is_ep(&s) && s.tp > 1 && s.layers > s.dense_layers) {
+        coll_req a;
+        coll_req_init(&a, tp);
+        a.kind = COLL_ALLTOALL;
+        a.bytes = ep_a2a_bytes(&s, ntok);
+        a.dtype = s.dtype;
+        a.nranks = s.tp;
+        a.env = s.env;
+        a.graph = whatif_phase_graph(&s, eagle ? PHASE_VERIFY : PHASE_DECODE);
+        coll_result ar;
+        TRY(coll_predict(cc, &a, &ar, e));
+        out->alltoall_us = (double)ar.time_ps / 1e6;
+    }
     /* the target forward's allreduce, for the report */
     double forced = eagle ? s.verify_allreduce_us : s.decode_allreduce_us;
     if (forced > 0) {

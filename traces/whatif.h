@@ -98,6 +98,9 @@ typedef struct whatif_scenario {
     int nobs;
     whatif_obs obs[WHATIF_OBS_MAX];
     char fit[WHATIF_STR];        /* parameters to fit to obs, comma-separated */
+    char moe[WHATIF_STR];        /* "" or "tp": routed experts split over tp, the MoE block
+                                    ends in an allreduce; "ep": experts placed whole on the
+                                    ranks, dispatch and combine all-to-alls instead */
 } whatif_scenario;
 
 /* One cycle's breakdown (us), mean over ranks; the parts sum to cycle_us.
@@ -118,6 +121,7 @@ typedef struct whatif_result {
     double tokens_per_cycle;     /* accepted tokens x batch */
     whatif_parts parts;
     double allreduce_us;         /* one target-forward allreduce */
+    double alltoall_us;          /* moe=ep: one dispatch (= one combine) all-to-all; 0 else */
     coll_algo algo;              /* what that allreduce ran */
     coll_proto proto;
     int channels;
