@@ -102,6 +102,8 @@ struct flownet {
     int recording;
     struct rec *recs;
     size_t nrecs, recs_cap;
+    flownet_rec_fn *sink;  /* hand records over instead of keeping them */
+    void *sink_ctx;
 };
 
 /* Grow *arr (elements of size sz) to hold at least need; 0 or -1 on OOM. */
@@ -636,8 +638,30 @@ static int reschedule(flownet *n, int64_t now, evq *q, uint32_t kind)
     return 0;
 }
 
+void flownet_record_flush(flownet *n)
+{
+    if (!n->sink)
+        return;
+    for (size_t i = 0; i < n->nrecs; i++) {
+        n->sink(n->sink_ctx, n->recs[i].t, n->recs[i].link, n->recs[i].rate);
+        n->links[n->recs[i].link].last_rec = -1;
+    }
+    n->nrecs = 0;
+}
+
+void flownet_record_sink(flownet *n, flownet_rec_fn *fn, void *ctx)
+{
+    flownet_record_flush(n);
+    n->sink = fn;
+    n->sink_ctx = ctx;
+}
+
 static int record(flownet *n, int64_t now)
 {
+    /* Records of an earlier time are final: a later solve only rewrites
+     * its own instant's. */
+    if (n->sink && n->nrecs > 0 && n->recs[0].t < now)
+        flownet_record_flush(n);
     for (size_t i = 0; i < n->ncl; i++)
         n->links[n->cl[i]].sum_Bps = 0;
     for (size_t i = 0; i < n->ncf; i++) {

@@ -76,6 +76,12 @@ void flownet_record(flownet *n, int on);
 size_t flownet_nrecords(const flownet *n);
 void flownet_record_get(const flownet *n, size_t i, int64_t *time_ps, int *link,
                         double *rate_Bps);
+/* With a sink (fn != NULL), records are handed to fn, in the same order,
+ * once they are final (when a later time is recorded, or at
+ * flownet_record_flush) and not kept: memory for one instant's records. */
+typedef void flownet_rec_fn(void *ctx, int64_t time_ps, int link, double rate_Bps);
+void flownet_record_sink(flownet *n, flownet_rec_fn *fn, void *ctx);
+void flownet_record_flush(flownet *n);
 
 /* Picoseconds to move bytes at rate_Bps: the exact quotient rounded up, or to
  * the nearest integer if within FLOWNET_EPS of it; -1 if rate is 0 or the

@@ -82,6 +82,8 @@ struct sched {
     sim_ps makespan, now;
     evq *q;
     flownet *net;
+    /* the timeline being written (sched_timeline_begin), NULL none */
+    struct tlw *tlw;
     /* tags given back as their flows end (sched_on_flow_end) */
     sched_tag_fn *tag_fn;
     void *tag_ctx;
@@ -99,6 +101,9 @@ static inline struct task *T(const sched *s, size_t id)
 {
     return &s->chunk[id >> TCHUNK_BITS][id & (TCHUNK - 1)];
 }
+
+static void tlw_free(sched *s);
+static void tlw_task(sched *s, int32_t t, sim_ps now);
 
 static int grow(void *arr, size_t *cap, size_t need, size_t sz)
 {
@@ -148,6 +153,7 @@ void sched_free(sched *s)
     }
     free(s->blocks);
     free(s->deps);
+    tlw_free(s);
     evq_free(s->q);
     flownet_free(s->net);
     arena_free(s->names);
@@ -373,6 +379,7 @@ void sched_reset(sched *s)
     s->horizon = s->lo = 0;
     s->events = 0;
     s->makespan = 0;
+    tlw_free(s);
     evq_clear(s->q);
     flownet_reset(s->net);
 }
@@ -469,6 +476,8 @@ static int end_task(sched *s, int32_t t, sim_ps now)
         s->makespan = now;
     s->nended++;
     path_end(s, t, now);
+    if (s->tlw)
+        tlw_task(s, t, now);
     if (s->tag_fn && k->nlinks >= 0 && k->tag != 0)
         s->tag_fn(s->tag_ctx, k->tag);
     int32_t last = -1;
@@ -680,111 +689,141 @@ double sched_link_bytes(const sched *s, int link)
 
 /* --- timeline ------------------------------------------------------------ */
 
-/* Tasks by track, then start (longer first on ties), for lane assignment. */
-typedef struct tl_key {
-    int32_t track, idx;
-    sim_ps start, end;
-} tl_key;
-
-static int by_track_start(const void *pa, const void *pb)
-{
-    const tl_key *a = pa, *b = pb;
-    if (a->track != b->track)
-        return a->track < b->track ? -1 : 1;
-    if (a->start != b->start)
-        return a->start < b->start ? -1 : 1;
-    if (a->end != b->end)
-        return a->end > b->end ? -1 : 1;
-    return a->idx < b->idx ? -1 : 1;
-}
-
+/* The timeline being written: per track, the end of the last slice on each
+ * of its lanes (lanes are opened as overlapping tasks need them). */
 enum { MAX_LANES = 256 };
 
-int sched_timeline(const sched *s, FILE *f, const char *const *track_names,
-                   int ntracks, err *e)
+typedef struct tlw_track {
+    sim_ps *lane_end;
+    int nlanes, cap;
+} tlw_track;
+
+struct tlw {
+    timeline tl;
+    const char *const *names;
+    int ntracks;
+    int oom;               /* a lane could not be opened: reported at the end */
+    tlw_track *tracks;
+};
+
+static void tlw_free(sched *s)
 {
-    /* Tasks of a track that overlap in time go on separate lanes (threads
-     * of the track's process), each lane taking the first task that starts
-     * after its last one ended, so slices never overlap on one thread. */
-    tl_key *order = malloc((s->ntasks ? s->ntasks : 1) * sizeof *order);
-    int32_t *lane = malloc((s->ntasks ? s->ntasks : 1) * sizeof *lane);
-    if (!order || !lane) {
-        free(order);
-        free(lane);
+    struct tlw *w = s->tlw;
+    if (!w)
+        return;
+    for (int i = 0; w->tracks && i < w->ntracks; i++)
+        free(w->tracks[i].lane_end);
+    free(w->tracks);
+    if (w->tl.g)  /* not closed (sched_reset or sched_free before the end) */
+        yajl_gen_free(w->tl.g);
+    free(w);
+    s->tlw = NULL;
+    flownet_record_sink(s->net, NULL, NULL);
+}
+
+static void tlw_counter(void *ctx, int64_t t, int link, double rate_Bps)
+{
+    sched *s = ctx;
+    tl_counter(&s->tlw->tl, TL_PID_LINKS, t, s->link_names[link], "GB/s", rate_Bps * 1e-9);
+}
+
+int sched_timeline_begin(sched *s, FILE *f, const char *const *track_names, int ntracks,
+                         err *e)
+{
+    tlw_free(s);
+    struct tlw *w = calloc(1, sizeof *w);
+    if (!w || !(w->tracks = calloc(ntracks > 0 ? (size_t)ntracks : 1, sizeof *w->tracks))) {
+        free(w);
         return err_set(e, ERR_SYSTEM, "out of memory");
     }
-    size_t n = 0;
-    for (size_t t = s->lo; t < s->ntasks; t++)
-        if (T(s, (size_t)(t))->track >= 0 && T(s, (size_t)(t))->track < ntracks && T(s, (size_t)(t))->end_ps >= 0)
-            order[n++] = (tl_key){T(s, (size_t)(t))->track, (int32_t)t, T(s, (size_t)(t))->start_ps,
-                                  T(s, (size_t)(t))->end_ps};
-    qsort(order, n, sizeof *order, by_track_start);
-    int nlanes_of[4096] = {0};
-    sim_ps lane_end[MAX_LANES];
-    for (size_t i = 0; i < n;) {
-        int tr = order[i].track, nl = 0;
-        for (; i < n && order[i].track == tr; i++) {
-            const struct task *k = T(s, (size_t)order[i].idx);
-            int l = 0;
-            while (l < nl && lane_end[l] > k->start_ps)
-                l++;
-            if (l == nl && nl < MAX_LANES)
-                nl++;
-            if (l == MAX_LANES)
-                l = MAX_LANES - 1;  /* beyond 256 concurrent slices: share the last lane */
-            lane_end[l] = k->end_ps;
-            lane[order[i].idx] = l;
-        }
-        if (tr < 4096)
-            nlanes_of[tr] = nl;
-    }
-    timeline tl;
-    if (tl_open(&tl, f, e)) {
-        free(order);
-        free(lane);
+    w->names = track_names;
+    w->ntracks = ntracks;
+    if (tl_open(&w->tl, f, e)) {
+        free(w->tracks);
+        free(w);
         return ERR_SYSTEM;
     }
+    s->tlw = w;
+    /* Every track's process and its first lane up front; further lanes as
+     * they open. */
     for (int i = 0; i < ntracks; i++) {
-        tl_process(&tl, TL_PID_GPU(i), track_names ? track_names[i] : NULL, i);
-        int nl = i < 4096 && nlanes_of[i] ? nlanes_of[i] : 1;
-        for (int l = 0; l < nl; l++) {
+        tl_process(&w->tl, TL_PID_GPU(i), track_names ? track_names[i] : NULL, i);
+        tl_thread(&w->tl, TL_PID_GPU(i), 0, "lane 0", 0);
+    }
+    tl_process(&w->tl, TL_PID_LINKS, "links", 1 << 20);
+    flownet_record_sink(s->net, tlw_counter, s);
+    return 0;
+}
+
+int sched_timeline_end(sched *s, err *e)
+{
+    struct tlw *w = s->tlw;
+    if (!w)
+        return 0;
+    flownet_record_flush(s->net);
+    int rc = tl_close(&w->tl, e);
+    if (!rc && w->oom)
+        rc = err_set(e, ERR_SYSTEM, "timeline: out of memory");
+    tlw_free(s);
+    return rc;
+}
+
+/* Lane of a task of track tr from start to end: the first whose last slice
+ * ended by start (a new one if none; beyond MAX_LANES the last is shared). */
+static int tlw_lane(struct tlw *w, int tr, sim_ps start, sim_ps end)
+{
+    tlw_track *k = &w->tracks[tr];
+    int l = 0;
+    while (l < k->nlanes && k->lane_end[l] > start)
+        l++;
+    if (l == k->nlanes && k->nlanes < MAX_LANES) {
+        if (k->nlanes == k->cap) {
+            int cap = k->cap ? 2 * k->cap : 4;
+            sim_ps *p = realloc(k->lane_end, sizeof *p * (size_t)cap);
+            if (!p) {
+                w->oom = 1;
+                return -1;
+            }
+            k->lane_end = p;
+            k->cap = cap;
+        }
+        k->nlanes++;
+        if (l > 0) {
             char name[32];
             snprintf(name, sizeof name, "lane %d", l);
-            tl_thread(&tl, TL_PID_GPU(i), l, name, l);
+            tl_thread(&w->tl, TL_PID_GPU(tr), l, name, l);
         }
     }
-    tl_process(&tl, TL_PID_LINKS, "links", 1 << 20);
-    for (size_t i = 0; i < n; i++) {
-        size_t t = (size_t)order[i].idx;
-        const struct task *k = T(s, (size_t)(t));
-        tl_slice(&tl, TL_PID_GPU(k->track), lane[t], k->start_ps, k->end_ps - k->start_ps,
-                 k->label, k->nlinks < 0 ? "wait" : "transfer");
-        json_kv_int(tl.g, "task", (long long)t);
-        if (k->nlinks >= 0) {
-            json_kv_num(tl.g, "bytes", k->bytes);
-            char links[1024];
-            size_t m = 0;
-            links[0] = 0;
-            for (int32_t j = 0; j < k->nlinks && m < sizeof links; j++)
-                m += (size_t)snprintf(links + m, sizeof links - m, "%s%s", j ? " " : "",
-                                      s->link_names[k->links[j]]);
-            json_kv_str(tl.g, "links", links);
-        }
-        tl_slice_end(&tl);
+    if (l == MAX_LANES)
+        l = MAX_LANES - 1;
+    k->lane_end[l] = end;
+    return l;
+}
+
+static void tlw_task(sched *s, int32_t t, sim_ps now)
+{
+    struct tlw *w = s->tlw;
+    const struct task *k = T(s, (size_t)t);
+    if (k->track < 0 || k->track >= w->ntracks)
+        return;
+    int lane = tlw_lane(w, k->track, k->start_ps, now);
+    if (lane < 0)
+        return;
+    timeline *tl = &w->tl;
+    tl_slice(tl, TL_PID_GPU(k->track), lane, k->start_ps, now - k->start_ps, k->label,
+             k->nlinks < 0 ? "wait" : "transfer");
+    json_kv_int(tl->g, "task", (long long)t);
+    if (k->nlinks >= 0) {
+        json_kv_num(tl->g, "bytes", k->bytes);
+        char links[1024];
+        size_t m = 0;
+        links[0] = 0;
+        for (int32_t j = 0; j < k->nlinks && m < sizeof links; j++)
+            m += (size_t)snprintf(links + m, sizeof links - m, "%s%s", j ? " " : "",
+                                  s->link_names[k->links[j]]);
+        json_kv_str(tl->g, "links", links);
     }
-    free(order);
-    free(lane);
-    size_t nrec = flownet_nrecords(s->net);
-    for (size_t i = 0; i < nrec; i++) {
-        int64_t t;
-        int link;
-        double rate;
-        flownet_record_get(s->net, i, &t, &link, &rate);
-        if (flownet_link_bytes(s->net, link) <= 0)
-            continue;
-        tl_counter(&tl, TL_PID_LINKS, t, s->link_names[link], "GB/s", rate * 1e-9);
-    }
-    return tl_close(&tl, e);
+    tl_slice_end(tl);
 }
 
 /* --- what a task cost alone, and the critical path ------------------------ */

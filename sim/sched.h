@@ -114,21 +114,28 @@ sim_ps sched_alone_ps(const sched *s, int task);
 typedef int sched_class_fn(const char *label);
 void sched_path_class(sched *s, sched_class_fn *fn);
 void sched_path_sums(const sched *s, sim_ps sums[4]);
-/* Drop all tasks (keep links, rules and memory) so the sched can be reused. */
+/* Drop all tasks (keep links, rules and memory) so the sched can be reused;
+ * a timeline begun and not ended is dropped too. */
 void sched_reset(sched *s);
 
-/* Record each link's total rate over time in the next runs (default off: it
- * costs memory per rate change); needed for the link tracks of a timeline. */
+/* Record each link's total rate over time in the next runs (default off);
+ * needed for the link tracks of a timeline. Without a timeline the records
+ * are kept (memory per rate change); with one they are written as they go. */
 void sched_trace_links(sched *s, int on);
-/* Chrome-trace / Perfetto JSON of the last run (docs/formats.md "Timelines",
- * the layout of sim/json.h): track k is process TL_PID_GPU(k) named
- * track_names[k] (tasks with track < 0 or >= ntracks are left out); tasks of
- * a track that overlap sit on separate lanes (threads "lane 0", "lane 1", ...)
- * so slices never overlap; cat "transfer" (args bytes, links) or "wait" (a
- * delay); and, if sched_trace_links was on, one counter per link that
- * carried bytes (GB/s) in process TL_PID_LINKS "links". ERR_SYSTEM on write
- * failure or out of memory. */
-int sched_timeline(const sched *s, FILE *f, const char *const *track_names,
-                   int ntracks, err *e);
+/* Chrome-trace / Perfetto JSON of the next run, written as it goes
+ * (docs/formats.md "Timelines", the layout of sim/json.h), so memory holds
+ * lanes, not tasks: track k is process TL_PID_GPU(k) named track_names[k]
+ * (the array must outlive the run; tasks with track < 0 or >= ntracks are
+ * left out). Each task is written when it ends, on the first lane of its
+ * track (threads "lane 0", "lane 1", ...) whose last slice ended by its
+ * start, so slices never overlap; cat "transfer" (args bytes, links) or
+ * "wait" (a delay); with sched_trace_links on, each change of a link's rate
+ * as a counter (GB/s) in process TL_PID_LINKS "links". Call before
+ * sched_run; ERR_SYSTEM on out of memory. */
+int sched_timeline_begin(sched *s, FILE *f, const char *const *track_names, int ntracks,
+                         err *e);
+/* Finish the timeline after sched_run (whether it succeeded or not) and
+ * let it go; ERR_SYSTEM on write failure. A no-op without one. */
+int sched_timeline_end(sched *s, err *e);
 
 #endif

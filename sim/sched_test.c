@@ -266,17 +266,18 @@ static void test_weighted_flows(void **state)
     sched_trace_links(s, 1);
     int a = sched_flow_w(s, &l, &w2, 1, 4e6, 0, 0, 0, 0, "a");
     int b = sched_flow(s, &l, 1, 8e6, 0, 0, 0, 0, "b");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(sched_timeline_begin(s, f, NULL, 0, &e), 0);
     assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_timeline_end(s, &e), 0);
+    fclose(f);
     assert_int_equal(sched_end(s, a), 1000 * US);
     assert_int_equal(sched_end(s, b), 1333333334LL);
     assert_true(sched_link_bytes(s, l) == 16e6);
     /* The link's counter counts a twice: 2 * 4 + 4 = 12 GB/s from 0; still
      * 12 (b alone) at 1 ms, so no sample there; 0 when b is done. */
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(sched_timeline(s, f, NULL, 0, &e), 0);
-    fclose(f);
     assert_non_null(strstr(buf, "\"ts\":0.000000,\"name\":\"l\",\"args\":{\"GB/s\":12}"));
     assert_null(strstr(buf, "\"ts\":1000.000000,\"name\":\"l\""));
     assert_non_null(strstr(buf, "\"ts\":1333.333334,\"name\":\"l\",\"args\":{\"GB/s\":0}"));
@@ -478,14 +479,17 @@ static void build_random(sched *s, uint64_t seed)
     }
 }
 
-static char *timeline_of(sched *s, size_t *len)
+/* Run s, writing its timeline; returns the JSON (the caller frees it). */
+static char *run_timeline(sched *s, size_t *len)
 {
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
     assert_non_null(f);
     static const char *const names[] = {"GPU 0", "GPU 1", "GPU 2", "GPU 3"};
     err e = {0};
-    assert_int_equal(sched_timeline(s, f, names, 4, &e), 0);
+    assert_int_equal(sched_timeline_begin(s, f, names, 4, &e), 0);
+    assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_timeline_end(s, &e), 0);
     fclose(f);
     return buf;
 }
@@ -501,8 +505,8 @@ static void test_determinism_and_timeline(void **state)
     build_random(s2, 7);
     /* Same input, two engines: the same start and end of every task, and the
      * same timeline byte for byte. */
-    assert_int_equal(sched_run(s1, &e), 0);
-    assert_int_equal(sched_run(s2, &e), 0);
+    size_t n1, n2;
+    char *j1 = run_timeline(s1, &n1), *j2 = run_timeline(s2, &n2);
     assert_int_equal(sched_ntasks(s1), 300);
     for (int t = 0; t < 300; t++) {
         assert_int_equal(sched_start(s1, t), sched_start(s2, t));
@@ -510,8 +514,6 @@ static void test_determinism_and_timeline(void **state)
         assert_true(sched_end(s1, t) >= sched_start(s1, t));
     }
     assert_int_equal(sched_events(s1), sched_events(s2));
-    size_t n1, n2;
-    char *j1 = timeline_of(s1, &n1), *j2 = timeline_of(s2, &n2);
     assert_int_equal(n1, n2);
     assert_memory_equal(j1, j2, n1);
     /* And a third run of s1 after a reset and rebuild: the same again. */
@@ -581,7 +583,6 @@ static void test_timeline_values(void **state)
 {
     (void)state;
     sched *s = sched_new();
-    err e = {0};
     sched_trace_links(s, 1);
     /* One 2 GB/s link, one flow of 3e3 bytes: 1.5 us, on track 0, starting
      * after a 0.25 us delay (track -1: not shown). The link's counter goes
@@ -590,9 +591,8 @@ static void test_timeline_values(void **state)
     int d = sched_delay(s, 250000, -1, "hidden");
     int f = sched_flow(s, &l, 1, 3e3, 0, 0, 0, 0, "send");
     sched_dep(s, d, f);
-    assert_int_equal(sched_run(s, &e), 0);
     size_t n;
-    char *j = timeline_of(s, &n);
+    char *j = run_timeline(s, &n);
     /* Track 0 is process 1 ("GPU" 0), its only lane thread 0; the flow is a
      * transfer of 3000 bytes over up0 (task id 1). */
     assert_non_null(strstr(j, "{\"ph\":\"X\",\"pid\":1,\"tid\":0,\"ts\":0.250000,"
@@ -606,6 +606,42 @@ static void test_timeline_values(void **state)
     free(j);
     sched_free(s);
     sched_free(NULL);
+}
+
+/* Count occurrences of needle in hay. */
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+static void test_timeline_lanes_as_tasks_end(void **state)
+{
+    (void)state;
+    sched *s = sched_new();
+    /* Track 0: a [0, 10 us], b [0, 5 us], c after b [5, 8 us]. Written as
+     * they end: b (5 us) opens lane 0; c starts at 5 us, when lane 0's last
+     * slice ended: lane 0; a (10 us) started before lane 0's last end
+     * (8 us): lane 1, declared as it opens. */
+    int a = sched_delay(s, 10 * US, 0, "a");
+    int b = sched_delay(s, 5 * US, 0, "b");
+    int c = sched_delay(s, 3 * US, 0, "c");
+    sched_dep(s, b, c);
+    (void)a;
+    size_t n;
+    char *j = run_timeline(s, &n);
+    assert_non_null(strstr(j, "\"pid\":1,\"tid\":0,\"ts\":0.000000,\"dur\":5.000000,\"name\":\"b\""));
+    assert_non_null(strstr(j, "\"pid\":1,\"tid\":0,\"ts\":5.000000,\"dur\":3.000000,\"name\":\"c\""));
+    assert_non_null(strstr(j, "\"pid\":1,\"tid\":1,\"ts\":0.000000,\"dur\":10.000000,\"name\":\"a\""));
+    assert_non_null(strstr(j, "\"tid\":1,\"name\":\"thread_name\",\"args\":{\"name\":\"lane 1\"}"));
+    /* In the order they ended: b, c, a. */
+    char *pb = strstr(j, "\"name\":\"b\""), *pc = strstr(j, "\"name\":\"c\""),
+         *pa = strstr(j, "\"name\":\"a\"");
+    assert_true(pb && pc && pa && pb < pc && pc < pa);
+    free(j);
+    sched_free(s);
 }
 
 /* Generator for test_generated_chain: a chain of `left` delays of 1 us,
@@ -679,6 +715,21 @@ static void test_generated_chain(void **state)
     /* first (5 us) -> 100 000 chained 1 us delays -> late: 100 006 us. */
     assert_int_equal(sched_makespan(s), 100006 * US);
     sched_free(s);
+    /* A timeline of a streamed chain whose ended tasks are dropped: it is
+     * written as the run goes, so all 10,000 slices are there, on one lane
+     * (each starts as the one before ends), the last from 9,999 to 10,000 us. */
+    s = sched_new();
+    g = (struct chain_gen){10000, -1};
+    sched_keep(s, 0);
+    sched_generate(s, chain_next, &g);
+    size_t n;
+    char *j = run_timeline(s, &n);
+    assert_int_equal(count_of(j, "\"ph\":\"X\""), 10000);
+    assert_int_equal(count_of(j, "\"thread_name\""), 4); /* lane 0 of each of 4 tracks */
+    assert_int_equal(count_of(j, "\"tid\":1,"), 0);
+    assert_non_null(strstr(j, "\"ts\":9999.000000,\"dur\":1.000000,\"name\":\"c\""));
+    free(j);
+    sched_free(s);
 }
 
 int main(void)
@@ -700,6 +751,7 @@ int main(void)
         cmocka_unit_test(test_zero_capacity_detected),
         cmocka_unit_test(test_determinism_and_timeline),
         cmocka_unit_test(test_timeline_values),
+        cmocka_unit_test(test_timeline_lanes_as_tasks_end),
         cmocka_unit_test(test_generated_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -560,31 +560,38 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
         return 0;
     }
     sched *s = fabric_sched(c->f);
-    /* A streamed graph keeps its ended tasks only for a timeline. */
-    sched_keep(s, tl != NULL);
+    /* A streamed graph keeps no ended task: a timeline is written as the
+     * run goes. */
+    sched_keep(s, 0);
     int rc = fn(&b) < 0 ? (e->code ? e->code
                                    : err_set(e, ERR_SYSTEM, "building %s failed",
                                              coll_algo_name(a)))
                         : 0;
     sched_trace_links(s, tl != NULL); /* link tracks only when a timeline is asked */
     sched_path_class(s, is_barrier_label);
+    char names[4096][16];
+    const char *ptrs[4096];
+    if (tl && !rc) {
+        for (int i = 0; i < r->nranks; i++) {
+            snprintf(names[i], sizeof names[i], "GPU %d", i);
+            ptrs[i] = names[i];
+        }
+        rc = sched_timeline_begin(s, tl, ptrs, r->nranks, e);
+    }
     if (!rc)
         rc = sched_run(s, e);
+    if (tl) {  /* finished (and let go) whether or not the run succeeded */
+        err e2 = {0};
+        int trc = sched_timeline_end(s, &e2);
+        if (!rc && trc)
+            rc = err_set(e, e2.code, "%s", e2.msg);
+    }
     if (b.gen_free)
         b.gen_free(b.gen_state);
     TRY(rc);
     out->time_ps = sched_makespan(s);
     out->events = sched_events(s);
     TRY(breakdown(s, out, e));
-    if (tl) {
-        char names[4096][16];
-        const char *ptrs[4096];
-        for (int i = 0; i < r->nranks; i++) {
-            snprintf(names[i], sizeof names[i], "GPU %d", i);
-            ptrs[i] = names[i];
-        }
-        TRY(sched_timeline(s, tl, ptrs, r->nranks, e));
-    }
     return 0;
 }
 
