@@ -18,6 +18,7 @@
 
 #include "cmd/cmds.h"
 #include "models/coll/coll.h"
+#include "models/nccl/nccl_tune.h"
 #include "models/topo/topo.h"
 #include "sim/ofile.h"
 #include "traces/replay.h"
@@ -159,6 +160,11 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
         coll_req q0;
         coll_req_init(&q0, t);
         env = q0.env;
+        /* The NCCL that ran (hwcheck's `# nccl:` line), where it is emulated. */
+        const char *nv = meas_meta(m, "nccl");
+        int ver = nv ? nccl_tune_version_parse(nv) : -1;
+        if (ver >= 0)
+            env.version = ver;
         const char *cmd = meas_meta(m, "command");
         char buf[1024];
         snprintf(buf, sizeof buf, "%s", cmd ? cmd : "");

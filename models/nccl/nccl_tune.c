@@ -1,7 +1,7 @@
 /* NCCL's decisions, emulated from its source (docs/model.md "NCCL's
  * decisions" lists each rule with its file and function). Rules were read in
- * NVIDIA/nccl v2.28.9-1 and v2.30.7-1; where they differ the version table
- * says so. The emulation builds NCCL's own picture of the machine (GPU, PCI,
+ * NVIDIA/nccl v2.28.9-1 and v2.30.7-1, and their differences in v2.26.6-1,
+ * v2.27.7-1 and v2.29.7-1; where versions differ the version table says so. The emulation builds NCCL's own picture of the machine (GPU, PCI,
  * NVS and CPU nodes; directed links with NCCL's bandwidth figures, not the
  * simulator's), computes paths the way NCCL does (fewest hops, then highest
  * bandwidth; type = worst link), applies the P2P level, runs the ring and
@@ -18,6 +18,7 @@
 
 /* --- versions ------------------------------------------------------------ */
 
+static const float sm100_intra_226[] = {90, 80, 70, 60, 50, 40, 30, 24, 20, 19};
 static const float sm100_intra_228[] = {90, 80, 70, 60, 50, 40, 30, 24, 20, 19, 18};
 static const float sm100_intra_230[] = {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18};
 static const float sm90_intra[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
@@ -28,10 +29,17 @@ static const struct nccl_version {
     const float *sm100_intra;   /* search.cc sm100SpeedArrayIntra */
     int n_sm100_intra;
     float bw_ring_ll128_blackwell;  /* tuning.cc perChMaxRingLL128Bws[Blackwell][1 node] */
+    float bw_tree_ll128_blackwell;  /* tuning.cc perChMaxTreeLL128Bws[Blackwell][1 node] */
     int min_traffic_per_channel;    /* enqueue.cc MinTrafficPerChannel */
+    int per_channel_floor;          /* scheduleCollTasksToPlan: trafficPerChannel =
+                                       max(MinTrafficPerChannel, traffic / nc) (1, up to
+                                       2.28) or divUp(traffic / nc, 16) x 16 (0, 2.29 on) */
 } versions[] = {
-    {"2.30", "v2.30.7-1", sm100_intra_230, 12, 40.0f, 32 << 10},
-    {"2.28", "v2.28.9-1", sm100_intra_228, 11, 2 * 36.7f, 16 << 10},
+    {"2.30", "v2.30.7-1", sm100_intra_230, 12, 40.0f, 55.6f, 32 << 10, 0},
+    {"2.29", "v2.29.7-1", sm100_intra_230, 12, 40.0f, 55.6f, 32 << 10, 0},
+    {"2.28", "v2.28.9-1", sm100_intra_228, 11, 2 * 36.7f, 55.6f, 16 << 10, 1},
+    {"2.27", "v2.27.7-1", sm100_intra_228, 11, 2 * 36.7f, 2 * 36.7f, 16 << 10, 1},
+    {"2.26", "v2.26.6-1", sm100_intra_226, 10, 2 * 36.7f, 2 * 36.7f, 16 << 10, 1},
 };
 enum { NVERSIONS = sizeof versions / sizeof versions[0] };
 
@@ -764,7 +772,9 @@ static void tune(nccl_tune *nt, const struct nccl_version *ver, int max_tree_pat
                     if (p == 0)
                         bus = fminf(bus * 1.0f / 3.8f, ll_max_bw[arch]);
                     if (p == 1)
-                        bus = fminf(bus * 7.0f / 9.0f, nch * tree_ll128_max_bw[arch]);
+                        bus = fminf(bus * 7.0f / 9.0f,
+                                    nch * (arch == 3 ? ver->bw_tree_ll128_blackwell
+                                                     : tree_ll128_max_bw[arch]));
                     if (max_tree_pattern == PAT_TREE)
                         bus *= .85f;
                 }
@@ -984,7 +994,9 @@ static int spread(const nccl_tune *nt, coll_kind k, uint64_t bytes, coll_proto p
     uint64_t traffic = count * per_byte * (p == PROTO_LL ? 4 : 1);
     int nch = nc_task < ncomm ? nc_task : ncomm;
     uint64_t tot = traffic > min_traffic ? traffic : min_traffic;
-    uint64_t per_ch = tot / (uint64_t)nch > min_traffic ? tot / (uint64_t)nch : min_traffic;
+    uint64_t per_ch = versions[nt->version].per_channel_floor
+                          ? (tot / (uint64_t)nch > min_traffic ? tot / (uint64_t)nch : min_traffic)
+                          : div_up(tot / (uint64_t)nch, 16) * 16;
     if (p == PROTO_LL)
         per_byte *= 4;
     uint64_t cell = div_up(div_up(min_traffic, per_byte), 16) * 16;

@@ -55,13 +55,16 @@ static void op(const nccl_tune *nt, uint64_t bytes, coll_algo a, coll_proto p, i
 static void test_versions(void **state)
 {
     (void)state;
-    /* Two tables: 2.30 (newest, index 0, the default) and 2.28. */
+    /* Five tables, newest first (index 0, the default): 2.30, 2.29, 2.28,
+     * 2.27, 2.26. */
     char buf[64];
     assert_int_equal(nccl_tune_version_parse("2.30"), 0);
-    assert_int_equal(nccl_tune_version_parse("2.28.9"), 1);
-    assert_int_equal(nccl_tune_version_parse("2.29"), -1);
+    assert_int_equal(nccl_tune_version_parse("2.29.7"), 1);
+    assert_int_equal(nccl_tune_version_parse("2.28.9"), 2);
+    assert_int_equal(nccl_tune_version_parse("2.26"), 4);
+    assert_int_equal(nccl_tune_version_parse("2.25"), -1);
     assert_int_equal(nccl_tune_version_parse("2.2"), -1);
-    assert_string_equal(nccl_tune_version_list(buf, sizeof buf), "2.30, 2.28");
+    assert_string_equal(nccl_tune_version_list(buf, sizeof buf), "2.30, 2.29, 2.28, 2.27, 2.26");
 }
 
 /* rtxpro6000-8x-pcie5-2s, default env. NCCL's system (topo.cc): every PCIe
@@ -184,6 +187,61 @@ static void test_2s_version_and_min(void **state)
     assert_int_equal(nt->nchannels, 4);
     nccl_tune_free(nt);
     topo_free(t);
+}
+
+/* The search's last rung on the SM120 box (sm100SpeedArrayIntra in each
+ * tag's search.cc): 2.26 ends at 19, 2.27 and 2.28 add 18, 2.29 and 2.30
+ * also 45 (so they start at 45, the others at 40). Every version falls back
+ * there (cpu0-cpu1 is AMD_BW 16, below every rung). */
+static void test_ladders(void **state)
+{
+    (void)state;
+    static const struct { const char *v; float first, last; } want[] = {
+        {"NCCL_VERSION=2.26", 40, 19}, {"NCCL_VERSION=2.27", 40, 18},
+        {"NCCL_VERSION=2.28", 40, 18}, {"NCCL_VERSION=2.29", 45, 18},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        const char *env[] = {want[i].v, NULL};
+        topo *t;
+        nccl_tune *nt = make("rtxpro6000-8x-pcie5-2s", 8, env, &t);
+        NEAR(nt->speed_first_GBps, want[i].first, 1e-6);
+        NEAR(nt->speed_last_GBps, want[i].last, 1e-6);
+        assert_int_equal(nt->ring.found, 0);
+        nccl_tune_free(nt);
+        topo_free(t);
+    }
+}
+
+/* scheduleCollTasksToPlan per version, h200-2x (24 channels), Ring LL
+ * allreduce of 512 KiB: nc = 24 (512 KiB >= 24 x 512 x 16); traffic =
+ * 512 KiB x 2 x 4 (LL) = 4 MiB, 8 bytes of traffic per byte.
+ * 2.28: MinTrafficPerChannel 16 KiB, trafficPerChannel = max(16 KiB, 4 MiB /
+ *   24 = 174762); cells of 2048 B (256 cells, 16384 B of traffic each);
+ *   11 cells per channel: lo 11, mid 22, hi 3 -> 24 channels (NCCL 2.28.3 on
+ *   the machine: 24, nccl-tuning.txt).
+ * 2.29: 32 KiB, trafficPerChannel = divUp(174762, 16) x 16 = 174768; cells
+ *   of 4096 B (128, 32768 each); 6 per channel: lo 6, mid 20, hi 2 -> 22. */
+static void test_spread_versions(void **state)
+{
+    (void)state;
+    static const struct { const char *v; int ch; } want[] = {
+        {"NCCL_VERSION=2.28", 24}, {"NCCL_VERSION=2.29", 22}, {"NCCL_VERSION=2.30", 22},
+        {"NCCL_VERSION=2.27", 24}, {"NCCL_VERSION=2.26", 24},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        const char *env[] = {want[i].v, "NCCL_PROTO=LL", NULL};
+        topo *t;
+        nccl_tune *nt = make("h200-2x", 2, env, &t);
+        err e = {0};
+        nccl_tune_op o;
+        assert_int_equal(nccl_tune_op_choose(nt, COLL_ALLREDUCE, 524288, ALGO_AUTO, PROTO_AUTO,
+                                             &o, &e), 0);
+        assert_int_equal(o.max_channels, 24);
+        if (o.nchannels != want[i].ch)
+            fail_msg("%s: %d channels, expected %d", want[i].v, o.nchannels, want[i].ch);
+        nccl_tune_free(nt);
+        topo_free(t);
+    }
 }
 
 /* Two GPUs of the 2-socket box: ncclTopoCheckP2p's AMD rule (x86 AMD and
@@ -318,8 +376,8 @@ static void test_coll_auto(void **state)
     assert_int_equal(coll_env_set(&r.env, "NCCL_SHM_DISABLE=1", &e), 0);
     assert_int_equal(coll_predict(c, &r, &res, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "NCCL_SHM_DISABLE"));
-    assert_int_equal(coll_env_set(&r.env, "NCCL_VERSION=2.27", &e), ERR_USAGE);
-    assert_non_null(strstr(e.msg, "2.30, 2.28"));
+    assert_int_equal(coll_env_set(&r.env, "NCCL_VERSION=2.25", &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "2.30, 2.29, 2.28, 2.27, 2.26"));
     coll_ctx_free(c);
     topo_free(t);
 }
@@ -375,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_2s_two_gpus),  cmocka_unit_test(test_h200_8),
         cmocka_unit_test(test_h200_two),     cmocka_unit_test(test_1s),
         cmocka_unit_test(test_coll_auto),    cmocka_unit_test(test_p2p_status),
+        cmocka_unit_test(test_ladders),      cmocka_unit_test(test_spread_versions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
