@@ -61,6 +61,7 @@ typedef struct coll_args {
     int nalgos, crossover;
     coll_proto proto;
     int graph, split, without, explain;
+    int launch;        /* --launch: 0 device time only, 1 eager, 2 graph */
     const char *without_list, *nccl;  /* --without as given, for the header */
     const char *plot;                 /* --plot FILE */
     char ignored[96];  /* nccl-tests flags accepted and ignored ("-n -w") */
@@ -71,6 +72,16 @@ typedef struct coll_args {
 
 #define ARGS ((coll_args *)ctx)
 static int set_graph(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->graph = 1; return 0; }
+static int set_launch(void *ctx, const char *a, err *e)
+{
+    if (!strcmp(a, "eager"))
+        ARGS->launch = 1;
+    else if (!strcmp(a, "graph"))
+        ARGS->launch = 2, ARGS->graph = 1;
+    else
+        return err_set(e, ERR_USAGE, "--launch: '%s' (eager or graph)", a);
+    return 0;
+}
 static int set_crossover(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->crossover = 1; return 0; }
 static int set_split(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->split = 1; return 0; }
 static int set_explain(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->explain = 1; return 0; }
@@ -356,6 +367,8 @@ static const cli_opt options[] = {
     {"proto", 0, "P", "LL, LL128, Simple, auto", set_proto},
     {"channels", 0, "C", "NCCL channels (default: as NCCL for the size)", set_channels},
     {"graph", 0, NULL, "launched inside a CUDA graph", set_graph},
+    {"launch", 0, "M", "eager or graph: each call costs at least the host's issue of one (NCCL's "
+     "per-call work), as back-to-back calls are timed; default: device time only", set_launch},
     {"cudagraph", 'G', "N", "nccl-tests: N graph launches; N > 0 is --graph", set_cudagraph},
     {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", cmd_set_calib},
     {"env", 0, "NCCL_X=Y", "an NCCL setting (repeatable)", cmd_set_env},
@@ -430,6 +443,7 @@ typedef struct run {
     const coll_args *g;
     coll_kind kind;
     coll_ctx *ctx;
+    const topo *t;
     tlp_net *tn;     /* --engine tlp */
     coll_req req;
     int nranks;
@@ -480,7 +494,13 @@ static int predict(run *r, coll_algo a, uint64_t sz, cell *c, err *e)
         return rc;
     }
     c->ok = 1;
-    c->us = (double)c->res.time_ps / 1e6;
+    sim_ps t_ps = c->res.time_ps;
+    if (r->g->launch) { /* back to back: no faster than the host issues them */
+        sim_ps issue = coll_issue_ps(r->t, &c->res, r->g->launch == 2);
+        if (issue > t_ps)
+            t_ps = issue;
+    }
+    c->us = (double)t_ps / 1e6;
     c->algbw = c->us > 0 ? (double)c->bytes / (c->us * 1e3) : 0;
     c->busbw = c->algbw * coll_bus_factor(r->kind, r->nranks);
     return 0;
@@ -555,6 +575,11 @@ static void write_meta(report *rep, const run *r, const topo *t, int argc, char 
         report_meta(rep, "defaults", "collsim's, not nccl-tests': %s", diff);
     cmd_meta(&g->cc, rep);
     report_meta(rep, "graph", "%d", g->graph);
+    if (g->launch)
+        report_meta(rep, "launch", "%s: a call costs at least the host's issue of one, %.3g us "
+                    "for NCCL (back to back, as nccl-tests and hwcheck time them)",
+                    g->launch == 2 ? "graph" : "eager",
+                    (double)topo_nccl_issue_ps(topo_params_get(t), g->launch == 2) / 1e6);
     report_meta(rep, "algo", "%s", algos);
     report_meta(rep, "proto", "%s", coll_proto_name(g->proto));
     if (g->nccl)
@@ -574,6 +599,11 @@ static void write_meta(report *rep, const run *r, const topo *t, int argc, char 
         custom |= coll_algo_is_custom(g->algos[i]);
     if (custom && r->kind == COLL_ALLREDUCE && coll_custom_ar_gated(t, r->nranks))
         report_meta(rep, "note", "%s", COLL_CUSTOM_AR_NOTE);
+    int nccl = 0;
+    for (int i = 0; i < g->nalgos; i++)
+        nccl |= !coll_algo_is_custom(g->algos[i]);
+    if (nccl && r->nranks > 1 && coll_nccl_fixed_rule(r->kind, r->nranks))
+        report_meta(rep, "note", "%s", COLL_FIXED_RULE_NOTE);
 }
 
 /* The next size of the loop, as nccl-tests steps: times the factor when it
@@ -1053,6 +1083,7 @@ int cmd_coll(int argc, char **argv, err *e)
     r.multi = g.nalgos > 1;
     r.op = op_names[g.ops[0]];
     r.ctx = coll_ctx_new(t);
+    r.t = t;
     if (!r.ctx)
         rc = err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc && g.without_list)

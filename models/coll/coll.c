@@ -204,6 +204,19 @@ int coll_algo_is_custom(coll_algo a)
            a == ALGO_TWOSHOT_PUSH;
 }
 
+sim_ps coll_issue_ps(const topo *t, const coll_result *res, int graph)
+{
+    const topo_params *p = topo_params_get(t);
+    if (coll_algo_is_custom(res->algo))
+        return graph ? p->graph_node_ps : p->launch_ps;
+    return topo_nccl_issue_ps(p, graph);
+}
+
+int coll_nccl_fixed_rule(coll_kind kind, int nranks)
+{
+    return kind == COLL_ALLTOALL || nranks > NCCL_TUNE_MAX_RANKS;
+}
+
 int coll_custom_ar_gated(const topo *t, int nranks)
 {
     return nranks > 2 && !topo_gpus_nvlinked(t, nranks);

@@ -72,6 +72,20 @@ char *coll_env_format(const nccl_env *env, char sep, char *buf, size_t n);
  * engines' init gate; docs/cli.md) unless forced. COLL_CUSTOM_AR_NOTE says so. */
 int coll_custom_ar_gated(const topo *t, int nranks);
 int coll_algo_is_custom(coll_algo a);
+/* 1 when NCCL's own choice of algorithm, protocol and channels is not
+ * emulated for kind on nranks (above NCCL_TUNE_MAX_RANKS, or all-to-all,
+ * which NCCL runs as grouped sends): a fixed rule stands in for it, and
+ * COLL_FIXED_RULE_NOTE says so on the output. */
+int coll_nccl_fixed_rule(coll_kind kind, int nranks);
+#define COLL_FIXED_RULE_NOTE                                                                 \
+    "NCCL's own choice is not emulated here (above 72 ranks, or all-to-all): a fixed rule "   \
+    "stands in (2 channels on PCIe, 16 on NVLink, fewer for small sizes; NCCL's cost model "  \
+    "on them; docs/model.md \"Channel count and auto\")"
+/* The host's cost of issuing one call of what res ran (an NCCL collective:
+ * nccl_call_us eager or nccl_graph_call_us in a CUDA graph, see
+ * topo_nccl_issue_ps; a custom kernel: launch_us or graph_node_us). Back to
+ * back, as nccl-tests and hwcheck time them, a call takes at least this. */
+sim_ps coll_issue_ps(const topo *t, const coll_result *res, int graph);
 #define COLL_CUSTOM_AR_NOTE                                                                  \
     "vLLM and SGLang would not run a custom allreduce here: on more than 2 GPUs without "   \
     "NVLink between every pair they switch it off unless forced "                          \
