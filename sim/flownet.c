@@ -60,6 +60,8 @@ struct flow {
     uint8_t fixed;
     double bytes, rem_bytes, rate_Bps, cap_Bps, new_Bps;
     int64_t last_ps;
+    double ahead_ps;  /* head start not yet applied (flownet_head_start) */
+    double late_ps;   /* its completion event after its exact end, [0, 1) */
 };
 
 struct lvl {          /* lazy heap entry: link level */
@@ -253,6 +255,7 @@ int flownet_start_w(flownet *n, const int32_t *links, const double *w, int nlink
     p->rate_Bps = p->new_Bps = 0;
     p->cap_Bps = cap_Bps > 0 ? cap_Bps : 0;
     p->last_ps = 0;
+    p->ahead_ps = p->late_ps = 0;
     for (int k = 0; k < nlinks; k++) {  /* room first: all or nothing */
         int32_t li = links[k];
         ASSERTF(li >= 0 && li < n->nlinks, "flow on link %d of %d", li, n->nlinks);
@@ -589,17 +592,41 @@ static int apply_rules(flownet *n)
     return 0;
 }
 
-int64_t flownet_ticks(double bytes, double rate_Bps)
+int64_t flownet_ceil_ps(double x)
 {
-    if (!(rate_Bps > 0))
-        return -1;
-    double x = bytes / rate_Bps * 1e12;
     if (!(x < 4.6e18))
         return -1;
+    if (x <= 0)
+        return 0;
     double r = nearbyint(x);
     if (fabs(x - r) <= FLOWNET_EPS * x)
         return (int64_t)r;
     return (int64_t)ceil(x);
+}
+
+int64_t flownet_ticks(double bytes, double rate_Bps)
+{
+    if (!(rate_Bps > 0))
+        return -1;
+    return flownet_ceil_ps(bytes / rate_Bps * 1e12);
+}
+
+void flownet_head_start(flownet *n, int flow, double ahead_ps)
+{
+    struct flow *p = fl(n, flow);
+    ASSERTF(p->user >= 0 && ahead_ps >= 0 && ahead_ps < 1, "flow %d, head start %g ps", flow,
+            ahead_ps);
+    p->ahead_ps = ahead_ps;
+}
+
+double flownet_flow_late_ps(const flownet *n, int flow) { return fl(n, flow)->late_ps; }
+
+/* The part of a ps by which an event at whole-ps delay d follows an exact
+ * delay of x ps. */
+static double late_of(int64_t d, double x)
+{
+    double l = (double)d - x;
+    return l > 0 ? (l < 1 ? l : 0) : 0;
 }
 
 static int reschedule(flownet *n, int64_t now, evq *q, uint32_t kind)
@@ -610,16 +637,24 @@ static int reschedule(flownet *n, int64_t now, evq *q, uint32_t kind)
         double x = p->new_Bps, old = p->rate_Bps;
         if (fabs(x - old) <= FLOWNET_EPS * max2(x, old))
             continue;
-        if (old > 0)
+        if (old > 0) {
             p->rem_bytes -= old * (double)(now - p->last_ps) * 1e-12;
+        } else if (p->ahead_ps > 0 && x > 0) {
+            /* Its first rate: it has run at it since its exact start. */
+            p->rem_bytes -= x * p->ahead_ps * 1e-12;
+            p->ahead_ps = 0;
+        }
         p->last_ps = now;
         p->rate_Bps = x;
         int64_t t;
         if (p->rem_bytes <= FLOWNET_EPS * p->bytes) {
+            p->late_ps = x > 0 ? late_of(0, p->rem_bytes / x * 1e12) : 0;
             p->rem_bytes = 0;
             t = now;
         } else {
+            double exact = x > 0 ? p->rem_bytes / x * 1e12 : 0;
             int64_t d = flownet_ticks(p->rem_bytes, x);
+            p->late_ps = d < 0 ? 0 : late_of(d, exact);
             t = d < 0 ? -1 : now + d;
         }
         if (t < 0) {

@@ -87,5 +87,17 @@ void flownet_record_flush(flownet *n);
  * the nearest integer if within FLOWNET_EPS of it; -1 if rate is 0 or the
  * result does not fit in 2^62 ps. */
 int64_t flownet_ticks(double bytes, double rate_Bps);
+/* A duration of x ps (real) in whole ps by the same rule; 0 if x <= 0, -1 if
+ * it does not fit in 2^62 ps. */
+int64_t flownet_ceil_ps(double x);
+
+/* Sub-picosecond remainders (docs/model.md "Tasks and time"): event times
+ * are whole ps, a flow's exact end is not. flownet_head_start: flow f's data
+ * began ahead_ps (0 <= ahead_ps < 1) before the time it was started at (its
+ * predecessor's exact end); applied when it first gets a rate.
+ * flownet_flow_late_ps: how far its completion event lies after its exact
+ * end (0 <= late < 1), read before flownet_finish. */
+void flownet_head_start(flownet *n, int flow, double ahead_ps);
+double flownet_flow_late_ps(const flownet *n, int flow);
 
 #endif

@@ -40,6 +40,9 @@ struct task {
     int32_t crit;            /* run: its predecessor that ended last (ties: lower id), -1 */
     sim_ps crit_ps;          /* when that one ended */
     sim_ps acc[4];           /* run: critical path up to its end (sched_path_sums) */
+    double frac_ps;          /* run, in [0, 1): until it starts, how far its exact start
+                                precedes its start; then how far its end follows its
+                                exact end (the sub-ps remainder carried along) */
 };
 
 struct dep {
@@ -232,7 +235,7 @@ int sched_delay(sched *s, sim_ps dur_ps, int track, const char *label)
     if (id < 0)
         return -1;
     struct task *k = T(s, (size_t)id);
-    *k = (struct task){-1, -1, dur_ps, 0, 0, label, NULL, NULL, -1, 0, track, -1, 0, -1, -1, {0}};
+    *k = (struct task){-1, -1, dur_ps, 0, 0, label, NULL, NULL, -1, 0, track, -1, 0, -1, -1, {0}, 0};
     return id;
 }
 
@@ -297,7 +300,7 @@ int sched_flow_w(sched *s, const int *links, const double *weights, int nlinks,
     b->last_task = (size_t)id;
     double cap = isfinite(rate_cap_Bps) && rate_cap_Bps > 0 ? rate_cap_Bps : 0;
     *T(s, (size_t)id) =
-        (struct task){-1, -1, lat_ps, bytes, cap, label, l, w, nlinks, tag, track, -1, 0, -1, -1, {0}};
+        (struct task){-1, -1, lat_ps, bytes, cap, label, l, w, nlinks, tag, track, -1, 0, -1, -1, {0}, 0};
     return id;
 }
 
@@ -404,15 +407,21 @@ static int start_task(sched *s, int32_t t, sim_ps now)
     struct task *k = T(s, (size_t)t);
     k->start_ps = now;
     sim_ps end;
-    if (k->nlinks < 0 || k->bytes <= 0) {
+    if (k->nlinks < 0 || k->bytes <= 0) {  /* whole ps: the remainder carries over */
         end = now + k->lat_ps;
     } else if (k->nlinks == 0) {  /* no links: only its own cap limits it */
-        int64_t d = k->cap_Bps > 0 ? flownet_ticks(k->bytes, k->cap_Bps) : 0;
+        double x = k->cap_Bps > 0 ? k->bytes / k->cap_Bps * 1e12 - k->frac_ps : 0;
+        int64_t d = flownet_ceil_ps(x);
         ASSERTF(d >= 0, "task %d: %g bytes at %g B/s overflow", t, k->bytes, k->cap_Bps);
+        double late = (double)d - x;
+        k->frac_ps = late > 0 && late < 1 ? late : 0;
         end = now + d + k->lat_ps;
     } else {
-        return flownet_start_w(s->net, k->links, k->w, k->nlinks, k->bytes, k->cap_Bps,
-                               k->tag, t) < 0 ? -1 : 0;
+        int f = flownet_start_w(s->net, k->links, k->w, k->nlinks, k->bytes, k->cap_Bps,
+                                k->tag, t);
+        if (f >= 0 && k->frac_ps > 0)
+            flownet_head_start(s->net, f, k->frac_ps);
+        return f < 0 ? -1 : 0;
     }
     return evq_push(s->q, end, EV_TASK_END, t) < 0 ? -1 : 0;
 }
@@ -485,6 +494,10 @@ static int end_task(sched *s, int32_t t, sim_ps now)
         int32_t u = s->deps[d].after;
         struct task *ku = T(s, (size_t)u);
         last = d;
+        /* u's exact start: the latest exact end (now - frac) among its
+         * predecessors; of those ending at now, the one with least frac. */
+        if (ku->crit < 0 || now > ku->crit_ps || k->frac_ps < ku->frac_ps)
+            ku->frac_ps = k->frac_ps;
         /* Ends come in time order: t is u's critical predecessor unless an
          * earlier one ended at the same time with a lower id. */
         if (ku->crit < 0 || now > ku->crit_ps || t < ku->crit) {
@@ -608,6 +621,7 @@ static int run_loop(sched *s)
             struct task *k = T(s, t);
             k->start_ps = k->end_ps = k->crit_ps = -1;
             k->crit = -1;
+            k->frac_ps = 0;
             memset(k->acc, 0, sizeof k->acc);
         }
         s->running = 1;
@@ -636,7 +650,9 @@ static int run_loop(sched *s)
         now = t;
         s->events++;
         if (kind == EV_FLOW_DONE) {
+            double late = flownet_flow_late_ps(s->net, arg);
             int32_t task = flownet_finish(s->net, arg, now);
+            T(s, (size_t)task)->frac_ps = late;
             sim_ps lat = T(s, (size_t)task)->lat_ps;
             if (lat == 0 ? end_task(s, task, now)
                          : evq_push(s->q, now + lat, EV_TASK_END, task) < 0)

@@ -196,6 +196,50 @@ static void test_ring_allreduce(void **state)
     sched_free(s);
 }
 
+static void test_ring_exact_sub_ps(void **state)
+{
+    (void)state;
+    enum { N = 128 };
+    sched *s = sched_new();
+    err e = {0};
+    int up[N], down[N];
+    for (int r = 0; r < N; r++) {
+        up[r] = sched_link(s, 30e9, "up");
+        down[r] = sched_link(s, 30e9, "down");
+    }
+    /* A step that is not a whole ps: S = 1 MiB, n = 128, B = 30 GB/s: S/n =
+     * 8192 B in 8192 / 30e9 s = 819200/3 ps = 273066.67 ps, alpha = 1 us.
+     * 2(n-1)(alpha + S/(nB)) = 254 (1e6 + 819200/3) = 323358933.33 ps.
+     * Rounding each step up would give 254 x 1273067 = 323359018 ps (+85 ps);
+     * carrying the remainder, the end is the exact one rounded up (<= 1 ps). */
+    build_ring(s, N, up, down, 1024.0 * 1024, 1 * US);
+    assert_int_equal(sched_run(s, &e), 0);
+    double exact = 254 * (1e6 + 819200.0 / 3);
+    double got = (double)sched_makespan(s);
+    if (!(got >= exact && got <= exact + 1))
+        fail_msg("ring makespan %.0f ps, closed form %.2f ps", got, exact);
+    /* The critical path of a 1,024-rank ring: 2046 steps of 1024 B on one
+     * 30 GB/s link, one after another, with a 1 ps delay between steps
+     * (delays carry the remainder too). 1024 B / 30 GB/s =
+     * 102400/3 ps; 2046 x (102400/3 + 1) = 69836800 + 2046 = 69838846 ps
+     * exactly (rounding each step up: 2046 x 34135 = 69840210, +1.36 ns). */
+    sched_reset(s);
+    int prev = -1;
+    for (int k = 0; k < 2046; k++) {
+        int f = sched_flow(s, &up[0], 1, 1024, 0, 0, 0, 0, "step");
+        int d = sched_delay(s, 1, 0, "gap");
+        if (prev >= 0)
+            sched_dep(s, prev, f);
+        sched_dep(s, f, d);
+        prev = d;
+    }
+    assert_int_equal(sched_run(s, &e), 0);
+    sim_ps m = sched_makespan(s);
+    if (!(m >= 69838846LL && m <= 69838847LL))
+        fail_msg("chain makespan %lld ps, closed form 69838846 ps", (long long)m);
+    sched_free(s);
+}
+
 static void test_ring_pipeline(void **state)
 {
     (void)state;
@@ -741,6 +785,7 @@ int main(void)
         cmocka_unit_test(test_short_leaves_long_speeds_up),
         cmocka_unit_test(test_capped_leaves_spare),
         cmocka_unit_test(test_ring_allreduce),
+        cmocka_unit_test(test_ring_exact_sub_ps),
         cmocka_unit_test(test_ring_pipeline),
         cmocka_unit_test(test_ring_shared_links),
         cmocka_unit_test(test_weighted_flows),
