@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "models/coll/coll_impl.h"
+#include "models/nccl/nccl_tune.h"
 
 #define US(x) ((sim_ps)((x) * 1e6))
 
@@ -126,15 +127,14 @@ static double nccl_bw_intra(const topo *t, int nranks)
 
 double nccl_cost_us(const topo *t, const coll_req *r, coll_algo a, coll_proto p, int nc)
 {
-    static const double base[2][3] = {{6.6, 14.0, 8.4}, {6.8, 14.0, 8.4}};
-    static const double hw_pci[2][3] = {{1.0, 2.5, 5.7}, {1.0, 1.9, 4.0}};
-    static const double hw_nvl[2][3] = {{0.6, 1.9, 3.4}, {0.6, 1.25, 4.0}};
+    /* NCCL's latencies from the tuning emulation's one table; the
+     * bandwidth below is this rule's own (no search beyond its ranks). */
     int ai = a == ALGO_TREE, pi = p == PROTO_LL ? 0 : p == PROTO_LL128 ? 1 : 2;
     int n = r->nranks, nvl = has_nvlink(t, n);
-    double hw = nvl ? hw_nvl[ai][pi] : hw_pci[ai][pi];
+    double hw = nccl_tune_hw_lat_us(nvl, ai, pi);
     double steps = r->kind == COLL_ALLREDUCE ? 2.0 * (n - 1)
                  : r->kind == COLL_BROADCAST ? n : n - 1;
-    double lat = base[ai][pi] + steps * hw;
+    double lat = nccl_tune_base_lat_us(ai, pi) + steps * hw;
     double bw = nccl_bw_intra(t, n) * nc;
     if (p == PROTO_LL)
         bw = fmin(bw * 0.5, 282.0);

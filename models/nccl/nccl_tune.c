@@ -707,6 +707,16 @@ static void compute(sys *s, const struct nccl_version *ver, sgraph *graph, int m
 static const float base_lat[2][3] = {{6.8f, 14.0f, 8.4f}, {6.6f, 14.0f, 8.4f}};
 static const float hw_lat[2][2][3] = {{{.6f, 1.25f, 4.0f}, {.6f, 1.9f, 3.4f}},
                                       {{1.0f, 1.9f, 4.0f}, {1.0f, 2.5f, 5.7f}}};
+double nccl_tune_base_lat_us(int tree, int proto)
+{
+    return base_lat[tree ? 0 : 1][proto];
+}
+
+double nccl_tune_hw_lat_us(int nvlink, int tree, int proto)
+{
+    return hw_lat[nvlink ? 0 : 1][tree ? 0 : 1][proto];
+}
+
 /* Single-node columns of the caps, by arch (Volta, Ampere, Hopper, Blackwell). */
 static const float ll_max_bw[4] = {39.0f, 87.7f, 141.0f, 2 * 141.0f};
 static const float tree_max_bw[4] = {26.5f, 24.0f, 38.7f, 70.0f};

@@ -20,6 +20,12 @@
 enum { NCCL_TUNE_MAX_RANKS = 72, NCCL_TUNE_MAX_CHANNELS = 64 };
 
 /* Emulated versions; index 0 is the newest and the default. */
+/* NCCL's latency tables (tuning.cc baseLat, hwLat), us, shared with the fixed
+ * rule beyond the emulated rank count: the base of one collective and the
+ * latency per step, for the ring (tree 0) or tree (1), protocol LL, LL128,
+ * Simple (proto 0..2), over NVLink (nvlink 1) or PCI (0). */
+double nccl_tune_base_lat_us(int tree, int proto);
+double nccl_tune_hw_lat_us(int nvlink, int tree, int proto);
 int nccl_tune_nversions(void);
 const char *nccl_tune_version_name(int v);    /* "2.30"; NULL past the end */
 const char *nccl_tune_version_tag(int v);     /* the source tag read, "v2.30.7-1" */
