@@ -81,7 +81,6 @@ static const char *nm(char *buf, const char *prefix, int i)
 #define GPU_END_NS 300.0       /* GPU-side PCIe endpoint share of a hop */
 #define ROOT_NS 202.5          /* root complex + socket fabric, per side */
 #define XGMI_NS 80.0           /* socket link hop */
-#define NVL_LANE_GBps 20.6     /* usable GB/s per NVLink 4 lane */
 #define NVL_NS 250.0           /* GPU <-> NVSwitch hop */
 #define RTX_MEM_GBps 1792.0    /* RTX PRO 6000 GDDR7 peak */
 #define H200_MEM_GBps 4800.0   /* H200 HBM3e peak */
@@ -93,9 +92,6 @@ int64_t topo_default_pci_lat_ps(topo_kind child, topo_kind parent)
     return (int64_t)(ns * 1e3 + 0.5);
 }
 
-/* NVLink usable GB/s per lane: NCCL's figure by SM (topo_nvlink_lane_GBps). */
-static double nvl_lane_GBps(int sm) { return topo_nvlink_lane_GBps(sm); }
-
 void topo_default_link(topo_link_kind k, int sm, double *bw_Bps, int64_t *lat_ps)
 {
     double bw = 0, ns = 0;
@@ -103,7 +99,7 @@ void topo_default_link(topo_link_kind k, int sm, double *bw_Bps, int64_t *lat_ps
     case LINK_PCIE: ns = GPU_END_NS; break;
     case LINK_FABRIC: bw = 100.0; ns = ROOT_NS; break;
     case LINK_SOCKET: bw = 83.2; ns = XGMI_NS; break;
-    case LINK_NVLINK: bw = nvl_lane_GBps(sm); ns = NVL_NS; break;
+    case LINK_NVLINK: bw = topo_nvlink_lane_GBps(sm); ns = NVL_NS; break;
     case LINK_MEM: bw = 200.0; ns = 100.0; break;
     default: break;
     }
@@ -242,7 +238,7 @@ static int build_hgx(topo *t, int ngpu, err *e)
         nm(n1, "gpu", g);
         node(&b, n1, TOPO_GPU, g / 4, nm(n2, "sw", g / 2));
         link(&b, n1, n2, LINK_PCIE, 0, 0, GPU_END_NS + SW_HALF_NS);
-        link(&b, n1, "nvs0", LINK_NVLINK, 18, 18 * NVL_LANE_GBps, NVL_NS);
+        link(&b, n1, "nvs0", LINK_NVLINK, 18, 18 * topo_nvlink_lane_GBps(90), NVL_NS);
     }
     return b.rc;
 }
