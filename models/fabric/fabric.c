@@ -171,17 +171,6 @@ static int is_host(const topo *t, int node)
     return k == TOPO_HOSTMEM || k == TOPO_CPU;
 }
 
-static int compute_root(const topo *t, int node)
-{
-    for (int n = node, guard = 0; n >= 0 && guard < 4096; guard++) {
-        const topo_node *nd = topo_node_at(t, n);
-        if (nd->kind == TOPO_ROOT)
-            return n;
-        n = nd->pci_parent;
-    }
-    return -1;
-}
-
 static int compute_hostmem(const topo *t, int node)
 {
     int numa = topo_node_at(t, node)->numa, cpu = -1;
@@ -362,7 +351,7 @@ fabric *fabric_new(const topo *t, err *e)
             goto oom;
     }
     for (int n = 0; n < nn; n++) {
-        f->root_of[n] = compute_root(t, n);
+        f->root_of[n] = topo_root_port(t, n);
         f->hostmem_of[n] = compute_hostmem(t, n);
         f->read_link[n] = f->hol_link[n] = f->hol_out[n] = f->cta_st[n] = f->cta_ld[n] = -1;
         f->cta_sth[n] = f->cta_ldh[n] = -1;

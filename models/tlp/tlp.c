@@ -114,17 +114,6 @@ struct tlp_net {
 
 /* --- setup ------------------------------------------------------------- */
 
-static int root_above(const topo *t, int n)
-{
-    for (int guard = 0; n >= 0 && guard < 4096; guard++) {
-        const topo_node *nd = topo_node_at(t, n);
-        if (nd->kind == TOPO_ROOT)
-            return n;
-        n = nd->pci_parent;
-    }
-    return -1;
-}
-
 static void grant(const topo_params *p, topo_kind k, int64_t *hdr, int64_t *data)
 {
     int h = 0, d = 0;
@@ -221,7 +210,7 @@ tlp_net *tlp_new(const topo *t, err *e)
             }
         }
         nd->nin = k - nd->in_off;
-        n->root_of[v] = root_above(t, v);
+        n->root_of[v] = topo_root_port(t, v);
     }
     return n;
 }

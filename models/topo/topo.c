@@ -653,6 +653,16 @@ int topo_top_cpu(const topo *t, int v)
     return t->nodes[v].kind == TOPO_CPU ? v : -1;
 }
 
+int topo_root_port(const topo *t, int v)
+{
+    for (int steps = 0; v >= 0 && steps <= t->nnodes; steps++) {
+        if (t->nodes[v].kind == TOPO_ROOT)
+            return v;
+        v = t->nodes[v].pci_parent;
+    }
+    return -1;
+}
+
 
 int topo_finish(topo *t, const char *where, err *e)
 {

@@ -192,6 +192,9 @@ const topo_node *topo_node_at(const topo *t, int id);
 const topo_link *topo_link_at(const topo *t, int id);
 int topo_gpu_node(const topo *t, int gpu);     /* node id of GPU index gpu */
 int topo_find(const topo *t, const char *name);/* node id or -1 */
+/* The root port (TOPO_ROOT) above node v in the PCI hierarchy, v itself if
+ * it is one; -1 if none (a CPU, host memory, a GPU with no parent). */
+int topo_root_port(const topo *t, int v);
 /* Routes are computed in topo_finish for small topologies and on first use
  * (per pair, cached, thread-safe; memory follows the pairs asked for) for
  * large ones; -1 if b is unreachable

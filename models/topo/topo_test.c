@@ -111,6 +111,14 @@ static void test_paths_2s(void **state)
     topo *t = load("rtxpro6000-8x-pcie5-2s");
     check_matrix(t, smi_2s);
     assert_string_equal(topo_path_name(topo_gpu_path(t, 0, 2), 0), "PHB");
+    /* A GPU's root port is the TOPO_ROOT its switches hang from, a root port
+     * is its own, and a CPU (above every root port) has none. */
+    int g0 = topo_gpu_node(t, 0), rp = topo_root_port(t, g0);
+    assert_true(rp >= 0);
+    assert_int_equal(topo_node_at(t, rp)->kind, TOPO_ROOT);
+    assert_int_equal(topo_root_port(t, rp), rp);
+    assert_int_equal(topo_root_port(t, topo_node_at(t, rp)->pci_parent), -1);
+    assert_int_equal(topo_root_port(t, topo_gpu_node(t, 4)) != rp, 1);
     topo_free(t);
 }
 
