@@ -14,6 +14,7 @@
 #include "models/fabric/fabric.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -247,6 +248,7 @@ static const struct {
 } mechs[] = {
     {"write-collapse", FAB_NO_COLLAPSE_WRITE}, {"read-collapse", FAB_NO_COLLAPSE_READ},
     {"hol", FAB_NO_HOL}, {"req-size", FAB_NO_REQ_SIZE}, {"socket-read", FAB_NO_SOCKET_READ},
+    {"nvlink-sat", FAB_NO_NVLINK_SAT},
 };
 
 int fabric_mech_parse(const char *list, int *off, err *e)
@@ -258,9 +260,14 @@ int fabric_mech_parse(const char *list, int *off, err *e)
         for (size_t i = 0; i < sizeof mechs / sizeof mechs[0]; i++)
             if (strlen(mechs[i].name) == n && !strncmp(p, mechs[i].name, n))
                 bit = mechs[i].bit;
-        if (!bit)
-            return err_set(e, ERR_USAGE, "--without: unknown mechanism '%.*s' (write-collapse, "
-                           "read-collapse, hol, req-size, socket-read, nvlink-sat)", (int)n, p);
+        if (!bit) {
+            char names[128] = "";
+            for (size_t i = 0; i < sizeof mechs / sizeof mechs[0]; i++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         i ? ", " : "", mechs[i].name);
+            return err_set(e, ERR_USAGE, "--without: unknown mechanism '%.*s' (%s)", (int)n, p,
+                           names);
+        }
         *off |= bit;
         p += n + (p[n] == ',');
     }
