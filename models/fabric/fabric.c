@@ -285,11 +285,9 @@ static int gpu_pcie_out(const topo *t, int node)
     return -1;
 }
 
-/* Read budget of GPU node n, in copy-engine requests: tags x MRRS over its
- * shortest round trip to any other GPU or host memory; a single flow is
- * also capped by its own round trip (fabric_read_cap_Bps). 0: none. */
-/* Read budget of GPU node n: tags x MRRS over its shortest round trip to a
- * GPU or host memory across PCIe (one shortest-path tree from n). */
+/* Read budget of GPU node n in B/s: tags x MRRS over its shortest round trip
+ * to a GPU or host memory across PCIe (one shortest-path tree from n); 0: none.
+ * A single flow is also capped by its own round trip (fabric_read_cap_Bps). */
 static double read_budget(const fabric *f, int n)
 {
     const topo_params *p = topo_params_get(f->t);
