@@ -72,6 +72,9 @@ char *coll_env_format(const nccl_env *env, char sep, char *buf, size_t n);
  * engines' init gate; docs/cli.md) unless forced. COLL_CUSTOM_AR_NOTE says so. */
 int coll_custom_ar_gated(const topo *t, int nranks);
 int coll_algo_is_custom(coll_algo a);
+/* A custom kernel's local reduce of m buffers of bytes each from GPU memory
+ * into one: (m + 1) x bytes at gpu_mem_Bps, 0 when that is unset. */
+sim_ps coll_local_reduce_ps(const topo *t, int m, double bytes);
 /* 1 when NCCL's own choice of algorithm, protocol and channels is not
  * emulated for kind on nranks (above NCCL_TUNE_MAX_RANKS, or all-to-all,
  * which NCCL runs as grouped sends): a fixed rule stands in for it, and

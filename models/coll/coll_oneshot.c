@@ -14,10 +14,9 @@
 
 #include "models/coll/coll_impl.h"
 
-/* Local reduce of m buffers of bytes each from GPU memory into one. */
-static sim_ps reduce_ps(const coll_build *b, int m, double bytes)
+sim_ps coll_local_reduce_ps(const topo *t, int m, double bytes)
 {
-    double bw = topo_params_get(b->t)->gpu_mem_Bps;
+    double bw = topo_params_get(t)->gpu_mem_Bps;
     return bw > 0 ? (sim_ps)((m + 1) * bytes / bw * 1e12) : 0;
 }
 
@@ -83,7 +82,7 @@ static int exchange(coll_build *b, fab_op op, double bytes, const int *after, in
  * wait for every peer's writes, then reduce m buffers of bytes locally. */
 static int settle(coll_build *b, int push, const int *xs, int *out, int m, double bytes)
 {
-    return push ? all_join(b, xs, out, reduce_ps(b, m, bytes), "reduce")
+    return push ? all_join(b, xs, out, coll_local_reduce_ps(b->t, m, bytes), "reduce")
                 : cb_barrier(b, xs, out);
 }
 

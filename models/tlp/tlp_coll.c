@@ -61,8 +61,7 @@ static int exchange(tlp_net *n, tlp_op op, int nranks, double bytes, int64_t win
 
 static void fixed(const topo *t, coll_result *out, int m, double bytes)
 {
-    double bw = topo_params_get(t)->gpu_mem_Bps;
-    int64_t ps = bw > 0 && m > 0 ? (int64_t)((m + 1) * bytes / bw * 1e12) : 0;
+    sim_ps ps = coll_local_reduce_ps(t, m, bytes);
     out->fixed_ps += ps;
     out->time_ps += ps;
 }
