@@ -1,14 +1,3 @@
-/* Replay: a critical-path walk over the ops of a trace. Each stream carries
- * its current time and the breakdown of the path that led to it (compute,
- * communication, launch/graph overhead, idle, in ps); an op advances its
- * stream, a wait adopts the other stream's time and breakdown if it is
- * later, and a cycle or phase start joins all streams to the latest one.
- * So a cycle's breakdown is that of its critical path and sums to its time
- * exactly. Collective times come from coll_predict through a small
- * open-addressing cache keyed by the request (a collective on an otherwise
- * idle fabric is a pure function of the request), so a 10,000-cycle trace
- * makes a handful of predictions. Concurrent collectives on two streams are
- * each predicted alone (docs/traces.md, "Replay model and limits"). */
 /* Replay: a critical-path walk over the ops of a trace, per rank. Each rank
  * has a CPU lane (its host thread) and its GPU streams; each lane carries its
  * current time and the breakdown of the path that led to it (compute, comm,
