@@ -529,12 +529,14 @@ static void run_coll(replay *r, int s, sim_ps d, const trace_op *op)
 
 int replay_op(replay *r, const trace_op *op, err *e)
 {
-    if (op->kind != OP_CYCLE && !r->in_cycle)
-        begin_cycle(r, 1.0);
-    r->ops++;
     int s = op->stream;
     if (s < 0 || s >= TRACE_MAX_STREAMS)
         return err_set(e, ERR_INPUT, "replay: stream %d out of range", s);
+    if (op->kind == OP_WAIT && (op->on < 0 || op->on >= TRACE_MAX_STREAMS))
+        return err_set(e, ERR_INPUT, "replay: wait on stream %d out of range", op->on);
+    if (op->kind != OP_CYCLE && !r->in_cycle)
+        begin_cycle(r, 1.0);
+    r->ops++;
     sim_ps d = 0;
     switch (op->kind) {
     case OP_CYCLE:
@@ -633,7 +635,7 @@ int replay_finish(replay *r, replay_result *out, err *e)
     memset(r->part, 0, sizeof r->part);
     memset(r->phase_ps, 0, sizeof r->phase_ps);
     memset(r->phase_part, 0, sizeof r->phase_part);
-    r->ops = r->colls = 0;
+    r->ops = r->colls = r->predictions = 0;
     r->ntl = 0;
     r->ntlph = 0;
     r->lanes_used = 0;

@@ -275,6 +275,26 @@ static void test_graph_and_cycles(void **state)
     assert_true(fabs(res.tok_per_s - 4 / 59.5e-6) < 1e-6);
 }
 
+static void test_bad_stream_refused(void **state)
+{
+    (void)state;
+    replay_opts o;
+    replay_opts_init(&o);
+    replay *r = replay_new(NULL, NULL, &o);
+    assert_non_null(r);
+    err e = {0};
+    /* A stream, or a wait's other stream, past the last one is bad input
+     * (ERR_INPUT), not an index off the end of the lanes. */
+    trace_op op = mk(OP_COMPUTE, TRACE_MAX_STREAMS, 1);
+    assert_int_equal(replay_op(r, &op, &e), ERR_INPUT);
+    op = mk(OP_WAIT, 0, 0);
+    op.on = TRACE_MAX_STREAMS;
+    assert_int_equal(replay_op(r, &op, &e), ERR_INPUT);
+    op.on = -1;
+    assert_int_equal(replay_op(r, &op, &e), ERR_INPUT);
+    replay_free(r);
+}
+
 static void test_file_roundtrip(void **state)
 {
     (void)state;
@@ -328,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_overlap_critical_path),
         cmocka_unit_test(test_overlap_hidden),
         cmocka_unit_test(test_graph_and_cycles),
+        cmocka_unit_test(test_bad_stream_refused),
         cmocka_unit_test(test_file_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
