@@ -4,8 +4,7 @@
 # check the guards (make check); with --guards, write each set's guard file
 # (NAME.guards beside the .set) from today's errors. Exit 1 if a row breaks
 # its guard (or has none, or has no comparable points) or a guard matches no
-# row, 2 on usage, and the
-# failing command's code otherwise.
+# row, 2 on usage, and the failing command's code otherwise.
 #
 # usage: scripts/validate.sh COLLSIM [--check|--guards]
 #
