@@ -10,7 +10,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "models/coll/coll.h"
 
@@ -23,30 +22,6 @@ struct calib_nccl {
     npoint *pt;
     size_t n, cap, left_out;
 };
-
-/* hwcheck's protocol names (any case) -> coll_proto; -1 if not one. */
-static int proto_of(const char *s, coll_proto *p)
-{
-    static const struct {
-        const char *name;
-        coll_proto p;
-    } map[] = {{"ll", PROTO_LL}, {"ll128", PROTO_LL128}, {"simple", PROTO_SIMPLE}};
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (!strcasecmp(s, map[i].name)) {
-            *p = map[i].p;
-            return 0;
-        }
-    return -1;
-}
-
-static int dtype_of(const char *s, coll_dtype *d)
-{
-    if (!strcmp(s, "float"))
-        s = "fp32";
-    else if (!strcmp(s, "half"))
-        s = "fp16";
-    return coll_dtype_parse(s, d);
-}
 
 /* The NCCL settings in the set's command line (`--env NAME=VALUE`). */
 static nccl_env env_of(const meas_set *m, const topo *t)
@@ -109,9 +84,9 @@ static int add_set(calib_nccl *c, const meas_set *m, const topo *t, coll_ctx *cc
             return not_isolating(m, k->line, "not NCCL", e);
         if (coll_algo_parse(k->algo, &q.algo) || q.algo != ALGO_RING)
             return not_isolating(m, k->line, "the algorithm is not forced to ring", e);
-        if (proto_of(k->proto, &q.proto))
+        if (coll_proto_parse(k->proto, &q.proto) || q.proto == PROTO_AUTO)
             return not_isolating(m, k->line, "the protocol is not forced", e);
-        if (dtype_of(k->dtype, &q.dtype))
+        if (coll_dtype_parse(k->dtype, &q.dtype))
             return err_at(e, meas_name(m), k->line, "unknown data type '%s'", k->dtype);
         if (k->bytes > CALIB_NCCL_MAX_BYTES || k->bytes == 0) {
             c->left_out++;
