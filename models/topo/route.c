@@ -374,13 +374,14 @@ int topo_gpu_nvlinks(const topo *t, int gpu_a, int gpu_b)
 int topo_nvl_prefix(const topo *t)
 {
     int best = 0;
+    unsigned char *on = calloc((size_t)t->ngpus + 1, 1);
+    if (!on)
+        return 0;   /* no prefix: callers check pair by pair */
     for (int v = 0; v < t->nnodes; v++) {
         if (t->nodes[v].kind != TOPO_NVSWITCH)
             continue;
         /* GPUs attached to v, then the longest run 0..k-1 among them. */
-        unsigned char *on = calloc((size_t)t->ngpus, 1);
-        if (!on)
-            return 0;   /* no prefix: callers check pair by pair */
+        memset(on, 0, (size_t)t->ngpus);
         for (int i = t->adj_start[v]; i < t->adj_start[v + 1]; i++) {
             const topo_link *l = &t->links[t->adj[i]];
             int u = topo_other_end(l, v);
@@ -390,9 +391,9 @@ int topo_nvl_prefix(const topo *t)
         int k = 0;
         while (k < t->ngpus && on[k])
             k++;
-        free(on);
         best = k > best ? k : best;
     }
+    free(on);
     for (int k = best; k < t->ngpus; k++)
         for (int j = 0; j < k; j++)
             if (topo_gpu_nvlinks(t, j, k) <= 0)
