@@ -1099,6 +1099,18 @@ int kineto_write(kineto_rank *const *ranks, int n, const kineto_opts *o, trace_w
     return rc;
 }
 
+/* One host op of dur_ns, counted in the summary. */
+static int host_gap(emitter *m, int64_t dur_ns, kineto_summary *s, err *e)
+{
+    trace_op op;
+    trace_op_init(&op, OP_HOST);
+    op.dur_us = (double)dur_ns / 1e3;
+    TRY(trace_write_op(m->w, &op, e));
+    s->host_ops++;
+    s->host_us += op.dur_us;
+    return 0;
+}
+
 /* The host lane up to CPU time t: the blocking calls before it (as sync,
  * after the host work that led to them), then the host work to t. */
 static int host_to(emitter *m, const kineto_rank *k, long *si, int64_t *cursor, int64_t t,
@@ -1110,24 +1122,15 @@ static int host_to(emitter *m, const kineto_rank *k, long *si, int64_t *cursor, 
         (*si)++;
         if (y->ts + y->dur <= *cursor)
             continue;   /* before this cycle's start */
-        if (y->ts > *cursor) {
-            trace_op_init(&op, OP_HOST);
-            op.dur_us = (double)(y->ts - *cursor) / 1e3;
-            TRY(trace_write_op(m->w, &op, e));
-            s->host_ops++;
-            s->host_us += op.dur_us;
-        }
+        if (y->ts > *cursor)
+            TRY(host_gap(m, y->ts - *cursor, s, e));
         trace_op_init(&op, OP_SYNC);
         TRY(trace_write_op(m->w, &op, e));
         s->syncs++;
         *cursor = y->ts + y->dur;
     }
     if (t > *cursor) {
-        trace_op_init(&op, OP_HOST);
-        op.dur_us = (double)(t - *cursor) / 1e3;
-        TRY(trace_write_op(m->w, &op, e));
-        s->host_ops++;
-        s->host_us += op.dur_us;
+        TRY(host_gap(m, t - *cursor, s, e));
         *cursor = t;
     }
     return 0;
@@ -1323,6 +1326,5 @@ static int write_ops(kineto_rank *const *ranks, int n, const kineto_opts *o, tra
         TRY(host_to(&m, k, &si, &cursor, cpu_end, s, e));
     }
     s->dropped = k->dropped;
-    k->host.host_us = s->host_us;
     return 0;
 }

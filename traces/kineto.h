@@ -41,7 +41,6 @@ typedef struct kineto_host {
     long copies;             /* async memcpy / memset calls */
     long syncs;              /* blocking calls: stream/device/event sync, sync copies */
     double sync_us;          /* time the host spent blocked in them */
-    double host_us;          /* host work written (kineto_write: the gaps between calls) */
 } kineto_host;
 
 typedef struct kineto_rank kineto_rank;

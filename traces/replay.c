@@ -1,14 +1,3 @@
-/* Replay: a critical-path walk over the ops of a trace. Each stream carries
- * its current time and the breakdown of the path that led to it (compute,
- * communication, launch/graph overhead, idle, in ps); an op advances its
- * stream, a wait adopts the other stream's time and breakdown if it is
- * later, and a cycle or phase start joins all streams to the latest one.
- * So a cycle's breakdown is that of its critical path and sums to its time
- * exactly. Collective times come from coll_predict through a small
- * open-addressing cache keyed by the request (a collective on an otherwise
- * idle fabric is a pure function of the request), so a 10,000-cycle trace
- * makes a handful of predictions. Concurrent collectives on two streams are
- * each predicted alone (docs/traces.md, "Replay model and limits"). */
 /* Replay: a critical-path walk over the ops of a trace, per rank. Each rank
  * has a CPU lane (its host thread) and its GPU streams; each lane carries its
  * current time and the breakdown of the path that led to it (compute, comm,
@@ -540,12 +529,14 @@ static void run_coll(replay *r, int s, sim_ps d, const trace_op *op)
 
 int replay_op(replay *r, const trace_op *op, err *e)
 {
-    if (op->kind != OP_CYCLE && !r->in_cycle)
-        begin_cycle(r, 1.0);
-    r->ops++;
     int s = op->stream;
     if (s < 0 || s >= TRACE_MAX_STREAMS)
         return err_set(e, ERR_INPUT, "replay: stream %d out of range", s);
+    if (op->kind == OP_WAIT && (op->on < 0 || op->on >= TRACE_MAX_STREAMS))
+        return err_set(e, ERR_INPUT, "replay: wait on stream %d out of range", op->on);
+    if (op->kind != OP_CYCLE && !r->in_cycle)
+        begin_cycle(r, 1.0);
+    r->ops++;
     sim_ps d = 0;
     switch (op->kind) {
     case OP_CYCLE:
@@ -644,7 +635,7 @@ int replay_finish(replay *r, replay_result *out, err *e)
     memset(r->part, 0, sizeof r->part);
     memset(r->phase_ps, 0, sizeof r->phase_ps);
     memset(r->phase_part, 0, sizeof r->phase_part);
-    r->ops = r->colls = 0;
+    r->ops = r->colls = r->predictions = 0;
     r->ntl = 0;
     r->ntlph = 0;
     r->lanes_used = 0;

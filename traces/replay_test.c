@@ -24,6 +24,21 @@ static void feed(replay *r, const trace_op *ops, int n)
             fail_msg("op %d: %s", i, e.msg);
 }
 
+/* Replay ops on no topology with options o and return the result; a
+ * failing op or finish fails the test. */
+static replay_result run(const replay_opts *o, const trace_op *ops, int n)
+{
+    replay *r = replay_new(NULL, NULL, o);
+    assert_non_null(r);
+    feed(r, ops, n);
+    replay_result res;
+    err e = {0};
+    if (replay_finish(r, &res, &e) != 0)
+        fail_msg("finish: %s", e.msg);
+    replay_free(r);
+    return res;
+}
+
 static trace_op mk(trace_op_kind k, int stream, double dur)
 {
     trace_op op;
@@ -42,15 +57,11 @@ static void test_serial_sum(void **state)
     replay_opts_init(&o);
     o.coll_us = 5;        /* every allreduce: 5 us */
     o.launch_us = 1;      /* eager: 1 us per kernel */
-    replay *r = replay_new(NULL, NULL, &o);
     trace_op ops[5] = {mk(OP_CYCLE, 0, 0), mk(OP_COMPUTE, 0, 10), mk(OP_COLL, 0, 0),
                        mk(OP_COMPUTE, 0, 3), mk(OP_COLL, 0, 0)};
     ops[0].tokens = 1;
     ops[2].bytes = ops[4].bytes = 14336;
-    feed(r, ops, 5);
-    replay_result res;
-    err e = {0};
-    assert_int_equal(replay_finish(r, &res, &e), 0);
+    replay_result res = run(&o, ops, 5);
     /* Eager launches run ahead of the GPU: the host issues kernel k at
      * k x 1 us. The first op waits for its launch (1 us exposed), then the
      * GPU is busy: compute 10 + 5 + 3 + 5 while the host finished issuing
@@ -63,7 +74,6 @@ static void test_serial_sum(void **state)
     NEAR(res.idle_us, 0);
     assert_true(fabs(res.tok_per_s - 1e6 / 24) < 1e-6 * 1e6 / 24);
     assert_int_equal(res.colls, 2);
-    replay_free(r);
 }
 
 static void test_launch_bound(void **state)
@@ -72,14 +82,10 @@ static void test_launch_bound(void **state)
     replay_opts o;
     replay_opts_init(&o);
     o.launch_us = 1;      /* eager: 1 us per kernel */
-    replay *r = replay_new(NULL, NULL, &o);
     trace_op ops[5] = {mk(OP_CYCLE, 0, 0), mk(OP_COMPUTE, 0, 0.5), mk(OP_COMPUTE, 0, 0.5),
                        mk(OP_COMPUTE, 0, 0.5), mk(OP_COMPUTE, 0, 0.5)};
     ops[0].tokens = 1;
-    feed(r, ops, 5);
-    replay_result res;
-    err e = {0};
-    assert_int_equal(replay_finish(r, &res, &e), 0);
+    replay_result res = run(&o, ops, 5);
     /* Kernels of 0.5 us launched 1 us apart: the GPU waits for each launch.
      * Kernel k (1..4) starts at k us and ends at k + 0.5: cycle 4.5 us. The
      * critical path runs through the CPU's four launches (4 us) and then
@@ -87,7 +93,6 @@ static void test_launch_bound(void **state)
     NEAR(res.cycle_us, 4.5);
     NEAR(res.compute_us, 0.5);
     NEAR(res.launch_us, 4);
-    replay_free(r);
 }
 
 static void test_eager_launch_wait(void **state)
@@ -97,14 +102,10 @@ static void test_eager_launch_wait(void **state)
     replay_opts_init(&o);
     o.launch_us = 1;      /* the launch call */
     o.op_host_us = 4;     /* the framework's work around each eager kernel */
-    replay *r = replay_new(NULL, NULL, &o);
     trace_op ops[4] = {mk(OP_CYCLE, 0, 0), mk(OP_COMPUTE, 0, 2), mk(OP_COMPUTE, 0, 2),
                        mk(OP_COMPUTE, 0, 2)};
     ops[0].tokens = 1;
-    feed(r, ops, 4);
-    replay_result res;
-    err e = {0};
-    assert_int_equal(replay_finish(r, &res, &e), 0);
+    replay_result res = run(&o, ops, 4);
     /* The CPU spends 1 + 4 = 5 us per kernel: kernel k is issued at 5k and
      * runs 5k..5k+2 (the GPU waits for the CPU each time). The cycle ends
      * at 17; its critical path runs through the CPU up to the last kernel
@@ -114,7 +115,6 @@ static void test_eager_launch_wait(void **state)
     NEAR(res.launch_us, 3);
     NEAR(res.host_us, 12);
     NEAR(res.wait_us, 0);
-    replay_free(r);
 }
 
 static void test_rendezvous_skew(void **state)
@@ -125,14 +125,10 @@ static void test_rendezvous_skew(void **state)
     o.launch_us = 0;
     o.ranks = 2;
     o.host_jitter = 0.5;  /* each rank's extra: Exp, mean 50% of the item */
-    replay *r = replay_new(NULL, NULL, &o);
     trace_op ops[3] = {mk(OP_CYCLE, 0, 0), mk(OP_HOST, 0, 100), mk(OP_COLL, 0, 0)};
     ops[0].tokens = 1;
     ops[2].measured_us = 10;   /* bytes 0: the measured time is used */
-    feed(r, ops, 3);
-    replay_result res;
-    err e = {0};
-    assert_int_equal(replay_finish(r, &res, &e), 0);
+    replay_result res = run(&o, ops, 3);
     /* Two ranks draw the two strata of Exp(1), at probabilities 1/4 and 3/4:
      * -ln(3/4) = 0.287682 and -ln(1/4) = 1.386294. Their 100 us of host work
      * takes 100 + 50 x 0.287682 = 114.384 and 100 + 50 x 1.386294 = 169.315
@@ -147,16 +143,12 @@ static void test_rendezvous_skew(void **state)
     assert_true(fabs(res.wait_us - 27.466) < 1e-3);
     NEAR(res.comm_us, 10);
     NEAR(res.host_us + res.wait_us + res.comm_us, res.cycle_us);
-    replay_free(r);
     /* Without jitter one rank stands for both: no waiting. */
     o.host_jitter = 0;
-    r = replay_new(NULL, NULL, &o);
-    feed(r, ops, 3);
-    assert_int_equal(replay_finish(r, &res, &e), 0);
+    res = run(&o, ops, 3);
     assert_int_equal(res.ranks, 1);
     NEAR(res.cycle_us, 110);
     NEAR(res.wait_us, 0);
-    replay_free(r);
 }
 
 static void test_sync_points(void **state)
@@ -174,11 +166,7 @@ static void test_sync_points(void **state)
     cyc.tokens = 1;
     trace_op ops[7] = {cyc, ph, mk(OP_COMPUTE, 0, 50), mk(OP_SYNC, 0, 0), mk(OP_HOST, 0, 20),
                        ph, mk(OP_COMPUTE, 0, 30)};
-    replay *r = replay_new(NULL, NULL, &o);
-    feed(r, ops, 7);
-    replay_result res;
-    err e = {0};
-    assert_int_equal(replay_finish(r, &res, &e), 0);
+    replay_result res = run(&o, ops, 7);
     /* Graph 1 launched at 0..4, runs 4..54. The sync makes the CPU wait for
      * it (54), the copy takes 10 (64), host work 20 (84), graph 2 is
      * launched 84..88 and runs 88..118. The path: launch 4, compute 50,
@@ -187,18 +175,14 @@ static void test_sync_points(void **state)
     NEAR(res.compute_us, 80);
     NEAR(res.launch_us, 8);
     NEAR(res.host_us, 30);
-    replay_free(r);
     /* Without the sync the CPU runs ahead: graph 2 is launched at 28 and
      * queues behind graph 1 (54..84); the host work is hidden: 84 us. */
     trace_op nosync[6] = {cyc, ph, mk(OP_COMPUTE, 0, 50), mk(OP_HOST, 0, 20), ph,
                           mk(OP_COMPUTE, 0, 30)};
-    r = replay_new(NULL, NULL, &o);
-    feed(r, nosync, 6);
-    assert_int_equal(replay_finish(r, &res, &e), 0);
+    res = run(&o, nosync, 6);
     NEAR(res.cycle_us, 84);
     NEAR(res.host_us, 0);
     NEAR(res.launch_us, 4);
-    replay_free(r);
 }
 
 static void test_overlap_critical_path(void **state)
@@ -207,7 +191,6 @@ static void test_overlap_critical_path(void **state)
     replay_opts o;
     replay_opts_init(&o);
     o.launch_us = 0;
-    replay *r = replay_new(NULL, NULL, &o);
     /* stream 0: compute 10, compute 5 (ends at 15); stream 1: a collective
      * measured at 30 us (bytes 0: measured time used). Stream 0 then waits
      * for stream 1 (at 30) and computes 2: cycle = 32, its path is the
@@ -224,16 +207,12 @@ static void test_overlap_critical_path(void **state)
     ops[4] = mk(OP_WAIT, 0, 0);
     ops[4].on = 1;
     ops[5] = mk(OP_COMPUTE, 0, 2);
-    feed(r, ops, 6);
-    replay_result res;
-    err e = {0};
-    assert_int_equal(replay_finish(r, &res, &e), 0);
+    replay_result res = run(&o, ops, 6);
     NEAR(res.cycle_us, 32);
     NEAR(res.comm_us, 30);
     NEAR(res.compute_us, 2);
     /* 2 tokens / 32 us = 62,500 tok/s */
     assert_true(fabs(res.tok_per_s - 62500) < 1e-6);
-    replay_free(r);
 }
 
 static void test_overlap_hidden(void **state)
@@ -242,7 +221,6 @@ static void test_overlap_hidden(void **state)
     replay_opts o;
     replay_opts_init(&o);
     o.launch_us = 0;
-    replay *r = replay_new(NULL, NULL, &o);
     /* stream 1 collective 4 us hidden under stream 0 compute 10 us; the
      * phase join makes the cycle 10 us, all compute: exposed comm = 0. */
     trace_op ops[4];
@@ -253,17 +231,13 @@ static void test_overlap_hidden(void **state)
     ops[2].phase = PHASE_VERIFY;
     ops[2].graph = 0;
     ops[3] = mk(OP_COMPUTE, 1, 1);
-    feed(r, ops, 4);
-    replay_result res;
-    err e = {0};
-    assert_int_equal(replay_finish(r, &res, &e), 0);
+    replay_result res = run(&o, ops, 4);
     /* implicit cycle of 1 token: 10 (join) + 1 on stream 1 = 11 us */
     NEAR(res.cycle_us, 11);
     NEAR(res.comm_us, 0);
     NEAR(res.compute_us, 11);
     NEAR(res.phase_us[PHASE_OTHER], 10);
     NEAR(res.phase_us[PHASE_VERIFY], 1);
-    replay_free(r);
 }
 
 static void test_graph_and_cycles(void **state)
@@ -273,7 +247,6 @@ static void test_graph_and_cycles(void **state)
     replay_opts_init(&o);
     o.launch_us = 4;
     o.graph_node_us = 0.5;
-    replay *r = replay_new(NULL, NULL, &o);
     /* cycle 1 (3 tokens): graph phase: one launch 4 + 3 nodes x 0.5 + 3 x 10
      * = 35.5 us. cycle 2 (1 token): eager phase: 1 kernel: 4 + 20 = 24 us.
      * total 59.5 us for 4 tokens: 67,226.89 tok/s; mean cycle 29.75 us. */
@@ -293,16 +266,32 @@ static void test_graph_and_cycles(void **state)
     ops[6].graph = 0;
     ops[7] = mk(OP_COMPUTE, 0, 20);
     ops[8] = mk(OP_IDLE, 0, 0);
-    feed(r, ops, 9);
-    replay_result res;
-    err e = {0};
-    assert_int_equal(replay_finish(r, &res, &e), 0);
+    replay_result res = run(&o, ops, 9);
     assert_int_equal(res.cycles, 2);
     NEAR(res.tokens, 4);
     NEAR(res.total_us, 59.5);
     NEAR(res.cycle_us, 29.75);
     NEAR(res.launch_us, (4 + 1.5 + 4) / 2.0);
     assert_true(fabs(res.tok_per_s - 4 / 59.5e-6) < 1e-6);
+}
+
+static void test_bad_stream_refused(void **state)
+{
+    (void)state;
+    replay_opts o;
+    replay_opts_init(&o);
+    replay *r = replay_new(NULL, NULL, &o);
+    assert_non_null(r);
+    err e = {0};
+    /* A stream, or a wait's other stream, past the last one is bad input
+     * (ERR_INPUT), not an index off the end of the lanes. */
+    trace_op op = mk(OP_COMPUTE, TRACE_MAX_STREAMS, 1);
+    assert_int_equal(replay_op(r, &op, &e), ERR_INPUT);
+    op = mk(OP_WAIT, 0, 0);
+    op.on = TRACE_MAX_STREAMS;
+    assert_int_equal(replay_op(r, &op, &e), ERR_INPUT);
+    op.on = -1;
+    assert_int_equal(replay_op(r, &op, &e), ERR_INPUT);
     replay_free(r);
 }
 
@@ -359,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_overlap_critical_path),
         cmocka_unit_test(test_overlap_hidden),
         cmocka_unit_test(test_graph_and_cycles),
+        cmocka_unit_test(test_bad_stream_refused),
         cmocka_unit_test(test_file_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -285,10 +285,14 @@ int whatif_check_fit_list(const char *v, err *e)
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         const fitdef *d = whatif_find_fitdef(t);
-        if (!d)
-            return err_set(e, ERR_USAGE,
-                           "fit: '%s' cannot be fitted (efficiency, draft_efficiency, "
-                           "host_us, host_jitter, sync_us, eager_op_us, accept_len, routing_skew)", t);
+        if (!d) {
+            char names[256];
+            size_t at = 0;
+            for (int i = 0; i < NFITDEFS && at < sizeof names; i++)
+                at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "",
+                                       fitdefs[i].name);
+            return err_set(e, ERR_USAGE, "fit: '%s' cannot be fitted (%s)", t, names);
+        }
         for (int i = 0; i < n; i++)
             if (seen[i] == d)
                 return err_set(e, ERR_USAGE, "fit: '%s' named twice", t);
@@ -342,7 +346,7 @@ int whatif_observe(whatif_scenario *s, const char *spec, err *e)
         for (const char *q = strchr(spec, ','); q && !named; q = strchr(q + 1, ','))
             named = !strncmp(q + 1, pat, pl);
         whatif_get(s, box[m], v, sizeof v, NULL);
-        int dflt = m == 4 && !v[0];   /* no calibration profile */
+        int dflt = !strcmp(box[m], "calib") && !v[0];   /* no calibration profile */
         if (!named && !dflt)
             at += (size_t)snprintf(set + at, sizeof set - at, "%s%s=%s", at ? "," : "", box[m], v);
     }
