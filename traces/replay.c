@@ -729,6 +729,22 @@ int replay_file(const char *path, const topo *t, coll_ctx *c, const replay_opts 
     return replay_reader(tr, path, t, c, o, tl_out, out, e);
 }
 
+/* The number a meta line gives for key into *out (left as is without the
+ * line); nonzero (ERR_INPUT) for a value that is not a finite number. */
+static int meta_num(const trace_reader *tr, const char *path, const char *key, double *out,
+                    err *e)
+{
+    const char *v = trace_meta(tr, key);
+    if (!v)
+        return 0;
+    char *end;
+    double d = strtod(v, &end);
+    if (end == v || *end || !isfinite(d))
+        return err_set(e, ERR_INPUT, "%s: meta %s '%s' is not a number", path, key, v);
+    *out = d;
+    return 0;
+}
+
 int replay_reader(trace_reader *tr, const char *path, const topo *t, coll_ctx *c,
                   const replay_opts *o, FILE *tl_out, replay_result *out, err *e)
 {
@@ -745,12 +761,12 @@ int replay_reader(trace_reader *tr, const char *path, const topo *t, coll_ctx *c
         ro.captured_skew = 1;
     /* A generated trace carries its scenario's host model (collsim trace gen). */
     const char *mv;
-    if (ro.host_jitter <= 0 && (mv = trace_meta(tr, "host_jitter")))
-        ro.host_jitter = atof(mv);
-    if (ro.sync_us < 0 && (mv = trace_meta(tr, "sync_us")))
-        ro.sync_us = atof(mv);
-    if (ro.op_host_us <= 0 && (mv = trace_meta(tr, "op_host_us")))
-        ro.op_host_us = atof(mv);
+    if ((ro.host_jitter <= 0 && meta_num(tr, path, "host_jitter", &ro.host_jitter, e)) ||
+        (ro.sync_us < 0 && meta_num(tr, path, "sync_us", &ro.sync_us, e)) ||
+        (ro.op_host_us <= 0 && meta_num(tr, path, "op_host_us", &ro.op_host_us, e))) {
+        trace_close(tr);
+        return ERR_INPUT;
+    }
     if (ro.ranks <= 0 && (mv = trace_meta(tr, "ranks")) && atoi(mv) > 0)
         ro.ranks = atoi(mv);
     if (!(ro.host_jitter >= 0 && ro.host_jitter <= 10) || !(ro.sync_us <= 1e6) ||
