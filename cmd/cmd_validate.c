@@ -18,7 +18,6 @@
 
 #include "cmd/cmds.h"
 #include "models/coll/coll.h"
-#include "models/nccl/nccl_tune.h"
 #include "models/topo/topo.h"
 #include "sim/ofile.h"
 #include "traces/replay.h"
@@ -124,22 +123,6 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-/* nccl-tests and hwcheck type names -> coll_dtype. */
-static int dtype_of(const char *s, coll_dtype *d)
-{
-    static const struct {
-        const char *name;
-        coll_dtype d;
-    } map[] = {{"float", DTYPE_FP32}, {"float32", DTYPE_FP32}, {"half", DTYPE_FP16},
-               {"float16", DTYPE_FP16}, {"bfloat16", DTYPE_BF16}};
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (!strcmp(s, map[i].name)) {
-            *d = map[i].d;
-            return 0;
-        }
-    return coll_dtype_parse(s, d);
-}
-
 static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, err *e)
 {
     coll_kind kind;
@@ -151,39 +134,9 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
     if (!cc)
         return err_set(e, ERR_SYSTEM, "%s: the collective model is not available in this build",
                        meas_name(m));
-    /* The NCCL settings the measurement ran under: hwcheck records them as
-     * `--env NAME=VALUE` in its command line. Settings the model knows
-     * (coll_env_set) apply to every prediction of the file; others (such as
-     * NCCL_NVLS_ENABLE=0 or NCCL_DEBUG) are ignored. */
-    nccl_env env;
-    {
-        coll_req q0;
-        coll_req_init(&q0, t);
-        env = q0.env;
-        /* The NCCL that ran (hwcheck's `# nccl:` line), where it is emulated. */
-        const char *nv = meas_meta(m, "nccl");
-        int ver = nv ? nccl_tune_version_parse(nv) : -1;
-        if (ver >= 0)
-            env.version = ver;
-        const char *cmd = meas_meta(m, "command");
-        char buf[1024];
-        snprintf(buf, sizeof buf, "%s", cmd ? cmd : "");
-        char *save = NULL, *prev = NULL;
-        for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-            const char *as = NULL;
-            if (!strncmp(tok, "--env=", 6))
-                as = tok + 6;
-            else if (prev && !strcmp(prev, "--env"))
-                as = tok;
-            if (as) {
-                err ignored = {0};
-                nccl_env trial = env;
-                if (coll_env_set(&trial, as, &ignored) == 0)
-                    env = trial;
-            }
-            prev = tok;
-        }
-    }
+    /* The NCCL that ran and its settings (hwcheck's `# nccl:` line and the
+     * `--env NAME=VALUE` of its command line) apply to every prediction. */
+    nccl_env env = meas_nccl_env(m, t);
     for (size_t i = 0; i < meas_ncoll(m); i++) {
         const meas_coll *k = meas_coll_at(m, i);
         coll_req q;
@@ -194,7 +147,7 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
         q.nranks = ranks;
         q.channels = k->channels;
         q.graph = k->graph;
-        if (dtype_of(k->dtype, &q.dtype))
+        if (meas_dtype_parse(k->dtype, &q.dtype))
             return err_at(e, meas_name(m), k->line, "unknown data type '%s'", k->dtype);
         const char *algo = k->algo;
         if (coll_algo_parse(algo, &q.algo)) {

@@ -3,8 +3,8 @@
 # validate/data/*/*.set; with --check, run the same sets into build/ and only
 # check the guards (make check); with --guards, write each set's guard file
 # (NAME.guards beside the .set) from today's errors. Exit 1 if a row breaks
-# its guard (or has none, or has no comparable points), 2 on usage, and the
-# failing command's code otherwise.
+# its guard (or has none, or has no comparable points) or a guard matches no
+# row, 2 on usage, and the failing command's code otherwise.
 #
 # usage: scripts/validate.sh COLLSIM [--check|--guards]
 #
@@ -34,7 +34,8 @@ OUT=build/validate
 mkdir -p "$OUT"
 if [ "$MODE" = doc ]; then DOC=docs/validation.md PLOTS=docs/validation; else DOC=$OUT/validation.md PLOTS=$OUT; fi
 mkdir -p "$PLOTS"
-rm -f "$OUT/failed" "$OUT/rows.tsv" "$OUT/xovers.tsv"
+rm -f "$OUT/failed"
+: > "$OUT/rows.tsv"; : > "$OUT/xovers.tsv"
 
 key() { sed -n "s/^$1:[[:space:]]*//p" "$2" | head -1; }
 # csv table number N (0-based, tables separated by blank lines) of a report, meta lines dropped.
@@ -186,6 +187,18 @@ for s in $sets; do
     notes=$(sed -n 's/^note:[[:space:]]*//p' "$s")
     if [ -n "$notes" ]; then echo >> "$OUT/sections.md"; echo "$notes" >> "$OUT/sections.md"; fi
     cat "$OUT/plots.md" >> "$OUT/sections.md"
+    # A guard that matches no row of today's run (a file renamed or dropped
+    # from the set) would otherwise go unchecked without a word.
+    if [ "$MODE" != --guards ] && [ -f "$guards" ]; then
+        while IFS= read -r g; do
+            fail "$name: guard '$g' matches no row (scripts/validate.sh build/collsim --guards)"
+        done < <(awk -v n="$name" -v gf="$guards" '
+            FILENAME != gf { split($0, f, "\t"); if (f[1] != n) next
+                             if (FILENAME ~ /rows\.tsv$/) have["row " f[2]] = 1; else have["xover " f[4] " " f[2]] = 1; next }
+            $1 == "row" { r = $0; sub(/^row +[^ ]+ +[^ ]+ +[^ ]+ +/, "", r); if (!(("row " r) in have)) print $0 }
+            $1 == "xover" { r = $0; sub(/^xover +[^ ]+ +[^ ]+ +/, "", r); if (!(("xover " $3 " " r) in have)) print $0 }' \
+            "$OUT/rows.tsv" "$OUT/xovers.tsv" "$guards")
+    fi
     if [ "$MODE" = --guards ]; then
         { echo "# Regression guards of $s, written by scripts/validate.sh --guards from the errors"
           echo "# of $(git rev-parse --short HEAD 2>/dev/null || echo '?'): median and |worst| at 1.2x today's (at least +0.5 points),"

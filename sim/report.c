@@ -13,14 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_COLS = 48, CELL = 96, MAX_META = 64, JSON_DEPTH = 8 };
+/* A cell holds what commands put in one (validate's crossover text: 512
+ * bytes), a metadata value a whole command line (1024, as cli_command_line
+ * and hwcheck record it): shorter buffers cut them without a word. */
+enum { MAX_COLS = 48, CELL = 512, META_VAL = 1024, MAX_META = 64, JSON_DEPTH = 8 };
 
 struct report {
     FILE *out;
     report_format fmt;
     int nmeta;
     char meta_key[MAX_META][48];
-    char meta_val[MAX_META][256];
+    char meta_val[MAX_META][META_VAL];
     int started;  /* first table printed (meta flushed) */
     int ntables;
     const report_col *cols;

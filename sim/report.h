@@ -28,7 +28,8 @@ typedef struct report report;
 report *report_new(FILE *out, report_format fmt); /* NULL on OOM */
 void report_free(report *r);                      /* NULL ok */
 report_format report_fmt(const report *r);
-/* Metadata before the first table (ignored after). Values are strings. */
+/* Metadata before the first table (ignored after). Values are strings, up
+ * to 1023 bytes (a command line); cells up to 511. */
 void report_meta(report *r, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Start a table; cols must outlive it. name may be NULL. */

@@ -24,7 +24,7 @@ static void ystr(yajl_gen g, const char *s)
 
 static void ynum(yajl_gen g, const char *s) { yajl_gen_number(g, s, strlen(s)); }
 
-/* Every byte 1..127 and a few UTF-8 bytes (a metadata value holds 255). */
+/* Every byte 1..127 and a few UTF-8 bytes. */
 static void awkward(char *buf)
 {
     int n = 0;
@@ -34,7 +34,7 @@ static void awkward(char *buf)
     buf[n + 10] = 0;
 }
 
-/* The same for a cell, which holds 95 bytes: the control characters, the
+/* The same for a cell: the control characters, the
  * characters JSON escapes or might, and UTF-8. */
 static const char cell_odd[] = "\x01\x02\x07\b\t\n\x0b\f\r\x0e\x1a\x1f \"\\/ a,b \xc2\xb5s";
 
@@ -148,11 +148,46 @@ static void test_json_plain(void **state)
     free(ref);
 }
 
+/* A whole command line as hwcheck records it (up to 1023 bytes) and a long
+ * cell (validate's crossover text, up to 511) come out whole: validate reads
+ * --topo back from the end of that line. A 900-byte value of 'a's ending in
+ * " --topo T" and a 400-byte cell of 'b's must each appear in full in the
+ * csv, so a writer that cuts them (it kept 255 and 95 bytes) fails. */
+static void test_long_values(void **state)
+{
+    (void)state;
+    char cmd[901], cell[401];
+    memset(cmd, 'a', 891);
+    memcpy(cmd + 891, " --topo T", 10);
+    memset(cell, 'b', 400);
+    cell[400] = 0;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    report *r = report_new(f, REPORT_CSV);
+    report_meta(r, "command", "%s", cmd);
+    static const report_col cols[] = {{"c", NULL, 4, -1}};
+    report_table(r, NULL, cols, 1);
+    report_str(r, cell);
+    report_end_row(r);
+    err e = {0};
+    assert_int_equal(report_finish(r, &e), 0);
+    report_free(r);
+    fclose(f);
+    char want_meta[1000], want_row[410];
+    snprintf(want_meta, sizeof want_meta, "# command: %s\n", cmd);
+    snprintf(want_row, sizeof want_row, "\n%s\n", cell);
+    assert_non_null(strstr(buf, want_meta));
+    assert_non_null(strstr(buf, want_row));
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_as_yajl),
         cmocka_unit_test(test_json_plain),
+        cmocka_unit_test(test_long_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,15 +2,14 @@
  * nccl), names its algorithm (ring) and protocol in every row (forced, as
  * hwcheck records NCCL_ALGO / NCCL_PROTO), and ran on 2 real GPUs; of its
  * rows, those of at most CALIB_NCCL_MAX_BYTES that the model runs on one
- * channel are points, the rest are counted as left out. The NCCL settings
- * of the run (`--env NAME=VALUE` in its command line) apply to every
- * prediction of the set, as in collsim validate. Predictions use one
+ * channel are points, the rest are counted as left out. The NCCL version
+ * and settings of the run (meas_nccl_env) apply to every prediction of the
+ * set, as in collsim validate. Predictions use one
  * collective context per call (the topology changes with every fit step). */
 #include "validate/calib_nccl.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "models/coll/coll.h"
 
@@ -23,52 +22,6 @@ struct calib_nccl {
     npoint *pt;
     size_t n, cap, left_out;
 };
-
-/* hwcheck's protocol names (any case) -> coll_proto; -1 if not one. */
-static int proto_of(const char *s, coll_proto *p)
-{
-    static const struct {
-        const char *name;
-        coll_proto p;
-    } map[] = {{"ll", PROTO_LL}, {"ll128", PROTO_LL128}, {"simple", PROTO_SIMPLE}};
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (!strcasecmp(s, map[i].name)) {
-            *p = map[i].p;
-            return 0;
-        }
-    return -1;
-}
-
-static int dtype_of(const char *s, coll_dtype *d)
-{
-    if (!strcmp(s, "float"))
-        s = "fp32";
-    else if (!strcmp(s, "half"))
-        s = "fp16";
-    return coll_dtype_parse(s, d);
-}
-
-/* The NCCL settings in the set's command line (`--env NAME=VALUE`). */
-static nccl_env env_of(const meas_set *m, const topo *t)
-{
-    coll_req q0;
-    coll_req_init(&q0, t);
-    nccl_env env = q0.env;
-    const char *cmd = meas_meta(m, "command");
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", cmd ? cmd : "");
-    char *save = NULL, *prev = NULL;
-    for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-        const char *as = !strncmp(tok, "--env=", 6) ? tok + 6
-                         : prev && !strcmp(prev, "--env") ? tok : NULL;
-        nccl_env trial = env;
-        err ignored = {0};
-        if (as && coll_env_set(&trial, as, &ignored) == 0)
-            env = trial;
-        prev = tok;
-    }
-    return env;
-}
 
 static int not_isolating(const meas_set *m, long line, const char *why, err *e)
 {
@@ -93,7 +46,7 @@ static int add_set(calib_nccl *c, const meas_set *m, const topo *t, coll_ctx *cc
         return not_isolating(m, 0, "not 2 real GPUs", e);
     if (topo_ngpus(t) < 2)
         return not_isolating(m, 0, "the topology has fewer than 2 GPUs", e);
-    nccl_env env = env_of(m, t);
+    nccl_env env = meas_nccl_env(m, t);
     size_t used = 0;
     for (size_t i = 0; i < meas_ncoll(m); i++) {
         const meas_coll *k = meas_coll_at(m, i);
@@ -109,9 +62,9 @@ static int add_set(calib_nccl *c, const meas_set *m, const topo *t, coll_ctx *cc
             return not_isolating(m, k->line, "not NCCL", e);
         if (coll_algo_parse(k->algo, &q.algo) || q.algo != ALGO_RING)
             return not_isolating(m, k->line, "the algorithm is not forced to ring", e);
-        if (proto_of(k->proto, &q.proto))
+        if (coll_proto_parse(k->proto, &q.proto) || q.proto == PROTO_AUTO)
             return not_isolating(m, k->line, "the protocol is not forced", e);
-        if (dtype_of(k->dtype, &q.dtype))
+        if (meas_dtype_parse(k->dtype, &q.dtype))
             return err_at(e, meas_name(m), k->line, "unknown data type '%s'", k->dtype);
         if (k->bytes > CALIB_NCCL_MAX_BYTES || k->bytes == 0) {
             c->left_out++;

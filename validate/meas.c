@@ -15,6 +15,7 @@
 
 #include "models/coll/coll.h"
 #include "models/fabric/flows.h"
+#include "models/nccl/nccl_tune.h"
 #include "sim/arena.h"
 #include "sim/input.h"
 #include "sim/line.h"
@@ -802,6 +803,40 @@ const char *meas_collective(const meas_set *m)
     if ((v = coll_in(m->name)))
         return v;
     return "allreduce";
+}
+
+nccl_env meas_nccl_env(const meas_set *m, const topo *t)
+{
+    coll_req q0;
+    coll_req_init(&q0, t);
+    nccl_env env = q0.env;
+    const char *nv = meas_meta(m, "nccl");
+    int ver = nv ? nccl_tune_version_parse(nv) : -1;
+    if (ver >= 0)
+        env.version = ver;
+    const char *cmd = meas_meta(m, "command");
+    char buf[LINE_MAX_BYTES];
+    snprintf(buf, sizeof buf, "%s", cmd ? cmd : "");
+    char *save = NULL, *prev = NULL;
+    for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        const char *as = !strncmp(tok, "--env=", 6) ? tok + 6
+                         : prev && !strcmp(prev, "--env") ? tok : NULL;
+        nccl_env trial = env;
+        err ignored = {0};
+        if (as && coll_env_set(&trial, as, &ignored) == 0)
+            env = trial;
+        prev = tok;
+    }
+    return env;
+}
+
+int meas_dtype_parse(const char *s, coll_dtype *out)
+{
+    if (!strcmp(s, "float32"))
+        s = "fp32";
+    else if (!strcmp(s, "float16"))
+        s = "fp16";
+    return coll_dtype_parse(s, out);
 }
 
 int meas_ranks(const meas_set *m)

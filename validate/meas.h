@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "models/coll_types.h"
+#include "models/topo/topo.h"
 #include "sim/err.h"
 
 typedef enum meas_kind {
@@ -87,6 +89,13 @@ const char *meas_meta(const meas_set *m, const char *key);
 /* Collective kind of a coll set ("allreduce", ...): metadata `collective`,
  * else the nccl-tests binary or `command` names it; "allreduce" if unknown. */
 const char *meas_collective(const meas_set *m);
+/* The NCCL settings a coll set ran under, on topology t: NCCL's defaults,
+ * the version its `# nccl:` line names where emulated, then the `--env
+ * NAME=VALUE` of its command line that the model knows (others ignored). */
+nccl_env meas_nccl_env(const meas_set *m, const topo *t);
+/* A data type as hwcheck and nccl-tests name it ("float", "float32",
+ * "half", "float16", "bfloat16") or collsim does; 0 ok, -1 unknown. */
+int meas_dtype_parse(const char *s, coll_dtype *out);
 /* Number of ranks of a coll set (metadata `ranks`, hwcheck `virtual_ranks`,
  * nccl-tests Rank lines, or the entries of `gpus`); 0 if unknown. */
 int meas_ranks(const meas_set *m);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "models/nccl/nccl_tune.h"
 #include "validate/meas.h"
 
 static int read_str(const char *text, const char *name, meas_set **m, err *e)
@@ -291,6 +292,50 @@ static void test_virtual_ranks(void **state)
     meas_free(m);
 }
 
+/* The NCCL a coll set ran under (meas_nccl_env), which validate and the
+ * NCCL-cost calibration both predict with: `# nccl: 2.27.3` selects 2.27's
+ * emulation (nccl_tune_version_parse("2.27"), not the newest, 0); `--env
+ * NCCL_PROTO=LL` and `--env=NCCL_MAX_NCHANNELS=4` apply; NCCL_DEBUG, which
+ * the model does not know, is ignored. Without those lines: the defaults. */
+static void test_nccl_env(void **state)
+{
+    (void)state;
+    topo *t;
+    err e = {0};
+    assert_int_equal(topo_load("h200-8x-nvswitch", &t, &e), 0);
+    const char v[] = "# format: collsim-meas 1\n# kind: coll\n# nccl: 2.27.3\n"
+                     "# command: hwcheck coll --env NCCL_PROTO=LL --env NCCL_DEBUG=INFO "
+                     "--env=NCCL_MAX_NCHANNELS=4 -o x.csv\n"
+                     "size_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,busbw_GBps,"
+                     "impl,graph,wrong\n1024,256,float32,ring,LL,1,17.67,0.06,0.09,nccl,0,0\n";
+    meas_set *m;
+    assert_int_equal(read_str(v, "n.csv", &m, &e), 0);
+    nccl_env env = meas_nccl_env(m, t);
+    int v227 = nccl_tune_version_parse("2.27");
+    assert_true(v227 > 0);
+    assert_int_equal(env.version, v227);
+    assert_int_equal(env.proto, PROTO_LL);
+    assert_int_equal(env.max_channels, 4);
+    assert_int_equal(env.algo, ALGO_AUTO);
+    coll_dtype d;
+    assert_int_equal(meas_dtype_parse(meas_coll_at(m, 0)->dtype, &d), 0);
+    assert_int_equal(d, DTYPE_FP32);
+    meas_free(m);
+    const char plain[] = "# format: collsim-meas 1\n# kind: coll\n"
+                         "size_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,"
+                         "busbw_GBps,impl,graph,wrong\n1024,512,half,ring,LL,1,17.67,0.06,0.09,"
+                         "nccl,0,0\n";
+    assert_int_equal(read_str(plain, "p.csv", &m, &e), 0);
+    env = meas_nccl_env(m, t);
+    assert_int_equal(env.version, 0);
+    assert_int_equal(env.proto, PROTO_AUTO);
+    assert_int_equal(env.max_channels, 0);
+    assert_int_equal(meas_dtype_parse(meas_coll_at(m, 0)->dtype, &d), 0);
+    assert_int_equal(d, DTYPE_FP16);
+    meas_free(m);
+    topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_collsim_tables),
         cmocka_unit_test(test_virtual_ranks),
+        cmocka_unit_test(test_nccl_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
