@@ -599,8 +599,8 @@ typedef struct leg {
  * halves of a staged transfer. Latency: the largest leg's (group) or their
  * sum (staged). */
 static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block,
-                     double blocks, double load_inflight_B, double bytes_each, double wire,
-                     double cap_Bps, sim_ps extra_lat_ps, int track, const char *label, err *e)
+                     double blocks, double bytes_each, double wire, double cap_Bps,
+                     sim_ps extra_lat_ps, int track, const char *label, err *e)
 {
     if (n < 1 || wire < 1)
         return err_set(e, ERR_SYSTEM, "fabric: bad group (n=%d wire=%g)", n, wire), -1;
@@ -669,12 +669,8 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
         int host = is_host(f->t, far);
         int w = rd ? (host ? f->cta_ldh : f->cta_ld)[legs[i].b]
                    : (host ? f->cta_sth : f->cta_st)[legs[i].a];
-        /* Against host memory a block's loads move its bytes in flight per
-         * round trip: more in flight, a lighter weight on the reference budget. */
-        double wb = rd && host && load_inflight_B > 0
-                        ? block * FABRIC_CTA_REF_INFLIGHT_B / load_inflight_B : block;
         if (w >= 0)
-            nl = add_link(f, nl, w, wb);
+            nl = add_link(f, nl, w, block);
     }
     for (int i = 0; i < nl; i++)  /* clear the slots for the next group */
         f->slot[f->lk[i]] = -1;
@@ -729,18 +725,14 @@ double fabric_cta_serial_Bps(const fabric *f, int blocks, int local, int remote)
     return blocks > 0 && t > 0 ? blocks / t : 0;
 }
 
-double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer,
-                             double inflight_B)
+double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer)
 {
     const topo_params *p = topo_params_get(f->t);
     if (peer >= 0 && is_host(f->t, peer)) {
         double h = op == FAB_WRITE ? p->cta_store_host_Bps
                  : op == FAB_READ  ? p->cta_load_host_Bps : 0;
-        if (h == 0)
-            h = op == FAB_WRITE ? p->cta_store_Bps : op == FAB_READ ? p->cta_load_Bps : 0;
-        if (op == FAB_READ && inflight_B > 0)
-            h *= inflight_B / FABRIC_CTA_REF_INFLIGHT_B;
-        return blocks > 0 && h > 0 ? blocks * h : 0;
+        if (h > 0)
+            return blocks > 0 ? blocks * h : 0;
     }
     return fabric_cta_cap_Bps(f, op, blocks);
 }
@@ -764,7 +756,7 @@ int fabric_xfer_group_blocks(fabric *f, fab_op op, int initiator, const int *pee
         return err_set(e, ERR_SYSTEM, "out of memory"), -1;
     for (int i = 0; i < n; i++)
         legs[i] = fab_is_read(op) ? (leg){op, peers[i], initiator} : (leg){op, initiator, peers[i]};
-    int id = xfer_legs(f, legs, n, 0, 0, blocks, 0, bytes_each, wire, cap_Bps, extra_lat_ps, track,
+    int id = xfer_legs(f, legs, n, 0, 0, blocks, bytes_each, wire, cap_Bps, extra_lat_ps, track,
                        label, e);
     if (legs != one)
         free(legs);
@@ -778,20 +770,20 @@ int fabric_xfer_channel(fabric *f, int src, int stage, int dst, double bytes, do
     leg legs[2] = {{FAB_WRITE, src, stage >= 0 ? stage : dst}, {FAB_READ, stage, dst}};
     /* wire / block_wire: the channels this flow carries, each one block. */
     double blocks = block_wire > 0 ? wire / block_wire : 0;
-    return xfer_legs(f, legs, stage >= 0 ? 2 : 1, stage >= 0, block_wire, blocks, 0, bytes, wire,
+    return xfer_legs(f, legs, stage >= 0 ? 2 : 1, stage >= 0, block_wire, blocks, bytes, wire,
                      0, extra_lat_ps, track, label, e);
 }
 
 int fabric_xfer_staged(fabric *f, fab_op up, int src, int stage, fab_op down, int dst,
-                       double bytes, double wire, double block_wire, double load_inflight_B,
-                       sim_ps extra_lat_ps, int track, const char *label, err *e)
+                       double bytes, double wire, double block_wire, sim_ps extra_lat_ps,
+                       int track, const char *label, err *e)
 {
     if (fab_is_read(up) || !fab_is_read(down))
         return err_set(e, ERR_SYSTEM, "fabric: a staged transfer is a write then a read"), -1;
     leg legs[2] = {{up, src, stage}, {down, stage, dst}};
     double blocks = block_wire > 0 ? wire / block_wire : 0;
-    return xfer_legs(f, legs, 2, 1, block_wire, blocks, load_inflight_B, bytes, wire, 0,
-                     extra_lat_ps, track, label, e);
+    return xfer_legs(f, legs, 2, 1, block_wire, blocks, bytes, wire, 0, extra_lat_ps, track,
+                     label, e);
 }
 
 int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
@@ -803,8 +795,8 @@ int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double 
         return err_set(e, ERR_SYSTEM, "out of memory"), -1;
     for (int i = 0; i < n; i++)
         legs[i] = (leg){FAB_WRITE, src[i], dst[i]};
-    int id = xfer_legs(f, legs, n, 0, block_wire, block_wire > 0 ? wire / block_wire : 0, 0,
-                       bytes, wire, 0, extra_lat_ps, track, label, e);
+    int id = xfer_legs(f, legs, n, 0, block_wire, block_wire > 0 ? wire / block_wire : 0, bytes,
+                       wire, 0, extra_lat_ps, track, label, e);
     free(legs);
     return id;
 }

@@ -609,12 +609,12 @@ static void test_copy_staged(void **state)
     static const double want[3] = {1.0, 0.5, 0.1};
     for (int k = 0; k < 3; k++) {
         fabric_reset(f);
-        int x = fabric_xfer_staged(f, up[k], g0, mem, down[k], g2, 1e9, 1, 1, 0, 0, 0, "shm", &e);
+        int x = fabric_xfer_staged(f, up[k], g0, mem, down[k], g2, 1e9, 1, 1, 0, 0, "shm", &e);
         assert_true(x >= 0);
         assert_int_equal(sched_run(s, &e), 0);
         NEAR_REL((double)sched_end(s, x) * 1e-12, want[k], 1e-9);
     }
-    assert_true(fabric_xfer_staged(f, FAB_READ, g0, mem, FAB_READ, g2, 1, 1, 1, 0, 0, 0, "x", &e) < 0);
+    assert_true(fabric_xfer_staged(f, FAB_READ, g0, mem, FAB_READ, g2, 1, 1, 1, 0, 0, "x", &e) < 0);
     fabric_free(f);
     topo_free(t);
 }
