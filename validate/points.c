@@ -208,6 +208,12 @@ static int build_set(pts *p, const meas_set *m, const topo *t, const pts_filter 
         const char *kb = meas_meta(m, "kernel_blocks");
         if (kb && !strstr(kb, "per SM"))
             fc->blocks = atoi(kb) > 0 ? atoi(kb) : 0;
+        /* "N x T threads", "# kernel_unroll: U loads ...": each block keeps
+         * T x U x 16 bytes in flight (no such lines: the plain copy). */
+        const char *by = kb ? strstr(kb, " x ") : NULL, *ku = meas_meta(m, "kernel_unroll");
+        int threads = by && atoi(by + 3) > 0 ? atoi(by + 3) : 512;
+        int unroll = ku && atoi(ku) > 0 ? atoi(ku) : 1;
+        fc->inflight_B = (double)threads * unroll * 16;
         const meas_xfer *agg = NULL;
         int timed = 0, have_op = 0;
         for (size_t k = i; k < j; k++) {

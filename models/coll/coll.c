@@ -695,6 +695,22 @@ sim_ps cb_hop_deliver_ps(const coll_build *b, int from, int to)
            pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, b->node[from], b->node[to]);
 }
 
+/* The bytes an SHM receiver's block keeps in flight while it loads a slice
+ * from host memory. Simple: every worker thread issues ncclCollUnroll() = 8
+ * (SM80+, src/include/device.h) 16-byte loads of the FIFO before it reduces
+ * and stores them (src/device/common_kernel.h reduceCopyPacks); the workers
+ * are the ring's Simple threads (tuning.cc maxThreads: 512, or 256 when
+ * bwIntra x nChannels <= PCI_BW), the block's extra sync warp aside
+ * (prims_simple.h: nworkers = nthreads - WARP_SIZE). LL and LL128: 0, the
+ * reference block (their trips are not measured against host memory). */
+static double shm_load_inflight_B(const coll_build *b)
+{
+    if (b->proto != PROTO_SIMPLE)
+        return 0;
+    int workers = b->tune ? b->tune->max_threads[1][2] : 512;
+    return (double)workers * 8 * 16;
+}
+
 int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
                 const char *label)
 {
@@ -739,7 +755,7 @@ int cb_nccl_hop_lat(coll_build *b, int from, int to, double bytes, double weight
     sim_ps ce = topo_params_get(b->t)->copy_setup_ps * ((mode & 1) + (mode >> 1));
     return fabric_xfer_staged(b->f, mode & 1 ? FAB_CE_WRITE : FAB_WRITE, src, mem,
                               mode & 2 ? FAB_CE_READ : FAB_READ, dst, bytes, wire, pi->wire,
-                              extra + ce, from, label, b->e);
+                              shm_load_inflight_B(b), extra + ce, from, label, b->e);
 }
 
 int cb_uses_p2p(const coll_build *b, int from, int to)

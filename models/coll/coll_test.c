@@ -375,6 +375,50 @@ static void test_nccl_channels(void **state)
     assert_int_equal(nccl_op_channels(&r, PROTO_LL, 16), 16);
 }
 
+/* NCCL_P2P_DISABLE=1 on two H200s (h200-2x): Ring Simple over SHM, 4
+ * channels. Each GPU stores its sends into host memory and loads its
+ * receives from it; a 2-rank allreduce of S bytes sends S and receives S per
+ * GPU, and both cross that GPU's host_sm_mixed budget M (79 GB/s): the
+ * bandwidth term is 2 S / M. The receivers' blocks (64 KiB in flight: 8 x
+ * cta_load_host 6.07 = 48.6 GB/s each, 4 channels) and the senders' (19.8
+ * each) are far from binding. So between 128 and 256 MiB the time grows by
+ * 2 x 128 MiB / 79 GB/s = 3398 us (fixed costs cancel), tolerance 1%.
+ * Without the in-flight scaling (--without host-inflight) the receivers'
+ * blocks load at the copy kernel's 8 KiB rate, 4 x 6.07 = 24.28 GB/s, and
+ * bind: 128 MiB / 24.28 GB/s = 5528 us, 1%. */
+static void test_shm_channel_bound(void **state)
+{
+    (void)state;
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("h200-2x", &t, &e), 0);
+    const double want[2] = {2.0 * 134217728 / 79e9, 134217728 / (4 * 6.07e9)};
+    const int off[2] = {0, FAB_NO_HOST_INFLIGHT};
+    for (int k = 0; k < 2; k++) {
+        coll_ctx *c = coll_ctx_new(t);
+        coll_ctx_without(c, off[k]);
+        sim_ps tt[2];
+        for (int i = 0; i < 2; i++) {
+            coll_req q;
+            coll_req_init(&q, t);
+            q.env.p2p_disable = 1;
+            q.bytes = (uint64_t)128 << (20 + i);
+            coll_result r = {0};
+            assert_int_equal(coll_predict(c, &q, &r, &e), 0);
+            assert_int_equal(r.algo, ALGO_RING);
+            assert_int_equal(r.proto, PROTO_SIMPLE);
+            assert_int_equal(r.channels, 4);
+            tt[i] = r.time_ps;
+        }
+        double dt = (double)(tt[1] - tt[0]) * 1e-12;
+        if (fabs(dt - want[k]) > 0.01 * want[k])
+            fail_msg("SHM case %d: 128 -> 256 MiB adds %.1f us, hand-derived %.1f us", k, dt * 1e6,
+                     want[k] * 1e6);
+        coll_ctx_free(c);
+    }
+    topo_free(t);
+}
+
 /* A streamed task graph (added as the run reaches it, ended tasks dropped)
  * must give the same run as the whole graph built first: the same time to
  * the picosecond and the same number of engine events (tolerance 0), for
@@ -518,7 +562,8 @@ int main(void)
         cmocka_unit_test(test_tree_chain),    cmocka_unit_test(test_one_rank),
         cmocka_unit_test(test_copy_setup),    cmocka_unit_test(test_ring_cta_rate),
         cmocka_unit_test(test_cache_and_env), cmocka_unit_test(test_nccl_channels),
-        cmocka_unit_test(test_stream_equals_whole), cmocka_unit_test(test_bundle_equals_unbundled),
+        cmocka_unit_test(test_stream_equals_whole),
+        cmocka_unit_test(test_shm_channel_bound), cmocka_unit_test(test_bundle_equals_unbundled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,6 +51,8 @@ struct fabric {
     int *cta_st, *cta_ld; /* per node: one thread block's store / load budget, -1 */
     int *cta_sth, *cta_ldh; /* the same to / from host memory (= cta_st / cta_ld unless
                                the host rates are set) */
+    int *host_mix;     /* per GPU node: its SM loads from and stores into host memory
+                          together (host_sm_mixed), -1 */
     int *sock_link;    /* per engine link: its virtual peer-read link, -1 */
     int *is_uplink;    /* per engine link */
     int *is_nvlink;    /* per engine link: carries the gradual-saturation rule */
@@ -249,6 +251,7 @@ static const struct {
     {"write-collapse", FAB_NO_COLLAPSE_WRITE}, {"read-collapse", FAB_NO_COLLAPSE_READ},
     {"hol", FAB_NO_HOL}, {"req-size", FAB_NO_REQ_SIZE}, {"socket-read", FAB_NO_SOCKET_READ},
     {"nvlink-sat", FAB_NO_NVLINK_SAT}, {"serial-loads", FAB_NO_SERIAL_LOADS},
+    {"host-inflight", FAB_NO_HOST_INFLIGHT}, {"host-mixed", FAB_NO_HOST_MIXED},
 };
 
 int fabric_mech_parse(const char *list, int *off, err *e)
@@ -310,6 +313,7 @@ fabric *fabric_new(const topo *t, err *e)
         !(f->cta_ld = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->cta_sth = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->cta_ldh = malloc(sizeof(int) * (size_t)nn)) ||
+        !(f->host_mix = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->sock_link = malloc(sizeof(int) * (size_t)(2 * ntl + 1))) ||
         !(f->is_uplink = calloc((size_t)(2 * ntl + 1), sizeof(int))) ||
         !(f->is_nvlink = calloc((size_t)(2 * ntl + 1), sizeof(int))) ||
@@ -359,7 +363,7 @@ fabric *fabric_new(const topo *t, err *e)
         f->root_of[n] = topo_root_port(t, n);
         f->hostmem_of[n] = compute_hostmem(t, n);
         f->read_link[n] = f->hol_link[n] = f->hol_out[n] = f->cta_st[n] = f->cta_ld[n] = -1;
-        f->cta_sth[n] = f->cta_ldh[n] = -1;
+        f->cta_sth[n] = f->cta_ldh[n] = f->host_mix[n] = -1;
     }
     for (int g = 0; g < topo_ngpus(t); g++) {
         int n = topo_gpu_node(t, g);
@@ -404,6 +408,14 @@ fabric *fabric_new(const topo *t, err *e)
             if ((f->cta_ldh[n] = sched_link(f->s, p->cta_load_host_Bps, name)) < 0)
                 goto oom;
         }
+        /* SM loads from and stores into host memory share one budget on the
+         * GPU's link, both directions counted (docs/model.md "Loads and stores
+         * at once"). */
+        if (p->host_sm_mixed_Bps > 0) {
+            snprintf(name, sizeof name, "%s.sm-host-mixed", topo_node_at(t, n)->name);
+            if ((f->host_mix[n] = sched_link(f->s, p->host_sm_mixed_Bps, name)) < 0)
+                goto oom;
+        }
         int out = f->hol_out[n] = gpu_pcie_out(t, n);
         if (out >= 0) {
             snprintf(name, sizeof name, "%s.posted", topo_node_at(t, n)->name);
@@ -438,6 +450,7 @@ void fabric_free(fabric *f)
     free(f->cta_ld);
     free(f->cta_sth);
     free(f->cta_ldh);
+    free(f->host_mix);
     free(f->sock_link);
     free(f->is_uplink);
     free(f->is_nvlink);
@@ -599,8 +612,8 @@ typedef struct leg {
  * halves of a staged transfer. Latency: the largest leg's (group) or their
  * sum (staged). */
 static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block,
-                     double blocks, double bytes_each, double wire, double cap_Bps,
-                     sim_ps extra_lat_ps, int track, const char *label, err *e)
+                     double blocks, double load_inflight_B, double bytes_each, double wire,
+                     double cap_Bps, sim_ps extra_lat_ps, int track, const char *label, err *e)
 {
     if (n < 1 || wire < 1)
         return err_set(e, ERR_SYSTEM, "fabric: bad group (n=%d wire=%g)", n, wire), -1;
@@ -669,8 +682,21 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
         int host = is_host(f->t, far);
         int w = rd ? (host ? f->cta_ldh : f->cta_ld)[legs[i].b]
                    : (host ? f->cta_sth : f->cta_st)[legs[i].a];
+        /* Against host memory a block's loads move its bytes in flight per
+         * round trip: more in flight, a lighter weight on the reference budget. */
+        double wb = rd && host && load_inflight_B > 0 && !(f->off & FAB_NO_HOST_INFLIGHT)
+                        ? block * FABRIC_CTA_REF_INFLIGHT_B / load_inflight_B : block;
         if (w >= 0)
-            nl = add_link(f, nl, w, block);
+            nl = add_link(f, nl, w, wb);
+    }
+    /* SM traffic to and from host memory: the issuing GPU's mixed budget. */
+    for (int i = 0; i < n; i++) {
+        if (legs[i].op != FAB_WRITE && legs[i].op != FAB_READ)
+            continue;
+        int rd = fab_is_read(legs[i].op), gpu = rd ? legs[i].b : legs[i].a;
+        int far = rd ? legs[i].a : legs[i].b;
+        if (is_host(f->t, far) && f->host_mix[gpu] >= 0 && !(f->off & FAB_NO_HOST_MIXED))
+            nl = add_link(f, nl, f->host_mix[gpu], wire);
     }
     for (int i = 0; i < nl; i++)  /* clear the slots for the next group */
         f->slot[f->lk[i]] = -1;
@@ -725,14 +751,18 @@ double fabric_cta_serial_Bps(const fabric *f, int blocks, int local, int remote)
     return blocks > 0 && t > 0 ? blocks / t : 0;
 }
 
-double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer)
+double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer,
+                             double inflight_B)
 {
     const topo_params *p = topo_params_get(f->t);
     if (peer >= 0 && is_host(f->t, peer)) {
         double h = op == FAB_WRITE ? p->cta_store_host_Bps
                  : op == FAB_READ  ? p->cta_load_host_Bps : 0;
-        if (h > 0)
-            return blocks > 0 ? blocks * h : 0;
+        if (h == 0)
+            h = op == FAB_WRITE ? p->cta_store_Bps : op == FAB_READ ? p->cta_load_Bps : 0;
+        if (op == FAB_READ && inflight_B > 0 && !(f->off & FAB_NO_HOST_INFLIGHT))
+            h *= inflight_B / FABRIC_CTA_REF_INFLIGHT_B;
+        return blocks > 0 && h > 0 ? blocks * h : 0;
     }
     return fabric_cta_cap_Bps(f, op, blocks);
 }
@@ -756,7 +786,7 @@ int fabric_xfer_group_blocks(fabric *f, fab_op op, int initiator, const int *pee
         return err_set(e, ERR_SYSTEM, "out of memory"), -1;
     for (int i = 0; i < n; i++)
         legs[i] = fab_is_read(op) ? (leg){op, peers[i], initiator} : (leg){op, initiator, peers[i]};
-    int id = xfer_legs(f, legs, n, 0, 0, blocks, bytes_each, wire, cap_Bps, extra_lat_ps, track,
+    int id = xfer_legs(f, legs, n, 0, 0, blocks, 0, bytes_each, wire, cap_Bps, extra_lat_ps, track,
                        label, e);
     if (legs != one)
         free(legs);
@@ -770,20 +800,20 @@ int fabric_xfer_channel(fabric *f, int src, int stage, int dst, double bytes, do
     leg legs[2] = {{FAB_WRITE, src, stage >= 0 ? stage : dst}, {FAB_READ, stage, dst}};
     /* wire / block_wire: the channels this flow carries, each one block. */
     double blocks = block_wire > 0 ? wire / block_wire : 0;
-    return xfer_legs(f, legs, stage >= 0 ? 2 : 1, stage >= 0, block_wire, blocks, bytes, wire,
+    return xfer_legs(f, legs, stage >= 0 ? 2 : 1, stage >= 0, block_wire, blocks, 0, bytes, wire,
                      0, extra_lat_ps, track, label, e);
 }
 
 int fabric_xfer_staged(fabric *f, fab_op up, int src, int stage, fab_op down, int dst,
-                       double bytes, double wire, double block_wire, sim_ps extra_lat_ps,
-                       int track, const char *label, err *e)
+                       double bytes, double wire, double block_wire, double load_inflight_B,
+                       sim_ps extra_lat_ps, int track, const char *label, err *e)
 {
     if (fab_is_read(up) || !fab_is_read(down))
         return err_set(e, ERR_SYSTEM, "fabric: a staged transfer is a write then a read"), -1;
     leg legs[2] = {{up, src, stage}, {down, stage, dst}};
     double blocks = block_wire > 0 ? wire / block_wire : 0;
-    return xfer_legs(f, legs, 2, 1, block_wire, blocks, bytes, wire, 0, extra_lat_ps, track,
-                     label, e);
+    return xfer_legs(f, legs, 2, 1, block_wire, blocks, load_inflight_B, bytes, wire, 0,
+                     extra_lat_ps, track, label, e);
 }
 
 int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
@@ -795,8 +825,8 @@ int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double 
         return err_set(e, ERR_SYSTEM, "out of memory"), -1;
     for (int i = 0; i < n; i++)
         legs[i] = (leg){FAB_WRITE, src[i], dst[i]};
-    int id = xfer_legs(f, legs, n, 0, block_wire, block_wire > 0 ? wire / block_wire : 0, bytes,
-                       wire, 0, extra_lat_ps, track, label, e);
+    int id = xfer_legs(f, legs, n, 0, block_wire, block_wire > 0 ? wire / block_wire : 0, 0,
+                       bytes, wire, 0, extra_lat_ps, track, label, e);
     free(legs);
     return id;
 }

@@ -63,6 +63,10 @@ int fabric_xfer_group_blocks(fabric *f, fab_op op, int initiator, const int *pee
 /* The rate kernels issuing op (FAB_WRITE stores, FAB_READ loads) reach with
  * `blocks` thread blocks: blocks x cta_store/cta_load; 0 = no limit. */
 double fabric_cta_cap_Bps(const fabric *f, fab_op op, int blocks);
+/* Bytes in flight per thread block that cta_load_host describes: hwcheck's
+ * copy kernel, 512 threads x one 16-byte load (docs/model.md "Thread blocks
+ * against host memory"). */
+#define FABRIC_CTA_REF_INFLIGHT_B 8192.0
 /* The rate per stream of a kernel of `blocks` blocks whose threads, every
  * iteration, load 16 bytes from each of `local` buffers in their own GPU's
  * memory and from each of `remote` peers, each load waiting for the one
@@ -71,8 +75,13 @@ double fabric_cta_cap_Bps(const fabric *f, fab_op op, int blocks);
  * serial-loads off the local loads are free. */
 double fabric_cta_serial_Bps(const fabric *f, int blocks, int local, int remote);
 /* The same for kernels whose other end is node peer: host memory (a
- * TOPO_HOSTMEM or CPU node) has cta_store_host / cta_load_host when set. */
-double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer);
+ * TOPO_HOSTMEM or CPU node) has cta_store_host / cta_load_host when set. A
+ * block's loads from host memory move its bytes in flight per round trip
+ * (Little's law), so their rate is cta_load_host x inflight_B /
+ * FABRIC_CTA_REF_INFLIGHT_B (inflight_B <= 0: the reference block). Stores
+ * keep the reference figure. */
+double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer,
+                             double inflight_B);
 /* NCCL channels' hop from GPU src to GPU dst, direct (stage < 0: posted SM
  * stores into dst) or staged through buffer node stage (SHM: src's stores
  * into host memory, dst's loads from it, pipelined slice by slice: one flow
@@ -88,10 +97,14 @@ int fabric_xfer_channel(fabric *f, int src, int stage, int dst, double bytes, do
 /* The same staged hop with its two halves' requesters given: up (FAB_WRITE
  * SM stores or FAB_CE_WRITE a copy engine) from src into stage, down
  * (FAB_READ or FAB_CE_READ) from stage into dst; only SM halves cross a block
- * budget. ERR_SYSTEM if up is a read or down a write. */
+ * budget. load_inflight_B: the bytes the receiving block keeps in flight
+ * (<= 0: FABRIC_CTA_REF_INFLIGHT_B); against host memory its load budget
+ * weighs FABRIC_CTA_REF_INFLIGHT_B / load_inflight_B as much (a block with 8
+ * times the loads in flight reads 8 times as fast). ERR_SYSTEM if up is a
+ * read or down a write. */
 int fabric_xfer_staged(fabric *f, fab_op up, int src, int stage, fab_op down, int dst,
-                       double bytes, double wire, double block_wire, sim_ps extra_lat_ps,
-                       int track, const char *label, err *e);
+                       double bytes, double wire, double block_wire, double load_inflight_B,
+                       sim_ps extra_lat_ps, int track, const char *label, err *e);
 /* A bundle: n channel hops src[i] -> dst[i] (direct P2P writes) of bytes
  * each that advance together: one engine flow over all their routes and
  * their senders' block budgets, each stream weighing as in its own
@@ -119,10 +132,11 @@ double fabric_tlp_weight(const fabric *f, fab_op op);
  * (all on by default); a bit set in off disables it for the next runs. */
 enum { FAB_NO_COLLAPSE_WRITE = 1, FAB_NO_COLLAPSE_READ = 2, FAB_NO_HOL = 4,
        FAB_NO_REQ_SIZE = 8, FAB_NO_SOCKET_READ = 16, FAB_NO_NVLINK_SAT = 32,
-       FAB_NO_SERIAL_LOADS = 64 };
+       FAB_NO_SERIAL_LOADS = 64, FAB_NO_HOST_INFLIGHT = 128, FAB_NO_HOST_MIXED = 256 };
 void fabric_disable(fabric *f, int off);
 /* Parse "hol,read-collapse" (names: write-collapse, read-collapse, hol,
- * req-size, socket-read, nvlink-sat, serial-loads) into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
+ * req-size, socket-read, nvlink-sat, serial-loads, host-inflight, host-mixed)
+ * into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
 int fabric_mech_parse(const char *list, int *off, err *e);
 /* Root port above a node in the PCI hierarchy (-1 if none). */
 int fabric_root_of(const fabric *f, int node);

@@ -609,12 +609,12 @@ static void test_copy_staged(void **state)
     static const double want[3] = {1.0, 0.5, 0.1};
     for (int k = 0; k < 3; k++) {
         fabric_reset(f);
-        int x = fabric_xfer_staged(f, up[k], g0, mem, down[k], g2, 1e9, 1, 1, 0, 0, "shm", &e);
+        int x = fabric_xfer_staged(f, up[k], g0, mem, down[k], g2, 1e9, 1, 1, 0, 0, 0, "shm", &e);
         assert_true(x >= 0);
         assert_int_equal(sched_run(s, &e), 0);
         NEAR_REL((double)sched_end(s, x) * 1e-12, want[k], 1e-9);
     }
-    assert_true(fabric_xfer_staged(f, FAB_READ, g0, mem, FAB_READ, g2, 1, 1, 1, 0, 0, "x", &e) < 0);
+    assert_true(fabric_xfer_staged(f, FAB_READ, g0, mem, FAB_READ, g2, 1, 1, 1, 0, 0, 0, "x", &e) < 0);
     fabric_free(f);
     topo_free(t);
 }
@@ -655,6 +655,84 @@ static void test_host_blocks(void **state)
     int x = fabric_xfer_channel(f, g0, fabric_hostmem_of(f, g2), g2, 1e9, 1, 1, 0, 0, "shm", &e);
     assert_int_equal(sched_run(fabric_sched(f), &e), 0);
     NEAR_REL((double)sched_end(fabric_sched(f), x) * 1e-12, 0.5, 1e-9);
+    fabric_free(f);
+    topo_free(t);
+}
+
+static void test_host_inflight_and_mixed(void **state)
+{
+    (void)state;
+    /* A block's loads from host memory move its bytes in flight per round
+     * trip: cta_load_host 1 GB/s is the 8 KiB block; a copy kernel of one block
+     * with 32 KiB in flight (512 threads x 4 loads) loads 4 GB/s: 1 GB from
+     * host memory in 0.25 s (the 10 GB/s links do not bind); 128 KiB: 16 GB/s
+     * would pass the links, so the first 10 GB/s link bounds it, 0.1 s.
+     * Stores keep their figure (cta_store_host 2 GB/s): 0.5 s whatever the
+     * depth. */
+    topo *t = build();
+    topo_params *p = topo_params_mut(t);
+    p->cta_load_host_Bps = 1 * GB;
+    p->cta_store_host_Bps = 2 * GB;
+    finish(t);
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    flows_case c;
+    sim_ps tp[FLOWS_MAX];
+    static const double inflight[3] = {32768, 131072, 0}, want[3] = {0.25, 0.1, 1.0};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(flows_parse(t, "h0>0", FLOWS_READ, 1e9, &c, &e), 0);
+        c.blocks = 1;
+        c.inflight_B = inflight[k];
+        assert_int_equal(flows_run(f, &c, tp, &e), 0);
+        NEAR_REL((double)tp[0] * 1e-12, want[k], 1e-9);
+    }
+    assert_int_equal(flows_parse(t, "0>h0", FLOWS_WRITE, 1e9, &c, &e), 0);
+    c.blocks = 1;
+    c.inflight_B = 131072;
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 0.5, 1e-9);
+    /* An SHM hop g0 -> host -> g2 (NCCL Simple: the receiver keeps 64 KiB in
+     * flight, 8 x the reference): the receiver's block loads 8 GB/s, the
+     * sender's stores 2 GB/s bound it: 1 GB in 0.5 s; with the reference
+     * depth (0) the receiver's 1 GB/s binds: 1 s. */
+    fabric_free(f);
+    f = fabric_new(t, &e);
+    int g0 = topo_gpu_node(t, 0), g1 = topo_gpu_node(t, 1), g2 = topo_gpu_node(t, 2);
+    int mem = fabric_hostmem_of(f, g2);
+    static const double depth[2] = {65536, 0}, want2[2] = {0.5, 1.0};
+    for (int k = 0; k < 2; k++) {
+        fabric_reset(f);
+        int x = fabric_xfer_staged(f, FAB_WRITE, g0, mem, FAB_READ, g2, 1e9, 1, 1, depth[k], 0, 0,
+                                   "shm", &e);
+        assert_true(x >= 0);
+        assert_int_equal(sched_run(fabric_sched(f), &e), 0);
+        NEAR_REL((double)sched_end(fabric_sched(f), x) * 1e-12, want2[k], 1e-9);
+    }
+    fabric_free(f);
+    topo_free(t);
+    /* Loads and stores at once: host_sm_mixed 6 GB/s per GPU, both directions
+     * counted, no block bounds. The SHM channel bound of a ring of two GPUs
+     * g0 <-> g1 (one switch sw0, the CPU's host memory), each sending 1 GB to
+     * the other: each GPU's budget carries its own stores (1 GB) and its own
+     * loads (1 GB), 2 GB at 6 GB/s; the links carry 2 GB each way on
+     * sw0 -> rp0 at 10 GB/s (0.2 s): the budget binds, 2 / 6 = 0.333 s. One
+     * hop alone: g0's budget carries 1 GB (its stores), g1's 1 GB (its loads):
+     * 1/6 s, slower than the 10 GB/s links (0.1 s). */
+    t = build();
+    topo_params_mut(t)->host_sm_mixed_Bps = 6 * GB;
+    finish(t);
+    f = fabric_new(t, &e);
+    int m0 = fabric_hostmem_of(f, g0);
+    int a = fabric_xfer_staged(f, FAB_WRITE, g0, m0, FAB_READ, g1, 1e9, 1, 0, 0, 0, 0, "a", &e);
+    int b = fabric_xfer_staged(f, FAB_WRITE, g1, m0, FAB_READ, g0, 1e9, 1, 0, 0, 0, 1, "b", &e);
+    assert_true(a >= 0 && b >= 0);
+    assert_int_equal(sched_run(fabric_sched(f), &e), 0);
+    NEAR_REL((double)sched_end(fabric_sched(f), a) * 1e-12, 1.0 / 3, 1e-9);
+    NEAR_REL((double)sched_end(fabric_sched(f), b) * 1e-12, 1.0 / 3, 1e-9);
+    fabric_reset(f);
+    a = fabric_xfer_staged(f, FAB_WRITE, g0, m0, FAB_READ, g1, 1e9, 1, 0, 0, 0, 0, "a", &e);
+    assert_int_equal(sched_run(fabric_sched(f), &e), 0);
+    NEAR_REL((double)sched_end(fabric_sched(f), a) * 1e-12, 1.0 / 6, 1e-9);
     fabric_free(f);
     topo_free(t);
 }
@@ -750,6 +828,7 @@ int main(void)
         cmocka_unit_test(test_mech_parse),        cmocka_unit_test(test_nvlink_saturation),
         cmocka_unit_test(test_block_pass),        cmocka_unit_test(test_copy_staged),
         cmocka_unit_test(test_host_blocks),
+        cmocka_unit_test(test_host_inflight_and_mixed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -318,7 +318,7 @@ int flows_run(fabric *f, const flows_case *c, sim_ps *time_ps, err *e)
             if (mem < 0)
                 return err_set(e, ERR_USAGE, "copy-staged needs host memory in the topology");
             sim_ps setup2 = 2 * topo_params_get(fabric_topo(f))->copy_setup_ps;
-            id[i] = fabric_xfer_staged(f, FAB_CE_WRITE, s, mem, FAB_CE_READ, d, c->bytes, 1, 0,
+            id[i] = fabric_xfer_staged(f, FAB_CE_WRITE, s, mem, FAB_CE_READ, d, c->bytes, 1, 0, 0,
                                        setup2, i, c->pattern, e);
             if (id[i] < 0)
                 return e->code;
@@ -337,7 +337,8 @@ int flows_run(fabric *f, const flows_case *c, sim_ps *time_ps, err *e)
                                                                 : tp->kernel_base_ps;
         int init = fab_is_read(op) ? d : s, peer = fab_is_read(op) ? s : d;
         id[i] = fabric_xfer_group_blocks(f, op, init, &peer, 1, c->bytes, 1,
-                                         fabric_cta_cap_to_Bps(f, op, c->blocks, peer), c->blocks,
+                                         fabric_cta_cap_to_Bps(f, op, c->blocks, peer, c->inflight_B),
+                                         c->blocks,
                                          setup,
                                          i, c->pattern, e);
         if (id[i] < 0)

@@ -30,6 +30,8 @@ typedef struct flows_case {
     double bytes;            /* per flow */
     int blocks;              /* thread blocks of each kernel (write, read); 0 = enough
                                 for the links (hwcheck's default, one per SM) */
+    double inflight_B;       /* bytes each block keeps in flight (threads x loads of 16 B
+                                per thread); 0 = hwcheck's plain copy, 512 x 1 x 16 */
     int n;
     int src[FLOWS_MAX], dst[FLOWS_MAX];
 } flows_case;

@@ -247,16 +247,21 @@ static int build_h200_8x(topo *t, err *e) { return build_hgx(t, 8, e); }
 
 /* One H200's thread blocks against pinned host memory (validate/data/h200-1x/
  * micro/host-kernel-b*.csv, hwcheck host --op kernel, 256 MiB): one block of
- * 512 threads loads 6.07 GB/s from it (linear to 8 blocks: 43.7) and stores
- * 19.8 into it; 16 blocks load 51.3 GB/s, the link: the GPU keeps more than
- * 256 reads in flight (51.3 GB/s x 1.405 us / 128 B = 563), so the 10-bit
- * tag space of PCIe Gen5 (768) rather than 8-bit tags. */
+ * 512 threads with one 16-byte load in flight each (8 KiB) loads 6.07 GB/s
+ * from it (linear to 8 blocks: 43.7) and stores 19.8 into it; 16 blocks load
+ * 51.3 GB/s, the link: the GPU keeps more than 256 reads in flight (51.3 GB/s
+ * x 1.405 us / 128 B = 563), so the 10-bit tag space of PCIe Gen5 (768)
+ * rather than 8-bit tags. A block's loads grow with its bytes in flight
+ * (micro/inflight/: 1.52 GB/s at 2 KiB to 39.0 at 64 KiB, 48.3 at 128 KiB;
+ * the fabric scales cta_load_host by them). Loads and stores at once (the
+ * inflight/ files' h2d-d2h rows at 256 MiB where each kernel alone fills the
+ * link, 14 rows): 79.0 GB/s together, the median (66.2 - 79.6). */
 static void h200_host_blocks(topo *t)
 {
     topo_params *p = topo_params_mut(t);
     p->cta_load_host_Bps = 6.07e9;
     p->cta_store_host_Bps = 19.8e9;
-    p->read_tags = 768;
+    p->host_sm_mixed_Bps = 79.0e9;
 }
 
 static int build_h200_1x(topo *t, err *e)
@@ -265,6 +270,7 @@ static int build_h200_1x(topo *t, err *e)
     set_params(t, 0, 245.8, H200_MEM_GBps);
     h200_measured(t);
     h200_host_blocks(t);
+    topo_params_mut(t)->read_tags = 768;
     socket_with_mem(&b, 0, 245.8);
     node(&b, "rp0", TOPO_ROOT, 0, "cpu0");
     link(&b, "rp0", "cpu0", LINK_FABRIC, 0, 100.0, ROOT_NS);
@@ -306,6 +312,10 @@ static int build_h200_2x(topo *t, err *e)
      * kernel stores 339.2 GB/s at 256 MiB (p2p-write-blocks36.csv, mean of both
      * directions) on the fitted 379.4: N0 = 36 (379.4 / 339.2 - 1). */
     p->nvlink_half_blocks = 4.27;
+    /* Not measured on this machine: its blocks against host memory and its
+     * links' loads and stores at once are the one-H200 VM's (same GPU, the same
+     * lent machine kind; validate/data/h200-1x/micro/inflight/). */
+    h200_host_blocks(t);
     socket_with_mem(&b, 0, 245.8);
     node(&b, "nvs0", TOPO_NVSWITCH, -1, NULL);
     for (int g = 0; g < 2; g++) {

@@ -89,6 +89,9 @@ typedef struct topo_params {
     double cta_store_host_Bps;     /* the same into / from pinned host memory (an SHM
                                       channel, hwcheck host --op kernel); 0 = as */
     double cta_load_host_Bps;      /* into a peer */
+    double host_sm_mixed_Bps;      /* one GPU's SM loads from and stores into pinned host
+                                      memory together, over its PCIe link (both
+                                      directions counted); 0 = no such bound */
     int64_t launch_ps;             /* kernel launch overhead */
     int64_t graph_node_ps;         /* per-node cost inside a CUDA graph */
     double hostmem_Bps;            /* per-socket DRAM bandwidth for SHM staging */
