@@ -807,12 +807,13 @@ static void test_mech_parse(void **state)
     assert_int_equal(fabric_mech_parse("hol,bogus", &off, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "'bogus'"));
     /* Every mechanism the message offers parses, each to its own bit: all
-     * seven together switch off 1 + 2 + 4 + 8 + 16 + 32 + 64 = 127. */
+     * nine together switch off 1 + 2 + 4 + ... + 256 = 511. */
     assert_non_null(strstr(e.msg, "(write-collapse, read-collapse, hol, req-size, socket-read, "
-                               "nvlink-sat, serial-loads)"));
+                               "nvlink-sat, serial-loads, host-inflight, host-mixed)"));
     assert_int_equal(fabric_mech_parse("write-collapse,read-collapse,hol,req-size,socket-read,"
-                                       "nvlink-sat,serial-loads", &off, &e), 0);
-    assert_int_equal(off, 127);
+                                       "nvlink-sat,serial-loads,host-inflight,host-mixed", &off,
+                                       &e), 0);
+    assert_int_equal(off, 511);
 }
 
 int main(void)
