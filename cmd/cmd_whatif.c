@@ -161,37 +161,179 @@ static void env_words(const whatif_scenario *s, char *buf, size_t n)
 
 static const char *mode_word(int g) { return g ? "graph" : "eager"; }
 
-static void print_assumptions(report *r, const whatif_scenario *s, const whatif_calib *cal,
-                              const whatif_result *basel, double gpu_GBps)
+/* Where a value of the header comes from, as docs/scenario.md's tables say:
+ * fitted (to the observations), varied (per variant: the table's column),
+ * config (the scenario: --set, a scenario file's line, or the built-in's
+ * configuration from SCENARIO.md and the model's config.json), assumed (an
+ * assumption of docs/scenario.md), topology (the preset's). The knobs whose
+ * defaults are assumptions: */
+static const char *const assumed_keys[] = {
+    "accept_len", "host_us", "host_jitter", "sync_us", "eager_op_us", "efficiency",
+    "draft_efficiency", "kernels_per_layer", "draft_kernels", "context_len", "routing_skew",
+};
+
+static int varied_index(const whatif_args *g, const char *key)
 {
-    char buf[1024];
+    for (int v = 0; v < g->nvary; v++)
+        if (!strcmp(g->vs[v].key, key))
+            return v;
+    return -1;
+}
+
+static int set_on_cli(const whatif_args *g, const char *key)
+{
+    size_t n = strlen(key);
+    for (int i = 0; i < g->nsets; i++)
+        if (!strncmp(g->sets[i], key, n) && g->sets[i][n] == '=')
+            return 1;
+    return 0;
+}
+
+/* The source of key's value in s, the base's (its own, whether varied or not), into buf. */
+static const char *source_of(const whatif_args *g, const whatif_scenario *s,
+                             const whatif_calib *cal, const char *key, char *buf, size_t n)
+{
+    int assumed = 0;
+    for (size_t i = 0; i < sizeof assumed_keys / sizeof assumed_keys[0]; i++)
+        assumed |= !strcmp(assumed_keys[i], key);
+    for (int j = 0; j < cal->n; j++)
+        if (!strcmp(cal->p[j].name, key)) {
+            if (cal->p[j].at_bound)
+                snprintf(buf, n, "fitted, held at its bound");
+            else if (cal->p[j].refused)
+                snprintf(buf, n, "%s; the fit refused it", set_on_cli(g, key) ? "config: --set"
+                         : assumed && !whatif_given(s, key) ? "assumed" : "config");
+            else
+                snprintf(buf, n, "fitted");
+            return buf;
+        }
+    if (set_on_cli(g, key))
+        snprintf(buf, n, "config: --set");
+    else if (whatif_given(s, key) || !assumed)
+        snprintf(buf, n, "config");
+    else
+        snprintf(buf, n, "assumed");
+    return buf;
+}
+
+/* A value with its source, "VALUE (SOURCE)", into buf; a varied key lists
+ * its values, the base's value and source after them. */
+static const char *with_source(const whatif_args *g, const whatif_scenario *s,
+                               const whatif_calib *cal, const char *key, const char *value,
+                               char *buf, size_t n)
+{
+    char src[64];
+    int v = varied_index(g, key);
+    source_of(g, s, cal, key, src, sizeof src);
+    if (v < 0) {
+        snprintf(buf, n, "%s (%s)", value, src);
+        return buf;
+    }
+    size_t at = (size_t)snprintf(buf, n, "varied: ");
+    for (int j = 0; j < g->vs[v].n && at < n; j++)
+        at += (size_t)snprintf(buf + at, n - at, "%s%s", j ? ", " : "", g->vs[v].vals[j]);
+    if (at < n)
+        snprintf(buf + at, n - at, " (the base: %s, %s)", value, src);
+    return buf;
+}
+
+static void meta_src(report *r, const whatif_args *g, const whatif_scenario *s,
+                     const whatif_calib *cal, const char *name, const char *key,
+                     const char *value)
+{
+    char buf[1400];
+    report_meta(r, name, "%s", with_source(g, s, cal, key, value, buf, sizeof buf));
+}
+
+/* The source of a line made of several knobs: varied if one is (named), else
+ * --set if one is, else config. */
+static void group_src(const whatif_args *g, const whatif_scenario *s, const char *const *keys,
+                      char *buf, size_t n)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; keys[i]; i++)
+        if (varied_index(g, keys[i]) >= 0 && at < n)
+            at += (size_t)snprintf(buf + at, n - at, "%s%s", at ? ", " : "varied: ", keys[i]);
+    for (int v = 0; v < g->nvary && !strncmp(keys[0], "nccl_", 5); v++)
+        if (!strncmp(g->vs[v].key, "NCCL_", 5) && at < n)
+            at += (size_t)snprintf(buf + at, n - at, "%s%s", at ? ", " : "varied: ", g->vs[v].key);
+    if (at)
+        return;
+    int set = 0;
+    for (int i = 0; keys[i]; i++)
+        set |= set_on_cli(g, keys[i]);
+    for (int i = 0; i < g->nsets && !strncmp(keys[0], "nccl_", 5); i++)
+        set |= !strncmp(g->sets[i], "NCCL_", 5);
+    (void)s;
+    snprintf(buf, n, "%s", set ? "config: --set" : "config");
+}
+
+static void print_assumptions(report *r, const whatif_args *g, const whatif_scenario *s,
+                              const whatif_calib *cal, const whatif_result *basel, double gpu_GBps)
+{
+    char buf[1024], src[256];
     report_meta(r, "scenario", "%s", s->name);
-    report_meta(r, "topo", "%s%s%s", s->topo, s->calib[0] ? " with " : "", s->calib);
-    report_meta(r, "accept_len", "%g%s", s->accept_len, s->accept_nhist ? " (from accept_hist)" : "");
+    report_meta(r, "sources", "config = the scenario (--set, its file's lines, or the "
+                "built-in's SCENARIO.md and config.json); assumed = an assumption of "
+                "docs/scenario.md; fitted = to the observations; topology = the preset's; "
+                "varied = per variant (the table's column)");
+    snprintf(buf, sizeof buf, "%s%s%s", s->topo, s->calib[0] ? " with " : "", s->calib);
+    meta_src(r, g, s, cal, "topo", varied_index(g, "calib") >= 0 ? "calib" : "topo", buf);
+    meta_src(r, g, s, cal, "mode", "mode", s->mode == WHATIF_EAGLE3 ? "eagle3" : "decode");
+    snprintf(buf, sizeof buf, "%g%s", s->accept_len, s->accept_nhist ? ", from accept_hist" : "");
+    meta_src(r, g, s, cal, "accept_len", s->accept_nhist ? "accept_hist" : "accept_len", buf);
+    static const char *const draft_keys[] = {"draft_steps", "draft_topk", "draft_tokens", NULL};
+    group_src(g, s, draft_keys, src, sizeof src);
     report_meta(r, "draft", "steps %d, topk %d, %d draft tokens: %d draft forward%s + 1 draft "
-                "extend per cycle, verify of %d tokens x %d requests", s->draft_steps,
+                "extend per cycle, verify of %d tokens x %d requests (%s)", s->draft_steps,
                 s->draft_topk, s->draft_tokens, s->draft_steps - 1, s->draft_steps == 2 ? "" : "s",
-                s->draft_tokens, s->batch);
-    report_meta(r, "batch", "%d (tp %d)", s->batch, s->tp);
+                s->draft_tokens, s->batch, src);
+    static const char *const batch_keys[] = {"batch", "tp", NULL};
+    group_src(g, s, batch_keys, src, sizeof src);
+    report_meta(r, "batch", "%d (tp %d) (%s)", s->batch, s->tp, src);
     whatif_get(s, "allreduce", buf, sizeof buf, NULL);
-    report_meta(r, "allreduce", "%s", buf);
+    meta_src(r, g, s, cal, "allreduce", "allreduce", buf);
+    static const char *const env_keys[] = {"nccl_proto", "nccl_algo", "nccl_p2p_level",
+                                           "nccl_p2p_disable", "nccl_shm_disable",
+                                           "nccl_min_nchannels", "nccl_max_nchannels",
+                                           "nccl_buffsize", "nccl_nthreads", NULL};
     env_words(s, buf, sizeof buf);
-    report_meta(r, "nccl_env", "%s", buf);
-    report_meta(r, "launch", "decode %s; draft %s, verify %s, draft extend %s",
+    group_src(g, s, env_keys, src, sizeof src);
+    report_meta(r, "nccl_env", "%s (%s)", buf, src);
+    static const char *const launch_keys[] = {"graph", "decode_graph", "draft_graph",
+                                              "verify_graph", "extend_graph", NULL};
+    group_src(g, s, launch_keys, src, sizeof src);
+    report_meta(r, "launch", "decode %s; draft %s, verify %s, draft extend %s (%s)",
                 mode_word(whatif_phase_graph(s, PHASE_DECODE)),
                 mode_word(whatif_phase_graph(s, PHASE_DRAFT)),
                 mode_word(whatif_phase_graph(s, PHASE_VERIFY)),
-                mode_word(whatif_phase_graph(s, PHASE_PREFILL)));
-    report_meta(r, "overlap", "%s", s->overlap < 0 ? "as SGLang: on for decode, off for EAGLE-3"
-                                     : s->overlap ? "on" : "off");
-    report_meta(r, "syncs", "decode %d; EAGLE-3 cycle %d (draft %d, verify %d, after extend %d)",
-                s->decode_syncs, s->draft_syncs + s->verify_syncs + s->extend_syncs,
-                s->draft_syncs, s->verify_syncs, s->extend_syncs);
-    report_meta(r, "host", "host_us %.1f per segment, host_jitter %.3f (per-rank skew), "
-                "sync_us %g, eager_op_us %g", s->host_us, s->host_jitter, s->sync_us,
-                s->eager_op_us);
-    report_meta(r, "gpu_mem_GBps", "%g%s", gpu_GBps, s->gpu_mem_GBps > 0 ? "" : " (topology)");
-    report_meta(r, "efficiency", "%.4f", s->efficiency);
+                mode_word(whatif_phase_graph(s, PHASE_PREFILL)), src);
+    meta_src(r, g, s, cal, "overlap", "overlap", s->overlap < 0 ? "as SGLang: on for decode, "
+             "off for EAGLE-3" : s->overlap ? "on" : "off");
+    static const char *const sync_keys[] = {"decode_syncs", "draft_syncs", "verify_syncs",
+                                            "extend_syncs", NULL};
+    group_src(g, s, sync_keys, src, sizeof src);
+    report_meta(r, "syncs", "decode %d; EAGLE-3 cycle %d (draft %d, verify %d, after extend %d) "
+                "(%s)", s->decode_syncs, s->draft_syncs + s->verify_syncs + s->extend_syncs,
+                s->draft_syncs, s->verify_syncs, s->extend_syncs, src);
+    char v1[32], v2[32], v3[32], v4[32], s1[1400], s2[1400], s3[1400], s4[1400];
+    snprintf(v1, sizeof v1, "%.1f", s->host_us);
+    snprintf(v2, sizeof v2, "%.3f", s->host_jitter);
+    snprintf(v3, sizeof v3, "%g", s->sync_us);
+    snprintf(v4, sizeof v4, "%g", s->eager_op_us);
+    report_meta(r, "host", "host_us per segment %s, host_jitter per-rank skew %s, sync_us %s, "
+                "eager_op_us %s", with_source(g, s, cal, "host_us", v1, s1, sizeof s1),
+                with_source(g, s, cal, "host_jitter", v2, s2, sizeof s2),
+                with_source(g, s, cal, "sync_us", v3, s3, sizeof s3),
+                with_source(g, s, cal, "eager_op_us", v4, s4, sizeof s4));
+    snprintf(buf, sizeof buf, "%g", gpu_GBps);
+    if (s->gpu_mem_GBps > 0 || varied_index(g, "gpu_mem_GBps") >= 0)
+        meta_src(r, g, s, cal, "gpu_mem_GBps", "gpu_mem_GBps", buf);
+    else
+        report_meta(r, "gpu_mem_GBps", "%s (topology)", buf);
+    snprintf(buf, sizeof buf, "%.4f", s->efficiency);
+    meta_src(r, g, s, cal, "efficiency", "efficiency", buf);
     if (s->nobs == 0) {
         report_meta(r, "calibration", "none (parameters as set)");
     } else {
@@ -560,7 +702,7 @@ int cmd_whatif(int argc, char **argv, err *e)
             rc = err_set(e, ERR_SYSTEM, "out of memory");
     }
     if (!rc) {
-        print_assumptions(r, &base, &cal, &basel, gpu_GBps);
+        print_assumptions(r, g, &base, &cal, &basel, gpu_GBps);
         if (custom_ar_gated(&base, vs, nvary))
             report_meta(r, "note", "%s", COLL_CUSTOM_AR_NOTE);
         for (long k = 0; k < nvar && !rc && !solve[0]; k++) {
