@@ -247,8 +247,7 @@ static void meta_src(report *r, const whatif_args *g, const whatif_scenario *s,
 
 /* The source of a line made of several knobs: varied if one is (named), else
  * --set if one is, else config. */
-static void group_src(const whatif_args *g, const whatif_scenario *s, const char *const *keys,
-                      char *buf, size_t n)
+static void group_src(const whatif_args *g, const char *const *keys, char *buf, size_t n)
 {
     size_t at = 0;
     buf[0] = 0;
@@ -265,7 +264,6 @@ static void group_src(const whatif_args *g, const whatif_scenario *s, const char
         set |= set_on_cli(g, keys[i]);
     for (int i = 0; i < g->nsets && !strncmp(keys[0], "nccl_", 5); i++)
         set |= !strncmp(g->sets[i], "NCCL_", 5);
-    (void)s;
     snprintf(buf, n, "%s", set ? "config: --set" : "config");
 }
 
@@ -284,13 +282,13 @@ static void print_assumptions(report *r, const whatif_args *g, const whatif_scen
     snprintf(buf, sizeof buf, "%g%s", s->accept_len, s->accept_nhist ? ", from accept_hist" : "");
     meta_src(r, g, s, cal, "accept_len", s->accept_nhist ? "accept_hist" : "accept_len", buf);
     static const char *const draft_keys[] = {"draft_steps", "draft_topk", "draft_tokens", NULL};
-    group_src(g, s, draft_keys, src, sizeof src);
+    group_src(g, draft_keys, src, sizeof src);
     report_meta(r, "draft", "steps %d, topk %d, %d draft tokens: %d draft forward%s + 1 draft "
                 "extend per cycle, verify of %d tokens x %d requests (%s)", s->draft_steps,
                 s->draft_topk, s->draft_tokens, s->draft_steps - 1, s->draft_steps == 2 ? "" : "s",
                 s->draft_tokens, s->batch, src);
     static const char *const batch_keys[] = {"batch", "tp", NULL};
-    group_src(g, s, batch_keys, src, sizeof src);
+    group_src(g, batch_keys, src, sizeof src);
     report_meta(r, "batch", "%d (tp %d) (%s)", s->batch, s->tp, src);
     whatif_get(s, "allreduce", buf, sizeof buf, NULL);
     meta_src(r, g, s, cal, "allreduce", "allreduce", buf);
@@ -299,11 +297,11 @@ static void print_assumptions(report *r, const whatif_args *g, const whatif_scen
                                            "nccl_min_nchannels", "nccl_max_nchannels",
                                            "nccl_buffsize", "nccl_nthreads", NULL};
     env_words(s, buf, sizeof buf);
-    group_src(g, s, env_keys, src, sizeof src);
+    group_src(g, env_keys, src, sizeof src);
     report_meta(r, "nccl_env", "%s (%s)", buf, src);
     static const char *const launch_keys[] = {"graph", "decode_graph", "draft_graph",
                                               "verify_graph", "extend_graph", NULL};
-    group_src(g, s, launch_keys, src, sizeof src);
+    group_src(g, launch_keys, src, sizeof src);
     report_meta(r, "launch", "decode %s; draft %s, verify %s, draft extend %s (%s)",
                 mode_word(whatif_phase_graph(s, PHASE_DECODE)),
                 mode_word(whatif_phase_graph(s, PHASE_DRAFT)),
@@ -313,7 +311,7 @@ static void print_assumptions(report *r, const whatif_args *g, const whatif_scen
              "off for EAGLE-3" : s->overlap ? "on" : "off");
     static const char *const sync_keys[] = {"decode_syncs", "draft_syncs", "verify_syncs",
                                             "extend_syncs", NULL};
-    group_src(g, s, sync_keys, src, sizeof src);
+    group_src(g, sync_keys, src, sizeof src);
     report_meta(r, "syncs", "decode %d; EAGLE-3 cycle %d (draft %d, verify %d, after extend %d) "
                 "(%s)", s->decode_syncs, s->draft_syncs + s->verify_syncs + s->extend_syncs,
                 s->draft_syncs, s->verify_syncs, s->extend_syncs, src);
