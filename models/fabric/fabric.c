@@ -769,19 +769,26 @@ int fabric_xfer_staged(fabric *f, fab_op up, int src, int stage, fab_op down, in
                      label, e);
 }
 
-int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
-                       double wire, double block_wire, sim_ps extra_lat_ps, int track,
-                       const char *label, err *e)
+int fabric_write_alike(const fabric *f, int a0, int b0, int a1, int b1)
 {
-    leg *legs = malloc(sizeof *legs * (size_t)(n > 0 ? n : 1));
-    if (!legs)
-        return err_set(e, ERR_SYSTEM, "out of memory"), -1;
-    for (int i = 0; i < n; i++)
-        legs[i] = (leg){FAB_WRITE, src[i], dst[i]};
-    int id = xfer_legs(f, legs, n, 0, block_wire, block_wire > 0 ? wire / block_wire : 0, bytes,
-                       wire, 0, extra_lat_ps, track, label, e);
-    free(legs);
-    return id;
+    const int *l0, *l1;
+    const int8_t *d0, *d1;
+    int h = topo_route(f->t, a0, b0, &l0, &d0);
+    if (h <= 0 || h > MAX_HOPS || topo_route(f->t, a1, b1, &l1, &d1) != h)
+        return 0;
+    if (fabric_lat_ps(f, FAB_WRITE, a0, b0) != fabric_lat_ps(f, FAB_WRITE, a1, b1) ||
+        is_host(f->t, b0) != is_host(f->t, b1) || (f->cta_st[a0] < 0) != (f->cta_st[a1] < 0) ||
+        (f->hol_link[a0] < 0) != (f->hol_link[a1] < 0))
+        return 0;
+    for (int i = 0; i < h; i++) {
+        int x = 2 * l0[i] + d0[i], y = 2 * l1[i] + d1[i];
+        const topo_link *kx = topo_link_at(f->t, l0[i]), *ky = topo_link_at(f->t, l1[i]);
+        if (kx->kind != ky->kind || kx->lat_ps != ky->lat_ps || link_cap(f->t, x) != link_cap(f->t, y) ||
+            f->is_uplink[x] != f->is_uplink[y] || f->is_nvlink[x] != f->is_nvlink[y] ||
+            (i == 0 && (x == f->hol_out[a0]) != (y == f->hol_out[a1])))
+            return 0;
+    }
+    return 1;
 }
 
 int fabric_block_pass(fabric *f, const int *gpu, int n, double bytes, double block_wire,
