@@ -228,6 +228,8 @@ static route *make_route(topo *t, const tree *tr, int b)
 /* The route a->b (a != b), computed once and cached; with all (or when a's
  * tree is needed a second time) every route from a to a non-transit node
  * is stored. NULL only on out of memory. */
+static route *get_route_locked(topo *t, int a, int b, int all);
+
 const route *topo_get_route(const topo *tc, int a, int b, int all)
 {
     topo *t = (topo *)tc; /* the cache is logically const: computed once */
@@ -235,7 +237,37 @@ const route *topo_get_route(const topo *tc, int a, int b, int all)
     if (r && r->dst == b && !all)
         return r;
     pthread_mutex_lock(&t->mu);
-    r = NULL;
+    r = get_route_locked(t, a, b, all);
+    pthread_mutex_unlock(&t->mu);
+    return r;
+}
+
+/* Put tr in the tree cache, evicting the oldest. A tree that served many
+ * walks (a source reaching every node once, as a one-shot's does) does not
+ * count as needed again: only sources whose trees come and go after a few
+ * routes (one target per source in turn) get all their routes stored. */
+static void tree_keep(topo *t, tree *tr)
+{
+    tree *old = t->tc[t->tc_next];
+    if (old && old->uses >= 16 && t->ntrees[old->src] > 0)
+        t->ntrees[old->src]--;
+    tree_free(old);
+    t->tc[t->tc_next] = tr;
+    t->tc_next = (t->tc_next + 1) % TREE_CACHE;
+}
+
+static tree *cached_tree(const topo *t, int src)
+{
+    for (int i = 0; i < TREE_CACHE; i++)
+        if (t->tc[i] && t->tc[i]->src == src)
+            return t->tc[i];
+    return NULL;
+}
+
+/* Route lookup with t->mu held: see topo_get_route. */
+static route *get_route_locked(topo *t, int a, int b, int all)
+{
+    route *r = NULL;
     uint64_t key = pair_key(a, b);
     if (t->pcap) {
         size_t j = route_slot(t, key);
@@ -244,10 +276,7 @@ const route *topo_get_route(const topo *tc, int a, int b, int all)
     }
     if (r)
         goto out;
-    tree *tr = NULL;
-    for (int i = 0; i < TREE_CACHE && !tr; i++)
-        if (t->tc[i] && t->tc[i]->src == a)
-            tr = t->tc[i];
+    tree *tr = cached_tree(t, a);
     if (!tr && !all && t->ntrees[a] == 0 && t->nparts[a] < 2) {
         /* One of a source's first two targets: a search that stops at b,
          * not kept (a ring asks each GPU for its neighbour and host memory). */
@@ -262,9 +291,7 @@ const route *topo_get_route(const topo *tc, int a, int b, int all)
     if (!tr) {
         if (!(tr = compute_tree(t, a, -1)))
             goto out;
-        tree_free(t->tc[t->tc_next]);
-        t->tc[t->tc_next] = tr;
-        t->tc_next = (t->tc_next + 1) % TREE_CACHE;
+        tree_keep(t, tr);
         if (t->ntrees[a] < 255)
             t->ntrees[a]++;
     }
@@ -286,8 +313,62 @@ const route *topo_get_route(const topo *tc, int a, int b, int all)
 out:
     if (r)
         atomic_store_explicit(&t->last[a], r, memory_order_release);
-    pthread_mutex_unlock(&t->mu);
     return r;
+}
+
+int topo_route_copy(const topo *tc, int a, int b, int *links, int8_t *dirs, int cap,
+                    int64_t *lat_ps)
+{
+    topo *t = (topo *)tc; /* the cache is logically const */
+    ASSERTF(t->finished, "topo_route_copy before topo_finish");
+    ASSERTF(a >= 0 && a < t->nnodes && b >= 0 && b < t->nnodes, "a=%d b=%d", a, b);
+    *lat_ps = 0;
+    if (a == b)
+        return 0;
+    const route *r = atomic_load_explicit(&t->last[a], memory_order_acquire);
+    if (!r || r->dst != b) {
+        pthread_mutex_lock(&t->mu);
+        r = NULL;
+        if (t->pcap) {
+            size_t j = route_slot(t, pair_key(a, b));
+            if (t->pkey[j])
+                r = t->pval[j];
+        }
+        /* A source past its first two targets, whose tree has been needed
+         * at most twice: its routes are walked from the tree, not kept
+         * (a one-shot's sources each reach every GPU once). */
+        tree *tr = r ? NULL : cached_tree(t, a);
+        if (!r && !tr && (t->ntrees[a] > 0 || t->nparts[a] >= 2) && t->ntrees[a] < 2) {
+            if ((tr = compute_tree(t, a, -1))) {
+                tree_keep(t, tr);
+                t->ntrees[a]++;
+            }
+        }
+        if (tr) {
+            tr->uses++;
+            int n = tr->dist_ps[b] == INT64_MAX ? -1 : tr->hops[b];
+            *lat_ps = n < 0 ? -1 : tr->dist_ps[b];
+            for (int v = b, i = n - 1; n <= cap && i >= 0; i--) {
+                const topo_link *l = &t->links[tr->pred[v]];
+                links[i] = tr->pred[v];
+                dirs[i] = (int8_t)(l->b == v ? 0 : 1);
+                v = topo_other_end(l, v);
+            }
+            pthread_mutex_unlock(&t->mu);
+            return n;
+        }
+        if (!r)
+            r = get_route_locked(t, a, b, 0);
+        pthread_mutex_unlock(&t->mu);
+        if (!r)
+            return -2;
+    }
+    *lat_ps = r->n < 0 ? -1 : r->dist_ps;
+    for (int i = 0; r->n <= cap && i < r->n; i++) {
+        links[i] = r->links[i];
+        dirs[i] = r->dirs[i];
+    }
+    return r->n;
 }
 
 int topo_route(const topo *t, int a, int b, const int **links, const int8_t **dirs)
@@ -341,8 +422,8 @@ int64_t topo_route_lat_ps(const topo *t, int a, int b)
     ASSERTF(a >= 0 && a < t->nnodes && b >= 0 && b < t->nnodes, "a=%d b=%d", a, b);
     if (a == b)
         return 0;
-    const route *r = topo_get_route(t, a, b, 0);
-    return r ? r->dist_ps : -1;
+    int64_t lat;
+    return topo_route_copy(t, a, b, NULL, NULL, 0, &lat) < -1 ? -1 : lat;
 }
 
 /* ---- path types ------------------------------------------------------------ */

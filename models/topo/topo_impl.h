@@ -27,6 +27,7 @@ typedef struct tree {
     unsigned char *off; /* 1 once the path left the NVLink fabric (see compute_tree) */
     int *hops;
     int *pred;          /* link id into the node, -1 at the source */
+    unsigned uses;      /* routes walked from it (topo_route_copy) */
 } tree;
 
 enum { TREE_CACHE = 8 };

@@ -666,12 +666,55 @@ static void test_lazy_routes_threads(void **state)
     topo_free(u);
 }
 
+/* topo_route_copy walks the same tree topo_route caches: for every ordered
+ * node pair of two presets (PCIe tree with host memory; NVSwitch crossbar),
+ * asked source by source (a one-shot's order: walked, not kept) and then
+ * target by target (sources' trees come and go: stored), it must give the
+ * same hop count, links, directions and latency as a fresh topology's
+ * topo_route and topo_route_lat_ps (exact), and copy nothing into a buffer
+ * too small, while still returning the hop count. */
+static void test_route_copy(void **state)
+{
+    (void)state;
+    const char *presets[] = {"pcie-16", "nvswitch-16"};
+    for (int pi = 0; pi < 2; pi++) {
+        err e = {0};
+        topo *ref = NULL, *t = NULL;
+        assert_int_equal(topo_load(presets[pi], &ref, &e), 0);
+        assert_int_equal(topo_load(presets[pi], &t, &e), 0);
+        int n = topo_nnodes(t);
+        for (int order = 0; order < 2; order++)
+            for (int x = 0; x < n; x++)
+                for (int y = 0; y < n; y++) {
+                    int a = order ? y : x, b = order ? x : y;
+                    const int *rl;
+                    const int8_t *rd;
+                    int h = topo_route(ref, a, b, &rl, &rd), links[64], one[1] = {-7};
+                    int8_t dirs[64], d1[1];
+                    int64_t lat, lat1;
+                    assert_int_equal(topo_route_copy(t, a, b, links, dirs, 64, &lat), h);
+                    assert_int_equal(lat, topo_route_lat_ps(ref, a, b));
+                    for (int i = 0; i < h; i++) {
+                        assert_int_equal(links[i], rl[i]);
+                        assert_int_equal(dirs[i], rd[i]);
+                    }
+                    if (h > 1) {
+                        assert_int_equal(topo_route_copy(t, a, b, one, d1, 1, &lat1), h);
+                        assert_int_equal(one[0], -7);
+                    }
+                }
+        topo_free(t);
+        topo_free(ref);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_link_math),     cmocka_unit_test(test_paths_2s),
         cmocka_unit_test(test_paths_1s),      cmocka_unit_test(test_paths_nvswitch),
         cmocka_unit_test(test_routes_2s),     cmocka_unit_test(test_route_ties),
+        cmocka_unit_test(test_route_copy),
         cmocka_unit_test(test_route_nvlink_first),
         cmocka_unit_test(test_pxb_phb_nvb),   cmocka_unit_test(test_gpus_nvlinked),   cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_bad_inputs),    cmocka_unit_test(test_too_many_gpus),
