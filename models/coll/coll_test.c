@@ -289,11 +289,12 @@ static void test_copy_setup(void **state)
     topo_params_mut(t)->copy_setup_ps = 3000000;
     err e = {0};
     fabric *f = fabric_new(t, &e);
-    flows_case c;
+    flows_case c = {0};
     assert_int_equal(flows_parse(t, "1>0", FLOWS_COPY, 1000000, &c, &e), 0);
     sim_ps tp[1];
     assert_int_equal(flows_run(f, &c, tp, &e), 0);
     NEAR((double)tp[0] / 1e6, 105.0, 0.01);
+    flows_case_free(&c);
     fabric_free(f);
     topo_free(t);
 }
@@ -309,7 +310,7 @@ static void test_read_bound(void **state)
     err e = {0};
     fabric *f = fabric_new(t, &e);
     assert_non_null(f);
-    flows_case c;
+    flows_case c = {0};
     assert_int_equal(flows_parse(t, "1>0", FLOWS_COPY_READ, 4096000, &c, &e), 0);
     sim_ps tp[1];
     assert_int_equal(flows_run(f, &c, tp, &e), 0);
@@ -325,6 +326,7 @@ static void test_read_bound(void **state)
     assert_int_equal(flows_parse(t, "1>0", FLOWS_WRITE, 4096000, &c, &e), 0);
     assert_int_equal(flows_run(f, &c, tp, &e), 0);
     NEAR((double)tp[0] / 1e6, 412.6, 0.01);
+    flows_case_free(&c);
     fabric_free(f);
     topo_free(t);
 }
