@@ -292,15 +292,21 @@ int fabric_mech_parse(const char *list, int *off, err *e)
     return 0;
 }
 
-/* The GPU's own PCIe link towards the fabric (its first hop), or -1. */
-static int gpu_pcie_out(const topo *t, int node)
+/* hol_out[v] of every node: the engine link of its first PCIe link (lowest
+ * id), leaving it; -1 none. One pass over the links, not one per node. */
+static void pcie_outs(const topo *t, int *out)
 {
+    for (int v = 0; v < topo_nnodes(t); v++)
+        out[v] = -1;
     for (int l = 0; l < topo_nlinks(t); l++) {
         const topo_link *tl = topo_link_at(t, l);
-        if (tl->kind == LINK_PCIE && (tl->a == node || tl->b == node))
-            return tl->a == node ? 2 * l : 2 * l + 1;
+        if (tl->kind != LINK_PCIE)
+            continue;
+        if (out[tl->a] < 0)
+            out[tl->a] = 2 * l;
+        if (out[tl->b] < 0)
+            out[tl->b] = 2 * l + 1;
     }
-    return -1;
 }
 
 /* Read budget of GPU node n in B/s: tags x MRRS over its shortest round trip
@@ -379,6 +385,13 @@ fabric *fabric_new(const topo *t, err *e)
         f->read_link[n] = f->hol_link[n] = f->hol_out[n] = f->cta_st[n] = f->cta_ld[n] = -1;
         f->cta_sth[n] = f->cta_ldh[n] = -1;
     }
+    int *pcie_out = malloc(sizeof(int) * (size_t)(nn > 0 ? nn : 1));
+    if (!pcie_out)
+        goto oom;
+    pcie_outs(t, pcie_out);
+    for (int g = 0; g < topo_ngpus(t); g++)
+        f->hol_out[topo_gpu_node(t, g)] = pcie_out[topo_gpu_node(t, g)];
+    free(pcie_out);
     for (int g = 0; g < topo_ngpus(t); g++) {
         int n = topo_gpu_node(t, g);
         /* Read budget of each GPU, in copy-engine requests: tags x MRRS over
@@ -422,7 +435,7 @@ fabric *fabric_new(const topo *t, err *e)
             if ((f->cta_ldh[n] = sched_link(f->s, p->cta_load_host_Bps, name)) < 0)
                 goto oom;
         }
-        int out = f->hol_out[n] = gpu_pcie_out(t, n);
+        int out = f->hol_out[n];
         if (out >= 0) {
             snprintf(name, sizeof name, "%s.posted", topo_node_at(t, n)->name);
             if ((f->hol_link[n] = sched_link(f->s, link_cap(t, out), name)) < 0)

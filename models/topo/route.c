@@ -70,6 +70,8 @@ static void tree_free(tree *tr)
     free(tr->off);
     free(tr->hops);
     free(tr->pred);
+    free(tr->hp);
+    free(tr->done);
     free(tr);
 }
 
@@ -80,28 +82,30 @@ static void tree_free(tree *tr)
  * and among paths that touch PCIe, latency decides as before. Without this a
  * calibrated NVLink latency above the host path's could reroute GPU-to-GPU
  * traffic through the host. */
-/* Dijkstra from src over (off, latency, hops, predecessor id). With
- * target >= 0 it stops once target is settled: every node on target's path
- * is settled before it (each hop adds one to hops, so a predecessor's key is
- * smaller), so target's route is the one the whole tree gives, and only that
- * node's route may be read from such a tree. */
-static tree *compute_tree(topo *t, int src, int target)
+/* Dijkstra from src over (off, latency, hops, predecessor id), grown as it
+ * is asked (tree_grow): a node's route is final once it is settled, since
+ * every node on its path is settled before it (each hop adds one to hops,
+ * so a predecessor's key is smaller), so a tree grown until b is settled
+ * gives b the route the whole tree gives, and growing it further later
+ * changes no settled node. With only >= 0 the search is for that node alone:
+ * other endpoints are dead ends on the way and are never entered, so only
+ * only's route may be read from it. */
+static tree *tree_start(topo *t, int src, int only)
 {
     int n = t->nnodes;
     tree *tr = calloc(1, sizeof *tr);
     if (!tr)
         return NULL;
     tr->src = src;
+    tr->only = only;
     tr->dist_ps = malloc(sizeof(int64_t) * (size_t)n);
     tr->off = malloc((size_t)n);
     tr->hops = malloc(sizeof(int) * (size_t)n);
     tr->pred = malloc(sizeof(int) * (size_t)n);
-    hent *hp = malloc(sizeof(hent) * (size_t)(2 * t->nlinks + 2));
-    unsigned char *done = calloc((size_t)n, 1);
-    if (!tr->dist_ps || !tr->off || !tr->hops || !tr->pred || !hp || !done) {
+    tr->hp = malloc(sizeof(hent) * (size_t)(2 * t->nlinks + 2));
+    tr->done = calloc((size_t)n, 1);
+    if (!tr->dist_ps || !tr->off || !tr->hops || !tr->pred || !tr->hp || !tr->done) {
         tree_free(tr);
-        free(hp);
-        free(done);
         return NULL;
     }
     for (int v = 0; v < n; v++) {
@@ -110,47 +114,71 @@ static tree *compute_tree(topo *t, int src, int target)
         tr->hops[v] = 0;
         tr->pred[v] = -1;
     }
-    int nh = 0;
     tr->dist_ps[src] = 0;
     tr->off[src] = 0;
-    hpush(hp, &nh, (hent){0, 0, 0, src});
-    while (nh > 0) {
-        hent x = hpop(hp, &nh);
+    hpush(tr->hp, &tr->nh, (hent){0, 0, 0, src});
+    return tr;
+}
+
+/* Is v's route in tr final? */
+static int tree_has(const tree *tr, int v) { return !tr->hp || tr->done[v]; }
+
+/* Settle nodes until target is (target < 0, or unreachable: all of them;
+ * the search state is then dropped). */
+static void tree_grow(const topo *t, tree *tr, int target)
+{
+    hent *hp = tr->hp;
+    unsigned char *done = tr->done;
+    if (!hp || (target >= 0 && done[target]))
+        return;
+    int src = tr->src, only = tr->only;
+    while (tr->nh > 0) {
+        hent x = hpop(hp, &tr->nh);
         int u = x.v;
         if (done[u])
             continue;
         done[u] = 1;
-        if (u == target)
-            break;
-        if (u != src && !topo_is_transit(t, u))
-            continue;
-        for (int i = t->adj_start[u]; i < t->adj_start[u + 1]; i++) {
-            int li = t->adj[i];
-            const topo_link *l = &t->links[li];
-            int v = topo_other_end(l, u);
-            if (done[v] || (target >= 0 && v != target && !topo_is_transit(t, v)))
-                continue;   /* other endpoints are dead ends on the way to target */
-            int64_t nd = tr->dist_ps[u] + l->lat_ps;
-            int nhops = tr->hops[u] + 1;
-            int noff = tr->off[u] || l->kind != LINK_NVLINK;
-            int better = tr->dist_ps[v] == INT64_MAX || noff < tr->off[v] ||
-                         (noff == tr->off[v] &&
-                          (nd < tr->dist_ps[v] ||
-                           (nd == tr->dist_ps[v] &&
-                            (nhops < tr->hops[v] ||
-                             (nhops == tr->hops[v] &&
-                              u < topo_other_end(&t->links[tr->pred[v]], v))))));
-            if (better) {
-                tr->dist_ps[v] = nd;
-                tr->off[v] = (unsigned char)noff;
-                tr->hops[v] = nhops;
-                tr->pred[v] = li;
-                hpush(hp, &nh, (hent){noff, nd, nhops, v});
+        if (u == src || topo_is_transit(t, u)) {
+            for (int i = t->adj_start[u]; i < t->adj_start[u + 1]; i++) {
+                int li = t->adj[i];
+                const topo_link *l = &t->links[li];
+                int v = topo_other_end(l, u);
+                if (done[v] || (only >= 0 && v != only && !topo_is_transit(t, v)))
+                    continue;   /* other endpoints are dead ends on the way to only */
+                int64_t nd = tr->dist_ps[u] + l->lat_ps;
+                int nhops = tr->hops[u] + 1;
+                int noff = tr->off[u] || l->kind != LINK_NVLINK;
+                int better = tr->dist_ps[v] == INT64_MAX || noff < tr->off[v] ||
+                             (noff == tr->off[v] &&
+                              (nd < tr->dist_ps[v] ||
+                               (nd == tr->dist_ps[v] &&
+                                (nhops < tr->hops[v] ||
+                                 (nhops == tr->hops[v] &&
+                                  u < topo_other_end(&t->links[tr->pred[v]], v))))));
+                if (better) {
+                    tr->dist_ps[v] = nd;
+                    tr->off[v] = (unsigned char)noff;
+                    tr->hops[v] = nhops;
+                    tr->pred[v] = li;
+                    hpush(hp, &tr->nh, (hent){noff, nd, nhops, v});
+                }
             }
         }
+        if (u == target)
+            return;
     }
-    free(hp);
-    free(done);
+    free(tr->hp);
+    free(tr->done);
+    tr->hp = NULL;
+    tr->done = NULL;
+}
+
+/* The whole tree from src, or (target >= 0) the search for target alone. */
+static tree *compute_tree(topo *t, int src, int target)
+{
+    tree *tr = tree_start(t, src, target);
+    if (tr)
+        tree_grow(t, tr, target);
     return tr;
 }
 
@@ -201,6 +229,7 @@ static uint64_t pair_key(int a, int b) { return (uint64_t)(a + 1) << 32 | (uint3
 /* The route a->b walked back from the tree; called with t->mu held. */
 static route *make_route(topo *t, const tree *tr, int b)
 {
+    ASSERTF(tree_has(tr, b) && (tr->only < 0 || tr->only == b), "route to %d not settled", b);
     route *r = arena_alloc(t->ar, sizeof *r);
     if (!r)
         return NULL;
@@ -289,13 +318,14 @@ static route *get_route_locked(topo *t, int a, int b, int all)
         goto out;
     }
     if (!tr) {
-        if (!(tr = compute_tree(t, a, -1)))
+        if (!(tr = tree_start(t, a, -1)))
             goto out;
         tree_keep(t, tr);
         if (t->ntrees[a] < 255)
             t->ntrees[a]++;
     }
     if (all || t->ntrees[a] >= 3) {
+        tree_grow(t, tr, -1);
         for (int v = 0; v < t->nnodes; v++) {
             if (v == a || v == b || topo_is_transit(t, v))
                 continue;
@@ -307,6 +337,7 @@ static route *get_route_locked(topo *t, int a, int b, int all)
                 goto out;
         }
     }
+    tree_grow(t, tr, b);
     route *x = make_route(t, tr, b);
     if (x && !pair_put(t, key, x))
         r = x;
@@ -335,17 +366,32 @@ int topo_route_copy(const topo *tc, int a, int b, int *links, int8_t *dirs, int 
                 r = t->pval[j];
         }
         /* A source past its first two targets, whose tree has been needed
-         * at most twice: its routes are walked from the tree, not kept
-         * (a one-shot's sources each reach every GPU once). */
+         * at most twice: its first 16 routes from the tree are kept, later
+         * ones only walked (a one-shot's sources each reach every GPU). */
         tree *tr = r ? NULL : cached_tree(t, a);
         if (!r && !tr && (t->ntrees[a] > 0 || t->nparts[a] >= 2) && t->ntrees[a] < 2) {
-            if ((tr = compute_tree(t, a, -1))) {
+            if ((tr = tree_start(t, a, -1))) {
                 tree_keep(t, tr);
                 t->ntrees[a]++;
             }
         }
+        if (tr && tr->uses < 16) {
+            /* A source's first routes are kept: a ring or SHM hop asks for
+             * the same few pairs again and again. */
+            tr->uses++;
+            tree_grow(t, tr, b);
+            route *x = make_route(t, tr, b);
+            if (x && !pair_put(t, pair_key(a, b), x))
+                r = x;
+            tr = NULL;
+            if (!r) {
+                pthread_mutex_unlock(&t->mu);
+                return -2;
+            }
+        }
         if (tr) {
             tr->uses++;
+            tree_grow(t, tr, b);
             int n = tr->dist_ps[b] == INT64_MAX ? -1 : tr->hops[b];
             *lat_ps = n < 0 ? -1 : tr->dist_ps[b];
             for (int v = b, i = n - 1; n <= cap && i >= 0; i--) {
@@ -359,6 +405,8 @@ int topo_route_copy(const topo *tc, int a, int b, int *links, int8_t *dirs, int 
         }
         if (!r)
             r = get_route_locked(t, a, b, 0);
+        if (r)
+            atomic_store_explicit(&t->last[a], (route *)r, memory_order_release);
         pthread_mutex_unlock(&t->mu);
         if (!r)
             return -2;
@@ -400,6 +448,8 @@ int64_t topo_nearest_host_lat_ps(const topo *tc, int src)
     if (!tr) {
         tr = compute_tree(t, src, -1);
         own = 1;
+    } else {
+        tree_grow(t, tr, -1);
     }
     int64_t best = -1;
     for (int v = 0; tr && v < t->nnodes; v++) {

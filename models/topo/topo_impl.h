@@ -28,6 +28,10 @@ typedef struct tree {
     int *hops;
     int *pred;          /* link id into the node, -1 at the source */
     unsigned uses;      /* routes walked from it (topo_route_copy) */
+    int only;           /* >= 0: a search for that node alone (route.c) */
+    struct hent *hp;    /* the search's heap while it grows; NULL once whole */
+    int nh;
+    unsigned char *done; /* settled nodes, while it grows */
 } tree;
 
 enum { TREE_CACHE = 8 };
