@@ -361,7 +361,7 @@ static const cli_opt options[] = {
     {"datatype", 'd', "T", "bfloat16 (default; nccl-tests: float), half, float, double, int8, "
                            "uint8, int32, uint32, int64, uint64, f8e4m3, f8e5m2, all", set_dtype},
     {"root", 'r', "R", "broadcast root (default 0; -1: every root in turn)", set_root},
-    {"algo", 0, "A[,A..]", "ring, tree, oneshot, twoshot, oneshot-push, twoshot-push, auto; "
+    {"algo", 0, "A[,A..]", "ring, tree, nvls, oneshot, twoshot, oneshot-push, twoshot-push, auto; "
                            "a list compares them in one table", set_algo},
     {"crossover", 0, NULL, "print the sizes where the fastest of the --algo list changes", set_crossover},
     {"proto", 0, "P", "LL, LL128, Simple, auto", set_proto},
