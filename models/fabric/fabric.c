@@ -841,6 +841,21 @@ int fabric_xfer_staged(fabric *f, fab_op up, int src, int stage, fab_op down, in
                      label, e);
 }
 
+int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
+                       double wire, double block_wire, sim_ps extra_lat_ps, int track,
+                       const char *label, err *e)
+{
+    leg *legs = malloc(sizeof *legs * (size_t)(n > 0 ? n : 1));
+    if (!legs)
+        return err_set(e, ERR_SYSTEM, "out of memory"), -1;
+    for (int i = 0; i < n; i++)
+        legs[i] = (leg){FAB_WRITE, src[i], dst[i]};
+    int id = xfer_legs(f, legs, n, 0, block_wire, block_wire > 0 ? wire / block_wire : 0, bytes,
+                       wire, 0, extra_lat_ps, track, label, e);
+    free(legs);
+    return id;
+}
+
 int fabric_write_alike(const fabric *f, int a0, int b0, int a1, int b1)
 {
     const int *l0, *l1;

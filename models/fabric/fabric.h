@@ -92,6 +92,14 @@ int fabric_xfer_channel(fabric *f, int src, int stage, int dst, double bytes, do
 int fabric_xfer_staged(fabric *f, fab_op up, int src, int stage, fab_op down, int dst,
                        double bytes, double wire, double block_wire, sim_ps extra_lat_ps,
                        int track, const char *label, err *e);
+/* A bundle: n channel hops src[i] -> dst[i] (direct P2P writes) of bytes
+ * each that advance together: one engine flow over all their routes and
+ * their senders' block budgets, each stream weighing as in its own
+ * fabric_xfer_channel; its latency is the longest route's. For hops the
+ * caller has shown to advance together (models/coll/coll_nvls.c). */
+int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
+                       double wire, double block_wire, sim_ps extra_lat_ps, int track,
+                       const char *label, err *e);
 /* 1 when a direct P2P write a1 -> b1 meets the same fabric as a0 -> b0: as
  * many links, each of the same kind, capacity, latency and rules (uplink,
  * NVLink), the same latency, head-of-line queue and block budget; 0 if not or
