@@ -62,7 +62,7 @@ static hent hpop(hent *hp, int *n)
     return top;
 }
 
-static void tree_free(tree *tr)
+void topo_tree_free(tree *tr)
 {
     if (!tr)
         return;
@@ -105,7 +105,7 @@ static tree *tree_start(topo *t, int src, int only)
     tr->hp = malloc(sizeof(hent) * (size_t)(2 * t->nlinks + 2));
     tr->done = calloc((size_t)n, 1);
     if (!tr->dist_ps || !tr->off || !tr->hops || !tr->pred || !tr->hp || !tr->done) {
-        tree_free(tr);
+        topo_tree_free(tr);
         return NULL;
     }
     for (int v = 0; v < n; v++) {
@@ -123,54 +123,62 @@ static tree *tree_start(topo *t, int src, int only)
 /* Is v's route in tr final? */
 static int tree_has(const tree *tr, int v) { return !tr->hp || tr->done[v]; }
 
-/* Settle nodes until target is (target < 0, or unreachable: all of them;
- * the search state is then dropped). */
-static void tree_grow(const topo *t, tree *tr, int target)
+/* Settle the next node and relax its links: the node, or -1 when the search
+ * is over (its state is then dropped: the tree is whole). */
+static int tree_step(const topo *t, tree *tr)
 {
     hent *hp = tr->hp;
     unsigned char *done = tr->done;
-    if (!hp || (target >= 0 && done[target]))
-        return;
     int src = tr->src, only = tr->only;
-    while (tr->nh > 0) {
+    while (hp && tr->nh > 0) {
         hent x = hpop(hp, &tr->nh);
         int u = x.v;
         if (done[u])
             continue;
         done[u] = 1;
-        if (u == src || topo_is_transit(t, u)) {
-            for (int i = t->adj_start[u]; i < t->adj_start[u + 1]; i++) {
-                int li = t->adj[i];
-                const topo_link *l = &t->links[li];
-                int v = topo_other_end(l, u);
-                if (done[v] || (only >= 0 && v != only && !topo_is_transit(t, v)))
-                    continue;   /* other endpoints are dead ends on the way to only */
-                int64_t nd = tr->dist_ps[u] + l->lat_ps;
-                int nhops = tr->hops[u] + 1;
-                int noff = tr->off[u] || l->kind != LINK_NVLINK;
-                int better = tr->dist_ps[v] == INT64_MAX || noff < tr->off[v] ||
-                             (noff == tr->off[v] &&
-                              (nd < tr->dist_ps[v] ||
-                               (nd == tr->dist_ps[v] &&
-                                (nhops < tr->hops[v] ||
-                                 (nhops == tr->hops[v] &&
-                                  u < topo_other_end(&t->links[tr->pred[v]], v))))));
-                if (better) {
-                    tr->dist_ps[v] = nd;
-                    tr->off[v] = (unsigned char)noff;
-                    tr->hops[v] = nhops;
-                    tr->pred[v] = li;
-                    hpush(hp, &tr->nh, (hent){noff, nd, nhops, v});
-                }
+        if (u != src && !topo_is_transit(t, u))
+            return u;
+        for (int i = t->adj_start[u]; i < t->adj_start[u + 1]; i++) {
+            int li = t->adj[i];
+            const topo_link *l = &t->links[li];
+            int v = topo_other_end(l, u);
+            if (done[v] || (only >= 0 && v != only && !topo_is_transit(t, v)))
+                continue;   /* other endpoints are dead ends on the way to only */
+            int64_t nd = tr->dist_ps[u] + l->lat_ps;
+            int nhops = tr->hops[u] + 1;
+            int noff = tr->off[u] || l->kind != LINK_NVLINK;
+            int better = tr->dist_ps[v] == INT64_MAX || noff < tr->off[v] ||
+                         (noff == tr->off[v] &&
+                          (nd < tr->dist_ps[v] ||
+                           (nd == tr->dist_ps[v] &&
+                            (nhops < tr->hops[v] ||
+                             (nhops == tr->hops[v] &&
+                              u < topo_other_end(&t->links[tr->pred[v]], v))))));
+            if (better) {
+                tr->dist_ps[v] = nd;
+                tr->off[v] = (unsigned char)noff;
+                tr->hops[v] = nhops;
+                tr->pred[v] = li;
+                hpush(hp, &tr->nh, (hent){noff, nd, nhops, v});
             }
         }
-        if (u == target)
-            return;
+        return u;
     }
     free(tr->hp);
     free(tr->done);
     tr->hp = NULL;
     tr->done = NULL;
+    return -1;
+}
+
+/* Settle nodes until target is (target < 0, or unreachable: all of them). */
+static void tree_grow(const topo *t, tree *tr, int target)
+{
+    if (target >= 0 && tree_has(tr, target))
+        return;
+    int u;
+    while ((u = tree_step(t, tr)) >= 0 && u != target)
+        ;
 }
 
 /* The whole tree from src, or (target >= 0) the search for target alone. */
@@ -280,7 +288,7 @@ static void tree_keep(topo *t, tree *tr)
     tree *old = t->tc[t->tc_next];
     if (old && old->uses >= 16 && t->ntrees[old->src] > 0)
         t->ntrees[old->src]--;
-    tree_free(old);
+    topo_tree_free(old);
     t->tc[t->tc_next] = tr;
     t->tc_next = (t->tc_next + 1) % TREE_CACHE;
 }
@@ -312,7 +320,7 @@ static route *get_route_locked(topo *t, int a, int b, int all)
         t->nparts[a]++;
         tree *part = compute_tree(t, a, b);
         route *x = part ? make_route(t, part, b) : NULL;
-        tree_free(part);
+        topo_tree_free(part);
         if (x && !pair_put(t, key, x))
             r = x;
         goto out;
@@ -435,33 +443,37 @@ int topo_route(const topo *t, int a, int b, const int **links, const int8_t **di
     return r->n;
 }
 
+/* The nodes topo_nearest_host_lat_ps looks for: another GPU or host memory
+ * reached over a route that leaves the NVLink fabric. */
+static int far_host(const topo *t, const tree *tr, int v)
+{
+    topo_kind k = t->nodes[v].kind;
+    return v != tr->src && (k == TOPO_GPU || k == TOPO_HOSTMEM) && tr->off[v] &&
+           tr->dist_ps[v] != INT64_MAX;
+}
+
 int64_t topo_nearest_host_lat_ps(const topo *tc, int src)
 {
     topo *t = (topo *)tc; /* the tree cache is logically const */
     ASSERTF(t->finished && src >= 0 && src < t->nnodes, "src=%d", src);
     pthread_mutex_lock(&t->mu);
-    tree *tr = NULL;
-    for (int i = 0; i < TREE_CACHE && !tr; i++)
-        if (t->tc[i] && t->tc[i]->src == src)
-            tr = t->tc[i];
-    int own = 0;
-    if (!tr) {
-        tr = compute_tree(t, src, -1);
-        own = 1;
-    } else {
-        tree_grow(t, tr, -1);
-    }
-    int64_t best = -1;
-    for (int v = 0; tr && v < t->nnodes; v++) {
-        topo_kind k = t->nodes[v].kind;
-        if (v == src || (k != TOPO_GPU && k != TOPO_HOSTMEM) || !tr->off[v] ||
-            tr->dist_ps[v] == INT64_MAX)
-            continue;
-        if (best < 0 || tr->dist_ps[v] < best)
-            best = tr->dist_ps[v];
-    }
+    tree *tr = cached_tree(t, src);
+    int own = !tr;
     if (own)
-        tree_free(tr);
+        tr = tree_start(t, src, -1);
+    /* Nodes settle in key order, (off, latency, hops): the first far host
+     * settled is the nearest, so the search stops there. Among nodes a
+     * cached tree has settled already, the nearest far host is the answer
+     * if there is one. */
+    int64_t best = -1;
+    for (int v = 0; tr && v < t->nnodes; v++)
+        if (tree_has(tr, v) && far_host(t, tr, v) && (best < 0 || tr->dist_ps[v] < best))
+            best = tr->dist_ps[v];
+    for (int u; tr && best < 0 && (u = tree_step(t, tr)) >= 0;)
+        if (far_host(t, tr, u))
+            best = tr->dist_ps[u];
+    if (own)
+        topo_tree_free(tr);
     pthread_mutex_unlock(&t->mu);
     return best;
 }

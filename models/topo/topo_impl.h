@@ -34,6 +34,9 @@ typedef struct tree {
     unsigned char *done; /* settled nodes, while it grows */
 } tree;
 
+/* Free a tree and its search state (NULL ok). */
+void topo_tree_free(tree *tr);
+
 enum { TREE_CACHE = 8 };
 
 struct topo {

@@ -672,7 +672,8 @@ static void test_lazy_routes_threads(void **state)
  * target by target (sources' trees come and go: stored), it must give the
  * same hop count, links, directions and latency as a fresh topology's
  * topo_route and topo_route_lat_ps (exact), and copy nothing into a buffer
- * too small, while still returning the hop count. */
+ * too small, while still returning the hop count. The nearest-host search,
+ * which stops early, must give the brute-force minimum (exact). */
 static void test_route_copy(void **state)
 {
     (void)state;
@@ -703,6 +704,32 @@ static void test_route_copy(void **state)
                         assert_int_equal(one[0], -7);
                     }
                 }
+        /* The nearest GPU or host memory over a route leaving the NVLink
+         * fabric, by brute force over every route, against the search that
+         * stops at the first such node (a fresh topology: no cached tree). */
+        topo *fresh = NULL;
+        assert_int_equal(topo_load(presets[pi], &fresh, &e), 0);
+        for (int x = 0; x < n; x++) {
+            topo_kind kx = topo_node_at(ref, x)->kind;
+            if (kx != TOPO_GPU && kx != TOPO_HOSTMEM)
+                continue;
+            int64_t best = -1;
+            for (int y = 0; y < n; y++) {
+                topo_kind k = topo_node_at(ref, y)->kind;
+                const int *rl;
+                const int8_t *rd;
+                int h = y == x || (k != TOPO_GPU && k != TOPO_HOSTMEM)
+                            ? 0 : topo_route(ref, x, y, &rl, &rd), off = 0;
+                for (int i = 0; i < h; i++)
+                    off |= topo_link_at(ref, rl[i])->kind != LINK_NVLINK;
+                int64_t d = topo_route_lat_ps(ref, x, y);
+                if (off && (best < 0 || d < best))
+                    best = d;
+            }
+            assert_int_equal(topo_nearest_host_lat_ps(fresh, x), best);
+            assert_int_equal(topo_nearest_host_lat_ps(t, x), best);
+        }
+        topo_free(fresh);
         topo_free(t);
         topo_free(ref);
     }
