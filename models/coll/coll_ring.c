@@ -189,11 +189,13 @@ static int ring_next(void *ctx, sched *sc)
 /* Can the ring run as its first p ranks alone with the same result? With
  * period p (p divides n, p < n) the ranks fall into classes r mod p, and
  * rank r < p stands for its class. That holds when the ring is symmetric
- * under the rotation r -> r + p: every hop r -> r+1 is a P2P write (no read
- * bound), hop r + p meets the same fabric as hop r (fabric_write_alike:
- * link by link the same capacity, latency and rules, the same latency,
- * head-of-line queue and block budget), and no two routes (nor one twice)
- * cross a link in the same direction. Then the flows of different ranks
+ * under the rotation r -> r + p: every hop r -> r+1 is a P2P write, or an SHM
+ * hop (a write into host memory near the receiver, the receiver's read from
+ * it), each leg of hop r + p meeting the same fabric as hop r's
+ * (fabric_leg_alike: link by link the same capacity, latency and rules; the
+ * same latency, head-of-line queue, block budget, read bound and reader's
+ * budget), and no two legs' routes (nor one twice) cross a link in the same
+ * direction. Then the flows of different ranks
  * share no link (the senders' queues and block budgets are their own; a
  * final pass takes its receiver's block, which the rotation maps as it
  * maps the receiver), so the flow network falls apart into one component
@@ -204,21 +206,45 @@ static int ring_next(void *ctx, sched *sc)
  * max-min rates, the same arithmetic in the same order. Returns the
  * smallest such p, or 0. p = 1 is the NVLink crossbar's case; a PCIe tree
  * repeats every few ranks (docs/model.md "Bundled steps"). */
+/* The legs of hop r -> r+1: one P2P write, or SHM's write into host memory
+ * near the receiver and the receiver's read from it (SM stores and loads;
+ * with copy engines none: 0). Returns the count. */
+static int hop_legs(coll_build *b, int r, fab_op *op, int *from, int *to)
+{
+    int n = b->n, src = b->node[r], dst = b->node[(r + 1) % n];
+    if (cb_uses_p2p(b, r, (r + 1) % n)) {
+        op[0] = FAB_WRITE, from[0] = src, to[0] = dst;
+        return 1;
+    }
+    int mem = fabric_hostmem_of(b->f, dst);
+    if (mem < 0 || (b->r->env.shm_memcpy && b->proto == PROTO_SIMPLE))
+        return 0;
+    op[0] = FAB_WRITE, from[0] = src, to[0] = mem;
+    op[1] = FAB_READ, from[1] = mem, to[1] = dst;
+    return 2;
+}
+
 static int ring_period(coll_build *b)
 {
     int n = b->n, nl = topo_nlinks(b->t), ok = n >= 2;
     unsigned char *used = calloc(2 * (size_t)nl + 1, 1);
     if (!used)
         return 0;
+    fab_op op[2], op1[2];
+    int from[2], to[2], from1[2], to1[2];
     for (int r = 0; r < n && ok; r++) {
-        const int *links;
-        const int8_t *dirs;
-        int h = topo_route(b->t, b->node[r], b->node[(r + 1) % n], &links, &dirs);
-        ok = h > 0 && cb_uses_p2p(b, r, (r + 1) % n);
-        for (int i = 0; i < h && ok; i++) {
-            size_t id = 2 * (size_t)links[i] + (size_t)dirs[i];
-            ok = !used[id];
-            used[id] = 1;
+        int k = hop_legs(b, r, op, from, to);
+        ok = k > 0;
+        for (int g = 0; g < k && ok; g++) {
+            const int *links;
+            const int8_t *dirs;
+            int h = topo_route(b->t, from[g], to[g], &links, &dirs);
+            ok = h > 0;
+            for (int i = 0; i < h && ok; i++) {
+                size_t id = 2 * (size_t)links[i] + (size_t)dirs[i];
+                ok = !used[id];
+                used[id] = 1;
+            }
         }
     }
     free(used);
@@ -226,9 +252,13 @@ static int ring_period(coll_build *b)
         if (n % p)
             continue;
         int alike = 1;
-        for (int r = p; r < n && alike; r++)
-            alike = fabric_write_alike(b->f, b->node[r - p], b->node[r + 1 - p], b->node[r],
-                                       b->node[(r + 1) % n]);
+        for (int r = p; r < n && alike; r++) {
+            int k = hop_legs(b, r - p, op, from, to);
+            alike = hop_legs(b, r, op1, from1, to1) == k;
+            for (int g = 0; g < k && alike; g++)
+                alike = op[g] == op1[g] &&
+                        fabric_leg_alike(b->f, op[g], from[g], to[g], from1[g], to1[g]);
+        }
         if (alike)
             return p;
     }

@@ -460,27 +460,31 @@ static void test_stream_equals_whole(void **state)
 }
 
 /* Ring hops symmetric under a rotation r -> r + p (coll_ring.c
- * ring_period): each step runs as p bundled flows, one per class r mod p.
+ * ring_period): only ranks 0..p-1 run, each standing for its class r mod p.
  * The predicted time and its critical-path breakdown must equal the
  * unbundled run's to the picosecond (tolerance 0) for every ring-family
  * request on every preset, and the bundled run never uses more engine
  * events. Where the proof holds the count must drop: the NVLink crossbars
- * (p = 1) and the pcie-N trees with every hop a P2P write (NCCL_P2P_LEVEL=SYS:
+ * (p = 1); the pcie-N trees with every hop a P2P write (NCCL_P2P_LEVEL=SYS:
  * GPU pairs on a switch, two switches per socket, sockets in a ring, so
- * hop r + 4 is hop r's image; p = 4 at 8 GPUs and above). The default pcie-N
- * crosses sockets over SHM (no bundle: the same events). */
+ * hop r + 4 is hop r's image; p = 4 at 8 GPUs and above); and with PHB, where
+ * the hop between sockets goes through the receiver's host memory (SHM) and
+ * no two hops share a link. With the default level the hops between switches
+ * of one socket go through host memory too, and two hops (into a socket and
+ * within it) write into the same host memory: no bundle, the same events. */
 static void test_bundle_equals_unbundled(void **state)
 {
     (void)state;
     static const struct {
         const char *topo;
-        int sys, fewer; /* NCCL_P2P_LEVEL=SYS; bundled events must be fewer at ng */
+        int level, fewer; /* NCCL_P2P_LEVEL (0: default); bundled events fewer at ng */
     } cases[] = {
         {"nvswitch-8", 0, 1},       {"h200-8x-nvswitch", 0, 1}, {"nvswitch-64", 0, 1},
         {"h200-2x", 0, 0},          {"rtxpro6000-8x-pcie5-1s", 0, 0},
-        {"rtxpro6000-8x-pcie5-2s", 0, 0}, {"rtxpro6000-8x-pcie5-2s", 1, 0},
-        {"pcie-8", 1, 1},           {"pcie-16", 1, 1},          {"pcie-64", 1, 1},
-        {"pcie-16-star", 1, 0},     {"pcie-16", 0, 0},
+        {"rtxpro6000-8x-pcie5-2s", 0, 0}, {"rtxpro6000-8x-pcie5-2s", PATH_SYS, 0},
+        {"pcie-8", PATH_SYS, 1},    {"pcie-16", PATH_SYS, 1},   {"pcie-64", PATH_SYS, 1},
+        {"pcie-16-star", PATH_SYS, 0}, {"pcie-16", 0, 0},       {"pcie-16", PATH_PHB, 1},
+        {"pcie-64", PATH_PHB, 1},
     };
     for (size_t ti = 0; ti < sizeof cases / sizeof *cases; ti++) {
         err e = {0};
@@ -500,8 +504,8 @@ static void test_bundle_equals_unbundled(void **state)
                         q.proto = (coll_proto)p;
                         q.nranks = gs[gi];
                         q.bytes = by;
-                        if (cases[ti].sys)
-                            q.env.p2p_level = PATH_SYS;
+                        if (cases[ti].level)
+                            q.env.p2p_level = cases[ti].level;
                         coll_result a = {0}, b = {0};
                         int ra = coll_predict(sep, &q, &a, &e);
                         assert_int_equal(coll_predict(bun, &q, &b, &e), ra);
@@ -514,7 +518,7 @@ static void test_bundle_equals_unbundled(void **state)
                             (fewer && b.events >= a.events))
                             fail_msg("%s%s g=%d kind %d proto %d %llu B: apart %lld ps %llu ev, "
                                      "bundled %lld ps %llu ev", cases[ti].topo,
-                                     cases[ti].sys ? " SYS" : "", gs[gi], k, p,
+                                     cases[ti].level ? " level" : "", gs[gi], k, p,
                                      (unsigned long long)by, (long long)a.time_ps,
                                      (unsigned long long)a.events, (long long)b.time_ps,
                                      (unsigned long long)b.events);

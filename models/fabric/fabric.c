@@ -856,23 +856,41 @@ int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double 
     return id;
 }
 
-int fabric_write_alike(const fabric *f, int a0, int b0, int a1, int b1)
+/* The block budget link a leg of op a -> b crosses (as xfer_legs), or -1. */
+static int leg_block(const fabric *f, fab_op op, int a, int b)
+{
+    if (op == FAB_WRITE)
+        return (is_host(f->t, b) ? f->cta_sth : f->cta_st)[a];
+    return (is_host(f->t, a) ? f->cta_ldh : f->cta_ld)[b];
+}
+
+int fabric_leg_alike(const fabric *f, fab_op op, int a0, int b0, int a1, int b1)
 {
     const int *l0, *l1;
     const int8_t *d0, *d1;
-    int h = topo_route(f->t, a0, b0, &l0, &d0);
+    if (op != FAB_WRITE && op != FAB_READ)
+        return 0;
+    int h = topo_route(f->t, a0, b0, &l0, &d0), rd = op == FAB_READ;
     if (h <= 0 || topo_route(f->t, a1, b1, &l1, &d1) != h)
         return 0;
-    if (fabric_lat_ps(f, FAB_WRITE, a0, b0) != fabric_lat_ps(f, FAB_WRITE, a1, b1) ||
-        is_host(f->t, b0) != is_host(f->t, b1) || (f->cta_st[a0] < 0) != (f->cta_st[a1] < 0) ||
-        (f->hol_link[a0] < 0) != (f->hol_link[a1] < 0))
+    if (fabric_lat_ps(f, op, a0, b0) != fabric_lat_ps(f, op, a1, b1) ||
+        is_host(f->t, a0) != is_host(f->t, a1) || is_host(f->t, b0) != is_host(f->t, b1) ||
+        (leg_block(f, op, a0, b0) < 0) != (leg_block(f, op, a1, b1) < 0))
+        return 0;
+    if (!rd && (f->hol_link[a0] < 0) != (f->hol_link[a1] < 0))
+        return 0;
+    /* A read: the same bound of its own and the same budget of its reader. */
+    if (rd && (fabric_read_cap_Bps(f, op, b0, a0) != fabric_read_cap_Bps(f, op, b1, a1) ||
+               (f->read_link[b0] < 0) != (f->read_link[b1] < 0) ||
+               (f->read_link[b0] >= 0 && read_budget(f, b0) != read_budget(f, b1))))
         return 0;
     for (int i = 0; i < h; i++) {
         int x = 2 * l0[i] + d0[i], y = 2 * l1[i] + d1[i];
         const topo_link *kx = topo_link_at(f->t, l0[i]), *ky = topo_link_at(f->t, l1[i]);
         if (kx->kind != ky->kind || kx->lat_ps != ky->lat_ps || link_cap(f->t, x) != link_cap(f->t, y) ||
             f->is_uplink[x] != f->is_uplink[y] || f->is_nvlink[x] != f->is_nvlink[y] ||
-            (i == 0 && (x == f->hol_out[a0]) != (y == f->hol_out[a1])))
+            (rd && (f->sock_link[x] < 0) != (f->sock_link[y] < 0)) ||
+            (!rd && i == 0 && (x == f->hol_out[a0]) != (y == f->hol_out[a1])))
             return 0;
     }
     return 1;
