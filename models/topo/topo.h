@@ -161,6 +161,12 @@ int topo_finish(topo *t, const char *where, err *e);
  * topo_finish: "where:line: ..."); 0 = none. */
 void topo_set_line(topo *t, long line);
 int topo_set_name(topo *t, const char *name);  /* copied; ERR_SYSTEM on OOM */
+/* What an importer assumed where its input says nothing, one line each
+ * (printf-style, copied): topo_write writes them as "# assumed: ..." lines,
+ * the commands show them on stderr. ERR_SYSTEM on OOM. */
+int topo_assume(topo *t, err *e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int topo_nassumed(const topo *t);
+const char *topo_assumed(const topo *t, int i);    /* i in 0..topo_nassumed-1 */
 /* PCIe link math: GT/s x lanes x encoding / 8, times the write payload
  * efficiency MPS/(MPS + TLP overhead); bytes/s, 0 if gen or width is invalid. */
 double topo_pcie_bw_Bps(int gen, int width, const topo_params *p);
