@@ -146,13 +146,7 @@ void topo_free(topo *t)
     free(t->pkey);
     free(t->pval);
     for (int i = 0; i < TREE_CACHE; i++)
-        if (t->tc[i]) {
-            free(t->tc[i]->dist_ps);
-            free(t->tc[i]->off);
-            free(t->tc[i]->hops);
-            free(t->tc[i]->pred);
-            free(t->tc[i]);
-        }
+        topo_tree_free(t->tc[i]);
     free(t->ntrees);
     free(t->nparts);
     free(t->last);

@@ -211,6 +211,13 @@ int topo_root_port(const topo *t, int v);
  * hop count; arrays are owned by the topology. */
 int topo_route(const topo *t, int a, int b, const int **links, const int8_t **dirs);
 int64_t topo_route_lat_ps(const topo *t, int a, int b);
+/* The same route copied into links[0..cap-1] and dirs[0..cap-1], its latency
+ * in *lat_ps: nothing is kept per pair once the source's tree is built, so a
+ * source that reaches every node (a one-shot's) costs one tree, not N routes.
+ * Returns the hop count (more than cap: nothing copied), -1 no route, -2 out
+ * of memory. */
+int topo_route_copy(const topo *t, int a, int b, int *links, int8_t *dirs, int cap,
+                    int64_t *lat_ps);
 /* The smallest route latency from src to another GPU or to host memory over
  * a route that leaves the NVLink fabric (crosses PCIe or the host); -1 if
  * none. One shortest-path tree, not a route per target. */
