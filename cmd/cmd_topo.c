@@ -313,6 +313,9 @@ static int run_import(const topo_args *a, const char **pos, err *e)
         if (!rc)
             rc = input_close(in, topo_smi_p2p(input_file(in), a->p2p, t, e), e);
     }
+    /* What the importer assumed: in the file as `# assumed:` lines, and here. */
+    for (int i = 0; !rc && i < topo_nassumed(t); i++)
+        fprintf(stderr, "collsim topo import: assumed: %s\n", topo_assumed_at(t, i));
     if (!rc)
         rc = write_out(t, a->out, e);
     topo_free(t);

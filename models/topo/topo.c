@@ -137,6 +137,7 @@ void topo_free(topo *t)
     free(t->link_line);
     free(t->bw_given);
     free(t->p2p);
+    free(t->assumed);
     free(t->gpus);
     free(t->hash);
     free(t->lhash);
@@ -559,6 +560,33 @@ topo_p2p topo_gpu_p2p(const topo *t, int a, int b)
 }
 
 int topo_p2p_count(const topo *t) { return t->np2p; }
+
+int topo_assume(topo *t, const char *text, err *e)
+{
+    for (int i = 0; i < t->nassumed; i++)
+        if (!strcmp(t->assumed[i], text))
+            return 0;
+    if (t->nassumed == t->cap_assumed) {
+        int cap = t->cap_assumed ? 2 * t->cap_assumed : 8;
+        const char **a = realloc(t->assumed, sizeof *a * (size_t)cap);
+        if (!a)
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        t->assumed = a;
+        t->cap_assumed = cap;
+    }
+    const char *s = arena_strdup(t->ar, text);
+    if (!s)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    t->assumed[t->nassumed++] = s;
+    return 0;
+}
+
+int topo_nassumed(const topo *t) { return t->nassumed; }
+
+const char *topo_assumed_at(const topo *t, int i)
+{
+    return i >= 0 && i < t->nassumed ? t->assumed[i] : NULL;
+}
 
 void topo_p2p_at(const topo *t, int i, int *a, int *b, topo_p2p *s)
 {

@@ -174,6 +174,13 @@ topo_p2p topo_gpu_p2p(const topo *t, int gpu_a, int gpu_b);
  * order they were set (for copies and the file writer). */
 int topo_p2p_count(const topo *t);
 void topo_p2p_at(const topo *t, int i, int *gpu_a, int *gpu_b, topo_p2p *s);
+/* What an importer assumed where its input said nothing (docs/formats.md
+ * "# assumed:"): one line of text each, copied, kept in order, duplicates
+ * dropped; topo_write writes them as `# assumed:` lines and topo_parse reads
+ * those lines back. ERR_SYSTEM on OOM. */
+int topo_assume(topo *t, const char *text, err *e);
+int topo_nassumed(const topo *t);
+const char *topo_assumed_at(const topo *t, int i);   /* NULL out of range */
 /* NCCL's usable GB/s per NVLink lane for GPUs of compute capability sm x 10
  * (NCCL's src/graph/topo.h SM*_NVLINK_BW, topo.cc ncclTopoNVLinkBw): 40.1 from
  * SM100, 20.6 SM90, 12.0 SM86 only, 20.0 SM80-89 and SM70, 18.0 SM60, 20.0 below

@@ -51,6 +51,8 @@ struct topo {
     topo_params params;
     int *p2p;          /* triples (gpu a, gpu b, topo_p2p) of pairs not OK */
     int np2p, cap_p2p;
+    const char **assumed;  /* importers' assumptions (arena strings), in order */
+    int nassumed, cap_assumed;
     int finished;
     const char *where;
     int *adj_start, *adj; /* CSR of link ids per node */
