@@ -278,6 +278,9 @@ static int read_matrix(smi *s, FILE *f)
             rc = line_fail(st, s->file, ln, MAX_SMI_LINE, s->e);
             break;
         }
+        /* `collsim topo show` writes the header as a comment: "#   GPU0 ..." */
+        if (row < 0 && buf[0] == '#' && (buf[1] == ' ' || buf[1] == '\t'))
+            buf[0] = ' ';
         strip_ansi(buf);
         if (row < 0 || row >= s->n)
             side_line(s, buf);
@@ -459,8 +462,11 @@ static void assume(bctx *b, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    for (int i = 0; i < topo_nassumed(b->t); i++)
+        if (!strcmp(topo_assumed(b->t, i), buf))
+            return;   /* said once: the same default on several links */
     if (!b->rc)
-        b->rc = topo_assume(b->t, buf, b->e);
+        b->rc = topo_assume(b->t, b->e, "%s", buf);
 }
 
 /* The socket of NUMA node numa: the smallest node within distance < 20
