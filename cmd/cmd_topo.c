@@ -332,7 +332,7 @@ static int run_import(const topo_args *a, const char **pos, err *e)
     }
     /* what the input did not say, on stderr as in the file */
     for (int i = 0; !rc && i < topo_nassumed(t); i++)
-        fprintf(stderr, "collsim: topo import %s: assumed: %s\n", pos[0], topo_assumed_at(t, i));
+        fprintf(stderr, "collsim: topo import %s: assumed: %s\n", pos[0], topo_assumed(t, i));
     if (!rc)
         rc = write_out(t, a->out, e);
     topo_free(t);
