@@ -69,12 +69,14 @@ static topo *uniform(int n, int read_tags)
     return t;
 }
 
-static double predict_us(const topo *t, coll_algo a, coll_proto p, uint64_t bytes, int ch)
+static double predict_kind_us(const topo *t, coll_kind k, coll_algo a, coll_proto p,
+                              uint64_t bytes, int ch)
 {
     err e = {0};
     coll_ctx *c = coll_ctx_new(t);
     coll_req r;
     coll_req_init(&r, t);
+    r.kind = k;
     r.algo = a;
     r.proto = p;
     r.bytes = bytes;
@@ -87,23 +89,9 @@ static double predict_us(const topo *t, coll_algo a, coll_proto p, uint64_t byte
     return (double)res.time_ps / 1e6;
 }
 
-static double predict_kind_us(const topo *t, coll_kind k, coll_proto p, uint64_t bytes, int ch)
+static double predict_us(const topo *t, coll_algo a, coll_proto p, uint64_t bytes, int ch)
 {
-    err e = {0};
-    coll_ctx *c = coll_ctx_new(t);
-    coll_req r;
-    coll_req_init(&r, t);
-    r.kind = k;
-    r.algo = ALGO_RING;
-    r.proto = p;
-    r.bytes = bytes;
-    r.channels = ch;
-    coll_result res;
-    int rc = coll_predict(c, &r, &res, &e);
-    if (rc)
-        fail_msg("coll_predict: %s", e.msg);
-    coll_ctx_free(c);
-    return (double)res.time_ps / 1e6;
+    return predict_kind_us(t, COLL_ALLREDUCE, a, p, bytes, ch);
 }
 
 static void test_ring_simple(void **state)
@@ -187,12 +175,12 @@ static void test_alltoall_channels(void **state)
     int p2p = nt->p2p_nchannels;
     nccl_tune_free(nt);
     assert_true(p2p >= 2 && p2p < 10);
-    double t1 = predict_kind_us(t, COLL_ALLTOALL, PROTO_SIMPLE, 8000000, 1);
-    double t2 = predict_kind_us(t, COLL_ALLTOALL, PROTO_SIMPLE, 8000000, 2);
+    double t1 = predict_kind_us(t, COLL_ALLTOALL, ALGO_RING, PROTO_SIMPLE, 8000000, 1);
+    double t2 = predict_kind_us(t, COLL_ALLTOALL, ALGO_RING, PROTO_SIMPLE, 8000000, 2);
     NEAR(t1 - t2, 2000, 0.01);
-    double tp = predict_kind_us(t, COLL_ALLTOALL, PROTO_SIMPLE, 8000000, p2p);
+    double tp = predict_kind_us(t, COLL_ALLTOALL, ALGO_RING, PROTO_SIMPLE, 8000000, p2p);
     NEAR(t1 - tp, 4000 - 4000.0 / p2p, 0.01);
-    NEAR(predict_kind_us(t, COLL_ALLTOALL, PROTO_SIMPLE, 8000000, 4 * p2p), tp, 1e-6);
+    NEAR(predict_kind_us(t, COLL_ALLTOALL, ALGO_RING, PROTO_SIMPLE, 8000000, 4 * p2p), tp, 1e-6);
     topo_free(t);
 }
 

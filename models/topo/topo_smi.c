@@ -288,12 +288,8 @@ static int read_matrix(smi *s, FILE *f)
         int nt = split(buf, tok, MAX_SMI_GPUS + 64);
         if (row < 0) {
             /* The header: indented, GPU0 GPU1 ... then other devices and
-             * the affinity headings; `collsim topo show` writes it as a
-             * comment, "#   GPU0 ...". */
-            int hash = nt > 1 && !strcmp(tok[0], "#") && !strcmp(tok[1], "GPU0");
-            if (hash)
-                memmove(tok, tok + 1, sizeof *tok * (size_t)--nt);
-            if ((!starts_blank && !hash) || nt < 1 || strcmp(tok[0], "GPU0"))
+             * the affinity headings. */
+            if (!starts_blank || nt < 1 || strcmp(tok[0], "GPU0"))
                 continue;
             int n = 0;
             while (n < nt && gpu_index(tok[n]) == n)
