@@ -16,6 +16,7 @@
 #include "models/coll/coll.h"
 #include "models/coll/coll_impl.h"
 #include "models/fabric/flows.h"
+#include "models/nccl/nccl_tune.h"
 
 #define B_BPS 10e9       /* 10 GB/s per direction */
 /* |got - want| < tol, printing both on failure. */
@@ -68,12 +69,14 @@ static topo *uniform(int n, int read_tags)
     return t;
 }
 
-static double predict_us(const topo *t, coll_algo a, coll_proto p, uint64_t bytes, int ch)
+static double predict_kind_us(const topo *t, coll_kind k, coll_algo a, coll_proto p,
+                              uint64_t bytes, int ch)
 {
     err e = {0};
     coll_ctx *c = coll_ctx_new(t);
     coll_req r;
     coll_req_init(&r, t);
+    r.kind = k;
     r.algo = a;
     r.proto = p;
     r.bytes = bytes;
@@ -84,6 +87,11 @@ static double predict_us(const topo *t, coll_algo a, coll_proto p, uint64_t byte
         fail_msg("coll_predict: %s", e.msg);
     coll_ctx_free(c);
     return (double)res.time_ps / 1e6;
+}
+
+static double predict_us(const topo *t, coll_algo a, coll_proto p, uint64_t bytes, int ch)
+{
+    return predict_kind_us(t, COLL_ALLREDUCE, a, p, bytes, ch);
 }
 
 static void test_ring_simple(void **state)
@@ -143,6 +151,36 @@ static void test_ring_cta_rate(void **state)
     topo_params_mut(t)->cta_store_Bps = 1e9;
     NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1), 6315.856, 0.01);
     NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 2), 3170.128, 0.01);
+    topo_free(t);
+}
+
+static void test_alltoall_channels(void **state)
+{
+    (void)state;
+    /* All-to-all, n = 2, Simple, S = 8 MB: each rank sends S/2 = 4 MB to
+     * its peer, split over the send's channels, each a thread block storing
+     * at most 1 GB/s (cta_store_GBps 1) on 10 GB/s links: the transfer takes
+     * 4e6 / (ch x 1 GB/s) while ch x 1 < 10, every other term (kernel start,
+     * latency, step, flag) the same for every ch:
+     *   t(1) - t(2) = 4000 - 2000 = 2000 us.
+     * The sends' parts share the communicator's p2p channels (P, here the
+     * emulation's for this fabric): forcing 4 P channels runs as P. */
+    topo *t = uniform(2, 768);
+    topo_params_mut(t)->cta_store_Bps = 1e9;
+    err e = {0};
+    coll_req r;
+    coll_req_init(&r, t);
+    nccl_tune *nt;
+    assert_int_equal(nccl_tune_new(t, 2, &r.env, &nt, &e), 0);
+    int p2p = nt->p2p_nchannels;
+    nccl_tune_free(nt);
+    assert_true(p2p >= 2 && p2p < 10);
+    double t1 = predict_kind_us(t, COLL_ALLTOALL, ALGO_RING, PROTO_SIMPLE, 8000000, 1);
+    double t2 = predict_kind_us(t, COLL_ALLTOALL, ALGO_RING, PROTO_SIMPLE, 8000000, 2);
+    NEAR(t1 - t2, 2000, 0.01);
+    double tp = predict_kind_us(t, COLL_ALLTOALL, ALGO_RING, PROTO_SIMPLE, 8000000, p2p);
+    NEAR(t1 - tp, 4000 - 4000.0 / p2p, 0.01);
+    NEAR(predict_kind_us(t, COLL_ALLTOALL, ALGO_RING, PROTO_SIMPLE, 8000000, 4 * p2p), tp, 1e-6);
     topo_free(t);
 }
 
@@ -361,23 +399,6 @@ static void test_cache_and_env(void **state)
     topo_free(t);
 }
 
-static void test_nccl_channels(void **state)
-{
-    (void)state;
-    /* NCCL's rule for 8 ranks, Ring/LL, 512 threads: a channel is kept only
-     * while bytes >= nc x 512 x 8 x 8 = nc x 32 KiB. 42 KiB -> 1 channel,
-     * 128 KiB -> 4, 1 MiB with 16 available -> 16. */
-    coll_req r;
-    memset(&r, 0, sizeof r);
-    r.nranks = 8;
-    r.bytes = 43008;
-    assert_int_equal(nccl_op_channels(&r, PROTO_LL, 16), 1);
-    r.bytes = 131072;
-    assert_int_equal(nccl_op_channels(&r, PROTO_LL, 16), 4);
-    r.bytes = 1u << 20;
-    assert_int_equal(nccl_op_channels(&r, PROTO_LL, 16), 16);
-}
-
 /* A streamed task graph (added as the run reaches it, ended tasks dropped)
  * must give the same run as the whole graph built first: the same time to
  * the picosecond and the same number of engine events (tolerance 0), for
@@ -422,6 +443,34 @@ static void test_stream_equals_whole(void **state)
                             a.transfer_ps != b.transfer_ps || a.contention_ps != b.contention_ps)
                             fail_msg("%s g=%d kind %d proto %d %llu B: whole %lld ps %llu ev, "
                                      "streamed %lld ps %llu ev", presets[ti], gs[gi], k, p,
+                                     (unsigned long long)by, (long long)a.time_ps,
+                                     (unsigned long long)a.events, (long long)b.time_ps,
+                                     (unsigned long long)b.events);
+                    }
+        /* The custom kernels run phase by phase (coll_oneshot.c): the same
+         * events and times as built whole, eager and in a graph, on 2 to 64
+         * GPUs (above 64 the barriers' flags go out as groups). */
+        static const coll_algo custom[] = {ALGO_ONESHOT, ALGO_ONESHOT_PUSH, ALGO_TWOSHOT,
+                                           ALGO_TWOSHOT_PUSH};
+        for (int gi = 0; gi < 3; gi++)
+            for (int ai = 0; ai < 4; ai++)
+                for (int graph = 0; graph < 2; graph++)
+                    for (uint64_t by = 1024; by <= (64u << 20); by *= 64) {
+                        coll_req q;
+                        coll_req_init(&q, t);
+                        q.algo = custom[ai];
+                        q.nranks = gs[gi];
+                        q.bytes = by;
+                        q.graph = graph;
+                        coll_result a = {0}, b = {0};
+                        int ra = coll_predict(whole, &q, &a, &e);
+                        assert_int_equal(coll_predict(stream, &q, &b, &e), ra);
+                        if (!ra && (a.time_ps != b.time_ps || a.events != b.events ||
+                                    a.fixed_ps != b.fixed_ps || a.barrier_ps != b.barrier_ps ||
+                                    a.transfer_ps != b.transfer_ps ||
+                                    a.contention_ps != b.contention_ps))
+                            fail_msg("%s g=%d algo %d graph %d %llu B: whole %lld ps %llu ev, "
+                                     "streamed %lld ps %llu ev", presets[ti], gs[gi], ai, graph,
                                      (unsigned long long)by, (long long)a.time_ps,
                                      (unsigned long long)a.events, (long long)b.time_ps,
                                      (unsigned long long)b.events);
@@ -533,12 +582,12 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_simple),   cmocka_unit_test(test_ring_ll_small),
-        cmocka_unit_test(test_ring_channels_share), cmocka_unit_test(test_oneshot_pull),
+        cmocka_unit_test(test_ring_channels_share), cmocka_unit_test(test_alltoall_channels), cmocka_unit_test(test_oneshot_pull),
         cmocka_unit_test(test_read_bound),    cmocka_unit_test(test_twoshot_and_push),
         cmocka_unit_test(test_serial_loads),
         cmocka_unit_test(test_tree_chain),    cmocka_unit_test(test_one_rank),
         cmocka_unit_test(test_copy_setup),    cmocka_unit_test(test_ring_cta_rate),
-        cmocka_unit_test(test_cache_and_env), cmocka_unit_test(test_nccl_channels),
+        cmocka_unit_test(test_cache_and_env),
         cmocka_unit_test(test_stream_equals_whole), cmocka_unit_test(test_bundle_equals_unbundled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

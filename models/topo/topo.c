@@ -148,6 +148,9 @@ void topo_free(topo *t)
     free(t->pval);
     for (int i = 0; i < TREE_CACHE; i++)
         topo_tree_free(t->tc[i]);
+    for (int v = 0; t->walk && v < t->nnodes; v++)
+        free(t->walk[v]);
+    free(t->walk);
     free(t->ntrees);
     free(t->nparts);
     free(t->last);
@@ -791,9 +794,10 @@ int topo_finish(topo *t, const char *where, err *e)
     }
     free(seen);
     t->ntrees = calloc((size_t)t->nnodes, 1);
+    t->walk = calloc((size_t)t->nnodes, sizeof *t->walk);
     t->nparts = calloc((size_t)t->nnodes, 1);
     t->last = malloc(sizeof *t->last * (size_t)t->nnodes);
-    if (!t->ntrees || !t->nparts || !t->last)
+    if (!t->ntrees || !t->nparts || !t->last || !t->walk)
         return err_set(e, ERR_SYSTEM, "out of memory");
     for (int v = 0; v < t->nnodes; v++)
         atomic_init(&t->last[v], NULL);
