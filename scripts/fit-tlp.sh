@@ -11,15 +11,31 @@ TARGET=${1:-2.7}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$COLLSIM" topo export rtxpro6000-8x-pcie5-2s -o "$tmp/base.topo"
+grep -q '^param tlp_turn_ns ' "$tmp/base.topo" || {
+    echo "fit-tlp.sh: the exported preset has no 'param tlp_turn_ns' line to replace" >&2
+    exit 1
+}
 rate() {
     sed -e "s/^param tlp_turn_ns .*/param tlp_turn_ns $1/" "$tmp/base.topo" > "$tmp/t.topo"
-    "$COLLSIM" flows --topo "$tmp/t.topo" --flows '0>4,1>6' --op copy-write --engine tlp \
-        --format csv | grep -v '^#' | awk -F, '$4 == -1 { print $9 }'
+    if ! "$COLLSIM" flows --topo "$tmp/t.topo" --flows '0>4,1>6' --op copy-write --engine tlp \
+        --format csv > "$tmp/out.csv"; then
+        echo "fit-tlp.sh: collsim flows failed at tlp_turn_ns $1" >&2
+        exit 1
+    fi
+    # The case's total is the row of flow -1; without it there is nothing to fit to.
+    r=$(grep -v '^#' "$tmp/out.csv" | awk -F, '$4 == -1 { print $9 }')
+    case "$r" in
+    '' | *[!0-9.]*)
+        echo "fit-tlp.sh: no total row (flow -1) with a rate in the output of collsim flows" \
+            "at tlp_turn_ns $1: got '$r'" >&2
+        exit 1 ;;
+    esac
+    echo "$r"
 }
 lo=1 hi=1000
 for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do
     mid=$(( (lo + hi) / 2 ))
-    r=$(rate $mid)
+    r=$(rate $mid) || exit 1
     # a longer turnaround gives a lower rate
     if [ "$(echo "$r > $TARGET" | bc)" = 1 ]; then lo=$mid; else hi=$mid; fi
     [ $((hi - lo)) -le 1 ] && break

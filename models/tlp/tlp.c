@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/fabric/fabric.h"
 #include "sim/evq.h"
 #include "sim/pool.h"
 
@@ -243,31 +244,15 @@ void tlp_reset(tlp_net *n)
 
 void tlp_disable(tlp_net *n, int off) { n->off = off; }
 
-static const struct {
-    const char *name;
-    int bit;
-} mechs[] = {{"turn", TLP_NO_TURN}, {"credits", TLP_NO_CREDITS}, {"order", TLP_NO_ORDER},
-             {"tags", TLP_NO_TAGS}};
+static const fabric_mech mechs[] = {
+    {"turn", TLP_NO_TURN}, {"credits", TLP_NO_CREDITS}, {"order", TLP_NO_ORDER},
+    {"tags", TLP_NO_TAGS},
+};
 
 int tlp_mech_parse(const char *list, int *off, err *e)
 {
-    const char *s = list;
-    while (*s) {
-        size_t len = strcspn(s, ",");
-        int hit = 0;
-        for (size_t i = 0; i < sizeof mechs / sizeof mechs[0]; i++)
-            if (strlen(mechs[i].name) == len && !strncmp(s, mechs[i].name, len)) {
-                *off |= mechs[i].bit;
-                hit = 1;
-            }
-        if (!hit)
-            return err_set(e, ERR_USAGE, "--without: unknown transaction-level mechanism "
-                           "'%.*s' (turn, credits, order, tags)", (int)len, s);
-        s += len;
-        if (*s == ',')
-            s++;
-    }
-    return 0;
+    return fabric_mech_list_parse(mechs, sizeof mechs / sizeof mechs[0],
+                                  "transaction-level mechanism", list, off, e);
 }
 
 static int add_route(tlp_net *n, int a, int b, int *off, int *len, err *e)
