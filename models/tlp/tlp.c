@@ -129,10 +129,15 @@ static void grant(const topo_params *p, topo_kind k, int64_t *hdr, int64_t *data
         data[c] = d > 0 ? d : CRED_INF;
     }
     data[C_NP] = CRED_INF; /* requests carry no data */
-    /* Endpoints (and root complexes as completion sinks) advertise infinite
-     * completion credits (PCIe Base spec, flow control rules). */
+    /* Endpoints advertise infinite completion credits (PCIe Base spec, flow
+     * control rules); root ports and CPUs what the topology says (0 =
+     * infinite, the rule for root complexes; docs/model.md). */
     if (k == TOPO_GPU || k == TOPO_HOSTMEM)
         hdr[C_CPL] = data[C_CPL] = CRED_INF;
+    if (k == TOPO_ROOT || k == TOPO_CPU) {
+        hdr[C_CPL] = p->tlp_rc_cpl_hdr > 0 ? p->tlp_rc_cpl_hdr : CRED_INF;
+        data[C_CPL] = p->tlp_rc_cpl_data_bytes > 0 ? p->tlp_rc_cpl_data_bytes : CRED_INF;
+    }
 }
 
 tlp_net *tlp_new(const topo *t, err *e)
