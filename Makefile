@@ -22,10 +22,12 @@ NVCC_GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_120,co
 # Open MPI for `collsim sweep` across machines: detected, or force MPI=0/1.
 MPI ?= $(shell command -v mpicc >/dev/null 2>&1 && echo 1 || echo 0)
 
-# Set-up: every goal but deps, demo (which runs deps first) and clean needs the
-# Debian packages of scripts/install-deps.sh. Without them stop at once, naming
-# them and `make deps`, rather than fail on a missing header later.
-ifneq ($(filter-out deps demo clean,$(or $(MAKECMDGOALS),all)),)
+# Set-up: every goal but deps, demo (which runs deps first), clean and the
+# hwcheck-only ones (build/hwcheck, check-gpu: CUDA, NCCL and libc, nothing
+# else, so a bare GPU machine builds it) needs the Debian packages of
+# scripts/install-deps.sh. Without them stop at once, naming them and
+# `make deps`, rather than fail on a missing header later.
+ifneq ($(filter-out deps demo clean $(BUILD)/hwcheck check-gpu,$(or $(MAKECMDGOALS),all)),)
 DEPS_MISSING := $(shell scripts/install-deps.sh --missing)
 ifneq ($(strip $(DEPS_MISSING)),)
 $(error missing Debian packages: $(strip $(DEPS_MISSING)). Run `make deps` (as root: it runs apt-get install), then make again)

@@ -50,6 +50,23 @@ static int set_blocks(opts *o, const char *a, err *e)
     /* allreduce kernels take at most 36 blocks; copy kernels up to 1024 */
     return set_long("--blocks", a, 1, o->mode & XFER ? 1024 : 36, &o->blocks, e);
 }
+static int set_threads(opts *o, const char *a, err *e)
+{
+    TRY(set_long("--threads", a, 32, 1024, &o->threads, e));
+    if (o->threads % 32)
+        return err_set(e, ERR_USAGE, "--threads: %d is not a multiple of 32 (whole warps)",
+                       o->threads);
+    return 0;
+}
+
+static int set_unroll(opts *o, const char *a, err *e)
+{
+    TRY(set_long("--unroll", a, 1, 8, &o->unroll, e));
+    if (o->unroll & (o->unroll - 1))
+        return err_set(e, ERR_USAGE, "--unroll: %d is not 1, 2, 4 or 8", o->unroll);
+    return 0;
+}
+
 static int set_root(opts *o, const char *a, err *e) { return set_long("--root", a, 0, 63, &o->root, e); }
 
 static int set_drop(opts *o, const char *a, err *e)
@@ -205,7 +222,9 @@ static const opt_def table[] = {
      "use GPUs 0..N-1 (default: all visible)", set_ngpus},
     {"iters", 'n', "N", OPTS_ANY & ~OPTS_ALL, "timed iterations", set_iters},
     {"warmup_iters", 'w', "N", OPTS_ANY & ~OPTS_ALL, "untimed warm-up iterations", set_warmup},
-    {"check", 'c', "N", OPTS_COLL, "check results N times per size (0: no check)", set_check},
+    {"check", 'c', "N", OPTS_COLL | OPTS_HOST,
+     "check results N times per size (0: no check; host --op kernel: any N checks each copy "
+     "once, default 0)", set_check},
     {"datatype", 'd', "T", OPTS_COLL, "bf16, fp16 or fp32", set_dtype},
     {"impl", 0, "I", OPTS_COLL, "nccl, oneshot, twoshot, oneshot-push, twoshot-push", set_impl},
     {"allreduce", 0, "I", OPTS_REPLAY, "run every allreduce as I (nccl, oneshot, ...)", set_allreduce},
@@ -221,6 +240,11 @@ static const opt_def table[] = {
     {"blocks", 0, "N", OPTS_COLL | OPTS_REPLAY | XFER,
      "blocks per custom allreduce (default as vLLM); p2p/flows/host: blocks of 512 threads per "
      "copy kernel (default one per SM)", set_blocks},
+    {"threads", 0, "T", XFER, "threads per copy-kernel block, a multiple of 32 (default 512)",
+     set_threads},
+    {"unroll", 0, "U", XFER,
+     "16-byte loads each copy-kernel thread keeps in flight before storing them: 1 (default), "
+     "2, 4 or 8 (NCCL's reduceCopy keeps 8 on SM80+)", set_unroll},
     {"root", 0, "R", OPTS_COLL, "broadcast root", set_root},
     {"env", 0, "NAME=VALUE", OPTS_COLL | OPTS_REPLAY | OPTS_ALL,
      "set an (NCCL) environment variable before NCCL starts", set_env},
@@ -258,6 +282,8 @@ void opts_init(opts *o, int mode)
     o->timeout_ms = 2000;
     o->seed = 1;
     o->drop_rank = -1;
+    o->threads = 512;
+    o->unroll = 1;
     o->min_bytes = 1024;
     o->max_bytes = 16u << 20;
     if (mode & (OPTS_P2P | OPTS_FLOWS)) {
@@ -266,6 +292,7 @@ void opts_init(opts *o, int mode)
         o->warmup = 2;
     } else if (mode == OPTS_HOST) {
         o->op = OPTS_OP_COPY;
+        o->check = 0;
         o->min_bytes = 4096;
         o->max_bytes = 256u << 20;
         o->factor = 4;
@@ -352,6 +379,10 @@ int opts_parse(opts *o, int argc, char **argv, err *e)
     if (o->mode == OPTS_COLL && o->vranks && o->impl == OPTS_IMPL_NCCL)
         return err_set(e, ERR_USAGE,
                        "coll: --virtual-ranks needs a custom kernel (--impl oneshot|twoshot|...)");
+    if (o->op == OPTS_OP_COPY && (o->threads != 512 || o->unroll != 1))
+        return err_set(e, ERR_USAGE,
+                       "%s: --threads and --unroll shape the copy kernel; --op copy uses the copy "
+                       "engine (host: --op kernel)", mode);
     if (o->mode != OPTS_COLL && o->mode != OPTS_REPLAY && o->npos > 0)
         return err_set(e, ERR_USAGE, "%s: unexpected argument '%s'", mode, o->pos[0]);
     return 0;

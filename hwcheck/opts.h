@@ -49,6 +49,8 @@ typedef struct opts {
     int cuda_alloc;           /* --alloc cuda: NCCL buffers from cudaMalloc (default ncclMemAlloc) */
     int vranks;               /* --virtual-ranks (0 = off) */
     int blocks;               /* --blocks (0 = as vLLM) */
+    int threads;              /* --threads: per copy-kernel block (default 512) */
+    int unroll;               /* --unroll: 16-byte loads in flight per copy-kernel thread (1) */
     int nenv;
     const char *env[OPTS_MAX_ENV]; /* --env NAME=VALUE, borrowed from argv */
     report_format fmt;        /* --format; else from -o's suffix (.csv, .json), else table */

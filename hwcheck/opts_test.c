@@ -183,6 +183,43 @@ static void test_host_kernel_and_replay_modes(void **state)
     assert_int_equal(parse(&o, OPTS_COLL, 2, i, &e), ERR_USAGE);
 }
 
+static void test_copy_kernel_shape(void **state)
+{
+    (void)state;
+    opts o;
+    err e = {0};
+    /* Defaults: 512 threads, one load in flight per thread, host copies not
+     * checked (-c 0), as the files before these options were measured. */
+    const char *a0[] = {"host", "--op", "kernel"};
+    assert_int_equal(parse(&o, OPTS_HOST, 3, a0, &e), 0);
+    assert_true(o.threads == 512 && o.unroll == 1 && o.check == 0);
+    const char *a[] = {"host", "--op", "kernel", "--threads", "256", "--unroll", "8", "-c", "1"};
+    assert_int_equal(parse(&o, OPTS_HOST, 9, a, &e), 0);
+    assert_true(o.threads == 256 && o.unroll == 8 && o.check == 1);
+    /* p2p takes the shape too (its default op runs the kernels). */
+    const char *b[] = {"p2p", "--unroll", "4"};
+    assert_int_equal(parse(&o, OPTS_P2P, 3, b, &e), 0);
+    assert_int_equal(o.unroll, 4);
+    /* Depth 3 (no template instance), 100 threads (not whole warps), 2048
+     * threads (over a block's 1024), and a shape for the copy engine: refused,
+     * naming the flag. */
+    const char *c[] = {"host", "--op", "kernel", "--unroll", "3"};
+    assert_int_equal(parse(&o, OPTS_HOST, 5, c, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "--unroll"));
+    const char *d[] = {"host", "--op", "kernel", "--threads", "100"};
+    assert_int_equal(parse(&o, OPTS_HOST, 5, d, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "multiple of 32"));
+    const char *f[] = {"host", "--op", "kernel", "--threads", "2048"};
+    assert_int_equal(parse(&o, OPTS_HOST, 5, f, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "--threads"));
+    const char *g[] = {"host", "--unroll", "2"};
+    assert_int_equal(parse(&o, OPTS_HOST, 3, g, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "--op kernel"));
+    /* coll does not take them. */
+    const char *h[] = {"coll", "--unroll", "2"};
+    assert_int_equal(parse(&o, OPTS_COLL, 3, h, &e), ERR_USAGE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -192,6 +229,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_host_kernel_and_replay_modes),
+        cmocka_unit_test(test_copy_kernel_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

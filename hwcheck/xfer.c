@@ -10,6 +10,7 @@
  * (host mode) run as copy (the engine) or kernel: the copy kernel on the GPU
  * loads from pinned host memory (h2d, row op read) or stores into it (d2h,
  * row op write), as NCCL's SHM transport moves data through host memory. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,7 +92,7 @@ typedef struct flow_run {
     cudaEvent_t ev0, ev1;
 } flow_run;
 
-static int enqueue(gpu_ctx *g, const flow_run *f, opts_op op, int blocks, size_t bytes, err *e)
+static int enqueue(gpu_ctx *g, const flow_run *f, const opts *o, opts_op op, size_t bytes, err *e)
 {
     GPU_CU(f->dev, cudaSetDevice(f->dev));
     /* (pinned host memory is mapped: a kernel takes its pointer as it is, UVA) */
@@ -100,8 +101,48 @@ static int enqueue(gpu_ctx *g, const flow_run *f, opts_op op, int blocks, size_t
     else if (op == OPTS_OP_COPY)
         GPU_CU(f->dev, cudaMemcpyPeerAsync(f->dst, f->dst_dev, f->src, f->src_dev, bytes, f->s));
     else
-        GPU_CU(f->dev, kern_copy(f->dst, f->src, bytes, blocks > 0 ? blocks : g->sms[f->dev], f->s));
+        GPU_CU(f->dev, kern_copy_unroll(f->dst, f->src, bytes,
+                                        o->blocks > 0 ? o->blocks : g->sms[f->dev], o->threads,
+                                        o->unroll, f->s));
     return 0;
+}
+
+/* Fill n bytes with a pattern that differs in every 4-byte word (seeded by k). */
+static void fill_pattern(void *p, size_t n, unsigned k)
+{
+    uint32_t *w = p;
+    for (size_t i = 0; i < n / 4; i++)
+        w[i] = (uint32_t)i * 2654435761u + k;
+}
+
+/* -c: one copy kernel of a host flow, checked: the source holds a pattern,
+ * the destination is poisoned first, and after one run every byte must
+ * match (a kernel that skipped or misplaced a pack fails here). */
+static int check_host_copy(gpu_ctx *g, const flow_run *f, const opts *o, size_t bytes,
+                           const char *pname, err *e)
+{
+    unsigned char *scratch = malloc(bytes);
+    if (!scratch)
+        return err_set(e, ERR_SYSTEM, "out of memory checking a %zu-byte copy", bytes);
+    int h2d = f->src_dev == PATTERNS_HOST, rc = 0;
+    fill_pattern(h2d ? f->src : scratch, bytes, (unsigned)bytes);
+    GPU_CU(f->dev, cudaSetDevice(f->dev));
+    if (h2d) {
+        GPU_CU(f->dev, cudaMemset(f->dst, 0xff, bytes));
+    } else {
+        GPU_CU(f->dev, cudaMemcpy(f->src, scratch, bytes, cudaMemcpyHostToDevice));
+        memset(f->dst, 0xff, bytes);
+    }
+    rc = enqueue(g, f, o, OPTS_OP_KERNEL, bytes, e);
+    if (rc == 0)
+        rc = gpu_wait(g, f->dev, f->s, "copy check", e);
+    if (rc == 0 && h2d && cudaMemcpy(scratch, f->dst, bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
+        rc = err_set(e, ERR_SYSTEM, "GPU %d: reading back a checked copy", f->dev);
+    if (rc == 0 && memcmp(scratch, h2d ? f->src : f->dst, bytes) != 0)
+        rc = err_set(e, ERR_CHECK, "%s: the copy kernel (%d blocks x %d threads, unroll %d) "
+                     "moved %zu bytes wrongly", pname, o->blocks, o->threads, o->unroll, bytes);
+    free(scratch);
+    return rc;
 }
 
 /* The op column of a flow's row: host flows are copy (engine) or, as a
@@ -153,9 +194,11 @@ static int bw_case(gpu_ctx *g, pool *p, const opts *o, const char *pname, const 
         GPU_CU(f->dev, cudaEventCreate(&f->ev1));
     }
     int rc = 0;
+    for (int i = 0; i < nf && rc == 0 && o->check && op == OPTS_OP_KERNEL; i++)
+        rc = check_host_copy(g, &fr[i], o, bytes, pname, e);
     for (int it = 0; it < o->warmup && rc == 0; it++)
         for (int i = 0; i < nf && rc == 0; i++)
-            rc = enqueue(g, &fr[i], op, o->blocks, bytes, e);
+            rc = enqueue(g, &fr[i], o, op, bytes, e);
     for (int i = 0; i < nf && rc == 0; i++)
         rc = gpu_wait(g, fr[i].dev, fr[i].s, "transfer warm-up", e);
     double t0 = gpu_now_us();
@@ -165,7 +208,7 @@ static int bw_case(gpu_ctx *g, pool *p, const opts *o, const char *pname, const 
     }
     for (int it = 0; it < o->iters && rc == 0; it++)
         for (int i = 0; i < nf && rc == 0; i++)
-            rc = enqueue(g, &fr[i], op, o->blocks, bytes, e);
+            rc = enqueue(g, &fr[i], o, op, bytes, e);
     for (int i = 0; i < nf && rc == 0; i++) {
         GPU_CU(fr[i].dev, cudaSetDevice(fr[i].dev));
         GPU_CU(fr[i].dev, cudaEventRecord(fr[i].ev1, fr[i].s));
@@ -348,9 +391,12 @@ static int run_patterns(int mode, meas_kind kind, const char *const *pats, int n
     }
     gpu_ctx *g = NULL;
     int rc = gpu_open(&g, o.ngpus, o.timeout_ms, o.host_wait_s, argc, argv, e);
-    if (rc == 0 && (mode != OPTS_HOST || o.op != OPTS_OP_COPY))
-        meas_extra(&g->meta, "kernel_blocks", "%s%d x 512 threads per copy kernel (read, write)",
-                   o.blocks ? "" : "one per SM: ", o.blocks ? o.blocks : g->sms[0]);
+    if (rc == 0 && (mode != OPTS_HOST || o.op != OPTS_OP_COPY)) {
+        meas_extra(&g->meta, "kernel_blocks", "%s%d x %d threads per copy kernel (read, write)",
+                   o.blocks ? "" : "one per SM: ", o.blocks ? o.blocks : g->sms[0], o.threads);
+        meas_extra(&g->meta, "kernel_unroll",
+                   "%d loads of 16 B in flight per thread before its stores", o.unroll);
+    }
     out_file out;
     if (rc == 0)
         rc = out_open(&out, o.out, o.fmt, kind, &g->meta, e);

@@ -99,6 +99,15 @@ cudaError_t kern_allreduce(kern_ar_algo algo, const kern_ar_args *a, cudaStream_
  * (non-posted); on the source's device a remote write (posted). */
 cudaError_t kern_copy(void *dst, const void *src, size_t bytes, int blocks, cudaStream_t s);
 
+/* The same copy with blocks x threads threads (32..1024, a multiple of 32),
+ * each keeping unroll (1, 2, 4 or 8) 16-byte loads in flight before it
+ * stores them, laid out as NCCL's reduceCopy moves a slice (a warp takes
+ * unroll x 512 contiguous bytes per trip): how many bytes a thread block has
+ * in flight decides its rate against a far memory (pinned host memory).
+ * unroll 1 with 512 threads is kern_copy. */
+cudaError_t kern_copy_unroll(void *dst, const void *src, size_t bytes, int blocks, int threads,
+                             int unroll, cudaStream_t s);
+
 /* Flag ping-pong, one thread: the initiator stores i into *peer_flag and waits
  * for *my_flag == i, for i = base+1..base+iters; the responder waits, then
  * answers. Both flags start at base. */

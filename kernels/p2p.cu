@@ -1,5 +1,6 @@
 /* Point-to-point and timing kernels: a 16-byte copy (a remote read or a
- * remote write depending on which device runs it), a one-thread flag
+ * remote write depending on which device runs it), the same copy with U
+ * loads in flight per thread (NCCL's reduceCopy layout), a one-thread flag
  * ping-pong for one-way latency, a %globaltimer spin for trace compute, and
  * an empty kernel for launch overheads. Waits are bounded (kernels/device.h). */
 #include "kernels/device.h"
@@ -11,6 +12,48 @@ __global__ void __launch_bounds__(512) copy16(uint4 *dst, const uint4 *src, size
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        dst[i] = src[i];
+}
+
+/* One 16-byte load that the compiler may neither merge nor move across other
+   memory accesses (NCCL's ld_volatile_global, src/device/op128.h). */
+static __device__ __forceinline__ uint4 ld_volatile16(const uint4 *p)
+{
+    uint4 v;
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
+    return v;
+}
+
+/* The copy as NCCL's reduceCopyPacks moves data (src/device/common_kernel.h):
+   a warp takes a hunk of U x 32 packs of 16 bytes per trip, lane l packs l,
+   l + 32, ..., l + 32 (U - 1) of it, and issues all U loads before its first
+   store, so every thread has U loads in flight. Packs past the last whole
+   hunk go one per thread. */
+template <int U>
+__global__ void __launch_bounds__(1024) copy_unroll(uint4 *dst, const uint4 *src, size_t n)
+{
+    const size_t hunk = (size_t)U * 32;
+    const size_t nhunks = n / hunk;
+    const size_t warp = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const size_t nwarps = (size_t)gridDim.x * blockDim.x / 32;
+    const unsigned lane = threadIdx.x % 32;
+    for (size_t h = warp; h < nhunks; h += nwarps) {
+        const uint4 *s = src + h * hunk + lane;
+        uint4 *d = dst + h * hunk + lane;
+        uint4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            v[u] = ld_volatile16(s + 32 * u);
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            d[32 * u] = v[u];
+    }
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = nhunks * hunk + (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += stride)
         dst[i] = src[i];
 }
 
@@ -53,6 +96,30 @@ extern "C" cudaError_t kern_copy(void *dst, const void *src, size_t bytes, int b
     if (bytes % 16 || blocks < 1 || ((uintptr_t)dst | (uintptr_t)src) % 16)
         return cudaErrorInvalidValue;
     copy16<<<blocks, 512, 0, s>>>((uint4 *)dst, (const uint4 *)src, bytes / 16);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t kern_copy_unroll(void *dst, const void *src, size_t bytes, int blocks,
+                                        int threads, int unroll, cudaStream_t s)
+{
+    if (bytes % 16 || blocks < 1 || threads < 32 || threads > 1024 || threads % 32 ||
+        ((uintptr_t)dst | (uintptr_t)src) % 16)
+        return cudaErrorInvalidValue;
+    uint4 *d = (uint4 *)dst;
+    const uint4 *sr = (const uint4 *)src;
+    size_t n = bytes / 16;
+    switch (unroll) { /* template arguments: one instance per depth */
+    case 1:
+        if (threads == KERN_THREADS) /* the plain copy: files of one load in flight stay comparable */
+            copy16<<<blocks, threads, 0, s>>>(d, sr, n);
+        else
+            copy_unroll<1><<<blocks, threads, 0, s>>>(d, sr, n);
+        break;
+    case 2: copy_unroll<2><<<blocks, threads, 0, s>>>(d, sr, n); break;
+    case 4: copy_unroll<4><<<blocks, threads, 0, s>>>(d, sr, n); break;
+    case 8: copy_unroll<8><<<blocks, threads, 0, s>>>(d, sr, n); break;
+    default: return cudaErrorInvalidValue;
+    }
     return cudaGetLastError();
 }
 

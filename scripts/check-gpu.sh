@@ -20,7 +20,8 @@
 #    patterns that need more GPUs say so. host --op kernel (GPU loads from and
 #    stores into pinned host memory), launch's isolated costs (host-side call
 #    time, graph node sweep, host flag round trip, 1-rank NCCL eager and in a
-#    graph), replay eager and with every phase captured: the captured replay
+#    graph), host --op kernel with 2 and 8 loads in flight per thread (every
+#    byte of one copy checked), replay eager and with every phase captured: the captured replay
 #    must take at least the compute it replays (a dropped op would not).
 # Prints one line per case and a summary; exits 1 if any case failed.
 set -u
@@ -168,6 +169,21 @@ for b in 1 8; do
         has "host kernel b$b: d2h stores" "$TMP/out" ",d2h,write,0,0,host" &&
         has "host kernel b$b: blocks recorded" "$TMP/out" "# kernel_blocks: $b x 512"
 done
+# copy kernels with 2 and 8 loads in flight per thread (NCCL's reduceCopy depth), blocks of
+# 256 threads: -c 1 checks every byte of one copy per case (poisoned destination) and exits 1
+# on a wrong byte; the header records the grid and the depth
+for u in 2 8; do
+    n="host --op kernel --unroll $u --threads 256"
+    run "$n" 0 "$HW" host --op kernel --blocks 3 --threads 256 --unroll $u -c 1 -b 64K -e 4M -f 8 \
+        --format csv && has "$n: h2d loads" "$TMP/out" ",h2d,read,0,host" &&
+        has "$n: d2h stores" "$TMP/out" ",d2h,write,0,0,host" &&
+        has "$n: grid recorded" "$TMP/out" "# kernel_blocks: 3 x 256 threads" &&
+        has "$n: depth recorded" "$TMP/out" "# kernel_unroll: $u loads of 16 B"
+done
+run "host --unroll 3: exit 2" 2 "$HW" host --op kernel --unroll 3 -b 1M -e 1M &&
+    has "host --unroll 3: says why" "$TMP/err" "--unroll"
+run "host --unroll with the copy engine: exit 2" 2 "$HW" host --unroll 2 -b 1M -e 1M &&
+    has "host --unroll copy: says why" "$TMP/err" "--op kernel"
 run "launch" 0 "$HW" launch --format csv && has "launch: graph-node row" "$TMP/out" "graph-node,"
 for w in launch-host graph-launch-host graph-nodes-1 graph-nodes-256 host-flag nccl-call \
     nccl-call-host memcpy-host nccl-graph-launch nccl-graph-node; do
