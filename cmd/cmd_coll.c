@@ -361,7 +361,7 @@ static const cli_opt options[] = {
     {"datatype", 'd', "T", "bfloat16 (default; nccl-tests: float), half, float, double, int8, "
                            "uint8, int32, uint32, int64, uint64, f8e4m3, f8e5m2, all", set_dtype},
     {"root", 'r', "R", "broadcast root (default 0; -1: every root in turn)", set_root},
-    {"algo", 0, "A[,A..]", "ring, tree, oneshot, twoshot, oneshot-push, twoshot-push, auto; "
+    {"algo", 0, "A[,A..]", "ring, tree, nvls, oneshot, twoshot, oneshot-push, twoshot-push, auto; "
                            "a list compares them in one table", set_algo},
     {"crossover", 0, NULL, "print the sizes where the fastest of the --algo list changes", set_crossover},
     {"proto", 0, "P", "LL, LL128, Simple, auto", set_proto},
@@ -375,7 +375,7 @@ static const cli_opt options[] = {
     {"nccl", 0, "VER", "NCCL version whose decisions are emulated (default: the newest)", set_nccl},
     {"explain", 0, NULL, "before each size, NCCL's choice and the numbers behind it", set_explain},
     {"breakdown", 0, NULL, "add where the time goes: barrier, fixed, transfer, contention (us)", set_split},
-    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read, nvlink-sat (--engine tlp: turn, credits, order, tags)", set_without},
+    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read, nvlink-sat, serial-loads (--engine tlp: turn, credits, order, tags)", set_without},
     {"engine", 0, "E", "flow (default) or tlp: the custom kernels at the transaction level (docs/model.md)", set_engine},
     {"window", 0, "US", "--engine tlp: TLPs per phase for US microseconds, then extrapolated (default 50; 0 = every TLP)", set_window},
     {"timeline", 0, "OUT.json", "Perfetto timeline of the largest size ('-': stdout, the report "

@@ -6,7 +6,8 @@
 #include <strings.h>
 
 static const char *const algo_names[ALGO_NALGOS] = {
-    "auto", "ring", "tree", "oneshot", "twoshot", "oneshot-push", "twoshot-push"};
+    "auto", "ring", "tree", "oneshot", "twoshot", "oneshot-push", "twoshot-push",
+    "nvls"};
 static const char *const proto_names[PROTO_N] = {"auto", "LL", "LL128", "Simple"};
 static const char *const dtype_names[DTYPE_N] = {
     "bf16", "fp16", "fp32", "int8", "uint8", "int32", "uint32", "int64", "uint64", "fp64",

@@ -15,7 +15,9 @@ typedef enum coll_kind {
 
 typedef enum coll_algo {
     ALGO_AUTO, ALGO_RING, ALGO_TREE, ALGO_ONESHOT, ALGO_TWOSHOT,
-    ALGO_ONESHOT_PUSH, ALGO_TWOSHOT_PUSH, ALGO_NALGOS
+    ALGO_ONESHOT_PUSH, ALGO_TWOSHOT_PUSH,
+    ALGO_NVLS,          /* NCCL's NVLink SHARP (multicast through the NVSwitch) */
+    ALGO_NALGOS
 } coll_algo;
 
 typedef enum coll_proto { PROTO_AUTO, PROTO_LL, PROTO_LL128, PROTO_SIMPLE, PROTO_N } coll_proto;
@@ -31,7 +33,7 @@ typedef struct nccl_env {
     int p2p_level;      /* NCCL_P2P_LEVEL as a path type; -1 = NCCL's default */
     int p2p_disable;    /* NCCL_P2P_DISABLE */
     int shm_disable;    /* NCCL_SHM_DISABLE */
-    coll_algo algo;     /* NCCL_ALGO (ring/tree), ALGO_AUTO if unset */
+    coll_algo algo;     /* NCCL_ALGO (ring/tree/nvls), ALGO_AUTO if unset */
     coll_proto proto;   /* NCCL_PROTO, PROTO_AUTO if unset */
     int min_channels, max_channels;   /* NCCL_MIN/MAX_NCHANNELS, 0 = default */
     int64_t buffsize_bytes;           /* NCCL_BUFFSIZE, 0 = default */
@@ -40,6 +42,10 @@ typedef struct nccl_env {
     int shm_memcpy;                   /* NCCL_SHM_USE_CUDA_MEMCPY */
     int shm_memcpy_mode;              /* NCCL_SHM_MEMCPY_MODE: 1 send side, 2 receive
                                          side, 3 both; 0 = NCCL's default (1) */
+    int nvls_enable;                  /* NCCL_NVLS_ENABLE: 0 off (collsim's default, as
+                                         hwcheck measures), 1 on (refused where NVLS
+                                         cannot run), 2 NCCL's auto (on where it can) */
+    int nvls_nchannels;               /* NCCL_NVLS_NCHANNELS, 0 = NCCL's default */
     int version;                      /* NCCL version emulated (NCCL_VERSION, --nccl):
                                          index of nccl_tune's table, 0 = newest */
 } nccl_env;

@@ -27,6 +27,8 @@ static const struct {
     {ALGO_ONESHOT_PUSH, coll_build_oneshot, 1u << COLL_ALLREDUCE},
     {ALGO_TWOSHOT, coll_build_twoshot, 1u << COLL_ALLREDUCE},
     {ALGO_TWOSHOT_PUSH, coll_build_twoshot, 1u << COLL_ALLREDUCE},
+    {ALGO_NVLS, coll_build_nvls,
+     1u << COLL_ALLREDUCE | 1u << COLL_REDUCESCATTER | 1u << COLL_ALLGATHER},
 };
 
 void coll_req_init(coll_req *r, const topo *t)
@@ -84,19 +86,25 @@ int coll_env_set(nccl_env *env, const char *as, err *e)
     if (KEY("NCCL_P2P_LEVEL")) {
         if (parse_level(v, &env->p2p_level))
             return err_set(e, ERR_USAGE, "NCCL_P2P_LEVEL: '%s' (LOC|NVL|PIX|PXB|PHB|SYS|0-5)", v);
-    } else if (KEY("NCCL_P2P_DISABLE") || KEY("NCCL_SHM_DISABLE") || KEY("NCCL_NVLS_ENABLE")) {
+    } else if (KEY("NCCL_P2P_DISABLE") || KEY("NCCL_SHM_DISABLE")) {
         if (parse_int(v, 0, 1, &x))
             return err_set(e, ERR_USAGE, "%.*s: '%s' (0 or 1)", (int)kl, as, v);
         if (KEY("NCCL_P2P_DISABLE"))
             env->p2p_disable = (int)x;
-        else if (KEY("NCCL_SHM_DISABLE"))
+        else
             env->shm_disable = (int)x;
-        else if (x)
-            return err_set(e, ERR_USAGE, "NCCL_NVLS_ENABLE=1: NVLink multicast is not modelled");
+    } else if (KEY("NCCL_NVLS_ENABLE")) {
+        if (parse_int(v, 0, 2, &x))
+            return err_set(e, ERR_USAGE, "NCCL_NVLS_ENABLE: '%s' (0 off, 1 on, 2 auto)", v);
+        env->nvls_enable = (int)x;
+    } else if (KEY("NCCL_NVLS_NCHANNELS")) {
+        if (parse_int(v, 1, 32, &x))
+            return err_set(e, ERR_USAGE, "NCCL_NVLS_NCHANNELS: '%s' (1..32)", v);
+        env->nvls_nchannels = (int)x;
     } else if (KEY("NCCL_ALGO")) {
         coll_algo a;
-        if (coll_algo_parse(v, &a) || (a != ALGO_RING && a != ALGO_TREE))
-            return err_set(e, ERR_USAGE, "NCCL_ALGO: '%s' (Ring or Tree)", v);
+        if (coll_algo_parse(v, &a) || (a != ALGO_RING && a != ALGO_TREE && a != ALGO_NVLS))
+            return err_set(e, ERR_USAGE, "NCCL_ALGO: '%s' (Ring, Tree or NVLS)", v);
         env->algo = a;
     } else if (KEY("NCCL_PROTO")) {
         coll_proto p;
@@ -177,8 +185,13 @@ char *coll_env_format(const nccl_env *env, char sep, char *buf, size_t n)
         env_word(buf, n, sep, "NCCL_P2P_DISABLE=1");
     if (env->shm_disable)
         env_word(buf, n, sep, "NCCL_SHM_DISABLE=1");
-    if (env->algo == ALGO_RING || env->algo == ALGO_TREE)
-        env_word(buf, n, sep, "NCCL_ALGO=%s", env->algo == ALGO_RING ? "Ring" : "Tree");
+    if (env->algo == ALGO_RING || env->algo == ALGO_TREE || env->algo == ALGO_NVLS)
+        env_word(buf, n, sep, "NCCL_ALGO=%s", env->algo == ALGO_RING ? "Ring"
+                                              : env->algo == ALGO_TREE ? "Tree" : "NVLS");
+    if (env->nvls_enable)
+        env_word(buf, n, sep, "NCCL_NVLS_ENABLE=%d", env->nvls_enable);
+    if (env->nvls_nchannels)
+        env_word(buf, n, sep, "NCCL_NVLS_NCHANNELS=%d", env->nvls_nchannels);
     if (env->proto != PROTO_AUTO)
         env_word(buf, n, sep, "NCCL_PROTO=%s", coll_proto_name(env->proto));
     if (env->min_channels)
@@ -319,6 +332,8 @@ static void env_canon(nccl_env *d, const nccl_env *s)
     d->ignore_disabled_p2p = s->ignore_disabled_p2p;
     d->shm_memcpy = s->shm_memcpy;
     d->shm_memcpy_mode = s->shm_memcpy_mode;
+    d->nvls_enable = s->nvls_enable;
+    d->nvls_nchannels = s->nvls_nchannels;
     d->version = s->version;
 }
 
@@ -403,7 +418,7 @@ int coll_explain(coll_ctx *c, const coll_req *r, int comm, FILE *f, err *e)
     TRY(get_tune(c, &k, &nt, e));
     nccl_tune_op op;
     int have = nt->emulated && k.kind != COLL_ALLTOALL &&
-               nccl_tune_op_choose(nt, k.kind, k.bytes, ALGO_AUTO, PROTO_AUTO, &op, e) == 0;
+               nccl_tune_op_choose(nt, k.kind, k.bytes, k.dtype, ALGO_AUTO, PROTO_AUTO, &op, e) == 0;
     if (nt->emulated && k.kind != COLL_ALLTOALL && !have)
         return e->code;
     nccl_tune_explain(nt, c->t, k.kind, k.bytes, have ? &op : NULL, comm, f);
@@ -468,11 +483,17 @@ static int choose(coll_ctx *c, const coll_req *r, coll_algo *algo, coll_proto *p
         *channels = 0;
         return 0;
     }
+    if (a == ALGO_NVLS && (*tune)->emulated && !(*tune)->nvls.support)
+        return err_set(e, ERR_USAGE, "NVLS is off (%s): it needs --env NCCL_NVLS_ENABLE=1 or 2 "
+                       "and GPUs of SM 90+ on an NVSwitch", (*tune)->nvls.why);
+    if (a == ALGO_NVLS && (!(*tune)->emulated || r->kind == COLL_ALLTOALL))
+        return err_set(e, ERR_USAGE, "NVLS: %s", r->kind == COLL_ALLTOALL
+                       ? "NCCL has no NVLS all-to-all" : "not emulated beyond 72 ranks");
     if (!(*tune)->emulated || r->kind == COLL_ALLTOALL)
         return choose_fixed(c, r, a, p, algo, proto, channels, e);
     /* NCCL's own choice (models/nccl/nccl_tune.c, docs/model.md "NCCL's decisions"). */
     nccl_tune_op op;
-    TRY(nccl_tune_op_choose(*tune, r->kind, r->bytes, ALGO_AUTO, PROTO_AUTO, &op, e));
+    TRY(nccl_tune_op_choose(*tune, r->kind, r->bytes, r->dtype, ALGO_AUTO, PROTO_AUTO, &op, e));
     *algo = op.algo;
     *proto = op.proto;
     *channels = r->channels > 0 ? r->channels : op.nchannels;

@@ -1,4 +1,5 @@
-/* Custom one-shot allreduce, in the two forms found in the field.
+/* Custom one-shot allreduce, in the two forms found in the field, as
+ * hwcheck's kernels (kernels/allreduce.cu) run them.
  * Pull (vLLM/SGLang cross_device_reduce_1stage, p2pmark's
  * pcie_allreduce_kernel): kernel start, flag barrier, every rank loads the
  * whole vector from each of its n-1 peers (SM loads: non-posted reads,
@@ -6,10 +7,13 @@
  * loads. Launched eagerly (vLLM) it ends with a second barrier so no peer
  * overwrites an input still being read; in a CUDA graph the buffers are
  * double-buffered and only the start barrier runs (docs/model.md).
- * Push: kernel start, every rank writes its vector into a slot of each
- * peer's buffer (posted writes, interleaved), a flag behind the data (posted
- * writes stay ordered, so the flag lands with the last byte), each rank waits
- * for its n-1 slots and reduces them locally from its own memory. */
+ * Push: kernel start, a flag barrier (the peers are done reducing the
+ * previous call out of their inboxes), every rank writes its vector into a
+ * slot of each peer's inbox (posted writes, interleaved), a barrier behind
+ * the data, each rank reduces its n slots locally from its own memory.
+ * Every thread loads its 16-byte packs of one iteration one after another
+ * (the loop over ranks adds each load before it issues the next), so an
+ * iteration costs the sum of its loads' latencies: fabric_cta_serial_Bps. */
 #include <stdlib.h>
 
 #include "models/coll/coll_impl.h"
@@ -20,35 +24,6 @@ sim_ps coll_local_reduce_ps(const topo *t, int m, double bytes)
     return bw > 0 ? (sim_ps)((m + 1) * bytes / bw * 1e12) : 0;
 }
 
-/* out[r] (a new task of dur_ps on rank r) starts after every xs[q] ended;
- * with many ranks through one join task to keep dependencies O(n). */
-static int all_join(coll_build *b, const int *xs, int *out, sim_ps dur_ps, const char *label)
-{
-    int n = b->n, join = -1;
-    if (n > 64) {
-        if ((join = cb_delay(b, 0, 0, "join")) < 0)
-            return -1;
-        for (int q = 0; q < n; q++)
-            if (cb_dep(b, xs[q], join))
-                return -1;
-    }
-    for (int r = 0; r < n; r++) {
-        if ((out[r] = cb_delay(b, r, dur_ps, label)) < 0)
-            return -1;
-        if (join >= 0) {
-            if (cb_dep(b, join, out[r]))
-                return -1;
-            continue;
-        }
-        for (int q = 0; q < n; q++)
-            if (cb_dep(b, xs[q], out[r]))
-                return -1;
-    }
-    return 0;
-}
-
-/* Every rank moves bytes to (write) or from (read) all its peers as one
- * interleaved group, starting after after[r]; out[r] is that group. */
 /* Thread blocks of vLLM/SGLang's launch: one per 512 16-byte elements of
  * the message, at most 36 (facts.md 1.6). */
 static int kernel_blocks(const coll_build *b)
@@ -57,20 +32,21 @@ static int kernel_blocks(const coll_build *b)
     return blocks < 1 ? 1 : blocks > 36 ? 36 : (int)blocks;
 }
 
-static int exchange(coll_build *b, fab_op op, double bytes, const int *after, int *out,
-                    const char *label)
+/* Every rank moves bytes to (write) or from (read) all its peers as one
+ * interleaved group, starting after after[r], each stream capped at cta_Bps
+ * (0: none); out[r] is that group. */
+static int exchange(coll_build *b, fab_op op, double bytes, double cta_Bps, const int *after,
+                    int *out, const char *label)
 {
     int *p = malloc(sizeof(int) * (size_t)b->n), rc = 0;
     if (!p)
         return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
-    /* The kernel's blocks share their loads (stores) among the n-1 streams. */
-    double cta = fabric_cta_cap_Bps(b->f, op, kernel_blocks(b)) / (b->n - 1);
     for (int r = 0; r < b->n && !rc; r++) {
         int k = 0;
         for (int q = 1; q < b->n; q++)
             p[k++] = b->node[(r + q) % b->n];
         /* Its blocks are what NVLink's gradual saturation counts. */
-        out[r] = fabric_xfer_group_blocks(b->f, op, b->node[r], p, k, bytes, 1, cta,
+        out[r] = fabric_xfer_group_blocks(b->f, op, b->node[r], p, k, bytes, 1, cta_Bps,
                                           kernel_blocks(b), 0, r, label, b->e);
         rc = out[r] < 0 || cb_dep(b, after[r], out[r]);
     }
@@ -78,12 +54,43 @@ static int exchange(coll_build *b, fab_op op, double bytes, const int *after, in
     return rc ? -1 : 0;
 }
 
-/* The end of a phase: pull kernels meet at a flag barrier; push kernels
- * wait for every peer's writes, then reduce m buffers of bytes locally. */
+/* The kernel's blocks share their stores among the n-1 streams. */
+static double store_cap(const coll_build *b)
+{
+    return fabric_cta_cap_Bps(b->f, FAB_WRITE, kernel_blocks(b)) / (b->n - 1);
+}
+
+/* A pass of the kernel's blocks over bytes whose every pack is loaded from
+ * `local` buffers of the rank's own memory (a local copy or reduce), or the
+ * HBM's (local + 1) x bytes if that is slower; 0 when neither is known. */
+static sim_ps local_pass_ps(const coll_build *b, int local, double bytes)
+{
+    double bw = fabric_cta_serial_Bps(b->f, kernel_blocks(b), local, 0);
+    double blk = bw > 0 ? bytes / bw * 1e12 : 0;
+    sim_ps mem = coll_local_reduce_ps(b->t, local, bytes);
+    return (sim_ps)blk > mem ? (sim_ps)blk : mem;
+}
+
+/* Rank r's delay of dur_ps after after[r] (dur 0: after[r] itself). */
+static int after_delay(coll_build *b, int *v, sim_ps dur_ps, const char *label)
+{
+    for (int r = 0; r < b->n && dur_ps > 0; r++) {
+        int d = cb_delay(b, r, dur_ps, label);
+        if (d < 0 || cb_dep(b, v[r], d))
+            return -1;
+        v[r] = d;
+    }
+    return 0;
+}
+
+/* The end of a phase: a flag barrier (the push kernels' behind their
+ * writes: a fence, then the flags), then for push kernels a local reduce of
+ * m buffers of bytes. */
 static int settle(coll_build *b, int push, const int *xs, int *out, int m, double bytes)
 {
-    return push ? all_join(b, xs, out, coll_local_reduce_ps(b->t, m, bytes), "reduce")
-                : cb_barrier(b, xs, out);
+    if (cb_barrier(b, xs, out))
+        return -1;
+    return push && m ? after_delay(b, out, local_pass_ps(b, m, bytes), "reduce") : 0;
 }
 
 static int alloc_ranks(coll_build *b, int **v, int k)
@@ -94,30 +101,32 @@ static int alloc_ranks(coll_build *b, int **v, int k)
     return 0;
 }
 
-/* Kernel start on every rank; then, for pull kernels, the start barrier. */
-static int begin(coll_build *b, int push, int *start, int *ready)
+/* Kernel start on every rank, then the start barrier. */
+static int begin(coll_build *b, int *start, int *ready)
 {
     sim_ps base = topo_params_get(b->t)->kernel_base_ps;
     for (int r = 0; r < b->n; r++)
-        if ((start[r] = ready[r] = cb_delay(b, r, base, "kernel")) < 0)
+        if ((start[r] = cb_delay(b, r, base, "kernel")) < 0)
             return -1;
-    return push ? 0 : cb_barrier(b, start, ready);
+    return cb_barrier(b, start, ready);
 }
 
 int coll_build_oneshot(coll_build *b)
 {
-    int push = b->algo == ALGO_ONESHOT_PUSH;
+    int push = b->algo == ALGO_ONESHOT_PUSH, n = b->n;
     double S = (double)b->r->bytes;
+    /* Pull: an iteration loads the rank's own pack and each peer's. */
+    double cta = push ? store_cap(b) : fabric_cta_serial_Bps(b->f, kernel_blocks(b), 1, n - 1);
     int *v[4] = {0};
     int rc = alloc_ranks(b, v, 4);
     if (!rc)
-        rc = begin(b, push, v[0], v[1]);
+        rc = begin(b, v[0], v[1]);
     if (!rc)
-        rc = exchange(b, push ? FAB_WRITE : FAB_READ, S, v[1], v[2], push ? "push" : "pull");
+        rc = exchange(b, push ? FAB_WRITE : FAB_READ, S, cta, v[1], v[2], push ? "push" : "pull");
     /* Pull reduces as it loads (and meets at an end barrier when eager);
      * push reduces its n slots afterwards. */
     if (!rc && (push || !b->r->graph))
-        rc = settle(b, push, v[2], v[3], b->n, S);
+        rc = settle(b, push, v[2], v[3], n, S);
     for (int i = 0; i < 4; i++)
         free(v[i]);
     return rc ? -1 : 0;
@@ -126,25 +135,45 @@ int coll_build_oneshot(coll_build *b)
 /* Two-shot: a reduce-scatter then an all-gather, each rank owning 1/n.
  * Pull (cross_device_reduce_2stage): barrier; each rank loads its slice from
  * every peer and reduces it into its scratch buffer; barrier (with
- * release/acquire fences); each rank loads every other slice from its
- * owner's scratch; end barrier. Push: each rank writes slice j to rank j;
- * each rank reduces its n arrivals locally; then writes its reduced slice
- * to every peer; done when all slices have arrived. */
+ * release/acquire fences); each rank copies its own scratch slice, then
+ * loads every other slice from its owner's scratch; end barrier. Push:
+ * barrier; each rank copies slice r into its own inbox, then writes slice j
+ * to rank j; barrier; each rank reduces its n arrivals and writes the sum to
+ * every peer in the same loop (an iteration: n loads, then n stores); done
+ * when all slices have arrived. Loops over ranks run one after another. */
 int coll_build_twoshot(coll_build *b)
 {
-    int push = b->algo == ALGO_TWOSHOT_PUSH;
-    double part = (double)b->r->bytes / b->n;
+    int push = b->algo == ALGO_TWOSHOT_PUSH, n = b->n, serial = 0;
+    double part = (double)b->r->bytes / n;
     fab_op op = push ? FAB_WRITE : FAB_READ;
+    int blocks = kernel_blocks(b);
+    double rs = push ? store_cap(b) : fabric_cta_serial_Bps(b->f, blocks, 1, n - 1);
+    double ag = push ? store_cap(b) : fabric_cta_serial_Bps(b->f, blocks, 0, n - 1);
+    /* The own slice's local copy, before the peers' (none when local loads
+     * are free: serial-loads off, or no per-block rate known). */
+    sim_ps own = 0;
+    if (fabric_cta_serial_Bps(b->f, blocks, 1, 0) > 0) {
+        serial = 1;
+        own = local_pass_ps(b, 1, part);
+    }
+    /* Push, fused: the all-gather's streams go at the reduce's pace. */
+    double fused = serial ? fabric_cta_serial_Bps(b->f, blocks, n, 0) : 0;
+    if (push && fused > 0 && (ag <= 0 || fused < ag))
+        ag = fused;
     int *v[6] = {0};
     int rc = alloc_ranks(b, v, 6);
     if (!rc)
-        rc = begin(b, push, v[0], v[1]);
+        rc = begin(b, v[0], v[1]);
+    if (!rc && push)
+        rc = after_delay(b, v[1], own, "own-slice");
     if (!rc)
-        rc = exchange(b, op, part, v[1], v[2], push ? "rs-push" : "rs-pull");
+        rc = exchange(b, op, part, rs, v[1], v[2], push ? "rs-push" : "rs-pull");
     if (!rc)
-        rc = settle(b, push, v[2], v[3], b->n, part);
+        rc = settle(b, push, v[2], v[3], push && fused > 0 ? 0 : n, part);
+    if (!rc && !push)
+        rc = after_delay(b, v[3], own, "own-slice");
     if (!rc)
-        rc = exchange(b, op, part, v[3], v[4], push ? "ag-push" : "ag-pull");
+        rc = exchange(b, op, part, ag, v[3], v[4], push ? "ag-push" : "ag-pull");
     if (!rc)
         rc = settle(b, push, v[4], v[5], 0, 0);
     for (int i = 0; i < 6; i++)

@@ -183,14 +183,63 @@ static void test_twoshot_and_push(void **state)
      * streams gets B/3 per stream (as in the one-shot case).
      * Two-shot pull: base 2 + barrier 1 + reads 3 x 250 kB / 10 GB/s = 75
      *   plus round trip 2 + barrier 1 + reads 75 + 2 + barrier 1 = 159 us.
-     * One-shot push (local reduce free here): base 2 + writes of S to 3
-     *   peers 300 + one-way 1 = 303 us (no barriers: the flag rides behind
-     *   the data).
-     * Two-shot push: base 2 + (75 + 1) + (75 + 1) = 154 us. */
+     * One-shot push (local reduce free here), as kernels/allreduce.cu runs
+     *   it: base 2 + start barrier 1 + writes of S to 3 peers 300 + one-way
+     *   1 + the barrier behind the data 1 = 305 us.
+     * Two-shot push: base 2 + barrier 1 + (75 + 1) + barrier 1 + (75 + 1)
+     *   + barrier 1 = 157 us. */
     topo *t = uniform(4, 4096);
     NEAR(predict_us(t, ALGO_TWOSHOT, PROTO_AUTO, 1000000, 0), 159.0, 0.01);
-    NEAR(predict_us(t, ALGO_ONESHOT_PUSH, PROTO_AUTO, 1000000, 0), 303.0, 0.01);
-    NEAR(predict_us(t, ALGO_TWOSHOT_PUSH, PROTO_AUTO, 1000000, 0), 154.0, 0.01);
+    NEAR(predict_us(t, ALGO_ONESHOT_PUSH, PROTO_AUTO, 1000000, 0), 305.0, 0.01);
+    NEAR(predict_us(t, ALGO_TWOSHOT_PUSH, PROTO_AUTO, 1000000, 0), 157.0, 0.01);
+    topo_free(t);
+}
+
+static double predict_off_us(const topo *t, coll_algo a, uint64_t bytes, int off)
+{
+    err e = {0};
+    coll_ctx *c = coll_ctx_new(t);
+    coll_ctx_without(c, off);
+    coll_req r;
+    coll_req_init(&r, t);
+    r.algo = a;
+    r.bytes = bytes;
+    coll_result res;
+    if (coll_predict(c, &r, &res, &e))
+        fail_msg("coll_predict: %s", e.msg);
+    coll_ctx_free(c);
+    return (double)res.time_ps / 1e6;
+}
+
+static void test_serial_loads(void **state)
+{
+    (void)state;
+    /* n = 2, S = 32 KiB: 2048 packs of 16 B, so ceil(2048 / 512) = 4 blocks.
+     * A block loads 1 GB/s from a peer (cta_load) and 4 GB/s from its own
+     * memory (cta_store: the store kernel waits for its local load), one
+     * load after another. Links (10 GB/s) and tags do not bind.
+     * Pull one-shot: an iteration loads the own pack, then the peer's:
+     *   rate 4 / (1/4 + 1/1) GB/s = 3.2 GB/s, reads 32768 / 3.2e9 = 10.24 us;
+     *   t = base 2 + barrier 1 + 10.24 + round trip 2 + end barrier 1 = 16.24;
+     *   without serial-loads 4 x 1 = 4 GB/s: 8.192 us, t = 14.192.
+     * Push one-shot: writes at min(4 x 4, 10) = 10 GB/s: 3.2768 us + one way
+     *   1, then the local reduce of 2 slots, two local loads an iteration:
+     *   4 / (2/4) = 8 GB/s, 32768 / 8e9 = 4.096 us;
+     *   t = 2 + 1 + 3.2768 + 1 + barrier 1 + 4.096 = 12.3728; without
+     *   serial-loads the reduce is the HBM's, free here: 8.2768.
+     * Two-shot pull: part 16 KiB; rs loads at 3.2 GB/s: 5.12 + 2; barrier 1;
+     *   the own slice's copy 16384 / 16e9 = 1.024; ag loads the peer's at
+     *   4 GB/s: 4.096 + 2; barrier 1: t = 2 + 1 + 7.12 + 1 + 1.024 + 6.096
+     *   + 1 = 19.24. */
+    topo *t = uniform(2, 4096);
+    topo_params *p = topo_params_mut(t);
+    p->cta_load_Bps = 1e9;
+    p->cta_store_Bps = 4e9;
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 32768, 0), 16.24, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 32768, FAB_NO_SERIAL_LOADS), 14.192, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT_PUSH, 32768, 0), 12.3728, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT_PUSH, 32768, FAB_NO_SERIAL_LOADS), 8.2768, 0.01);
+    NEAR(predict_off_us(t, ALGO_TWOSHOT, 32768, 0), 19.24, 0.01);
     topo_free(t);
 }
 
@@ -464,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_ring_simple),   cmocka_unit_test(test_ring_ll_small),
         cmocka_unit_test(test_ring_channels_share), cmocka_unit_test(test_oneshot_pull),
         cmocka_unit_test(test_read_bound),    cmocka_unit_test(test_twoshot_and_push),
+        cmocka_unit_test(test_serial_loads),
         cmocka_unit_test(test_tree_chain),    cmocka_unit_test(test_one_rank),
         cmocka_unit_test(test_copy_setup),    cmocka_unit_test(test_ring_cta_rate),
         cmocka_unit_test(test_cache_and_env), cmocka_unit_test(test_nccl_channels),

@@ -245,7 +245,7 @@ void fabric_disable(fabric *f, int off) { f->off = off; }
 static const fabric_mech mechs[] = {
     {"write-collapse", FAB_NO_COLLAPSE_WRITE}, {"read-collapse", FAB_NO_COLLAPSE_READ},
     {"hol", FAB_NO_HOL}, {"req-size", FAB_NO_REQ_SIZE}, {"socket-read", FAB_NO_SOCKET_READ},
-    {"nvlink-sat", FAB_NO_NVLINK_SAT},
+    {"nvlink-sat", FAB_NO_NVLINK_SAT}, {"serial-loads", FAB_NO_SERIAL_LOADS},
 };
 
 int fabric_mech_list_parse(const fabric_mech *tab, size_t n, const char *what, const char *list,
@@ -710,6 +710,23 @@ double fabric_cta_cap_Bps(const fabric *f, fab_op op, int blocks)
     const topo_params *p = topo_params_get(f->t);
     double per = op == FAB_WRITE ? p->cta_store_Bps : op == FAB_READ ? p->cta_load_Bps : 0;
     return blocks > 0 && per > 0 ? blocks * per : 0;
+}
+
+/* A load from the GPU's own memory costs its latency like a peer's: the
+ * copy kernel storing into a peer (or into host memory) waits for its local
+ * load every iteration, its stores being posted, so cta_store is the
+ * per-block rate of local loads (docs/model.md "Serial loads"). */
+double fabric_cta_serial_Bps(const fabric *f, int blocks, int local, int remote)
+{
+    const topo_params *p = topo_params_get(f->t);
+    if (f->off & FAB_NO_SERIAL_LOADS)
+        local = 0;
+    double t = 0;
+    if (local > 0 && p->cta_store_Bps > 0)
+        t += local / p->cta_store_Bps;
+    if (remote > 0 && p->cta_load_Bps > 0)
+        t += remote / p->cta_load_Bps;
+    return blocks > 0 && t > 0 ? blocks / t : 0;
 }
 
 double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer)

@@ -63,6 +63,13 @@ int fabric_xfer_group_blocks(fabric *f, fab_op op, int initiator, const int *pee
 /* The rate kernels issuing op (FAB_WRITE stores, FAB_READ loads) reach with
  * `blocks` thread blocks: blocks x cta_store/cta_load; 0 = no limit. */
 double fabric_cta_cap_Bps(const fabric *f, fab_op op, int blocks);
+/* The rate per stream of a kernel of `blocks` blocks whose threads, every
+ * iteration, load 16 bytes from each of `local` buffers in their own GPU's
+ * memory and from each of `remote` peers, each load waiting for the one
+ * before (docs/model.md "Serial loads"): blocks / (local / cta_store +
+ * remote / cta_load); a rate left unset counts as free, 0 if all are. With
+ * serial-loads off the local loads are free. */
+double fabric_cta_serial_Bps(const fabric *f, int blocks, int local, int remote);
 /* The same for kernels whose other end is node peer: host memory (a
  * TOPO_HOSTMEM or CPU node) has cta_store_host / cta_load_host when set. */
 double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer);
@@ -111,10 +118,11 @@ double fabric_tlp_weight(const fabric *f, fab_op op);
 /* The mechanisms of docs/model.md that can be switched off for ablations
  * (all on by default); a bit set in off disables it for the next runs. */
 enum { FAB_NO_COLLAPSE_WRITE = 1, FAB_NO_COLLAPSE_READ = 2, FAB_NO_HOL = 4,
-       FAB_NO_REQ_SIZE = 8, FAB_NO_SOCKET_READ = 16, FAB_NO_NVLINK_SAT = 32 };
+       FAB_NO_REQ_SIZE = 8, FAB_NO_SOCKET_READ = 16, FAB_NO_NVLINK_SAT = 32,
+       FAB_NO_SERIAL_LOADS = 64 };
 void fabric_disable(fabric *f, int off);
 /* Parse "hol,read-collapse" (names: write-collapse, read-collapse, hol,
- * req-size, socket-read, nvlink-sat) into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
+ * req-size, socket-read, nvlink-sat, serial-loads) into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
 int fabric_mech_parse(const char *list, int *off, err *e);
 /* A mechanism's name and its ablation bit (fabric's, or another engine's). */
 typedef struct fabric_mech {

@@ -725,13 +725,13 @@ static void test_mech_parse(void **state)
     assert_int_equal(off, FAB_NO_HOL | FAB_NO_COLLAPSE_READ);
     assert_int_equal(fabric_mech_parse("hol,bogus", &off, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "'bogus'"));
-    /* Every mechanism the message offers parses, each to its own bit: all six
-     * together switch off 1 + 2 + 4 + 8 + 16 + 32 = 63. */
+    /* Every mechanism the message offers parses, each to its own bit: all
+     * seven together switch off 1 + 2 + 4 + 8 + 16 + 32 + 64 = 127. */
     assert_non_null(strstr(e.msg, "(write-collapse, read-collapse, hol, req-size, socket-read, "
-                               "nvlink-sat)"));
+                               "nvlink-sat, serial-loads)"));
     assert_int_equal(fabric_mech_parse("write-collapse,read-collapse,hol,req-size,socket-read,"
-                                       "nvlink-sat", &off, &e), 0);
-    assert_int_equal(off, 63);
+                                       "nvlink-sat,serial-loads", &off, &e), 0);
+    assert_int_equal(off, 127);
 }
 
 int main(void)

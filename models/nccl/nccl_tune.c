@@ -12,6 +12,8 @@
  * mutates a nccl_tune. */
 #include "models/nccl/nccl_tune.h"
 
+#include "models/nccl/nccl_nvls.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -578,18 +580,22 @@ static void rec(search *x, sgraph *g)
             try_gpu(x, g, 0, back_first, ORDER_NONE, -1, rank_node(s, r));
 }
 
+/* The intra-node speed ladder of search.cc for SM sm. */
+static const float *speeds(const struct nccl_version *ver, int sm, int *ns)
+{
+    if (sm >= 100)
+        return *ns = ver->n_sm100_intra, ver->sm100_intra;
+    if (sm >= 90)
+        return *ns = (int)(sizeof sm90_intra / sizeof *sm90_intra), sm90_intra;
+    return *ns = (int)(sizeof base_intra / sizeof *base_intra), base_intra;
+}
+
 /* ncclTopoCompute for one intra-node pattern. */
 static void compute(sys *s, const struct nccl_version *ver, sgraph *graph, int min_type,
                     int max_type, nccl_tune *nt, nccl_tune_graph *out)
 {
-    const float *speed;
     int ns;
-    if (s->sm >= 100)
-        speed = ver->sm100_intra, ns = ver->n_sm100_intra;
-    else if (s->sm >= 90)
-        speed = sm90_intra, ns = (int)(sizeof sm90_intra / sizeof *sm90_intra);
-    else
-        speed = base_intra, ns = (int)(sizeof base_intra / sizeof *base_intra);
+    const float *speed = speeds(ver, s->sm, &ns);
     int n = s->ngpu, amd = s->cpu == CPU_AMD;
     graph->bw_intra = graph->bw_inter = 0;
     graph->type_intra = min_type;
@@ -798,7 +804,7 @@ static void tune(nccl_tune *nt, const struct nccl_version *ver, int max_tree_pat
                 }
                 if (env->proto != PROTO_AUTO && pidx(env->proto) != p)
                     on = 0;
-                if (env->algo != ALGO_AUTO && (env->algo == ALGO_TREE) != (a == 0))
+                if (env->algo != ALGO_AUTO && env->algo != (a == 0 ? ALGO_TREE : ALGO_RING))
                     on = 0;
                 nt->bw_GBps[k][a][p] = on ? bus : 0;
                 float intra = hw_lat[nt->hw_nvlink[a] ? 0 : 1][a][p], lat = base_lat[a][p];
@@ -956,6 +962,9 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
         nc = nc > minc ? nc : minc;
         nt->nchannels = nc;
         tune(nt, &versions[ver], tree->pattern, env);
+        int ns;
+        const float *speed = speeds(&versions[ver], s.sm, &ns);
+        rc = nccl_nvls_setup(nt, t, env, speed, ns, e);
     } else if (!rc) {
         nt->nchannels = 1;
     }
@@ -1040,13 +1049,14 @@ static int spread(const nccl_tune *nt, coll_kind k, uint64_t bytes, coll_proto p
     return (lo != 0) + (int)mid + (hi != 0);
 }
 
-int nccl_tune_op_choose(const nccl_tune *nt, coll_kind kind, uint64_t bytes, coll_algo algo,
-                        coll_proto proto, nccl_tune_op *out, err *e)
+int nccl_tune_op_choose(const nccl_tune *nt, coll_kind kind, uint64_t bytes, coll_dtype dtype,
+                        coll_algo algo, coll_proto proto, nccl_tune_op *out, err *e)
 {
     memset(out, 0, sizeof *out);
     for (int a = 0; a < 2; a++)
         for (int p = 0; p < 3; p++)
             out->time_us[a][p] = -1;
+    out->nvls_time_us = -1;
     if (!nt->emulated || kind == COLL_ALLTOALL)
         return err_set(e, ERR_USAGE, "NCCL's choice is not emulated here");
     if (nt->nranks == 1) {
@@ -1060,7 +1070,7 @@ int nccl_tune_op_choose(const nccl_tune *nt, coll_kind kind, uint64_t bytes, col
     int ba = -1, bp = -1;
     float best = 3600000000.0f;
     for (int a = 0; a < 2; a++) {
-        if (algo != ALGO_AUTO && (algo == ALGO_TREE) != (a == 0))
+        if (algo != ALGO_AUTO && algo != (a == 0 ? ALGO_TREE : ALGO_RING))
             continue;
         for (int p = 0; p < 3; p++) {
             if (proto != PROTO_AUTO && pidx(proto) != p)
@@ -1080,9 +1090,21 @@ int nccl_tune_op_choose(const nccl_tune *nt, coll_kind kind, uint64_t bytes, col
             }
         }
     }
+    /* NVLS (Simple only) after the others, as in NCCL's algorithm order. */
+    if ((algo == ALGO_AUTO || algo == ALGO_NVLS) && (proto == PROTO_AUTO || proto == PROTO_SIMPLE))
+        out->nvls_time_us = nccl_nvls_time_us(nt, kind, dtype, bytes);
+    if (out->nvls_time_us >= 0 && out->nvls_time_us < best) {
+        /* topoGetAlgoInfo: nc = nvlsChannels, all NCCL_MAX_NTHREADS threads. */
+        out->algo = ALGO_NVLS;
+        out->proto = PROTO_SIMPLE;
+        out->max_channels = out->nchannels = nt->nvls.nchannels;
+        out->nthreads = 640;
+        return 0;
+    }
     if (ba < 0)
-        return err_set(e, ERR_USAGE, "no NCCL algorithm/protocol is enabled for %s",
-                       coll_kind_name(kind));
+        return err_set(e, ERR_USAGE, "no NCCL algorithm/protocol is enabled for %s%s",
+                       coll_kind_name(kind), algo == ALGO_NVLS ? " (NVLS is off: see --explain)"
+                                                               : "");
     static const coll_proto protos[3] = {PROTO_LL, PROTO_LL128, PROTO_SIMPLE};
     out->algo = ba == 0 ? ALGO_TREE : ALGO_RING;
     out->proto = protos[bp];
@@ -1170,6 +1192,7 @@ void nccl_tune_explain(const nccl_tune *nt, const topo *t, coll_kind kind, uint6
     print_graph(f, "Tree", nt, &nt->tree);
     fprintf(f, "# channels: min(ring, tree) = %d, doubled at connect, NCCL_MIN/MAX_NCHANNELS "
             "-> %d\n", nt->ring.nchannels, nt->nchannels);
+    nccl_nvls_explain(nt, f);
     fprintf(f, "# tuning (tuning.cc), latency us / bandwidth GB/s, %s latencies:\n",
             nt->hw_nvlink[1] ? "NVLink" : "PCI");
     fprintf(f, "#   %-13s", "Algorithm");
@@ -1203,7 +1226,10 @@ op:
         for (int p = 0; p < 3; p++)
             if (op->time_us[a][p] >= 0)
                 fprintf(f, "#   %s/%s %.2f us\n", an[a], pn[p], (double)op->time_us[a][p]);
+    if (op->nvls_time_us >= 0)
+        fprintf(f, "#   NVLS/Simple %.2f us\n", (double)op->nvls_time_us);
     fprintf(f, "#   -> %s/%s, %d channel%s (nc %d after the size loop) x %d threads\n",
-            op->algo == ALGO_TREE ? "Tree" : "Ring", pn[pidx(op->proto)], op->nchannels,
+            op->algo == ALGO_TREE ? "Tree" : op->algo == ALGO_NVLS ? "NVLS" : "Ring",
+            pn[pidx(op->proto)], op->nchannels,
             op->nchannels == 1 ? "" : "s", op->max_channels, op->nthreads);
 }

@@ -46,6 +46,20 @@ typedef struct nccl_tune_graph {
     int order[NCCL_TUNE_MAX_RANKS]; /* channel 0: ranks in ring/chain order */
 } nccl_tune_graph;
 
+/* NCCL's NVLS algorithm for the communicator (models/nccl/nccl_nvls.c):
+ * its search graph (one channel per head, every GPU a head), the kernel's
+ * channels and chunk, and its tuning row (NVLSTree is off on one node). */
+typedef struct nccl_tune_nvls {
+    int support;           /* comm->nvlsSupport after the search: NVLS can run */
+    const char *why;       /* why not, or how it was enabled */
+    int heads;             /* search channels = heads (0: the search found none) */
+    float bw_intra_GBps, bw_inter_GBps;   /* the search's speeds per channel */
+    float link_GBps;       /* NCCL's rating of the slowest GPU <-> NVSwitch link */
+    int nchannels;         /* comm->nvlsChannels: thread blocks of an NVLS kernel */
+    int chunk_bytes;       /* NCCL_NVLS_CHUNKSIZE (128 KiB) */
+    float lat_us[COLL_NKINDS], bw_GBps[COLL_NKINDS];   /* tuning; bw 0 = off */
+} nccl_tune_nvls;
+
 typedef struct nccl_tune {
     int version, nranks;
     int emulated;          /* 0 when nranks > NCCL_TUNE_MAX_RANKS */
@@ -70,6 +84,7 @@ typedef struct nccl_tune {
     float lat_us[COLL_NKINDS][2][3], bw_GBps[COLL_NKINDS][2][3];
     int max_threads[2][3], thread_threshold[2][3];
     int hw_nvlink[2];      /* the latency row used: 1 NVLink, 0 PCI */
+    nccl_tune_nvls nvls;
 } nccl_tune;
 
 /* Computes NCCL's view for GPUs 0..nranks-1 of t under env. ERR_USAGE
@@ -79,19 +94,21 @@ void nccl_tune_free(nccl_tune *nt);           /* NULL ok */
 
 /* One operation as NCCL enqueues it (src/enqueue.cc). */
 typedef struct nccl_tune_op {
-    coll_algo algo;        /* ALGO_RING or ALGO_TREE */
+    coll_algo algo;        /* ALGO_RING, ALGO_TREE or ALGO_NVLS */
     coll_proto proto;
     float time_us[2][3];   /* NCCL's predicted time per [tree, ring][proto], <0 off */
+    float nvls_time_us;    /* NVLS/Simple's, <0 off */
     int max_channels;      /* topoGetAlgoInfo's nc */
     int nthreads;          /* threads per channel (nWarps x 32) */
     int nchannels;         /* channels the work is spread over */
 } nccl_tune_op;
 
-/* NCCL's choice for a collective of `bytes` (nccl-tests size). algo/proto
- * restrict the choice as NCCL_ALGO/NCCL_PROTO would (AUTO: no restriction,
+/* NCCL's choice for a collective of `bytes` (nccl-tests size) of dtype
+ * elements (NVLS runs only some). algo/proto restrict the choice as
+ * NCCL_ALGO/NCCL_PROTO would (AUTO: no restriction,
  * besides env's own). ERR_USAGE when nothing is enabled. */
-int nccl_tune_op_choose(const nccl_tune *nt, coll_kind kind, uint64_t bytes, coll_algo algo,
-                        coll_proto proto, nccl_tune_op *out, err *e);
+int nccl_tune_op_choose(const nccl_tune *nt, coll_kind kind, uint64_t bytes, coll_dtype dtype,
+                        coll_algo algo, coll_proto proto, nccl_tune_op *out, err *e);
 
 /* NCCL's NCCL_DEBUG=INFO style account, on f, of the communicator (if
  * comm) and of one operation (op may be NULL). */

@@ -44,7 +44,7 @@ static void op(const nccl_tune *nt, uint64_t bytes, coll_algo a, coll_proto p, i
 {
     err e = {0};
     nccl_tune_op o;
-    assert_int_equal(nccl_tune_op_choose(nt, COLL_ALLREDUCE, bytes, ALGO_AUTO, PROTO_AUTO, &o, &e),
+    assert_int_equal(nccl_tune_op_choose(nt, COLL_ALLREDUCE, bytes, DTYPE_BF16, ALGO_AUTO, PROTO_AUTO, &o, &e),
                      0);
     if (o.algo != a || o.proto != p || o.nchannels != ch || o.nthreads != th)
         fail_msg("%llu B: %s/%s %d ch x %d thr, expected %s/%s %d x %d",
@@ -234,7 +234,7 @@ static void test_spread_versions(void **state)
         nccl_tune *nt = make("h200-2x", 2, env, &t);
         err e = {0};
         nccl_tune_op o;
-        assert_int_equal(nccl_tune_op_choose(nt, COLL_ALLREDUCE, 524288, ALGO_AUTO, PROTO_AUTO,
+        assert_int_equal(nccl_tune_op_choose(nt, COLL_ALLREDUCE, 524288, DTYPE_BF16, ALGO_AUTO, PROTO_AUTO,
                                              &o, &e), 0);
         assert_int_equal(o.max_channels, 24);
         if (o.nchannels != want[i].ch)
