@@ -29,12 +29,13 @@
 #include "sim/ofile.h"
 #include "validate/calib.h"
 #include "validate/calib_nccl.h"
+#include "validate/cand.h"
 #include "validate/fit.h"
 #include "validate/meas.h"
 #include "validate/points.h"
 #include "validate/stats.h"
 
-enum { MAX_FILES = 256, MAX_PARAMS = 64 };
+enum { MAX_FILES = 256, MAX_PARAMS = CAND_MAX };
 
 static const char synopsis[] = "collsim calibrate MEAS... [--topo T] -o CALIB [options]";
 static const char desc[] =
@@ -95,35 +96,6 @@ static const cli_opt options[] = {
     {NULL, 0, NULL, NULL, NULL},
 };
 
-typedef struct cand {
-    char key[80];
-    double topo_value;       /* the topology's value (after START); NaN when the
-                                links of the class differ (no one value) */
-    double start, lo, hi;    /* where the fit starts, and the key's domain */
-    double kept;             /* its value when not fitted */
-    int moved;               /* kept differs from the topology's: applied */
-    int off;                 /* a mechanism the topology has off (0): reverts to 0 */
-    int link;                /* a link-class key (bit in pinfo.cls) */
-    int probed;              /* probed already at this start */
-    int probe_felt, probe_row;   /* what the probe found (fit_probe) */
-    int from_start;          /* START (--calib) names the key */
-    const char *status;      /* "fitted" or why it was left out */
-    char why[240];
-    int active;              /* a candidate (not fixed, not refused by a fit) */
-    int screened_out;        /* left out by the last screening */
-} cand;
-
-/* What calibrate needs to know of a point beyond pts: its case. */
-typedef struct pinfo {
-    int nflows;              /* flow rows of its case */
-    int nsrc, ndst;          /* distinct GPUs sending / receiving */
-    meas_op op;
-    double bytes;            /* per flow */
-    double bw_GBps;          /* measured: one flow's, or the case's total */
-    int latency;             /* a `latency` row */
-    uint64_t cls;            /* bit j: candidate j is a link class on its routes */
-} pinfo;
-
 typedef struct ctx {
     const topo *base;
     const pts *pts;
@@ -180,275 +152,6 @@ static double meas_of(const ctx *x, size_t i)
     return i < np ? pts_at(x->pts, i)->meas_us : calib_nccl_at(x->nccl, i - np)->meas_us;
 }
 
-static cand *add_cand(cand *c, int *n, const char *key, double topo_value, double start,
-                      double lo, double hi)
-{
-    for (int i = 0; i < *n; i++)
-        if (!strcmp(c[i].key, key))
-            return &c[i];
-    if (*n == MAX_PARAMS)
-        return NULL;
-    cand *x = &c[(*n)++];
-    memset(x, 0, sizeof *x);
-    snprintf(x->key, sizeof x->key, "%s", key);
-    x->topo_value = x->kept = topo_value;
-    x->start = start;
-    x->lo = lo;
-    x->hi = hi;
-    x->status = "fitted";
-    x->active = 1;
-    return x;
-}
-
-/* The rows of the case of point pt: [*first, *end) of its set. */
-static void case_rows(const pts_point *pt, size_t *first, size_t *end)
-{
-    const meas_set *m = pt->set;
-    size_t n = meas_nxfer(m), at = 0;
-    while (at < n && meas_xfer_at(m, at)->line != pt->line)
-        at++;
-    int id = at < n ? meas_xfer_at(m, at)->case_id : -1;
-    size_t a = at, b = at;
-    while (a > 0 && meas_xfer_at(m, a - 1)->case_id == id)
-        a--;
-    while (b < n && meas_xfer_at(m, b)->case_id == id)
-        b++;
-    *first = a;
-    *end = b;
-}
-
-/* Fill info[i] for every transfer point (launch points stay zero). */
-static void point_info(const pts *p, const topo *t, const cand *c, int nc, pinfo *info)
-{
-    for (size_t i = 0; i < pts_count(p); i++) {
-        const pts_point *pt = pts_at(p, i);
-        pinfo *q = &info[i];
-        memset(q, 0, sizeof *q);
-        if (pt->case_no < 0)
-            continue;
-        size_t a, b;
-        case_rows(pt, &a, &b);
-        int srcs[64], dsts[64], ns = 0, nd = 0;
-        for (size_t k = a; k < b; k++) {
-            const meas_xfer *x = meas_xfer_at(pt->set, k);
-            if (x->flow < 0)
-                continue;
-            q->nflows++;
-            q->op = x->op;
-            q->bytes = (double)x->bytes;
-            q->latency = !strcmp(x->pattern, "latency");
-            int dup = 0;
-            for (int s = 0; s < ns; s++)
-                dup |= srcs[s] == x->src;
-            if (!dup && x->src >= 0 && ns < 64)
-                srcs[ns++] = x->src;
-            dup = 0;
-            for (int s = 0; s < nd; s++)
-                dup |= dsts[s] == x->dst;
-            if (!dup && x->dst >= 0 && nd < 64)
-                dsts[nd++] = x->dst;
-            if (x->src < 0 || x->dst < 0 || x->src >= topo_ngpus(t) || x->dst >= topo_ngpus(t))
-                continue;
-            const int *links;
-            const int8_t *dirs;
-            int h = topo_route(t, topo_gpu_node(t, x->src), topo_gpu_node(t, x->dst), &links,
-                               &dirs);
-            for (int l = 0; l < h; l++) {
-                const topo_link *lk = topo_link_at(t, links[l]);
-                char cls[48], key[80];
-                calib_link_class(lk->kind, topo_node_at(t, lk->a)->kind,
-                                 topo_node_at(t, lk->b)->kind, cls);
-                for (int pass = 0; pass < 2; pass++) {
-                    snprintf(key, sizeof key, "link.%s.%s", cls, pass ? "lat_ns" : "bw_GBps");
-                    for (int j = 0; j < nc && j < 64; j++)
-                        if (!strcmp(c[j].key, key))
-                            q->cls |= 1ull << j;
-                }
-            }
-        }
-        q->nsrc = ns;
-        q->ndst = nd;
-        double total = pt->flow < 0 ? q->bytes * q->nflows : q->bytes;
-        q->bw_GBps = total / (pt->meas_us * 1e3);
-    }
-}
-
-/* The lowest total rate of a measured case where >= 2 GPUs send (writes,
- * ops 0) or >= 2 GPUs' data is read (reads, ops 1) at once: where a
- * collapse rule would show. 0 if there is none. */
-static double lowest_shared_rate(const pts *p, const pinfo *info, int reads)
-{
-    double best = 0;
-    for (size_t i = 0; i < pts_count(p); i++) {
-        const pinfo *q = &info[i];
-        int is_read = q->op == MEAS_READ || q->op == MEAS_COPY_READ;
-        int is_write = q->op == MEAS_WRITE || q->op == MEAS_COPY_WRITE;
-        if (pts_at(p, i)->flow >= 0 || q->nflows < 2 || q->nsrc < 2 || q->latency ||
-            (reads ? !is_read : !is_write))
-            continue;
-        if (best == 0 || q->bw_GBps < best)
-            best = q->bw_GBps;
-    }
-    return best;
-}
-
-static int has_switch(const topo *t)
-{
-    for (int i = 0; i < topo_nnodes(t); i++)
-        if (topo_node_at(t, i)->kind == TOPO_SWITCH)
-            return 1;
-    return 0;
-}
-
-static int add_param(cand *c, int *n, const char *key, double value, double start0, double lo,
-                     double hi, int off, err *e);
-
-/* Candidates from what the data touch, in screening priority: link
- * bandwidths, link latencies, read parameters, collapse, host, launch.
- * Link and time keys have a lower bound of 0 in the fit's sense (a log
- * parameter's floor, where it "runs to zero"), bandwidths a positive one. */
-static int candidates(const topo *t, const pts *p, const calib_nccl *nc_pts, const pinfo *info,
-                      cand *c, int *n, err *e)
-{
-    const topo_params *tp = topo_params_get(t);
-    char cls[48], key[80];
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < topo_nlinks(t); i++) {
-            if (!pts_link_used(p, i))
-                continue;
-            const topo_link *l = topo_link_at(t, i);
-            calib_link_class(l->kind, topo_node_at(t, l->a)->kind, topo_node_at(t, l->b)->kind,
-                             cls);
-            /* Start from the mean over the class's links; one value only if
-             * they all have it. */
-            double sum = 0, lo = INFINITY, hi = -INFINITY;
-            int k = 0;
-            for (int j = 0; j < topo_nlinks(t); j++) {
-                const topo_link *m = topo_link_at(t, j);
-                char c2[48];
-                calib_link_class(m->kind, topo_node_at(t, m->a)->kind,
-                                 topo_node_at(t, m->b)->kind, c2);
-                if (!strcmp(c2, cls)) {
-                    double v = pass == 0 ? m->bw_Bps / 1e9 : (double)m->lat_ps / 1e3;
-                    sum += v;
-                    lo = fmin(lo, v);
-                    hi = fmax(hi, v);
-                    k++;
-                }
-            }
-            double mean = sum / k, one = lo == hi ? mean : NAN;
-            snprintf(key, sizeof key, "link.%s.%s", cls, pass == 0 ? "bw_GBps" : "lat_ns");
-            cand *x = add_cand(c, n, key, one, pass == 0 ? mean : (mean > 1 ? mean : 1),
-                               pass == 0 ? 1e-3 : 0, pass == 0 ? 1e4 : 1e5);
-            if (!x)
-                return err_set(e, ERR_USAGE, "more than %d parameters", MAX_PARAMS);
-            x->link = 1;
-        }
-    /* Machine parameters: key, topology value, start, domain. */
-    struct mp {
-        const char *key;
-        double value, start, lo, hi;
-        int want, off;
-    } mps[] = {
-        {"copy_setup_us", (double)tp->copy_setup_ps / 1e6,
-         tp->copy_setup_ps > 0 ? (double)tp->copy_setup_ps / 1e6 : 1, 0, 1e4,
-         pts_has_op(p, MEAS_COPY) || pts_has_op(p, MEAS_COPY_WRITE) ||
-             pts_has_op(p, MEAS_COPY_READ), 0},
-        {"read_tags", tp->read_tags, tp->read_tags, 1, 16384,
-         pts_has_op(p, MEAS_READ) || pts_has_op(p, MEAS_COPY) || pts_has_op(p, MEAS_COPY_READ),
-         0},
-        {"read_extra_lat_ns", (double)tp->read_extra_lat_ps / 1e3,
-         tp->read_extra_lat_ps > 1000 ? (double)tp->read_extra_lat_ps / 1e3 : 1, 0, 1e5,
-         pts_has_op(p, MEAS_READ) || pts_has_op(p, MEAS_COPY) || pts_has_op(p, MEAS_COPY_READ),
-         0},
-        /* A collapse rule the topology has off is a candidate where the data
-         * have its pattern (>= 2 GPUs behind one switch sending at once),
-         * starting from the lowest such total rate measured. */
-        {"arb_collapse_GBps", tp->arb_collapse_Bps / 1e9,
-         tp->arb_collapse_Bps > 0 ? tp->arb_collapse_Bps / 1e9 : lowest_shared_rate(p, info, 0),
-         1e-3, 1e3,
-         tp->arb_collapse_Bps > 0 || (has_switch(t) && lowest_shared_rate(p, info, 0) > 0),
-         !(tp->arb_collapse_Bps > 0)},
-        {"arb_collapse_read_GBps", tp->arb_collapse_read_Bps / 1e9,
-         tp->arb_collapse_read_Bps > 0 ? tp->arb_collapse_read_Bps / 1e9
-                                       : lowest_shared_rate(p, info, 1),
-         1e-3, 1e3,
-         tp->arb_collapse_read_Bps > 0 || (has_switch(t) && lowest_shared_rate(p, info, 1) > 0),
-         !(tp->arb_collapse_read_Bps > 0)},
-        {"socket_read_GBps", tp->socket_read_Bps / 1e9, tp->socket_read_Bps / 1e9, 1e-3, 1e5,
-         tp->socket_read_Bps > 0, 0},
-        /* Kernels measured with few thread blocks (hwcheck --blocks) reach
-         * the per-block rates; with one block per SM the data say nothing of
-         * them and the screen leaves them out. */
-        {"kernel_base_us", (double)tp->kernel_base_ps / 1e6,
-         tp->kernel_base_ps > 0 ? (double)tp->kernel_base_ps / 1e6 : 1, 0, 1e4,
-         pts_has_op(p, MEAS_WRITE) || pts_has_op(p, MEAS_READ), 0},
-        {"cta_store_GBps", tp->cta_store_Bps / 1e9,
-         tp->cta_store_Bps > 0 ? tp->cta_store_Bps / 1e9 : 10, 1e-3, 1e5,
-         pts_has_op(p, MEAS_WRITE), 0},
-        {"cta_load_GBps", tp->cta_load_Bps / 1e9,
-         tp->cta_load_Bps > 0 ? tp->cta_load_Bps / 1e9 : 10, 1e-3, 1e5,
-         pts_has_op(p, MEAS_READ), 0},
-        {"hostmem_GBps", tp->hostmem_Bps / 1e9, tp->hostmem_Bps / 1e9, 1e-3, 1e5,
-         pts_has_host(p), 0},
-        {"launch_us", (double)tp->launch_ps / 1e6,
-         tp->launch_ps > 0 ? (double)tp->launch_ps / 1e6 : 1, 0, 1e4,
-         pts_has_launch(p, "launch"), 0},
-        {"graph_node_us", (double)tp->graph_node_ps / 1e6,
-         tp->graph_node_ps > 0 ? (double)tp->graph_node_ps / 1e6 : 1, 0, 1e4,
-         pts_has_launch(p, "graph-node"), 0},
-    };
-    for (size_t i = 0; i < sizeof mps / sizeof mps[0]; i++) {
-        if (!mps[i].want)
-            continue;
-        TRY(add_param(c, n, mps[i].key, mps[i].value, mps[i].start, mps[i].lo, mps[i].hi,
-                      mps[i].off, e));
-    }
-    /* NCCL's runtime costs, from the microbenchmarks that isolate them: per
-     * protocol measured, its kernel start and step cost; the host cost of a
-     * call, eager and in a graph, where such rows were measured (0, "as a
-     * plain kernel", starts from that kernel's cost). */
-    static const struct {
-        coll_proto p;
-        const char *name;
-        int idx;
-    } protos[] = {{PROTO_LL, "ll", TOPO_NCCL_LL}, {PROTO_LL128, "ll128", TOPO_NCCL_LL128},
-                  {PROTO_SIMPLE, "simple", TOPO_NCCL_SIMPLE}};
-    for (size_t i = 0; i < sizeof protos / sizeof protos[0]; i++) {
-        if (!calib_nccl_has(nc_pts, protos[i].p, 0) && !calib_nccl_has(nc_pts, protos[i].p, 1))
-            continue;
-        double st = (double)tp->nccl_start_ps[protos[i].idx] / 1e6,
-               sp = (double)tp->nccl_step_ps[protos[i].idx] / 1e6;
-        snprintf(key, sizeof key, "nccl_start_%s_us", protos[i].name);
-        TRY(add_param(c, n, key, st, st > 0 ? st : 1, 0, 1e4, 0, e));
-        snprintf(key, sizeof key, "nccl_step_%s_us", protos[i].name);
-        TRY(add_param(c, n, key, sp, sp > 0 ? sp : 0.1, 0, 1e4, 0, e));
-    }
-    for (int graph = 0; graph < 2; graph++) {
-        if (!calib_nccl_has(nc_pts, PROTO_AUTO, graph))
-            continue;
-        int64_t v = graph ? tp->nccl_graph_call_ps : tp->nccl_call_ps;
-        double plain = (double)topo_nccl_issue_ps(tp, graph) / 1e6;
-        TRY(add_param(c, n, graph ? "nccl_graph_call_us" : "nccl_call_us", (double)v / 1e6,
-                      plain > 0 ? plain : 1, 0, 1e4, v == 0, e));
-    }
-    return 0;
-}
-
-/* One machine-wide candidate, its start kept inside its domain. */
-static int add_param(cand *c, int *n, const char *key, double value, double start0, double lo,
-                     double hi, int off, err *e)
-{
-    {
-        double start = fmin(fmax(start0, 2 * lo + 1e-9), 0.5 * hi);
-        cand *x = add_cand(c, n, key, value, start, lo, hi);
-        if (!x)
-            return err_set(e, ERR_USAGE, "more than %d parameters", MAX_PARAMS);
-        x->off = off;
-    }
-    return 0;
-}
-
 /* Split a comma list into items (modifies s); returns the count. */
 static int split_list(char *s, char **items, int max)
 {
@@ -495,60 +198,6 @@ static const char *data_of(const ctx *x, const int *rows, int nrows, char *buf, 
     return buf;
 }
 
-/* Starting values from the data, where the topology's fit them worse: link
- * latencies scaled so the smallest measured latency is met, and a link
- * class slower than a single flow measured through it raised to that
- * plateau. Writes the starts into data[], a description into why. */
-static int data_starts(const pts *p, const pinfo *info, const double *pred_start, cand *c,
-                       int nc, double *data, char *why, size_t nwhy)
-{
-    int changed = 0, nraised = 0;
-    double lat_factor = 1;
-    for (int j = 0; j < nc; j++)
-        data[j] = c[j].start;
-    /* The smallest measured latency. */
-    int imin = -1;
-    for (size_t i = 0; i < pts_count(p); i++)
-        if (info[i].latency && (imin < 0 || pts_at(p, i)->meas_us < pts_at(p, (size_t)imin)->meas_us))
-            imin = (int)i;
-    if (imin >= 0 && pred_start[imin] > 0) {
-        double s = pts_at(p, (size_t)imin)->meas_us / pred_start[imin];
-        if (s < 0.8 || s > 1.25) {
-            lat_factor = s;
-            for (int j = 0; j < nc && j < 64; j++)
-                if (c[j].link && strstr(c[j].key, ".lat_ns") && (info[imin].cls >> j & 1)) {
-                    data[j] = fmin(fmax(c[j].start * s, 1e-3), 0.5 * c[j].hi);
-                    changed = 1;
-                }
-        }
-    }
-    /* Plateau: no link slower than a single large flow measured across it. */
-    for (int j = 0; j < nc && j < 64; j++) {
-        if (!c[j].link || !strstr(c[j].key, ".bw_GBps"))
-            continue;
-        double plateau = 0;
-        for (size_t i = 0; i < pts_count(p); i++)
-            if (info[i].nflows == 1 && info[i].bytes >= 1048576 && !info[i].latency &&
-                (info[i].cls >> j & 1))
-                plateau = fmax(plateau, info[i].bw_GBps);
-        if (plateau > data[j] && plateau < 0.5 * c[j].hi) {
-            data[j] = plateau;
-            nraised++;
-            changed = 1;
-        }
-    }
-    size_t len = 0;
-    why[0] = 0;
-    if (lat_factor != 1)
-        len += (size_t)snprintf(why, nwhy, "link latencies x %.3g, to the smallest measured "
-                                "latency", lat_factor);
-    if (nraised)
-        snprintf(why + len, len < nwhy ? nwhy - len : 0, "%s%d link bandwidth%s raised to the "
-                 "plateau measured through %s", len ? "; " : "", nraised,
-                 nraised == 1 ? "" : "s", nraised == 1 ? "it" : "them");
-    return changed;
-}
-
 static const report_col param_cols[] = {
     {"key", NULL, 34, -1}, {"start", NULL, 10, -1}, {"fitted", NULL, 10, -1},
     {"sd", NULL, 8, -1},   {"status", NULL, 1, -1},
@@ -563,50 +212,6 @@ static const report_col res_cols[] = {
     {"where", NULL, 40, -1}, {"point", NULL, 34, -1}, {"meas_us", NULL, 12, 3},
     {"pred_us", NULL, 12, 3}, {"err_pct", NULL, 8, 2},
 };
-
-/* Why a candidate without influence at the start was left out. */
-static const char *no_influence_text(const cand *q)
-{
-    return q->probe_felt ? "not binding (no value from 1/16 to 16 x its start fits better)"
-                         : "no influence on the data";
-}
-
-/* Fit parameters from the active candidates (map -1 terminated); returns n. */
-static int load_params(cand *c, int nc, int *map, fit_param *fp)
-{
-    int n = 0;
-    for (int j = 0; j < nc; j++)
-        if (c[j].active) {
-            map[n] = j;
-            fp[n] = (fit_param){c[j].key, c[j].start, c[j].lo, c[j].hi, 1, NAN};
-            n++;
-        }
-    map[n] = -1;
-    return n;
-}
-
-/* Candidate q leaves the fit: keep `value` (moved if it is not the
- * topology's) with the reason. */
-static void leave_out(cand *q, double value, const char *fmt, const char *arg)
-{
-    q->active = 0;
-    q->kept = value;
-    q->moved = !isnan(value) && !(value == q->topo_value);
-    snprintf(q->why, sizeof q->why, fmt, arg);
-}
-
-/* The value a refused candidate keeps: zero for one that ran to zero (the
- * data say negligible), the solution's for one without influence there
- * (the data put it out of the way), else the topology's (0 for a rule the
- * topology has off). */
-static double refused_value(const cand *q, int why, double solved)
-{
-    if (why == FIT_TO_ZERO)
-        return q->off ? 0 : q->lo > 0 ? q->lo : 0;
-    if (why == FIT_NO_INFLUENCE && !q->off && isfinite(solved))
-        return solved;
-    return q->off ? 0 : q->topo_value;
-}
 
 int cmd_calibrate(int argc, char **argv, err *e)
 {
@@ -642,7 +247,7 @@ int cmd_calibrate(int argc, char **argv, err *e)
     char *fit_list = g.fit ? strdup(g.fit) : NULL, *fix_list = g.fix ? strdup(g.fix) : NULL;
     int map[MAX_PARAMS + 1], nc = 0, rc = 0;
     double *resv = NULL, *pred = NULL, *pred_start = NULL, *data = NULL;
-    pinfo *info = NULL;
+    cand_point *info = NULL;
     ctx x = {0};
     fit_result res = {0};
     char start_note[300] = "the topology's values";
@@ -692,10 +297,10 @@ int cmd_calibrate(int argc, char **argv, err *e)
         rc = err_set(e, ERR_SYSTEM, "out of memory");
         goto done;
     }
-    point_info(p, t, c, 0, info);
-    if ((rc = candidates(t, p, ncp, info, c, &nc, e)))
+    cand_point_info(p, t, c, 0, info);
+    if ((rc = cand_build(t, p, ncp, info, c, &nc, e)))
         goto done;
-    point_info(p, t, c, nc, info);
+    cand_point_info(p, t, c, nc, info);
     for (int j = 0; j < nc && startc; j++) {
         double v;
         c[j].from_start = !calib_get(startc, c[j].key, &v);
@@ -747,14 +352,14 @@ int cmd_calibrate(int argc, char **argv, err *e)
     /* The start: the topology's values, or the data's where they fit better. */
     double cost_start = 0, cost_topo = 0;
     {
-        int n = load_params(c, nc, map, fp);
+        int n = cand_load_params(c, nc, map, fp);
         if ((rc = fit_cost(fp, (size_t)n, np_pts, resid, &x, &cost_start, e)))
             goto done;
         memcpy(pred_start, pred, np_pts * sizeof *pred);
         cost_topo = cost_start;
         char why[240];
         if (!fit_list && np_tr &&
-            data_starts(p, info, pred_start, c, nc, data, why, sizeof why)) {
+            cand_data_starts(p, info, pred_start, c, nc, data, why, sizeof why)) {
             for (int k = 0; k < n; k++)
                 fp[k].value = data[map[k]];
             double cost_data;
@@ -781,7 +386,7 @@ int cmd_calibrate(int argc, char **argv, err *e)
             rc = err_set(e, ERR_CHECK, "the fit did not settle on a set of parameters");
             break;
         }
-        int n = load_params(c, nc, map, fp);
+        int n = cand_load_params(c, nc, map, fp);
         if (n == 0) {
             rc = err_set(e, ERR_CHECK, "these measurements determine none of the parameters "
                          "(collsim calibrate --fit K shows why for K)");
@@ -824,7 +429,7 @@ int cmd_calibrate(int argc, char **argv, err *e)
                                  "apart from %s (fit one of them)", fp[j].name, fp[with[j]].name);
                 else if (why[j] != FIT_KEEP)
                     rc = err_set(e, ERR_CHECK, "cannot determine %s: %s%s", fp[j].name,
-                                 no_influence_text(q), data_of(&x, &q->probe_row, 1, d, sizeof d));
+                                 cand_no_influence_text(q), data_of(&x, &q->probe_row, 1, d, sizeof d));
             }
             if (rc)
                 break;
@@ -842,7 +447,7 @@ int cmd_calibrate(int argc, char **argv, err *e)
                     snprintf(q->why, sizeof q->why, "kept: not separable from %s",
                              c[orig[with[j]]].key);
                 else
-                    snprintf(q->why, sizeof q->why, "kept: %s", no_influence_text(q));
+                    snprintf(q->why, sizeof q->why, "kept: %s", cand_no_influence_text(q));
                 q->screened_out = 1;
                 /* Screened out: the topology's value (or 0 for a rule it has off). */
                 q->kept = q->off ? 0 : q->topo_value;
@@ -866,18 +471,18 @@ int cmd_calibrate(int argc, char **argv, err *e)
                 snprintf(e->msg + len, sizeof e->msg - len, "%s", d);
                 break;
             }
-            double value = refused_value(q, res.bad_why, fp[res.bad_param].value);
+            double value = cand_refused_value(q, res.bad_why, fp[res.bad_param].value);
             if (res.bad_why == FIT_DEPENDENT && res.bad_with >= 0)
-                leave_out(q, value, "kept: trades off with %s", c[map[res.bad_with]].key);
+                cand_leave_out(q, value, "kept: trades off with %s", c[map[res.bad_with]].key);
             else if (res.bad_why == FIT_TO_ZERO)
-                leave_out(q, value, "kept at %s: ran to zero (the data say it is negligible)",
+                cand_leave_out(q, value, "kept at %s: ran to zero (the data say it is negligible)",
                           q->off ? "0 (off)" : "0");
             else if (res.bad_why == FIT_NO_INFLUENCE && !q->off) {
                 char v[32];
                 snprintf(v, sizeof v, "%.4g", value);
-                leave_out(q, value, "kept at %s, where the fit left it: no influence there", v);
+                cand_leave_out(q, value, "kept at %s, where the fit left it: no influence there", v);
             } else
-                leave_out(q, value, "kept: %s", fit_why_text(res.bad_why));
+                cand_leave_out(q, value, "kept: %s", fit_why_text(res.bad_why));
             rc = 0;
             e->msg[0] = 0;
             continue;
