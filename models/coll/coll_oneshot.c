@@ -4,13 +4,17 @@
  * pcie_allreduce_kernel): kernel start, flag barrier, every rank loads the
  * whole vector from each of its n-1 peers (SM loads: non-posted reads,
  * interleaved across peers, so they advance together) and reduces as it
- * loads. Launched eagerly (vLLM) it ends with a second barrier so no peer
- * overwrites an input still being read; in a CUDA graph the buffers are
- * double-buffered and only the start barrier runs (docs/model.md).
+ * loads, then meets at an end barrier so no peer overwrites an input still
+ * being read (barrier_at_end in vLLM, eager and in CUDA graphs alike).
  * Push: kernel start, a flag barrier (the peers are done reducing the
  * previous call out of their inboxes), every rank writes its vector into a
  * slot of each peer's inbox (posted writes, interleaved), a barrier behind
- * the data, each rank reduces its n slots locally from its own memory.
+ * the data (its system fence waits for the writes' acknowledgements, one
+ * way back, before the flags go), each rank reduces its n slots locally.
+ * A kernel's fixed cost is kernel_base, fitted on eagerly launched copy
+ * kernels; in a CUDA graph a node replaces the launch: kernel_base -
+ * (launch - graph_node), the launch micro's difference on the same machine,
+ * but never below a node's own cost. Back to back, eager or in a graph. 
  * Every thread loads its 16-byte packs of one iteration one after another
  * (the loop over ranks adds each load before it issues the next), so an
  * iteration costs the sum of its loads' latencies: fabric_cta_serial_Bps. */
@@ -83,11 +87,14 @@ static int after_delay(coll_build *b, int *v, sim_ps dur_ps, const char *label)
     return 0;
 }
 
-/* The end of a phase: a flag barrier (the push kernels' behind their
- * writes: a fence, then the flags), then for push kernels a local reduce of
- * m buffers of bytes. */
-static int settle(coll_build *b, int push, const int *xs, int *out, int m, double bytes)
+/* The end of a phase: a flag barrier, then for push kernels a local reduce
+ * of m buffers of bytes. After writes (push) the barrier's system fence
+ * first waits for their acknowledgements: one write latency back. */
+static int settle(coll_build *b, int push, int *xs, int *out, int m, double bytes)
 {
+    if (push && after_delay(b, xs, fabric_lat_ps(b->f, FAB_WRITE, b->node[1 % b->n], b->node[0]),
+                            "fence"))
+        return -1;
     if (cb_barrier(b, xs, out))
         return -1;
     return push && m ? after_delay(b, out, local_pass_ps(b, m, bytes), "reduce") : 0;
@@ -104,7 +111,10 @@ static int alloc_ranks(coll_build *b, int **v, int k)
 /* Kernel start on every rank, then the start barrier. */
 static int begin(coll_build *b, int *start, int *ready)
 {
-    sim_ps base = topo_params_get(b->t)->kernel_base_ps;
+    const topo_params *p = topo_params_get(b->t);
+    sim_ps base = p->kernel_base_ps, saved = p->launch_ps - p->graph_node_ps;
+    if (b->r->graph && saved > 0)
+        base = base - saved > p->graph_node_ps ? base - saved : p->graph_node_ps;
     for (int r = 0; r < b->n; r++)
         if ((start[r] = cb_delay(b, r, base, "kernel")) < 0)
             return -1;
@@ -123,9 +133,9 @@ int coll_build_oneshot(coll_build *b)
         rc = begin(b, v[0], v[1]);
     if (!rc)
         rc = exchange(b, push ? FAB_WRITE : FAB_READ, S, cta, v[1], v[2], push ? "push" : "pull");
-    /* Pull reduces as it loads (and meets at an end barrier when eager);
-     * push reduces its n slots afterwards. */
-    if (!rc && (push || !b->r->graph))
+    /* Pull reduces as it loads and meets at the end barrier; push reduces
+     * its n slots after the barrier behind its writes. */
+    if (!rc)
         rc = settle(b, push, v[2], v[3], n, S);
     for (int i = 0; i < 4; i++)
         free(v[i]);

@@ -185,13 +185,14 @@ static void test_twoshot_and_push(void **state)
      *   plus round trip 2 + barrier 1 + reads 75 + 2 + barrier 1 = 159 us.
      * One-shot push (local reduce free here), as kernels/allreduce.cu runs
      *   it: base 2 + start barrier 1 + writes of S to 3 peers 300 + one-way
-     *   1 + the barrier behind the data 1 = 305 us.
-     * Two-shot push: base 2 + barrier 1 + (75 + 1) + barrier 1 + (75 + 1)
-     *   + barrier 1 = 157 us. */
+     *   1 + the barrier behind the data: its fence waits for the writes'
+     *   acknowledgement (one way back, 1), then the flags 1 = 306 us.
+     * Two-shot push: base 2 + barrier 1 + (75 + 1) + fence 1 + barrier 1
+     *   + (75 + 1) + fence 1 + barrier 1 = 159 us. */
     topo *t = uniform(4, 4096);
     NEAR(predict_us(t, ALGO_TWOSHOT, PROTO_AUTO, 1000000, 0), 159.0, 0.01);
-    NEAR(predict_us(t, ALGO_ONESHOT_PUSH, PROTO_AUTO, 1000000, 0), 305.0, 0.01);
-    NEAR(predict_us(t, ALGO_TWOSHOT_PUSH, PROTO_AUTO, 1000000, 0), 157.0, 0.01);
+    NEAR(predict_us(t, ALGO_ONESHOT_PUSH, PROTO_AUTO, 1000000, 0), 306.0, 0.01);
+    NEAR(predict_us(t, ALGO_TWOSHOT_PUSH, PROTO_AUTO, 1000000, 0), 159.0, 0.01);
     topo_free(t);
 }
 
@@ -225,8 +226,8 @@ static void test_serial_loads(void **state)
      * Push one-shot: writes at min(4 x 4, 10) = 10 GB/s: 3.2768 us + one way
      *   1, then the local reduce of 2 slots, two local loads an iteration:
      *   4 / (2/4) = 8 GB/s, 32768 / 8e9 = 4.096 us;
-     *   t = 2 + 1 + 3.2768 + 1 + barrier 1 + 4.096 = 12.3728; without
-     *   serial-loads the reduce is the HBM's, free here: 8.2768.
+     *   t = 2 + 1 + 3.2768 + 1 + fence 1 + barrier 1 + 4.096 = 13.3728;
+     *   without serial-loads the reduce is the HBM's, free here: 9.2768.
      * Two-shot pull: part 16 KiB; rs loads at 3.2 GB/s: 5.12 + 2; barrier 1;
      *   the own slice's copy 16384 / 16e9 = 1.024; ag loads the peer's at
      *   4 GB/s: 4.096 + 2; barrier 1: t = 2 + 1 + 7.12 + 1 + 1.024 + 6.096
@@ -237,8 +238,8 @@ static void test_serial_loads(void **state)
     p->cta_store_Bps = 4e9;
     NEAR(predict_off_us(t, ALGO_ONESHOT, 32768, 0), 16.24, 0.01);
     NEAR(predict_off_us(t, ALGO_ONESHOT, 32768, FAB_NO_SERIAL_LOADS), 14.192, 0.01);
-    NEAR(predict_off_us(t, ALGO_ONESHOT_PUSH, 32768, 0), 12.3728, 0.01);
-    NEAR(predict_off_us(t, ALGO_ONESHOT_PUSH, 32768, FAB_NO_SERIAL_LOADS), 8.2768, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT_PUSH, 32768, 0), 13.3728, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT_PUSH, 32768, FAB_NO_SERIAL_LOADS), 9.2768, 0.01);
     NEAR(predict_off_us(t, ALGO_TWOSHOT, 32768, 0), 19.24, 0.01);
     topo_free(t);
 }
