@@ -67,7 +67,10 @@ static void free_state(gpu_ctx *g, state *st)
             cudaFree(b->in);
             cudaFree(b->out);
         }
-        cudaFree(b->inbox);
+        if (st->algo == KERN_SHM_RING && st->custom)
+            cudaFreeHost(b->inbox);
+        else
+            cudaFree(b->inbox);
         cudaFree(b->sig);
         if (b->own_stream)
             cudaStreamDestroy(b->s);
@@ -87,9 +90,12 @@ static int setup(gpu_ctx *g, const opts *o, state *st, err *e)
     size_t esz = ref_dtype_bytes(o->dtype);
     size_t max = (size_t)o->max_bytes;
     size_t inbox = 0;
+    int shm = st->custom && st->algo == KERN_SHM_RING;
     if (st->custom)
         inbox = (st->algo == KERN_ONESHOT_PUSH || st->algo == KERN_TWOSHOT_PUSH)
                     ? max * (size_t)st->n : max;
+    if (shm) /* every channel's flags and FIFO, in pinned host memory (kernels.h) */
+        inbox = (size_t)(o->blocks ? o->blocks : KERN_SHM_CHANNELS) * KERN_SHM_CHANNEL_BYTES;
     for (int r = 0; r < st->n; r++) {
         rank_bufs *b = &st->r[r];
         b->dev = st->virt ? 0 : r;
@@ -110,8 +116,13 @@ static int setup(gpu_ctx *g, const opts *o, state *st, err *e)
             GPU_CU(b->dev, cudaMalloc(&b->in, max));
             GPU_CU(b->dev, cudaMalloc(&b->out, max));
         }
-        if (inbox)
+        if (shm) {
+            GPU_CU(b->dev, cudaHostAlloc(&b->inbox, inbox,
+                                         cudaHostAllocPortable | cudaHostAllocMapped));
+            memset(b->inbox, 0, inbox); /* step counters start at 0 */
+        } else if (inbox) {
             GPU_CU(b->dev, cudaMalloc(&b->inbox, inbox));
+        }
         GPU_CU(b->dev, cudaMalloc((void **)&b->sig, KERN_SIGNAL_BYTES));
         GPU_CU(b->dev, cudaMemsetAsync(b->sig, 0, KERN_SIGNAL_BYTES, b->s));
         b->h_in = malloc(max);
@@ -388,7 +399,8 @@ static int sweep(gpu_ctx *g, const opts *o, state *st, out_file *out, long long 
                 memset(&a, 0, sizeof a);
                 a.count = in_count;
                 a.dtype = (kern_dtype)o->dtype;
-                a.blocks = o->blocks;
+                a.blocks = o->blocks ? o->blocks
+                           : st->algo == KERN_SHM_RING ? KERN_SHM_CHANNELS : 0;
                 st->blocks = kern_ar_blocks(&a);
                 if (st->blocks_cap && st->blocks > st->blocks_cap)
                     st->blocks = st->blocks_cap;
@@ -477,7 +489,10 @@ int coll_measure(gpu_ctx *g, const opts *o, out_file *out, long long *wrong, err
     st.n = st.virt ? o->vranks : g->n;
     st.algo = (kern_ar_algo)(o->impl - 1);
     st.nccl_mem = !st.custom && !o->cuda_alloc;
-    if (st.custom && !st.virt) {
+    if (st.custom && st.algo == KERN_SHM_RING && st.n != 2)
+        return err_set(e, ERR_USAGE, "coll: --impl shm-ring runs on 2 ranks (-g 2 or "
+                       "--virtual-ranks 2), not %d", st.n);
+    if (st.custom && !st.virt && st.algo != KERN_SHM_RING) { /* SHM needs no peer access */
         if (st.n > KERN_MAX_RANKS)
             return err_set(e, ERR_USAGE, "coll: the custom kernels run on at most %d ranks (-g)",
                            KERN_MAX_RANKS);

@@ -85,7 +85,8 @@ static int set_impl(opts *o, const char *a, err *e)
 {
     if (opts_impl_parse(a, &o->impl) != 0)
         return err_set(e, ERR_USAGE,
-                       "--impl: unknown '%s' (nccl, oneshot, twoshot, oneshot-push, twoshot-push)", a);
+                       "--impl: unknown '%s' (nccl, oneshot, twoshot, oneshot-push, twoshot-push, "
+                       "shm-ring)", a);
     return 0;
 }
 
@@ -226,7 +227,10 @@ static const opt_def table[] = {
      "check results N times per size (0: no check; host --op kernel: any N checks each copy "
      "once, default 0)", set_check},
     {"datatype", 'd', "T", OPTS_COLL, "bf16, fp16 or fp32", set_dtype},
-    {"impl", 0, "I", OPTS_COLL, "nccl, oneshot, twoshot, oneshot-push, twoshot-push", set_impl},
+    {"impl", 0, "I", OPTS_COLL,
+     "nccl, oneshot, twoshot, oneshot-push, twoshot-push, or shm-ring (2 ranks: NCCL's ring "
+     "Simple through pinned host memory, as its SHM transport; --blocks channels, default 4)",
+     set_impl},
     {"allreduce", 0, "I", OPTS_REPLAY, "run every allreduce as I (nccl, oneshot, ...)", set_allreduce},
     {"graph", 0, NULL, OPTS_COLL | OPTS_REPLAY,
      "coll: run inside a CUDA graph; replay: capture every phase as a CUDA graph (default: the "
@@ -376,6 +380,10 @@ int opts_parse(opts *o, int argc, char **argv, err *e)
     if (o->mode == OPTS_COLL && o->impl != OPTS_IMPL_NCCL && o->coll != REF_ALLREDUCE)
         return err_set(e, ERR_USAGE, "coll: --impl %s runs allreduce only",
                        opts_impl_name(o->impl));
+    if (o->impl == OPTS_IMPL_SHM_RING && o->mode == OPTS_REPLAY)
+        return err_set(e, ERR_USAGE, "replay: --allreduce shm-ring is not offered (coll only)");
+    if (o->mode == OPTS_COLL && o->impl == OPTS_IMPL_SHM_RING && o->vranks && o->vranks != 2)
+        return err_set(e, ERR_USAGE, "coll: --impl shm-ring runs on 2 ranks (--virtual-ranks 2)");
     if (o->mode == OPTS_COLL && o->vranks && o->impl == OPTS_IMPL_NCCL)
         return err_set(e, ERR_USAGE,
                        "coll: --virtual-ranks needs a custom kernel (--impl oneshot|twoshot|...)");
@@ -412,7 +420,7 @@ void opts_usage(FILE *f, const char *mode, const char *args, int mask)
 }
 
 static const char *const impl_names[OPTS_NIMPLS] = {"nccl", "oneshot", "twoshot", "oneshot-push",
-                                                     "twoshot-push"};
+                                                     "twoshot-push", "shm-ring"};
 
 const char *opts_impl_name(opts_impl i) { return impl_names[i]; }
 

@@ -21,7 +21,7 @@ enum {
 /* Same order as kern_ar_algo, after OPTS_IMPL_NCCL. */
 typedef enum opts_impl {
     OPTS_IMPL_NCCL, OPTS_IMPL_ONESHOT, OPTS_IMPL_TWOSHOT, OPTS_IMPL_ONESHOT_PUSH,
-    OPTS_IMPL_TWOSHOT_PUSH, OPTS_NIMPLS
+    OPTS_IMPL_TWOSHOT_PUSH, OPTS_IMPL_SHM_RING, OPTS_NIMPLS
 } opts_impl;
 
 /* Transfer operations: kernel loads from the peer (read), kernel stores into

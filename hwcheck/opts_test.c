@@ -215,6 +215,17 @@ static void test_copy_kernel_shape(void **state)
     const char *g[] = {"host", "--unroll", "2"};
     assert_int_equal(parse(&o, OPTS_HOST, 3, g, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "--op kernel"));
+    /* shm-ring: NCCL's SHM ring on 2 ranks only; not a replay allreduce. */
+    const char *s1[] = {"coll", "--impl", "shm-ring", "--virtual-ranks", "2", "--blocks", "4"};
+    assert_int_equal(parse(&o, OPTS_COLL, 7, s1, &e), 0);
+    assert_int_equal(o.impl, OPTS_IMPL_SHM_RING);
+    assert_string_equal(opts_impl_name(o.impl), "shm-ring");
+    const char *s2[] = {"coll", "--impl", "shm-ring", "--virtual-ranks", "4"};
+    assert_int_equal(parse(&o, OPTS_COLL, 5, s2, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "2 ranks"));
+    const char *s3[] = {"replay", "--allreduce", "shm-ring", "x.trace"};
+    assert_int_equal(parse(&o, OPTS_REPLAY, 4, s3, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "shm-ring"));
     /* coll does not take them. */
     const char *h[] = {"coll", "--unroll", "2"};
     assert_int_equal(parse(&o, OPTS_COLL, 3, h, &e), ERR_USAGE);

@@ -31,9 +31,33 @@ typedef enum kern_ar_algo {
     KERN_ONESHOT,      /* barrier; read every peer's input, reduce; barrier */
     KERN_TWOSHOT,      /* barrier; reduce own slice by reads; barrier; gather slices by reads; barrier */
     KERN_ONESHOT_PUSH, /* barrier; write own input into every peer's inbox; barrier; reduce locally */
-    KERN_TWOSHOT_PUSH  /* barrier; scatter slices into owners' inboxes; barrier; reduce own slice,
+    KERN_TWOSHOT_PUSH, /* barrier; scatter slices into owners' inboxes; barrier; reduce own slice,
                           write it into every peer's output; barrier */
+    KERN_SHM_RING      /* 2 ranks: NCCL's ring allreduce, protocol Simple, over its SHM transport
+                          (below) */
 } kern_ar_algo;
+
+/* KERN_SHM_RING moves data as NCCL 2.28's ring Simple does over SHM
+ * (src/transport/shm.cc, src/device/prims_simple.h, all_reduce.h runRing):
+ * each of `blocks` channels is one block of KERN_SHM_THREADS threads (512
+ * workers and one warp that waits and posts), and each rank's inbox[r] is
+ * pinned, mapped host memory of blocks x KERN_SHM_CHANNEL_BYTES: per channel
+ * a tail (the sender's step counter, at +0), a head (the receiver's, at +128)
+ * and a FIFO of KERN_SHM_STEPS steps of KERN_SHM_STEP_BYTES (at +4096), the
+ * receiver's side (NCCL_SHM_LOCALITY 2). A chunk is 4 steps (2 MiB), sent as
+ * 2 slices of 2 steps; a slice waits for its data (tail) or its credit (head
+ * + 8 steps), is copied by the workers with 8 16-byte loads in flight per
+ * thread (ncclCollUnroll()), then the sender fences (fence.acq_rel.sys) and
+ * posts its tail, the receiver posts its head. Step counters continue across
+ * calls (read from the flags at the start), so calls and graph replays need
+ * no reset: zero the inboxes once. */
+enum {
+    KERN_SHM_THREADS = 544,
+    KERN_SHM_STEPS = 8,
+    KERN_SHM_STEP_BYTES = 512 * 1024,
+    KERN_SHM_CHANNEL_BYTES = 4096 + KERN_SHM_STEPS * KERN_SHM_STEP_BYTES,
+    KERN_SHM_CHANNELS = 4 /* blocks 0: NCCL's 4 SHM channels on h200-2x */
+};
 
 /* Why a kernel gave up (kern_ctl.error). */
 enum { KERN_OK = 0, KERN_ERR_TIMEOUT = 1, KERN_ERR_ABORTED = 2 };
@@ -51,7 +75,11 @@ typedef struct kern_ctl {
     volatile unsigned int waited_for;
 } kern_ctl;
 
-enum { KERN_WHERE_BARRIER0 = 1, KERN_WHERE_BARRIER1, KERN_WHERE_BARRIER2, KERN_WHERE_PINGPONG };
+enum {
+    KERN_WHERE_BARRIER0 = 1, KERN_WHERE_BARRIER1, KERN_WHERE_BARRIER2, KERN_WHERE_PINGPONG,
+    KERN_WHERE_SHM_DATA, /* an SHM receiver waiting for its tail */
+    KERN_WHERE_SHM_CREDIT /* an SHM sender waiting for FIFO room (the peer's head) */
+};
 
 /* Per-rank signal area (device memory of that rank, zeroed once before use by
  * the host with cudaMemset; KERN_SIGNAL_BYTES each). Block b of every rank
@@ -86,7 +114,8 @@ typedef struct kern_ar_args {
 } kern_ar_args;
 
 size_t kern_dtype_bytes(kern_dtype t);
-/* Blocks the allreduce uses for a size (a.blocks if set, else min(36, ceil(packs/512))). */
+/* Blocks the allreduce uses for a size (a.blocks if set, else min(36, ceil(packs/512));
+ * KERN_SHM_RING callers set a.blocks, KERN_SHM_CHANNELS unless told). */
 int kern_ar_blocks(const kern_ar_args *a);
 /* Blocks of one allreduce kernel that fit on one SM of the current device at
  * once (for virtual ranks, whose kernels must all be resident together). */

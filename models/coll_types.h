@@ -46,6 +46,7 @@ typedef struct nccl_env {
                                          hwcheck measures), 1 on (refused where NVLS
                                          cannot run), 2 NCCL's auto (on where it can) */
     int nvls_nchannels;               /* NCCL_NVLS_NCHANNELS, 0 = NCCL's default */
+    char graph_file[256];             /* NCCL_GRAPH_FILE, "" = none: the search's graphs */
     int version;                      /* NCCL version emulated (NCCL_VERSION, --nccl):
                                          index of nccl_tune's table, 0 = newest */
 } nccl_env;

@@ -5,6 +5,7 @@
 #    random data, for every dtype, several sizes (16 B .. 3 MiB, including
 #    sizes where some ranks own empty slices), as 2, 4 and 8 virtual ranks;
 #    also inside a CUDA graph, with a single block, and on the real GPUs.
+#    NCCL's ring Simple through pinned host memory (shm-ring, 2 ranks), eager and in a graph.
 # 2. NCCL collectives (all five, every dtype) on the visible GPUs.
 #    On 2+ GPUs every NCCL collective also runs in CUDA graphs captured on the
 #    real GPUs' streams, with several graph sweeps in a row (a capture left
@@ -97,6 +98,27 @@ for impl in oneshot twoshot oneshot-push twoshot-push; do
             coll_ok "$n"
     fi
 done
+# NCCL's ring Simple through host memory (--impl shm-ring, 2 ranks): every dtype, sizes that
+# leave channels, chunks and slices uneven (48 B steps x 4 to 12 MiB: 3 slices of 4 channels),
+# 1 and 4 channels, in a graph (the step counters carry across replays), and on 2 GPUs
+for d in bf16 fp16 fp32; do
+    n="shm-ring v2 $d"
+    run "$n" 0 "$HW" coll --impl shm-ring --virtual-ranks 2 -d $d -b 48 -e 12M -f 4 -n 5 -w 2 \
+        -c 2 --seed $((RANDOM + 1)) --format csv && coll_ok "$n"
+done
+n="shm-ring v2 1 channel, 20 MiB"
+run "$n" 0 "$HW" coll --impl shm-ring --virtual-ranks 2 --blocks 1 -b 20M -e 20M -n 3 -w 1 \
+    -c 2 --format csv && coll_ok "$n" && has "$n: channels recorded" "$TMP/out" ",shm-ring,"
+n="shm-ring v2 graph"
+run "$n" 0 "$HW" coll --impl shm-ring --virtual-ranks 2 --graph -b 48 -e 3M -f 4 -n 5 -w 2 \
+    --format csv && coll_ok "$n"
+run "shm-ring on 4 ranks: exit 2" 2 "$HW" coll --impl shm-ring --virtual-ranks 4 -b 1M -e 1M &&
+    has "shm-ring 4 ranks: says why" "$TMP/err" "2 ranks"
+if [ "$ngpu" -ge 2 ]; then
+    n="shm-ring 2 GPUs"
+    run "$n" 0 "$HW" coll --impl shm-ring -g 2 -b 48 -e 12M -f 4 -n 5 -w 2 --format csv &&
+        coll_ok "$n"
+fi
 
 # 2. NCCL
 for c in allreduce reducescatter allgather broadcast alltoall; do

@@ -97,6 +97,12 @@ int coll_env_set(nccl_env *env, const char *as, err *e)
         if (parse_int(v, 0, 2, &x))
             return err_set(e, ERR_USAGE, "NCCL_NVLS_ENABLE: '%s' (0 off, 1 on, 2 auto)", v);
         env->nvls_enable = (int)x;
+    } else if (KEY("NCCL_GRAPH_FILE")) {
+        if (!*v || strlen(v) >= sizeof env->graph_file)
+            return err_set(e, ERR_USAGE, "NCCL_GRAPH_FILE: a path of 1..%zu bytes",
+                           sizeof env->graph_file - 1);
+        memset(env->graph_file, 0, sizeof env->graph_file);
+        memcpy(env->graph_file, v, strlen(v));
     } else if (KEY("NCCL_NVLS_NCHANNELS")) {
         if (parse_int(v, 1, 32, &x))
             return err_set(e, ERR_USAGE, "NCCL_NVLS_NCHANNELS: '%s' (1..32)", v);
@@ -192,6 +198,8 @@ char *coll_env_format(const nccl_env *env, char sep, char *buf, size_t n)
         env_word(buf, n, sep, "NCCL_NVLS_ENABLE=%d", env->nvls_enable);
     if (env->nvls_nchannels)
         env_word(buf, n, sep, "NCCL_NVLS_NCHANNELS=%d", env->nvls_nchannels);
+    if (env->graph_file[0])
+        env_word(buf, n, sep, "NCCL_GRAPH_FILE=%s", env->graph_file);
     if (env->proto != PROTO_AUTO)
         env_word(buf, n, sep, "NCCL_PROTO=%s", coll_proto_name(env->proto));
     if (env->min_channels)
@@ -334,6 +342,7 @@ static void env_canon(nccl_env *d, const nccl_env *s)
     d->shm_memcpy_mode = s->shm_memcpy_mode;
     d->nvls_enable = s->nvls_enable;
     d->nvls_nchannels = s->nvls_nchannels;
+    memcpy(d->graph_file, s->graph_file, sizeof d->graph_file);
     d->version = s->version;
 }
 

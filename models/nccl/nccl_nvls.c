@@ -10,6 +10,8 @@
  * floats. Invariant: only nccl_nvls_setup writes nt->nvls. */
 #include "models/nccl/nccl_nvls.h"
 
+#include "models/nccl/nccl_graphfile.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -112,8 +114,33 @@ static void tune(nccl_tune *nt, const nccl_env *env)
     }
 }
 
+/* search.cc ncclTopoCompute for pattern NVLS on one node: fills heads,
+ * bwIntra and bwInter of nt->nvls; -1 when no speed of the ladder fits. */
+static int search(nccl_tune *nt, const float *link, const float *speed, int nspeed, int heads)
+{
+    nccl_tune_nvls *v = &nt->nvls;
+    int n = nt->nranks;
+    /* Pass 1: the first speed within maxBw and totalBw x n/(n-1) (not a
+     * ring), then down the ladder until every head fits. */
+    float total = nt->total_bw_GBps * (float)n * 1.0f / (float)(n - 1);
+    int si = 0;
+    while ((speed[si] > nt->max_bw_GBps || speed[si] * (float)heads > total) && si < nspeed - 1)
+        si++;
+    while (!fits(link, n, heads, speed[si]) && si < nspeed - 1)
+        si++;
+    if (!fits(link, n, heads, speed[si]))
+        return -1;
+    v->heads = heads;
+    v->bw_intra_GBps = v->bw_inter_GBps = speed[si];
+    /* Pass 2: bwInter climbs the ladder while below 2 x bwIntra (the search
+     * at the same bwIntra always fits again). */
+    while (si > 0 && v->bw_inter_GBps < v->bw_intra_GBps * 2)
+        v->bw_inter_GBps = speed[--si];
+    return 0;
+}
+
 int nccl_nvls_setup(nccl_tune *nt, const topo *t, const nccl_env *env, const float *speed,
-                    int nspeed, err *e)
+                    int nspeed, const nccl_graphfile_graph *file, err *e)
 {
     nccl_tune_nvls *v = &nt->nvls;
     memset(v, 0, sizeof *v);
@@ -151,15 +178,13 @@ int nccl_nvls_setup(nccl_tune *nt, const topo *t, const nccl_env *env, const flo
         lo = fminf(lo, link[r]);
     v->link_GBps = lo;
     int heads = n < MAX_ARITY ? n : MAX_ARITY;
-    /* Pass 1: the first speed within maxBw and totalBw x n/(n-1) (not a
-     * ring), then down the ladder until every head fits. */
-    float total = nt->total_bw_GBps * (float)n * 1.0f / (float)(n - 1);
-    int si = 0;
-    while ((speed[si] > nt->max_bw_GBps || speed[si] * (float)heads > total) && si < nspeed - 1)
-        si++;
-    while (!fits(link, n, heads, speed[si]) && si < nspeed - 1)
-        si++;
-    if (!fits(link, n, heads, speed[si])) {
+    if (file) {
+        /* search.cc: the file's graph instead of the search. */
+        v->heads = file->nchannels;
+        v->bw_intra_GBps = file->speed_intra_GBps;
+        v->bw_inter_GBps = file->speed_inter_GBps;
+        v->from_file = 1;
+    } else if (search(nt, link, speed, nspeed, heads)) {
         if (env->nvls_enable == 1)
             return err_set(e, ERR_USAGE, "NCCL_NVLS_ENABLE=1 on '%s': no NVLS graph (the "
                            "NVSwitch links cannot carry %d heads at %.1f GB/s)", topo_name(t),
@@ -167,12 +192,6 @@ int nccl_nvls_setup(nccl_tune *nt, const topo *t, const nccl_env *env, const flo
         v->why = "the NVLS search found no graph";
         return 0;
     }
-    v->heads = heads;
-    v->bw_intra_GBps = v->bw_inter_GBps = speed[si];
-    /* Pass 2: bwInter climbs the ladder while below 2 x bwIntra (the search
-     * at the same bwIntra always fits again). */
-    while (si > 0 && v->bw_inter_GBps < v->bw_intra_GBps * 2)
-        v->bw_inter_GBps = speed[--si];
     /* nvls.cc: 16 thread blocks on SM 90, 24 on one SM 100 node (32 before 2.27). */
     v->nchannels = nt->sm >= 100 ? (version_before(nt, "2.27") ? 32 : 24) : 16;
     if (env->nvls_nchannels > 0)
@@ -215,10 +234,11 @@ void nccl_nvls_explain(const nccl_tune *nt, FILE *f)
         fprintf(f, "# NVLS: off (%s); NVLSTree: off (one node)\n", v->why);
         return;
     }
-    fprintf(f, "# NVLS: on (%s): %d heads, NVSwitch links rated %.1f GB/s, search %.1f/%.1f "
+    fprintf(f, "# NVLS: on (%s): %d heads, NVSwitch links rated %.1f GB/s, %s %.1f/%.1f "
             "GB/s intra/inter; %d channels, chunk %d KiB; NVLSTree: off (one node)\n", v->why,
-            v->heads, (double)v->link_GBps, (double)v->bw_intra_GBps, (double)v->bw_inter_GBps,
-            v->nchannels, v->chunk_bytes >> 10);
+            v->heads, (double)v->link_GBps, v->from_file ? "NCCL_GRAPH_FILE" : "search",
+            (double)v->bw_intra_GBps, (double)v->bw_inter_GBps, v->nchannels,
+            v->chunk_bytes >> 10);
     fprintf(f, "#   %-13s %7s/%-6s\n", "NVLS", "lat", "bw");
     for (int k = 0; k < COLL_NKINDS; k++)
         if (k == COLL_ALLREDUCE || k == COLL_ALLGATHER || k == COLL_REDUCESCATTER)

@@ -11,11 +11,13 @@
 
 #include "models/nccl/nccl_tune.h"
 
+struct nccl_graphfile_graph;
 /* Fills nt->nvls for GPUs 0..nt->nranks-1 of t. speed[0..nspeed-1] is the
- * search's intra-node speed ladder for the version. ERR_USAGE (message names
- * the reason) when env asks for NVLS (NCCL_NVLS_ENABLE=1) and it cannot run. */
+ * search's intra-node speed ladder for the version; file (or NULL) is
+ * NCCL_GRAPH_FILE's graph id 3, which replaces the search. ERR_USAGE (message
+ * names the reason) when env asks for NVLS (NCCL_NVLS_ENABLE=1) and it cannot run. */
 int nccl_nvls_setup(nccl_tune *nt, const topo *t, const nccl_env *env, const float *speed,
-                    int nspeed, err *e);
+                    int nspeed, const struct nccl_graphfile_graph *file, err *e);
 /* Does the NVLS kernel exist for this collective and element type (device.h
  * ncclNvlsSupported: sums of 16..64-bit types; all-gather of any)? */
 int nccl_nvls_kind_ok(coll_kind kind, coll_dtype dtype);

@@ -12,6 +12,7 @@
  * mutates a nccl_tune. */
 #include "models/nccl/nccl_tune.h"
 
+#include "models/nccl/nccl_graphfile.h"
 #include "models/nccl/nccl_nvls.h"
 
 #include <math.h>
@@ -703,6 +704,7 @@ static void compute(sys *s, const struct nccl_version *ver, sgraph *graph, int m
     out->nchannels = graph->nch;
     out->bw_intra_GBps = graph->bw_intra;
     out->type_intra = graph->type_intra;
+    out->type_inter = out->found ? P_PIX : P_SYS;
     out->same_channels = graph->same;
     memcpy(out->order, graph->intra, sizeof(int) * (size_t)n);
 }
@@ -798,7 +800,7 @@ static void tune(nccl_tune *nt, const struct nccl_version *ver, int max_tree_pat
                 /* Protocol enable: LL128 only over NVLink-class paths. */
                 int on = 1;
                 if (p == 1) {
-                    int type_inter = g->found ? P_PIX : P_SYS;
+                    int type_inter = g->type_inter;
                     on = (cc >= 90 ? type_inter <= P_PXN : type_inter <= P_PXB) &&
                          g->type_intra <= P_NVB && cc >= 70;
                 }
@@ -826,6 +828,24 @@ static void tune(nccl_tune *nt, const struct nccl_version *ver, int max_tree_pat
 }
 
 /* --- the communicator ---------------------------------------------------- */
+
+/* search.cc ncclTopoCompute: a graph of NCCL_GRAPH_FILE with the search's id
+ * and channels replaces the search (no DupChannels, no pass 2). */
+static void from_file(const nccl_graphfile *gf, int id, sgraph *sg, nccl_tune_graph *out)
+{
+    const nccl_graphfile_graph *g = gf ? nccl_graphfile_find(gf, id) : NULL;
+    if (!g)
+        return;
+    sg->pattern = g->pattern;
+    out->found = 1;
+    out->from_file = 1;
+    out->nchannels = out->search_channels = g->nchannels;
+    out->search_bw_GBps = out->bw_intra_GBps = g->speed_intra_GBps;
+    out->type_intra = g->type_intra;
+    out->type_inter = g->type_inter;
+    out->same_channels = g->same_channels;
+    memcpy(out->order, g->order, sizeof out->order);
+}
 
 int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **out, err *e)
 {
@@ -855,6 +875,11 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
     sgraph *ring = NULL, *tree = NULL;
     if (!rc && (!(ring = calloc(1, sizeof *ring)) || !(tree = calloc(1, sizeof *tree))))
         rc = err_set(e, ERR_SYSTEM, "out of memory");
+    nccl_graphfile *gf = NULL;
+    if (!rc && env->graph_file[0] && !(gf = malloc(sizeof *gf)))
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+    if (!rc && gf)
+        rc = nccl_graphfile_read(env->graph_file, nranks, gf, e);
     if (!rc) {
         for (int v = 0; v < s.nn; v++)
             if (s.node[v].type == N_CPU || s.node[v].type == N_GPU)
@@ -949,9 +974,11 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
         ring->min_ch = 1;
         ring->max_ch = MAX_SEARCH_CH;
         compute(&s, &versions[ver], ring, min_type, max_type, nt, &nt->ring);
+        from_file(gf, 0, ring, &nt->ring);
         tree->pattern = PAT_BALANCED_TREE;
         tree->min_ch = tree->max_ch = nt->ring.nchannels;
         compute(&s, &versions[ver], tree, min_type, max_type, nt, &nt->tree);
+        from_file(gf, 1, tree, &nt->tree);
         /* init.cc: min of the two; connect.cc doubles, then NCCL_MAX/MIN_NCHANNELS. */
         int nc = nt->ring.nchannels < nt->tree.nchannels ? nt->ring.nchannels : nt->tree.nchannels;
         nt->ring.nchannels = nt->tree.nchannels = nc;
@@ -964,7 +991,7 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
         tune(nt, &versions[ver], tree->pattern, env);
         int ns;
         const float *speed = speeds(&versions[ver], s.sm, &ns);
-        rc = nccl_nvls_setup(nt, t, env, speed, ns, e);
+        rc = nccl_nvls_setup(nt, t, env, speed, ns, gf ? nccl_graphfile_find(gf, 3) : NULL, e);
     } else if (!rc) {
         nt->nchannels = 1;
     }
@@ -973,6 +1000,7 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
     free(s.order);
     free(ring);
     free(tree);
+    free(gf);
     if (rc) {
         free(nt);
         return rc;
@@ -1142,6 +1170,10 @@ static void print_graph(FILE *f, const char *what, const nccl_tune *nt, const nc
         fprintf(f, "#   %s: nothing fits from %.1f down to %.1f GB/s: fallback to PCI order, "
                 "1 channel at 0.1 GB/s, type SYS\n", what, (double)nt->speed_first_GBps,
                 (double)nt->speed_last_GBps);
+    else if (g->from_file)
+        fprintf(f, "#   %s: %d channel%s at %.1f GB/s, type %s, from NCCL_GRAPH_FILE (no "
+                "search)\n", what, g->nchannels, g->nchannels == 1 ? "" : "s",
+                (double)g->bw_intra_GBps, pname(g->type_intra));
     else if (g->nchannels != g->search_channels)
         fprintf(f, "#   %s: %d channel%s at %.1f GB/s, type %s, duplicated to %d at %.1f GB/s\n",
                 what, g->search_channels, g->search_channels == 1 ? "" : "s",

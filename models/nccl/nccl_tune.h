@@ -43,6 +43,8 @@ typedef struct nccl_tune_graph {
     float bw_intra_GBps;  /* per channel, as NCCL rates it */
     int type_intra;       /* topo_path of the worst hop allowed */
     int same_channels;
+    int type_inter;       /* NCCL's typeInter on one node: PIX, SYS after the fallback */
+    int from_file;        /* loaded from NCCL_GRAPH_FILE (models/nccl/nccl_graphfile.c) */
     int order[NCCL_TUNE_MAX_RANKS]; /* channel 0: ranks in ring/chain order */
 } nccl_tune_graph;
 
@@ -55,6 +57,7 @@ typedef struct nccl_tune_nvls {
     int heads;             /* search channels = heads (0: the search found none) */
     float bw_intra_GBps, bw_inter_GBps;   /* the search's speeds per channel */
     float link_GBps;       /* NCCL's rating of the slowest GPU <-> NVSwitch link */
+    int from_file;         /* the graph came from NCCL_GRAPH_FILE */
     int nchannels;         /* comm->nvlsChannels: thread blocks of an NVLS kernel */
     int chunk_bytes;       /* NCCL_NVLS_CHUNKSIZE (128 KiB) */
     float lat_us[COLL_NKINDS], bw_GBps[COLL_NKINDS];   /* tuning; bw 0 = off */
