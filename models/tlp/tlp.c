@@ -82,6 +82,7 @@ typedef struct flow {
     int data_src_id, data_root;  /* for the turnaround rule */
     double bytes, rem;
     int64_t total, issued, delivered, half;
+    int64_t got_ps, half_ps;     /* its last delivery; the last before the checkpoint */
     int64_t end_ps, base_lat_ps;
     int done;
 } flow;
@@ -634,6 +635,7 @@ static void flow_got(tlp_net *n, int fi, int bytes)
 {
     flow *f = &n->fl[fi];
     f->delivered += bytes;
+    f->got_ps = n->now;
     if (f->delivered >= f->total && !f->done) {
         f->done = 1;
         f->end_ps = n->now;  /* relative to the phase; tlp_run adds the base */
@@ -769,6 +771,17 @@ static int begin_phase(tlp_net *n)
     return 0;
 }
 
+/* A flow's rate over the window's second half: the bytes delivered after the
+ * checkpoint over the time from the last delivery before it to the last one,
+ * so a flow of evenly spaced TLPs gets its exact rate (a count over the span
+ * would move in steps of one TLP, and a fit through it would see no slope);
+ * over the span when fewer than two deliveries fall in it. */
+static double window_rate(const flow *f, double span)
+{
+    double moved = (double)(f->delivered - f->half), dt = (double)(f->got_ps - f->half_ps);
+    return f->half_ps > 0 && dt > 0 && dt <= span ? moved / dt : moved / span;
+}
+
 /* Lists of the flows each endpoint initiates, in flow order. */
 static int build_lists(tlp_net *n, err *e)
 {
@@ -814,6 +827,7 @@ int tlp_run(tlp_net *n, int64_t window_ps, err *e)
             flow *f = &n->fl[i];
             f->total = f->done ? 0 : (int64_t)llround(f->rem < 1 ? 1 : f->rem);
             f->issued = f->delivered = f->half = 0;
+            f->got_ps = f->half_ps = 0;
         }
         if (begin_phase(n))
             return err_set(e, ERR_SYSTEM, "out of memory");
@@ -845,7 +859,7 @@ int tlp_run(tlp_net *n, int64_t window_ps, err *e)
                 }
             }
             for (int i = 0; i < n->nfl; i++)
-                n->fl[i].half = n->fl[i].delivered;
+                n->fl[i].half = n->fl[i].delivered, n->fl[i].half_ps = n->fl[i].got_ps;
             prev_cp = cp;
             cp = prev_cp == window_ps / 2 ? window_ps : 2 * cp;
         }
@@ -885,7 +899,7 @@ int tlp_run(tlp_net *n, int64_t window_ps, err *e)
             flow *f = &n->fl[i];
             if (f->done || f->total == 0)
                 continue;
-            double r = (double)(f->delivered - f->half) / span;
+            double r = window_rate(f, span);
             double d = (double)(f->total - f->delivered) / r;
             if (d < dmin)
                 dmin = d;
@@ -899,7 +913,7 @@ int tlp_run(tlp_net *n, int64_t window_ps, err *e)
             flow *f = &n->fl[i];
             if (f->done || f->total == 0)
                 continue;
-            double r = (double)(f->delivered - f->half) / span;
+            double r = window_rate(f, span);
             double d = (double)(f->total - f->delivered) / r;
             double rem = (double)(f->total - f->delivered) - r * (double)step;
             if (d <= dmin * (1 + TLP_END_TOGETHER) || rem < 0.5) {
