@@ -25,6 +25,7 @@ static const struct {
     {ALGO_TREE, coll_build_tree, 1u << COLL_ALLREDUCE},
     {ALGO_ONESHOT, coll_build_oneshot, 1u << COLL_ALLREDUCE},
     {ALGO_ONESHOT_PUSH, coll_build_oneshot, 1u << COLL_ALLREDUCE},
+    {ALGO_ONESHOT_PUSH, coll_build_alltoall_push, 1u << COLL_ALLTOALL},
     {ALGO_TWOSHOT, coll_build_twoshot, 1u << COLL_ALLREDUCE},
     {ALGO_TWOSHOT_PUSH, coll_build_twoshot, 1u << COLL_ALLREDUCE},
     {ALGO_NVLS, coll_build_nvls,
