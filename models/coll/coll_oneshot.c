@@ -146,7 +146,8 @@ int coll_build_oneshot(coll_build *b)
  * Pull (cross_device_reduce_2stage): barrier; each rank loads its slice from
  * every peer and reduces it into its scratch buffer; barrier (with
  * release/acquire fences); each rank copies its own scratch slice, then
- * loads every other slice from its owner's scratch; end barrier. Push:
+ * loads every other slice from its owner's scratch, and is done (no
+ * barrier after the all-gather). Push:
  * barrier; each rank copies slice r into its own inbox, then writes slice j
  * to rank j; barrier; each rank reduces its n arrivals and writes the sum to
  * every peer in the same loop (an iteration: n loads, then n stores); done
@@ -184,7 +185,9 @@ int coll_build_twoshot(coll_build *b)
         rc = after_delay(b, v[3], own, "own-slice");
     if (!rc)
         rc = exchange(b, op, part, ag, v[3], v[4], push ? "ag-push" : "ag-pull");
-    if (!rc)
+    /* The pull form ends with its loads (cross_device_reduce_2stage has no
+     * barrier after the all-gather); the push form waits for its slices. */
+    if (!rc && push)
         rc = settle(b, push, v[4], v[5], 0, 0);
     for (int i = 0; i < 6; i++)
         free(v[i]);
