@@ -62,9 +62,14 @@ ALL_CFLAGS += -DCOLLSIM_DOCDIR='"$(DOCDIR)"'
 ALL_CFLAGS += -DCOLLSIM_SRCDOCS='"$(CURDIR)/docs"'
 LIBS := -lgsl -lgslcblas -lyajl -lz -lm -lpthread -lxml2
 
+# Open MPI is loaded at run time, only under a launcher (traces/sweep_mpi.c):
+# its library by soname, or by path where its folder is not searched.
 ifeq ($(MPI),1)
-MPI_CFLAGS := $(shell mpicc --showme:compile 2>/dev/null) -DHAVE_MPI=1
-MPI_LIBS := $(shell mpicc --showme:link 2>/dev/null)
+MPI_LIBDIR := $(firstword $(shell mpicc --showme:libdirs 2>/dev/null))
+MPI_SONAME := $(or $(shell objdump -p $(MPI_LIBDIR)/libmpi.so 2>/dev/null | awk '/SONAME/ {print $$2}'),libmpi.so.40)
+MPI_CFLAGS := $(shell mpicc --showme:compile 2>/dev/null) -DHAVE_MPI=1 \
+              -DCOLLSIM_MPI_LIB='"$(if $(wildcard /lib/$(shell $(CC) -dumpmachine)/$(MPI_SONAME) /usr/lib/$(MPI_SONAME) /usr/lib64/$(MPI_SONAME)),$(MPI_SONAME),$(MPI_LIBDIR)/$(MPI_SONAME))"'
+MPI_LIBS := -ldl
 endif
 
 # --- collsim: the libraries under sim/ models/ validate/ traces/ (any depth) and

@@ -207,8 +207,13 @@ int cmd_flows(int argc, char **argv, err *e)
                     cli_command_line(cmdline, sizeof cmdline, "collsim", argc, argv));
         report_table(rep, "flows", cols, 9);
     }
+    int most = 1;
+    for (int k = 0; k < ncases; k++)
+        most = cases[k].n > most ? cases[k].n : most;
+    sim_ps *tps = rc ? NULL : malloc(sizeof *tps * (size_t)most);
+    if (!rc && !tps)
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
     for (int k = 0; k < ncases && !rc; k++) {
-        sim_ps tps[FLOWS_MAX];
         rc = g.tlp ? tlp_flows_run(tn, &cases[k], (int64_t)(g.window_us * 1e6), tps, e)
                    : flows_run(f, &cases[k], tps, e);
         if (rc)
@@ -257,7 +262,8 @@ int cmd_flows(int argc, char **argv, err *e)
     report_free(rep);
     fabric_free(f);
     tlp_free(tn);
-    free(cases);
+    free(tps);
+    flows_cases_free(cases, ncases);
     topo_free(t);
     return rc;
 }

@@ -239,6 +239,7 @@ static int write_out(const topo *t, const char *out, err *e)
 typedef struct topo_args {
     const char *out;
     const char *p2p;   /* import: nvidia-smi topo -p2p r output */
+    const char *name;  /* import: the topology's name */
     int routes;
     report_format fmt;
 } topo_args;
@@ -246,6 +247,14 @@ typedef struct topo_args {
 #define ARGS ((topo_args *)ctx)
 static int set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
 static int set_p2p(void *ctx, const char *a, err *e) { (void)e; ARGS->p2p = a; return 0; }
+static int set_name(void *ctx, const char *a, err *e)
+{
+    if (!a[0] || strlen(a) > 63 ||
+        strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-") != strlen(a))
+        return err_set(e, ERR_USAGE, "--name '%s': want up to 63 letters, digits and _ . : -", a);
+    ARGS->name = a;
+    return 0;
+}
 static int set_routes(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->routes = 1; return 0; }
 static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
 #undef ARGS
@@ -267,6 +276,8 @@ static const cli_opt import_opts[] = {
     {"output", 'o', "OUT", "write the topology file to OUT (default stdout)", set_out},
     {"p2p", 0, "FILE", "`nvidia-smi topo -p2p r` output: P2P status per GPU pair (NS etc.)",
      set_p2p},
+    {"name", 0, "NAME", "the topology's name (default: FILE's, without directory and extension; "
+     "from stdin: smi-NGPU or xml-NGPU)", set_name},
     {NULL, 0, NULL, NULL, NULL},
 };
 
@@ -313,6 +324,15 @@ static int run_import(const topo_args *a, const char **pos, err *e)
         if (!rc)
             rc = input_close(in, topo_smi_p2p(input_file(in), a->p2p, t, e), e);
     }
+    /* a name of its own: given, or what was read when stdin has none */
+    if (!rc && (a->name || !strcmp(pos[1], "-"))) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s-%dgpu", pos[0], topo_ngpus(t));
+        rc = topo_set_name(t, a->name ? a->name : nm);
+    }
+    /* what the input did not say, on stderr as in the file */
+    for (int i = 0; !rc && i < topo_nassumed(t); i++)
+        fprintf(stderr, "collsim: topo import %s: assumed: %s\n", pos[0], topo_assumed(t, i));
     if (!rc)
         rc = write_out(t, a->out, e);
     topo_free(t);
@@ -341,8 +361,10 @@ static const topo_sub subs[] = {
      file_opts, 1, run_export},
     {"import", "collsim topo import", "collsim topo import xml|smi FILE [options]",
      "Converts an NCCL XML topology dump (xml) or `nvidia-smi topo -m` output (smi;\n"
-     "FILE - is stdin) to the collsim-topo format; --p2p adds NVML's P2P status per\n"
-     "GPU pair from `nvidia-smi topo -p2p r`.",
+     "FILE - is stdin; `collsim topo show` output reads back) to the collsim-topo\n"
+     "format; --p2p adds NVML's P2P status per GPU pair from `nvidia-smi topo -p2p r`.\n"
+     "What the input does not say is assumed: '# assumed:' lines in the file and on\n"
+     "stderr.",
      import_opts, 2, run_import},
     {NULL, NULL, NULL, NULL, NULL, 0, NULL},
 };
@@ -367,7 +389,7 @@ int cmd_topo(int argc, char **argv, err *e)
     for (const topo_sub *s = subs; s->name; s++) {
         if (strcmp(s->name, sub))
             continue;
-        topo_args a = {"-", NULL, 0, REPORT_TABLE};
+        topo_args a = {"-", NULL, NULL, 0, REPORT_TABLE};
         const char *pos[2] = {NULL, NULL};
         int npos;
         int prc = cli_parse(s->cmd, s->synopsis, s->desc, s->opts, &a, argc - 1, argv + 1, pos,

@@ -4,7 +4,8 @@
  * `variant,<varied keys>,tok_per_s,cycle_us,speedup`, speedup against the
  * scenario's own plain decode. The assumptions and the fit come first (as
  * report metadata); --breakdown adds the cycle's parts; --solve KEY[=TOK/S]
- * prints a break-even or the value that gives an observed tok/s. */
+ * prints a break-even or the value that gives an observed tok/s; --plot
+ * draws each variant's cycle in its parts, the unexplained share on top. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "sim/ofile.h"
 #include "sim/report.h"
 #include "traces/whatif.h"
+#include "validate/plot.h"
 
 enum { MAX_VARY = 8, MAX_VALS = 32, MAX_SETS = 64 };
 
@@ -48,7 +50,7 @@ static int split_kv(const char *arg, char *key, size_t kn, const char **val, cha
  * command-line order once the scenario is loaded (as KEY=VALUE settings);
  * --vary values are split when given. */
 typedef struct whatif_args {
-    const char *scen, *solve, *timeline;
+    const char *scen, *solve, *timeline, *plot;
     const char *sets[MAX_SETS];
     char own[MAX_SETS][WHATIF_STR + 16];  /* settings made from options */
     int nsets, nvary, breakdown, keys, list, show, observed;
@@ -75,6 +77,7 @@ static int add_set(whatif_args *g, const char *prefix, const char *a, err *e)
 static int set_scenario(void *ctx, const char *a, err *e) { (void)e; ARGS->scen = a; return 0; }
 static int set_solve(void *ctx, const char *a, err *e) { (void)e; ARGS->solve = a; return 0; }
 static int set_timeline(void *ctx, const char *a, err *e) { (void)e; ARGS->timeline = a; return 0; }
+static int set_plot(void *ctx, const char *a, err *e) { (void)e; ARGS->plot = a; return 0; }
 static int set_breakdown(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->breakdown = 1; return 0; }
 static int set_keys(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->keys = 1; return 0; }
 static int set_list(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->list = 1; return 0; }
@@ -122,6 +125,7 @@ static const cli_opt options[] = {
     {"solve", 0, "KEY[=TOK_PER_S]", "accept_len or verify_allreduce_us: EAGLE-3 break-even per variant, or the value giving TOK_PER_S", set_solve},
     {"breakdown", 0, NULL, "add the cycle's parts, the allreduce time, algorithm and protocol", set_breakdown},
     {"timeline", 0, "OUT.json", "Perfetto timeline: one cycle per variant", set_timeline},
+    {"plot", 0, "OUT.svg", "draw each variant's cycle in its parts (an observed one's unexplained share on top) and tok/s, model and observed", set_plot},
     {"show-scenario", 0, NULL, "print the effective scenario file (after --set and the fit) and exit", set_show},
     {"format", 0, "F", "table (default), csv or json", set_format},
     {"keys", 0, NULL, "list the knobs", set_keys},
@@ -157,37 +161,177 @@ static void env_words(const whatif_scenario *s, char *buf, size_t n)
 
 static const char *mode_word(int g) { return g ? "graph" : "eager"; }
 
-static void print_assumptions(report *r, const whatif_scenario *s, const whatif_calib *cal,
-                              const whatif_result *basel, double gpu_GBps)
+/* Where a value of the header comes from, as docs/scenario.md's tables say:
+ * fitted (to the observations), varied (per variant: the table's column),
+ * config (the scenario: --set, a scenario file's line, or the built-in's
+ * configuration from SCENARIO.md and the model's config.json), assumed (an
+ * assumption of docs/scenario.md), topology (the preset's). The knobs whose
+ * defaults are assumptions: */
+static const char *const assumed_keys[] = {
+    "accept_len", "host_us", "host_jitter", "sync_us", "eager_op_us", "efficiency",
+    "draft_efficiency", "kernels_per_layer", "draft_kernels", "context_len", "routing_skew",
+};
+
+static int varied_index(const whatif_args *g, const char *key)
 {
-    char buf[1024];
+    for (int v = 0; v < g->nvary; v++)
+        if (!strcmp(g->vs[v].key, key))
+            return v;
+    return -1;
+}
+
+static int set_on_cli(const whatif_args *g, const char *key)
+{
+    size_t n = strlen(key);
+    for (int i = 0; i < g->nsets; i++)
+        if (!strncmp(g->sets[i], key, n) && g->sets[i][n] == '=')
+            return 1;
+    return 0;
+}
+
+/* The source of key's value in s, the base's (its own, whether varied or not), into buf. */
+static const char *source_of(const whatif_args *g, const whatif_scenario *s,
+                             const whatif_calib *cal, const char *key, char *buf, size_t n)
+{
+    int assumed = 0;
+    for (size_t i = 0; i < sizeof assumed_keys / sizeof assumed_keys[0]; i++)
+        assumed |= !strcmp(assumed_keys[i], key);
+    for (int j = 0; j < cal->n; j++)
+        if (!strcmp(cal->p[j].name, key)) {
+            if (cal->p[j].at_bound)
+                snprintf(buf, n, "fitted, held at its bound");
+            else if (cal->p[j].refused)
+                snprintf(buf, n, "%s; the fit refused it", set_on_cli(g, key) ? "config: --set"
+                         : assumed && !whatif_given(s, key) ? "assumed" : "config");
+            else
+                snprintf(buf, n, "fitted");
+            return buf;
+        }
+    if (set_on_cli(g, key))
+        snprintf(buf, n, "config: --set");
+    else if (whatif_given(s, key) || !assumed)
+        snprintf(buf, n, "config");
+    else
+        snprintf(buf, n, "assumed");
+    return buf;
+}
+
+/* A value with its source, "VALUE (SOURCE)", into buf; a varied key lists
+ * its values, the base's value and source after them. */
+static const char *with_source(const whatif_args *g, const whatif_scenario *s,
+                               const whatif_calib *cal, const char *key, const char *value,
+                               char *buf, size_t n)
+{
+    char src[64];
+    int v = varied_index(g, key);
+    source_of(g, s, cal, key, src, sizeof src);
+    if (v < 0) {
+        snprintf(buf, n, "%s (%s)", value, src);
+        return buf;
+    }
+    size_t at = (size_t)snprintf(buf, n, "varied: ");
+    for (int j = 0; j < g->vs[v].n && at < n; j++)
+        at += (size_t)snprintf(buf + at, n - at, "%s%s", j ? ", " : "", g->vs[v].vals[j]);
+    if (at < n)
+        snprintf(buf + at, n - at, " (the base: %s, %s)", value, src);
+    return buf;
+}
+
+static void meta_src(report *r, const whatif_args *g, const whatif_scenario *s,
+                     const whatif_calib *cal, const char *name, const char *key,
+                     const char *value)
+{
+    char buf[1400];
+    report_meta(r, name, "%s", with_source(g, s, cal, key, value, buf, sizeof buf));
+}
+
+/* The source of a line made of several knobs: varied if one is (named), else
+ * --set if one is, else config. */
+static void group_src(const whatif_args *g, const char *const *keys, char *buf, size_t n)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; keys[i]; i++)
+        if (varied_index(g, keys[i]) >= 0 && at < n)
+            at += (size_t)snprintf(buf + at, n - at, "%s%s", at ? ", " : "varied: ", keys[i]);
+    for (int v = 0; v < g->nvary && !strncmp(keys[0], "nccl_", 5); v++)
+        if (!strncmp(g->vs[v].key, "NCCL_", 5) && at < n)
+            at += (size_t)snprintf(buf + at, n - at, "%s%s", at ? ", " : "varied: ", g->vs[v].key);
+    if (at)
+        return;
+    int set = 0;
+    for (int i = 0; keys[i]; i++)
+        set |= set_on_cli(g, keys[i]);
+    for (int i = 0; i < g->nsets && !strncmp(keys[0], "nccl_", 5); i++)
+        set |= !strncmp(g->sets[i], "NCCL_", 5);
+    snprintf(buf, n, "%s", set ? "config: --set" : "config");
+}
+
+static void print_assumptions(report *r, const whatif_args *g, const whatif_scenario *s,
+                              const whatif_calib *cal, const whatif_result *basel, double gpu_GBps)
+{
+    char buf[1024], src[256];
     report_meta(r, "scenario", "%s", s->name);
-    report_meta(r, "topo", "%s%s%s", s->topo, s->calib[0] ? " with " : "", s->calib);
-    report_meta(r, "accept_len", "%g%s", s->accept_len, s->accept_nhist ? " (from accept_hist)" : "");
+    report_meta(r, "sources", "config = the scenario (--set, its file's lines, or the "
+                "built-in's SCENARIO.md and config.json); assumed = an assumption of "
+                "docs/scenario.md; fitted = to the observations; topology = the preset's; "
+                "varied = per variant (the table's column)");
+    snprintf(buf, sizeof buf, "%s%s%s", s->topo, s->calib[0] ? " with " : "", s->calib);
+    meta_src(r, g, s, cal, "topo", varied_index(g, "calib") >= 0 ? "calib" : "topo", buf);
+    meta_src(r, g, s, cal, "mode", "mode", s->mode == WHATIF_EAGLE3 ? "eagle3" : "decode");
+    snprintf(buf, sizeof buf, "%g%s", s->accept_len, s->accept_nhist ? ", from accept_hist" : "");
+    meta_src(r, g, s, cal, "accept_len", s->accept_nhist ? "accept_hist" : "accept_len", buf);
+    static const char *const draft_keys[] = {"draft_steps", "draft_topk", "draft_tokens", NULL};
+    group_src(g, draft_keys, src, sizeof src);
     report_meta(r, "draft", "steps %d, topk %d, %d draft tokens: %d draft forward%s + 1 draft "
-                "extend per cycle, verify of %d tokens x %d requests", s->draft_steps,
+                "extend per cycle, verify of %d tokens x %d requests (%s)", s->draft_steps,
                 s->draft_topk, s->draft_tokens, s->draft_steps - 1, s->draft_steps == 2 ? "" : "s",
-                s->draft_tokens, s->batch);
-    report_meta(r, "batch", "%d (tp %d)", s->batch, s->tp);
+                s->draft_tokens, s->batch, src);
+    static const char *const batch_keys[] = {"batch", "tp", NULL};
+    group_src(g, batch_keys, src, sizeof src);
+    report_meta(r, "batch", "%d (tp %d) (%s)", s->batch, s->tp, src);
     whatif_get(s, "allreduce", buf, sizeof buf, NULL);
-    report_meta(r, "allreduce", "%s", buf);
+    meta_src(r, g, s, cal, "allreduce", "allreduce", buf);
+    static const char *const env_keys[] = {"nccl_proto", "nccl_algo", "nccl_p2p_level",
+                                           "nccl_p2p_disable", "nccl_shm_disable",
+                                           "nccl_min_nchannels", "nccl_max_nchannels",
+                                           "nccl_buffsize", "nccl_nthreads", NULL};
     env_words(s, buf, sizeof buf);
-    report_meta(r, "nccl_env", "%s", buf);
-    report_meta(r, "launch", "decode %s; draft %s, verify %s, draft extend %s",
+    group_src(g, env_keys, src, sizeof src);
+    report_meta(r, "nccl_env", "%s (%s)", buf, src);
+    static const char *const launch_keys[] = {"graph", "decode_graph", "draft_graph",
+                                              "verify_graph", "extend_graph", NULL};
+    group_src(g, launch_keys, src, sizeof src);
+    report_meta(r, "launch", "decode %s; draft %s, verify %s, draft extend %s (%s)",
                 mode_word(whatif_phase_graph(s, PHASE_DECODE)),
                 mode_word(whatif_phase_graph(s, PHASE_DRAFT)),
                 mode_word(whatif_phase_graph(s, PHASE_VERIFY)),
-                mode_word(whatif_phase_graph(s, PHASE_PREFILL)));
-    report_meta(r, "overlap", "%s", s->overlap < 0 ? "as SGLang: on for decode, off for EAGLE-3"
-                                     : s->overlap ? "on" : "off");
-    report_meta(r, "syncs", "decode %d; EAGLE-3 cycle %d (draft %d, verify %d, after extend %d)",
-                s->decode_syncs, s->draft_syncs + s->verify_syncs + s->extend_syncs,
-                s->draft_syncs, s->verify_syncs, s->extend_syncs);
-    report_meta(r, "host", "host_us %.1f per segment, host_jitter %.3f (per-rank skew), "
-                "sync_us %g, eager_op_us %g", s->host_us, s->host_jitter, s->sync_us,
-                s->eager_op_us);
-    report_meta(r, "gpu_mem_GBps", "%g%s", gpu_GBps, s->gpu_mem_GBps > 0 ? "" : " (topology)");
-    report_meta(r, "efficiency", "%.4f", s->efficiency);
+                mode_word(whatif_phase_graph(s, PHASE_PREFILL)), src);
+    meta_src(r, g, s, cal, "overlap", "overlap", s->overlap < 0 ? "as SGLang: on for decode, "
+             "off for EAGLE-3" : s->overlap ? "on" : "off");
+    static const char *const sync_keys[] = {"decode_syncs", "draft_syncs", "verify_syncs",
+                                            "extend_syncs", NULL};
+    group_src(g, sync_keys, src, sizeof src);
+    report_meta(r, "syncs", "decode %d; EAGLE-3 cycle %d (draft %d, verify %d, after extend %d) "
+                "(%s)", s->decode_syncs, s->draft_syncs + s->verify_syncs + s->extend_syncs,
+                s->draft_syncs, s->verify_syncs, s->extend_syncs, src);
+    char v1[32], v2[32], v3[32], v4[32], s1[1400], s2[1400], s3[1400], s4[1400];
+    snprintf(v1, sizeof v1, "%.1f", s->host_us);
+    snprintf(v2, sizeof v2, "%.3f", s->host_jitter);
+    snprintf(v3, sizeof v3, "%g", s->sync_us);
+    snprintf(v4, sizeof v4, "%g", s->eager_op_us);
+    report_meta(r, "host", "host_us per segment %s, host_jitter per-rank skew %s, sync_us %s, "
+                "eager_op_us %s", with_source(g, s, cal, "host_us", v1, s1, sizeof s1),
+                with_source(g, s, cal, "host_jitter", v2, s2, sizeof s2),
+                with_source(g, s, cal, "sync_us", v3, s3, sizeof s3),
+                with_source(g, s, cal, "eager_op_us", v4, s4, sizeof s4));
+    snprintf(buf, sizeof buf, "%g", gpu_GBps);
+    if (s->gpu_mem_GBps > 0 || varied_index(g, "gpu_mem_GBps") >= 0)
+        meta_src(r, g, s, cal, "gpu_mem_GBps", "gpu_mem_GBps", buf);
+    else
+        report_meta(r, "gpu_mem_GBps", "%s (topology)", buf);
+    snprintf(buf, sizeof buf, "%.4f", s->efficiency);
+    meta_src(r, g, s, cal, "efficiency", "efficiency", buf);
     if (s->nobs == 0) {
         report_meta(r, "calibration", "none (parameters as set)");
     } else {
@@ -234,20 +378,30 @@ static void print_assumptions(report *r, const whatif_scenario *s, const whatif_
 /* The verdict on an EAGLE-3 variant: against decode, what explains its
  * cycle (the observed one when this variant was observed), what the other
  * launch mode of the verify would give, and the break-even accept length. */
+/* The observation variant s is (into *obs), or -1. */
+static int observed_as(const whatif_scenario *base, const whatif_scenario *s, int *obs, err *e)
+{
+    *obs = -1;
+    for (int i = 0; i < base->nobs && *obs < 0; i++) {
+        whatif_scenario o;
+        TRY(whatif_obs_scenario(base, i, &o, e));
+        if (whatif_same(&o, s))
+            *obs = i;
+    }
+    return 0;
+}
+
 static int verdict(whatif_ctx *c, const whatif_scenario *base, const whatif_calib *cal,
                    const whatif_scenario *s, const whatif_result *res, double basel,
                    char *out, size_t n, err *e)
 {
     double tps = res->tok_per_s, cycle = res->cycle_us, unexpl = 0;
-    for (int i = 0; i < base->nobs; i++) {
-        whatif_scenario o;
-        TRY(whatif_obs_scenario(base, i, &o, e));
-        if (whatif_same(&o, s)) {
-            tps = base->obs[i].tok_per_s;
-            cycle = cal->obs_cycle_us[i] > 0 ? cal->obs_cycle_us[i] : cycle;
-            unexpl = cycle - res->cycle_us;
-            break;
-        }
+    int i;
+    TRY(observed_as(base, s, &i, e));
+    if (i >= 0) {
+        tps = base->obs[i].tok_per_s;
+        cycle = cal->obs_cycle_us[i] > 0 ? cal->obs_cycle_us[i] : cycle;
+        unexpl = cycle - res->cycle_us;
     }
     const whatif_parts *p = &res->parts;
     whatif_scenario alt = *s;
@@ -294,24 +448,102 @@ static int custom_ar_gated(const whatif_scenario *base, const vary *vs, int nvar
     return gated;
 }
 
+/* The timeline written to o, opened here and left for the caller to commit
+ * (removed on an error). */
 static int write_timeline(whatif_ctx *c, const whatif_scenario *vars, const char *const *labels,
-                          long nvar, const char *path, err *e)
+                          long nvar, const char *path, ofile *o, err *e)
 {
-    ofile o = {0};
-    TRY(ofile_open(&o, path, e));
+    TRY(ofile_open(o, path, e));
     timeline doc;
-    int rc = tl_open(&doc, o.f, e);
+    int rc = tl_open(&doc, o->f, e);
     for (long k = 0; k < nvar && !rc; k++)
         rc = whatif_timeline(c, &vars[k], &doc, (int)k + 1, labels[k], e);
     if (!rc)
         rc = tl_close(&doc, e);
     else if (doc.g)
         yajl_gen_free(doc.g);
-    if (rc) {
-        ofile_abort(&o);
-        return rc;
+    if (rc)
+        ofile_abort(o);
+    return rc;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+/* --plot: per variant its cycle stacked in the parts of --breakdown, and on
+ * top, for a variant that is an observation, what the model leaves
+ * unexplained of the observed cycle; beside it tok/s, the model's and the
+ * observed. Categories are the varied values; the plot is written to o,
+ * opened here and left for the caller to commit (removed on an error). */
+static int write_plot(const whatif_scenario *base, const whatif_calib *cal,
+                      const whatif_scenario *vars, const whatif_result *res, long nvar,
+                      const vary *vs, int nvary, const int (*idxs)[MAX_VARY], const char *path,
+                      ofile *o, err *e)
+{
+    char title[2048], keys[512] = "", fitw[WHATIF_STR + 64];
+    size_t at = 0;
+    for (int v = 0; v < nvary && at < sizeof keys; v++)
+        at += (size_t)snprintf(keys + at, sizeof keys - at, "%s%s", v ? " x " : "", vs[v].key);
+    if (base->nobs == 0)
+        snprintf(fitw, sizeof fitw, "no observations");
+    else if (!base->fit[0] || cal->n == 0)
+        snprintf(fitw, sizeof fitw, "%d observations, no fit", base->nobs);
+    else
+        snprintf(fitw, sizeof fitw, "fit %s to %d observations", base->fit, base->nobs);
+    snprintf(title, sizeof title, "collsim whatif %s on %s%s%s: %ld variant%s%s%s; %s", base->name,
+             base_name(base->topo), base->calib[0] ? " with " : "", base_name(base->calib), nvar,
+             nvar == 1 ? "" : "s",
+             nvary ? " over " : "", keys, fitw);
+    int idle = 0;
+    for (long k = 0; k < nvar; k++)
+        idle |= res[k].parts.idle_us >= 0.5;
+    plot *p = plot_new(title, nvary ? keys : "scenario", "us");
+    int pb = -1, pt = -1, rc = p ? 0 : err_set(e, ERR_SYSTEM, "out of memory");
+    if (!rc && ((pb = plot_panel_kind(p, "where a cycle goes (us; on top: unexplained of an "
+                                      "observed cycle)", PLOT_STACK, NULL, NULL, e)) < 0 ||
+                (pt = plot_panel_kind(p, "tokens per second (higher is better)", PLOT_CATS, NULL,
+                                      "tok/s", e)) < 0))
+        rc = ERR_SYSTEM;
+    for (long k = 0; k < nvar && !rc; k++) {
+        char cat[512] = "";
+        at = 0;
+        for (int v = 0; v < nvary && at < sizeof cat; v++) {
+            char val[128];
+            whatif_get(&vars[k], vs[v].key, val, sizeof val, NULL);
+            at += (size_t)snprintf(cat + at, sizeof cat - at, "%s%s", v ? " " : "",
+                                   !strncmp(vs[v].key, "NCCL_", 5) ? vs[v].vals[idxs[k][v]] : val);
+        }
+        if (!nvary)
+            snprintf(cat, sizeof cat, "%s", vars[k].mode == WHATIF_EAGLE3 ? "eagle3" : "decode");
+        int obs;
+        rc = observed_as(base, &vars[k], &obs, e);
+        double un = obs >= 0 ? cal->unexplained_us[obs] : 0;
+        /* the share; a model slower than the observation says so (tok/s shows both) */
+        if (!rc && obs >= 0 && cal->obs_cycle_us[obs] > 0 &&
+            100 * fabs(un) / cal->obs_cycle_us[obs] >= 0.5 && strlen(cat) + 32 < sizeof cat)
+            snprintf(cat + strlen(cat), sizeof cat - strlen(cat),
+                     un > 0 ? " (%.0f%% unexplained)" : " (model %.0f%% slower)",
+                     100 * fabs(un) / cal->obs_cycle_us[obs]);
+        const whatif_parts *q = &res[k].parts;
+        const double part[] = {q->compute_us, q->comm_us, q->launch_us, q->host_us, q->wait_us,
+                               q->idle_us, un > 0 ? un : 0};
+        static const char *const names[] = {"compute", "comm", "launch", "host", "wait", "idle",
+                                            "unexplained"};
+        for (int j = 0; j < 7 && !rc; j++)
+            if (j != 5 || idle)
+                rc = plot_value(p, pb, cat, names[j], part[j], e);
+        if (!rc)
+            rc = plot_value(p, pt, cat, "model", res[k].tok_per_s, e);
+        if (!rc && obs >= 0)
+            rc = plot_value(p, pt, cat, "observed", base->obs[obs].tok_per_s, e);
     }
-    return ofile_commit(&o, e);
+    if (!rc && !(rc = ofile_open(o, path, e)) && (rc = plot_write_svg(p, o->f, e)) != 0)
+        ofile_abort(o);
+    plot_free(p);
+    return rc;
 }
 
 int cmd_whatif(int argc, char **argv, err *e)
@@ -372,6 +604,8 @@ int cmd_whatif(int argc, char **argv, err *e)
         else if (eq && (cli_parse_double("--solve", eq + 1, &solve_tok, e) || !(solve_tok > 0)))
             rc = err_set(e, ERR_USAGE, "--solve %s: '%s': tok/s must be a number > 0", solve,
                          eq + 1);
+        else if (g->plot)
+            rc = err_set(e, ERR_USAGE, "--plot draws the variants' cycles; --solve has none");
     }
     whatif_ctx *c = rc ? NULL : whatif_ctx_new();
     if (!rc && !c)
@@ -466,7 +700,7 @@ int cmd_whatif(int argc, char **argv, err *e)
             rc = err_set(e, ERR_SYSTEM, "out of memory");
     }
     if (!rc) {
-        print_assumptions(r, &base, &cal, &basel, gpu_GBps);
+        print_assumptions(r, g, &base, &cal, &basel, gpu_GBps);
         if (custom_ar_gated(&base, vs, nvary))
             report_meta(r, "note", "%s", COLL_CUSTOM_AR_NOTE);
         for (long k = 0; k < nvar && !rc && !solve[0]; k++) {
@@ -512,16 +746,29 @@ int cmd_whatif(int argc, char **argv, err *e)
         }
         report_end_row(r);
     }
+    /* the files of one run are committed together, or none */
+    ofile tlo = {0}, plo = {0};
+    ofile *outs[2];
+    int nouts = 0;
     if (!rc && g->timeline) {
         const char **lp = malloc((size_t)nvar * sizeof *lp);
         if (!lp)
             rc = err_set(e, ERR_SYSTEM, "out of memory");
         for (long k = 0; k < nvar && lp; k++)
             lp[k] = labels[k];
-        if (lp)
-            rc = write_timeline(c, vars, lp, nvar, g->timeline, e);
+        if (lp && !(rc = write_timeline(c, vars, lp, nvar, g->timeline, &tlo, e)))
+            outs[nouts++] = &tlo;
         free(lp);
     }
+    if (!rc && g->plot &&
+        !(rc = write_plot(&base, &cal, vars, res, nvar, vs, nvary,
+                                 (const int (*)[MAX_VARY])idxs, g->plot, &plo, e)))
+        outs[nouts++] = &plo;
+    if (rc)
+        for (int i = 0; i < nouts; i++)
+            ofile_abort(outs[i]);
+    else if (nouts)
+        rc = ofile_commit_all(outs, nouts, e);
     if (r) {
         int frc = report_finish(r, e);
         if (!rc)

@@ -16,6 +16,12 @@ D=validate/data/h200-2x
 "$COLLSIM" validate $D/ar-nccl.csv $D/ar-oneshot.csv $D/ar-twoshot.csv --topo h200-2x \
     --merge h200-2x-allreduce --plot "$TMP/validate.svg" >/dev/null
 png validate
+# whatif --plot: the reference box with plain decode fitted and the EAGLE-3 point held loosely
+# (sd 0.9): what the model leaves of the observed EAGLE-3 cycle (docs/scenario.md).
+"$COLLSIM" whatif --observe mode=decode,allreduce=ring,tok_per_s=82 \
+    --observe mode=eagle3,allreduce=ring,tok_per_s=54.1,sd=0.9 --fit efficiency \
+    --vary mode=decode,eagle3 --vary allreduce=ring,oneshot,twoshot --plot "$TMP/whatif.svg" >/dev/null
+png whatif
 # sweep --plot: the reference scenario over allreduce and accepted tokens.
 cat > "$TMP/ref.grid" <<'GRID'
 collsim-grid 1

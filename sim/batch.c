@@ -179,8 +179,15 @@ static int queue_retry(batch *b, long job, err *e)
 
 /* Give idle worker i its next chunk: a job to retry alone, else the next
  * jobs of the list. A worker found dead is replaced once. */
-static int dispatch(batch *b, int i, const long *jobs, long njobs, long *next, err *e)
+/* The jobs of one batch_run: a list, or first + k * stride for k < n. */
+typedef struct joblist {
+    const long *jobs;
+    long first, stride, n;
+} joblist;
+
+static int dispatch(batch *b, int i, const joblist *jl, long *next, err *e)
 {
+    long njobs = jl->n;
     worker *w = &b->w[i];
     long k;
     if (b->nretry > 0) {
@@ -191,7 +198,8 @@ static int dispatch(batch *b, int i, const long *jobs, long njobs, long *next, e
             return 0;
         k = (njobs - *next) / (4L * b->nworkers);
         k = k < 1 ? 1 : k > CHUNK_MAX ? CHUNK_MAX : k;
-        memcpy(w->chunk, jobs + *next, (size_t)k * sizeof *jobs);
+        for (long j = 0; j < k; j++)
+            w->chunk[j] = jl->jobs ? jl->jobs[*next + j] : jl->first + (*next + j) * jl->stride;
         *next += k;
     }
     long msg[CHUNK_MAX + 1];
@@ -232,8 +240,23 @@ static int collect(batch *b, int i, batch_done_fn *done, void *done_ctx, err *e)
     return rc ? rc : worker_start(b, i, e);
 }
 
+static int run(batch *b, const joblist *jl, batch_done_fn *done, void *done_ctx, err *e);
+
 int batch_run(batch *b, const long *jobs, long njobs, batch_done_fn *done,
               void *done_ctx, err *e)
+{
+    joblist jl = {jobs, 0, 0, njobs};
+    return run(b, &jl, done, done_ctx, e);
+}
+
+int batch_run_range(batch *b, long first, long stride, long njobs, batch_done_fn *done,
+                    void *done_ctx, err *e)
+{
+    joblist jl = {NULL, first, stride, njobs};
+    return run(b, &jl, done, done_ctx, e);
+}
+
+static int run(batch *b, const joblist *jl, batch_done_fn *done, void *done_ctx, err *e)
 {
     struct pollfd *pfd = calloc((size_t)b->nworkers, sizeof *pfd);
     int *who = calloc((size_t)b->nworkers, sizeof *who);
@@ -249,7 +272,7 @@ int batch_run(batch *b, const long *jobs, long njobs, batch_done_fn *done,
         int n = 0;
         for (int i = 0; i < b->nworkers && !rc; i++) {
             if (b->w[i].n == 0)
-                rc = dispatch(b, i, jobs, njobs, &next, e);
+                rc = dispatch(b, i, jl, &next, e);
             if (b->w[i].n > 0) {
                 pfd[n] = (struct pollfd){.fd = b->w[i].fd, .events = POLLIN};
                 who[n++] = i;

@@ -34,5 +34,9 @@ int batch_workers(const batch *b);
  * abandoned), or ERR_SYSTEM if workers cannot be started. */
 int batch_run(batch *b, const long *jobs, long njobs, batch_done_fn *done,
               void *done_ctx, err *e);
+/* The same for the jobs first + k * stride, k < njobs, never listed (a grid
+ * of 10^8 runs needs no array of them). */
+int batch_run_range(batch *b, long first, long stride, long njobs, batch_done_fn *done,
+                    void *done_ctx, err *e);
 
 #endif

@@ -120,12 +120,37 @@ static void test_stop(void **state)
     }
 }
 
+static void test_range(void **state)
+{
+    (void)state;
+    int crash = 1;
+    for (int workers = 1; workers <= 2; workers++) {
+        err e = {0};
+        batch *b = batch_new(workers, sizeof(rec), job_square, &crash, &e);
+        assert_non_null(b);
+        seen s;
+        memset(&s, 0, sizeof s);
+        /* Jobs 3, 8, ..., 63 (first 3, stride 5, 13 of them), never listed:
+         * each comes back exactly once; 13 is among them and kills its
+         * worker (reported dead, the rest still run); no other job runs. */
+        assert_int_equal(batch_run_range(b, 3, 5, 13, on_done, &s, &e), 0);
+        batch_free(b);
+        assert_int_equal(s.calls, 13);
+        for (int j = 0; j < 64; j++) {
+            int in = j >= 3 && (j - 3) % 5 == 0;
+            assert_int_equal(s.count[j], in && j != 13);
+            assert_int_equal(s.died[j], j == 13);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_job_once),
         cmocka_unit_test(test_worker_death),
         cmocka_unit_test(test_stop),
+        cmocka_unit_test(test_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

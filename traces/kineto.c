@@ -40,6 +40,7 @@ typedef struct gpu_op {
     int32_t comm_idx;     /* into comms (collectives, in GPU start order), -1 compute */
     int64_t bytes;        /* from kernel args, -1 unknown */
     int64_t step;         /* index into steps, -1 none */
+    int32_t name;         /* into the rank's kernel names, -1 none */
 } gpu_op;
 
 /* A CUDA/HIP runtime call on a host thread. */
@@ -85,6 +86,11 @@ static int vec_grow(void **v, long *cap, size_t elem)
     return 0;
 }
 
+/* A GPU op's name as a trace op carries it (a word, traces/trace.h). */
+typedef struct kname {
+    char s[TRACE_NAME_MAX];
+} kname;
+
 struct kineto_rank {
     char path[512];
     int rank, world;
@@ -95,6 +101,9 @@ struct kineto_rank {
     VEC(step_rec) steps;
     VEC(kineto_comm) comms;
     VEC(launch) syncs;    /* blocking calls (stream/device/event sync, sync copies), by ts */
+    VEC(kname) names;     /* the GPU ops' short names, each once (gpu_op.name) */
+    int32_t *nhash;       /* open addressing on names: indices, -1 empty */
+    long nhash_cap;
     long dropped;         /* kernels outside every step / on other devices */
     int device;
     kineto_host host;
@@ -312,6 +321,144 @@ static int rt_classify(const char *name)
     return RT_OTHER;
 }
 
+/* Copy s[0..n) into out (size cap) with other characters than letters,
+ * digits and _.:- as one '_', none at the ends. */
+static void word_copy(const char *s, size_t n, char *out, size_t cap)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < n && j + 1 < cap; i++) {
+        char c = s[i];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            strchr("_.:-", c))
+            out[j++] = c;
+        else if (j && out[j - 1] != '_')
+            out[j++] = '_';
+    }
+    while (j && out[j - 1] == '_')
+        j--;
+    out[j] = 0;
+}
+
+static int ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The short word of a GPU op's name, as a trace op carries it (traces/trace.h):
+ * for a kernel the function's own name: the last word before the parameters,
+ * found with a stack of the '<' and '(' open (template arguments may hold
+ * parentheses and comparisons, "(((8)>(0)))", and a long name may be cut
+ * before its parameters end), without its template arguments and namespaces:
+ * "void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)" ->
+ * "vectorized_elementwise_kernel"; a generic name ("Kernel", "kernel",
+ * "device_kernel") takes its first template argument when that is a word
+ * ("cutlass::Kernel<cutlass_80_tensorop_s1688gemm_...>(...)" ->
+ * "cutlass_80_tensorop_s1688gemm_..."); a copy or memset is its text before
+ * any '(' ("Memcpy DtoD (Device -> Device)" -> "Memcpy_DtoD"). "" if nothing
+ * is left. */
+static void gpu_op_word(const char *full, int kernel, char *out, size_t cap)
+{
+    size_t len = strlen(full);
+    if (!kernel) {
+        const char *p = strchr(full, '(');
+        word_copy(full, p ? (size_t)(p - full) : len, out, cap);
+        return;
+    }
+    enum { STACK = 256 };
+    char st[STACK];
+    int d = 0;
+    size_t tok = 0, end = len, targ = 0;   /* targ: the token's first '<' (0: none) */
+    for (size_t i = 0; i < len; i++) {
+        char c = full[i];
+        if (d == 0 && c == ' ') {
+            tok = i + 1;
+            targ = 0;
+            continue;
+        }
+        if (d == 0 && c == '(') {
+            if (!strncmp(full + i, "(anonymous namespace)", 21)) {
+                i += 20;
+                continue;
+            }
+            end = i;
+            break;
+        }
+        if (d == 0 && c == '<' && !targ)
+            targ = i;
+        if ((c == '<' || c == '(') && d < STACK)
+            st[d++] = c;
+        else if (c == '>' && d > 0 && st[d - 1] == '<')
+            d--;
+        else if (c == ')' && d > 0 && st[d - 1] == '(')
+            d--;
+    }
+    size_t nend = targ ? targ : end, start = tok;
+    for (size_t i = tok; i + 1 < nend; i++)
+        if (full[i] == ':' && full[i + 1] == ':')
+            start = i + 2;
+    word_copy(full + start, nend > start ? nend - start : 0, out, cap);
+    static const char *const generic[] = {"Kernel", "kernel", "device_kernel", "Kernel2"};
+    int gen = 0;
+    for (size_t i = 0; i < sizeof generic / sizeof *generic; i++)
+        gen |= !strcmp(out, generic[i]);
+    if (gen && targ) {
+        size_t a = targ + 1, b = a;
+        while (b < len && ident_char(full[b]))
+            b++;
+        if (b - a >= 8 && (full[b] == ',' || full[b] == '>'))
+            word_copy(full + a, b - a, out, cap);
+    }
+}
+
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;   /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+/* The index of name w in k's names, added on first sight; -1 for "" or on OOM
+ * (then k->names.v is NULL). */
+static int32_t name_intern(kineto_rank *k, const char *w, int *oom)
+{
+    if (!w[0])
+        return -1;
+    if (2 * (k->names.n + 1) > k->nhash_cap) {
+        long cap = k->nhash_cap ? 2 * k->nhash_cap : 256;
+        int32_t *h = malloc(sizeof *h * (size_t)cap);
+        if (!h) {
+            *oom = 1;
+            return -1;
+        }
+        for (long i = 0; i < cap; i++)
+            h[i] = -1;
+        for (long i = 0; i < k->names.n; i++) {
+            uint32_t at = name_hash(k->names.v[i].s) & (uint32_t)(cap - 1);
+            while (h[at] >= 0)
+                at = (at + 1) & (uint32_t)(cap - 1);
+            h[at] = (int32_t)i;
+        }
+        free(k->nhash);
+        k->nhash = h;
+        k->nhash_cap = cap;
+    }
+    uint32_t at = name_hash(w) & (uint32_t)(k->nhash_cap - 1);
+    while (k->nhash[at] >= 0) {
+        if (!strcmp(k->names.v[k->nhash[at]].s, w))
+            return k->nhash[at];
+        at = (at + 1) & (uint32_t)(k->nhash_cap - 1);
+    }
+    kname nm;
+    snprintf(nm.s, sizeof nm.s, "%s", w);
+    if (VEC_PUSH(k->names, nm)) {
+        *oom = 1;
+        return -1;
+    }
+    k->nhash[at] = (int32_t)(k->names.n - 1);
+    return k->nhash[at];
+}
+
 static void event_reset(event *ev)
 {
     memset(ev, 0, sizeof *ev);
@@ -401,7 +548,11 @@ static int event_done(parser *p)
             }
         }
         g.group = (int32_t)(ev->group > 0 ? ev->group : 0);
-        rc = VEC_PUSH(k->gpu, g);
+        char w[TRACE_NAME_MAX];
+        int oom = 0;
+        gpu_op_word(ev->name, !strcmp(cat, "kernel"), w, sizeof w);
+        g.name = name_intern(k, w, &oom);
+        rc = oom ? -1 : VEC_PUSH(k->gpu, g);
     } else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver")) {
         launch l = {ev->corr, ev->tid, ev->ts, ev->dur > 0 ? ev->dur : 0,
                     strstr(ev->name, "GraphLaunch") != NULL, (int8_t)rt_classify(ev->name)};
@@ -1023,6 +1174,8 @@ void kineto_free(kineto_rank *k)
     free(k->steps.v);
     free(k->comms.v);
     free(k->syncs.v);
+    free(k->names.v);
+    free(k->nhash);
     free(k);
 }
 
@@ -1043,12 +1196,14 @@ const kineto_comm *kineto_comm_at(const kineto_rank *k, long i)
 
 typedef struct emitter {
     trace_writer *w;
+    const kineto_rank *k;       /* its kernel names */
     int nstreams;
     int32_t stream_id[TRACE_MAX_STREAMS];
     int64_t last_end[TRACE_MAX_STREAMS];
     double pend_us[TRACE_MAX_STREAMS], gap_us[TRACE_MAX_STREAMS];
     double pend_issue[TRACE_MAX_STREAMS];   /* CPU time of its launch call, -1 none */
     int pend_k[TRACE_MAX_STREAMS];
+    int32_t pend_name[TRACE_MAX_STREAMS];   /* its first kernel's name, -1 none */
 } emitter;
 
 static int stream_of(emitter *m, int32_t id)
@@ -1072,6 +1227,15 @@ static int flush(emitter *m, int s, err *e)
         op.dur_us = m->pend_us[s];
         op.kernels = m->pend_k[s];
         op.issue_us = m->pend_issue[s];
+        /* the kernel's name; a graph's op of several: the first's, "+N" more */
+        if (m->pend_name[s] >= 0) {
+            const char *nm = m->k->names.v[m->pend_name[s]].s;
+            char more[16] = "";
+            if (m->pend_k[s] > 1)
+                snprintf(more, sizeof more, "+%d", m->pend_k[s] - 1);
+            snprintf(op.name, sizeof op.name, "%.*s%s", (int)(sizeof op.name - 1 - strlen(more)),
+                     nm, more);
+        }
         TRY(trace_write_op(m->w, &op, e));
     }
     if (m->gap_us[s] > 0) {
@@ -1193,12 +1357,67 @@ static int write_ops(kineto_rank *const *ranks, int n, const kineto_opts *o, tra
         TRY(trace_write_meta(w, "tokens", "none", e));
     if (n > 1)
         TRY(trace_write_meta(w, "skew", "captured", e));
+    /* the captured stream behind each trace stream, in the order the ops
+     * below meet them (stream_of), for the timelines' lane names */
+    emitter ids;
+    memset(&ids, 0, sizeof ids);
+    for (long g = 0; g < k->gpu.n; g++)
+        stream_of(&ids, k->gpu.v[g].stream);
+    char sbuf[256];
+    size_t sat = 0;
+    sbuf[0] = 0;
+    for (int q = 0; q < ids.nstreams && sat < sizeof sbuf; q++)
+        sat += (size_t)snprintf(sbuf + sat, sizeof sbuf - sat, "%s%d", q ? "," : "",
+                                (int)ids.stream_id[q]);
+    if (ids.nstreams && sat < sizeof sbuf)
+        TRY(trace_write_meta(w, "streams", sbuf, e));
+    /* what the capture does not say */
+    long unsized = 0, untyped = 0, folded = 0;
+    for (long j = 0; j < nc; j++) {
+        unsized += !k->comms.v[j].bytes;
+        untyped += k->comms.v[j].bytes && !k->comms.v[j].elem_bytes;
+    }
+    for (long g = 0; g < k->gpu.n && ids.nstreams == TRACE_MAX_STREAMS; g++) {
+        int q = 0;
+        while (q < ids.nstreams && ids.stream_id[q] != k->gpu.v[g].stream)
+            q++;
+        folded += q == ids.nstreams;
+    }
+    s->nassumed = 0;
+#define ASSUME(...) \
+    (s->nassumed < KINETO_ASSUMED_MAX \
+         ? snprintf(s->assumed[s->nassumed++], sizeof s->assumed[0], __VA_ARGS__) : 0)
+    if (!stated)
+        ASSUME("no step states its tokens: a cycle produces 1 (replay reports steps/s; "
+               "--tokens-per-cycle X)");
+    if (unsized && o && o->default_bytes)
+        ASSUME("%ld collective%s without a size in the capture: %llu bytes (--default-bytes)",
+               unsized, unsized == 1 ? "" : "s", (unsigned long long)o->default_bytes);
+    else if (unsized)
+        ASSUME("%ld collective%s without a size in the capture: 0 bytes, the captured time "
+               "only (--default-bytes B)", unsized, unsized == 1 ? "" : "s");
+    if (untyped)
+        ASSUME("%ld collective%s without an element type: bf16", untyped,
+               untyped == 1 ? "" : "s");
+    if (n > 1)
+        ASSUME("the program is rank %d's; the other %d rank%s only the waits and the skew",
+               k->rank, n - 1, n == 2 ? " gives" : "s give");
+    if (folded)
+        ASSUME("%ld GPU ops on streams past the first %d: on the last of them", folded,
+               TRACE_MAX_STREAMS);
+#undef ASSUME
+    for (int a = 0; a < s->nassumed; a++) {
+        char line[300];
+        snprintf(line, sizeof line, "assumed: %s", s->assumed[a]);
+        TRY(trace_write_comment(w, line, e));
+    }
     TRY(trace_write_comment(w, "host ops are the captured CPU time between runtime calls, "
                                "issue_us each launch call's; sync a blocking call", e));
 
     emitter m;
     memset(&m, 0, sizeof m);
     m.w = w;
+    m.k = k;
     double tokens_default = o && o->tokens_per_cycle > 0 ? o->tokens_per_cycle : 1;
     long i = 0, si = 0;
     s->kernels = k->gpu.n;
@@ -1311,6 +1530,7 @@ static int write_ops(kineto_rank *const *ranks, int n, const kineto_opts *o, tra
                 m.pend_us[sidx] = (double)g->dur / 1e3;
                 m.pend_k[sidx] = 1;
                 m.pend_issue[sidx] = issue;
+                m.pend_name[sidx] = g->name;
             } else {
                 /* the graph's next kernels join its op, their gaps inside it */
                 m.pend_us[sidx] += m.gap_us[sidx] + (double)g->dur / 1e3;

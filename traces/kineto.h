@@ -63,6 +63,8 @@ typedef struct kineto_opts {
     uint64_t default_bytes;  /* size for collectives with none found; 0 = leave 0 */
 } kineto_opts;
 
+enum { KINETO_ASSUMED_MAX = 8 };
+
 typedef struct kineto_summary {
     int nranks, rank;        /* files, rank whose program was written */
     long cycles, kernels, comm, sized, dropped;
@@ -72,9 +74,12 @@ typedef struct kineto_summary {
     double wait_us;          /* written rank: total waiting inside collectives */
     long host_ops, syncs;    /* written: host gaps and syncs */
     double host_us;          /* written rank: host work written */
+    int nassumed;            /* what the capture did not say, as written ("# assumed:") */
+    char assumed[KINETO_ASSUMED_MAX][256];
 } kineto_summary;
 
 /* Write the program of the lowest rank of ranks[0..n-1] (already loaded) to
+ * w, what it assumed first as "# assumed: ..." comments (also in s), then
  * w in the order its CPU issued it: host gaps between runtime calls as host
  * ops, blocking calls as sync, each GPU op with its launch call's CPU time
  * (issue_us), GPU-side gaps left as idle; matching the k-th collective of

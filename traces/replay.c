@@ -97,6 +97,8 @@ struct replay {
     double tl_tokens;
     unsigned lanes_used;           /* bit l: lane l has events */
     int tl_part, tl_pid;           /* replay_timeline_part: into tl_doc */
+    char stream_src[TRACE_MAX_STREAMS][24];  /* the captured stream behind each (meta
+                                                streams), "" unknown */
     timeline *tl_doc;
     char tl_label[256];
 };
@@ -206,6 +208,17 @@ void replay_timeline_part(replay *r, timeline *doc, int pid, const char *label)
     snprintf(r->tl_label, sizeof r->tl_label, "%s", label);
 }
 
+/* A size for people: "512 B", "14 KiB", "1.5 MiB". */
+static void size_text(uint64_t b, char *buf, size_t n)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024 && u < 4)
+        v /= 1024, u++;
+    snprintf(buf, n, u && v != floor(v) ? "%.3g %s" : "%.0f %s", v, unit[u]);
+}
+
 static void tl_add(replay *r, int rank, int lane, sim_ps start, sim_ps end, const trace_op *op,
                    const char *what)
 {
@@ -231,15 +244,23 @@ static void tl_add(replay *r, int rank, int lane, sim_ps start, sim_ps end, cons
     ev->kernels = op ? op->kernels : 0;
     ev->wait_us = op && op->kind == OP_COLL ? op->wait_us : -1;
     r->lanes_used |= 1u << lane;
+    char sz[32];
+    if (op && op->kind == OP_COLL)
+        size_text(op->bytes, sz, sizeof sz);
     if (what)
         snprintf(ev->label, sizeof ev->label, "%s", what);
     else if (!op)
         snprintf(ev->label, sizeof ev->label, "launch");
+    else if (op->kind == OP_COLL && !strcmp(op->name, "unsized"))
+        snprintf(ev->label, sizeof ev->label, "%s (size not captured)", coll_kind_name(op->coll));
+    else if (op->kind == OP_COLL) {
+        char lab[TRACE_NAME_MAX + 64];
+        snprintf(lab, sizeof lab, "%s%s%s %s", op->name, op->name[0] ? ": " : "",
+                 coll_kind_name(op->coll), sz);
+        snprintf(ev->label, sizeof ev->label, "%.*s", (int)sizeof ev->label - 1, lab);
+    }
     else if (op->name[0])
         snprintf(ev->label, sizeof ev->label, "%s", op->name);
-    else if (op->kind == OP_COLL)
-        snprintf(ev->label, sizeof ev->label, "%s %llu", coll_kind_name(op->coll),
-                 (unsigned long long)op->bytes);
     else
         snprintf(ev->label, sizeof ev->label, "%s",
                  op->kind == OP_COMPUTE ? "compute" : op->kind == OP_IDLE ? "idle"
@@ -677,7 +698,10 @@ static int write_timeline(replay *r, err *e)
         for (int l = 0; l < NLANES; l++)
             if (r->lanes_used & (1u << l)) {
                 if (l == LANE_CPU)
-                    snprintf(name, sizeof name, "CPU");
+                    snprintf(name, sizeof name, "CPU (launches, host work, syncs)");
+                else if (r->stream_src[l][0])
+                    snprintf(name, sizeof name, "stream %d (captured stream %s)", l,
+                             r->stream_src[l]);
                 else
                     snprintf(name, sizeof name, "stream %d", l);
                 tl_thread(tl, pid, 1 + l, name, 1 + l);
@@ -701,7 +725,10 @@ static int write_timeline(replay *r, err *e)
                                                        : "launch";
             tl_slice(tl, pid, 1 + ev->lane, ev->start, ev->end - ev->start, ev->label, cat);
             if (ev->kind == OP_COLL) {
+                char sz[32];
+                size_text(ev->bytes, sz, sizeof sz);
                 json_kv_int(tl->g, "bytes", (long long)ev->bytes);
+                json_kv_str(tl->g, "size", sz);
                 json_kv_str(tl->g, "collective", coll_kind_name(ev->coll));
                 json_kv_str(tl->g, "algorithm", ev->algo == ALGO_AUTO ? "as given (measured or "
                                                                        "fixed time)"
@@ -795,6 +822,17 @@ int replay_reader(trace_reader *tr, const char *path, const topo *t, coll_ctx *c
     }
     if (tl_out)
         replay_timeline(r, tl_out);
+    /* the captured streams behind the trace's (an import's meta streams) */
+    const char *sv = trace_meta(tr, "streams");
+    if (sv) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", sv);
+        char *save = NULL;
+        int i = 0;
+        for (char *w = strtok_r(buf, ",", &save); w && i < TRACE_MAX_STREAMS;
+             w = strtok_r(NULL, ",", &save), i++)
+            snprintf(r->stream_src[i], sizeof r->stream_src[i], "%.23s", w);
+    }
     trace_op op;
     int rc;
     while ((rc = trace_next(tr, &op, e)) == 1) {

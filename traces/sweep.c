@@ -276,8 +276,11 @@ typedef struct writer {
     ofile csv_dev, jl_dev;     /* an existing device or pipe, written in place */
     long first, next, runs;    /* rows first..next-1 written this time */
     long remote_left;          /* records still to come from other ranks */
-    char *sent;                /* rank > 0: my k-th job's record was sent */
-    sweep_rec **pending;       /* index run - first */
+    unsigned char *sent;       /* rank > 0: bit k: my k-th job's record was sent */
+    sweep_rec **pending;       /* records of runs next.. that came early: run
+                                  r at [r % npend], npend a power of 2 that
+                                  grows with how far ahead records come */
+    long npend;
     int rc;                    /* set once: stop writing */
 } writer;
 
@@ -661,25 +664,47 @@ static int emit(writer *w, const sweep_rec *rec)
     return 0;
 }
 
+/* Room for records of runs next .. next + need - 1: the window doubles and
+ * the waiting records move to their new slots. 0, or -1 out of memory. */
+static int pending_grow(writer *w, long need)
+{
+    long cap = w->npend ? w->npend : 64;
+    while (cap < need)
+        cap *= 2;
+    sweep_rec **p = calloc((size_t)cap, sizeof *p);
+    if (!p)
+        return -1;
+    for (long i = 0; i < w->npend; i++)
+        if (w->pending[i])
+            p[w->pending[i]->run % cap] = w->pending[i];
+    free(w->pending);
+    w->pending = p;
+    w->npend = cap;
+    return 0;
+}
+
 /* A record arrives (any order): write it and whatever it unblocks. */
 static int place(writer *w, const sweep_rec *rec)
 {
     if (w->rc)
         return w->rc;    /* stopped: later records are dropped */
-    long i = rec->run - w->first;
-    ASSERTF(i >= w->next - w->first && i < w->runs - w->first && !w->pending[i],
+    ASSERTF(rec->run >= w->next && rec->run < w->runs &&
+                (rec->run - w->next >= w->npend || !w->pending[rec->run % w->npend]),
             "record for run %ld (next %ld)", rec->run, w->next);
     if (rec->run != w->next) {
-        if (!(w->pending[i] = malloc(sizeof *rec)))
+        if (rec->run - w->next >= w->npend && pending_grow(w, rec->run - w->next + 1))
             return w->rc = err_set(w->e, ERR_SYSTEM, "out of memory");
-        memcpy(w->pending[i], rec, sizeof *rec);
+        sweep_rec **slot = &w->pending[rec->run % w->npend];
+        if (!(*slot = malloc(sizeof *rec)))
+            return w->rc = err_set(w->e, ERR_SYSTEM, "out of memory");
+        memcpy(*slot, rec, sizeof *rec);
         return 0;
     }
     if ((w->rc = emit(w, rec)) != 0)
         return w->rc;
-    while (w->next < w->runs && w->pending[w->next - w->first]) {
-        sweep_rec *p = w->pending[w->next - w->first];
-        w->pending[w->next - w->first] = NULL;
+    while (w->next < w->runs && w->npend && w->pending[w->next % w->npend]) {
+        sweep_rec *p = w->pending[w->next % w->npend];
+        w->pending[w->next % w->npend] = NULL;
         w->rc = emit(w, p);
         free(p);
         if (w->rc)
@@ -724,7 +749,8 @@ static int on_local(void *ctx, long job, const void *out, const char *why)
         dead_rec(&dead, job, why);
     int rank = sweep_mpi_rank(w->m);
     if (rank != 0) {
-        w->sent[(job - w->first - rank) / sweep_mpi_size(w->m)] = 1;
+        long k = (job - w->first - rank) / sweep_mpi_size(w->m);
+        w->sent[k / 8] |= (unsigned char)(1u << (k % 8));
         return sweep_mpi_send(w->m, out ? out : &dead, sizeof dead, w->e);
     }
     place(w, out ? out : &dead);
@@ -750,28 +776,22 @@ int sweep_exec(sweep *s, sweep_mpi *m, const sweep_opts *o, sweep_summary *sum, 
         return rc ? rc : (int)hdr[1];   /* rank 0 has the message */
     }
     w.first = w.next = sum->resumed = hdr[0];
-    long mine = 0, *jobs = NULL;
-    if (runs > w.first) {
-        jobs = malloc((size_t)((runs - w.first) / size + 1) * sizeof *jobs);
-        if (rank == 0)
-            w.pending = calloc((size_t)(runs - w.first), sizeof *w.pending);
-        if (!jobs || (rank == 0 && !w.pending))
-            rc = err_set(e, ERR_SYSTEM, "out of memory");
-        for (long r = w.first + rank; !rc && r < runs; r += size)
-            jobs[mine++] = r;
-    }
+    /* My runs: first + rank, then every size-th; never listed, and the
+     * records that come early wait in a window as wide as they come ahead,
+     * so nothing grows with the grid before its first run. */
+    long mine = runs > w.first + rank ? (runs - w.first - rank + size - 1) / size : 0;
     w.remote_left = rank == 0 ? runs - w.first - mine : 0;
-    if (!rc && rank != 0 && !(w.sent = calloc((size_t)mine + 1, 1)))
+    if (rank != 0 && !(w.sent = calloc((size_t)mine / 8 + 1, 1)))
         rc = err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc)
-        rc = batch_run(s->pool, jobs, mine, on_local, &w, e);
+        rc = batch_run_range(s->pool, w.first + rank, size, mine, on_local, &w, e);
     /* A rank whose pool failed still owes rank 0 a record per run: failed
      * rows naming why, so rank 0 never waits for ever and loses nothing. */
     for (long k = 0; rank != 0 && rc && w.sent && k < mine; k++)
-        if (!w.sent[k]) {
+        if (!(w.sent[k / 8] >> (k % 8) & 1)) {
             sweep_rec rec;
             err sub = {0};
-            dead_rec(&rec, jobs[k], "");
+            dead_rec(&rec, w.first + rank + k * size, "");
             snprintf(rec.msg, sizeof rec.msg, "rank %d: %.*s", rank, SWEEP_MSG - 16, e->msg);
             if (sweep_mpi_send(m, &rec, sizeof rec, &sub) != 0)
                 break;
@@ -792,10 +812,9 @@ int sweep_exec(sweep *s, sweep_mpi *m, const sweep_opts *o, sweep_summary *sum, 
         rc = rc ? rc : crc;
         if (!rc && !done)
             rc = err_set(e, ERR_SYSTEM, "sweep: %ld of %ld rows written", w.next, runs);
-        for (long i = 0; w.pending && i < runs - w.first; i++)
+        for (long i = 0; i < w.npend; i++)
             free(w.pending[i]);
         free(w.pending);
     }
-    free(jobs);
     return rc;
 }

@@ -6,16 +6,45 @@
  * srun --mpi=pmix) and PMI-1/2 (PMI_RANK, PMI_SIZE) launchers set. */
 #include "traces/sweep_mpi.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #ifdef HAVE_MPI
+#include <dlfcn.h>
 #include <mpi.h>
+#include <stdio.h>
+
+/* Open MPI is loaded only under a launcher (dlopen of COLLSIM_MPI_LIB, its
+ * symbols global for its own plugins), so that every other collsim process
+ * starts without its seven libraries (about 2 ms of each cold start). The
+ * calls and predefined handles used here, looked up by name; the handles are
+ * Open MPI's globals (mpi.h: MPI_COMM_WORLD is &ompi_mpi_comm_world). */
+typedef struct mpi_api {
+    void *lib;
+    int (*init)(int *, char ***);
+    int (*finalize)(void);
+    int (*set_errhandler)(MPI_Comm, MPI_Errhandler);
+    int (*comm_rank)(MPI_Comm, int *);
+    int (*comm_size)(MPI_Comm, int *);
+    int (*bcast)(void *, int, MPI_Datatype, int, MPI_Comm);
+    int (*send)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+    int (*recv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
+    int (*iprobe)(int, int, MPI_Comm, int *, MPI_Status *);
+    int (*get_count)(const MPI_Status *, MPI_Datatype, int *);
+    int (*error_string)(int, char *, int *);
+    MPI_Comm world;
+    MPI_Datatype byte, lng;
+    MPI_Errhandler errors_return;
+} mpi_api;
 #endif
 
 struct sweep_mpi {
     int joined;   /* MPI_Init called */
     int rank, size;
+#ifdef HAVE_MPI
+    mpi_api api;
+#endif
 };
 
 enum { TAG_REC = 17 };
@@ -48,13 +77,55 @@ int sweep_mpi_env_rank(void)
 #ifdef HAVE_MPI
 int sweep_mpi_built(void) { return 1; }
 
-static int mpi_fail(err *e, const char *what, int code)
+static int mpi_fail(const sweep_mpi *m, err *e, const char *what, int code)
 {
     char msg[MPI_MAX_ERROR_STRING];
     int n = 0;
-    if (MPI_Error_string(code, msg, &n) != MPI_SUCCESS)
+    if (m->api.error_string(code, msg, &n) != MPI_SUCCESS)
         snprintf(msg, sizeof msg, "error %d", code);
     return err_set(e, ERR_SYSTEM, "MPI: %s: %s", what, msg);
+}
+
+#ifndef COLLSIM_MPI_LIB
+#define COLLSIM_MPI_LIB "libmpi.so.40"
+#endif
+
+/* Load Open MPI and look up what mpi_api holds. */
+static int mpi_load(mpi_api *a, err *e)
+{
+    if (!(a->lib = dlopen(COLLSIM_MPI_LIB, RTLD_NOW | RTLD_GLOBAL)))
+        return err_set(e, ERR_SYSTEM, "MPI: cannot load %s: %s", COLLSIM_MPI_LIB, dlerror());
+    static const struct {
+        const char *name;
+        size_t off;
+    } syms[] = {
+        {"MPI_Init", offsetof(mpi_api, init)},
+        {"MPI_Finalize", offsetof(mpi_api, finalize)},
+        {"MPI_Comm_set_errhandler", offsetof(mpi_api, set_errhandler)},
+        {"MPI_Comm_rank", offsetof(mpi_api, comm_rank)},
+        {"MPI_Comm_size", offsetof(mpi_api, comm_size)},
+        {"MPI_Bcast", offsetof(mpi_api, bcast)},
+        {"MPI_Send", offsetof(mpi_api, send)},
+        {"MPI_Recv", offsetof(mpi_api, recv)},
+        {"MPI_Iprobe", offsetof(mpi_api, iprobe)},
+        {"MPI_Get_count", offsetof(mpi_api, get_count)},
+        {"MPI_Error_string", offsetof(mpi_api, error_string)},
+        {"ompi_mpi_comm_world", offsetof(mpi_api, world)},
+        {"ompi_mpi_byte", offsetof(mpi_api, byte)},
+        {"ompi_mpi_long", offsetof(mpi_api, lng)},
+        {"ompi_mpi_errors_return", offsetof(mpi_api, errors_return)},
+    };
+    for (size_t i = 0; i < sizeof syms / sizeof *syms; i++) {
+        void *p = dlsym(a->lib, syms[i].name);
+        if (!p) {
+            dlclose(a->lib);
+            a->lib = NULL;
+            return err_set(e, ERR_SYSTEM, "MPI: %s has no %s", COLLSIM_MPI_LIB, syms[i].name);
+        }
+        /* A function or an object: both are pointers of one size here. */
+        memcpy((char *)a + syms[i].off, &p, sizeof p);
+    }
+    return 0;
 }
 
 int sweep_mpi_init(sweep_mpi **out, err *e)
@@ -64,15 +135,24 @@ int sweep_mpi_init(sweep_mpi **out, err *e)
         return err_set(e, ERR_SYSTEM, "out of memory");
     m->size = 1;
     if (launched()) {
-        int rc = MPI_Init(NULL, NULL);
-        if (rc != MPI_SUCCESS) {
+        mpi_api *a = &m->api;
+        if (mpi_load(a, e)) {
             free(m);
-            return mpi_fail(e, "MPI_Init", rc);
+            return e->code;
+        }
+        int rc = a->init(NULL, NULL);
+        if (rc != MPI_SUCCESS) {
+            char msg[MPI_MAX_ERROR_STRING];
+            int n = 0;
+            if (a->error_string(rc, msg, &n) != MPI_SUCCESS)
+                snprintf(msg, sizeof msg, "error %d", rc);
+            free(m);
+            return err_set(e, ERR_SYSTEM, "MPI: MPI_Init: %s", msg);
         }
         m->joined = 1;
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &m->size);
+        a->set_errhandler(a->world, a->errors_return);
+        a->comm_rank(a->world, &m->rank);
+        a->comm_size(a->world, &m->size);
     }
     *out = m;
     return 0;
@@ -81,7 +161,8 @@ int sweep_mpi_init(sweep_mpi **out, err *e)
 void sweep_mpi_finish(sweep_mpi *m)
 {
     if (m && m->joined)
-        MPI_Finalize();
+        m->api.finalize();
+    /* libmpi stays loaded: Open MPI is not made to be unloaded. */
     free(m);
 }
 
@@ -89,15 +170,15 @@ int sweep_mpi_bcast(sweep_mpi *m, long *v, int n, err *e)
 {
     if (m->size == 1)
         return 0;
-    int rc = MPI_Bcast(v, n, MPI_LONG, 0, MPI_COMM_WORLD);
-    return rc == MPI_SUCCESS ? 0 : mpi_fail(e, "MPI_Bcast", rc);
+    int rc = m->api.bcast(v, n, m->api.lng, 0, m->api.world);
+    return rc == MPI_SUCCESS ? 0 : mpi_fail(m, e, "MPI_Bcast", rc);
 }
 
 int sweep_mpi_send(sweep_mpi *m, const void *rec, size_t n, err *e)
 {
     ASSERTF(m->rank != 0 && n <= (size_t)1 << 30, "rank %d n %zu", m->rank, n);
-    int rc = MPI_Send(rec, (int)n, MPI_BYTE, 0, TAG_REC, MPI_COMM_WORLD);
-    return rc == MPI_SUCCESS ? 0 : mpi_fail(e, "MPI_Send", rc);
+    int rc = m->api.send(rec, (int)n, m->api.byte, 0, TAG_REC, m->api.world);
+    return rc == MPI_SUCCESS ? 0 : mpi_fail(m, e, "MPI_Send", rc);
 }
 
 int sweep_mpi_recv(sweep_mpi *m, void *rec, size_t n, int wait, err *e)
@@ -105,18 +186,19 @@ int sweep_mpi_recv(sweep_mpi *m, void *rec, size_t n, int wait, err *e)
     ASSERTF(m->rank == 0 && m->size > 1, "rank %d size %d", m->rank, m->size);
     int rc, flag = 1, count = 0;
     MPI_Status st;
+    const mpi_api *a = &m->api;
     if (!wait) {
-        rc = MPI_Iprobe(MPI_ANY_SOURCE, TAG_REC, MPI_COMM_WORLD, &flag, &st);
+        rc = a->iprobe(MPI_ANY_SOURCE, TAG_REC, a->world, &flag, &st);
         if (rc != MPI_SUCCESS)
-            return mpi_fail(e, "MPI_Iprobe", rc);
+            return mpi_fail(m, e, "MPI_Iprobe", rc);
         if (!flag)
             return 0;
     }
-    rc = MPI_Recv(rec, (int)n, MPI_BYTE, wait ? MPI_ANY_SOURCE : st.MPI_SOURCE, TAG_REC,
-                  MPI_COMM_WORLD, &st);
+    rc = a->recv(rec, (int)n, a->byte, wait ? MPI_ANY_SOURCE : st.MPI_SOURCE, TAG_REC, a->world,
+                 &st);
     if (rc != MPI_SUCCESS)
-        return mpi_fail(e, "MPI_Recv", rc);
-    MPI_Get_count(&st, MPI_BYTE, &count);
+        return mpi_fail(m, e, "MPI_Recv", rc);
+    a->get_count(&st, a->byte, &count);
     if (count != (int)n)
         return err_set(e, ERR_SYSTEM, "MPI: record of %d bytes from rank %d, expected %zu",
                        count, st.MPI_SOURCE, n);

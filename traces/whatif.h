@@ -11,6 +11,7 @@
 #ifndef TRACES_WHATIF_H
 #define TRACES_WHATIF_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "models/coll/coll.h"
@@ -101,6 +102,8 @@ typedef struct whatif_scenario {
     char moe[WHATIF_STR];        /* "" or "tp": routed experts split over tp, the MoE block
                                     ends in an allreduce; "ep": experts placed whole on the
                                     ranks, dispatch and combine all-to-alls instead */
+    uint64_t given[2];           /* knobs a scenario file's lines set (whatif_given); not a
+                                    knob: no part of the scenario's identity */
 } whatif_scenario;
 
 /* One cycle's breakdown (us), mean over ranks; the parts sum to cycle_us.
@@ -166,6 +169,9 @@ int whatif_scenario_load(const char *name_or_path, whatif_scenario *out, err *e)
 /* Set knob key to value (keys: whatif_key_name). ERR_USAGE on an unknown
  * key or a bad value. Keys of the form NCCL_X set that NCCL variable. */
 int whatif_set(whatif_scenario *s, const char *key, const char *value, err *e);
+/* 1 if a line of the scenario file s was loaded from set key, else 0 (the
+ * built-in's values, --set and --vary are not lines of a file). */
+int whatif_given(const whatif_scenario *s, const char *key);
 /* Current value of key as text into buf (n bytes). ERR_USAGE if unknown. */
 int whatif_get(const whatif_scenario *s, const char *key, char *buf, size_t n, err *e);
 /* Add an observation "k=v,...,tok_per_s=X[,sd=R]"; "none" clears them all.

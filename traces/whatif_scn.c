@@ -252,6 +252,22 @@ const knob *whatif_find_knob(const char *key)
     return NULL;
 }
 
+/* given: one bit per knob, by its index in the table */
+_Static_assert(NKNOBS <= 128, "whatif_scenario.given holds 128 knobs");
+
+static void mark_given(whatif_scenario *s, const knob *k)
+{
+    size_t i = (size_t)(k - knobs);
+    s->given[i / 64] |= (uint64_t)1 << (i % 64);
+}
+
+int whatif_given(const whatif_scenario *s, const char *key)
+{
+    const knob *k = whatif_find_knob(key);
+    size_t i = k ? (size_t)(k - knobs) : 0;
+    return k && (s->given[i / 64] >> (i % 64) & 1);
+}
+
 
 static const fitdef fitdefs[] = {
     {"efficiency", 1e-4, 1, 1},
@@ -682,6 +698,9 @@ static int load_file(const char *path, whatif_scenario *out, err *e)
             rc = err_at(e, path, ln, "%s", sub.msg);
             break;
         }
+        const knob *kn = whatif_find_knob(key);
+        if (kn)
+            mark_given(out, kn);
         int k = 0;
         while (k < nset && strcmp(set_at[k].key, key))
             k++;

@@ -484,8 +484,10 @@ static void draw_frame(FILE *f, const panel *pan, const axes *a, double ox)
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-weight=\"bold\">",
             a->x0 + a->w / 2, a->y0 - 10);
     xml_text(f, pan->name);
+    /* under category names, which wrap onto three lines: lower */
+    int cats = pan->kind == PLOT_CATS || pan->kind == PLOT_STACK;
     fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", a->x0 + a->w / 2,
-            a->y0 + a->h + 36);
+            a->y0 + a->h + (cats ? 54 : 36));
     xml_text(f, pan->xlabel);
     fprintf(f, "</text>\n<text text-anchor=\"middle\" transform=\"translate(%.1f %.1f) "
                "rotate(-90)\">", ox + 16, a->y0 + a->h / 2);
@@ -702,6 +704,54 @@ static void draw_bars(const plot *p, const panel *pan, const axes *a0, double le
     draw_legend(f, &a, legw, le, n);
 }
 
+/* A category's name under its slot at (cx, cy): turned 35 degrees when
+ * rotate, else centred, its words wrapped onto at most three lines when it is
+ * wider than the slot (about 5.5 units per character at size 10). */
+static void cat_label(FILE *f, double cx, double cy, double slot, int rotate, const char *text)
+{
+    if (rotate) {
+        fprintf(f, "<text font-size=\"9\" text-anchor=\"end\" transform=\"translate(%.1f %.1f) "
+                   "rotate(-35)\">", cx + 3, cy - 4);
+        xml_text(f, text);
+        fputs("</text>\n", f);
+        return;
+    }
+    size_t fit = (size_t)(slot * 0.95 / 5.5), len = strlen(text);
+    fprintf(f, "<text font-size=\"10\" text-anchor=\"middle\" x=\"%.1f\" y=\"%.1f\">", cx, cy);
+    if (len <= fit || fit < 4) {
+        xml_text(f, text);
+        fputs("</text>\n", f);
+        return;
+    }
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", text);
+    char *at = buf;
+    for (int lines = 0; *at && lines < 3; lines++) {
+        /* the longest run of whole words that fits (one word at least);
+         * the third line takes the rest */
+        size_t n = strlen(at);
+        if (n > fit && lines < 2) {
+            size_t cut = fit;
+            while (cut > 0 && at[cut] != ' ')
+                cut--;
+            if (cut == 0)
+                while (at[cut] && at[cut] != ' ')
+                    cut++;
+            n = cut;
+        }
+        char keep = at[n];
+        at[n] = 0;
+        fprintf(f, "<tspan x=\"%.1f\" dy=\"%d\">", cx, lines ? 11 : 0);
+        xml_text(f, at);
+        fputs("</tspan>", f);
+        at[n] = keep;
+        at += n;
+        while (*at == ' ')
+            at++;
+    }
+    fputs("</text>\n", f);
+}
+
 /* PLOT_CATS (bars side by side) and PLOT_STACK (stacked): categories in
  * first-appearance order along x, labels in first-appearance order, coloured
  * by that order in the panel (filled areas need distinct colours; panels fed
@@ -747,15 +797,7 @@ static void draw_cats(const panel *pan, const axes *a0, double legw, FILE *f)
                 if (stack)
                     base += b->meas;
             }
-        double cx = a.x0 + slot * (k + 0.5), cy = a.y0 + a.h + 14;
-        if (rotate)
-            fprintf(f, "<text font-size=\"9\" text-anchor=\"end\" transform=\"translate(%.1f %.1f) "
-                       "rotate(-35)\">", cx + 3, cy - 4);
-        else
-            fprintf(f, "<text font-size=\"10\" text-anchor=\"middle\" x=\"%.1f\" y=\"%.1f\">", cx,
-                    cy);
-        xml_text(f, cats[k]);
-        fputs("</text>\n", f);
+        cat_label(f, a.x0 + slot * (k + 0.5), a.y0 + a.h + 14, slot, rotate, cats[k]);
     }
     legend_entry le[LEG_MAX];
     for (int l = 0; l < nlab; l++)

@@ -197,6 +197,36 @@ static void test_stack(void **state)
     free(svg);
 }
 
+/* A category name wider than its slot wraps at spaces, onto three lines at
+ * most: 6 slots of 340 / 6 = 56.7 units take 56.7 x 0.95 / 5.5 = 9 characters
+ * a line, so "eagle3 ring (60% unexplained)" is "eagle3", "ring (60%"
+ * (9) and the rest, centred at 64 + 56.7 x 0.5 = 92.3; a short one stays one
+ * line. */
+static void test_wrap(void **state)
+{
+    (void)state;
+    plot *p = plot_new("wrap", "variant", "us");
+    err e = {0};
+    int st = plot_panel_kind(p, "cycle", PLOT_STACK, NULL, NULL, &e);
+    assert_int_equal(plot_value(p, st, "eagle3 ring (60% unexplained)", "compute", 30, &e), 0);
+    for (int k = 1; k < 6; k++) {
+        char cat[8];
+        snprintf(cat, sizeof cat, "v%d", k);
+        assert_int_equal(plot_value(p, st, cat, "compute", 10, &e), 0);
+    }
+    char *svg = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&svg, &len);
+    assert_int_equal(plot_write_svg(p, f, &e), 0);
+    fclose(f);
+    plot_free(p);
+    assert_non_null(strstr(svg, "<tspan x=\"92.3\" dy=\"0\">eagle3</tspan><tspan x=\"92.3\" "
+                                "dy=\"11\">ring (60%</tspan><tspan x=\"92.3\" "
+                                "dy=\"11\">unexplained)</tspan>"));
+    assert_non_null(strstr(svg, ">v1</text>"));
+    free(svg);
+}
+
 static void test_empty(void **state)
 {
     (void)state;
@@ -218,6 +248,7 @@ int main(void)
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_styles),
         cmocka_unit_test(test_stack),
+        cmocka_unit_test(test_wrap),
         cmocka_unit_test(test_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

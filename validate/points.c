@@ -217,9 +217,6 @@ static int build_set(pts *p, const meas_set *m, const topo *t, const pts_filter 
                 agg = x;
                 continue;
             }
-            if (fc->n == FLOWS_MAX)
-                return err_at(e, meas_name(m), x->line, "case %d has more than %d flows",
-                              x->case_id, FLOWS_MAX);
             if (!have_op) {
                 fc->op = ops[x->op];
                 fc->bytes = (double)x->bytes;
@@ -230,11 +227,13 @@ static int build_set(pts *p, const meas_set *m, const topo *t, const pts_filter 
                               "flows of case %d differ in op or bytes (the model runs a case's "
                               "flows with one op and size)", x->case_id);
             }
-            TRY(endpoint(t, m, x, x->src, &fc->src[fc->n], e));
-            TRY(endpoint(t, m, x, x->dst, &fc->dst[fc->n], e));
+            int src, dst;
+            TRY(endpoint(t, m, x, x->src, &src, e));
+            TRY(endpoint(t, m, x, x->dst, &dst, e));
+            if (flows_case_add(fc, src, dst))
+                return err_set(e, ERR_SYSTEM, "out of memory");
             p->host |= MEAS_IS_HOST(x->src) || MEAS_IS_HOST(x->dst);
-            mark_route(p, t, fc->src[fc->n], fc->dst[fc->n]);
-            fc->n++;
+            mark_route(p, t, src, dst);
             timed += !isnan(x->time_us);
         }
         char lab[96], s1[16], s2[16];
@@ -325,6 +324,8 @@ void pts_free(pts *p)
     if (!p)
         return;
     free(p->pt);
+    for (int i = 0; p->cs && i < p->ncs; i++)
+        flows_case_free(&p->cs[i].fc);
     free(p->cs);
     free(p->used);
     free(p->labels);
@@ -351,7 +352,10 @@ static int predict(const pts *p, const topo *t, int64_t window_ps, double *pred_
 {
     fabric *f = NULL;
     tlp_net *tn = NULL;
-    sim_ps *times = malloc(FLOWS_MAX * sizeof *times);
+    int most = 1;
+    for (int i = 0; i < p->ncs; i++)
+        most = p->cs[i].fc.n > most ? p->cs[i].fc.n : most;
+    sim_ps *times = malloc((size_t)most * sizeof *times);
     int rc = 0, last = -1;
     if (!times)
         return err_set(e, ERR_SYSTEM, "out of memory");

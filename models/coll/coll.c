@@ -758,33 +758,6 @@ int cb_uses_p2p(const coll_build *b, int from, int to)
                                         : nccl_uses_p2p(b->t, &b->r->env, from, to);
 }
 
-int cb_nccl_ring_bundle(coll_build *b, double bytes, double weight, const char *label)
-{
-    return cb_nccl_ring_bundle_lat(b, bytes, weight, 1, label);
-}
-
-int cb_nccl_ring_bundle_lat(coll_build *b, double bytes, double weight, int with_lat,
-                            const char *label)
-{
-    const proto_info *pi = nccl_proto(b->proto);
-    int n = b->n, *dst = malloc(sizeof(int) * (size_t)n);
-    if (!dst)
-        return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
-    for (int r = 0; r < n; r++)
-        dst[r] = b->node[(r + 1) % n];
-    /* Symmetric: every hop's flag latency is the same as hop 0's. */
-    sim_ps extra = nccl_step_ps(b->t, b->proto);
-    if (!with_lat)
-        extra += fence_ps(b, 0, 1 % n) - fabric_lat_ps(b->f, FAB_WRITE, b->node[0], dst[0]);
-    else if (pi->flag_hops)
-        extra += pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, b->node[0], dst[0]);
-    /* As cb_nccl_hop: each sender's channel block bounds its stream. */
-    int id = fabric_xfer_bundle(b->f, b->node, dst, n, bytes, pi->wire * weight, pi->wire,
-                                extra, 0, label, b->e);
-    free(dst);
-    return id;
-}
-
 int cb_generate(coll_build *b, sched_gen_fn *fn, void *state, void (*free_fn)(void *))
 {
     b->gen_state = state;

@@ -76,11 +76,6 @@ sim_ps cb_hop_lat_ps(const coll_build *b, int from, int to);
 sim_ps cb_hop_deliver_ps(const coll_build *b, int from, int to);
 /* Does the hop from -> to use P2P (else SHM), as NCCL decides? */
 int cb_uses_p2p(const coll_build *b, int from, int to);
-/* The n hops r -> (r + 1) % n of one ring step as one bundled flow (P2P
- * writes only; the caller has checked the ranks are symmetric). */
-int cb_nccl_ring_bundle(coll_build *b, double bytes, double weight, const char *label);
-int cb_nccl_ring_bundle_lat(coll_build *b, double bytes, double weight, int with_lat,
-                            const char *label);
 /* Flag barrier among all ranks: for each rank, wait for ready[r], send a
  * flag to every peer; done[r] is the task after which rank r saw all. */
 int cb_barrier(coll_build *b, const int *ready, int *done);

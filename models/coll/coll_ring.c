@@ -35,9 +35,9 @@ static double unit_bytes(const coll_build *b, double bytes_c)
     return fmin(slice, 2 * step);
 }
 
-static int start_tasks(coll_build *b, int *start)
+static int start_tasks(coll_build *b, int *start, int n)
 {
-    for (int r = 0; r < b->n; r++)
+    for (int r = 0; r < n; r++)
         if ((start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING), "kernel")) < 0)
             return -1;
     return 0;
@@ -89,7 +89,8 @@ typedef struct ring_gen {
     int *start;  /* n kernel tasks */
     int *rows;   /* per loop, its last two rows: [(l * 2 + s % 2) * n + r] */
     int *line;   /* the same for the rows' aux tasks (first line, or delivery) */
-    int bundle;  /* a row is one bundled flow (rows[(l * 2 + s % 2) * n]) */
+    int period;  /* > 0: only ranks 0..period-1 run, each standing for its
+                  * class r mod period (ring_period) */
     int cut;     /* LL: steps forward lines as they arrive */
 } ring_gen;
 
@@ -110,13 +111,12 @@ static void ring_gen_free(void *p)
  * buffer, as slowly as a step (prims_ll.h LLGenericOp), so the pass takes
  * the receiving channel's block for a step's worth of trips; LL128 and
  * Simple keep 8 x 16 bytes per thread in flight and their local copy is left
- * out. rank < 0: every rank (a bundled row). */
-static int final_pass(coll_build *b, ring_gen *g, double chunk, int after, int rank)
+ * out. */
+static int final_pass(coll_build *b, double chunk, int after, int rank)
 {
     const proto_info *pi = nccl_proto(b->proto);
-    int id = fabric_block_pass(b->f, rank < 0 ? b->node : &b->node[rank], rank < 0 ? g->n : 1,
-                               b->proto == PROTO_LL ? chunk : 0, pi->wire, nccl_step_ps(b->t, b->proto),
-                               rank < 0 ? 0 : rank, "final-recv", b->e);
+    int id = fabric_block_pass(b->f, &b->node[rank], 1, b->proto == PROTO_LL ? chunk : 0, pi->wire,
+                               nccl_step_ps(b->t, b->proto), rank, "final-recv", b->e);
     return id < 0 || cb_dep(b, after, id) ? -1 : 0;
 }
 
@@ -125,7 +125,7 @@ static int ring_next(void *ctx, sched *sc)
     ring_gen *g = ctx;
     coll_build *b = g->b;
     int n = g->n;
-    if (g->d == 0 && start_tasks(b, g->start))
+    if (g->d == 0 && start_tasks(b, g->start, g->period ? g->period : n))
         return -1;
     long d = g->d++;
     int first = sched_ntasks(sc);
@@ -148,11 +148,13 @@ static int ring_next(void *ctx, sched *sc)
         int *cur_aux = g->line + (size_t)(l * 2 + s % 2) * (size_t)n;
         const int *before_aux = g->line + (size_t)(l * 2 + (s + 1) % 2) * (size_t)n;
         int last = s == g->steps - 1, with_lat = g->cut && last;
-        int rows = g->bundle ? 1 : n;
-        for (int r = 0; r < rows; r++) {
-            int to = (r + 1) % n, up = (r + n - 1) % n;
-            int id = g->bundle ? cb_nccl_ring_bundle_lat(b, chunk, g->weight, with_lat, g->label)
-                               : cb_nccl_hop_lat(b, r, to, chunk, g->weight, with_lat, g->label);
+        /* With a period p, rank r < p stands for its class r mod p: its
+         * upstream is rank r - 1 mod p, and the receiver of its hop r -> r+1
+         * is, for the block its final pass takes, rank r + 1 mod p. */
+        int p = g->period ? g->period : n;
+        for (int r = 0; r < p; r++) {
+            int to = (r + 1) % n, up = (r + p - 1) % p;
+            int id = cb_nccl_hop_lat(b, r, to, chunk, g->weight, with_lat, g->label);
             if (id < 0)
                 return -1;
             sim_ps aux_ps = g->cut ? cb_hop_lat_ps(b, r, to) : with_lat ? 0 : cb_hop_deliver_ps(b, r, to);
@@ -162,20 +164,21 @@ static int ring_next(void *ctx, sched *sc)
             /* The hop (and, cut, its first line) after: the data upstream,
              * the rank's own previous step, the same step of the previous
              * loop (FIFO order), and at the very start both kernels. */
-            int data = s ? before_aux[g->bundle ? 0 : up] : -1;
-            int own = s ? before[g->bundle ? 0 : r] : -1;
-            int fifo = l ? prev[g->bundle ? 0 : r] : -1;
+            int data = s ? before_aux[up] : -1;
+            int own = s ? before[r] : -1;
+            int fifo = l ? prev[r] : -1;
             for (int k = 0; k < (g->cut ? 2 : 1); k++) {
                 int x = k ? aux : id;
                 if (cb_dep(b, data, x) || cb_dep(b, own, x) || cb_dep(b, fifo, x))
                     return -1;
-                for (int q = 0; s == 0 && l == 0 && q < n; q++)
-                    if ((g->bundle || q == r || q == to) && cb_dep(b, g->start[q], x))
-                        return -1;
+                if (s == 0 && l == 0 &&
+                    (cb_dep(b, g->start[r], x) ||
+                     ((r + 1) % p != r && cb_dep(b, g->start[(r + 1) % p], x))))
+                    return -1;
             }
             cur[r] = id;
             cur_aux[r] = aux;
-            if (last && final_pass(b, g, chunk, g->cut ? id : aux, g->bundle ? -1 : to))
+            if (last && final_pass(b, chunk, g->cut ? id : aux, (r + 1) % p))
                 return -1;
         }
     }
@@ -183,46 +186,83 @@ static int ring_next(void *ctx, sched *sc)
     return g->d < g->loops + g->steps - 1 ? 1 : 0;
 }
 
-/* Can the n hops of a ring step run as one bundled flow with the same
- * result? Yes when the ranks are symmetric: every hop r -> r+1 is a P2P
- * write over NVLink only (no capacity rule, no read bound), the routes have
- * the same hop count, and hop by hop the same capacity and latency, and no
- * two routes (nor one twice) cross a link in the same direction. Then every
- * rank's flows of a step start together (the kernel tasks are identical),
- * meet only their own rank's other flows, by induction end together, and a
- * bundle crossing all routes with weight 1 per link gets each link's
- * max-min share that each flow got alone. */
-static int ring_symmetric(coll_build *b)
+/* Can the ring run as its first p ranks alone with the same result? With
+ * period p (p divides n, p < n) the ranks fall into classes r mod p, and
+ * rank r < p stands for its class. That holds when the ring is symmetric
+ * under the rotation r -> r + p: every hop r -> r+1 is a P2P write, or an SHM
+ * hop (a write into host memory near the receiver, the receiver's read from
+ * it), each leg of hop r + p meeting the same fabric as hop r's
+ * (fabric_leg_alike: link by link the same capacity, latency and rules; the
+ * same latency, head-of-line queue, block budget, read bound and reader's
+ * budget), and no two legs' routes (nor one twice) cross a link in the same
+ * direction. Then the flows of different ranks
+ * share no link (the senders' queues and block budgets are their own; a
+ * final pass takes its receiver's block, which the rotation maps as it
+ * maps the receiver), so the flow network falls apart into one component
+ * per rank, rank r + p's the image of rank r's; the kernel tasks are
+ * identical and the dependencies are the rotation's images, so by induction
+ * every task of rank r + p starts and ends when rank r's does, and rank r's
+ * component, its upstream taken to be rank r - 1 mod p, gives the same
+ * max-min rates, the same arithmetic in the same order. Returns the
+ * smallest such p, or 0. p = 1 is the NVLink crossbar's case; a PCIe tree
+ * repeats every few ranks (docs/model.md "Bundled steps"). */
+/* The legs of hop r -> r+1: one P2P write, or SHM's write into host memory
+ * near the receiver and the receiver's read from it (SM stores and loads;
+ * with copy engines none: 0). Returns the count. */
+static int hop_legs(coll_build *b, int r, fab_op *op, int *from, int *to)
+{
+    int n = b->n, src = b->node[r], dst = b->node[(r + 1) % n];
+    if (cb_uses_p2p(b, r, (r + 1) % n)) {
+        op[0] = FAB_WRITE, from[0] = src, to[0] = dst;
+        return 1;
+    }
+    int mem = fabric_hostmem_of(b->f, dst);
+    if (mem < 0 || (b->r->env.shm_memcpy && b->proto == PROTO_SIMPLE))
+        return 0;
+    op[0] = FAB_WRITE, from[0] = src, to[0] = mem;
+    op[1] = FAB_READ, from[1] = mem, to[1] = dst;
+    return 2;
+}
+
+static int ring_period(coll_build *b)
 {
     int n = b->n, nl = topo_nlinks(b->t), ok = n >= 2;
     unsigned char *used = calloc(2 * (size_t)nl + 1, 1);
     if (!used)
         return 0;
-    const int *l0 = NULL;
-    int h0 = -1;
+    fab_op op[2], op1[2];
+    int from[2], to[2], from1[2], to1[2];
     for (int r = 0; r < n && ok; r++) {
-        int src = b->node[r], dst = b->node[(r + 1) % n];
-        const int *links;
-        const int8_t *dirs;
-        int h = topo_route(b->t, src, dst, &links, &dirs);
-        ok = h > 0 && cb_uses_p2p(b, r, (r + 1) % n) &&
-             (r == 0 || (h == h0 && fabric_lat_ps(b->f, FAB_WRITE, src, dst) ==
-                                        fabric_lat_ps(b->f, FAB_WRITE, b->node[0], b->node[1])));
-        for (int i = 0; i < h && ok; i++) {
-            const topo_link *k = topo_link_at(b->t, links[i]);
-            size_t id = 2 * (size_t)links[i] + (size_t)dirs[i];
-            ok = k->kind == LINK_NVLINK && !used[id] &&
-                 (r == 0 || (k->bw_Bps == topo_link_at(b->t, l0[i])->bw_Bps &&
-                             k->lat_ps == topo_link_at(b->t, l0[i])->lat_ps));
-            used[id] = 1;
-        }
-        if (r == 0) {
-            l0 = links;
-            h0 = h;
+        int k = hop_legs(b, r, op, from, to);
+        ok = k > 0;
+        for (int g = 0; g < k && ok; g++) {
+            const int *links;
+            const int8_t *dirs;
+            int h = topo_route(b->t, from[g], to[g], &links, &dirs);
+            ok = h > 0;
+            for (int i = 0; i < h && ok; i++) {
+                size_t id = 2 * (size_t)links[i] + (size_t)dirs[i];
+                ok = !used[id];
+                used[id] = 1;
+            }
         }
     }
     free(used);
-    return ok;
+    for (int p = 1; ok && p <= n / 2; p++) {
+        if (n % p)
+            continue;
+        int alike = 1;
+        for (int r = p; r < n && alike; r++) {
+            int k = hop_legs(b, r - p, op, from, to);
+            alike = hop_legs(b, r, op1, from1, to1) == k;
+            for (int g = 0; g < k && alike; g++)
+                alike = op[g] == op1[g] &&
+                        fabric_leg_alike(b->f, op[g], from[g], to[g], from1[g], to1[g]);
+        }
+        if (alike)
+            return p;
+    }
+    return 0;
 }
 
 int coll_build_ring(coll_build *b)
@@ -235,7 +275,7 @@ int coll_build_ring(coll_build *b)
         int *start = malloc(sizeof(int) * (size_t)n);
         if (!start)
             return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
-        int rc = start_tasks(b, start) || chain(b, start, bytes_c, weight);
+        int rc = start_tasks(b, start, n) || chain(b, start, bytes_c, weight);
         free(start);
         return rc ? -1 : 0;
     }
@@ -262,7 +302,7 @@ int coll_build_ring(coll_build *b)
         ring_gen_free(g);
         return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
     }
-    g->bundle = b->bundle && ring_symmetric(b);
+    g->period = b->bundle ? ring_period(b) : 0;
     g->cut = b->proto == PROTO_LL || b->proto == PROTO_LL128;
     return cb_generate(b, ring_next, g, ring_gen_free);
 }

@@ -314,11 +314,12 @@ static void test_copy_setup(void **state)
     topo_params_mut(t)->copy_setup_ps = 3000000;
     err e = {0};
     fabric *f = fabric_new(t, &e);
-    flows_case c;
+    flows_case c = {0};
     assert_int_equal(flows_parse(t, "1>0", FLOWS_COPY, 1000000, &c, &e), 0);
     sim_ps tp[1];
     assert_int_equal(flows_run(f, &c, tp, &e), 0);
     NEAR((double)tp[0] / 1e6, 105.0, 0.01);
+    flows_case_free(&c);
     fabric_free(f);
     topo_free(t);
 }
@@ -334,7 +335,7 @@ static void test_read_bound(void **state)
     err e = {0};
     fabric *f = fabric_new(t, &e);
     assert_non_null(f);
-    flows_case c;
+    flows_case c = {0};
     assert_int_equal(flows_parse(t, "1>0", FLOWS_COPY_READ, 4096000, &c, &e), 0);
     sim_ps tp[1];
     assert_int_equal(flows_run(f, &c, tp, &e), 0);
@@ -350,6 +351,7 @@ static void test_read_bound(void **state)
     assert_int_equal(flows_parse(t, "1>0", FLOWS_WRITE, 4096000, &c, &e), 0);
     assert_int_equal(flows_run(f, &c, tp, &e), 0);
     NEAR((double)tp[0] / 1e6, 412.6, 0.01);
+    flows_case_free(&c);
     fabric_free(f);
     topo_free(t);
 }
@@ -480,23 +482,37 @@ static void test_stream_equals_whole(void **state)
     topo_free(t);
 }
 
-/* Symmetric ranks (every ring hop a P2P write over its own NVLink links of
- * equal capacity and latency): a step's n flows run as one bundled flow.
+/* Ring hops symmetric under a rotation r -> r + p (coll_ring.c
+ * ring_period): only ranks 0..p-1 run, each standing for its class r mod p.
  * The predicted time and its critical-path breakdown must equal the
  * unbundled run's to the picosecond (tolerance 0) for every ring-family
- * request; the bundled run uses fewer
- * engine events (one flow per step instead of n; with n >= 3 ranks strictly
- * fewer). On a PCIe preset nothing is bundled: the same events. */
+ * request on every preset, and the bundled run never uses more engine
+ * events. Where the proof holds the count must drop: the NVLink crossbars
+ * (p = 1); the pcie-N trees with every hop a P2P write (NCCL_P2P_LEVEL=SYS:
+ * GPU pairs on a switch, two switches per socket, sockets in a ring, so
+ * hop r + 4 is hop r's image; p = 4 at 8 GPUs and above); and with PHB, where
+ * the hop between sockets goes through the receiver's host memory (SHM) and
+ * no two hops share a link. With the default level the hops between switches
+ * of one socket go through host memory too, and two hops (into a socket and
+ * within it) write into the same host memory: no bundle, the same events. */
 static void test_bundle_equals_unbundled(void **state)
 {
     (void)state;
-    const char *presets[] = {"nvswitch-8", "h200-8x-nvswitch", "nvswitch-64",
-                             "rtxpro6000-8x-pcie5-1s"};
-    for (size_t ti = 0; ti < sizeof presets / sizeof *presets; ti++) {
+    static const struct {
+        const char *topo;
+        int level, fewer; /* NCCL_P2P_LEVEL (0: default); bundled events fewer at ng */
+    } cases[] = {
+        {"nvswitch-8", 0, 1},       {"h200-8x-nvswitch", 0, 1}, {"nvswitch-64", 0, 1},
+        {"h200-2x", 0, 0},          {"rtxpro6000-8x-pcie5-1s", 0, 0},
+        {"rtxpro6000-8x-pcie5-2s", 0, 0}, {"rtxpro6000-8x-pcie5-2s", PATH_SYS, 0},
+        {"pcie-8", PATH_SYS, 1},    {"pcie-16", PATH_SYS, 1},   {"pcie-64", PATH_SYS, 1},
+        {"pcie-16-star", PATH_SYS, 0}, {"pcie-16", 0, 0},       {"pcie-16", PATH_PHB, 1},
+        {"pcie-64", PATH_PHB, 1},
+    };
+    for (size_t ti = 0; ti < sizeof cases / sizeof *cases; ti++) {
         err e = {0};
         topo *t = NULL;
-        assert_int_equal(topo_load(presets[ti], &t, &e), 0);
-        int pcie = strstr(presets[ti], "pcie") != NULL;
+        assert_int_equal(topo_load(cases[ti].topo, &t, &e), 0);
         coll_ctx *sep = coll_ctx_new(t), *bun = coll_ctx_new(t);
         coll_ctx_tune(sep, 1, 0);
         int ng = topo_ngpus(t), gs[] = {3, ng};
@@ -511,17 +527,21 @@ static void test_bundle_equals_unbundled(void **state)
                         q.proto = (coll_proto)p;
                         q.nranks = gs[gi];
                         q.bytes = by;
+                        if (cases[ti].level)
+                            q.env.p2p_level = cases[ti].level;
                         coll_result a = {0}, b = {0};
                         int ra = coll_predict(sep, &q, &a, &e);
                         assert_int_equal(coll_predict(bun, &q, &b, &e), ra);
                         if (ra)
                             continue;
+                        int fewer = cases[ti].fewer && gs[gi] == ng;
                         if (a.time_ps != b.time_ps || a.fixed_ps != b.fixed_ps ||
                             a.barrier_ps != b.barrier_ps || a.transfer_ps != b.transfer_ps ||
-                            a.contention_ps != b.contention_ps ||
-                            (pcie ? b.events != a.events : b.events >= a.events))
-                            fail_msg("%s g=%d kind %d proto %d %llu B: apart %lld ps %llu ev, "
-                                     "bundled %lld ps %llu ev", presets[ti], gs[gi], k, p,
+                            a.contention_ps != b.contention_ps || b.events > a.events ||
+                            (fewer && b.events >= a.events))
+                            fail_msg("%s%s g=%d kind %d proto %d %llu B: apart %lld ps %llu ev, "
+                                     "bundled %lld ps %llu ev", cases[ti].topo,
+                                     cases[ti].level ? " level" : "", gs[gi], k, p,
                                      (unsigned long long)by, (long long)a.time_ps,
                                      (unsigned long long)a.events, (long long)b.time_ps,
                                      (unsigned long long)b.events);

@@ -120,19 +120,21 @@ static void check_op(const char *preset, const figure *fig, size_t n, flows_op b
     assert_non_null(f);
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
-        flows_case c;
+        flows_case c = {0};
         if (flows_parse(t, fig[i].flows, fig[i].bytes <= 4 ? FLOWS_WRITE : bulk_op, fig[i].bytes, &c, &e))
             fail_msg("%s: %s", fig[i].flows, e.msg);
         if (fig[i].bytes <= 4)
             c.pattern = "latency";   /* a flag between running kernels */
-        sim_ps tp[FLOWS_MAX], tmax = 0;
+        sim_ps tp[64], tmax = 0;
         if (flows_run(f, &c, tp, &e))
             fail_msg("%s: %s", fig[i].flows, e.msg);
         for (int k = 0; k < c.n; k++)
             if (tp[k] > tmax)
                 tmax = tp[k];
+        int nflows = c.n;
+        flows_case_free(&c);
         double us = (double)tmax / 1e6;
-        double got = fig[i].bytes <= 4 ? us : c.n * fig[i].bytes / (us * 1e3);
+        double got = fig[i].bytes <= 4 ? us : nflows * fig[i].bytes / (us * 1e3);
         double rel = fabs(got - fig[i].expect) / fig[i].expect;
         /* Within tol of the published figure. */
         if (rel > tol) {

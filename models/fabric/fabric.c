@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_HOPS = 64 };
 
 /* One stream of a group crossing an uplink: what the rules look at. */
 typedef struct upent {
@@ -66,6 +65,9 @@ struct fabric {
     int *lk;
     double *w;
     int scratch_cap;
+    int *rl;           /* scratch for one route's links and directions */
+    int8_t *rd;
+    int rcap;
 };
 
 static void group_ended(void *ctx, uint32_t tag);
@@ -185,21 +187,32 @@ static int compute_hostmem(const topo *t, int node)
     return cpu;
 }
 
-sim_ps fabric_lat_ps(const fabric *f, fab_op op, int src, int dst)
+/* A transfer's latency from its route's one way latency. */
+static sim_ps lat_of(const fabric *f, fab_op op, sim_ps one)
 {
-    sim_ps one = topo_route_lat_ps(f->t, src, dst);
     if (!fab_is_read(op))
         return one;
     return 2 * one + topo_params_get(f->t)->read_extra_lat_ps;
+}
+
+sim_ps fabric_lat_ps(const fabric *f, fab_op op, int src, int dst)
+{
+    return lat_of(f, op, topo_route_lat_ps(f->t, src, dst));
 }
 
 /* Does the route a->b cross a PCIe link? The outstanding-request bound is a
  * PCIe mechanism; NVLink reads are not modelled as tag-limited. */
 static int route_has_pcie(const topo *t, int a, int b)
 {
-    const int *links;
-    const int8_t *dirs;
-    int h = topo_route(t, a, b, &links, &dirs);
+    enum { CAP = 64 };
+    int buf[CAP];
+    int8_t dbuf[CAP];
+    int64_t lat;
+    const int *links = buf;
+    const int8_t *dirs = dbuf;
+    int h = topo_route_copy(t, a, b, buf, dbuf, CAP, &lat);
+    if (h > CAP) /* a long route: the cached one */
+        h = topo_route(t, a, b, &links, &dirs);
     for (int i = 0; i < h; i++)
         if (topo_link_at(t, links[i])->kind == LINK_PCIE)
             return 1;
@@ -229,15 +242,20 @@ double fabric_tlp_weight(const fabric *f, fab_op op)
     return ((pay + o) / pay) / ((mps + o) / mps);
 }
 
-double fabric_read_cap_Bps(const fabric *f, fab_op op, int reader, int target)
+/* The read bound given whether the route crosses PCIe and its round trip. */
+static double read_cap(const fabric *f, fab_op op, int pcie, sim_ps rtt)
 {
     const topo_params *p = topo_params_get(f->t);
-    if (!route_has_pcie(f->t, target, reader))
-        return 0;
-    sim_ps rtt = fabric_lat_ps(f, FAB_READ, target, reader);
-    if (p->read_tags <= 0 || rtt <= 0)
+    if (!pcie || p->read_tags <= 0 || rtt <= 0)
         return 0;
     return (double)p->read_tags * req_bytes(f, op) / ((double)rtt * 1e-12);
+}
+
+double fabric_read_cap_Bps(const fabric *f, fab_op op, int reader, int target)
+{
+    if (!route_has_pcie(f->t, target, reader))
+        return 0;
+    return read_cap(f, op, 1, fabric_lat_ps(f, FAB_READ, target, reader));
 }
 
 void fabric_disable(fabric *f, int off) { f->off = off; }
@@ -278,15 +296,21 @@ int fabric_mech_parse(const char *list, int *off, err *e)
                                   e);
 }
 
-/* The GPU's own PCIe link towards the fabric (its first hop), or -1. */
-static int gpu_pcie_out(const topo *t, int node)
+/* hol_out[v] of every node: the engine link of its first PCIe link (lowest
+ * id), leaving it; -1 none. One pass over the links, not one per node. */
+static void pcie_outs(const topo *t, int *out)
 {
+    for (int v = 0; v < topo_nnodes(t); v++)
+        out[v] = -1;
     for (int l = 0; l < topo_nlinks(t); l++) {
         const topo_link *tl = topo_link_at(t, l);
-        if (tl->kind == LINK_PCIE && (tl->a == node || tl->b == node))
-            return tl->a == node ? 2 * l : 2 * l + 1;
+        if (tl->kind != LINK_PCIE)
+            continue;
+        if (out[tl->a] < 0)
+            out[tl->a] = 2 * l;
+        if (out[tl->b] < 0)
+            out[tl->b] = 2 * l + 1;
     }
-    return -1;
 }
 
 /* Read budget of GPU node n in B/s: tags x MRRS over its shortest round trip
@@ -365,6 +389,13 @@ fabric *fabric_new(const topo *t, err *e)
         f->read_link[n] = f->hol_link[n] = f->hol_out[n] = f->cta_st[n] = f->cta_ld[n] = -1;
         f->cta_sth[n] = f->cta_ldh[n] = -1;
     }
+    int *pcie_out = malloc(sizeof(int) * (size_t)(nn > 0 ? nn : 1));
+    if (!pcie_out)
+        goto oom;
+    pcie_outs(t, pcie_out);
+    for (int g = 0; g < topo_ngpus(t); g++)
+        f->hol_out[topo_gpu_node(t, g)] = pcie_out[topo_gpu_node(t, g)];
+    free(pcie_out);
     for (int g = 0; g < topo_ngpus(t); g++) {
         int n = topo_gpu_node(t, g);
         /* Read budget of each GPU, in copy-engine requests: tags x MRRS over
@@ -408,7 +439,7 @@ fabric *fabric_new(const topo *t, err *e)
             if ((f->cta_ldh[n] = sched_link(f->s, p->cta_load_host_Bps, name)) < 0)
                 goto oom;
         }
-        int out = f->hol_out[n] = gpu_pcie_out(t, n);
+        int out = f->hol_out[n];
         if (out >= 0) {
             snprintf(name, sizeof name, "%s.posted", topo_node_at(t, n)->name);
             if ((f->hol_link[n] = sched_link(f->s, link_cap(t, out), name)) < 0)
@@ -434,6 +465,8 @@ void fabric_free(fabric *f)
     if (!f)
         return;
     sched_free(f->s);
+    free(f->rl);
+    free(f->rd);
     free(f->read_link);
     free(f->read_cap);
     free(f->hol_link);
@@ -553,15 +586,35 @@ static int add_link(fabric *f, int n, int id, double wt)
  * go to the group table. Returns the new count, or -1 on OOM. */
 static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double wt,
                      double tlp, int src_gpu, int dst_root, double *min_Bps, int *first,
-                     int *nvl)
+                     int *nvl, int *pcie_any, int64_t *route_lat_ps)
 {
-    const int *links;
-    const int8_t *dirs;
-    int h = topo_route(f->t, a, b, &links, &dirs);
+    /* Copied, not kept: a source reaching every GPU (a one-shot) costs its
+     * shortest-path tree, not a cached route per pair. */
+    int64_t lat;
+    int h = topo_route_copy(f->t, a, b, f->rl, f->rd, f->rcap, &lat);
+    if (h > f->rcap) {
+        int *rl = realloc(f->rl, sizeof(int) * (size_t)h);
+        if (rl)
+            f->rl = rl;
+        int8_t *rd = realloc(f->rd, (size_t)h);
+        if (rd)
+            f->rd = rd;
+        if (!rl || !rd)
+            return -1;
+        f->rcap = h;
+        h = topo_route_copy(f->t, a, b, f->rl, f->rd, f->rcap, &lat);
+    }
+    if (h < -1)
+        return -1;
+    *route_lat_ps = lat;
+    *pcie_any = 0;
+    const int *links = f->rl;
+    const int8_t *dirs = f->rd;
     *first = h > 0 ? 2 * links[0] + dirs[0] : -1;
     for (int i = 0; i < h; i++) {
         int id = 2 * links[i] + dirs[i];
         int pcie = topo_link_at(f->t, links[i])->kind == LINK_PCIE;
+        *pcie_any |= pcie;
         double c = link_cap(f->t, id) / (pcie ? tlp : 1);
         if (min_Bps && c < *min_Bps)
             *min_Bps = c;
@@ -608,7 +661,8 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
 {
     if (n < 1 || wire < 1)
         return err_set(e, ERR_SYSTEM, "fabric: bad group (n=%d wire=%g)", n, wire), -1;
-    if (grow(f, (MAX_HOPS * 2 + 1) * (n + 1) + 4, e))
+    /* Links are merged by slot: at most every engine link once. */
+    if (grow(f, sched_nlinks(f->s), e))
         return -1;
     int gi = group_take(f);
     if (gi < 0)
@@ -622,9 +676,10 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
         double tlp = f->off & FAB_NO_REQ_SIZE ? 1 : fabric_tlp_weight(f, op);
         int src_gpu = topo_node_at(f->t, a)->gpu;
         double min_Bps = INFINITY;
-        int first;
+        int first, pcie;
+        int64_t one;
         nl = add_route(f, &f->groups[gi], nl, a, b, op, wire, tlp, src_gpu, f->root_of[b],
-                       &min_Bps, &first, &nvl);
+                       &min_Bps, &first, &nvl, &pcie, &one);
         if (nl < 0) {
             group_give(f, gi);
             return err_set(e, ERR_SYSTEM, "out of memory"), -1;
@@ -637,7 +692,7 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
             if (!(f->off & FAB_NO_HOL))
                 nl = add_link(f, nl, f->hol_link[a], wire * link_cap(f->t, first) / min_Bps);
         }
-        sim_ps l = fabric_lat_ps(f, op, a, b);
+        sim_ps l = lat_of(f, op, one);
         lat = staged ? lat + l : (l > lat ? l : lat);
         if (rd) {
             /* Streams interleaved by one reader share its tags: the group's
@@ -645,7 +700,7 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
             nreads++;
             reader = b;
             req_per = (double)topo_params_get(f->t)->pcie_mrrs_bytes / req_bytes(f, op);
-            double c = fabric_read_cap_Bps(f, op, b, a);
+            double c = read_cap(f, op, pcie, l);
             if (c > 0 && (cap == 0 || c < cap))
                 cap = c;
         }
@@ -803,6 +858,46 @@ int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double 
                        wire, 0, extra_lat_ps, track, label, e);
     free(legs);
     return id;
+}
+
+/* The block budget link a leg of op a -> b crosses (as xfer_legs), or -1. */
+static int leg_block(const fabric *f, fab_op op, int a, int b)
+{
+    if (op == FAB_WRITE)
+        return (is_host(f->t, b) ? f->cta_sth : f->cta_st)[a];
+    return (is_host(f->t, a) ? f->cta_ldh : f->cta_ld)[b];
+}
+
+int fabric_leg_alike(const fabric *f, fab_op op, int a0, int b0, int a1, int b1)
+{
+    const int *l0, *l1;
+    const int8_t *d0, *d1;
+    if (op != FAB_WRITE && op != FAB_READ)
+        return 0;
+    int h = topo_route(f->t, a0, b0, &l0, &d0), rd = op == FAB_READ;
+    if (h <= 0 || topo_route(f->t, a1, b1, &l1, &d1) != h)
+        return 0;
+    if (fabric_lat_ps(f, op, a0, b0) != fabric_lat_ps(f, op, a1, b1) ||
+        is_host(f->t, a0) != is_host(f->t, a1) || is_host(f->t, b0) != is_host(f->t, b1) ||
+        (leg_block(f, op, a0, b0) < 0) != (leg_block(f, op, a1, b1) < 0))
+        return 0;
+    if (!rd && (f->hol_link[a0] < 0) != (f->hol_link[a1] < 0))
+        return 0;
+    /* A read: the same bound of its own and the same budget of its reader. */
+    if (rd && (fabric_read_cap_Bps(f, op, b0, a0) != fabric_read_cap_Bps(f, op, b1, a1) ||
+               (f->read_link[b0] < 0) != (f->read_link[b1] < 0) ||
+               (f->read_link[b0] >= 0 && read_budget(f, b0) != read_budget(f, b1))))
+        return 0;
+    for (int i = 0; i < h; i++) {
+        int x = 2 * l0[i] + d0[i], y = 2 * l1[i] + d1[i];
+        const topo_link *kx = topo_link_at(f->t, l0[i]), *ky = topo_link_at(f->t, l1[i]);
+        if (kx->kind != ky->kind || kx->lat_ps != ky->lat_ps || link_cap(f->t, x) != link_cap(f->t, y) ||
+            f->is_uplink[x] != f->is_uplink[y] || f->is_nvlink[x] != f->is_nvlink[y] ||
+            (rd && (f->sock_link[x] < 0) != (f->sock_link[y] < 0)) ||
+            (!rd && i == 0 && (x == f->hol_out[a0]) != (y == f->hol_out[a1])))
+            return 0;
+    }
+    return 1;
 }
 
 int fabric_block_pass(fabric *f, const int *gpu, int n, double bytes, double block_wire,

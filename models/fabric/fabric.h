@@ -96,10 +96,17 @@ int fabric_xfer_staged(fabric *f, fab_op up, int src, int stage, fab_op down, in
  * each that advance together: one engine flow over all their routes and
  * their senders' block budgets, each stream weighing as in its own
  * fabric_xfer_channel; its latency is the longest route's. For hops the
- * caller has shown to be symmetric (models/coll/coll_ring.c). */
+ * caller has shown to advance together (models/coll/coll_nvls.c). */
 int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
                        double wire, double block_wire, sim_ps extra_lat_ps, int track,
                        const char *label, err *e);
+/* 1 when a leg of op (FAB_WRITE: SM stores, FAB_READ: SM loads) a1 -> b1
+ * meets the same fabric as a0 -> b0: as many links, each of the same kind,
+ * capacity, latency and rules (uplink, NVLink, socket reads), the same
+ * latency, head-of-line queue, block budget and, for a read, the same bound
+ * and reader's budget; 0 if not or either has no route. For proofs that
+ * hops are images of each other. */
+int fabric_leg_alike(const fabric *f, fab_op op, int a0, int b0, int a1, int b1);
 /* A pass of one thread block over bytes of local data on each GPU node of
  * gpu[0..n-1] (NCCL LL's final receive: reading its FIFO lines into the user
  * buffer), as fast as the block's trips allow: one flow over those blocks'

@@ -98,15 +98,16 @@ static double run_case(const topo *t, const char *spec, flows_op op, int without
     fabric *f = fabric_new(t, &e);
     assert_non_null(f);
     fabric_disable(f, without);
-    flows_case c;
+    flows_case c = {0};
     if (flows_parse(t, spec, op, 1e9, &c, &e))
         fail_msg("%s: %s", spec, e.msg);
-    sim_ps tp[FLOWS_MAX], tmax = 0;
+    sim_ps tp[64], tmax = 0;
     if (flows_run(f, &c, tp, &e))
         fail_msg("%s: %s", spec, e.msg);
     for (int i = 0; i < c.n; i++)
         if (tp[i] > tmax)
             tmax = tp[i];
+    flows_case_free(&c);
     fabric_free(f);
     return (double)tmax * 1e-12;
 }
@@ -379,7 +380,7 @@ static void test_cta_blocks(void **state)
     finish(t);
     err e = {0};
     fabric *f = fabric_new(t, &e);
-    flows_case c;
+    flows_case c = {0};
     sim_ps tp[1];
     assert_int_equal(flows_parse(t, "0>1", FLOWS_WRITE, 1e9, &c, &e), 0);
     c.blocks = 2;
@@ -396,6 +397,7 @@ static void test_cta_blocks(void **state)
     c.blocks = 2;
     assert_int_equal(flows_run(f, &c, tp, &e), 0);
     NEAR_REL((double)tp[0] * 1e-12, 0.1, 1e-9);
+    flows_case_free(&c);
     fabric_free(f);
     topo_free(t);
 }
@@ -511,12 +513,13 @@ static void test_kernel_start(void **state)
     NEAR_REL(run_case(t, "0>1", FLOWS_WRITE, 0), 0.1 + 3e-6, 1e-9);
     err e = {0};
     fabric *f = fabric_new(t, &e);
-    flows_case c;
+    flows_case c = {0};
     sim_ps tp[1];
     assert_int_equal(flows_parse(t, "0>1", FLOWS_WRITE, 4, &c, &e), 0);
     c.pattern = "latency";
     assert_int_equal(flows_run(f, &c, tp, &e), 0);
     NEAR_REL((double)tp[0] * 1e-12, 4.0 / 10e9, 1e-9);
+    flows_case_free(&c);
     fabric_free(f);
     topo_free(t);
 }
@@ -636,8 +639,8 @@ static void test_host_blocks(void **state)
     finish(t);
     err e = {0};
     fabric *f = fabric_new(t, &e);
-    flows_case c;
-    sim_ps tp[FLOWS_MAX];
+    flows_case c = {0};
+    sim_ps tp[64];
     assert_int_equal(flows_parse(t, "h0>0", FLOWS_READ, 1e9, &c, &e), 0);
     c.blocks = 1;
     assert_int_equal(flows_run(f, &c, tp, &e), 0);
@@ -650,6 +653,7 @@ static void test_host_blocks(void **state)
     c.blocks = 1;
     assert_int_equal(flows_run(f, &c, tp, &e), 0);
     NEAR_REL((double)tp[0] * 1e-12, 0.25, 1e-9);
+    flows_case_free(&c);
     fabric_reset(f);
     int g0 = topo_gpu_node(t, 0), g2 = topo_gpu_node(t, 2);
     int x = fabric_xfer_channel(f, g0, fabric_hostmem_of(f, g2), g2, 1e9, 1, 1, 0, 0, "shm", &e);

@@ -6,14 +6,58 @@
 #include "models/fabric/flows.h"
 #include "sim/cli.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef int expand_fn(const topo *t, const int *g, int ng, flows_case *out, int max);
 
-/* An expander's answer when a case would hold more than FLOWS_MAX flows. */
-enum { TOO_MANY = -1000000 };
+/* An expander's answer when out of memory. */
+enum { NO_MEMORY = -1000000 };
+
+int flows_case_add(flows_case *c, int src, int dst)
+{
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 4;
+        int *s = realloc(c->src, sizeof(int) * (size_t)cap);
+        if (!s)
+            return -1;
+        c->src = s;
+        int *d = realloc(c->dst, sizeof(int) * (size_t)cap);
+        if (!d)
+            return -1;
+        c->dst = d;
+        c->cap = cap;
+    }
+    c->src[c->n] = src;
+    c->dst[c->n++] = dst;
+    return 0;
+}
+
+void flows_case_free(flows_case *c)
+{
+    free(c->src);
+    free(c->dst);
+    c->src = c->dst = NULL;
+    c->n = c->cap = 0;
+}
+
+void flows_cases_free(flows_case *c, int n)
+{
+    for (int i = 0; c && i < n; i++)
+        flows_case_free(&c[i]);
+    free(c);
+}
+
+/* Case k of out gets the flows (s[i], d[i]), i < m. */
+static int put(flows_case *out, int k, const int *s, const int *d, int m)
+{
+    for (int i = 0; i < m; i++)
+        if (flows_case_add(&out[k], s[i], d[i]))
+            return NO_MEMORY;
+    return 0;
+}
 
 static int ex_pair(const topo *t, const int *g, int ng, flows_case *out, int max)
 {
@@ -22,9 +66,8 @@ static int ex_pair(const topo *t, const int *g, int ng, flows_case *out, int max
     for (int i = 0; i < ng; i++)
         for (int j = 0; j < ng; j++)
             if (i != j && k < max) {
-                out[k].n = 1;
-                out[k].src[0] = g[i];
-                out[k++].dst[0] = g[j];
+                if (put(out, k++, &g[i], &g[j], 1))
+                    return NO_MEMORY;
             }
     return k;
 }
@@ -36,11 +79,9 @@ static int ex_bidir(const topo *t, const int *g, int ng, flows_case *out, int ma
     for (int i = 0; i < ng; i++)
         for (int j = i + 1; j < ng; j++)
             if (k < max) {
-                out[k].n = 2;
-                out[k].src[0] = g[i];
-                out[k].dst[0] = g[j];
-                out[k].src[1] = g[j];
-                out[k++].dst[1] = g[i];
+                int a[2] = {g[i], g[j]}, b[2] = {g[j], g[i]};
+                if (put(out, k++, a, b, 2))
+                    return NO_MEMORY;
             }
     return k;
 }
@@ -51,11 +92,8 @@ static int ex_same_source(const topo *t, const int *g, int ng, flows_case *out, 
     (void)t;
     if (ng < 3 || max < 1)
         return -3;
-    out[0].n = 2;
-    out[0].src[0] = out[0].src[1] = g[0];
-    out[0].dst[0] = g[1];
-    out[0].dst[1] = g[2];
-    return 1;
+    int a[2] = {g[0], g[0]}, b[2] = {g[1], g[2]};
+    return put(out, 0, a, b, 2) ? NO_MEMORY : 1;
 }
 
 /* Two sources (g0, g1) to two different targets (g2, g3). */
@@ -64,12 +102,8 @@ static int ex_same_uplink(const topo *t, const int *g, int ng, flows_case *out, 
     (void)t;
     if (ng < 4 || max < 1)
         return -4;
-    out[0].n = 2;
-    out[0].src[0] = g[0];
-    out[0].dst[0] = g[2];
-    out[0].src[1] = g[1];
-    out[0].dst[1] = g[3];
-    return 1;
+    int a[2] = {g[0], g[1]}, b[2] = {g[2], g[3]};
+    return put(out, 0, a, b, 2) ? NO_MEMORY : 1;
 }
 
 /* All but the last GPU write into the last. */
@@ -78,13 +112,9 @@ static int ex_fan_in(const topo *t, const int *g, int ng, flows_case *out, int m
     (void)t;
     if (ng < 3 || max < 1)
         return -3;
-    if (ng - 1 > FLOWS_MAX)
-        return TOO_MANY;
-    out[0].n = 0;
-    for (int i = 0; i + 1 < ng; i++) {
-        out[0].src[out[0].n] = g[i];
-        out[0].dst[out[0].n++] = g[ng - 1];
-    }
+    for (int i = 0; i + 1 < ng; i++)
+        if (put(out, 0, &g[i], &g[ng - 1], 1))
+            return NO_MEMORY;
     return 1;
 }
 
@@ -93,15 +123,10 @@ static int ex_all_to_all(const topo *t, const int *g, int ng, flows_case *out, i
     (void)t;
     if (ng < 2 || max < 1)
         return -2;
-    if (ng * (ng - 1) > FLOWS_MAX)
-        return TOO_MANY;
-    out[0].n = 0;
     for (int i = 0; i < ng; i++)
         for (int j = 0; j < ng; j++)
-            if (i != j) {
-                out[0].src[out[0].n] = g[i];
-                out[0].dst[out[0].n++] = g[j];
-            }
+            if (i != j && put(out, 0, &g[i], &g[j], 1))
+                return NO_MEMORY;
     return 1;
 }
 
@@ -110,14 +135,9 @@ static int ex_ring(const topo *t, const int *g, int ng, flows_case *out, int max
     (void)t;
     if (ng < 2 || max < 1)
         return -2;
-    if (ng > FLOWS_MAX)
-        return TOO_MANY;
-    out[0].n = 0;
-    for (int i = 0; i < ng; i++) {
-        out[0].src[i] = g[i];
-        out[0].dst[i] = g[(i + 1) % ng];
-        out[0].n++;
-    }
+    for (int i = 0; i < ng; i++)
+        if (put(out, 0, &g[i], &g[(i + 1) % ng], 1))
+            return NO_MEMORY;
     return 1;
 }
 
@@ -128,14 +148,9 @@ static int host_cases(const topo *t, const int *g, int ng, flows_case *out, int 
     for (int i = 0; i < ng && k < max; i++) {
         int host = FLOWS_HOST(topo_node_at(t, topo_gpu_node(t, g[i]))->numa < 0
                                   ? 0 : topo_node_at(t, topo_gpu_node(t, g[i]))->numa);
-        out[k].n = dir == 2 ? 2 : 1;
-        out[k].src[0] = dir == 1 ? g[i] : host;
-        out[k].dst[0] = dir == 1 ? host : g[i];
-        if (dir == 2) {
-            out[k].src[1] = g[i];
-            out[k].dst[1] = host;
-        }
-        k++;
+        int a[2] = {dir == 1 ? g[i] : host, g[i]}, b[2] = {dir == 1 ? host : g[i], host};
+        if (put(out, k++, a, b, dir == 2 ? 2 : 1))
+            return NO_MEMORY;
     }
     return k;
 }
@@ -196,28 +211,39 @@ int flows_expand(const topo *t, const char *pattern, flows_op op, double bytes,
         return cli_unknown(e, ERR_USAGE, "--pattern", pattern, names, NPATTERNS);
     }
     int ng = ngpus ? ngpus : topo_ngpus(t);
-    if (ng > 256)
-        return err_set(e, ERR_USAGE, "pattern over %d GPUs: at most 256", ng);
-    int g[256];
+    int *g = malloc(sizeof(int) * (size_t)(ng > 0 ? ng : 1));
+    unsigned char *seen = calloc((size_t)topo_ngpus(t) + 1, 1);
+    if (!g || !seen) {
+        free(g);
+        free(seen);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
     for (int i = 0; i < ng; i++) {
         g[i] = ngpus ? gpus[i] : i;
-        if (g[i] < 0 || g[i] >= topo_ngpus(t))
-            return err_set(e, ERR_USAGE, "GPU %d: topology '%s' has %d GPUs", g[i],
-                           topo_name(t), topo_ngpus(t));
-        for (int j = 0; j < i; j++)
-            if (g[j] == g[i])   /* a pair of it with itself would be a flow to nowhere */
-                return err_set(e, ERR_USAGE, "GPU %d is listed twice", g[i]);
+        int bad = g[i] < 0 || g[i] >= topo_ngpus(t), twice = !bad && seen[g[i]];
+        if (bad || twice) { /* a pair of a GPU with itself would be a flow to nowhere */
+            int gi = g[i];
+            free(g);
+            free(seen);
+            return bad ? err_set(e, ERR_USAGE, "GPU %d: topology '%s' has %d GPUs", gi,
+                                 topo_name(t), topo_ngpus(t))
+                       : err_set(e, ERR_USAGE, "GPU %d is listed twice", gi);
+        }
+        seen[g[i]] = 1;
     }
-    int max = ng * ng + 1;
-    flows_case *c = calloc((size_t)max, sizeof *c);
-    if (!c)
+    free(seen);
+    /* pair and latency: one case per ordered pair; the others fewer */
+    size_t max = (size_t)ng * (size_t)ng + 1;
+    flows_case *c = max <= (size_t)INT32_MAX ? calloc(max, sizeof *c) : NULL;
+    if (!c) {
+        free(g);
         return err_set(e, ERR_SYSTEM, "out of memory");
-    int k = patterns[p].expand(t, g, ng, c, max);
-    if (k == TOO_MANY) {
-        free(c);
-        return err_set(e, ERR_INPUT, "pattern '%s' over %d GPUs needs more than %d concurrent "
-                       "flows, the most one case holds: list fewer (--gpus)", pattern, ng,
-                       FLOWS_MAX);
+    }
+    int k = patterns[p].expand(t, g, ng, c, (int)max);
+    free(g);
+    if (k == NO_MEMORY) {
+        flows_cases_free(c, (int)max);
+        return err_set(e, ERR_SYSTEM, "out of memory");
     }
     if (k < 0) {
         free(c);
@@ -255,6 +281,7 @@ static int parse_end(const topo *t, const char *s, size_t n, int *out, err *e)
 int flows_parse(const topo *t, const char *spec, flows_op op, double bytes, flows_case *c,
                 err *e)
 {
+    flows_case_free(c);
     memset(c, 0, sizeof *c);
     c->pattern = "custom";
     c->op = op;
@@ -265,13 +292,13 @@ int flows_parse(const topo *t, const char *spec, flows_op op, double bytes, flow
         const char *gt = memchr(p, '>', (size_t)(end - p));
         if (!gt)
             return err_set(e, ERR_USAGE, "--flows: '%.*s' is not SRC>DST", (int)(end - p), p);
-        if (c->n >= FLOWS_MAX)
-            return err_set(e, ERR_USAGE, "--flows: at most %d flows", FLOWS_MAX);
-        TRY(parse_end(t, p, (size_t)(gt - p), &c->src[c->n], e));
-        TRY(parse_end(t, gt + 1, (size_t)(end - gt - 1), &c->dst[c->n], e));
-        if (c->src[c->n] == c->dst[c->n])
+        int src, dst;
+        TRY(parse_end(t, p, (size_t)(gt - p), &src, e));
+        TRY(parse_end(t, gt + 1, (size_t)(end - gt - 1), &dst, e));
+        if (src == dst)
             return err_set(e, ERR_USAGE, "--flows: '%.*s' goes nowhere", (int)(end - p), p);
-        c->n++;
+        if (flows_case_add(c, src, dst))
+            return err_set(e, ERR_SYSTEM, "out of memory");
         p = comma ? comma + 1 : end;
     }
     if (!c->n)
@@ -299,52 +326,61 @@ static int node_of(const fabric *f, int ep, err *e)
            -1;
 }
 
+/* Flow i of case c on fabric f: its engine flow's id in id[i]. */
+static int add_flow(fabric *f, const flows_case *c, int i, int *id, err *e)
+{
+    int s = node_of(f, c->src[i], e), d = node_of(f, c->dst[i], e);
+    if (s < 0 || d < 0)
+        return e->code;
+    static const fab_op ops[FLOWS_NOPS] = {FAB_WRITE, FAB_READ, FAB_CE_READ, FAB_CE_WRITE,
+                                           FAB_CE_READ, FAB_CE_WRITE};
+    if (c->op == FLOWS_COPY_STAGED && c->src[i] >= 0 && c->dst[i] >= 0) {
+        /* A peer copy without P2P: the driver stages it through pinned
+         * host memory (next to the destination), the source's copy
+         * engine writing, the destination's reading, chunk by chunk:
+         * one pipelined transfer, two engines' setups. */
+        int mem = fabric_hostmem_of(f, d);
+        if (mem < 0)
+            return err_set(e, ERR_USAGE, "copy-staged needs host memory in the topology");
+        sim_ps setup2 = 2 * topo_params_get(fabric_topo(f))->copy_setup_ps;
+        id[i] = fabric_xfer_staged(f, FAB_CE_WRITE, s, mem, FAB_CE_READ, d, c->bytes, 1, 0,
+                                   setup2, i, c->pattern, e);
+        return id[i] < 0 ? e->code : 0;
+    }
+    fab_op op = ops[c->op];
+    if (c->op == FLOWS_COPY && c->dst[i] < 0)
+        op = FAB_CE_WRITE;
+    /* A transfer starts with its engine: a copy engine's setup, or the
+     * copy kernel's own start (kernel_base); a latency probe is a flag
+     * between kernels already running (hwcheck's ping-pong). */
+    const topo_params *tp = topo_params_get(fabric_topo(f));
+    int probe = c->pattern && !strcmp(c->pattern, "latency");
+    sim_ps setup = op == FAB_CE_READ || op == FAB_CE_WRITE ? tp->copy_setup_ps
+                   : probe                                  ? 0
+                                                            : tp->kernel_base_ps;
+    int init = fab_is_read(op) ? d : s, peer = fab_is_read(op) ? s : d;
+    id[i] = fabric_xfer_group_blocks(f, op, init, &peer, 1, c->bytes, 1,
+                                     fabric_cta_cap_to_Bps(f, op, c->blocks, peer), c->blocks,
+                                     setup,
+                                     i, c->pattern, e);
+    if (id[i] < 0)
+        return e->code;
+    return 0;
+}
+
 int flows_run(fabric *f, const flows_case *c, sim_ps *time_ps, err *e)
 {
     fabric_reset(f);
-    int id[FLOWS_MAX];
-    for (int i = 0; i < c->n; i++) {
-        int s = node_of(f, c->src[i], e), d = node_of(f, c->dst[i], e);
-        if (s < 0 || d < 0)
-            return e->code;
-        static const fab_op ops[FLOWS_NOPS] = {FAB_WRITE, FAB_READ, FAB_CE_READ, FAB_CE_WRITE,
-                                               FAB_CE_READ, FAB_CE_WRITE};
-        if (c->op == FLOWS_COPY_STAGED && c->src[i] >= 0 && c->dst[i] >= 0) {
-            /* A peer copy without P2P: the driver stages it through pinned
-             * host memory (next to the destination), the source's copy
-             * engine writing, the destination's reading, chunk by chunk:
-             * one pipelined transfer, two engines' setups. */
-            int mem = fabric_hostmem_of(f, d);
-            if (mem < 0)
-                return err_set(e, ERR_USAGE, "copy-staged needs host memory in the topology");
-            sim_ps setup2 = 2 * topo_params_get(fabric_topo(f))->copy_setup_ps;
-            id[i] = fabric_xfer_staged(f, FAB_CE_WRITE, s, mem, FAB_CE_READ, d, c->bytes, 1, 0,
-                                       setup2, i, c->pattern, e);
-            if (id[i] < 0)
-                return e->code;
-            continue;
-        }
-        fab_op op = ops[c->op];
-        if (c->op == FLOWS_COPY && c->dst[i] < 0)
-            op = FAB_CE_WRITE;
-        /* A transfer starts with its engine: a copy engine's setup, or the
-         * copy kernel's own start (kernel_base); a latency probe is a flag
-         * between kernels already running (hwcheck's ping-pong). */
-        const topo_params *tp = topo_params_get(fabric_topo(f));
-        int probe = c->pattern && !strcmp(c->pattern, "latency");
-        sim_ps setup = op == FAB_CE_READ || op == FAB_CE_WRITE ? tp->copy_setup_ps
-                       : probe                                  ? 0
-                                                                : tp->kernel_base_ps;
-        int init = fab_is_read(op) ? d : s, peer = fab_is_read(op) ? s : d;
-        id[i] = fabric_xfer_group_blocks(f, op, init, &peer, 1, c->bytes, 1,
-                                         fabric_cta_cap_to_Bps(f, op, c->blocks, peer), c->blocks,
-                                         setup,
-                                         i, c->pattern, e);
-        if (id[i] < 0)
-            return e->code;
-    }
-    TRY(sched_run(fabric_sched(f), e));
-    for (int i = 0; i < c->n; i++)
+    int *id = malloc(sizeof(int) * (size_t)(c->n > 0 ? c->n : 1)), rc = 0;
+    if (!id)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    for (int i = 0; i < c->n && !rc; i++)
+        rc = add_flow(f, c, i, id, e);
+    if (!rc)
+        rc = sched_run(fabric_sched(f), e);
+    for (int i = 0; i < c->n && !rc; i++)
         time_ps[i] = sched_end(fabric_sched(f), id[i]);
-    return 0;
+    free(id);
+    return rc;
 }
+

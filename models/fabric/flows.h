@@ -10,7 +10,6 @@
 #include "models/topo/topo.h"
 #include "sim/err.h"
 
-#define FLOWS_MAX 64
 #define FLOWS_HOST(k) (-1 - (k))
 
 /* write/read: a kernel's SM stores/loads into/from the peer; copy: a copy
@@ -30,23 +29,32 @@ typedef struct flows_case {
     double bytes;            /* per flow */
     int blocks;              /* thread blocks of each kernel (write, read); 0 = enough
                                 for the links (hwcheck's default, one per SM) */
-    int n;
-    int src[FLOWS_MAX], dst[FLOWS_MAX];
+    int n, cap;              /* flows, and room in src/dst */
+    int *src, *dst;          /* owned: flows_case_free */
 } flows_case;
+
+/* Append flow src -> dst to c (a zeroed case starts empty); 0, or -1 when out
+ * of memory. flows_case_free frees the flows and empties c; flows_cases_free
+ * frees n cases and the array (NULL ok). */
+int flows_case_add(flows_case *c, int src, int dst);
+void flows_case_free(flows_case *c);
+void flows_cases_free(flows_case *c, int n);
 
 /* Name i of the pattern table (NULL past the end) and its description. */
 const char *flows_pattern_name(int i);
 const char *flows_pattern_desc(int i);
 /* Expand a pattern over the GPUs listed in gpus (all GPUs if n == 0) into
- * a new array *cases (caller frees). ERR_USAGE for an unknown pattern or too
- * few GPUs for it (the message says how many it needs). */
+ * a new array *cases (caller frees: flows_cases_free). ERR_USAGE for an
+ * unknown pattern or too few GPUs for it (the message says how many it needs). */
 int flows_expand(const topo *t, const char *pattern, flows_op op, double bytes,
                  const int *gpus, int ngpus, flows_case **cases, int *ncases, err *e);
-/* Parse an explicit concurrent set "0>4,1>6,h0>2" into c (ERR_USAGE). */
+/* Parse an explicit concurrent set "0>4,1>6,h0>2" into c (ERR_USAGE), a
+ * zeroed case or one parsed before (its flows are freed first); c's flows are
+ * the caller's to free (flows_case_free), on error too. */
 int flows_parse(const topo *t, const char *spec, flows_op op, double bytes, flows_case *c,
                 err *e);
 /* Simulate one case on fabric f; time_ps[i] = time of flow i from the
- * common start to its last byte landing. */
+ * common start to its last byte landing (time_ps has room for c->n). */
 int flows_run(fabric *f, const flows_case *c, sim_ps *time_ps, err *e);
 int flows_op_parse(const char *s, flows_op *op);   /* 0 ok, -1 unknown */
 const char *flows_op_name(flows_op op);

@@ -4,6 +4,7 @@
  * adds it, so the two engines differ only in how the bytes move. */
 #include "models/tlp/tlp_flows.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int endpoint_node(const topo *t, int ep, err *e)
@@ -31,13 +32,19 @@ int tlp_flows_run(tlp_net *n, const flows_case *c, int64_t window_ps, int64_t *t
         return err_set(e, ERR_USAGE, "copy-staged (a peer copy through host memory) runs on the "
                        "flow engine only");
     tlp_reset(n);
-    int64_t setup[FLOWS_MAX];
-    int id[FLOWS_MAX];
+    int64_t *setup = malloc(sizeof *setup * (size_t)(c->n > 0 ? c->n : 1));
+    int *id = setup ? malloc(sizeof *id * (size_t)(c->n > 0 ? c->n : 1)) : NULL, rc = 0;
+    if (!id) {
+        free(setup);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
     int probe = c->pattern && !strcmp(c->pattern, "latency");
-    for (int i = 0; i < c->n; i++) {
+    for (int i = 0; i < c->n && !rc; i++) {
         int s = endpoint_node(t, c->src[i], e), d = endpoint_node(t, c->dst[i], e);
-        if (s < 0 || d < 0)
-            return e->code;
+        if (s < 0 || d < 0) {
+            rc = e->code;
+            break;
+        }
         tlp_op op = ops[c->op];
         if (c->op == FLOWS_COPY && c->dst[i] < 0)
             op = TLP_CE_WRITE;
@@ -46,10 +53,13 @@ int tlp_flows_run(tlp_net *n, const flows_case *c, int64_t window_ps, int64_t *t
                                                             : p->kernel_base_ps;
         id[i] = tlp_flow(n, op, s, d, c->bytes, e);
         if (id[i] < 0)
-            return e->code;
+            rc = e->code;
     }
-    TRY(tlp_run(n, window_ps, e));
-    for (int i = 0; i < c->n; i++)
+    if (!rc)
+        rc = tlp_run(n, window_ps, e);
+    for (int i = 0; i < c->n && !rc; i++)
         time_ps[i] = setup[i] + tlp_end_ps(n, id[i]);
-    return 0;
+    free(setup);
+    free(id);
+    return rc;
 }

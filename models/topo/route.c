@@ -62,7 +62,7 @@ static hent hpop(hent *hp, int *n)
     return top;
 }
 
-static void tree_free(tree *tr)
+void topo_tree_free(tree *tr)
 {
     if (!tr)
         return;
@@ -70,6 +70,8 @@ static void tree_free(tree *tr)
     free(tr->off);
     free(tr->hops);
     free(tr->pred);
+    free(tr->hp);
+    free(tr->done);
     free(tr);
 }
 
@@ -80,28 +82,30 @@ static void tree_free(tree *tr)
  * and among paths that touch PCIe, latency decides as before. Without this a
  * calibrated NVLink latency above the host path's could reroute GPU-to-GPU
  * traffic through the host. */
-/* Dijkstra from src over (off, latency, hops, predecessor id). With
- * target >= 0 it stops once target is settled: every node on target's path
- * is settled before it (each hop adds one to hops, so a predecessor's key is
- * smaller), so target's route is the one the whole tree gives, and only that
- * node's route may be read from such a tree. */
-static tree *compute_tree(topo *t, int src, int target)
+/* Dijkstra from src over (off, latency, hops, predecessor id), grown as it
+ * is asked (tree_grow): a node's route is final once it is settled, since
+ * every node on its path is settled before it (each hop adds one to hops,
+ * so a predecessor's key is smaller), so a tree grown until b is settled
+ * gives b the route the whole tree gives, and growing it further later
+ * changes no settled node. With only >= 0 the search is for that node alone:
+ * other endpoints are dead ends on the way and are never entered, so only
+ * only's route may be read from it. */
+static tree *tree_start(topo *t, int src, int only)
 {
     int n = t->nnodes;
     tree *tr = calloc(1, sizeof *tr);
     if (!tr)
         return NULL;
     tr->src = src;
+    tr->only = only;
     tr->dist_ps = malloc(sizeof(int64_t) * (size_t)n);
     tr->off = malloc((size_t)n);
     tr->hops = malloc(sizeof(int) * (size_t)n);
     tr->pred = malloc(sizeof(int) * (size_t)n);
-    hent *hp = malloc(sizeof(hent) * (size_t)(2 * t->nlinks + 2));
-    unsigned char *done = calloc((size_t)n, 1);
-    if (!tr->dist_ps || !tr->off || !tr->hops || !tr->pred || !hp || !done) {
-        tree_free(tr);
-        free(hp);
-        free(done);
+    tr->hp = malloc(sizeof(hent) * (size_t)(2 * t->nlinks + 2));
+    tr->done = calloc((size_t)n, 1);
+    if (!tr->dist_ps || !tr->off || !tr->hops || !tr->pred || !tr->hp || !tr->done) {
+        topo_tree_free(tr);
         return NULL;
     }
     for (int v = 0; v < n; v++) {
@@ -110,26 +114,36 @@ static tree *compute_tree(topo *t, int src, int target)
         tr->hops[v] = 0;
         tr->pred[v] = -1;
     }
-    int nh = 0;
     tr->dist_ps[src] = 0;
     tr->off[src] = 0;
-    hpush(hp, &nh, (hent){0, 0, 0, src});
-    while (nh > 0) {
-        hent x = hpop(hp, &nh);
+    hpush(tr->hp, &tr->nh, (hent){0, 0, 0, src});
+    return tr;
+}
+
+/* Is v's route in tr final? */
+static int tree_has(const tree *tr, int v) { return !tr->hp || tr->done[v]; }
+
+/* Settle the next node and relax its links: the node, or -1 when the search
+ * is over (its state is then dropped: the tree is whole). */
+static int tree_step(const topo *t, tree *tr)
+{
+    hent *hp = tr->hp;
+    unsigned char *done = tr->done;
+    int src = tr->src, only = tr->only;
+    while (hp && tr->nh > 0) {
+        hent x = hpop(hp, &tr->nh);
         int u = x.v;
         if (done[u])
             continue;
         done[u] = 1;
-        if (u == target)
-            break;
         if (u != src && !topo_is_transit(t, u))
-            continue;
+            return u;
         for (int i = t->adj_start[u]; i < t->adj_start[u + 1]; i++) {
             int li = t->adj[i];
             const topo_link *l = &t->links[li];
             int v = topo_other_end(l, u);
-            if (done[v] || (target >= 0 && v != target && !topo_is_transit(t, v)))
-                continue;   /* other endpoints are dead ends on the way to target */
+            if (done[v] || (only >= 0 && v != only && !topo_is_transit(t, v)))
+                continue;   /* other endpoints are dead ends on the way to only */
             int64_t nd = tr->dist_ps[u] + l->lat_ps;
             int nhops = tr->hops[u] + 1;
             int noff = tr->off[u] || l->kind != LINK_NVLINK;
@@ -145,12 +159,34 @@ static tree *compute_tree(topo *t, int src, int target)
                 tr->off[v] = (unsigned char)noff;
                 tr->hops[v] = nhops;
                 tr->pred[v] = li;
-                hpush(hp, &nh, (hent){noff, nd, nhops, v});
+                hpush(hp, &tr->nh, (hent){noff, nd, nhops, v});
             }
         }
+        return u;
     }
-    free(hp);
-    free(done);
+    free(tr->hp);
+    free(tr->done);
+    tr->hp = NULL;
+    tr->done = NULL;
+    return -1;
+}
+
+/* Settle nodes until target is (target < 0, or unreachable: all of them). */
+static void tree_grow(const topo *t, tree *tr, int target)
+{
+    if (target >= 0 && tree_has(tr, target))
+        return;
+    int u;
+    while ((u = tree_step(t, tr)) >= 0 && u != target)
+        ;
+}
+
+/* The whole tree from src, or (target >= 0) the search for target alone. */
+static tree *compute_tree(topo *t, int src, int target)
+{
+    tree *tr = tree_start(t, src, target);
+    if (tr)
+        tree_grow(t, tr, target);
     return tr;
 }
 
@@ -201,6 +237,7 @@ static uint64_t pair_key(int a, int b) { return (uint64_t)(a + 1) << 32 | (uint3
 /* The route a->b walked back from the tree; called with t->mu held. */
 static route *make_route(topo *t, const tree *tr, int b)
 {
+    ASSERTF(tree_has(tr, b) && (tr->only < 0 || tr->only == b), "route to %d not settled", b);
     route *r = arena_alloc(t->ar, sizeof *r);
     if (!r)
         return NULL;
@@ -228,6 +265,8 @@ static route *make_route(topo *t, const tree *tr, int b)
 /* The route a->b (a != b), computed once and cached; with all (or when a's
  * tree is needed a second time) every route from a to a non-transit node
  * is stored. NULL only on out of memory. */
+static route *get_route_locked(topo *t, int a, int b, int all);
+
 const route *topo_get_route(const topo *tc, int a, int b, int all)
 {
     topo *t = (topo *)tc; /* the cache is logically const: computed once */
@@ -235,7 +274,37 @@ const route *topo_get_route(const topo *tc, int a, int b, int all)
     if (r && r->dst == b && !all)
         return r;
     pthread_mutex_lock(&t->mu);
-    r = NULL;
+    r = get_route_locked(t, a, b, all);
+    pthread_mutex_unlock(&t->mu);
+    return r;
+}
+
+/* Put tr in the tree cache, evicting the oldest. A tree that served many
+ * walks (a source reaching every node once, as a one-shot's does) does not
+ * count as needed again: only sources whose trees come and go after a few
+ * routes (one target per source in turn) get all their routes stored. */
+static void tree_keep(topo *t, tree *tr)
+{
+    tree *old = t->tc[t->tc_next];
+    if (old && old->uses >= 16 && t->ntrees[old->src] > 0)
+        t->ntrees[old->src]--;
+    topo_tree_free(old);
+    t->tc[t->tc_next] = tr;
+    t->tc_next = (t->tc_next + 1) % TREE_CACHE;
+}
+
+static tree *cached_tree(const topo *t, int src)
+{
+    for (int i = 0; i < TREE_CACHE; i++)
+        if (t->tc[i] && t->tc[i]->src == src)
+            return t->tc[i];
+    return NULL;
+}
+
+/* Route lookup with t->mu held: see topo_get_route. */
+static route *get_route_locked(topo *t, int a, int b, int all)
+{
+    route *r = NULL;
     uint64_t key = pair_key(a, b);
     if (t->pcap) {
         size_t j = route_slot(t, key);
@@ -244,31 +313,27 @@ const route *topo_get_route(const topo *tc, int a, int b, int all)
     }
     if (r)
         goto out;
-    tree *tr = NULL;
-    for (int i = 0; i < TREE_CACHE && !tr; i++)
-        if (t->tc[i] && t->tc[i]->src == a)
-            tr = t->tc[i];
+    tree *tr = cached_tree(t, a);
     if (!tr && !all && t->ntrees[a] == 0 && t->nparts[a] < 2) {
         /* One of a source's first two targets: a search that stops at b,
          * not kept (a ring asks each GPU for its neighbour and host memory). */
         t->nparts[a]++;
         tree *part = compute_tree(t, a, b);
         route *x = part ? make_route(t, part, b) : NULL;
-        tree_free(part);
+        topo_tree_free(part);
         if (x && !pair_put(t, key, x))
             r = x;
         goto out;
     }
     if (!tr) {
-        if (!(tr = compute_tree(t, a, -1)))
+        if (!(tr = tree_start(t, a, -1)))
             goto out;
-        tree_free(t->tc[t->tc_next]);
-        t->tc[t->tc_next] = tr;
-        t->tc_next = (t->tc_next + 1) % TREE_CACHE;
+        tree_keep(t, tr);
         if (t->ntrees[a] < 255)
             t->ntrees[a]++;
     }
     if (all || t->ntrees[a] >= 3) {
+        tree_grow(t, tr, -1);
         for (int v = 0; v < t->nnodes; v++) {
             if (v == a || v == b || topo_is_transit(t, v))
                 continue;
@@ -280,14 +345,86 @@ const route *topo_get_route(const topo *tc, int a, int b, int all)
                 goto out;
         }
     }
+    tree_grow(t, tr, b);
     route *x = make_route(t, tr, b);
     if (x && !pair_put(t, key, x))
         r = x;
 out:
     if (r)
         atomic_store_explicit(&t->last[a], r, memory_order_release);
-    pthread_mutex_unlock(&t->mu);
     return r;
+}
+
+int topo_route_copy(const topo *tc, int a, int b, int *links, int8_t *dirs, int cap,
+                    int64_t *lat_ps)
+{
+    topo *t = (topo *)tc; /* the cache is logically const */
+    ASSERTF(t->finished, "topo_route_copy before topo_finish");
+    ASSERTF(a >= 0 && a < t->nnodes && b >= 0 && b < t->nnodes, "a=%d b=%d", a, b);
+    *lat_ps = 0;
+    if (a == b)
+        return 0;
+    const route *r = atomic_load_explicit(&t->last[a], memory_order_acquire);
+    if (!r || r->dst != b) {
+        pthread_mutex_lock(&t->mu);
+        r = NULL;
+        if (t->pcap) {
+            size_t j = route_slot(t, pair_key(a, b));
+            if (t->pkey[j])
+                r = t->pval[j];
+        }
+        /* A source past its first two targets, whose tree has been needed
+         * at most twice: its first 16 routes from the tree are kept, later
+         * ones only walked (a one-shot's sources each reach every GPU). */
+        tree *tr = r ? NULL : cached_tree(t, a);
+        if (!r && !tr && (t->ntrees[a] > 0 || t->nparts[a] >= 2) && t->ntrees[a] < 2) {
+            if ((tr = tree_start(t, a, -1))) {
+                tree_keep(t, tr);
+                t->ntrees[a]++;
+            }
+        }
+        if (tr && tr->uses < 16) {
+            /* A source's first routes are kept: a ring or SHM hop asks for
+             * the same few pairs again and again. */
+            tr->uses++;
+            tree_grow(t, tr, b);
+            route *x = make_route(t, tr, b);
+            if (x && !pair_put(t, pair_key(a, b), x))
+                r = x;
+            tr = NULL;
+            if (!r) {
+                pthread_mutex_unlock(&t->mu);
+                return -2;
+            }
+        }
+        if (tr) {
+            tr->uses++;
+            tree_grow(t, tr, b);
+            int n = tr->dist_ps[b] == INT64_MAX ? -1 : tr->hops[b];
+            *lat_ps = n < 0 ? -1 : tr->dist_ps[b];
+            for (int v = b, i = n - 1; n <= cap && i >= 0; i--) {
+                const topo_link *l = &t->links[tr->pred[v]];
+                links[i] = tr->pred[v];
+                dirs[i] = (int8_t)(l->b == v ? 0 : 1);
+                v = topo_other_end(l, v);
+            }
+            pthread_mutex_unlock(&t->mu);
+            return n;
+        }
+        if (!r)
+            r = get_route_locked(t, a, b, 0);
+        if (r)
+            atomic_store_explicit(&t->last[a], (route *)r, memory_order_release);
+        pthread_mutex_unlock(&t->mu);
+        if (!r)
+            return -2;
+    }
+    *lat_ps = r->n < 0 ? -1 : r->dist_ps;
+    for (int i = 0; r->n <= cap && i < r->n; i++) {
+        links[i] = r->links[i];
+        dirs[i] = r->dirs[i];
+    }
+    return r->n;
 }
 
 int topo_route(const topo *t, int a, int b, const int **links, const int8_t **dirs)
@@ -306,31 +443,37 @@ int topo_route(const topo *t, int a, int b, const int **links, const int8_t **di
     return r->n;
 }
 
+/* The nodes topo_nearest_host_lat_ps looks for: another GPU or host memory
+ * reached over a route that leaves the NVLink fabric. */
+static int far_host(const topo *t, const tree *tr, int v)
+{
+    topo_kind k = t->nodes[v].kind;
+    return v != tr->src && (k == TOPO_GPU || k == TOPO_HOSTMEM) && tr->off[v] &&
+           tr->dist_ps[v] != INT64_MAX;
+}
+
 int64_t topo_nearest_host_lat_ps(const topo *tc, int src)
 {
     topo *t = (topo *)tc; /* the tree cache is logically const */
     ASSERTF(t->finished && src >= 0 && src < t->nnodes, "src=%d", src);
     pthread_mutex_lock(&t->mu);
-    tree *tr = NULL;
-    for (int i = 0; i < TREE_CACHE && !tr; i++)
-        if (t->tc[i] && t->tc[i]->src == src)
-            tr = t->tc[i];
-    int own = 0;
-    if (!tr) {
-        tr = compute_tree(t, src, -1);
-        own = 1;
-    }
-    int64_t best = -1;
-    for (int v = 0; tr && v < t->nnodes; v++) {
-        topo_kind k = t->nodes[v].kind;
-        if (v == src || (k != TOPO_GPU && k != TOPO_HOSTMEM) || !tr->off[v] ||
-            tr->dist_ps[v] == INT64_MAX)
-            continue;
-        if (best < 0 || tr->dist_ps[v] < best)
-            best = tr->dist_ps[v];
-    }
+    tree *tr = cached_tree(t, src);
+    int own = !tr;
     if (own)
-        tree_free(tr);
+        tr = tree_start(t, src, -1);
+    /* Nodes settle in key order, (off, latency, hops): the first far host
+     * settled is the nearest, so the search stops there. Among nodes a
+     * cached tree has settled already, the nearest far host is the answer
+     * if there is one. */
+    int64_t best = -1;
+    for (int v = 0; tr && v < t->nnodes; v++)
+        if (tree_has(tr, v) && far_host(t, tr, v) && (best < 0 || tr->dist_ps[v] < best))
+            best = tr->dist_ps[v];
+    for (int u; tr && best < 0 && (u = tree_step(t, tr)) >= 0;)
+        if (far_host(t, tr, u))
+            best = tr->dist_ps[u];
+    if (own)
+        topo_tree_free(tr);
     pthread_mutex_unlock(&t->mu);
     return best;
 }
@@ -341,8 +484,8 @@ int64_t topo_route_lat_ps(const topo *t, int a, int b)
     ASSERTF(a >= 0 && a < t->nnodes && b >= 0 && b < t->nnodes, "a=%d b=%d", a, b);
     if (a == b)
         return 0;
-    const route *r = topo_get_route(t, a, b, 0);
-    return r ? r->dist_ps : -1;
+    int64_t lat;
+    return topo_route_copy(t, a, b, NULL, NULL, 0, &lat) < -1 ? -1 : lat;
 }
 
 /* ---- path types ------------------------------------------------------------ */

@@ -9,7 +9,9 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -146,13 +148,7 @@ void topo_free(topo *t)
     free(t->pkey);
     free(t->pval);
     for (int i = 0; i < TREE_CACHE; i++)
-        if (t->tc[i]) {
-            free(t->tc[i]->dist_ps);
-            free(t->tc[i]->off);
-            free(t->tc[i]->hops);
-            free(t->tc[i]->pred);
-            free(t->tc[i]);
-        }
+        topo_tree_free(t->tc[i]);
     free(t->ntrees);
     free(t->nparts);
     free(t->last);
@@ -170,6 +166,38 @@ int topo_set_name(topo *t, const char *name)
         return err_set(NULL, ERR_SYSTEM, "out of memory");
     t->name = n;
     return 0;
+}
+
+int topo_assume(topo *t, err *e, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (t->nassumed == t->cap_assumed) {
+        int cap = t->cap_assumed ? 2 * t->cap_assumed : 8;
+        const char **a = arena_alloc(t->ar, sizeof *a * (size_t)cap);
+        if (!a)
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        if (t->nassumed)
+            memcpy(a, t->assumed, sizeof *a * (size_t)t->nassumed);
+        t->assumed = a;
+        t->cap_assumed = cap;
+    }
+    const char *s = arena_strdup(t->ar, buf);
+    if (!s)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    t->assumed[t->nassumed++] = s;
+    return 0;
+}
+
+int topo_nassumed(const topo *t) { return t->nassumed; }
+
+const char *topo_assumed(const topo *t, int i)
+{
+    ASSERTF(i >= 0 && i < t->nassumed, "assumption %d of %d", i, t->nassumed);
+    return t->assumed[i];
 }
 
 void topo_set_line(topo *t, long line) { t->cur_line = line; }

@@ -163,6 +163,12 @@ int topo_finish(topo *t, const char *where, err *e);
  * topo_finish: "where:line: ..."); 0 = none. */
 void topo_set_line(topo *t, long line);
 int topo_set_name(topo *t, const char *name);  /* copied; ERR_SYSTEM on OOM */
+/* What an importer assumed where its input says nothing, one line each
+ * (printf-style, copied): topo_write writes them as "# assumed: ..." lines,
+ * the commands show them on stderr. ERR_SYSTEM on OOM. */
+int topo_assume(topo *t, err *e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int topo_nassumed(const topo *t);
+const char *topo_assumed(const topo *t, int i);    /* i in 0..topo_nassumed-1 */
 /* PCIe link math: GT/s x lanes x encoding / 8, times the write payload
  * efficiency MPS/(MPS + TLP overhead); bytes/s, 0 if gen or width is invalid. */
 double topo_pcie_bw_Bps(int gen, int width, const topo_params *p);
@@ -206,6 +212,13 @@ int topo_root_port(const topo *t, int v);
  * hop count; arrays are owned by the topology. */
 int topo_route(const topo *t, int a, int b, const int **links, const int8_t **dirs);
 int64_t topo_route_lat_ps(const topo *t, int a, int b);
+/* The same route copied into links[0..cap-1] and dirs[0..cap-1], its latency
+ * in *lat_ps: nothing is kept per pair once the source's tree is built, so a
+ * source that reaches every node (a one-shot's) costs one tree, not N routes.
+ * Returns the hop count (more than cap: nothing copied), -1 no route, -2 out
+ * of memory. */
+int topo_route_copy(const topo *t, int a, int b, int *links, int8_t *dirs, int cap,
+                    int64_t *lat_ps);
 /* The smallest route latency from src to another GPU or to host memory over
  * a route that leaves the NVLink fabric (crosses PCIe or the host); -1 if
  * none. One shortest-path tree, not a route per target. */

@@ -27,7 +27,15 @@ typedef struct tree {
     unsigned char *off; /* 1 once the path left the NVLink fabric (see compute_tree) */
     int *hops;
     int *pred;          /* link id into the node, -1 at the source */
+    unsigned uses;      /* routes walked from it (topo_route_copy) */
+    int only;           /* >= 0: a search for that node alone (route.c) */
+    struct hent *hp;    /* the search's heap while it grows; NULL once whole */
+    int nh;
+    unsigned char *done; /* settled nodes, while it grows */
 } tree;
+
+/* Free a tree and its search state (NULL ok). */
+void topo_tree_free(tree *tr);
 
 enum { TREE_CACHE = 8 };
 
@@ -51,6 +59,8 @@ struct topo {
     topo_params params;
     int *p2p;          /* triples (gpu a, gpu b, topo_p2p) of pairs not OK */
     int np2p, cap_p2p;
+    const char **assumed;  /* topo_assume's lines (arena strings) */
+    int nassumed, cap_assumed;
     int finished;
     const char *where;
     int *adj_start, *adj; /* CSR of link ids per node */

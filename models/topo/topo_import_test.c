@@ -105,6 +105,35 @@ static void test_xml_esc8000a(void **state)
     topo_free(t);
 }
 
+/* What the XML leaves out is assumed, one line each, and written as
+ * "# assumed:" lines. esc8000a-like gives every link_speed and link_width:
+ * 3 lines (the default links, host memory, the params); nvbridge.xml has one
+ * <pci> without link_speed and one with link_width "": 2 more, and its NVLinks
+ * a sixth. */
+static void test_xml_assumed(void **state)
+{
+    (void)state;
+    err e = {0};
+    int rc;
+    topo *t = xml("esc8000a-like.xml", &e, &rc);
+    assert_int_equal(rc, 0);
+    assert_int_equal(topo_nassumed(t), 3);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(topo_write(t, f, &e), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "\n# assumed: the param lines but cpu: collsim's defaults"));
+    free(buf);
+    topo_free(t);
+    t = xml("nvbridge.xml", &e, &rc);
+    assert_int_equal(rc, 0);
+    assert_int_equal(topo_nassumed(t), 6);
+    assert_string_equal(topo_assumed(t, 0), "1 PCIe link without a link_speed: the parent's "
+                                            "(Gen5 below a root port)");
+    topo_free(t);
+}
+
 static void test_xml_nvlink(void **state)
 {
     (void)state;
@@ -348,6 +377,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_xml_esc8000a),   cmocka_unit_test(test_xml_nvlink),
+        cmocka_unit_test(test_xml_assumed),
         cmocka_unit_test(test_xml_bad),        cmocka_unit_test(test_smi_calibration),
         cmocka_unit_test(test_smi_formats),    cmocka_unit_test(test_smi_bad),
         cmocka_unit_test(test_smi_round_trip),  cmocka_unit_test(test_smi_p2p),

@@ -475,6 +475,8 @@ int topo_write(const topo *t, FILE *f, err *e)
 {
     char b1[64];
     fprintf(f, "collsim-topo 1\nname %s\n", topo_name(t));
+    for (int i = 0; i < topo_nassumed(t); i++)
+        fprintf(f, "# assumed: %s\n", topo_assumed(t, i));
     const topo_params *p = topo_params_get(t);
     for (int i = 0; i < NPARAMS; i++) {
         const struct param_def *d = &param_defs[i];

@@ -87,6 +87,9 @@ static int read_matrix(smi *s, FILE *f)
             rc = line_fail(st, s->file, ln, MAX_SMI_LINE, s->e);
             break;
         }
+        /* `collsim topo show` writes the header as a comment: "#   GPU0 ..." */
+        if (row < 0 && buf[0] == '#' && (buf[1] == ' ' || buf[1] == '\t'))
+            buf[0] = ' ';
         int starts_blank = buf[0] == ' ' || buf[0] == '\t';
         int nt = split(buf, tok, MAX_SMI_GPUS + 64);
         if (row < 0) {

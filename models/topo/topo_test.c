@@ -666,12 +666,82 @@ static void test_lazy_routes_threads(void **state)
     topo_free(u);
 }
 
+/* topo_route_copy walks the same tree topo_route caches: for every ordered
+ * node pair of two presets (PCIe tree with host memory; NVSwitch crossbar),
+ * asked source by source (a one-shot's order: walked, not kept) and then
+ * target by target (sources' trees come and go: stored), it must give the
+ * same hop count, links, directions and latency as a fresh topology's
+ * topo_route and topo_route_lat_ps (exact), and copy nothing into a buffer
+ * too small, while still returning the hop count. The nearest-host search,
+ * which stops early, must give the brute-force minimum (exact). */
+static void test_route_copy(void **state)
+{
+    (void)state;
+    const char *presets[] = {"pcie-16", "nvswitch-16"};
+    for (int pi = 0; pi < 2; pi++) {
+        err e = {0};
+        topo *ref = NULL, *t = NULL;
+        assert_int_equal(topo_load(presets[pi], &ref, &e), 0);
+        assert_int_equal(topo_load(presets[pi], &t, &e), 0);
+        int n = topo_nnodes(t);
+        for (int order = 0; order < 2; order++)
+            for (int x = 0; x < n; x++)
+                for (int y = 0; y < n; y++) {
+                    int a = order ? y : x, b = order ? x : y;
+                    const int *rl;
+                    const int8_t *rd;
+                    int h = topo_route(ref, a, b, &rl, &rd), links[64], one[1] = {-7};
+                    int8_t dirs[64], d1[1];
+                    int64_t lat, lat1;
+                    assert_int_equal(topo_route_copy(t, a, b, links, dirs, 64, &lat), h);
+                    assert_int_equal(lat, topo_route_lat_ps(ref, a, b));
+                    for (int i = 0; i < h; i++) {
+                        assert_int_equal(links[i], rl[i]);
+                        assert_int_equal(dirs[i], rd[i]);
+                    }
+                    if (h > 1) {
+                        assert_int_equal(topo_route_copy(t, a, b, one, d1, 1, &lat1), h);
+                        assert_int_equal(one[0], -7);
+                    }
+                }
+        /* The nearest GPU or host memory over a route leaving the NVLink
+         * fabric, by brute force over every route, against the search that
+         * stops at the first such node (a fresh topology: no cached tree). */
+        topo *fresh = NULL;
+        assert_int_equal(topo_load(presets[pi], &fresh, &e), 0);
+        for (int x = 0; x < n; x++) {
+            topo_kind kx = topo_node_at(ref, x)->kind;
+            if (kx != TOPO_GPU && kx != TOPO_HOSTMEM)
+                continue;
+            int64_t best = -1;
+            for (int y = 0; y < n; y++) {
+                topo_kind k = topo_node_at(ref, y)->kind;
+                const int *rl;
+                const int8_t *rd;
+                int h = y == x || (k != TOPO_GPU && k != TOPO_HOSTMEM)
+                            ? 0 : topo_route(ref, x, y, &rl, &rd), off = 0;
+                for (int i = 0; i < h; i++)
+                    off |= topo_link_at(ref, rl[i])->kind != LINK_NVLINK;
+                int64_t d = topo_route_lat_ps(ref, x, y);
+                if (off && (best < 0 || d < best))
+                    best = d;
+            }
+            assert_int_equal(topo_nearest_host_lat_ps(fresh, x), best);
+            assert_int_equal(topo_nearest_host_lat_ps(t, x), best);
+        }
+        topo_free(fresh);
+        topo_free(t);
+        topo_free(ref);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_link_math),     cmocka_unit_test(test_paths_2s),
         cmocka_unit_test(test_paths_1s),      cmocka_unit_test(test_paths_nvswitch),
         cmocka_unit_test(test_routes_2s),     cmocka_unit_test(test_route_ties),
+        cmocka_unit_test(test_route_copy),
         cmocka_unit_test(test_route_nvlink_first),
         cmocka_unit_test(test_pxb_phb_nvb),   cmocka_unit_test(test_gpus_nvlinked),   cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_bad_inputs),    cmocka_unit_test(test_too_many_gpus),

@@ -39,6 +39,8 @@ typedef struct xctx {
     int ncpu;
     xgpu *gpus;
     int ngpus, cap_gpus;
+    int speed_kept, width_kept, width0;  /* PCIe links: the XML's gaps (assumptions) */
+    int nvlinks;
 } xctx;
 
 static int is_el(xmlNodePtr n, const char *name)
@@ -92,10 +94,15 @@ static int pci_link(xctx *c, xmlNodePtr n, int *gen, int *width)
             return err_at(c->e, c->file, xmlGetLineNo(n), "link_speed \"%s\" is not a PCIe "
                           "rate (2.5, 5.0, 8.0, 16.0, 32.0 or 64.0 GT/s)", buf);
         *gen = g;
+    } else {
+        c->speed_kept++;
     }
     if (attr(n, "link_width", buf, sizeof buf) && !strcmp(buf, "0")) {
         *width = 16;   /* NCCL reads a width of 0 (sysfs gave none) as x16 (graph/topo.cc) */
-    } else if (attr(n, "link_width", buf, sizeof buf) && buf[0]) {
+        c->width0++;
+    } else if (!attr(n, "link_width", buf, sizeof buf) || !buf[0]) {
+        c->width_kept++;
+    } else {
         char *end;
         long w = strtol(buf, &end, 10);
         if (*end || (w != 1 && w != 2 && w != 4 && w != 8 && w != 12 && w != 16 && w != 32))
@@ -297,6 +304,7 @@ static int add_nvlinks(xctx *c)
                            .nvlinks = (int)count};
             topo_default_link(LINK_NVLINK, g->sm, &l.bw_Bps, &l.lat_ps);
             l.bw_Bps *= (double)count;
+            c->nvlinks++;
             if (topo_add_link(c->t, &l, c->e) < 0)
                 return ERR_INPUT;
         }
@@ -307,6 +315,7 @@ static int add_nvlinks(xctx *c)
             topo_link l = {.a = self, .b = nvs, .kind = LINK_NVLINK, .nvlinks = to_switch};
             topo_default_link(LINK_NVLINK, g->sm, &l.bw_Bps, &l.lat_ps);
             l.bw_Bps *= (double)to_switch;
+            c->nvlinks++;
             if (topo_add_link(c->t, &l, c->e) < 0)
                 return ERR_INPUT;
         }
@@ -353,6 +362,36 @@ static void base_name(const char *path, char *out, size_t n)
         snprintf(out, n, "imported");
 }
 
+/* What the XML left to the importer, for "# assumed:" lines. */
+static int assumptions(xctx *c)
+{
+    double bw;
+    int64_t lat;
+    if (c->speed_kept)
+        TRY(topo_assume(c->t, c->e, "%d PCIe link%s without a link_speed: the parent's "
+                        "(Gen5 below a root port)", c->speed_kept,
+                        c->speed_kept == 1 ? "" : "s"));
+    if (c->width_kept)
+        TRY(topo_assume(c->t, c->e, "%d PCIe link%s without a link_width: the parent's (x16 "
+                        "below a root port)", c->width_kept, c->width_kept == 1 ? "" : "s"));
+    if (c->width0)
+        TRY(topo_assume(c->t, c->e, "%d PCIe link%s of link_width 0: x16, as NCCL reads it",
+                        c->width0, c->width0 == 1 ? "" : "s"));
+    topo_default_link(LINK_SOCKET, 0, &bw, &lat);
+    TRY(topo_assume(c->t, c->e, "links the XML does not describe take collsim's defaults "
+                    "(docs/model.md): socket link %.1f GB/s, %.0f ns", bw / 1e9,
+                    (double)lat / 1e3));
+    topo_default_link(LINK_MEM, 0, &bw, &lat);
+    TRY(topo_assume(c->t, c->e, "host memory %.1f GB/s per socket; a root port's fabric and "
+                    "each PCIe hop's latency by the kinds it joins", bw / 1e9));
+    TRY(topo_assume(c->t, c->e, "the param lines but cpu: collsim's defaults (the XML has "
+                    "none; collsim calibrate fits them to measurements)"));
+    if (c->nvlinks)
+        TRY(topo_assume(c->t, c->e, "NVLink lanes at NCCL's bandwidth per lane for each GPU's "
+                        "SM version (topo_nvlink_lane_GBps)"));
+    return 0;
+}
+
 int topo_import_xml(const char *path, topo **out, err *e)
 {
     *out = NULL;
@@ -395,6 +434,8 @@ int topo_import_xml(const char *path, topo **out, err *e)
     xctx c = {.file = path, .t = topo_new(path), .e = e};
     int rc = c.t && !topo_set_name(c.t, name) ? build(&c, xmlDocGetRootElement(doc))
                                                : err_set(e, ERR_SYSTEM, "out of memory");
+    if (!rc)
+        rc = assumptions(&c);
     if (!rc)
         rc = topo_finish(c.t, path, e);
     free(c.gpus);
