@@ -603,8 +603,8 @@ static void write_meta(report *rep, const run *r, const topo *t, int argc, char 
     int nccl = 0;
     for (int i = 0; i < g->nalgos; i++)
         nccl |= !coll_algo_is_custom(g->algos[i]);
-    if (nccl && r->nranks > 1 && coll_nccl_fixed_rule(r->kind, r->nranks))
-        report_meta(rep, "note", "%s", COLL_FIXED_RULE_NOTE);
+    if (nccl && coll_nccl_graph_derived(r->nranks))
+        report_meta(rep, "note", "%s", COLL_DERIVED_GRAPH_NOTE);
 }
 
 /* The next size of the loop, as nccl-tests steps: times the factor when it

@@ -234,10 +234,7 @@ sim_ps coll_issue_ps(const topo *t, const coll_result *res, int graph)
     return topo_nccl_issue_ps(p, graph);
 }
 
-int coll_nccl_fixed_rule(coll_kind kind, int nranks)
-{
-    return kind == COLL_ALLTOALL || nranks > NCCL_TUNE_MAX_RANKS;
-}
+int coll_nccl_graph_derived(int nranks) { return nranks > NCCL_TUNE_MAX_RANKS; }
 
 int coll_custom_ar_gated(const topo *t, int nranks)
 {
@@ -427,54 +424,10 @@ int coll_explain(coll_ctx *c, const coll_req *r, int comm, FILE *f, err *e)
     const nccl_tune *nt;
     TRY(get_tune(c, &k, &nt, e));
     nccl_tune_op op;
-    int have = nt->emulated && k.kind != COLL_ALLTOALL &&
-               nccl_tune_op_choose(nt, k.kind, k.bytes, k.dtype, ALGO_AUTO, PROTO_AUTO, &op, e) == 0;
-    if (nt->emulated && k.kind != COLL_ALLTOALL && !have)
-        return e->code;
-    nccl_tune_explain(nt, c->t, k.kind, k.bytes, have ? &op : NULL, comm, f);
-    return 0;
-}
-
-/* Before NCCL's decisions were emulated (and still beyond the emulated
- * rank count and for all-to-all): NCCL's cost model on fixed channels. */
-static int choose_fixed(coll_ctx *c, const coll_req *r, coll_algo a, coll_proto p,
-                        coll_algo *algo, coll_proto *proto, int *channels, err *e)
-{
-    int nc_max = nccl_default_channels(c->t, r->nranks, &r->env);
-    if (a == ALGO_AUTO || p == PROTO_AUTO) {
-        /* As NCCL: lowest time by its own cost model among enabled pairs. */
-        double best = 0;
-        coll_algo ba = ALGO_RING;
-        coll_proto bp = PROTO_SIMPLE;
-        int found = 0;
-        for (int ai = ALGO_RING; ai <= ALGO_TREE; ai++) {
-            if (a != ALGO_AUTO && ai != (int)a)
-                continue;
-            if (ai == ALGO_TREE && r->kind != COLL_ALLREDUCE)
-                continue;
-            for (int pi = PROTO_LL; pi < PROTO_N; pi++) {
-                if (p != PROTO_AUTO ? pi != (int)p
-                                    : !nccl_proto_enabled(c->t, r->nranks, (coll_proto)pi, &r->env))
-                    continue;
-                int nc = nccl_op_channels(r, (coll_proto)pi, nc_max);
-                double t = nccl_cost_us(c->t, r, (coll_algo)ai, (coll_proto)pi, nc);
-                if (!found || t < best) {
-                    best = t;
-                    ba = (coll_algo)ai;
-                    bp = (coll_proto)pi;
-                    found = 1;
-                }
-            }
-        }
-        if (!found)
-            return err_set(e, ERR_USAGE, "no NCCL algorithm/protocol is enabled for %s",
-                           coll_kind_name(r->kind));
-        a = ba;
-        p = bp;
-    }
-    *algo = a;
-    *proto = p;
-    *channels = r->channels > 0 ? r->channels : nccl_op_channels(r, p, nc_max);
+    int p2p = k.kind == COLL_ALLTOALL;
+    if (!p2p)
+        TRY(nccl_tune_op_choose(nt, k.kind, k.bytes, k.dtype, ALGO_AUTO, PROTO_AUTO, &op, e));
+    nccl_tune_explain(nt, c->t, k.kind, k.bytes, p2p ? NULL : &op, comm, f);
     return 0;
 }
 
@@ -493,14 +446,23 @@ static int choose(coll_ctx *c, const coll_req *r, coll_algo *algo, coll_proto *p
         *channels = 0;
         return 0;
     }
-    if (a == ALGO_NVLS && (*tune)->emulated && !(*tune)->nvls.support)
+    int all = (*tune)->searched == (*tune)->nranks;   /* the search saw every rank */
+    if (a == ALGO_NVLS && all && !(*tune)->nvls.support)
         return err_set(e, ERR_USAGE, "NVLS is off (%s): it needs --env NCCL_NVLS_ENABLE=1 or 2 "
                        "and GPUs of SM 90+ on an NVSwitch", (*tune)->nvls.why);
-    if (a == ALGO_NVLS && (!(*tune)->emulated || r->kind == COLL_ALLTOALL))
+    if (a == ALGO_NVLS && (!all || r->kind == COLL_ALLTOALL))
         return err_set(e, ERR_USAGE, "NVLS: %s", r->kind == COLL_ALLTOALL
                        ? "NCCL has no NVLS all-to-all" : "not emulated beyond 72 ranks");
-    if (!(*tune)->emulated || r->kind == COLL_ALLTOALL)
-        return choose_fixed(c, r, a, p, algo, proto, channels, e);
+    if (r->kind == COLL_ALLTOALL) {
+        /* NCCL's grouped send/recv: the protocol and channels of each send
+         * (a forced --proto or NCCL_PROTO still applies: a what-if). */
+        nccl_tune_p2p po;
+        nccl_tune_p2p_op(*tune, r->bytes / (uint64_t)r->nranks, &po);
+        *algo = a != ALGO_AUTO ? a : ALGO_RING;
+        *proto = p != PROTO_AUTO ? p : po.proto;
+        *channels = r->channels > 0 ? r->channels : po.nchannels;
+        return 0;
+    }
     /* NCCL's own choice (models/nccl/nccl_tune.c, docs/model.md "NCCL's decisions"). */
     nccl_tune_op op;
     TRY(nccl_tune_op_choose(*tune, r->kind, r->bytes, r->dtype, ALGO_AUTO, PROTO_AUTO, &op, e));
@@ -754,8 +716,10 @@ int cb_nccl_hop_lat(coll_build *b, int from, int to, double bytes, double weight
 
 int cb_uses_p2p(const coll_build *b, int from, int to)
 {
-    return b->tune && b->tune->emulated ? b->tune->p2p[from][to]
-                                        : nccl_uses_p2p(b->t, &b->r->env, from, to);
+    /* Above NCCL's local ranks the tables cover the searched GPUs only. */
+    return b->tune && b->tune->searched == b->tune->nranks
+               ? b->tune->p2p[from][to]
+               : nccl_uses_p2p(b->t, &b->r->env, from, to);
 }
 
 int cb_generate(coll_build *b, sched_gen_fn *fn, void *state, void (*free_fn)(void *))

@@ -75,15 +75,15 @@ int coll_algo_is_custom(coll_algo a);
 /* A custom kernel's local reduce of m buffers of bytes each from GPU memory
  * into one: (m + 1) x bytes at gpu_mem_Bps, 0 when that is unset. */
 sim_ps coll_local_reduce_ps(const topo *t, int m, double bytes);
-/* 1 when NCCL's own choice of algorithm, protocol and channels is not
- * emulated for kind on nranks (above NCCL_TUNE_MAX_RANKS, or all-to-all,
- * which NCCL runs as grouped sends): a fixed rule stands in for it, and
- * COLL_FIXED_RULE_NOTE says so on the output. */
-int coll_nccl_fixed_rule(coll_kind kind, int nranks);
-#define COLL_FIXED_RULE_NOTE                                                                 \
-    "NCCL's own choice is not emulated here (above 72 ranks, or all-to-all): a fixed rule "   \
-    "stands in (2 channels on PCIe, 16 on NVLink, fewer for small sizes; NCCL's cost model "  \
-    "on them; docs/model.md \"Channel count and auto\")"
+/* 1 when nranks is more than NCCL's local ranks (NCCL_TUNE_MAX_RANKS): NCCL's
+ * search ran on the first of them and its graph stands for all ranks;
+ * COLL_DERIVED_GRAPH_NOTE says so on the output. */
+int coll_nccl_graph_derived(int nranks);
+#define COLL_DERIVED_GRAPH_NOTE                                                              \
+    "more ranks than NCCL's 72 local ranks: NCCL's ring and tree search ran on GPUs 0-71 "   \
+    "and its graph (channels, bandwidth, path type) is tuned for all ranks; each hop's "     \
+    "transport follows NCCL's P2P level on the topology's path types (docs/model.md "        \
+    "\"NCCL's decisions\")"
 /* The host's cost of issuing one call of what res ran (an NCCL collective:
  * nccl_call_us eager or nccl_graph_call_us in a CUDA graph, see
  * topo_nccl_issue_ps; a custom kernel: launch_us or graph_node_us). Back to

@@ -46,13 +46,10 @@ typedef struct coll_build {
 
 typedef int coll_build_fn(coll_build *b);
 
-/* NCCL's choices for a request on this topology. */
-int nccl_default_channels(const topo *t, int nranks, const nccl_env *env);
-int nccl_op_channels(const coll_req *r, coll_proto p, int nc_max);
+/* Does NCCL use P2P (else SHM) from gpu_a to gpu_b: the path type within
+ * NCCL_P2P_LEVEL (default PXB) and NVML's status OK; for communicators
+ * above NCCL's local ranks, whose pairs the emulation does not tabulate. */
 int nccl_uses_p2p(const topo *t, const nccl_env *env, int gpu_a, int gpu_b);
-int nccl_proto_enabled(const topo *t, int nranks, coll_proto p, const nccl_env *env);
-/* NCCL's own cost model, used only to choose algorithm and protocol. */
-double nccl_cost_us(const topo *t, const coll_req *r, coll_algo a, coll_proto p, int nc);
 
 /* Helpers for builders; all return a task id, or -1 with b->e set. */
 int cb_delay(coll_build *b, int rank, sim_ps dur_ps, const char *label);

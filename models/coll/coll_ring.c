@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "models/coll/coll_impl.h"
+#include "models/nccl/nccl_tune.h"
 
 /* The payload of one pipelined transfer per channel (src/enqueue.cc
  * calcCollChunking, src/device/prims_simple.h genericOp): Simple's FIFO step
@@ -363,11 +364,17 @@ int coll_build_tree(coll_build *b)
 }
 
 /* All-to-all as NCCL runs it: grouped send/recv, every rank sending S/n to
- * every peer at once, each pair its own connection (independent flows). */
+ * every peer at once, each pair its own connection (independent flows),
+ * each send split over its channels (thread blocks, b->channels); the
+ * communicator's p2p channels are shared when the sends' parts outnumber
+ * them (a block runs several sends' parts at once: enqueue.cc), down to one
+ * block's worth per send (sharing below that is not modelled). */
 int coll_build_alltoall(coll_build *b)
 {
     int n = b->n;
-    double part = (double)b->r->bytes / n;
+    double part = (double)b->r->bytes / n, ch = b->channels > 0 ? b->channels : 1;
+    if (b->tune && n > 1 && ch * (n - 1) > b->tune->p2p_nchannels)
+        ch = fmax(1, (double)b->tune->p2p_nchannels / (n - 1));
     int *start = malloc(sizeof(int) * (size_t)n);
     int rc = start ? 0 : err_set(b->e, ERR_SYSTEM, "out of memory");
     for (int r = 0; r < n && !rc; r++)
@@ -376,7 +383,7 @@ int coll_build_alltoall(coll_build *b)
         for (int q = 0; q < n && !rc; q++) {
             if (q == r)
                 continue;
-            int id = cb_nccl_hop(b, r, q, part, 1, "alltoall");
+            int id = cb_nccl_hop(b, r, q, part / ch, ch, "alltoall");
             rc = id < 0 || cb_dep(b, start[r], id) || cb_dep(b, start[q], id);
         }
     free(start);

@@ -37,12 +37,16 @@ static const struct nccl_version {
     int per_channel_floor;          /* scheduleCollTasksToPlan: trafficPerChannel =
                                        max(MinTrafficPerChannel, traffic / nc) (1, up to
                                        2.28) or divUp(traffic / nc, 16) x 16 (0, 2.29 on) */
+    int p2p_ll_per_send;            /* enqueue.cc addP2pToPlan: a send is LL when it is at
+                                       most P2P_LL_THRESHOLD per channel it is split over (1,
+                                       2.29 on), or per p2pnChannelsPerPeer, its channels
+                                       then counted in LL's steps (0, up to 2.28) */
 } versions[] = {
-    {"2.30", "v2.30.7-1", sm100_intra_230, 12, 40.0f, 55.6f, 32 << 10, 0},
-    {"2.29", "v2.29.7-1", sm100_intra_230, 12, 40.0f, 55.6f, 32 << 10, 0},
-    {"2.28", "v2.28.9-1", sm100_intra_228, 11, 2 * 36.7f, 55.6f, 16 << 10, 1},
-    {"2.27", "v2.27.7-1", sm100_intra_228, 11, 2 * 36.7f, 2 * 36.7f, 16 << 10, 1},
-    {"2.26", "v2.26.6-1", sm100_intra_226, 10, 2 * 36.7f, 2 * 36.7f, 16 << 10, 1},
+    {"2.30", "v2.30.7-1", sm100_intra_230, 12, 40.0f, 55.6f, 32 << 10, 0, 1},
+    {"2.29", "v2.29.7-1", sm100_intra_230, 12, 40.0f, 55.6f, 32 << 10, 0, 1},
+    {"2.28", "v2.28.9-1", sm100_intra_228, 11, 2 * 36.7f, 55.6f, 16 << 10, 1, 0},
+    {"2.27", "v2.27.7-1", sm100_intra_228, 11, 2 * 36.7f, 2 * 36.7f, 16 << 10, 1, 0},
+    {"2.26", "v2.26.6-1", sm100_intra_226, 10, 2 * 36.7f, 2 * 36.7f, 16 << 10, 1, 0},
 };
 enum { NVERSIONS = sizeof versions / sizeof versions[0] };
 
@@ -715,15 +719,6 @@ static void compute(sys *s, const struct nccl_version *ver, sgraph *graph, int m
 static const float base_lat[2][3] = {{6.8f, 14.0f, 8.4f}, {6.6f, 14.0f, 8.4f}};
 static const float hw_lat[2][2][3] = {{{.6f, 1.25f, 4.0f}, {.6f, 1.9f, 3.4f}},
                                       {{1.0f, 1.9f, 4.0f}, {1.0f, 2.5f, 5.7f}}};
-double nccl_tune_base_lat_us(int tree, int proto)
-{
-    return base_lat[tree ? 0 : 1][proto];
-}
-
-double nccl_tune_hw_lat_us(int nvlink, int tree, int proto)
-{
-    return hw_lat[nvlink ? 0 : 1][tree ? 0 : 1][proto];
-}
 
 /* Single-node columns of the caps, by arch (Volta, Ampere, Hopper, Blackwell). */
 static const float ll_max_bw[4] = {39.0f, 87.7f, 141.0f, 2 * 141.0f};
@@ -827,6 +822,103 @@ static void tune(nccl_tune *nt, const struct nccl_version *ver, int max_tree_pat
     }
 }
 
+/* --- point-to-point ------------------------------------------------------- */
+
+enum { P2P_LL_THRESHOLD = 16384,       /* enqueue.cc NCCL_P2P_LL_THRESHOLD */
+       LL_STEP_BYTES = 8 * 512 * 16,   /* DEFAULT_LL_BUFFSIZE / NCCL_STEPS */
+       DEFAULT_BUFFSIZE = 4 << 20 };
+
+static int pow2_up(int x)
+{
+    int y = 1;
+    while (y < x)
+        y <<= 1;
+    return y;
+}
+
+/* paths.cc ncclTopoComputeP2pChannelsPerPeer and ncclTopoComputeP2pChannels
+ * (one node): p2pnChannels is the communicator's channels rounded up to a
+ * power of 2 (NCCL_MAX_P2P_NCHANNELS 64); per peer, 2 x the NVLink lanes of
+ * a P2P NVLink path (path bandwidth over one lane's), 2 otherwise; the
+ * fewest of every rank's peers, rounded up to a power of 2, at most
+ * p2pnChannels. */
+static void p2p_channels(nccl_tune *nt, sys *s)
+{
+    int nc = nt->nchannels < NCCL_TUNE_MAX_CHANNELS ? nt->nchannels : NCCL_TUNE_MAX_CHANNELS;
+    nt->p2p_nchannels = pow2_up(nc);
+    int per_peer = NCCL_TUNE_MAX_CHANNELS;
+    float lane = nvlink_bw(s->sm);
+    for (int g = 0; g < nt->searched; g++)
+        for (int p = 0; p < nt->searched; p++) {
+            if (p == g)
+                continue;
+            int ch = 2;
+            if (nt->p2p[p][g] && nt->path_type[p][g] <= P_NVB) {
+                int lanes = (int)(nt->path_bw_GBps[p][g] / lane);
+                ch = 2 * (lanes > 1 ? lanes : 1);
+            }
+            per_peer = ch < per_peer ? ch : per_peer;
+        }
+    per_peer = pow2_up(per_peer);
+    nt->p2p_per_peer = per_peer < nt->p2p_nchannels ? per_peer : nt->p2p_nchannels;
+}
+
+/* init.cc computeBuffSizes: Simple's p2p step is NCCL_P2P_NVL_CHUNKSIZE
+ * (512 KiB) when every pair is NVLink, else NCCL_P2P_PCI_CHUNKSIZE (128 KiB),
+ * at most NCCL_BUFFSIZE / NCCL_STEPS. */
+static void p2p_chunk(nccl_tune *nt, const nccl_env *env)
+{
+    long long buff = env->buffsize_bytes > 0 ? env->buffsize_bytes : DEFAULT_BUFFSIZE;
+    long long chunk = nt->all_nvlink ? 1 << 19 : 1 << 17;
+    if (chunk * 8 > buff)
+        chunk = buff / 8;
+    nt->p2p_chunk_bytes = (int)chunk;
+}
+
+/* addP2pToPlan: the channels a send of b bytes is split over, parts of at
+ * least step / 8 and at most 32 steps (one node). */
+static int p2p_split(uint64_t b, uint64_t step, int min_ch, int max_ch)
+{
+    if (b == 0)
+        return 1;
+    uint64_t lo = step / 8, hi = step * 32;
+    uint64_t parts = (b + lo - 1) / lo;
+    int nch = parts < (uint64_t)min_ch ? (int)parts : min_ch;
+    uint64_t part = (b + (uint64_t)nch - 1) / (uint64_t)nch;
+    part = part > lo ? part : lo;
+    while (part > hi && nch <= max_ch / 2) {
+        nch *= 2;
+        part = (b + (uint64_t)nch - 1) / (uint64_t)nch;
+    }
+    return nch;
+}
+
+void nccl_tune_p2p_op(const nccl_tune *nt, uint64_t peer_bytes, nccl_tune_p2p *out)
+{
+    /* scheduleP2pTasksToPlan: every channel, but one per peer's send when
+     * all ranks' would not fit in p2pnChannels. */
+    int n = nt->nranks, max_ch = nt->p2p_per_peer, min_ch = max_ch;
+    while (min_ch * n > nt->p2p_nchannels && min_ch > 1)
+        min_ch /= 2;
+    out->min_channels = min_ch;
+    if (n < 2) {
+        /* Only the send to itself: a copy, never LL. */
+        out->proto = PROTO_SIMPLE;
+        out->nchannels = p2p_split(peer_bytes, (uint64_t)nt->p2p_chunk_bytes, min_ch, max_ch);
+        return;
+    }
+    int ll;
+    if (versions[nt->version].p2p_ll_per_send) {
+        out->nchannels = p2p_split(peer_bytes, (uint64_t)nt->p2p_chunk_bytes, min_ch, max_ch);
+        ll = peer_bytes <= (uint64_t)out->nchannels * P2P_LL_THRESHOLD;
+    } else {
+        ll = peer_bytes <= (uint64_t)max_ch * P2P_LL_THRESHOLD;
+        out->nchannels = p2p_split(peer_bytes, ll ? LL_STEP_BYTES : (uint64_t)nt->p2p_chunk_bytes,
+                                   min_ch, max_ch);
+    }
+    out->proto = ll ? PROTO_LL : PROTO_SIMPLE;
+}
+
 /* --- the communicator ---------------------------------------------------- */
 
 /* search.cc ncclTopoCompute: a graph of NCCL_GRAPH_FILE with the search's id
@@ -861,21 +953,26 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
     nt->cpu = topo_params_get(t)->cpu;
     nt->sm = topo_params_get(t)->gpu_sm > 0 ? topo_params_get(t)->gpu_sm : 80;
     nt->socket_GBps = socket_bw(nt->cpu);
-    if (nranks > NCCL_TUNE_MAX_RANKS || nranks < 1) {
-        *out = nt;
-        return 0;   /* not emulated: coll.c keeps its fixed defaults */
+    if (nranks < 1) {
+        free(nt);
+        return err_set(e, ERR_USAGE, "NCCL needs at least one rank");
     }
-    nt->emulated = 1;
+    /* Above NCCL's local ranks the search runs on the first of them. */
+    int ns = nranks < NCCL_TUNE_MAX_RANKS ? nranks : NCCL_TUNE_MAX_RANKS;
+    nt->searched = ns;
     sys s;
     memset(&s, 0, sizeof s);
     s.node = calloc(MAX_NODES, sizeof *s.node);
-    int rc = s.node ? build_sys(&s, t, nranks, e) : err_set(e, ERR_SYSTEM, "out of memory");
+    int rc = s.node ? build_sys(&s, t, ns, e) : err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc && !(s.path = calloc((size_t)s.nn * (size_t)s.nn, sizeof *s.path)))
         rc = err_set(e, ERR_SYSTEM, "out of memory");
     sgraph *ring = NULL, *tree = NULL;
     if (!rc && (!(ring = calloc(1, sizeof *ring)) || !(tree = calloc(1, sizeof *tree))))
         rc = err_set(e, ERR_SYSTEM, "out of memory");
     nccl_graphfile *gf = NULL;
+    if (!rc && env->graph_file[0] && ns < nranks)
+        rc = err_set(e, ERR_USAGE, "NCCL_GRAPH_FILE: a graph of %d ranks is more than NCCL's %d "
+                     "local ranks", nranks, NCCL_TUNE_MAX_RANKS);
     if (!rc && env->graph_file[0] && !(gf = malloc(sizeof *gf)))
         rc = err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc && gf)
@@ -901,8 +998,8 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
         }
         /* ncclTopoComputePaths: a pair without P2P goes through the CPU
          * closest to the receiver (SHM). */
-        for (int g = 0; g < nranks && !rc; g++)
-            for (int p = 0; p < nranks && !rc; p++) {
+        for (int g = 0; g < ns && !rc; g++)
+            for (int p = 0; p < ns && !rc; p++) {
                 int vg = s.gpu[g], vp = s.gpu[p];
                 npath *pp = PATH(&s, vp, vg);
                 nt->path_type[p][g] = (uint8_t)pp->type;
@@ -944,9 +1041,9 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
         rc = err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc && nranks > 1) {
         /* ncclTopoSearchInit */
-        for (int r = 0; r < nranks; r++) {
+        for (int r = 0; r < ns; r++) {
             nnode *g = &s.node[s.gpu[r]];
-            for (int q = 0; q < nranks; q++) {
+            for (int q = 0; q < ns; q++) {
                 npath *p = PATH(&s, s.gpu[r], s.gpu[q]);
                 if (p->count)
                     s.max_bw = fmaxf(s.max_bw, p->bw);
@@ -963,8 +1060,8 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
         nt->max_bw_GBps = s.max_bw;
         nt->total_bw_GBps = s.total_bw;
         int min_type = P_SYS, max_type = P_LOC;
-        for (int a = 0; a < nranks; a++)
-            for (int b = 0; b < nranks; b++)
+        for (int a = 0; a < ns; a++)
+            for (int b = 0; b < ns; b++)
                 if (a != b) {
                     int ty = PATH(&s, s.gpu[a], s.gpu[b])->type;
                     min_type = ty < min_type ? ty : min_type;
@@ -989,12 +1086,23 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
         nc = nc > minc ? nc : minc;
         nt->nchannels = nc;
         tune(nt, &versions[ver], tree->pattern, env);
-        int ns;
-        const float *speed = speeds(&versions[ver], s.sm, &ns);
-        rc = nccl_nvls_setup(nt, t, env, speed, ns, gf ? nccl_graphfile_find(gf, 3) : NULL, e);
+        nt->all_nvlink = max_type < P_PIX;   /* paths.cc ncclTopoPathAllNVLink */
+        p2p_channels(nt, &s);
+        if (ns == nranks) {
+            int nsp;
+            const float *speed = speeds(&versions[ver], s.sm, &nsp);
+            rc = nccl_nvls_setup(nt, t, env, speed, nsp, gf ? nccl_graphfile_find(gf, 3) : NULL,
+                                 e);
+        } else {
+            nt->nvls.why = "more ranks than NCCL's local ranks: not emulated";
+        }
     } else if (!rc) {
         nt->nchannels = 1;
+        nt->all_nvlink = 1;
+        p2p_channels(nt, &s);
     }
+    if (!rc)
+        p2p_chunk(nt, env);
     free(s.node);
     free(s.path);
     free(s.order);
@@ -1085,8 +1193,9 @@ int nccl_tune_op_choose(const nccl_tune *nt, coll_kind kind, uint64_t bytes, col
         for (int p = 0; p < 3; p++)
             out->time_us[a][p] = -1;
     out->nvls_time_us = -1;
-    if (!nt->emulated || kind == COLL_ALLTOALL)
-        return err_set(e, ERR_USAGE, "NCCL's choice is not emulated here");
+    if (kind == COLL_ALLTOALL)
+        return err_set(e, ERR_USAGE, "an all-to-all is NCCL's grouped send/recv, not a "
+                       "tuned collective (nccl_tune_p2p_op)");
     if (nt->nranks == 1) {
         out->algo = ALGO_RING;
         out->proto = PROTO_SIMPLE;
@@ -1183,7 +1292,7 @@ static void print_graph(FILE *f, const char *what, const nccl_tune *nt, const nc
         fprintf(f, "#   %s: %d channel%s at %.1f GB/s, type %s\n", what, g->nchannels,
                 g->nchannels == 1 ? "" : "s", (double)g->bw_intra_GBps, pname(g->type_intra));
     fprintf(f, "#   %s 00 :", what);
-    for (int r = 0; r < nt->nranks; r++)
+    for (int r = 0; r < nt->searched; r++)
         fprintf(f, " %d", g->order[r]);
     fprintf(f, "\n");
 }
@@ -1196,18 +1305,17 @@ void nccl_tune_explain(const nccl_tune *nt, const topo *t, coll_kind kind, uint6
         goto op;
     fprintf(f, "# NCCL %s (rules read in NVIDIA/nccl %s) on %s, %d ranks\n",
             versions[nt->version].name, versions[nt->version].tag, topo_name(t), nt->nranks);
-    if (!nt->emulated) {
-        fprintf(f, "# not emulated: more than %d ranks (collsim's fixed defaults apply)\n",
-                NCCL_TUNE_MAX_RANKS);
-        return;
-    }
+    if (nt->searched < nt->nranks)
+        fprintf(f, "# more ranks than NCCL's %d local ranks (NCCL_MAX_LOCAL_RANKS): the search "
+                "and the transports below are of GPUs 0-%d; their graph is tuned for all %d "
+                "ranks\n", NCCL_TUNE_MAX_RANKS, nt->searched - 1, nt->nranks);
     fprintf(f, "# system: GPU SM %d, CPU %s: NCCL rates the socket link at %.1f GB/s; "
             "maxBw %.1f totalBw %.1f GB/s\n", nt->sm, topo_cpu_name(nt->cpu),
             (double)nt->socket_GBps, (double)nt->max_bw_GBps, (double)nt->total_bw_GBps);
     fprintf(f, "# P2P level %s (%s)\n", pname(nt->p2p_level), nt->p2p_level_why);
     fprintf(f, "# transport of the ring's hops (paths.cc):\n");
-    for (int i = 0; i < nt->nranks && nt->nranks > 1; i++) {
-        int a = nt->ring.order[i], b = nt->ring.order[(i + 1) % nt->nranks];
+    for (int i = 0; i < nt->searched && nt->nranks > 1; i++) {
+        int a = nt->ring.order[i], b = nt->ring.order[(i + 1) % nt->searched];
         fprintf(f, "#   GPU%d -> GPU%d  %-4s %s%s%s  %.1f GB/s\n", a, b,
                 pname(nt->path_type[a][b]),
                 nt->p2p[a][b] ? "P2P" : "SHM (through the receiver's CPU)",
@@ -1247,9 +1355,21 @@ void nccl_tune_explain(const nccl_tune *nt, const topo *t, coll_kind kind, uint6
         fprintf(f, "\n");
     }
 op:
-    if (kind == COLL_ALLTOALL)
-        fprintf(f, "# all-to-all: NCCL's grouped point-to-point scheduling is not emulated "
-                "(collsim's fixed rule applies)\n");
+    if (kind == COLL_ALLTOALL) {
+        uint64_t peer = bytes / (uint64_t)nt->nranks;
+        nccl_tune_p2p po;
+        nccl_tune_p2p_op(nt, peer, &po);
+        fprintf(f, "# alltoall of %llu bytes (enqueue.cc addP2pToPlan): grouped send/recv of "
+                "%llu bytes to every peer; p2p channels %d, %d per peer, %d per send at least; "
+                "Simple step %d bytes\n", (unsigned long long)bytes, (unsigned long long)peer,
+                nt->p2p_nchannels, nt->p2p_per_peer, po.min_channels, nt->p2p_chunk_bytes);
+        fprintf(f, "#   -> %s (LL up to %d bytes per %s), %d channel%s per send\n",
+                pn[pidx(po.proto)], P2P_LL_THRESHOLD,
+                versions[nt->version].p2p_ll_per_send ? "channel of the send"
+                                                      : "channel per peer",
+                po.nchannels, po.nchannels == 1 ? "" : "s");
+        return;
+    }
     if (!op || nt->nranks < 2)
         return;
     fprintf(f, "# %s of %llu bytes (enqueue.cc), time = lat + bytes / (1000 bw):\n",

@@ -15,17 +15,14 @@
 #include "models/topo/topo.h"
 #include "sim/err.h"
 
-/* The largest communicator whose search is emulated (NVL72 is NCCL's largest
- * single-node domain); larger ones get the documented fixed defaults. */
+/* The largest communicator whose search runs over every rank: NCCL's limit
+ * of local ranks (NCCL_MAX_LOCAL_RANKS, src/include/device.h; NVL72). A
+ * larger one takes the graph the search finds on its first
+ * NCCL_TUNE_MAX_RANKS GPUs, tuned for all its ranks (docs/model.md "NCCL's
+ * decisions"). */
 enum { NCCL_TUNE_MAX_RANKS = 72, NCCL_TUNE_MAX_CHANNELS = 64 };
 
 /* Emulated versions; index 0 is the newest and the default. */
-/* NCCL's latency tables (tuning.cc baseLat, hwLat), us, shared with the fixed
- * rule beyond the emulated rank count: the base of one collective and the
- * latency per step, for the ring (tree 0) or tree (1), protocol LL, LL128,
- * Simple (proto 0..2), over NVLink (nvlink 1) or PCI (0). */
-double nccl_tune_base_lat_us(int tree, int proto);
-double nccl_tune_hw_lat_us(int nvlink, int tree, int proto);
 int nccl_tune_nversions(void);
 const char *nccl_tune_version_name(int v);    /* "2.30"; NULL past the end */
 const char *nccl_tune_version_tag(int v);     /* the source tag read, "v2.30.7-1" */
@@ -65,7 +62,8 @@ typedef struct nccl_tune_nvls {
 
 typedef struct nccl_tune {
     int version, nranks;
-    int emulated;          /* 0 when nranks > NCCL_TUNE_MAX_RANKS */
+    int searched;          /* ranks the search and the pair tables below cover:
+                              nranks, or NCCL_TUNE_MAX_RANKS above it */
     int sm;                /* compute capability x10 used by NCCL */
     topo_cpu cpu;
     int p2p_level;         /* effective NCCL_P2P_LEVEL as a path type */
@@ -88,6 +86,12 @@ typedef struct nccl_tune {
     int max_threads[2][3], thread_threshold[2][3];
     int hw_nvlink[2];      /* the latency row used: 1 NVLink, 0 PCI */
     nccl_tune_nvls nvls;
+    /* Point-to-point (all-to-all): paths.cc ncclTopoComputeP2pChannels and
+     * init.cc computeBuffSizes. */
+    int p2p_nchannels;     /* comm->p2pnChannels */
+    int p2p_per_peer;      /* comm->p2pnChannelsPerPeer */
+    int p2p_chunk_bytes;   /* comm->p2pChunkSize (Simple's step) */
+    int all_nvlink;        /* comm->isAllNvlink */
 } nccl_tune;
 
 /* Computes NCCL's view for GPUs 0..nranks-1 of t under env. ERR_USAGE
@@ -106,15 +110,27 @@ typedef struct nccl_tune_op {
     int nchannels;         /* channels the work is spread over */
 } nccl_tune_op;
 
+/* One rank's sends of an all-to-all as NCCL enqueues them (enqueue.cc
+ * addP2pToPlan): grouped send/recv, peer_bytes to every peer. */
+typedef struct nccl_tune_p2p {
+    coll_proto proto;      /* PROTO_LL or PROTO_SIMPLE */
+    int min_channels;      /* nChannelsMin of the plan */
+    int nchannels;         /* channels one send is split over */
+} nccl_tune_p2p;
+
+void nccl_tune_p2p_op(const nccl_tune *nt, uint64_t peer_bytes, nccl_tune_p2p *out);
+
 /* NCCL's choice for a collective of `bytes` (nccl-tests size) of dtype
  * elements (NVLS runs only some). algo/proto restrict the choice as
  * NCCL_ALGO/NCCL_PROTO would (AUTO: no restriction,
- * besides env's own). ERR_USAGE when nothing is enabled. */
+ * besides env's own). ERR_USAGE when nothing is enabled, or for an
+ * all-to-all (nccl_tune_p2p_op). */
 int nccl_tune_op_choose(const nccl_tune *nt, coll_kind kind, uint64_t bytes, coll_dtype dtype,
                         coll_algo algo, coll_proto proto, nccl_tune_op *out, err *e);
 
 /* NCCL's NCCL_DEBUG=INFO style account, on f, of the communicator (if
- * comm) and of one operation (op may be NULL). */
+ * comm) and of one operation (op may be NULL; an all-to-all's is computed
+ * here). */
 void nccl_tune_explain(const nccl_tune *nt, const topo *t, coll_kind kind, uint64_t bytes,
                        const nccl_tune_op *op, int comm, FILE *f);
 

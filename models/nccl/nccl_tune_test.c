@@ -91,7 +91,7 @@ static void test_2s_default(void **state)
     (void)state;
     topo *t;
     nccl_tune *nt = make("rtxpro6000-8x-pcie5-2s", 8, NULL, &t);
-    assert_int_equal(nt->emulated, 1);
+    assert_int_equal(nt->searched, 8);
     NEAR(nt->path_bw_GBps[0][1], 48, 1e-3);
     NEAR(nt->path_bw_GBps[3][4], 16, 1e-3);
     /* Transport of the ring's hops 0->1 ... 7->0: P2P inside a virtual
@@ -425,6 +425,107 @@ static void test_p2p_status(void **state)
     topo_free(t);
 }
 
+static void p2p(const nccl_tune *nt, uint64_t bytes, coll_proto proto, int ch)
+{
+    nccl_tune_p2p o;
+    nccl_tune_p2p_op(nt, bytes / (uint64_t)nt->nranks, &o);
+    if (o.proto != proto || o.nchannels != ch)
+        fail_msg("all-to-all of %llu B: %s on %d channels, expected %s on %d",
+                 (unsigned long long)bytes, coll_proto_name(o.proto), o.nchannels,
+                 coll_proto_name(proto), ch);
+}
+
+/* All-to-all as NCCL enqueues it (v2.28.9-1 and v2.30.7-1 enqueue.cc
+ * addP2pToPlan, scheduleP2pTasksToPlan; paths.cc ncclTopoComputeP2pChannels*;
+ * init.cc computeBuffSizes). h200-8x-nvswitch, 8 ranks: 24 channels ->
+ * p2pnChannels pow2Up(24) = 32; every peer NVL at 18 x 20.6 = 370.8 GB/s,
+ * 370.8 / 20.6 = 18 lanes -> 2 x 18 = 36 channels, pow2Up 64, at most 32 ->
+ * 32 per peer; nChannelsMin 32 halves while x 8 ranks > 32: 4. All NVLink:
+ * Simple's p2p step 512 KiB. 2.28: LL when the 1 MiB / 8 = 128 KiB per peer
+ * is <= 32 x 16 KiB = 512 KiB: LL, its channels from LL's 64 KiB step
+ * (parts >= 8 KiB): min(4, 128K / 8K = 16) = 4, part 32 KiB <= 2 MiB -> 4.
+ * 2.30: channels first from the 512 KiB step (parts >= 64 KiB): min(4, 2) =
+ * 2; LL only if 128 KiB <= 2 x 16 KiB: no -> Simple on 2. 64 MiB: 8 MiB per
+ * peer, 4 channels (part 2 MiB <= 16 MiB). 1 GiB: 128 MiB per peer, part
+ * 32 MiB > 16 MiB -> 8 channels (16 MiB). */
+static void test_alltoall_nvswitch(void **state)
+{
+    (void)state;
+    topo *t;
+    nccl_tune *nt = make("h200-8x-nvswitch", 8, NULL, &t);
+    assert_int_equal(nt->p2p_nchannels, 32);
+    assert_int_equal(nt->p2p_per_peer, 32);
+    assert_int_equal(nt->all_nvlink, 1);
+    assert_int_equal(nt->p2p_chunk_bytes, 512 << 10);
+    p2p(nt, 1 << 20, PROTO_LL, 4);
+    nccl_tune_free(nt);
+    topo_free(t);
+    const char *const v230[] = {"NCCL_VERSION=2.30", NULL};
+    nt = make("h200-8x-nvswitch", 8, v230, &t);
+    p2p(nt, 1 << 20, PROTO_SIMPLE, 2);
+    p2p(nt, 64 << 20, PROTO_SIMPLE, 4);
+    p2p(nt, 1ull << 30, PROTO_SIMPLE, 8);
+    /* 64 KiB: 8 KiB per peer, 1 channel (8 K / 64 K rounds up to 1 part),
+     * 8 KiB <= 1 x 16 KiB -> LL. */
+    p2p(nt, 64 << 10, PROTO_LL, 1);
+    nccl_tune_free(nt);
+    topo_free(t);
+}
+
+/* rtxpro6000-8x-pcie5-2s, 8 ranks: 2 channels (test_2s_default) ->
+ * p2pnChannels 2; PCI peers 2 channels each -> 2 per peer; nChannelsMin 1
+ * (2 x 8 > 2); not all NVLink: 128 KiB step. 2.28: 1 MiB -> 128 KiB per
+ * peer > 2 x 16 KiB: Simple, min(1, 128K / 16K) = 1 channel; 64 KiB -> 8 KiB
+ * per peer <= 32 KiB: LL on 1. 2.30: the same two (8 KiB <= 1 x 16 KiB). */
+static void test_alltoall_pcie(void **state)
+{
+    (void)state;
+    topo *t;
+    nccl_tune *nt = make("rtxpro6000-8x-pcie5-2s", 8, NULL, &t);
+    assert_int_equal(nt->p2p_nchannels, 2);
+    assert_int_equal(nt->p2p_per_peer, 2);
+    assert_int_equal(nt->p2p_chunk_bytes, 128 << 10);
+    p2p(nt, 1 << 20, PROTO_SIMPLE, 1);
+    p2p(nt, 64 << 10, PROTO_LL, 1);
+    /* 256 KiB: 32 KiB per peer <= 2 x 16 KiB under 2.28's rule: LL. */
+    p2p(nt, 256 << 10, PROTO_LL, 1);
+    nccl_tune_free(nt);
+    topo_free(t);
+    const char *const v230[] = {"NCCL_VERSION=2.30", NULL};
+    nt = make("rtxpro6000-8x-pcie5-2s", 8, v230, &t);
+    /* 2.30: 32 KiB per peer > 1 channel x 16 KiB: Simple. */
+    p2p(nt, 256 << 10, PROTO_SIMPLE, 1);
+    p2p(nt, 64 << 10, PROTO_LL, 1);
+    nccl_tune_free(nt);
+    topo_free(t);
+}
+
+/* More ranks than NCCL's 72 local ranks: nvswitch-128 takes the graph of the
+ * search on GPUs 0-71, the same as nvswitch-72's, and tunes it for 128
+ * ranks: ring allreduce nsteps 2 x 127 = 254, Simple latency 8.4 + 254 x 3.4
+ * (NVLink row) = 872.0 us; bandwidth x 128 / 254 of nvswitch-72's x 142 / 72. */
+static void test_beyond_local_ranks(void **state)
+{
+    (void)state;
+    topo *t72, *t;
+    nccl_tune *a = make("nvswitch-72", 72, NULL, &t72);
+    nccl_tune *b = make("nvswitch-128", 128, NULL, &t);
+    assert_int_equal(a->searched, 72);
+    assert_int_equal(b->searched, 72);
+    assert_int_equal(b->nranks, 128);
+    assert_int_equal(b->ring.nchannels, a->ring.nchannels);
+    NEAR(b->ring.bw_intra_GBps, a->ring.bw_intra_GBps, 1e-6);
+    assert_int_equal(b->nchannels, a->nchannels);
+    assert_int_equal(b->hw_nvlink[RING], 1);
+    NEAR(b->lat_us[COLL_ALLREDUCE][RING][SIMPLE], 8.4 + 254 * 3.4, 1e-3);
+    NEAR(b->bw_GBps[COLL_ALLREDUCE][RING][SIMPLE],
+         a->bw_GBps[COLL_ALLREDUCE][RING][SIMPLE] * (128.0 / 254) / (72.0 / 142), 1e-2);
+    nccl_tune_free(a);
+    nccl_tune_free(b);
+    topo_free(t72);
+    topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -434,6 +535,8 @@ int main(void)
         cmocka_unit_test(test_h200_two),     cmocka_unit_test(test_1s),
         cmocka_unit_test(test_coll_auto),    cmocka_unit_test(test_p2p_status),
         cmocka_unit_test(test_ladders),      cmocka_unit_test(test_spread_versions),
+        cmocka_unit_test(test_alltoall_nvswitch), cmocka_unit_test(test_alltoall_pcie),
+        cmocka_unit_test(test_beyond_local_ranks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
