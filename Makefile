@@ -90,8 +90,8 @@ endif
 
 # --- hwcheck: hwcheck/ + kernels/ + the shared sim/ pieces (no GSL) -----------
 # hwcheck needs only the CUDA toolkit, NCCL, a C compiler and libc (zlib if its
-# header is there): the report writer's JSON is written by sim/report.c itself.
-HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/ofile.c sim/arena.c sim/line.c
+# header is there): the report writer's JSON is sim/jw.c's, libc only.
+HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/jw.c sim/ofile.c sim/arena.c sim/line.c
 HW_SRC := $(filter-out %_test.c hwcheck/main.c,$(wildcard hwcheck/*.c))
 HW_OBJ := $(HW_SRC:%.c=$(BUILD)/hwobj/%.o) $(HW_SHARED:%.c=$(BUILD)/hwobj/%.o)
 HW_TEST_SRC := $(wildcard hwcheck/*_test.c)
@@ -117,7 +117,7 @@ HWCHECK :=
 $(info note: CUDA toolkit or NCCL not found under CUDA_HOME=$(CUDA_HOME) NCCL_HOME=$(NCCL_HOME); hwcheck is not built)
 endif
 
-.PHONY: plots all check check-unit check-cli check-validate check-asan check-gpu check-fuzz-regress fuzz bench validate mutate demo install clean deps
+.PHONY: print-unit-tests plots all check check-unit check-cli check-validate check-asan check-gpu check-fuzz-regress fuzz bench validate mutate demo install clean deps
 all: $(BUILD)/collsim $(HWCHECK)
 
 $(BUILD)/obj/%.o: %.c
@@ -227,6 +227,10 @@ bench: $(BUILD)/collsim $(BENCH_BIN)
 
 validate: $(BUILD)/collsim
 	$(Q)scripts/validate.sh $(BUILD)/collsim
+
+# The collsim unit tests check-unit runs (hwcheck's aside), for scripts/mutate.sh.
+print-unit-tests:
+	@echo $(TEST_BIN)
 
 # Single-point mutations of the model in a scratch copy (scripts/mutate.sh);
 # writes the table into docs/validation.md. Not part of check (minutes).

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cmd_ctx.h"
 #include "cmd/cmds.h"
 #include "models/topo/topo.h"
 #include "sim/ofile.h"
@@ -55,23 +56,19 @@ static const char desc[] =
 
 /* What the options set. */
 typedef struct calibrate_args {
-    const char *topo, *out, *start, *fit, *fix, *patterns, *sizes;
+    cmd_ctx cc;              /* --topo, -o, --calib (START), --format */
+    const char *fit, *fix, *patterns, *sizes;
     int residuals;
     double max_rms_pct;      /* refuse a fit whose rms error exceeds this */
-    report_format fmt;
     int tlp;                 /* predict the transfers on the transaction level */
 } calibrate_args;
 
 #define ARGS ((calibrate_args *)ctx)
-static int set_topo(void *ctx, const char *a, err *e) { (void)e; ARGS->topo = a; return 0; }
-static int set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
-static int set_start(void *ctx, const char *a, err *e) { (void)e; ARGS->start = a; return 0; }
 static int set_fit(void *ctx, const char *a, err *e) { (void)e; ARGS->fit = a; return 0; }
 static int set_fix(void *ctx, const char *a, err *e) { (void)e; ARGS->fix = a; return 0; }
 static int set_patterns(void *ctx, const char *a, err *e) { (void)e; ARGS->patterns = a; return 0; }
 static int set_sizes(void *ctx, const char *a, err *e) { (void)e; ARGS->sizes = a; return 0; }
 static int set_residuals(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->residuals = 1; return 0; }
-static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
 static int set_engine(void *ctx, const char *a, err *e)
 {
     if (strcmp(a, "flow") && strcmp(a, "tlp"))
@@ -92,9 +89,9 @@ static int set_max_rms(void *ctx, const char *a, err *e)
 
 static const cli_opt options[] = {
     {"topo", 0, "T", "topology to start from: a preset or a collsim-topo file (default: the "
-                     "files' 'preset')", set_topo},
-    {"output", 'o', "CALIB", "write the fitted profile to CALIB (required)", set_out},
-    {"calib", 0, "START", "apply this calibration profile to T first", set_start},
+                     "files' 'preset')", cmd_set_topo},
+    {"output", 'o', "CALIB", "write the fitted profile to CALIB (required)", cmd_set_output},
+    {"calib", 0, "START", "apply this calibration profile to T first", cmd_set_calib},
     {"fit", 0, "K1,K2,...", "fit exactly these parameters", set_fit},
     {"fix", 0, "K1,K2,...", "keep these parameters at their values", set_fix},
     {"patterns", 0, "P1,P2,...", "fit only transfer cases of these patterns", set_patterns},
@@ -104,7 +101,7 @@ static const cli_opt options[] = {
                           "(default 30)", set_max_rms},
     {"engine", 0, "E", "flow (default) or tlp: predict the transfers on the transaction level "
                        "and fit its keys (tlp_turn_ns, tlp_turn_cpl_ns)", set_engine},
-    {"format", 0, "F", "table (default), csv or json", set_format},
+    {"format", 0, "F", "table (default), csv or json", cmd_set_format},
     {NULL, 0, NULL, NULL, NULL},
 };
 
@@ -229,7 +226,8 @@ static const report_col res_cols[] = {
 
 int cmd_calibrate(int argc, char **argv, err *e)
 {
-    calibrate_args g = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 30, REPORT_TABLE, 0};
+    calibrate_args g = {.residuals = 0, .max_rms_pct = 30};
+    cmd_ctx_init(&g.cc);
     const char *files[MAX_FILES + 1];
     int nfiles;
     /* One slot more than allowed, so that too many files get their own message. */
@@ -240,10 +238,12 @@ int cmd_calibrate(int argc, char **argv, err *e)
     TRY(prc);
     if (nfiles > MAX_FILES)
         return err_set(e, ERR_USAGE, "calibrate: more than %d files", MAX_FILES);
-    const char *topo_arg = g.topo, *out_path = g.out, *start_path = g.start;
+    /* No --topo: the files' 'preset' (below); no -o: refused. */
+    const char *topo_arg = g.cc.topo_given ? g.cc.topo : NULL;
+    const char *out_path = g.cc.out_given ? g.cc.out : NULL, *start_path = g.cc.calib;
     const char *sel_patterns = g.patterns, *sel_sizes = g.sizes;
     int show_res = g.residuals;
-    report_format fmt = g.fmt;
+    report_format fmt = g.cc.fmt;
     if (!nfiles || !out_path)
         return err_set(e, ERR_USAGE, "calibrate needs measurement files and -o "
                        "(collsim calibrate --help)");
@@ -290,7 +290,8 @@ int cmd_calibrate(int argc, char **argv, err *e)
         if (!rc && !topo_arg)
             rc = err_set(e, ERR_USAGE, "%s names no 'preset': give --topo", files[0]);
     }
-    if (rc || (rc = calib_load_topo(topo_arg, start_path, &t, e)) ||
+    g.cc.topo = topo_arg;
+    if (rc || (rc = cmd_load_topo(&g.cc, &t, e)) ||
         (start_path && (rc = calib_load(start_path, &startc, e))) ||
         (rc = pts_build(sets, nfiles, t, &filter, &p, e)) ||
         (rc = calib_nccl_build(sets, nfiles, t, &ncp, e)))
@@ -690,14 +691,7 @@ int cmd_calibrate(int argc, char **argv, err *e)
     }
     if (rc)
         goto done;
-    ofile of;
-    if ((rc = ofile_open(&of, out_path, e)))
-        goto done;
-    if ((rc = calib_write(out, of.f, e))) {
-        ofile_abort(&of);
-        goto done;
-    }
-    if ((rc = ofile_commit(&of, e)))
+    if ((rc = ofile_write(out_path, calib_writer, out, e)))
         goto done;
 
     /* The report. */

@@ -26,7 +26,13 @@ int cmd_set_topo(void *ctx, const char *a, err *e)
     return 0;
 }
 int cmd_set_calib(void *ctx, const char *a, err *e) { (void)e; CC->calib = a; return 0; }
-int cmd_set_output(void *ctx, const char *a, err *e) { (void)e; CC->out = a; return 0; }
+int cmd_set_output(void *ctx, const char *a, err *e)
+{
+    (void)e;
+    CC->out = a;
+    CC->out_given = 1;
+    return 0;
+}
 int cmd_set_timeline(void *ctx, const char *a, err *e) { (void)e; CC->timeline = a; return 0; }
 int cmd_set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &CC->fmt, e); }
 

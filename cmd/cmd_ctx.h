@@ -20,7 +20,7 @@ typedef struct cmd_ctx {
     report_format fmt;     /* --format */
     nccl_env env;          /* --env settings */
     char envs[512];        /* ... as given, for the metadata */
-    int topo_given, env_given;
+    int topo_given, env_given, out_given;
 } cmd_ctx;
 
 void cmd_ctx_init(cmd_ctx *c);

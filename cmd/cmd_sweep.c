@@ -301,14 +301,8 @@ static int write_plot(const char *csv, const char *grid, const char *svg, err *e
                     rc = plot_value(p, pb, run, pn, v, e);
             }
     }
-    if (!rc) {
-        ofile of;
-        rc = ofile_open(&of, svg, e);
-        if (!rc) {
-            rc = plot_write_svg(p, of.f, e);
-            rc = rc ? (ofile_abort(&of), rc) : ofile_commit(&of, e);
-        }
-    }
+    if (!rc)
+        rc = ofile_write(svg, plot_svg_writer, p, e);
     plot_free(p);
     for (long i = 0; i < nrows; i++)
         free(rows[i]);

@@ -316,6 +316,12 @@ static int run_import(const topo_args *a, const char **pos, err *e)
     } else {
         return err_set(e, ERR_USAGE, "topo import: format must be xml or smi, not '%s'", pos[0]);
     }
+    /* a name of its own: given, or what was read when stdin has none */
+    if (!rc && (a->name || !strcmp(pos[1], "-"))) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s-%dgpu", pos[0], topo_ngpus(t));
+        rc = topo_set_name(t, a->name ? a->name : nm);
+    }
     if (!rc && a->p2p) {
         static const input_limits lim = {.max_bytes = INPUT_TEXT_MAX_BYTES,
                                          .what = "an nvidia-smi P2P matrix"};
@@ -324,15 +330,9 @@ static int run_import(const topo_args *a, const char **pos, err *e)
         if (!rc)
             rc = input_close(in, topo_smi_p2p(input_file(in), a->p2p, t, e), e);
     }
-    /* a name of its own: given, or what was read when stdin has none */
-    if (!rc && (a->name || !strcmp(pos[1], "-"))) {
-        char nm[64];
-        snprintf(nm, sizeof nm, "%s-%dgpu", pos[0], topo_ngpus(t));
-        rc = topo_set_name(t, a->name ? a->name : nm);
-    }
-    /* what the input did not say, on stderr as in the file */
+    /* What the importer assumed: in the file as `# assumed:` lines, and here. */
     for (int i = 0; !rc && i < topo_nassumed(t); i++)
-        fprintf(stderr, "collsim: topo import %s: assumed: %s\n", pos[0], topo_assumed(t, i));
+        fprintf(stderr, "collsim topo import: assumed: %s\n", topo_assumed_at(t, i));
     if (!rc)
         rc = write_out(t, a->out, e);
     topo_free(t);

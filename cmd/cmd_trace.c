@@ -282,7 +282,7 @@ static int cmd_import(int argc, char **argv, err *e)
     }
     trace_writer_abort(w);
     for (int i = 0; !rc && i < sum.nassumed; i++)   /* as in the trace's comments */
-        fprintf(stderr, "collsim: trace import kineto: assumed: %s\n", sum.assumed[i]);
+        fprintf(stderr, "collsim trace import: assumed: %s\n", sum.assumed[i]);
     if (!rc) {
         report *r = report_new(stdout, fmt);
         static const report_col cols[] = {

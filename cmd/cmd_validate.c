@@ -13,9 +13,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
+#include "cmd/cmd_ctx.h"
 #include "cmd/cmds.h"
 #include "models/coll/coll.h"
 #include "models/topo/topo.h"
@@ -39,15 +39,13 @@ static const char desc[] =
 
 /* What the options set. */
 typedef struct validate_args {
-    const char *topo, *calib, *plot, *patterns, *sizes, *merge;
+    cmd_ctx cc;              /* --topo, --calib, --format */
+    const char *plot, *patterns, *sizes, *merge;
     double max_median, max_worst;
     int points;
-    report_format fmt;
 } validate_args;
 
 #define ARGS ((validate_args *)ctx)
-static int set_topo(void *ctx, const char *a, err *e) { (void)e; ARGS->topo = a; return 0; }
-static int set_calib(void *ctx, const char *a, err *e) { (void)e; ARGS->calib = a; return 0; }
 static int set_plot(void *ctx, const char *a, err *e) { (void)e; ARGS->plot = a; return 0; }
 static int set_patterns(void *ctx, const char *a, err *e) { (void)e; ARGS->patterns = a; return 0; }
 static int set_sizes(void *ctx, const char *a, err *e) { (void)e; ARGS->sizes = a; return 0; }
@@ -65,12 +63,11 @@ static int parse_pct(const char *what, const char *a, double *out, err *e)
 }
 static int set_max_median(void *ctx, const char *a, err *e) { return parse_pct("--max-median", a, &ARGS->max_median, e); }
 static int set_max_worst(void *ctx, const char *a, err *e) { return parse_pct("--max-worst", a, &ARGS->max_worst, e); }
-static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
 #undef ARGS
 
 static const cli_opt options[] = {
-    {"topo", 0, "T", "preset or collsim-topo file (default: the files' 'preset')", set_topo},
-    {"calib", 0, "CALIB", "apply a calibration profile (collsim calibrate)", set_calib},
+    {"topo", 0, "T", "preset or collsim-topo file (default: the files' 'preset')", cmd_set_topo},
+    {"calib", 0, "CALIB", "apply a calibration profile (collsim calibrate)", cmd_set_calib},
     {"plot", 0, "OUT.svg", "SVG: parity, error vs size, per-collective panels, p2p heat maps and bars", set_plot},
     {"max-median", 0, "PCT", "fail if a set's median |error| exceeds PCT percent", set_max_median},
     {"max-worst", 0, "PCT", "fail if a set's worst |error| exceeds PCT percent", set_max_worst},
@@ -79,7 +76,7 @@ static const cli_opt options[] = {
     {"sizes", 0, "SIZES", "keep only these bytes per flow: S1,S2,... or MIN:MAX (K/M/G)", set_sizes},
     {"merge", 0, "NAME", "judge all files as one data set NAME (decisions and crossovers across "
      "files: one file per algorithm or protocol)", set_merge},
-    {"format", 0, "F", "table (default), csv or json", set_format},
+    {"format", 0, "F", "table (default), csv or json", cmd_set_format},
     {NULL, 0, NULL, NULL, NULL},
 };
 
@@ -158,20 +155,8 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
         }
         if (!strcmp(k->proto, "-")) {
             q.proto = PROTO_AUTO;   /* custom kernels have no NCCL protocol */
-        } else if (coll_proto_parse(k->proto, &q.proto)) {
-            char lower[16];
-            size_t j = 0;
-            for (; k->proto[j] && j + 1 < sizeof lower; j++)
-                lower[j] = k->proto[j];
-            lower[j] = 0;
-            if (!strcasecmp(lower, "simple"))
-                q.proto = PROTO_SIMPLE;
-            else if (!strcasecmp(lower, "ll128"))
-                q.proto = PROTO_LL128;
-            else if (!strcasecmp(lower, "ll"))
-                q.proto = PROTO_LL;
-            else
-                return err_at(e, meas_name(m), k->line, "unknown protocol '%s'", k->proto);
+        } else if (coll_proto_parse(k->proto, &q.proto)) {   /* any case */
+            return err_at(e, meas_name(m), k->line, "unknown protocol '%s'", k->proto);
         }
         coll_result res;
         int rc = coll_predict(cc, &q, &res, e);
@@ -639,7 +624,8 @@ static const char *header_topo(const meas_set *m, char *buf, size_t len)
 
 int cmd_validate(int argc, char **argv, err *e)
 {
-    validate_args va = {NULL, NULL, NULL, NULL, NULL, NULL, INFINITY, INFINITY, 0, REPORT_TABLE};
+    validate_args va = {.max_median = INFINITY, .max_worst = INFINITY};
+    cmd_ctx_init(&va.cc);
     const char *files[MAX_FILES + 1];
     int nfiles;
     /* One slot more than allowed, so that too many files get their own message. */
@@ -650,11 +636,13 @@ int cmd_validate(int argc, char **argv, err *e)
     TRY(prc);
     if (nfiles > MAX_FILES)
         return err_set(e, ERR_USAGE, "validate: more than %d files", MAX_FILES);
-    const char *topo_arg = va.topo, *calib_path = va.calib, *plot_path = va.plot;
+    /* No --topo: the one the files' headers name (below). */
+    const char *topo_arg = va.cc.topo_given ? va.cc.topo : NULL, *plot_path = va.plot;
+    const char *calib_path = va.cc.calib;
     const char *sel_patterns = va.patterns, *sel_sizes = va.sizes;
     int show_points = va.points;
     double max_median = va.max_median, max_worst = va.max_worst;
-    report_format fmt = va.fmt;
+    report_format fmt = va.cc.fmt;
     if (!nfiles)
         return err_set(e, ERR_USAGE, "validate needs measurement files (collsim validate --help)");
     pts_filter filter;
@@ -693,7 +681,8 @@ int cmd_validate(int argc, char **argv, err *e)
             goto done;
         }
     }
-    if ((rc = calib_load_topo(topo_arg, calib_path, &t, e)))
+    va.cc.topo = topo_arg;
+    if ((rc = cmd_load_topo(&va.cc, &t, e)))
         goto done;
     cc = coll_ctx_new(t);   /* NULL while the collective model is missing */
 
@@ -929,14 +918,7 @@ int cmd_validate(int argc, char **argv, err *e)
         rc = build_plot(pl, sel, nsel, e);
         if (rc)
             goto done;
-        ofile of;
-        if ((rc = ofile_open(&of, plot_path, e)))
-            goto done;
-        if ((rc = plot_write_svg(pl, of.f, e))) {
-            ofile_abort(&of);
-            goto done;
-        }
-        if ((rc = ofile_commit(&of, e)))
+        if ((rc = ofile_write(plot_path, plot_svg_writer, pl, e)))
             goto done;
     }
     if (fail[0])

@@ -461,7 +461,7 @@ static int write_timeline(whatif_ctx *c, const whatif_scenario *vars, const char
     if (!rc)
         rc = tl_close(&doc, e);
     else if (doc.g)
-        yajl_gen_free(doc.g);
+        json_gen_free(doc.g);
     if (rc)
         ofile_abort(o);
     return rc;

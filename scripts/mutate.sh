@@ -48,7 +48,9 @@ trap 'rm -rf "$SCRATCH"' EXIT
 git ls-files -z -c -o --exclude-standard | xargs -0 cp --parents -t "$SCRATCH" 2>/dev/null
 [ -f "$SCRATCH/Makefile" ] || { echo "mutate: could not copy the tree to $SCRATCH" >&2; exit 4; }
 cd "$SCRATCH" || exit 4
-TESTS=$(find sim models traces validate cmd -name '*_test.c' | sort | sed 's|\.c$||; s|^|build/test/|')
+# The unit tests as the Makefile lists them (check-unit's, without hwcheck's).
+TESTS=$(make -s --no-print-directory print-unit-tests) || exit 4
+[ -n "$TESTS" ] || { echo "mutate: the Makefile lists no unit tests" >&2; exit 4; }
 # Tools the CLI tests use (pngstat for the plot tests), as check-cli builds them.
 TOOLS=$(grep -q '^$(BUILD)/tools/pngstat:' Makefile && echo build/tools/pngstat)
 build() { make -j2 build/collsim $TOOLS $TESTS > build.log 2>&1; }

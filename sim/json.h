@@ -1,4 +1,4 @@
-/* collsim's JSON writer: yajl_gen streaming into a FILE, with helpers for the
+/* collsim's JSON writer: sim/jw.h (libc) streaming into a FILE, with helpers for the
  * values the project writes (numbers as numbers, NaN/inf as null), and the
  * Chrome-trace / Perfetto timeline layout shared by `coll`, `replay` and
  * `whatif` timelines (docs/formats.md "Timelines"):
@@ -8,37 +8,36 @@
  *   process TL_PID_LINKS "links": one counter per busy link (GB/s)
  *   (whatif: process k+1 per variant k, named by its knobs, GPU 0's threads)
  * Times are picoseconds in, microseconds with six decimals out. The report
- * tables' JSON (sim/report.c) does not come through here: hwcheck shares the
- * report writer and must build without yajl, so report.c writes that fixed
- * layout with libc, byte for byte as yajl_gen does (sim/report_test.c). */
+ * tables' JSON (sim/report.c) is written by the same jw, so strings are
+ * escaped one way everywhere (the bytes yajl_gen writes: sim/report_test.c). */
 #ifndef SIM_JSON_H
 #define SIM_JSON_H
 
 #include <stdint.h>
 #include <stdio.h>
 
-#include <yajl/yajl_gen.h>
-
 #include "sim/err.h"
+#include "sim/jw.h"
 
-/* A generator printing to f (borrowed); NULL on OOM. Free with yajl_gen_free. */
-yajl_gen json_gen_new(FILE *f);
-void json_str(yajl_gen g, const char *s);        /* NULL writes "" */
-void json_int(yajl_gen g, long long v);
-void json_num(yajl_gen g, double v);             /* %.15g; NaN/inf: null */
-void json_num_text(yajl_gen g, const char *s);   /* an already formatted number */
-void json_us(yajl_gen g, int64_t ps);            /* ps as us, six decimals exactly */
+/* A writer printing to f (borrowed); NULL on OOM. Free with json_gen_free. */
+jw *json_gen_new(FILE *f);
+void json_gen_free(jw *g);                        /* NULL ok */
+void json_str(jw *g, const char *s);        /* NULL writes "" */
+void json_int(jw *g, long long v);
+void json_num(jw *g, double v);             /* %.15g; NaN/inf: null */
+void json_num_text(jw *g, const char *s);   /* an already formatted number */
+void json_us(jw *g, int64_t ps);            /* ps as us, six decimals exactly */
 /* Key and value in one call, inside a map. */
-void json_kv_str(yajl_gen g, const char *k, const char *v);
-void json_kv_int(yajl_gen g, const char *k, long long v);
-void json_kv_num(yajl_gen g, const char *k, double v);
+void json_kv_str(jw *g, const char *k, const char *v);
+void json_kv_int(jw *g, const char *k, long long v);
+void json_kv_num(jw *g, const char *k, double v);
 
 /* --- timelines --- */
 enum { TL_PID_LINKS = 100000 };
 #define TL_PID_GPU(g) (1 + (g))
 
 typedef struct timeline {
-    yajl_gen g;
+    jw *g;
     FILE *f;
 } timeline;
 

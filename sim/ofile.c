@@ -237,3 +237,15 @@ void ofile_abort(ofile *o)
     unlink(o->tmp);
     live_remove(o->tmp);
 }
+
+int ofile_write(const char *path, ofile_write_fn *fn, void *arg, err *e)
+{
+    ofile o;
+    TRY(ofile_open(&o, path, e));
+    int rc = fn(o.f, arg, e);
+    if (rc) {
+        ofile_abort(&o);
+        return rc;
+    }
+    return ofile_commit(&o, e);
+}

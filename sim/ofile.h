@@ -26,5 +26,10 @@ int ofile_target(const char *path, char *out, size_t n, err *e);
  * succeeded are they renamed into place; else no file is replaced. */
 int ofile_commit_all(ofile *const *o, int n, err *e);
 void ofile_abort(ofile *o);           /* close and remove the temporary */
+/* What writes one output into f, with the writer's own arg; 0 or an error. */
+typedef int ofile_write_fn(FILE *f, void *arg, err *e);
+/* Open path, let fn write it, commit it if fn returned 0 (else nothing is
+ * replaced and fn's error is returned): the whole life of one output. */
+int ofile_write(const char *path, ofile_write_fn *fn, void *arg, err *e);
 
 #endif

@@ -1,11 +1,11 @@
 /* Report writer. Cells are buffered per row so table, csv and json can each
  * lay a row out in one pass; a row must have exactly the table's columns.
- * JSON is written here with libc alone (hwcheck shares this writer and must
- * build where only CUDA, NCCL and a C compiler are): the layout is fixed and
- * shallow, so the writer keeps per level only whether it is a map and how
- * many items it holds. Its bytes are yajl_gen's (compact, strings escaped as
- * yajl escapes them: sim/report_test.c compares the two). */
+ * JSON goes through sim/jw.h, libc alone (hwcheck shares this writer and
+ * must build where only CUDA, NCCL and a C compiler are); its bytes are
+ * yajl_gen's (sim/report_test.c compares the two). */
 #include "sim/report.h"
+
+#include "sim/jw.h"
 
 #include <errno.h>
 #include <math.h>
@@ -16,7 +16,7 @@
 /* A cell holds what commands put in one (validate's crossover text: 512
  * bytes), a metadata value a whole command line (1024, as cli_command_line
  * and hwcheck record it): shorter buffers cut them without a word. */
-enum { MAX_COLS = 48, CELL = 512, META_VAL = 1024, MAX_META = 64, JSON_DEPTH = 8 };
+enum { MAX_COLS = 48, CELL = 512, META_VAL = 1024, MAX_META = 64 };
 
 struct report {
     FILE *out;
@@ -32,76 +32,8 @@ struct report {
     int nrows;
     char cell[MAX_COLS][CELL];
     int is_str[MAX_COLS];
-    int jdepth;                  /* json: open maps and arrays */
-    unsigned char jmap[JSON_DEPTH]; /* level is a map (keys and values alternate) */
-    unsigned jn[JSON_DEPTH];     /* items written at that level (a map counts keys and values) */
+    jw j;                        /* json: the document's writer */
 };
-
-/* --- JSON text (libc only) ---------------------------------------------------- */
-
-/* The separator an item needs in the innermost container: ',' between array
- * items and between map entries, ':' between a key and its value. */
-static void jw_item(report *r)
-{
-    if (r->jdepth == 0)
-        return;
-    int d = r->jdepth - 1;
-    if (r->jn[d] > 0)
-        fputc(r->jmap[d] && r->jn[d] % 2 ? ':' : ',', r->out);
-    r->jn[d]++;
-}
-
-static void jw_open(report *r, int map)
-{
-    ASSERTF(r->jdepth < JSON_DEPTH, "json depth %d", r->jdepth);
-    jw_item(r);
-    fputc(map ? '{' : '[', r->out);
-    r->jmap[r->jdepth] = (unsigned char)map;
-    r->jn[r->jdepth++] = 0;
-}
-
-static void jw_close(report *r)
-{
-    ASSERTF(r->jdepth > 0, "json close at depth 0");
-    r->jdepth--;
-    fputc(r->jmap[r->jdepth] ? '}' : ']', r->out);
-}
-
-/* A number already formatted as JSON (or null). */
-static void jw_raw(report *r, const char *s)
-{
-    jw_item(r);
-    fputs(s, r->out);
-}
-
-/* A string: '"' '\\' and control characters escaped as yajl_gen escapes them
- * (\b \f \n \r \t, others \u00XX); '/' and bytes >= 0x80 as they are. */
-static void jw_str(report *r, const char *s)
-{
-    jw_item(r);
-    fputc('"', r->out);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        static const char hex[] = "0123456789ABCDEF";
-        const char *esc = NULL;
-        switch (*p) {
-        case '"': esc = "\\\""; break;
-        case '\\': esc = "\\\\"; break;
-        case '\b': esc = "\\b"; break;
-        case '\f': esc = "\\f"; break;
-        case '\n': esc = "\\n"; break;
-        case '\r': esc = "\\r"; break;
-        case '\t': esc = "\\t"; break;
-        default: break;
-        }
-        if (esc)
-            fputs(esc, r->out);
-        else if (*p < 0x20)
-            fprintf(r->out, "\\u00%c%c", hex[*p >> 4], hex[*p & 15]);
-        else
-            fputc(*p, r->out);
-    }
-    fputc('"', r->out);
-}
 
 report *report_new(FILE *out, report_format fmt)
 {
@@ -109,6 +41,7 @@ report *report_new(FILE *out, report_format fmt)
     if (r) {
         r->out = out;
         r->fmt = fmt;
+        jw_init(&r->j, out);
     }
     return r;
 }
@@ -166,19 +99,19 @@ static void flush_meta(report *r)
         return;
     r->started = 1;
     if (r->fmt == REPORT_JSON) {
-        jw_open(r, 1);
-        jw_str(r, "meta");
-        jw_open(r, 1);
+        jw_open(&r->j, 1);
+        jw_str(&r->j, "meta");
+        jw_open(&r->j, 1);
         for (int i = 0; i < r->nmeta; i++) {
-            jw_str(r, r->meta_key[i]);
+            jw_str(&r->j, r->meta_key[i]);
             if (is_json_number(r->meta_val[i]))
-                jw_raw(r, r->meta_val[i]);
+                jw_raw(&r->j, r->meta_val[i]);
             else
-                jw_str(r, r->meta_val[i]);
+                jw_str(&r->j, r->meta_val[i]);
         }
-        jw_close(r);
-        jw_str(r, "tables");
-        jw_open(r, 0);
+        jw_close(&r->j);
+        jw_str(&r->j, "tables");
+        jw_open(&r->j, 0);
         return;
     }
     for (int i = 0; i < r->nmeta; i++)
@@ -188,8 +121,8 @@ static void flush_meta(report *r)
 static void close_table(report *r)
 {
     if (r->ntables > 0 && r->fmt == REPORT_JSON) {
-        jw_close(r); /* rows */
-        jw_close(r); /* the table */
+        jw_close(&r->j); /* rows */
+        jw_close(&r->j); /* the table */
     }
 }
 
@@ -203,11 +136,11 @@ void report_table(report *r, const char *name, const report_col *cols, int ncols
     r->ncell = 0;
     r->nrows = 0;
     if (r->fmt == REPORT_JSON) {
-        jw_open(r, 1);
-        jw_str(r, "name");
-        jw_str(r, name ? name : "");
-        jw_str(r, "rows");
-        jw_open(r, 0);
+        jw_open(&r->j, 1);
+        jw_str(&r->j, "name");
+        jw_str(&r->j, name ? name : "");
+        jw_str(&r->j, "rows");
+        jw_open(&r->j, 0);
     } else if (r->fmt == REPORT_CSV) {
         if (r->ntables)
             fputc('\n', r->out);
@@ -263,15 +196,15 @@ void report_end_row(report *r)
     ASSERTF(r->ncell == r->ncols, "row has %d cells, table %d columns", r->ncell,
             r->ncols);
     if (r->fmt == REPORT_JSON) {
-        jw_open(r, 1);
+        jw_open(&r->j, 1);
         for (int i = 0; i < r->ncols; i++) {
-            jw_str(r, r->cols[i].name);
+            jw_str(&r->j, r->cols[i].name);
             if (r->is_str[i])
-                jw_str(r, r->cell[i]);
+                jw_str(&r->j, r->cell[i]);
             else
-                jw_raw(r, r->cell[i]); /* a number, or "null" */
+                jw_raw(&r->j, r->cell[i]); /* a number, or "null" */
         }
-        jw_close(r);
+        jw_close(&r->j);
     } else if (r->fmt == REPORT_CSV) {
         for (int i = 0; i < r->ncols; i++) {
             const char *c = r->cell[i];
@@ -318,8 +251,8 @@ int report_finish(report *r, err *e)
     flush_meta(r);
     if (r->fmt == REPORT_JSON) {
         close_table(r);
-        jw_close(r); /* tables */
-        jw_close(r); /* the document */
+        jw_close(&r->j); /* tables */
+        jw_close(&r->j); /* the document */
         fputc('\n', r->out);
     }
     errno = 0;

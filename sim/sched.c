@@ -731,7 +731,7 @@ static void tlw_free(sched *s)
         free(w->tracks[i].lane_end);
     free(w->tracks);
     if (w->tl.g)  /* not closed (sched_reset or sched_free before the end) */
-        yajl_gen_free(w->tl.g);
+        json_gen_free(w->tl.g);
     free(w);
     s->tlw = NULL;
     flownet_record_sink(s->net, NULL, NULL);

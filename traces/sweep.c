@@ -18,9 +18,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <yajl/yajl_gen.h>
 
 #include "sim/batch.h"
+#include "sim/jw.h"
 #include "sim/line.h"
 
 /* One run's result as it travels from a worker (or rank) to rank 0. Zeroed
@@ -213,50 +213,42 @@ static void csv_row(FILE *f, const sweep *s, const sweep_rec *rec)
     fputc('\n', f);
 }
 
-static void jsonl_row(FILE *f, yajl_gen y, const sweep *s, const sweep_rec *rec)
+static void jsonl_row(FILE *f, const sweep *s, const sweep_rec *rec)
 {
-#define YSTR(str) yajl_gen_string(y, (const unsigned char *)(str), strlen(str))
     sweep_point pt;
     sweep_grid_point(s->g, rec->run, &pt);
-    yajl_gen_map_open(y);
-    YSTR("run");
-    yajl_gen_integer(y, rec->run);
-    YSTR("kind");
-    YSTR(sweep_kind_name(pt.kind));
-    YSTR("input");
-    YSTR(pt.input);
+    jw y;
+    jw_init(&y, f);
+    jw_open(&y, 1);
+    jw_str(&y, "run");
+    char num[64];
+    snprintf(num, sizeof num, "%lld", (long long)rec->run);
+    jw_raw(&y, num);
+    jw_str(&y, "kind");
+    jw_str(&y, sweep_kind_name(pt.kind));
+    jw_str(&y, "input");
+    jw_str(&y, pt.input);
     for (int c = 0; c < sweep_grid_ncols(s->g); c++) {
-        YSTR(sweep_grid_col(s->g, c));
+        jw_str(&y, sweep_grid_col(s->g, c));
         if (pt.val[c])
-            YSTR(pt.val[c]);
+            jw_str(&y, pt.val[c]);
         else
-            yajl_gen_null(y);
+            jw_raw(&y, "null");
     }
-    YSTR("status");
-    YSTR(rec->rc ? "failed" : "ok");
+    jw_str(&y, "status");
+    jw_str(&y, rec->rc ? "failed" : "ok");
     for (int i = 0; i < s->r->nmetrics; i++) {
-        YSTR(s->r->metrics[i].name);
-        char num[64];
+        jw_str(&y, s->r->metrics[i].name);
         fmt_num(num, sizeof num, rec->v[i], s->r->metrics[i].prec);
-        if (rec->rc || !isfinite(rec->v[i]))
-            yajl_gen_null(y);
-        else
-            yajl_gen_number(y, num, strlen(num));
+        jw_raw(&y, rec->rc || !isfinite(rec->v[i]) ? "null" : num);
     }
-    YSTR("error");
+    jw_str(&y, "error");
     if (rec->rc)
-        YSTR(rec->msg);
+        jw_str(&y, rec->msg);
     else
-        yajl_gen_null(y);
-    yajl_gen_map_close(y);
-    const unsigned char *buf;
-    size_t len;
-    yajl_gen_get_buf(y, &buf, &len);
-    fwrite(buf, 1, len, f);
+        jw_raw(&y, "null");
+    jw_close(&y);
     fputc('\n', f);
-    yajl_gen_clear(y);
-    yajl_gen_reset(y, NULL);
-#undef YSTR
 }
 
 /* --- the writer on rank 0 ------------------------------------------------------- */
@@ -269,7 +261,6 @@ typedef struct writer {
     err *e;
     FILE *csv;                 /* OUT.part, or stdout for --format csv */
     FILE *jl;
-    yajl_gen y;
     report *rep;               /* stdout table/json */
     report_col *cols;
     char csv_part[4200], jl_part[4200];
@@ -582,8 +573,6 @@ static int writer_open(writer *w, long *K, err *e)
     }
     if (o->jsonl_path && !w->jl)
         TRY(open_fresh(&w->jl, w->jl_part, e));
-    if (o->jsonl_path && !(w->y = yajl_gen_alloc(NULL)))
-        return err_set(e, ERR_SYSTEM, "out of memory");
     if (fflush(w->csv) != 0)
         return err_set(e, ERR_SYSTEM, "%s: %s", w->csv_part, strerror(errno));
     return 0;
@@ -598,9 +587,6 @@ static int writer_close(writer *w, int complete, err *e)
         report_free(w->rep);
         w->rep = NULL;
     }
-    if (w->y)
-        yajl_gen_free(w->y);
-    w->y = NULL;
     if (w->jl && w->jl == w->jl_dev.f) {
         int r = ofile_commit(&w->jl_dev, rc ? NULL : e);
         rc = rc ? rc : r;
@@ -634,7 +620,7 @@ static int emit(writer *w, const sweep_rec *rec)
 {
     err *e = w->e;
     if (w->jl) {
-        jsonl_row(w->jl, w->y, w->s, rec);
+        jsonl_row(w->jl, w->s, rec);
         if (fflush(w->jl) != 0)
             return err_set(e, ERR_SYSTEM, "%s: %s", w->jl_part, strerror(errno));
     }

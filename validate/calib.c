@@ -529,3 +529,5 @@ int calib_load_topo(const char *name_or_path, const char *calib_path, topo **out
     topo_free(t);
     return rc;
 }
+
+int calib_writer(FILE *f, void *c, err *e) { return calib_write(c, f, e); }

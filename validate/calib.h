@@ -29,6 +29,8 @@ int calib_parse(FILE *f, const char *name, calib **out, err *e);
 int calib_load(const char *path, calib **out, err *e);
 /* Write the profile (header, comments lines, entries); ERR_SYSTEM on I/O. */
 int calib_write(const calib *c, FILE *f, err *e);
+/* calib_write as an ofile_write_fn (arg: the profile), for sim/ofile.h ofile_write. */
+int calib_writer(FILE *f, void *c, err *e);
 /* Add or replace key (checked as in parsing; ERR_USAGE if unknown). */
 int calib_set(calib *c, const char *key, double value, double sd, err *e);
 /* Set the note written after key's value (`# note`); ERR_USAGE if key is

@@ -947,3 +947,5 @@ int plot_write_svg(const plot *p, FILE *f, err *e)
         return err_set(e, ERR_SYSTEM, "writing the plot failed");
     return 0;
 }
+
+int plot_svg_writer(FILE *f, void *p, err *e) { return plot_write_svg(p, f, e); }

@@ -64,6 +64,8 @@ int plot_mark_x(plot *p, int panel, double x, const char *text, err *e);
 int plot_cell(plot *p, int panel, int row, int col, double value, err *e);
 /* Write the figure; ERR_CHECK if no panel has anything to draw, ERR_SYSTEM on I/O. */
 int plot_write_svg(const plot *p, FILE *f, err *e);
+/* plot_write_svg as an ofile_write_fn (arg: the plot), for ofile_write. */
+int plot_svg_writer(FILE *f, void *plot, err *e);
 /* The size the figure will have (SVG user units = pixels at 96 dpi). */
 void plot_size(const plot *p, int *width, int *height);
 

@@ -121,25 +121,75 @@ static int begin(coll_build *b, int *start, int *ready)
     return cb_barrier(b, start, ready);
 }
 
+/* The custom kernels' phases as the run reaches them (sched_generate): each
+ * call adds one phase, whose tasks all wait for the phase before, so every
+ * task below the horizon (the phases before) has all its dependents and the
+ * run is the whole graph's, event for event; a phase's groups of n streams
+ * each are dropped once they have ended, so memory follows one phase (a
+ * 4,096-GPU one-shot's barriers and exchange each hold n groups of n links). */
+typedef struct phased {
+    coll_build *b;
+    int push, phase;
+    int *v[6];
+    double S, part, cta, rs, ag, fused;
+    sim_ps own;
+    int serial;
+} phased;
+
+static void phased_free(void *p)
+{
+    phased *g = p;
+    if (!g)
+        return;
+    for (int i = 0; i < 6; i++)
+        free(g->v[i]);
+    free(g);
+}
+
+static phased *phased_new(coll_build *b)
+{
+    phased *g = calloc(1, sizeof *g);
+    if (!g || alloc_ranks(b, g->v, 6)) {
+        phased_free(g);
+        err_set(b->e, ERR_SYSTEM, "out of memory");
+        return NULL;
+    }
+    g->b = b;
+    return g;
+}
+
+/* Phase k of the one-shot: kernel start and the start barrier; the exchange;
+ * the end (pull reduces as it loads and meets at the end barrier; push
+ * reduces its n slots after the barrier behind its writes). */
+static int oneshot_next(void *ctx, sched *sc)
+{
+    phased *g = ctx;
+    coll_build *b = g->b;
+    int first = sched_ntasks(sc), k = g->phase++, rc;
+    if (k == 0)
+        rc = begin(b, g->v[0], g->v[1]);
+    else if (k == 1)
+        rc = exchange(b, g->push ? FAB_WRITE : FAB_READ, g->S, g->cta, g->v[1], g->v[2],
+                      g->push ? "push" : "pull");
+    else
+        rc = settle(b, g->push, g->v[2], g->v[3], b->n, g->S);
+    if (rc)
+        return -1;
+    sched_horizon(sc, first);
+    return k < 2 ? 1 : 0;
+}
+
 int coll_build_oneshot(coll_build *b)
 {
-    int push = b->algo == ALGO_ONESHOT_PUSH, n = b->n;
-    double S = (double)b->r->bytes;
+    int n = b->n;
+    phased *g = phased_new(b);
+    if (!g)
+        return -1;
+    g->push = b->algo == ALGO_ONESHOT_PUSH;
+    g->S = (double)b->r->bytes;
     /* Pull: an iteration loads the rank's own pack and each peer's. */
-    double cta = push ? store_cap(b) : fabric_cta_serial_Bps(b->f, kernel_blocks(b), 1, n - 1);
-    int *v[4] = {0};
-    int rc = alloc_ranks(b, v, 4);
-    if (!rc)
-        rc = begin(b, v[0], v[1]);
-    if (!rc)
-        rc = exchange(b, push ? FAB_WRITE : FAB_READ, S, cta, v[1], v[2], push ? "push" : "pull");
-    /* Pull reduces as it loads and meets at the end barrier; push reduces
-     * its n slots after the barrier behind its writes. */
-    if (!rc)
-        rc = settle(b, push, v[2], v[3], n, S);
-    for (int i = 0; i < 4; i++)
-        free(v[i]);
-    return rc ? -1 : 0;
+    g->cta = g->push ? store_cap(b) : fabric_cta_serial_Bps(b->f, kernel_blocks(b), 1, n - 1);
+    return cb_generate(b, oneshot_next, g, phased_free);
 }
 
 /* Two-shot: a reduce-scatter then an all-gather, each rank owning 1/n.
@@ -151,47 +201,58 @@ int coll_build_oneshot(coll_build *b)
  * barrier; each rank copies slice r into its own inbox, then writes slice j
  * to rank j; barrier; each rank reduces its n arrivals and writes the sum to
  * every peer in the same loop (an iteration: n loads, then n stores); done
- * when all slices have arrived. Loops over ranks run one after another. */
+ * when all slices have arrived. Loops over ranks run one after another.
+ * Phases as the one-shot's: start (and push's own slice), reduce-scatter,
+ * its end (and pull's own slice), all-gather, and for push the wait for
+ * its slices. */
+static int twoshot_next(void *ctx, sched *sc)
+{
+    phased *g = ctx;
+    coll_build *b = g->b;
+    int first = sched_ntasks(sc), k = g->phase++, rc = 0, push = g->push, n = b->n;
+    fab_op op = push ? FAB_WRITE : FAB_READ;
+    if (k == 0) {
+        rc = begin(b, g->v[0], g->v[1]);
+        if (!rc && push)
+            rc = after_delay(b, g->v[1], g->own, "own-slice");
+    } else if (k == 1) {
+        rc = exchange(b, op, g->part, g->rs, g->v[1], g->v[2], push ? "rs-push" : "rs-pull");
+    } else if (k == 2) {
+        rc = settle(b, push, g->v[2], g->v[3], push && g->fused > 0 ? 0 : n, g->part);
+        if (!rc && !push)
+            rc = after_delay(b, g->v[3], g->own, "own-slice");
+    } else if (k == 3) {
+        rc = exchange(b, op, g->part, g->ag, g->v[3], g->v[4], push ? "ag-push" : "ag-pull");
+    } else {
+        rc = settle(b, push, g->v[4], g->v[5], 0, 0);
+    }
+    if (rc)
+        return -1;
+    sched_horizon(sc, first);
+    return k < 3 || (k == 3 && push) ? 1 : 0;
+}
+
 int coll_build_twoshot(coll_build *b)
 {
-    int push = b->algo == ALGO_TWOSHOT_PUSH, n = b->n, serial = 0;
-    double part = (double)b->r->bytes / n;
-    fab_op op = push ? FAB_WRITE : FAB_READ;
+    phased *g = phased_new(b);
+    if (!g)
+        return -1;
+    int push = g->push = b->algo == ALGO_TWOSHOT_PUSH, n = b->n;
+    g->part = (double)b->r->bytes / n;
     int blocks = kernel_blocks(b);
-    double rs = push ? store_cap(b) : fabric_cta_serial_Bps(b->f, blocks, 1, n - 1);
-    double ag = push ? store_cap(b) : fabric_cta_serial_Bps(b->f, blocks, 0, n - 1);
+    g->rs = push ? store_cap(b) : fabric_cta_serial_Bps(b->f, blocks, 1, n - 1);
+    g->ag = push ? store_cap(b) : fabric_cta_serial_Bps(b->f, blocks, 0, n - 1);
     /* The own slice's local copy, before the peers' (none when local loads
      * are free: serial-loads off, or no per-block rate known). */
-    sim_ps own = 0;
     if (fabric_cta_serial_Bps(b->f, blocks, 1, 0) > 0) {
-        serial = 1;
-        own = local_pass_ps(b, 1, part);
+        g->serial = 1;
+        g->own = local_pass_ps(b, 1, g->part);
     }
     /* Push, fused: the all-gather's streams go at the reduce's pace. */
-    double fused = serial ? fabric_cta_serial_Bps(b->f, blocks, n, 0) : 0;
-    if (push && fused > 0 && (ag <= 0 || fused < ag))
-        ag = fused;
-    int *v[6] = {0};
-    int rc = alloc_ranks(b, v, 6);
-    if (!rc)
-        rc = begin(b, v[0], v[1]);
-    if (!rc && push)
-        rc = after_delay(b, v[1], own, "own-slice");
-    if (!rc)
-        rc = exchange(b, op, part, rs, v[1], v[2], push ? "rs-push" : "rs-pull");
-    if (!rc)
-        rc = settle(b, push, v[2], v[3], push && fused > 0 ? 0 : n, part);
-    if (!rc && !push)
-        rc = after_delay(b, v[3], own, "own-slice");
-    if (!rc)
-        rc = exchange(b, op, part, ag, v[3], v[4], push ? "ag-push" : "ag-pull");
-    /* The pull form ends with its loads (cross_device_reduce_2stage has no
-     * barrier after the all-gather); the push form waits for its slices. */
-    if (!rc && push)
-        rc = settle(b, push, v[4], v[5], 0, 0);
-    for (int i = 0; i < 6; i++)
-        free(v[i]);
-    return rc ? -1 : 0;
+    g->fused = g->serial ? fabric_cta_serial_Bps(b->f, blocks, n, 0) : 0;
+    if (push && g->fused > 0 && (g->ag <= 0 || g->fused < g->ag))
+        g->ag = g->fused;
+    return cb_generate(b, twoshot_next, g, phased_free);
 }
 
 /* All-to-all as one push kernel, the form of DeepEP's dispatch and combine

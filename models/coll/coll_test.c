@@ -69,12 +69,14 @@ static topo *uniform(int n, int read_tags)
     return t;
 }
 
-static double predict_us(const topo *t, coll_algo a, coll_proto p, uint64_t bytes, int ch)
+static double predict_kind_us(const topo *t, coll_kind k, coll_algo a, coll_proto p,
+                              uint64_t bytes, int ch)
 {
     err e = {0};
     coll_ctx *c = coll_ctx_new(t);
     coll_req r;
     coll_req_init(&r, t);
+    r.kind = k;
     r.algo = a;
     r.proto = p;
     r.bytes = bytes;
@@ -87,23 +89,9 @@ static double predict_us(const topo *t, coll_algo a, coll_proto p, uint64_t byte
     return (double)res.time_ps / 1e6;
 }
 
-static double predict_kind_us(const topo *t, coll_kind k, coll_proto p, uint64_t bytes, int ch)
+static double predict_us(const topo *t, coll_algo a, coll_proto p, uint64_t bytes, int ch)
 {
-    err e = {0};
-    coll_ctx *c = coll_ctx_new(t);
-    coll_req r;
-    coll_req_init(&r, t);
-    r.kind = k;
-    r.algo = ALGO_RING;
-    r.proto = p;
-    r.bytes = bytes;
-    r.channels = ch;
-    coll_result res;
-    int rc = coll_predict(c, &r, &res, &e);
-    if (rc)
-        fail_msg("coll_predict: %s", e.msg);
-    coll_ctx_free(c);
-    return (double)res.time_ps / 1e6;
+    return predict_kind_us(t, COLL_ALLREDUCE, a, p, bytes, ch);
 }
 
 static void test_ring_simple(void **state)
@@ -187,12 +175,12 @@ static void test_alltoall_channels(void **state)
     int p2p = nt->p2p_nchannels;
     nccl_tune_free(nt);
     assert_true(p2p >= 2 && p2p < 10);
-    double t1 = predict_kind_us(t, COLL_ALLTOALL, PROTO_SIMPLE, 8000000, 1);
-    double t2 = predict_kind_us(t, COLL_ALLTOALL, PROTO_SIMPLE, 8000000, 2);
+    double t1 = predict_kind_us(t, COLL_ALLTOALL, ALGO_RING, PROTO_SIMPLE, 8000000, 1);
+    double t2 = predict_kind_us(t, COLL_ALLTOALL, ALGO_RING, PROTO_SIMPLE, 8000000, 2);
     NEAR(t1 - t2, 2000, 0.01);
-    double tp = predict_kind_us(t, COLL_ALLTOALL, PROTO_SIMPLE, 8000000, p2p);
+    double tp = predict_kind_us(t, COLL_ALLTOALL, ALGO_RING, PROTO_SIMPLE, 8000000, p2p);
     NEAR(t1 - tp, 4000 - 4000.0 / p2p, 0.01);
-    NEAR(predict_kind_us(t, COLL_ALLTOALL, PROTO_SIMPLE, 8000000, 4 * p2p), tp, 1e-6);
+    NEAR(predict_kind_us(t, COLL_ALLTOALL, ALGO_RING, PROTO_SIMPLE, 8000000, 4 * p2p), tp, 1e-6);
     topo_free(t);
 }
 
@@ -478,6 +466,34 @@ static void test_stream_equals_whole(void **state)
                             a.transfer_ps != b.transfer_ps || a.contention_ps != b.contention_ps)
                             fail_msg("%s g=%d kind %d proto %d %llu B: whole %lld ps %llu ev, "
                                      "streamed %lld ps %llu ev", presets[ti], gs[gi], k, p,
+                                     (unsigned long long)by, (long long)a.time_ps,
+                                     (unsigned long long)a.events, (long long)b.time_ps,
+                                     (unsigned long long)b.events);
+                    }
+        /* The custom kernels run phase by phase (coll_oneshot.c): the same
+         * events and times as built whole, eager and in a graph, on 2 to 64
+         * GPUs (above 64 the barriers' flags go out as groups). */
+        static const coll_algo custom[] = {ALGO_ONESHOT, ALGO_ONESHOT_PUSH, ALGO_TWOSHOT,
+                                           ALGO_TWOSHOT_PUSH};
+        for (int gi = 0; gi < 3; gi++)
+            for (int ai = 0; ai < 4; ai++)
+                for (int graph = 0; graph < 2; graph++)
+                    for (uint64_t by = 1024; by <= (64u << 20); by *= 64) {
+                        coll_req q;
+                        coll_req_init(&q, t);
+                        q.algo = custom[ai];
+                        q.nranks = gs[gi];
+                        q.bytes = by;
+                        q.graph = graph;
+                        coll_result a = {0}, b = {0};
+                        int ra = coll_predict(whole, &q, &a, &e);
+                        assert_int_equal(coll_predict(stream, &q, &b, &e), ra);
+                        if (!ra && (a.time_ps != b.time_ps || a.events != b.events ||
+                                    a.fixed_ps != b.fixed_ps || a.barrier_ps != b.barrier_ps ||
+                                    a.transfer_ps != b.transfer_ps ||
+                                    a.contention_ps != b.contention_ps))
+                            fail_msg("%s g=%d algo %d graph %d %llu B: whole %lld ps %llu ev, "
+                                     "streamed %lld ps %llu ev", presets[ti], gs[gi], ai, graph,
                                      (unsigned long long)by, (long long)a.time_ps,
                                      (unsigned long long)a.events, (long long)b.time_ps,
                                      (unsigned long long)b.events);

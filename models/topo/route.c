@@ -192,8 +192,11 @@ static tree *compute_tree(topo *t, int src, int target)
 
 static size_t route_slot(const topo *t, uint64_t key)
 {
+    /* Fibonacci hashing: the product's top bits, which every bit of the key
+     * reaches (its low bits see only the target's, so pairs into one node
+     * used to pile up in one run of slots). */
     uint64_t h = key * 0x9e3779b97f4a7c15ULL;
-    size_t j = (size_t)(h >> 17) & (t->pcap - 1);
+    size_t j = (size_t)(h >> (64 - __builtin_ctzll((unsigned long long)t->pcap)));
     while (t->pkey[j] && t->pkey[j] != key)
         j = (j + 1) & (t->pcap - 1);
     return j;
@@ -280,14 +283,19 @@ const route *topo_get_route(const topo *tc, int a, int b, int all)
 }
 
 /* Put tr in the tree cache, evicting the oldest. A tree that served many
- * walks (a source reaching every node once, as a one-shot's does) does not
- * count as needed again: only sources whose trees come and go after a few
- * routes (one target per source in turn) get all their routes stored. */
+ * walks (a source reaching every node, as a one-shot's does) leaves its
+ * predecessor links behind (t->walk), 4 bytes a node, and its source is
+ * walked from them from then on; only sources whose trees come and go after
+ * a few routes (one target per source in turn) get all their routes stored. */
 static void tree_keep(topo *t, tree *tr)
 {
     tree *old = t->tc[t->tc_next];
-    if (old && old->uses >= 16 && t->ntrees[old->src] > 0)
-        t->ntrees[old->src]--;
+    if (old && old->uses >= 16 && !t->walk[old->src]) {
+        /* Many walks: its predecessors stay, for walks without a search. */
+        tree_grow(t, old, -1);
+        t->walk[old->src] = old->pred;
+        old->pred = NULL;
+    }
     topo_tree_free(old);
     t->tc[t->tc_next] = tr;
     t->tc_next = (t->tc_next + 1) % TREE_CACHE;
@@ -376,6 +384,27 @@ int topo_route_copy(const topo *tc, int a, int b, int *links, int8_t *dirs, int 
         /* A source past its first two targets, whose tree has been needed
          * at most twice: its first 16 routes from the tree are kept, later
          * ones only walked (a one-shot's sources each reach every GPU). */
+        const int *pw = r ? NULL : t->walk[a];
+        if (pw) {
+            int n = 0, v = b;
+            int64_t lat = 0;
+            for (; v != a && pw[v] >= 0; v = topo_other_end(&t->links[pw[v]], v))
+                n++, lat += t->links[pw[v]].lat_ps;
+            if (v != a) {
+                n = -1; /* b is not reached */
+            } else {
+                v = b;
+                for (int i = n - 1; n <= cap && i >= 0; i--) {
+                    const topo_link *l = &t->links[pw[v]];
+                    links[i] = pw[v];
+                    dirs[i] = (int8_t)(l->b == v ? 0 : 1);
+                    v = topo_other_end(l, v);
+                }
+            }
+            *lat_ps = n < 0 ? -1 : lat;
+            pthread_mutex_unlock(&t->mu);
+            return n;
+        }
         tree *tr = r ? NULL : cached_tree(t, a);
         if (!r && !tr && (t->ntrees[a] > 0 || t->nparts[a] >= 2) && t->ntrees[a] < 2) {
             if ((tr = tree_start(t, a, -1))) {

@@ -9,9 +9,7 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -140,6 +138,7 @@ void topo_free(topo *t)
     free(t->link_line);
     free(t->bw_given);
     free(t->p2p);
+    free(t->assumed);
     free(t->gpus);
     free(t->hash);
     free(t->lhash);
@@ -149,6 +148,9 @@ void topo_free(topo *t)
     free(t->pval);
     for (int i = 0; i < TREE_CACHE; i++)
         topo_tree_free(t->tc[i]);
+    for (int v = 0; t->walk && v < t->nnodes; v++)
+        free(t->walk[v]);
+    free(t->walk);
     free(t->ntrees);
     free(t->nparts);
     free(t->last);
@@ -166,38 +168,6 @@ int topo_set_name(topo *t, const char *name)
         return err_set(NULL, ERR_SYSTEM, "out of memory");
     t->name = n;
     return 0;
-}
-
-int topo_assume(topo *t, err *e, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (t->nassumed == t->cap_assumed) {
-        int cap = t->cap_assumed ? 2 * t->cap_assumed : 8;
-        const char **a = arena_alloc(t->ar, sizeof *a * (size_t)cap);
-        if (!a)
-            return err_set(e, ERR_SYSTEM, "out of memory");
-        if (t->nassumed)
-            memcpy(a, t->assumed, sizeof *a * (size_t)t->nassumed);
-        t->assumed = a;
-        t->cap_assumed = cap;
-    }
-    const char *s = arena_strdup(t->ar, buf);
-    if (!s)
-        return err_set(e, ERR_SYSTEM, "out of memory");
-    t->assumed[t->nassumed++] = s;
-    return 0;
-}
-
-int topo_nassumed(const topo *t) { return t->nassumed; }
-
-const char *topo_assumed(const topo *t, int i)
-{
-    ASSERTF(i >= 0 && i < t->nassumed, "assumption %d of %d", i, t->nassumed);
-    return t->assumed[i];
 }
 
 void topo_set_line(topo *t, long line) { t->cur_line = line; }
@@ -589,6 +559,33 @@ topo_p2p topo_gpu_p2p(const topo *t, int a, int b)
 
 int topo_p2p_count(const topo *t) { return t->np2p; }
 
+int topo_assume(topo *t, const char *text, err *e)
+{
+    for (int i = 0; i < t->nassumed; i++)
+        if (!strcmp(t->assumed[i], text))
+            return 0;
+    if (t->nassumed == t->cap_assumed) {
+        int cap = t->cap_assumed ? 2 * t->cap_assumed : 8;
+        const char **a = realloc(t->assumed, sizeof *a * (size_t)cap);
+        if (!a)
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        t->assumed = a;
+        t->cap_assumed = cap;
+    }
+    const char *s = arena_strdup(t->ar, text);
+    if (!s)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    t->assumed[t->nassumed++] = s;
+    return 0;
+}
+
+int topo_nassumed(const topo *t) { return t->nassumed; }
+
+const char *topo_assumed_at(const topo *t, int i)
+{
+    return i >= 0 && i < t->nassumed ? t->assumed[i] : NULL;
+}
+
 void topo_p2p_at(const topo *t, int i, int *a, int *b, topo_p2p *s)
 {
     *a = t->p2p[3 * i];
@@ -793,9 +790,10 @@ int topo_finish(topo *t, const char *where, err *e)
     }
     free(seen);
     t->ntrees = calloc((size_t)t->nnodes, 1);
+    t->walk = calloc((size_t)t->nnodes, sizeof *t->walk);
     t->nparts = calloc((size_t)t->nnodes, 1);
     t->last = malloc(sizeof *t->last * (size_t)t->nnodes);
-    if (!t->ntrees || !t->nparts || !t->last)
+    if (!t->ntrees || !t->nparts || !t->last || !t->walk)
         return err_set(e, ERR_SYSTEM, "out of memory");
     for (int v = 0; v < t->nnodes; v++)
         atomic_init(&t->last[v], NULL);

@@ -59,7 +59,7 @@ struct topo {
     topo_params params;
     int *p2p;          /* triples (gpu a, gpu b, topo_p2p) of pairs not OK */
     int np2p, cap_p2p;
-    const char **assumed;  /* topo_assume's lines (arena strings) */
+    const char **assumed;  /* importers' assumptions (arena strings), in order */
     int nassumed, cap_assumed;
     int finished;
     const char *where;
@@ -76,6 +76,10 @@ struct topo {
     tree *tc[TREE_CACHE];
     int tc_next;
     unsigned char *ntrees;
+    /* Per source, the predecessor links of its whole tree once that tree
+     * served many routes (a one-shot's source reaches every node): routes
+     * from it are walked, neither kept per pair nor searched again. */
+    int **walk;
     unsigned char *nparts; /* per source: searches stopped at a target (route.c) */
     /* Lock-free first look: per source node, the route last asked for (a
      * ring asks the same pair again and again). */

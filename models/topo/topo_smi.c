@@ -87,15 +87,16 @@ static int read_matrix(smi *s, FILE *f)
             rc = line_fail(st, s->file, ln, MAX_SMI_LINE, s->e);
             break;
         }
-        /* `collsim topo show` writes the header as a comment: "#   GPU0 ..." */
-        if (row < 0 && buf[0] == '#' && (buf[1] == ' ' || buf[1] == '\t'))
-            buf[0] = ' ';
         int starts_blank = buf[0] == ' ' || buf[0] == '\t';
         int nt = split(buf, tok, MAX_SMI_GPUS + 64);
         if (row < 0) {
             /* The header: indented, GPU0 GPU1 ... then other devices and
-             * the affinity headings. */
-            if (!starts_blank || nt < 1 || strcmp(tok[0], "GPU0"))
+             * the affinity headings; `collsim topo show` writes it as a
+             * comment, "#   GPU0 ...". */
+            int hash = nt > 1 && !strcmp(tok[0], "#") && !strcmp(tok[1], "GPU0");
+            if (hash)
+                memmove(tok, tok + 1, sizeof *tok * (size_t)--nt);
+            if ((!starts_blank && !hash) || nt < 1 || strcmp(tok[0], "GPU0"))
                 continue;
             int n = 0;
             while (n < nt && gpu_index(tok[n]) == n)
