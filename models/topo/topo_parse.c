@@ -371,6 +371,14 @@ static int parse_lines(pctx *c, FILE *f)
             rc = line_fail(st, c->file, c->line, MAX_LINE, c->e);
             break;
         }
+        if (!strncmp(buf, "# assumed: ", 11)) {
+            size_t l = strlen(buf);
+            while (l > 11 && (buf[l - 1] == '\n' || buf[l - 1] == '\r'))
+                buf[--l] = 0;
+            if ((rc = topo_assume(c->t, c->e, "%s", buf + 11)) != 0)
+                break;
+            continue;
+        }
         char *hash = strchr(buf, '#');
         if (hash)
             *hash = 0;
