@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cmd_ctx.h"
 #include "cmd/cmds.h"
 #include "models/topo/topo.h"
 #include "sim/input.h"
@@ -223,29 +224,22 @@ static int list(report_format fmt, err *e)
     return rc;
 }
 
+static int write_topo(FILE *f, void *t, err *e) { return topo_write(t, f, e); }
+
 static int write_out(const topo *t, const char *out, err *e)
 {
-    ofile o;
-    TRY(ofile_open(&o, out, e));
-    int rc = topo_write(t, o.f, e);
-    if (rc) {
-        ofile_abort(&o);
-        return rc;
-    }
-    return ofile_commit(&o, e);
+    return ofile_write(out, write_topo, (void *)t, e);
 }
 
 /* What the options set; each subcommand's table uses some of them. */
 typedef struct topo_args {
-    const char *out;
+    cmd_ctx cc;        /* -o (default stdout), --format */
     const char *p2p;   /* import: nvidia-smi topo -p2p r output */
     const char *name;  /* import: the topology's name */
     int routes;
-    report_format fmt;
 } topo_args;
 
 #define ARGS ((topo_args *)ctx)
-static int set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
 static int set_p2p(void *ctx, const char *a, err *e) { (void)e; ARGS->p2p = a; return 0; }
 static int set_name(void *ctx, const char *a, err *e)
 {
@@ -256,24 +250,23 @@ static int set_name(void *ctx, const char *a, err *e)
     return 0;
 }
 static int set_routes(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->routes = 1; return 0; }
-static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
 #undef ARGS
 
 static const cli_opt show_opts[] = {
     {"routes", 0, NULL, "also every GPU route (up to 16 GPUs)", set_routes},
-    {"format", 0, "F", "table (default), csv or json", set_format},
+    {"format", 0, "F", "table (default), csv or json", cmd_set_format},
     {NULL, 0, NULL, NULL, NULL},
 };
 static const cli_opt list_opts[] = {
-    {"format", 0, "F", "table (default), csv or json", set_format},
+    {"format", 0, "F", "table (default), csv or json", cmd_set_format},
     {NULL, 0, NULL, NULL, NULL},
 };
 static const cli_opt file_opts[] = {
-    {"output", 'o', "OUT", "write the topology file to OUT (default stdout)", set_out},
+    {"output", 'o', "OUT", "write the topology file to OUT (default stdout)", cmd_set_output},
     {NULL, 0, NULL, NULL, NULL},
 };
 static const cli_opt import_opts[] = {
-    {"output", 'o', "OUT", "write the topology file to OUT (default stdout)", set_out},
+    {"output", 'o', "OUT", "write the topology file to OUT (default stdout)", cmd_set_output},
     {"p2p", 0, "FILE", "`nvidia-smi topo -p2p r` output: P2P status per GPU pair (NS etc.)",
      set_p2p},
     {"name", 0, "NAME", "the topology's name (default: FILE's, without directory and extension; "
@@ -283,20 +276,20 @@ static const cli_opt import_opts[] = {
 
 static int run_show(const topo_args *a, const char **pos, err *e)
 {
-    return show(pos[0], a->routes, a->fmt, e);
+    return show(pos[0], a->routes, a->cc.fmt, e);
 }
 
 static int run_list(const topo_args *a, const char **pos, err *e)
 {
     (void)pos;
-    return list(a->fmt, e);
+    return list(a->cc.fmt, e);
 }
 
 static int run_export(const topo_args *a, const char **pos, err *e)
 {
     topo *t;
     TRY(topo_load(pos[0], &t, e));
-    int rc = write_out(t, a->out, e);
+    int rc = write_out(t, a->cc.out, e);
     topo_free(t);
     return rc;
 }
@@ -316,12 +309,6 @@ static int run_import(const topo_args *a, const char **pos, err *e)
     } else {
         return err_set(e, ERR_USAGE, "topo import: format must be xml or smi, not '%s'", pos[0]);
     }
-    /* a name of its own: given, or what was read when stdin has none */
-    if (!rc && (a->name || !strcmp(pos[1], "-"))) {
-        char nm[64];
-        snprintf(nm, sizeof nm, "%s-%dgpu", pos[0], topo_ngpus(t));
-        rc = topo_set_name(t, a->name ? a->name : nm);
-    }
     if (!rc && a->p2p) {
         static const input_limits lim = {.max_bytes = INPUT_TEXT_MAX_BYTES,
                                          .what = "an nvidia-smi P2P matrix"};
@@ -330,11 +317,17 @@ static int run_import(const topo_args *a, const char **pos, err *e)
         if (!rc)
             rc = input_close(in, topo_smi_p2p(input_file(in), a->p2p, t, e), e);
     }
-    /* What the importer assumed: in the file as `# assumed:` lines, and here. */
+    /* a name of its own: given, or what was read when stdin has none */
+    if (!rc && (a->name || !strcmp(pos[1], "-"))) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s-%dgpu", pos[0], topo_ngpus(t));
+        rc = topo_set_name(t, a->name ? a->name : nm);
+    }
+    /* what the input did not say, on stderr as in the file */
     for (int i = 0; !rc && i < topo_nassumed(t); i++)
-        fprintf(stderr, "collsim topo import: assumed: %s\n", topo_assumed_at(t, i));
+        fprintf(stderr, "collsim: topo import %s: assumed: %s\n", pos[0], topo_assumed(t, i));
     if (!rc)
-        rc = write_out(t, a->out, e);
+        rc = write_out(t, a->cc.out, e);
     topo_free(t);
     return rc;
 }
@@ -389,7 +382,8 @@ int cmd_topo(int argc, char **argv, err *e)
     for (const topo_sub *s = subs; s->name; s++) {
         if (strcmp(s->name, sub))
             continue;
-        topo_args a = {"-", NULL, NULL, 0, REPORT_TABLE};
+        topo_args a = {.routes = 0};
+        cmd_ctx_init(&a.cc);
         const char *pos[2] = {NULL, NULL};
         int npos;
         int prc = cli_parse(s->cmd, s->synopsis, s->desc, s->opts, &a, argc - 1, argv + 1, pos,

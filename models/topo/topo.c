@@ -9,7 +9,9 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -138,7 +140,6 @@ void topo_free(topo *t)
     free(t->link_line);
     free(t->bw_given);
     free(t->p2p);
-    free(t->assumed);
     free(t->gpus);
     free(t->hash);
     free(t->lhash);
@@ -168,6 +169,38 @@ int topo_set_name(topo *t, const char *name)
         return err_set(NULL, ERR_SYSTEM, "out of memory");
     t->name = n;
     return 0;
+}
+
+int topo_assume(topo *t, err *e, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (t->nassumed == t->cap_assumed) {
+        int cap = t->cap_assumed ? 2 * t->cap_assumed : 8;
+        const char **a = arena_alloc(t->ar, sizeof *a * (size_t)cap);
+        if (!a)
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        if (t->nassumed)
+            memcpy(a, t->assumed, sizeof *a * (size_t)t->nassumed);
+        t->assumed = a;
+        t->cap_assumed = cap;
+    }
+    const char *s = arena_strdup(t->ar, buf);
+    if (!s)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    t->assumed[t->nassumed++] = s;
+    return 0;
+}
+
+int topo_nassumed(const topo *t) { return t->nassumed; }
+
+const char *topo_assumed(const topo *t, int i)
+{
+    ASSERTF(i >= 0 && i < t->nassumed, "assumption %d of %d", i, t->nassumed);
+    return t->assumed[i];
 }
 
 void topo_set_line(topo *t, long line) { t->cur_line = line; }
@@ -558,33 +591,6 @@ topo_p2p topo_gpu_p2p(const topo *t, int a, int b)
 }
 
 int topo_p2p_count(const topo *t) { return t->np2p; }
-
-int topo_assume(topo *t, const char *text, err *e)
-{
-    for (int i = 0; i < t->nassumed; i++)
-        if (!strcmp(t->assumed[i], text))
-            return 0;
-    if (t->nassumed == t->cap_assumed) {
-        int cap = t->cap_assumed ? 2 * t->cap_assumed : 8;
-        const char **a = realloc(t->assumed, sizeof *a * (size_t)cap);
-        if (!a)
-            return err_set(e, ERR_SYSTEM, "out of memory");
-        t->assumed = a;
-        t->cap_assumed = cap;
-    }
-    const char *s = arena_strdup(t->ar, text);
-    if (!s)
-        return err_set(e, ERR_SYSTEM, "out of memory");
-    t->assumed[t->nassumed++] = s;
-    return 0;
-}
-
-int topo_nassumed(const topo *t) { return t->nassumed; }
-
-const char *topo_assumed_at(const topo *t, int i)
-{
-    return i >= 0 && i < t->nassumed ? t->assumed[i] : NULL;
-}
 
 void topo_p2p_at(const topo *t, int i, int *a, int *b, topo_p2p *s)
 {

@@ -163,6 +163,12 @@ int topo_finish(topo *t, const char *where, err *e);
  * topo_finish: "where:line: ..."); 0 = none. */
 void topo_set_line(topo *t, long line);
 int topo_set_name(topo *t, const char *name);  /* copied; ERR_SYSTEM on OOM */
+/* What an importer assumed where its input says nothing, one line each
+ * (printf-style, copied): topo_write writes them as "# assumed: ..." lines,
+ * the commands show them on stderr. ERR_SYSTEM on OOM. */
+int topo_assume(topo *t, err *e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int topo_nassumed(const topo *t);
+const char *topo_assumed(const topo *t, int i);    /* i in 0..topo_nassumed-1 */
 /* PCIe link math: GT/s x lanes x encoding / 8, times the write payload
  * efficiency MPS/(MPS + TLP overhead); bytes/s, 0 if gen or width is invalid. */
 double topo_pcie_bw_Bps(int gen, int width, const topo_params *p);
@@ -176,13 +182,6 @@ topo_p2p topo_gpu_p2p(const topo *t, int gpu_a, int gpu_b);
  * order they were set (for copies and the file writer). */
 int topo_p2p_count(const topo *t);
 void topo_p2p_at(const topo *t, int i, int *gpu_a, int *gpu_b, topo_p2p *s);
-/* What an importer assumed where its input said nothing (docs/formats.md
- * "# assumed:"): one line of text each, copied, kept in order, duplicates
- * dropped; topo_write writes them as `# assumed:` lines and topo_parse reads
- * those lines back. ERR_SYSTEM on OOM. */
-int topo_assume(topo *t, const char *text, err *e);
-int topo_nassumed(const topo *t);
-const char *topo_assumed_at(const topo *t, int i);   /* NULL out of range */
 /* NCCL's usable GB/s per NVLink lane for GPUs of compute capability sm x 10
  * (NCCL's src/graph/topo.h SM*_NVLINK_BW, topo.cc ncclTopoNVLinkBw): 40.1 from
  * SM100, 20.6 SM90, 12.0 SM86 only, 20.0 SM80-89 and SM70, 18.0 SM60, 20.0 below

@@ -59,7 +59,7 @@ struct topo {
     topo_params params;
     int *p2p;          /* triples (gpu a, gpu b, topo_p2p) of pairs not OK */
     int np2p, cap_p2p;
-    const char **assumed;  /* importers' assumptions (arena strings), in order */
+    const char **assumed;  /* topo_assume's lines (arena strings) */
     int nassumed, cap_assumed;
     int finished;
     const char *where;

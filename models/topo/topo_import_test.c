@@ -129,7 +129,7 @@ static void test_xml_assumed(void **state)
     t = xml("nvbridge.xml", &e, &rc);
     assert_int_equal(rc, 0);
     assert_int_equal(topo_nassumed(t), 6);
-    assert_string_equal(topo_assumed_at(t, 0), "1 PCIe link without a link_speed: the parent's "
+    assert_string_equal(topo_assumed(t, 0), "1 PCIe link without a link_speed: the parent's "
                                             "(Gen5 below a root port)");
     topo_free(t);
 }

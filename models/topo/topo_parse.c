@@ -378,7 +378,7 @@ static int parse_lines(pctx *c, FILE *f)
             size_t l = strlen(buf);
             while (l > 11 && (buf[l - 1] == '\n' || buf[l - 1] == '\r'))
                 buf[--l] = 0;
-            if ((rc = topo_assume(c->t, buf + 11, c->e)) != 0)
+            if ((rc = topo_assume(c->t, c->e, "%s", buf + 11)) != 0)
                 break;
             continue;
         }
@@ -484,7 +484,7 @@ int topo_write(const topo *t, FILE *f, err *e)
     char b1[64];
     fprintf(f, "collsim-topo 1\nname %s\n", topo_name(t));
     for (int i = 0; i < topo_nassumed(t); i++)
-        fprintf(f, "# assumed: %s\n", topo_assumed_at(t, i));
+        fprintf(f, "# assumed: %s\n", topo_assumed(t, i));
     const topo_params *p = topo_params_get(t);
     for (int i = 0; i < NPARAMS; i++) {
         const struct param_def *d = &param_defs[i];

@@ -14,8 +14,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -364,44 +362,32 @@ static void base_name(const char *path, char *out, size_t n)
         snprintf(out, n, "imported");
 }
 
-/* One assumption, printf-style (topo_assume takes the text). */
-static int assume(xctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int assume(xctx *c, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return topo_assume(c->t, buf, c->e);
-}
-
 /* What the XML left to the importer, for "# assumed:" lines. */
 static int assumptions(xctx *c)
 {
     double bw;
     int64_t lat;
     if (c->speed_kept)
-        TRY(assume(c, "%d PCIe link%s without a link_speed: the parent's "
+        TRY(topo_assume(c->t, c->e, "%d PCIe link%s without a link_speed: the parent's "
                         "(Gen5 below a root port)", c->speed_kept,
                         c->speed_kept == 1 ? "" : "s"));
     if (c->width_kept)
-        TRY(assume(c, "%d PCIe link%s without a link_width: the parent's (x16 "
+        TRY(topo_assume(c->t, c->e, "%d PCIe link%s without a link_width: the parent's (x16 "
                         "below a root port)", c->width_kept, c->width_kept == 1 ? "" : "s"));
     if (c->width0)
-        TRY(assume(c, "%d PCIe link%s of link_width 0: x16, as NCCL reads it",
+        TRY(topo_assume(c->t, c->e, "%d PCIe link%s of link_width 0: x16, as NCCL reads it",
                         c->width0, c->width0 == 1 ? "" : "s"));
     topo_default_link(LINK_SOCKET, 0, &bw, &lat);
-    TRY(assume(c, "links the XML does not describe take collsim's defaults "
+    TRY(topo_assume(c->t, c->e, "links the XML does not describe take collsim's defaults "
                     "(docs/model.md): socket link %.1f GB/s, %.0f ns", bw / 1e9,
                     (double)lat / 1e3));
     topo_default_link(LINK_MEM, 0, &bw, &lat);
-    TRY(assume(c, "host memory %.1f GB/s per socket; a root port's fabric and "
+    TRY(topo_assume(c->t, c->e, "host memory %.1f GB/s per socket; a root port's fabric and "
                     "each PCIe hop's latency by the kinds it joins", bw / 1e9));
-    TRY(assume(c, "the param lines but cpu: collsim's defaults (the XML has "
+    TRY(topo_assume(c->t, c->e, "the param lines but cpu: collsim's defaults (the XML has "
                     "none; collsim calibrate fits them to measurements)"));
     if (c->nvlinks)
-        TRY(assume(c, "NVLink lanes at NCCL's bandwidth per lane for each GPU's "
+        TRY(topo_assume(c->t, c->e, "NVLink lanes at NCCL's bandwidth per lane for each GPU's "
                         "SM version (topo_nvlink_lane_GBps)"));
     return 0;
 }
