@@ -84,6 +84,7 @@ int coll_build_ring(coll_build *b);
 int coll_build_tree(coll_build *b);
 int coll_build_oneshot(coll_build *b);
 int coll_build_twoshot(coll_build *b);
+int coll_build_alltoall_push(coll_build *b);
 int coll_build_alltoall(coll_build *b);
 int coll_build_nvls(coll_build *b);
 
