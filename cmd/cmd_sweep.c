@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/cmd_ctx.h"
 #include "cmd/cmds.h"
 #include "sim/cli.h"
 #include "sim/ofile.h"
@@ -85,30 +86,28 @@ static int list_keys(void)
 
 /* What the options set. */
 typedef struct args {
-    const char *grid, *out, *jsonl, *plot;
+    cmd_ctx cc;              /* -o, --format */
+    const char *grid, *out, *jsonl, *plot;   /* out: -o's file, NULL without -o */
     long jobs, stop_after;
     int resume, keys;
-    report_format fmt;
 } args;
 
 #define ARGS ((args *)ctx)
-static int set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
 static int set_jsonl(void *ctx, const char *a, err *e) { (void)e; ARGS->jsonl = a; return 0; }
 static int set_plot(void *ctx, const char *a, err *e) { (void)e; ARGS->plot = a; return 0; }
 static int set_resume(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->resume = 1; return 0; }
 static int set_keys(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->keys = 1; return 0; }
 static int set_jobs(void *ctx, const char *a, err *e) { return cli_parse_long("-j", a, 1, 4096, &ARGS->jobs, e); }
-static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
 static int set_stop_after(void *ctx, const char *a, err *e) { return cli_parse_long("--stop-after", a, 1, 1L << 40, &ARGS->stop_after, e); }
 #undef ARGS
 
 static const cli_opt options[] = {
-    {"output", 'o', "OUT.csv", "write the rows as csv (through OUT.csv.part until complete)", set_out},
+    {"output", 'o', "OUT.csv", "write the rows as csv (through OUT.csv.part until complete)", cmd_set_output},
     {"jsonl", 0, "FILE", "also write them as json lines (needs -o)", set_jsonl},
     {"jobs", 'j', "N", "workers on this machine (default: the cores we may use; 1 per rank under mpirun)", set_jobs},
     {"resume", 0, NULL, "continue an interrupted sweep: keep the rows of OUT.csv.part", set_resume},
     {"plot", 0, "OUT.svg", "draw tok/s, speedup and each cycle's parts over one or two varied knobs (needs -o)", set_plot},
-    {"format", 0, "F", "stdout without -o: table (default), csv or json", set_format},
+    {"format", 0, "F", "stdout without -o: table (default), csv or json", cmd_set_format},
     {"stop-after", 0, "N", "stop after N new rows, as if interrupted (for tests)", set_stop_after},
     {"keys", 0, NULL, "list the knobs of trace points (scenario knobs: whatif --keys)", set_keys},
     {NULL, 0, NULL, NULL, NULL},
@@ -117,13 +116,15 @@ static const cli_opt options[] = {
 /* 0, CLI_HELP_SHOWN after --help, or ERR_USAGE. */
 static int parse_args(int argc, char **argv, args *a, err *e)
 {
-    *a = (args){.fmt = REPORT_TABLE};
+    *a = (args){0};
+    cmd_ctx_init(&a->cc);
     const char *pos[2];   /* one more than allowed, to name the extra one */
     int npos;
     int rc = cli_parse("collsim sweep", synopsis, desc, options, a, argc, argv, pos, 2, &npos, e);
     if (rc == CLI_HELP_SHOWN)
         printf("MPI: %s\n", sweep_mpi_built() ? "yes" : "no (rebuild with make MPI=1)");
     TRY(rc);
+    a->out = a->cc.out_given ? a->cc.out : NULL;
     if (npos > 1)
         return err_set(e, ERR_USAGE, "sweep: one grid file only ('%s')", pos[1]);
     a->grid = npos ? pos[0] : NULL;
@@ -374,7 +375,7 @@ int cmd_sweep(int argc, char **argv, err *e)
             a.out = out_path;
         if (!rc && a.jsonl && !(rc = ofile_target(a.jsonl, jsonl_path, sizeof jsonl_path, e)))
             a.jsonl = jsonl_path;
-        sweep_opts o = {.out_path = a.out, .jsonl_path = a.jsonl, .stdout_fmt = a.fmt,
+        sweep_opts o = {.out_path = a.out, .jsonl_path = a.jsonl, .stdout_fmt = a.cc.fmt,
                         .resume = a.resume, .stop_after = a.stop_after,
                         /* rows on a terminal show progress themselves */
                         .progress = rank0 && isatty(2) && (a.out || !isatty(1)) ? on_progress

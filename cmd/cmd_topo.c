@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cmd_ctx.h"
 #include "cmd/cmds.h"
 #include "models/topo/topo.h"
 #include "sim/input.h"
@@ -223,29 +224,22 @@ static int list(report_format fmt, err *e)
     return rc;
 }
 
+static int write_topo(FILE *f, void *t, err *e) { return topo_write(t, f, e); }
+
 static int write_out(const topo *t, const char *out, err *e)
 {
-    ofile o;
-    TRY(ofile_open(&o, out, e));
-    int rc = topo_write(t, o.f, e);
-    if (rc) {
-        ofile_abort(&o);
-        return rc;
-    }
-    return ofile_commit(&o, e);
+    return ofile_write(out, write_topo, (void *)t, e);
 }
 
 /* What the options set; each subcommand's table uses some of them. */
 typedef struct topo_args {
-    const char *out;
+    cmd_ctx cc;        /* -o (default stdout), --format */
     const char *p2p;   /* import: nvidia-smi topo -p2p r output */
     const char *name;  /* import: the topology's name */
     int routes;
-    report_format fmt;
 } topo_args;
 
 #define ARGS ((topo_args *)ctx)
-static int set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
 static int set_p2p(void *ctx, const char *a, err *e) { (void)e; ARGS->p2p = a; return 0; }
 static int set_name(void *ctx, const char *a, err *e)
 {
@@ -256,24 +250,23 @@ static int set_name(void *ctx, const char *a, err *e)
     return 0;
 }
 static int set_routes(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->routes = 1; return 0; }
-static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
 #undef ARGS
 
 static const cli_opt show_opts[] = {
     {"routes", 0, NULL, "also every GPU route (up to 16 GPUs)", set_routes},
-    {"format", 0, "F", "table (default), csv or json", set_format},
+    {"format", 0, "F", "table (default), csv or json", cmd_set_format},
     {NULL, 0, NULL, NULL, NULL},
 };
 static const cli_opt list_opts[] = {
-    {"format", 0, "F", "table (default), csv or json", set_format},
+    {"format", 0, "F", "table (default), csv or json", cmd_set_format},
     {NULL, 0, NULL, NULL, NULL},
 };
 static const cli_opt file_opts[] = {
-    {"output", 'o', "OUT", "write the topology file to OUT (default stdout)", set_out},
+    {"output", 'o', "OUT", "write the topology file to OUT (default stdout)", cmd_set_output},
     {NULL, 0, NULL, NULL, NULL},
 };
 static const cli_opt import_opts[] = {
-    {"output", 'o', "OUT", "write the topology file to OUT (default stdout)", set_out},
+    {"output", 'o', "OUT", "write the topology file to OUT (default stdout)", cmd_set_output},
     {"p2p", 0, "FILE", "`nvidia-smi topo -p2p r` output: P2P status per GPU pair (NS etc.)",
      set_p2p},
     {"name", 0, "NAME", "the topology's name (default: FILE's, without directory and extension; "
@@ -283,20 +276,20 @@ static const cli_opt import_opts[] = {
 
 static int run_show(const topo_args *a, const char **pos, err *e)
 {
-    return show(pos[0], a->routes, a->fmt, e);
+    return show(pos[0], a->routes, a->cc.fmt, e);
 }
 
 static int run_list(const topo_args *a, const char **pos, err *e)
 {
     (void)pos;
-    return list(a->fmt, e);
+    return list(a->cc.fmt, e);
 }
 
 static int run_export(const topo_args *a, const char **pos, err *e)
 {
     topo *t;
     TRY(topo_load(pos[0], &t, e));
-    int rc = write_out(t, a->out, e);
+    int rc = write_out(t, a->cc.out, e);
     topo_free(t);
     return rc;
 }
@@ -334,7 +327,7 @@ static int run_import(const topo_args *a, const char **pos, err *e)
     for (int i = 0; !rc && i < topo_nassumed(t); i++)
         fprintf(stderr, "collsim: topo import %s: assumed: %s\n", pos[0], topo_assumed(t, i));
     if (!rc)
-        rc = write_out(t, a->out, e);
+        rc = write_out(t, a->cc.out, e);
     topo_free(t);
     return rc;
 }
@@ -389,7 +382,8 @@ int cmd_topo(int argc, char **argv, err *e)
     for (const topo_sub *s = subs; s->name; s++) {
         if (strcmp(s->name, sub))
             continue;
-        topo_args a = {"-", NULL, NULL, 0, REPORT_TABLE};
+        topo_args a = {.routes = 0};
+        cmd_ctx_init(&a.cc);
         const char *pos[2] = {NULL, NULL};
         int npos;
         int prc = cli_parse(s->cmd, s->synopsis, s->desc, s->opts, &a, argc - 1, argv + 1, pos,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cmd_ctx.h"
 #include "cmd/cmds.h"
 #include "models/coll/coll.h"
 #include "sim/report.h"
@@ -48,7 +49,8 @@ enum { GEN_MAX_SETS = 64 };
 
 /* What the options of gen set. */
 typedef struct gen_args {
-    const char *model, *mode, *out;
+    cmd_ctx cc;              /* -o */
+    const char *model, *mode;
     long cycles, seed;
     const char *sets[GEN_MAX_SETS];
     int nsets;
@@ -58,7 +60,6 @@ typedef struct gen_args {
 #define ARGS ((gen_args *)ctx)
 static int gen_set_model(void *ctx, const char *a, err *e) { (void)e; ARGS->model = a; return 0; }
 static int gen_set_mode(void *ctx, const char *a, err *e) { (void)e; ARGS->mode = a; return 0; }
-static int gen_set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
 static int gen_set_cycles(void *ctx, const char *a, err *e) { return cli_parse_long("--cycles", a, 1, 100000000, &ARGS->cycles, e); }
 static int gen_set_seed(void *ctx, const char *a, err *e) { return cli_parse_long("--seed", a, 0, 1L << 62, &ARGS->seed, e); }
 
@@ -86,13 +87,14 @@ static const cli_opt gen_options[] = {
     {"seed", 0, "S", "seed of the accept_hist sampler (default 1)", gen_set_seed},
     {"set", 0, "KEY=VALUE", "a what-if knob (repeatable)", gen_set_set},
     {"host", 0, "on|off", "write the host lane (host work, syncs; default on) or the GPU side only", gen_set_host},
-    {"output", 'o', "OUT", "the trace to write (required)", gen_set_out},
+    {"output", 'o', "OUT", "the trace to write (required)", cmd_set_output},
     {NULL, 0, NULL, NULL, NULL},
 };
 
 static int cmd_gen(int argc, char **argv, err *e)
 {
     gen_args g = {.model = "kimi-k2", .cycles = 100, .seed = 1, .host = 1};
+    cmd_ctx_init(&g.cc);
     const char *pos[1];
     int npos;
     int prc = cli_parse("collsim trace gen", gen_synopsis, gen_desc, gen_options, &g, argc, argv,
@@ -100,7 +102,7 @@ static int cmd_gen(int argc, char **argv, err *e)
     if (prc == CLI_HELP_SHOWN)
         return 0;
     TRY(prc);
-    const char *model = g.model, *out = g.out, *mode = g.mode;
+    const char *model = g.model, *out = g.cc.out_given ? g.cc.out : NULL, *mode = g.mode;
     long cycles = g.cycles, seed = g.seed;
     const char *const *sets = g.sets;
     int nsets = g.nsets;
@@ -208,20 +210,17 @@ enum { IMPORT_MAX_FILES = 1024 };
 
 /* What the options of import set. */
 typedef struct import_args {
-    const char *out;
+    cmd_ctx cc;              /* -o, --format */
     kineto_opts o;
-    report_format fmt;
 } import_args;
 
 #define ARGS ((import_args *)ctx)
-static int import_set_out(void *ctx, const char *a, err *e) { (void)e; ARGS->out = a; return 0; }
 static int import_set_bytes(void *ctx, const char *a, err *e)
 {
     TRY(cli_parse_size("--default-bytes", a, &ARGS->o.default_bytes, e));
     return ARGS->o.default_bytes > COLL_MAX_BYTES
                ? err_set(e, ERR_USAGE, "--default-bytes: at most 64G") : 0;
 }
-static int import_set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
 
 static int import_set_tokens(void *ctx, const char *a, err *e)
 {
@@ -231,16 +230,17 @@ static int import_set_tokens(void *ctx, const char *a, err *e)
 #undef ARGS
 
 static const cli_opt import_options[] = {
-    {"output", 'o', "OUT", "the trace to write (required)", import_set_out},
+    {"output", 'o', "OUT", "the trace to write (required)", cmd_set_output},
     {"tokens-per-cycle", 0, "X", "tokens per cycle where a step does not say (default 1)", import_set_tokens},
     {"default-bytes", 0, "B", "size of collectives whose size is not found (default 0: left 0)", import_set_bytes},
-    {"format", 0, "F", "the summary as table (default), csv or json", import_set_format},
+    {"format", 0, "F", "the summary as table (default), csv or json", cmd_set_format},
     {NULL, 0, NULL, NULL, NULL},
 };
 
 static int cmd_import(int argc, char **argv, err *e)
 {
-    import_args g = {.o = {0, 0}, .fmt = REPORT_TABLE};  /* 0: not given (1 a cycle) */
+    import_args g = {.o = {0, 0}};  /* 0: not given (1 a cycle) */
+    cmd_ctx_init(&g.cc);
     /* "kineto", the files, and one more so that too many get their own message */
     const char *pos[IMPORT_MAX_FILES + 2];
     int npos;
@@ -254,11 +254,11 @@ static int cmd_import(int argc, char **argv, err *e)
                        "trace import: the only importer is 'kineto' (collsim trace import --help)");
     if (npos - 1 > IMPORT_MAX_FILES)
         return err_set(e, ERR_USAGE, "more than %d files", IMPORT_MAX_FILES);
-    const char *out = g.out;
+    const char *out = g.cc.out_given ? g.cc.out : NULL;
     const char *const *files = pos + 1;
     int nfiles = npos - 1;
     const kineto_opts o = g.o;
-    report_format fmt = g.fmt;
+    report_format fmt = g.cc.fmt;
     if (!out || nfiles == 0)
         return err_set(e, ERR_USAGE, "trace import kineto: FILE... and -o OUT are required");
     kineto_rank **ranks = calloc((size_t)nfiles, sizeof *ranks);
@@ -347,21 +347,18 @@ static const char show_desc[] =
     "Prints a trace's metadata, its ops by kind, compute time per phase and the\n"
     "distinct collectives with their counts.";
 
-#define ARGS ((report_format *)ctx)
-static int show_set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, ARGS, e); }
-#undef ARGS
-
 static const cli_opt show_options[] = {
-    {"format", 0, "F", "table (default), csv or json", show_set_format},
+    {"format", 0, "F", "table (default), csv or json", cmd_set_format},
     {NULL, 0, NULL, NULL, NULL},
 };
 
 static int cmd_show(int argc, char **argv, err *e)
 {
-    report_format fmt = REPORT_TABLE;
+    cmd_ctx cc;   /* --format */
+    cmd_ctx_init(&cc);
     const char *pos[2];   /* one more than allowed, to say why */
     int npos;
-    int prc = cli_parse("collsim trace show", show_synopsis, show_desc, show_options, &fmt, argc,
+    int prc = cli_parse("collsim trace show", show_synopsis, show_desc, show_options, &cc, argc,
                         argv, pos, 2, &npos, e);
     if (prc == CLI_HELP_SHOWN)
         return 0;
@@ -415,7 +412,7 @@ static int cmd_show(int argc, char **argv, err *e)
     }
     if (count[OP_CYCLE] == 0 && (count[OP_COMPUTE] || count[OP_COLL]))
         cycles = 1, tokens = 1;
-    report *r = report_new(stdout, fmt);
+    report *r = report_new(stdout, cc.fmt);
     report_meta(r, "trace", "%s", path);
     const char *keys[] = {"model", "source", "ranks", "graph", "overhead"};
     for (int i = 0; i < 5; i++)

@@ -55,6 +55,9 @@ static const struct param_def {
     {"tlp_root_data_bytes", P_INT, offsetof(topo_params, tlp_rc_data_bytes), 1, 0, 1e8, 0},
     {"tlp_ep_hdr_credits", P_INT, offsetof(topo_params, tlp_ep_hdr), 1, 0, 1e6, 0},
     {"tlp_ep_data_bytes", P_INT, offsetof(topo_params, tlp_ep_data_bytes), 1, 0, 1e8, 0},
+    {"tlp_root_cpl_hdr_credits", P_INT, offsetof(topo_params, tlp_rc_cpl_hdr), 1, 0, 1e6, 0},
+    {"tlp_root_cpl_data_bytes", P_INT, offsetof(topo_params, tlp_rc_cpl_data_bytes), 1, 0, 1e8,
+     0},
     {"tlp_fc_ns", P_I64, offsetof(topo_params, tlp_fc_ps), 1e3, 0, 1e6, 0},
     {"tlp_turn_ns", P_I64, offsetof(topo_params, tlp_turn_ps), 1e3, 0, 1e6, 0},
     {"tlp_turn_cpl_ns", P_I64, offsetof(topo_params, tlp_turn_cpl_ps), 1e3, 0, 1e6, 0},
@@ -370,6 +373,14 @@ static int parse_lines(pctx *c, FILE *f)
         if (st != LINE_OK) {
             rc = line_fail(st, c->file, c->line, MAX_LINE, c->e);
             break;
+        }
+        if (!strncmp(buf, "# assumed: ", 11)) {
+            size_t l = strlen(buf);
+            while (l > 11 && (buf[l - 1] == '\n' || buf[l - 1] == '\r'))
+                buf[--l] = 0;
+            if ((rc = topo_assume(c->t, c->e, "%s", buf + 11)) != 0)
+                break;
+            continue;
         }
         char *hash = strchr(buf, '#');
         if (hash)

@@ -14,6 +14,8 @@
 #include "sim/line.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,18 @@ enum { MAX_SMI_GPUS = 1024, MAX_SMI_LINE = 1 << 16 };
 
 /* Matrix codes, in the order of the kinds of relation. */
 typedef enum { C_X, C_PIX, C_PXB, C_PHB, C_NODE, C_SYS, C_NV } code;
+
+/* What other tools' text in the same input says about GPU k (k-th GPU of
+ * `nvidia-smi -q`, of `nvidia-smi nvlink -s`, k-th NVIDIA display device of
+ * `lspci -vv`: all in PCI bus order, as nvidia-smi numbers GPUs). 0 = not given. */
+typedef struct gpu_info {
+    int q_gen, q_host_gen, q_width;   /* nvidia-smi -q: GPU Link Info Max, Host Max */
+    int l_gen, l_width;               /* lspci -vv: LnkCap speed, LnkSta width */
+    double lane_GBps;                 /* nvidia-smi nvlink -s: slowest active link */
+    char product[64];                 /* Product Name, or the name in nvlink -s */
+} gpu_info;
+
+enum { MAX_NUMA = 64 };
 
 typedef struct smi {
     const char *file;
@@ -30,6 +44,11 @@ typedef struct smi {
     int *nv;        /* n x n lane counts for C_NV */
     int *numa;      /* -1 unknown */
     long *line;     /* row line numbers */
+    /* Other tools' sections (side_line): */
+    gpu_info *gi;   /* MAX_SMI_GPUS */
+    int nq, q_cur, q_sub, nl_cur, nlspci, l_cur;
+    int in_dist, nd, dist[MAX_NUMA][MAX_NUMA];   /* numactl -H node distances */
+    int sockets, numa_nodes;                      /* lscpu */
 } smi;
 
 static int split(char *s, char **tok, int max)
@@ -70,6 +89,178 @@ static int parse_code(const char *s, code *c, int *nv)
     return -1;
 }
 
+/* "key : value" of nvidia-smi -q (and lscpu "key: value"): key and value
+ * trimmed into k and v; 0 if the line has no colon. */
+static int key_value(const char *line, char *k, size_t nk, char *v, size_t nv)
+{
+    const char *c = strchr(line, ':');
+    if (!c)
+        return 0;
+    const char *a = line;
+    while (*a == ' ' || *a == '\t')
+        a++;
+    size_t l = (size_t)(c - a);
+    while (l && (a[l - 1] == ' ' || a[l - 1] == '\t'))
+        l--;
+    snprintf(k, nk, "%.*s", (int)l, a);
+    const char *b = c + 1;
+    while (*b == ' ' || *b == '\t')
+        b++;
+    snprintf(v, nv, "%s", b);
+    size_t m = strlen(v);
+    while (m && (v[m - 1] == ' ' || v[m - 1] == '\n' || v[m - 1] == '\r' || v[m - 1] == '\t'))
+        v[--m] = 0;
+    return 1;
+}
+
+static int gts_gen(double gts)
+{
+    static const double g[] = {2.5, 5.0, 8.0, 16.0, 32.0, 64.0};
+    for (int i = 0; i < 6; i++)
+        if (gts > g[i] * 0.9 && gts < g[i] * 1.1)
+            return i + 1;
+    return 0;
+}
+
+/* A PCI address at the start: [dddd:]bb:dd.f */
+static int is_bdf(const char *p)
+{
+    unsigned a, b, c, d;
+    int n = 0;
+    if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F')))
+        return 0;
+    if (sscanf(p, "%x:%x:%x.%x%n", &a, &b, &c, &d, &n) == 4 && n > 0)
+        return p[n] == 0 || p[n] == ' ' || p[n] == '\t' || p[n] == '\r' || p[n] == '\n';
+    n = 0;
+    return sscanf(p, "%x:%x.%x%n", &b, &c, &d, &n) == 3 && n > 0 &&
+           (p[n] == 0 || p[n] == ' ' || p[n] == '\t');
+}
+
+/* One line of the input outside the matrix: the sections of `nvidia-smi -q`,
+ * `nvidia-smi nvlink -s`, `lspci -vv`, `numactl -H` and `lscpu`, recognised
+ * by their own headings (docs/formats.md "Imports"). Unknown text is ignored. */
+static void side_line(smi *s, const char *line)
+{
+    char k[96], v[160];
+    int indented = line[0] == ' ' || line[0] == '\t';
+    unsigned x;
+    int idx;
+    /* nvidia-smi -q: "GPU 00000000:18:00.0" opens a GPU's block. */
+    if (!indented && !strncmp(line, "GPU ", 4) && is_bdf(line + 4)) {
+        s->q_cur = s->nq < MAX_SMI_GPUS ? s->nq++ : -1;
+        s->q_sub = 0;
+        s->nl_cur = -1;
+        return;
+    }
+    /* nvidia-smi nvlink -s: "GPU 0: NVIDIA H200 (UUID: GPU-...)" */
+    if (!indented && sscanf(line, "GPU %d:", &idx) == 1 && strstr(line, "(UUID:")) {
+        s->nl_cur = idx >= 0 && idx < MAX_SMI_GPUS ? idx : -1;
+        s->q_cur = -1;
+        if (s->nl_cur >= 0 && !s->gi[idx].product[0]) {
+            const char *a = strchr(line, ':') + 1, *b = strstr(line, " (UUID:");
+            while (*a == ' ')
+                a++;
+            snprintf(s->gi[idx].product, sizeof s->gi[idx].product, "%.*s", (int)(b - a), a);
+        }
+        return;
+    }
+    double rate;
+    if (s->nl_cur >= 0 && indented && sscanf(line, " Link %u: %lf GB/s", &x, &rate) == 2) {
+        gpu_info *g = &s->gi[s->nl_cur];
+        if (rate > 0 && (g->lane_GBps == 0 || rate < g->lane_GBps))
+            g->lane_GBps = rate;
+        return;
+    }
+    /* lspci -vv: a device line opens a block; NVIDIA display devices count. */
+    if (!indented && is_bdf(line)) {
+        s->l_cur = -1;
+        if (strstr(line, "NVIDIA") && (strstr(line, "VGA compatible controller") ||
+                                       strstr(line, "3D controller")))
+            s->l_cur = s->nlspci < MAX_SMI_GPUS ? s->nlspci++ : -1;
+        s->q_cur = s->nl_cur = -1;
+        return;
+    }
+    if (s->l_cur >= 0 && indented) {
+        const char *p = strstr(line, "LnkCap:"), *q = strstr(line, "LnkSta:");
+        const char *sp = p ? strstr(p, "Speed ") : NULL, *w = strstr(line, "Width x");
+        double gts;
+        if (p && sp && sscanf(sp, "Speed %lfGT/s", &gts) == 1)
+            s->gi[s->l_cur].l_gen = gts_gen(gts);
+        if (q && w)
+            s->gi[s->l_cur].l_width = atoi(w + 7);
+        return;
+    }
+    /* numactl -H: "node distances:", a heading row, then "  0:  10  21 ...". */
+    if (!strncmp(line, "node distances:", 15)) {
+        s->in_dist = 1;
+        return;
+    }
+    if (s->in_dist) {
+        char *end;
+        long r = strtol(line, &end, 10);
+        if (end != line && *end == ':' && r >= 0 && r < MAX_NUMA) {
+            const char *p = end + 1;
+            for (int c = 0; c < MAX_NUMA; c++) {
+                long d = strtol(p, &end, 10);
+                if (end == p)
+                    break;
+                s->dist[r][c] = (int)d;
+                p = end;
+            }
+            if (r + 1 > s->nd)
+                s->nd = (int)r + 1;
+            return;
+        }
+        if (strncmp(line, "node ", 5))
+            s->in_dist = 0;
+        if (s->in_dist)
+            return;
+    }
+    if (!key_value(line, k, sizeof k, v, sizeof v)) {
+        /* A heading of nvidia-smi -q: "PCIe Generation", "Link Width", or another. */
+        if (s->q_cur >= 0 && sscanf(line, " %95[^\r\n]", k) == 1) {
+            size_t l = strlen(k);
+            while (l && (k[l - 1] == ' ' || k[l - 1] == '\t'))
+                k[--l] = 0;
+            s->q_sub = !strcmp(k, "PCIe Generation") ? 1 : !strcmp(k, "Link Width") ? 2 : 0;
+        }
+        return;
+    }
+    if (!indented && !strcmp(k, "Socket(s)"))
+        s->sockets = atoi(v);
+    else if (!indented && !strcmp(k, "NUMA node(s)"))
+        s->numa_nodes = atoi(v);
+    if (s->q_cur < 0)
+        return;
+    gpu_info *g = &s->gi[s->q_cur];
+    if (!strcmp(k, "Product Name") && v[0])
+        snprintf(g->product, sizeof g->product, "%s", v);
+    else if (s->q_sub == 1 && !strcmp(k, "Max"))
+        g->q_gen = atoi(v);
+    else if (s->q_sub == 1 && !strcmp(k, "Host Max"))
+        g->q_host_gen = atoi(v);
+    else if (s->q_sub == 2 && !strcmp(k, "Max"))
+        g->q_width = atoi(v);
+}
+
+/* Remove ANSI escapes (ESC [ ... letter: nvidia-smi underlines its header). */
+static void strip_ansi(char *b)
+{
+    char *w = b;
+    for (char *r = b; *r; r++) {
+        if (*r == 0x1b && r[1] == '[') {
+            r += 2;
+            while (*r && !((*r >= 'A' && *r <= 'Z') || (*r >= 'a' && *r <= 'z')))
+                r++;
+            if (!*r)
+                break;
+            continue;
+        }
+        *w++ = *r;
+    }
+    *w = 0;
+}
+
 /* Read the matrix; fills s->n, c, nv, numa, line. */
 static int read_matrix(smi *s, FILE *f)
 {
@@ -90,6 +281,9 @@ static int read_matrix(smi *s, FILE *f)
         /* `collsim topo show` writes the header as a comment: "#   GPU0 ..." */
         if (row < 0 && buf[0] == '#' && (buf[1] == ' ' || buf[1] == '\t'))
             buf[0] = ' ';
+        strip_ansi(buf);
+        if (row < 0 || row >= s->n)
+            side_line(s, buf);
         int starts_blank = buf[0] == ' ' || buf[0] == '\t';
         int nt = split(buf, tok, MAX_SMI_GPUS + 64);
         if (row < 0) {
@@ -234,7 +428,122 @@ typedef struct bctx {
     err *e;
     int rc;
     int nrp, nsw;
+    int up_gen, up_width;   /* switch uplinks' PCIe generation and width */
 } bctx;
+
+/* Usable data rate of an NVLink lane per direction over the rate nvidia-smi
+ * nvlink -s reports: h200-2x's fitted 379.4 GB/s over its 18 lanes of
+ * 26.562 GB/s (validate/data/h200-2x/machine.txt, presets.c build_h200_2x). */
+#define NVLINK_DATA_FRACTION (379.4 / (18 * 26.562))
+
+/* Compute capability x10 by product name (NVIDIA's spec pages), most
+ * specific first; 0 if not in the table. */
+static int product_sm(const char *p)
+{
+    static const struct { const char *name; int sm; } t[] = {
+        {"GB300", 103}, {"GB200", 100}, {"B300", 103}, {"B200", 100}, {"RTX PRO 6000", 120},
+        {"RTX 50", 120}, {"GH200", 90}, {"H100", 90}, {"H200", 90}, {"H800", 90}, {"H20", 90},
+        {"RTX 6000 Ada", 89}, {"RTX 40", 89}, {"L40", 89}, {"L4", 89}, {"A100", 80},
+        {"A800", 80}, {"A30", 80}, {"RTX A6000", 86}, {"RTX A5000", 86}, {"RTX A4000", 86},
+        {"RTX 30", 86}, {"A40", 86}, {"A10", 86}, {"RTX 20", 75}, {"Quadro RTX", 75},
+        {"TITAN RTX", 75}, {"T4", 75}, {"V100", 70}, {"TITAN V", 70}, {"P100", 60},
+    };
+    for (size_t i = 0; p[0] && i < sizeof t / sizeof t[0]; i++)
+        if (strstr(p, t[i].name))
+            return t[i].sm;
+    return 0;
+}
+
+static void assume(bctx *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void assume(bctx *b, const char *fmt, ...)
+{
+    char buf[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    for (int i = 0; i < topo_nassumed(b->t); i++)
+        if (!strcmp(topo_assumed(b->t, i), buf))
+            return;   /* said once: the same default on several links */
+    if (!b->rc)
+        b->rc = topo_assume(b->t, b->e, "%s", buf);
+}
+
+/* The socket of NUMA node numa: the smallest node within distance < 20
+ * (numactl -H; *how = 1), numa / NPS (lscpu counts; *how = 2), or numa
+ * itself (*how stays 0). */
+static int numa_socket(const smi *s, int numa, int *how)
+{
+    if (numa >= 0 && numa < s->nd) {
+        for (int j = 0; j < s->nd; j++)
+            if (s->dist[numa][j] > 0 && s->dist[numa][j] < 20) {
+                *how = 1;
+                return j;
+            }
+    }
+    if (numa >= 0 && s->sockets > 0 && s->numa_nodes >= s->sockets &&
+        s->numa_nodes % s->sockets == 0 && numa < s->numa_nodes) {
+        *how = 2;
+        return numa / (s->numa_nodes / s->sockets);
+    }
+    return numa;
+}
+
+/* Two NUMA nodes of one socket: the socket's internal fabric, a SYS hop for
+ * nvidia-smi (different NUMA nodes), at the fabric's default rate. */
+static void mk_quadrant(bctx *b, int x, int y)
+{
+    if (b->rc)
+        return;
+    topo_link l = {.a = x, .b = y, .kind = LINK_SOCKET};
+    topo_default_link(LINK_FABRIC, 90, &l.bw_Bps, &l.lat_ps);
+    if (topo_add_link(b->t, &l, b->e) < 0)
+        b->rc = b->e ? b->e->code : ERR_INPUT;
+}
+
+/* The GPU's own PCIe link from the tools' text; 0 if not given. */
+static int gpu_pcie(const gpu_info *q, int *gen, int *width)
+{
+    *gen = q->q_gen > 0 ? (q->q_host_gen > 0 && q->q_host_gen < q->q_gen ? q->q_host_gen : q->q_gen)
+                        : q->l_gen;
+    *width = q->q_width > 0 ? q->q_width : q->l_width;
+    return *gen >= 1 && *gen <= 6 && *width >= 1 && *width <= 32;
+}
+
+static void mk_pcie(bctx *b, int x, int y, int gen, int width)
+{
+    if (b->rc)
+        return;
+    topo_link l = {.a = x, .b = y, .kind = LINK_PCIE, .pcie_gen = gen, .pcie_width = width};
+    l.lat_ps = topo_default_pci_lat_ps(topo_node_at(b->t, x)->kind, topo_node_at(b->t, y)->kind);
+    if (topo_add_link(b->t, &l, b->e) < 0)
+        b->rc = b->e ? b->e->code : ERR_INPUT;
+}
+
+static void mk_nvlink(bctx *b, int x, int y, int lanes, double bw_Bps)
+{
+    if (b->rc)
+        return;
+    topo_link l = {.a = x, .b = y, .kind = LINK_NVLINK, .nvlinks = lanes};
+    double per;
+    topo_default_link(LINK_NVLINK, 90, &per, &l.lat_ps);
+    l.bw_Bps = bw_Bps;
+    if (topo_add_link(b->t, &l, b->e) < 0)
+        b->rc = b->e ? b->e->code : ERR_INPUT;
+}
+
+/* A lane's data rate for GPUs a and b (c < 0: a to an NVSwitch): from
+ * nvidia-smi nvlink -s when given for both, else NCCL's figure for sm. */
+static double lane_Bps(bctx *b, const smi *s, int a, int c, int sm)
+{
+    double ra = s->gi[a].lane_GBps, rc = c >= 0 ? s->gi[c].lane_GBps : ra;
+    if (ra > 0 && rc > 0)
+        return (ra < rc ? ra : rc) * NVLINK_DATA_FRACTION * 1e9;
+    int fsm = sm ? sm : 90;
+    assume(b, "NVLink lanes at %.1f GB/s each way (NCCL's SM %d figure; no `nvidia-smi nvlink -s` "
+           "rate for GPU%d)", topo_nvlink_lane_GBps(fsm), fsm, ra > 0 ? c : a);
+    return topo_nvlink_lane_GBps(fsm) * 1e9;
+}
 
 static int mk_node(bctx *b, const char *name, topo_kind k, int numa, int parent)
 {
@@ -278,7 +587,7 @@ static int build(const smi *s, topo *t, err *e)
     int *gpar = malloc(sizeof(int) * (size_t)n), *cpu_of = malloc(sizeof(int) * (size_t)n);
     int *rp_of = malloc(sizeof(int) * (size_t)n), *psw_of = malloc(sizeof(int) * (size_t)n);
     int *lsw_of = malloc(sizeof(int) * (size_t)n);
-    bctx b = {t, e, 0, 0, 0};
+    bctx b = {t, e, 0, 0, 0, 5, 16};
     if (!sock || !root || !pxb || !pix || !gpar || !cpu_of || !rp_of || !psw_of || !lsw_of) {
         b.rc = err_set(e, ERR_SYSTEM, "out of memory");
         goto out;
@@ -293,6 +602,32 @@ static int build(const smi *s, topo *t, err *e)
     groups(s, C_PHB, root);
     groups(s, C_PXB, pxb);
     groups(s, C_PIX, pix);
+    /* GPU model: gpu_sm when every GPU's product name is known and the same. */
+    int sm = product_sm(s->gi[0].product);
+    for (int g = 1; g < n; g++)
+        if (product_sm(s->gi[g].product) != sm)
+            sm = 0;
+    if (sm)
+        topo_params_mut(t)->gpu_sm = sm;
+    else if (s->gi[0].product[0])
+        assume(&b, "gpu_sm 0: the GPUs' product names ('%s'...) are not one model of the "
+               "importer's table (NCCL's emulation then takes SM 80)", s->gi[0].product);
+    else
+        assume(&b, "gpu_sm 0: no product name (give `nvidia-smi -q` or `nvidia-smi nvlink -s` "
+               "text; NCCL's emulation then takes SM 80)");
+    /* PCIe per GPU: nvidia-smi -q's Max (below Host Max), else lspci's LnkCap speed and
+     * LnkSta width; never Current (an idle GPU drops to Gen1). */
+    int known = 0;
+    for (int g = 0; g < n; g++) {
+        int gen, width;
+        if (!gpu_pcie(&s->gi[g], &gen, &width))
+            continue;
+        b.up_gen = known && b.up_gen > gen ? b.up_gen : gen;
+        b.up_width = known && b.up_width > width ? b.up_width : width;
+        known++;
+    }
+    if (!known)
+        assume(&b, "PCIe Gen5 x16 on every link (no `nvidia-smi -q` or `lspci -vv` text)");
     for (int g = 0; g < n; g++)
         cpu_of[g] = rp_of[g] = psw_of[g] = lsw_of[g] = -1;
     /* cpu_of/rp_of/psw_of/lsw_of are indexed by the representative GPU. */
@@ -327,7 +662,7 @@ static int build(const smi *s, topo *t, err *e)
             if (psw_of[pxb[g]] < 0) {
                 snprintf(name, sizeof name, "sw%d", b.nsw++);
                 psw_of[pxb[g]] = mk_node(&b, name, TOPO_SWITCH, sock[g], parent);
-                mk_link(&b, psw_of[pxb[g]], parent, LINK_PCIE, 0);
+                mk_pcie(&b, psw_of[pxb[g]], parent, b.up_gen, b.up_width);
             }
             parent = psw_of[pxb[g]];
         }
@@ -335,7 +670,7 @@ static int build(const smi *s, topo *t, err *e)
             if (lsw_of[pix[g]] < 0) {
                 snprintf(name, sizeof name, "sw%d", b.nsw++);
                 lsw_of[pix[g]] = mk_node(&b, name, TOPO_SWITCH, sock[g], parent);
-                mk_link(&b, lsw_of[pix[g]], parent, LINK_PCIE, 0);
+                mk_pcie(&b, lsw_of[pix[g]], parent, b.up_gen, b.up_width);
             }
             parent = lsw_of[pix[g]];
         }
@@ -345,19 +680,62 @@ static int build(const smi *s, topo *t, err *e)
         topo_set_line(t, s->line[g]);
         snprintf(name, sizeof name, "gpu%d", g);
         int id = mk_node(&b, name, TOPO_GPU, sock[g], gpar[g]);
-        mk_link(&b, id, gpar[g], LINK_PCIE, 0);
+        int gen, width;
+        if (!gpu_pcie(&s->gi[g], &gen, &width)) {
+            gen = 5;
+            width = 16;
+            if (known)
+                assume(&b, "GPU%d's PCIe link Gen5 x16 (not in the `nvidia-smi -q` / `lspci -vv` "
+                       "text)", g);
+        }
+        mk_pcie(&b, id, gpar[g], gen, width);
+        if (known && b.nsw)
+            assume(&b, "switch uplinks at Gen%d x%d, the fastest GPU link given (the tools' text "
+                   "has the GPUs' own links only)", b.up_gen, b.up_width);
     }
-    /* Sockets: a full mesh of socket links. */
-    for (int g = 0; g < n && !b.rc; g++)
+    /* CPU nodes (one per NUMA node): grouped into sockets by numactl -H's
+     * distances or lscpu's counts; within a socket a full mesh of quadrant
+     * links, between sockets one socket link between their first nodes;
+     * without either, every NUMA node a socket (a full mesh). */
+    int *pkg = malloc(sizeof(int) * (size_t)n), grouped = 0, nnuma = 0;
+    if (!pkg && !b.rc)
+        b.rc = err_set(e, ERR_SYSTEM, "out of memory");
+    for (int g = 0; g < n && pkg; g++) {
+        int first = 1;
+        for (int k = 0; k < g; k++)
+            first &= sock[k] != sock[g];
+        nnuma += first;
+        pkg[g] = numa_socket(s, sock[g], &grouped);
+    }
+    if (pkg && nnuma > 1 && grouped == 1)
+        assume(&b, "NUMA nodes grouped into sockets by `numactl -H` distances (< 20 = same "
+               "socket); nodes of one socket joined at %.0f GB/s (the fabric default)", 100.0);
+    else if (pkg && nnuma > 1 && grouped == 2)
+        assume(&b, "NUMA node k on socket k / %d (`lscpu` gives %d sockets, %d NUMA nodes, not "
+               "the map); nodes of one socket joined at %.0f GB/s (the fabric default)",
+               s->numa_nodes / s->sockets, s->sockets, s->numa_nodes, 100.0);
+    else if (pkg && nnuma > 1)
+        assume(&b, "each of the %d NUMA nodes is its own socket (no `numactl -H` or `lscpu` text "
+               "to group them)", nnuma);
+    for (int g = 0; g < n && !b.rc && pkg; g++)
         for (int h = 0; h < g && !b.rc; h++) {
-            int first_g = 1, first_h = 1;
-            for (int k = 0; k < g; k++)
+            int first_g = 1, first_h = 1, lead_g = 1, lead_h = 1;
+            for (int k = 0; k < g; k++) {
                 first_g &= sock[k] != sock[g];
-            for (int k = 0; k < h; k++)
+                lead_g &= pkg[k] != pkg[g];
+            }
+            for (int k = 0; k < h; k++) {
                 first_h &= sock[k] != sock[h];
-            if (first_g && first_h && sock[g] != sock[h])
+                lead_h &= pkg[k] != pkg[h];
+            }
+            if (!first_g || !first_h || sock[g] == sock[h])
+                continue;
+            if (pkg[g] == pkg[h])
+                mk_quadrant(&b, cpu_of[h], cpu_of[g]);
+            else if (lead_g && lead_h)
                 mk_link(&b, cpu_of[h], cpu_of[g], LINK_SOCKET, 0);
         }
+    free(pkg);
     /* NVLink: one NVSwitch if every pair (3+ GPUs) has the same NV#. */
     int same = n >= 3, k0 = n >= 2 ? s->nv[1] : 0;
     for (int a = 0; a < n; a++)
@@ -367,13 +745,13 @@ static int build(const smi *s, topo *t, err *e)
     if (same) {
         int nvs = mk_node(&b, "nvs0", TOPO_NVSWITCH, -1, -1);
         for (int g = 0; g < n && !b.rc; g++)
-            mk_link(&b, topo_gpu_node(t, g), nvs, LINK_NVLINK, k0);
+            mk_nvlink(&b, topo_gpu_node(t, g), nvs, k0, k0 * lane_Bps(&b, s, g, -1, sm));
     } else {
         for (int a = 0; a < n && !b.rc; a++)
             for (int c = a + 1; c < n && !b.rc; c++)
                 if (s->c[a * n + c] == C_NV)
-                    mk_link(&b, topo_gpu_node(t, a), topo_gpu_node(t, c), LINK_NVLINK,
-                            s->nv[a * n + c]);
+                    mk_nvlink(&b, topo_gpu_node(t, a), topo_gpu_node(t, c), s->nv[a * n + c],
+                              s->nv[a * n + c] * lane_Bps(&b, s, a, c, sm));
     }
 out:
     free(sock);
@@ -391,7 +769,15 @@ out:
 int topo_import_smi(FILE *f, const char *name, topo **out, err *e)
 {
     *out = NULL;
-    smi s = {.file = name, .e = e};
+    gpu_info *gi = calloc(MAX_SMI_GPUS, sizeof *gi);
+    if (!gi)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    smi s;
+    memset(&s, 0, sizeof s);
+    s.file = name;
+    s.e = e;
+    s.gi = gi;
+    s.q_cur = s.nl_cur = s.l_cur = -1;
     int rc = read_matrix(&s, f);
     topo *t = NULL;
     if (!rc && !(t = topo_new(name)))
@@ -433,6 +819,7 @@ int topo_import_smi(FILE *f, const char *name, topo **out, err *e)
     free(s.nv);
     free(s.numa);
     free(s.line);
+    free(s.gi);
     if (rc) {
         topo_free(t);
         return rc;
