@@ -37,6 +37,8 @@
 #include "validate/stats.h"
 
 enum { MAX_FILES = 256, MAX_PARAMS = CAND_MAX };
+/* The transaction level's window, as `collsim flows --engine tlp` runs it. */
+#define TLP_WINDOW_PS 50000000
 
 static const char synopsis[] = "collsim calibrate MEAS... [--topo T] -o CALIB [options]";
 static const char desc[] =
@@ -58,6 +60,7 @@ typedef struct calibrate_args {
     const char *fit, *fix, *patterns, *sizes;
     int residuals;
     double max_rms_pct;      /* refuse a fit whose rms error exceeds this */
+    int tlp;                 /* predict the transfers on the transaction level */
 } calibrate_args;
 
 #define ARGS ((calibrate_args *)ctx)
@@ -66,6 +69,13 @@ static int set_fix(void *ctx, const char *a, err *e) { (void)e; ARGS->fix = a; r
 static int set_patterns(void *ctx, const char *a, err *e) { (void)e; ARGS->patterns = a; return 0; }
 static int set_sizes(void *ctx, const char *a, err *e) { (void)e; ARGS->sizes = a; return 0; }
 static int set_residuals(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->residuals = 1; return 0; }
+static int set_engine(void *ctx, const char *a, err *e)
+{
+    if (strcmp(a, "flow") && strcmp(a, "tlp"))
+        return err_set(e, ERR_USAGE, "--engine: '%s' (flow or tlp)", a);
+    ARGS->tlp = !strcmp(a, "tlp");
+    return 0;
+}
 static int set_max_rms(void *ctx, const char *a, err *e)
 {
     char *end;
@@ -89,6 +99,8 @@ static const cli_opt options[] = {
     {"residuals", 0, NULL, "also print every point's residual", set_residuals},
     {"max-rms", 0, "PCT", "fail (exit 1, no profile) if the fitted rms error exceeds PCT% "
                           "(default 30)", set_max_rms},
+    {"engine", 0, "E", "flow (default) or tlp: predict the transfers on the transaction level "
+                       "and fit its keys (tlp_turn_ns, tlp_turn_cpl_ns)", set_engine},
     {"format", 0, "F", "table (default), csv or json", cmd_set_format},
     {NULL, 0, NULL, NULL, NULL},
 };
@@ -103,6 +115,7 @@ typedef struct ctx {
     calib *cal;
     double *pred;
     err *e;
+    int tlp;                 /* transfers on the transaction-level engine */
 } ctx;
 
 static int resid(const double *v, double *r, void *arg, err *e)
@@ -129,7 +142,8 @@ static int resid(const double *v, double *r, void *arg, err *e)
     topo *t;
     TRY(calib_apply(x->cal, x->base, &t, x->e));
     size_t np = pts_count(x->pts), nn = calib_nccl_count(x->nccl);
-    int rc = pts_predict(x->pts, t, x->pred, x->e);
+    int rc = x->tlp ? pts_predict_tlp(x->pts, t, TLP_WINDOW_PS, x->pred, x->e)
+                    : pts_predict(x->pts, t, x->pred, x->e);
     if (!rc)
         rc = calib_nccl_predict(x->nccl, t, x->pred + np, x->e);
     topo_free(t);
@@ -299,7 +313,8 @@ int cmd_calibrate(int argc, char **argv, err *e)
         goto done;
     }
     cand_point_info(p, t, c, 0, info);
-    if ((rc = cand_build(t, p, ncp, info, c, &nc, e)))
+    if ((rc = cand_build(t, p, ncp, info, c, &nc, e)) ||
+        (g.tlp && (rc = cand_build_tlp(t, p, info, c, &nc, e))))
         goto done;
     cand_point_info(p, t, c, nc, info);
     for (int j = 0; j < nc && startc; j++) {
@@ -343,7 +358,7 @@ int cmd_calibrate(int argc, char **argv, err *e)
                 }
         }
     }
-    x = (ctx){t, p, ncp, c, nc, map, NULL, pred, e};
+    x = (ctx){t, p, ncp, c, nc, map, NULL, pred, e, g.tlp};
     fit_opts opts;
     fit_opts_default(&opts);
     /* Latencies become integer picoseconds: a 0.1% step still moves a 1 ns

@@ -454,8 +454,9 @@ typedef struct run {
 
 static const char *algo_label(const run *r, coll_algo a)
 {
-    /* All-to-all runs as grouped point-to-point sends, not a ring. */
-    return r->kind == COLL_ALLTOALL ? "p2p" : coll_algo_name(a);
+    /* NCCL's all-to-all runs as grouped point-to-point sends, not a ring;
+     * oneshot-push is the one-kernel push form (DeepEP-style). */
+    return r->kind == COLL_ALLTOALL && a != ALGO_ONESHOT_PUSH ? "p2p" : coll_algo_name(a);
 }
 
 static const char *redop_label(const run *r) { return is_reduction(r->kind) ? r->op : "none"; }

@@ -1,27 +1,27 @@
 #!/bin/sh
 # Fit the transaction-level engine's one unknown of the 2-socket box, the root ports' ordering
-# turnaround (tlp_turn_ns), to one contention row: 'Same uplink, diff targets (GPU0->4 +
-# GPU1->6)', 2.7 GB/s (validate/data/public/rtxpro6000-2s-rw-flows.csv case 4). Bisection
-# through `collsim flows --engine tlp` on the preset with the value replaced; the answer goes
-# into models/topo/presets.c by hand (docs/model.md, "The transaction-level engine").
-# Usage: scripts/fit-tlp.sh [TARGET_GBps]. COLLSIM names the binary.
+# turnaround (tlp_turn_ns), with `collsim calibrate --engine tlp` on the 'same-uplink' cases of
+# validate/data/public/rtxpro6000-2s-rw-flows.csv: the 2- and 4-flow write collapse (2.7 GB/s),
+# the same virtual switch towards one root port (40.3) and the reads of the same patterns (51.1,
+# 51.3); nothing else. The answer goes into models/topo/presets.c by hand (docs/model.md, "The
+# transaction-level engine"). Usage: scripts/fit-tlp.sh [MEAS]. COLLSIM names the binary.
 set -eu
 COLLSIM=${COLLSIM:-build/collsim}
-TARGET=${1:-2.7}
+MEAS=${1:-validate/data/public/rtxpro6000-2s-rw-flows.csv}
+[ -r "$MEAS" ] || { echo "fit-tlp.sh: cannot read $MEAS" >&2; exit 1; }
+# The rows it needs: the 2-flow collapse (GPU0>4 + GPU1>6, copy-write), as the case's total.
+if ! awk -F, '$2 == "same-uplink" && $3 == "copy-write" && $4 == 0 && $5 == 0 && $6 == 4 { c = $1 }
+              $1 == c && $2 == "same-uplink" && $4 == 1 && $5 == 1 && $6 == 6 { found = 1 }
+              END { exit !found }' "$MEAS"; then
+    echo "fit-tlp.sh: $MEAS has no 'same-uplink' copy-write case with the flows 0>4 and 1>6" \
+        "(the 2-flow collapse row the fit needs)" >&2
+    exit 1
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$COLLSIM" topo export rtxpro6000-8x-pcie5-2s -o "$tmp/base.topo"
-rate() {
-    sed -e "s/^param tlp_turn_ns .*/param tlp_turn_ns $1/" "$tmp/base.topo" > "$tmp/t.topo"
-    "$COLLSIM" flows --topo "$tmp/t.topo" --flows '0>4,1>6' --op copy-write --engine tlp \
-        --format csv | grep -v '^#' | awk -F, '$4 == -1 { print $9 }'
-}
-lo=1 hi=1000
-for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do
-    mid=$(( (lo + hi) / 2 ))
-    r=$(rate $mid)
-    # a longer turnaround gives a lower rate
-    if [ "$(echo "$r > $TARGET" | bc)" = 1 ]; then lo=$mid; else hi=$mid; fi
-    [ $((hi - lo)) -le 1 ] && break
-done
-echo "tlp_turn_ns $lo: $(rate $lo) GB/s; $hi: $(rate $hi) GB/s (target $TARGET)"
+if ! "$COLLSIM" calibrate "$MEAS" --topo rtxpro6000-8x-pcie5-2s --engine tlp --fit tlp_turn_ns \
+    --patterns same-uplink -o "$tmp/tlp.calib" > "$tmp/out.txt"; then
+    echo "fit-tlp.sh: collsim calibrate failed" >&2
+    exit 1
+fi
+grep -E '^ *tlp_turn_ns |^#points|^ +[0-9]+ +[0-9]+ ' "$tmp/out.txt"

@@ -37,7 +37,8 @@ launch|an eager kernel launch costs the issuing CPU half the launch time|traces/
 kernel-start|NCCL's ring kernel start (per protocol) halved|models/coll/coll_ring.c|        if ((start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING), "kernel")) < 0)|        if ((start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING) / 2, "kernel")) < 0)
 hop-latency|every link's latency counts twice on a route|models/topo/route.c|            int64_t nd = tr->dist_ps[u] + l->lat_ps;|            int64_t nd = tr->dist_ps[u] + 2 * l->lat_ps;
 tie-rule|the engine's rounding tie rule: a quotient within FLOWNET_EPS of an integer no longer rounds to it (always up)|sim/flownet.c|    if (fabs(x - r) <= FLOWNET_EPS * x)|    if (fabs(x - r) < 0 * x)
-oneshot-barrier|the pull one-shot and two-shot start without their start barrier|models/coll/coll_oneshot.c|    return push ? 0 : cb_barrier(b, start, ready);|    return push ? 0 : 0;
+oneshot-barrier|the custom kernels start without their start barrier|models/coll/coll_oneshot.c|    return cb_barrier(b, start, ready);|    return 0;
+serial-loads|a custom kernel's loads from its own memory cost nothing (only the peers' loads are waited for)|models/fabric/fabric.c|        t += local / p->cta_store_Bps;|        t += 0;
 EOF
 )
 

@@ -49,6 +49,6 @@ row "same chip 4-GPU all-to-all" copy-write "$(a2a 0,1,2,3 0,1,2,3)" 153
 row "1 read 4>0" copy-read "4>0" 40.1
 row "2 reads 4>0 6>2" copy-read "4>0,6>2" 44.8
 row "2 reads 4>0 6>1" copy-read "4>0,6>1" 51.1
-row "4 reads 4>0 6>0 5>1 7>1" copy-read "4>0,6>0,5>1,7>1" 51.3
+row "4 reads 4>0 5>0 6>1 7>1" copy-read "4>0,5>0,6>1,7>1" 51.3
 row "16 reads cross-chip" copy-read "$(a2a 4,5,6,7 0,1,2,3)" 9.0
 row "56 reads all-to-all" copy-read "$(a2a $ALL $ALL)" 53.9

@@ -170,7 +170,17 @@ static int emit_ar(emitter *m, const whatif_scenario *s, int ntok, double forced
     return m->fn(m->arg, &op, e);
 }
 
-static int is_ep(const whatif_scenario *s) { return !strcmp(s->moe, "ep"); }
+/* moe=ep: NCCL's all-to-all; moe=ep-push: one push kernel per all-to-all
+ * (DeepEP-style; models/coll's oneshot-push for all-to-all). */
+static int is_ep(const whatif_scenario *s)
+{
+    return !strcmp(s->moe, "ep") || !strcmp(s->moe, "ep-push");
+}
+
+static coll_algo ep_algo(const whatif_scenario *s)
+{
+    return !strcmp(s->moe, "ep-push") ? ALGO_ONESHOT_PUSH : ALGO_AUTO;
+}
 
 /* Expert parallelism: the bytes one rank sends in a dispatch (and gets back
  * in a combine) all-to-all: its share of the ntok tokens, each to moe_topk
@@ -188,6 +198,7 @@ static int emit_a2a(emitter *m, const whatif_scenario *s, int ntok, err *e)
     trace_op op;
     trace_op_init(&op, OP_COLL);
     op.coll = COLL_ALLTOALL;
+    op.algo = ep_algo(s);
     op.bytes = ep_a2a_bytes(s, ntok);
     op.dtype = s->dtype;
     op.group = s->tp;
@@ -368,8 +379,8 @@ int whatif_check(const whatif_scenario *s, const topo *t, err *e)
     if (s->moe_topk > s->moe_experts)
         return err_set(e, ERR_USAGE, "moe_topk %d is more than moe_experts %d", s->moe_topk,
                        s->moe_experts);
-    if (s->moe[0] && strcmp(s->moe, "tp") && strcmp(s->moe, "ep"))
-        return err_set(e, ERR_USAGE, "moe: '%s' (tp or ep)", s->moe);
+    if (s->moe[0] && strcmp(s->moe, "tp") && !is_ep(s))
+        return err_set(e, ERR_USAGE, "moe: '%s' (tp, ep or ep-push)", s->moe);
     return 0;
 }
 
@@ -450,6 +461,7 @@ static int run_with(whatif_ctx *c, const whatif_scenario *s0, whatif_result *out
         coll_req a;
         coll_req_init(&a, tp);
         a.kind = COLL_ALLTOALL;
+        a.algo = ep_algo(&s);
         a.bytes = ep_a2a_bytes(&s, ntok);
         a.dtype = s.dtype;
         a.nranks = s.tp;

@@ -150,7 +150,7 @@ static const knob knobs[] = {
      "ring|tree|oneshot|twoshot|oneshot-push|twoshot-push|auto"},
     {"tp", K_INT, F(tp), 1, 1024, NULL, "tensor-parallel size (GPUs 0..tp-1)"},
     {"moe", K_STR, F(moe), 0, 0, NULL,
-     "tp (default): experts split over tp, an allreduce | ep: experts whole per rank, dispatch and combine all-to-alls"},
+     "tp (default): experts split over tp, an allreduce | ep: experts whole per rank, dispatch and combine all-to-alls (NCCL's) | ep-push: the same as one push kernel each (DeepEP-style)"},
     {"batch", K_INT, F(batch), 1, 4096, NULL, "concurrent requests"},
     {"accept_len", K_DBL, F(accept_len), 1, 64, NULL, "mean tokens accepted per EAGLE-3 cycle"},
     {"accept_hist", K_HIST, F(accept_hist), 0, 0, NULL,

@@ -33,6 +33,9 @@ static const calib_param_desc params[] = {
     {"arb_collapse_read_GBps", "read-completion arbitration collapse rate (0 = none)", 0, 1e3},
     {"socket_read_GBps", "peer read completions across a socket link (0 = link rate)", 0,
      1e5},
+    {"tlp_turn_ns", "root ports' ordering turnaround of peer posted writes (transaction level)",
+     0, 1e6},
+    {"tlp_turn_cpl_ns", "the same for peer read completions (transaction level)", 0, 1e6},
     {"sm_req_bytes", "largest PCIe request of an SM load or store", 16, 4096},
     {"cta_store_GBps", "peer stores one thread block sustains (0 = no limit)", 0, 1e5},
     {"cta_load_GBps", "peer loads one thread block sustains (0 = no limit)", 0, 1e5},
@@ -395,6 +398,10 @@ void calib_apply_params(const calib *c, topo_params *p)
         p->arb_collapse_read_Bps = v * 1e9;
     if (!calib_get(c, "socket_read_GBps", &v))
         p->socket_read_Bps = v * 1e9;
+    if (!calib_get(c, "tlp_turn_ns", &v))
+        p->tlp_turn_ps = llround(v * 1e3);
+    if (!calib_get(c, "tlp_turn_cpl_ns", &v))
+        p->tlp_turn_cpl_ps = llround(v * 1e3);
     if (!calib_get(c, "sm_req_bytes", &v))
         p->sm_req_bytes = (int)lround(v);
     if (!calib_get(c, "cta_store_GBps", &v))

@@ -376,3 +376,21 @@ double cand_refused_value(const cand *q, int why, double solved)
         return solved;
     return q->off ? 0 : q->topo_value;
 }
+
+int cand_build_tlp(const topo *t, const pts *p, const cand_point *info, cand *c, int *n, err *e)
+{
+    const topo_params *tp = topo_params_get(t);
+    int sw = has_switch(t);
+    for (int reads = 0; reads < 2; reads++) {
+        int64_t v = reads ? tp->tlp_turn_cpl_ps : tp->tlp_turn_ps;
+        double low = lowest_shared_rate(p, info, reads);
+        if (!(v > 0) && !(sw && low > 0))
+            continue;
+        /* Off in the topology: start where every TLP of the lowest shared
+         * rate measured would wait the turnaround (MPS bytes per turn). */
+        double start = v > 0 ? (double)v / 1e3 : tp->pcie_mps_bytes / low;
+        TRY(add_param(c, n, reads ? "tlp_turn_cpl_ns" : "tlp_turn_ns", (double)v / 1e3, start, 0,
+                      1e6, !(v > 0), e));
+    }
+    return 0;
+}

@@ -58,6 +58,12 @@ void cand_point_info(const pts *p, const topo *t, const cand *c, int nc, cand_po
  * collapse, host, launch, NCCL's runtime costs. ERR_USAGE past CAND_MAX. */
 int cand_build(const topo *t, const pts *p, const calib_nccl *nccl, const cand_point *info,
                cand *c, int *n, err *e);
+/* With the transfers on the transaction level (calibrate --engine tlp): the
+ * root ports' ordering turnarounds (tlp_turn_ns for writes, tlp_turn_cpl_ns
+ * for completions), where the topology has them or the data have the
+ * pattern of a collapse. ERR_USAGE past CAND_MAX. */
+int cand_build_tlp(const topo *t, const pts *p, const cand_point *info, cand *c, int *n,
+                   err *e);
 /* Starts read from the data into data[0..nc-1] (link latencies scaled to the
  * smallest measured latency when pred_start misses it by more than 25%, link
  * bandwidths raised to a single large flow's plateau); a description into

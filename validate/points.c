@@ -13,6 +13,7 @@
 
 #include "models/fabric/fabric.h"
 #include "models/fabric/flows.h"
+#include "models/tlp/tlp_flows.h"
 #include "sim/cli.h"
 
 typedef struct pcase {
@@ -351,9 +352,12 @@ int pts_has_launch(const pts *p, const char *what)
 int pts_has_host(const pts *p) { return p->host; }
 int pts_link_used(const pts *p, int link) { return link >= 0 && link < p->nlinks && p->used[link]; }
 
-int pts_predict(const pts *p, const topo *t, double *pred_us, err *e)
+/* Every point on the flow engine (window_ps < 0) or the transaction-level
+ * one. */
+static int predict(const pts *p, const topo *t, int64_t window_ps, double *pred_us, err *e)
 {
     fabric *f = NULL;
+    tlp_net *tn = NULL;
     int most = 1;
     for (int i = 0; i < p->ncs; i++)
         most = p->cs[i].fc.n > most ? p->cs[i].fc.n : most;
@@ -368,13 +372,14 @@ int pts_predict(const pts *p, const topo *t, double *pred_us, err *e)
             pred_us[i] = (double)(x->flow == 0 ? tp->launch_ps : tp->graph_node_ps) * 1e-6;
             continue;
         }
-        if (!f && !(f = fabric_new(t, e))) {
+        if (window_ps < 0 ? !f && !(f = fabric_new(t, e)) : !tn && !(tn = tlp_new(t, e))) {
             rc = e && e->code ? e->code : ERR_SYSTEM;
             break;
         }
         const flows_case *fc = &p->cs[x->case_no].fc;
         if (x->case_no != last) {   /* points of a case are consecutive */
-            if ((rc = flows_run(f, fc, times, e)))
+            if ((rc = window_ps < 0 ? flows_run(f, fc, times, e)
+                                    : tlp_flows_run(tn, fc, window_ps, times, e)))
                 break;
             last = x->case_no;
         }
@@ -388,6 +393,17 @@ int pts_predict(const pts *p, const topo *t, double *pred_us, err *e)
         pred_us[i] = (double)end * 1e-6;
     }
     fabric_free(f);
+    tlp_free(tn);
     free(times);
     return rc;
+}
+
+int pts_predict(const pts *p, const topo *t, double *pred_us, err *e)
+{
+    return predict(p, t, -1, pred_us, e);
+}
+
+int pts_predict_tlp(const pts *p, const topo *t, int64_t window_ps, double *pred_us, err *e)
+{
+    return predict(p, t, window_ps < 0 ? 0 : window_ps, pred_us, e);
 }

@@ -57,5 +57,8 @@ int pts_link_used(const pts *p, int link);
 /* Predicted time of every point on t (same node ids as at build):
  * pred_us[pts_count]. Errors from the simulation. */
 int pts_predict(const pts *p, const topo *t, double *pred_us, err *e);
+/* The same with the transfer cases on the transaction-level engine
+ * (models/tlp; window_ps as tlp_run). ERR_USAGE for a case it cannot run. */
+int pts_predict_tlp(const pts *p, const topo *t, int64_t window_ps, double *pred_us, err *e);
 
 #endif

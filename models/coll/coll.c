@@ -25,6 +25,7 @@ static const struct {
     {ALGO_TREE, coll_build_tree, 1u << COLL_ALLREDUCE},
     {ALGO_ONESHOT, coll_build_oneshot, 1u << COLL_ALLREDUCE},
     {ALGO_ONESHOT_PUSH, coll_build_oneshot, 1u << COLL_ALLREDUCE},
+    {ALGO_ONESHOT_PUSH, coll_build_alltoall_push, 1u << COLL_ALLTOALL},
     {ALGO_TWOSHOT, coll_build_twoshot, 1u << COLL_ALLREDUCE},
     {ALGO_TWOSHOT_PUSH, coll_build_twoshot, 1u << COLL_ALLREDUCE},
     {ALGO_NVLS, coll_build_nvls,
@@ -784,8 +785,22 @@ int cb_barrier(coll_build *b, const int *ready, int *done)
         for (int q = 0; q < n; q++)
             if (q != r)
                 peers[k++] = b->node[q];
-        int fl = fabric_xfer_group(b->f, FAB_WRITE, b->node[r], peers, k, 0, 1, 0, r, "flags",
+        /* Flags carry no bytes: the group takes its longest route's latency
+         * and nothing else, as a delay of that latency does, which holds no
+         * link list of n routes (a 4,096-GPU barrier's groups: 200 MB). A
+         * timeline (b->bundle off) keeps the group, to show its links. */
+        int fl;
+        if (b->bundle) {
+            sim_ps lat = 0;
+            for (int i = 0; i < k; i++) {
+                sim_ps l = fabric_lat_ps(b->f, FAB_WRITE, b->node[r], peers[i]);
+                lat = l > lat ? l : lat;
+            }
+            fl = cb_delay(b, r, lat, "flags");
+        } else {
+            fl = fabric_xfer_group(b->f, FAB_WRITE, b->node[r], peers, k, 0, 1, 0, r, "flags",
                                    b->e);
+        }
         rc = fl < 0 || cb_dep(b, ready[r], fl) || cb_dep(b, fl, join);
     }
     for (int r = 0; r < n && !rc; r++)

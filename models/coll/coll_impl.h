@@ -15,8 +15,6 @@ typedef struct proto_info {
     int cost;               /* index of its runtime costs in topo_params (TOPO_NCCL_*) */
     sim_ps tree_extra_ps;   /* tree's kernel start over ring's (NCCL's baseLat) */
     int flag_hops;          /* extra one-way latencies per step for the flag */
-    int max_threads;
-    int thread_threshold;   /* bytes per thread below which channels shrink */
 } proto_info;
 
 const proto_info *nccl_proto(coll_proto p);
@@ -86,6 +84,7 @@ int coll_build_ring(coll_build *b);
 int coll_build_tree(coll_build *b);
 int coll_build_oneshot(coll_build *b);
 int coll_build_twoshot(coll_build *b);
+int coll_build_alltoall_push(coll_build *b);
 int coll_build_alltoall(coll_build *b);
 int coll_build_nvls(coll_build *b);
 

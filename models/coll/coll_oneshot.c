@@ -254,3 +254,25 @@ int coll_build_twoshot(coll_build *b)
         g->ag = g->fused;
     return cb_generate(b, twoshot_next, g, phased_free);
 }
+
+/* All-to-all as one push kernel, the form of DeepEP's dispatch and combine
+ * (deepseek-ai/DeepEP: a rank stores each peer's share of its tokens
+ * straight into that peer's receive buffer, then signals): kernel start, a
+ * flag barrier (the receive buffers are free), every rank writes bytes/n to
+ * each of its n-1 peers as one interleaved group (posted SM stores), then a
+ * barrier behind the data; no NCCL channels, protocol lines or steps. */
+int coll_build_alltoall_push(coll_build *b)
+{
+    double part = (double)b->r->bytes / b->n;
+    int *v[4] = {0};
+    int rc = alloc_ranks(b, v, 4);
+    if (!rc)
+        rc = begin(b, v[0], v[1]);
+    if (!rc)
+        rc = exchange(b, FAB_WRITE, part, store_cap(b), v[1], v[2], "a2a-push");
+    if (!rc)
+        rc = settle(b, 1, v[2], v[3], 0, 0);
+    for (int i = 0; i < 4; i++)
+        free(v[i]);
+    return rc ? -1 : 0;
+}

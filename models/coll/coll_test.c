@@ -235,6 +235,29 @@ static void test_twoshot_and_push(void **state)
     topo_free(t);
 }
 
+static void test_alltoall_push(void **state)
+{
+    (void)state;
+    /* All-to-all as one push kernel (DeepEP-style), n = 4, S = 1 MB per
+     * rank, part = S/4 = 250 kB to each of 3 peers as one interleaved group
+     * (B/3 a stream, as above): base 2 + start barrier 1 + writes 3 x 250 kB
+     * / 10 GB/s = 75 + one-way 1 + fence 1 + barrier 1 = 81 us. */
+    topo *t = uniform(4, 4096);
+    err e = {0};
+    coll_ctx *c = coll_ctx_new(t);
+    coll_req r;
+    coll_req_init(&r, t);
+    r.kind = COLL_ALLTOALL;
+    r.algo = ALGO_ONESHOT_PUSH;
+    r.bytes = 1000000;
+    coll_result res;
+    if (coll_predict(c, &r, &res, &e))
+        fail_msg("coll_predict: %s", e.msg);
+    NEAR((double)res.time_ps / 1e6, 81.0, 0.01);
+    coll_ctx_free(c);
+    topo_free(t);
+}
+
 static double predict_off_us(const topo *t, coll_algo a, uint64_t bytes, int off)
 {
     err e = {0};
@@ -628,6 +651,7 @@ int main(void)
         cmocka_unit_test(test_ring_simple),   cmocka_unit_test(test_ring_ll_small),
         cmocka_unit_test(test_ring_channels_share), cmocka_unit_test(test_alltoall_channels), cmocka_unit_test(test_oneshot_pull),
         cmocka_unit_test(test_read_bound),    cmocka_unit_test(test_twoshot_and_push),
+        cmocka_unit_test(test_alltoall_push),
         cmocka_unit_test(test_serial_loads),
         cmocka_unit_test(test_tree_chain),    cmocka_unit_test(test_one_rank),
         cmocka_unit_test(test_copy_setup),    cmocka_unit_test(test_ring_cta_rate),

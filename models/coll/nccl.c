@@ -5,19 +5,15 @@
  * emulation's alone (models/nccl/nccl_tune.c). Constants are NCCL's
  * (src/enqueue.cc, src/device/, v2.30.7; see reference facts) unless
  * docs/model.md says otherwise. */
-#include <math.h>
-
 #include "models/coll/coll_impl.h"
-#include "models/nccl/nccl_tune.h"
 
 #define US(x) ((sim_ps)((x) * 1e6))
 
 static const proto_info protos[PROTO_N] = {
-    [PROTO_LL] = {"LL", 2.0, 32768, TOPO_NCCL_LL, US(0.2), 0, 512, 8},
+    [PROTO_LL] = {"LL", 2.0, 32768, TOPO_NCCL_LL, US(0.2), 0},
     [PROTO_LL128] = {"LL128", 128.0 / 120.0, 120.0 * 640 * 8 * 8 / 8 / 16 * 15,
-                     TOPO_NCCL_LL128, 0, 0,
-                     640, 8},
-    [PROTO_SIMPLE] = {"Simple", 1.0, 1048576, TOPO_NCCL_SIMPLE, 0, 1, 512, 64},
+                     TOPO_NCCL_LL128, 0, 0},
+    [PROTO_SIMPLE] = {"Simple", 1.0, 1048576, TOPO_NCCL_SIMPLE, 0, 1},
 };
 
 const proto_info *nccl_proto(coll_proto p)

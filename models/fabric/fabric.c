@@ -262,37 +262,41 @@ double fabric_read_cap_Bps(const fabric *f, fab_op op, int reader, int target)
 
 void fabric_disable(fabric *f, int off) { f->off = off; }
 
-static const struct {
-    const char *name;
-    int bit;
-} mechs[] = {
+static const fabric_mech mechs[] = {
     {"write-collapse", FAB_NO_COLLAPSE_WRITE}, {"read-collapse", FAB_NO_COLLAPSE_READ},
     {"hol", FAB_NO_HOL}, {"req-size", FAB_NO_REQ_SIZE}, {"socket-read", FAB_NO_SOCKET_READ},
     {"nvlink-sat", FAB_NO_NVLINK_SAT}, {"serial-loads", FAB_NO_SERIAL_LOADS},
     {"host-inflight", FAB_NO_HOST_INFLIGHT}, {"host-mixed", FAB_NO_HOST_MIXED},
 };
 
-int fabric_mech_parse(const char *list, int *off, err *e)
+int fabric_mech_list_parse(const fabric_mech *tab, size_t n, const char *what, const char *list,
+                           int *off, err *e)
 {
     *off = 0;
     for (const char *p = list; *p;) {
-        size_t n = strcspn(p, ",");
+        size_t len = strcspn(p, ",");
         int bit = 0;
-        for (size_t i = 0; i < sizeof mechs / sizeof mechs[0]; i++)
-            if (strlen(mechs[i].name) == n && !strncmp(p, mechs[i].name, n))
-                bit = mechs[i].bit;
+        for (size_t i = 0; i < n; i++)
+            if (strlen(tab[i].name) == len && !strncmp(p, tab[i].name, len))
+                bit = tab[i].bit;
         if (!bit) {
-            char names[128] = "";
-            for (size_t i = 0; i < sizeof mechs / sizeof mechs[0]; i++)
+            char names[256] = "";
+            for (size_t i = 0; i < n; i++)
                 snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-                         i ? ", " : "", mechs[i].name);
-            return err_set(e, ERR_USAGE, "--without: unknown mechanism '%.*s' (%s)", (int)n, p,
+                         i ? ", " : "", tab[i].name);
+            return err_set(e, ERR_USAGE, "--without: unknown %s '%.*s' (%s)", what, (int)len, p,
                            names);
         }
         *off |= bit;
-        p += n + (p[n] == ',');
+        p += len + (p[len] == ',');
     }
     return 0;
+}
+
+int fabric_mech_parse(const char *list, int *off, err *e)
+{
+    return fabric_mech_list_parse(mechs, sizeof mechs / sizeof mechs[0], "mechanism", list, off,
+                                  e);
 }
 
 /* hol_out[v] of every node: the engine link of its first PCIe link (lowest

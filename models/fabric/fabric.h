@@ -145,6 +145,16 @@ void fabric_disable(fabric *f, int off);
  * req-size, socket-read, nvlink-sat, serial-loads, host-inflight, host-mixed)
  * into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
 int fabric_mech_parse(const char *list, int *off, err *e);
+/* A mechanism's name and its ablation bit (fabric's, or another engine's). */
+typedef struct fabric_mech {
+    const char *name;
+    int bit;
+} fabric_mech;
+/* The list parser behind fabric_mech_parse, for any table tab[0..n-1]: *off
+ * = the OR of the named bits; ERR_USAGE "--without: unknown WHAT 'x' (the
+ * names)" for a name not in tab (what: "mechanism", ...). */
+int fabric_mech_list_parse(const fabric_mech *tab, size_t n, const char *what, const char *list,
+                           int *off, err *e);
 /* Root port above a node in the PCI hierarchy (-1 if none). */
 int fabric_root_of(const fabric *f, int node);
 /* Host memory node nearest GPU gpu (a TOPO_HOSTMEM of its socket, else the

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/fabric/fabric.h"
 #include "sim/evq.h"
 #include "sim/pool.h"
 
@@ -81,6 +82,7 @@ typedef struct flow {
     int data_src_id, data_root;  /* for the turnaround rule */
     double bytes, rem;
     int64_t total, issued, delivered, half;
+    int64_t got_ps, half_ps;     /* its last delivery; the last before the checkpoint */
     int64_t end_ps, base_lat_ps;
     int done;
 } flow;
@@ -128,10 +130,15 @@ static void grant(const topo_params *p, topo_kind k, int64_t *hdr, int64_t *data
         data[c] = d > 0 ? d : CRED_INF;
     }
     data[C_NP] = CRED_INF; /* requests carry no data */
-    /* Endpoints (and root complexes as completion sinks) advertise infinite
-     * completion credits (PCIe Base spec, flow control rules). */
+    /* Endpoints advertise infinite completion credits (PCIe Base spec, flow
+     * control rules); root ports and CPUs what the topology says (0 =
+     * infinite, the rule for root complexes; docs/model.md). */
     if (k == TOPO_GPU || k == TOPO_HOSTMEM)
         hdr[C_CPL] = data[C_CPL] = CRED_INF;
+    if (k == TOPO_ROOT || k == TOPO_CPU) {
+        hdr[C_CPL] = p->tlp_rc_cpl_hdr > 0 ? p->tlp_rc_cpl_hdr : CRED_INF;
+        data[C_CPL] = p->tlp_rc_cpl_data_bytes > 0 ? p->tlp_rc_cpl_data_bytes : CRED_INF;
+    }
 }
 
 tlp_net *tlp_new(const topo *t, err *e)
@@ -243,31 +250,15 @@ void tlp_reset(tlp_net *n)
 
 void tlp_disable(tlp_net *n, int off) { n->off = off; }
 
-static const struct {
-    const char *name;
-    int bit;
-} mechs[] = {{"turn", TLP_NO_TURN}, {"credits", TLP_NO_CREDITS}, {"order", TLP_NO_ORDER},
-             {"tags", TLP_NO_TAGS}};
+static const fabric_mech mechs[] = {
+    {"turn", TLP_NO_TURN}, {"credits", TLP_NO_CREDITS}, {"order", TLP_NO_ORDER},
+    {"tags", TLP_NO_TAGS},
+};
 
 int tlp_mech_parse(const char *list, int *off, err *e)
 {
-    const char *s = list;
-    while (*s) {
-        size_t len = strcspn(s, ",");
-        int hit = 0;
-        for (size_t i = 0; i < sizeof mechs / sizeof mechs[0]; i++)
-            if (strlen(mechs[i].name) == len && !strncmp(s, mechs[i].name, len)) {
-                *off |= mechs[i].bit;
-                hit = 1;
-            }
-        if (!hit)
-            return err_set(e, ERR_USAGE, "--without: unknown transaction-level mechanism "
-                           "'%.*s' (turn, credits, order, tags)", (int)len, s);
-        s += len;
-        if (*s == ',')
-            s++;
-    }
-    return 0;
+    return fabric_mech_list_parse(mechs, sizeof mechs / sizeof mechs[0],
+                                  "transaction-level mechanism", list, off, e);
 }
 
 static int add_route(tlp_net *n, int a, int b, int *off, int *len, err *e)
@@ -644,6 +635,7 @@ static void flow_got(tlp_net *n, int fi, int bytes)
 {
     flow *f = &n->fl[fi];
     f->delivered += bytes;
+    f->got_ps = n->now;
     if (f->delivered >= f->total && !f->done) {
         f->done = 1;
         f->end_ps = n->now;  /* relative to the phase; tlp_run adds the base */
@@ -779,6 +771,17 @@ static int begin_phase(tlp_net *n)
     return 0;
 }
 
+/* A flow's rate over the window's second half: the bytes delivered after the
+ * checkpoint over the time from the last delivery before it to the last one,
+ * so a flow of evenly spaced TLPs gets its exact rate (a count over the span
+ * would move in steps of one TLP, and a fit through it would see no slope);
+ * over the span when fewer than two deliveries fall in it. */
+static double window_rate(const flow *f, double span)
+{
+    double moved = (double)(f->delivered - f->half), dt = (double)(f->got_ps - f->half_ps);
+    return f->half_ps > 0 && dt > 0 && dt <= span ? moved / dt : moved / span;
+}
+
 /* Lists of the flows each endpoint initiates, in flow order. */
 static int build_lists(tlp_net *n, err *e)
 {
@@ -824,6 +827,7 @@ int tlp_run(tlp_net *n, int64_t window_ps, err *e)
             flow *f = &n->fl[i];
             f->total = f->done ? 0 : (int64_t)llround(f->rem < 1 ? 1 : f->rem);
             f->issued = f->delivered = f->half = 0;
+            f->got_ps = f->half_ps = 0;
         }
         if (begin_phase(n))
             return err_set(e, ERR_SYSTEM, "out of memory");
@@ -855,7 +859,7 @@ int tlp_run(tlp_net *n, int64_t window_ps, err *e)
                 }
             }
             for (int i = 0; i < n->nfl; i++)
-                n->fl[i].half = n->fl[i].delivered;
+                n->fl[i].half = n->fl[i].delivered, n->fl[i].half_ps = n->fl[i].got_ps;
             prev_cp = cp;
             cp = prev_cp == window_ps / 2 ? window_ps : 2 * cp;
         }
@@ -895,7 +899,7 @@ int tlp_run(tlp_net *n, int64_t window_ps, err *e)
             flow *f = &n->fl[i];
             if (f->done || f->total == 0)
                 continue;
-            double r = (double)(f->delivered - f->half) / span;
+            double r = window_rate(f, span);
             double d = (double)(f->total - f->delivered) / r;
             if (d < dmin)
                 dmin = d;
@@ -909,7 +913,7 @@ int tlp_run(tlp_net *n, int64_t window_ps, err *e)
             flow *f = &n->fl[i];
             if (f->done || f->total == 0)
                 continue;
-            double r = (double)(f->delivered - f->half) / span;
+            double r = window_rate(f, span);
             double d = (double)(f->total - f->delivered) / r;
             double rem = (double)(f->total - f->delivered) - r * (double)step;
             if (d <= dmin * (1 + TLP_END_TOGETHER) || rem < 0.5) {

@@ -147,11 +147,12 @@ static int build_2s(topo *t, err *e)
      * 51.2 GB/s (2- and 4-flow cross-chip reads, 51.1 and 51.3); docs/model.md. */
     topo_params_mut(t)->arb_collapse_read_Bps = 4.5e9;
     topo_params_mut(t)->socket_read_Bps = 51.2e9;
-    /* Transaction level: the root ports' ordering turnaround, fitted to the
-     * 2-flow write collapse (scripts/fit-tlp.sh, docs/model.md); completions
-     * take the same value (the 16-flow read row is then a prediction). */
-    topo_params_mut(t)->tlp_turn_ps = 94000;
-    topo_params_mut(t)->tlp_turn_cpl_ps = 94000;
+    /* Transaction level: the root ports' ordering turnaround, fitted by
+     * `collsim calibrate --engine tlp` to the same-uplink rows (the 2- and
+     * 4-flow write collapse; scripts/fit-tlp.sh, docs/model.md): 94.85 +- 2.3
+     * ns; completions take the same value (every read row is a prediction). */
+    topo_params_mut(t)->tlp_turn_ps = 94850;
+    topo_params_mut(t)->tlp_turn_cpl_ps = 94850;
     for (int s = 0; s < 2; s++)
         socket_with_mem(&b, s, 460.8);
     link(&b, "cpu0", "cpu1", LINK_SOCKET, 0, 83.2, XGMI_NS);

@@ -66,6 +66,7 @@ static void default_params(topo_params *p)
     p->tlp_rc_data_bytes = 32768;
     p->tlp_ep_hdr = 128;
     p->tlp_ep_data_bytes = 32768;
+    p->tlp_rc_cpl_hdr = p->tlp_rc_cpl_data_bytes = 0;
     p->tlp_fc_ps = 100000;
     p->tlp_turn_ps = 0;
     p->tlp_turn_cpl_ps = 0;
@@ -723,6 +724,7 @@ int topo_finish(topo *t, const char *where, err *e)
         p->tlp_cpl_bytes > 4096 || p->tlp_cpl_bytes % p->tlp_rcb_bytes ||
         p->tlp_sw_hdr < 0 || p->tlp_rc_hdr < 0 || p->tlp_ep_hdr < 0 ||
         p->tlp_sw_data_bytes < 0 || p->tlp_rc_data_bytes < 0 || p->tlp_ep_data_bytes < 0 ||
+        p->tlp_rc_cpl_hdr < 0 || p->tlp_rc_cpl_data_bytes < 0 ||
         p->tlp_fc_ps < 0 || p->tlp_turn_ps < 0 || p->tlp_turn_cpl_ps < 0 ||
         p->nccl_call_ps < 0 || p->nccl_graph_call_ps < 0 || p->nccl_start_ps[0] < 0 ||
         p->nccl_start_ps[1] < 0 || p->nccl_start_ps[2] < 0 || p->nccl_step_ps[0] < 0 ||

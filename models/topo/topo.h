@@ -111,6 +111,8 @@ typedef struct topo_params {
     int tlp_sw_hdr, tlp_sw_data_bytes;   /* switch ingress: headers, data bytes */
     int tlp_rc_hdr, tlp_rc_data_bytes;   /* root port and CPU ingress */
     int tlp_ep_hdr, tlp_ep_data_bytes;   /* GPU / memory ingress (completions unlimited) */
+    int tlp_rc_cpl_hdr, tlp_rc_cpl_data_bytes; /* root port and CPU completion
+                                                  credits (0 = unlimited) */
     int64_t tlp_fc_ps;             /* a freed credit reaches the sender (UpdateFC) */
     int64_t tlp_turn_ps;           /* root port peer forwarding: ordering turnaround of
                                       posted writes when requester and destination
