@@ -47,6 +47,8 @@ struct link {
     uint32_t hver;
     double rem_Bps;
     int64_t last_rec;            /* index of its last rate record, -1 none */
+    int64_t busy_since, busy_ps; /* recording: when its rate last rose above 0; time
+                                    it was above 0 before that */
 };
 
 struct flow {
@@ -197,6 +199,8 @@ double flownet_link_cap(const flownet *n, int link) { return n->links[link].cap_
 double flownet_link_nominal(const flownet *n, int link) { return n->links[link].nominal_Bps; }
 double flownet_link_bytes(const flownet *n, int link) { return n->links[link].bytes; }
 
+int64_t flownet_link_busy_ps(const flownet *n, int link) { return n->links[link].busy_ps; }
+
 void flownet_reset(flownet *n)
 {
     for (int32_t i = 0; i < n->nlinks; i++) {
@@ -208,6 +212,7 @@ void flownet_reset(flownet *n)
         l->wsum = 0;
         l->dirty = 0;
         l->last_rec = -1;
+        l->busy_since = l->busy_ps = 0;
     }
     pool_clear(&n->flows);
     n->nzombies = 0;
@@ -710,7 +715,13 @@ static int record(flownet *n, int64_t now)
         double sum = l->sum_Bps;
         if (fabs(sum - l->rate_Bps) <= FLOWNET_EPS * max2(sum, l->rate_Bps))
             continue;
+        if (l->rate_Bps <= 0 && sum > 0)
+            l->busy_since = now;
+        else if (l->rate_Bps > 0 && sum <= 0)
+            l->busy_ps += now - l->busy_since;
         l->rate_Bps = sum;
+        if (n->recording == 2)
+            continue;  /* busy time only */
         if (l->last_rec >= 0 && n->recs[l->last_rec].t == now) {
             n->recs[l->last_rec].rate = sum;
             continue;
@@ -779,7 +790,7 @@ const int32_t *flownet_flow_links(const flownet *n, int flow, int *nlinks)
     return fl(n, flow)->links;
 }
 
-void flownet_record(flownet *n, int on) { n->recording = on != 0; }
+void flownet_record(flownet *n, int on) { n->recording = on == 2 ? 2 : on != 0; }
 void flownet_method(flownet *n, int method) { n->method = method; }
 size_t flownet_nrecords(const flownet *n) { return n->nrecs; }
 

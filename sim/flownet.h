@@ -37,6 +37,9 @@ void flownet_set_rule(flownet *n, int link, flownet_cap_fn *fn, void *ctx);
 double flownet_link_cap(const flownet *n, int link); /* current, after its rule */
 double flownet_link_nominal(const flownet *n, int link); /* as created, before rules */
 double flownet_link_bytes(const flownet *n, int link); /* carried by finished flows */
+/* With recording on, the time the link's total rate was above 0 (ps), up to
+ * its last fall to 0 (a run's last record of a link is 0). */
+int64_t flownet_link_busy_ps(const flownet *n, int link);
 /* Drop all flows (their events are the caller's to clear), byte counts and
  * rate records; links and rules stay. */
 void flownet_reset(flownet *n);
@@ -71,7 +74,8 @@ const int32_t *flownet_flow_links(const flownet *n, int flow, int *nlinks);
 void flownet_method(flownet *n, int method);
 
 /* Rate records: when on (default off), every change of a link's total rate
- * is logged as (time, link, bytes/s), in time order, for timelines. */
+ * is logged as (time, link, bytes/s), in time order, for timelines; on = 2
+ * logs nothing and keeps only each link's busy time (flownet_link_busy_ps). */
 void flownet_record(flownet *n, int on);
 size_t flownet_nrecords(const flownet *n);
 void flownet_record_get(const flownet *n, size_t i, int64_t *time_ps, int *link,

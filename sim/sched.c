@@ -704,6 +704,12 @@ double sched_link_bytes(const sched *s, int link)
     return flownet_link_bytes(s->net, link);
 }
 
+sim_ps sched_link_busy_ps(const sched *s, int link)
+{
+    ASSERTF(link >= 0 && link < sched_nlinks(s), "link %d of %d", link, sched_nlinks(s));
+    return flownet_link_busy_ps(s->net, link);
+}
+
 /* --- timeline ------------------------------------------------------------ */
 
 /* The timeline being written: per track, its lanes (a key, its number among

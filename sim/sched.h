@@ -99,6 +99,9 @@ int sched_ntasks(const sched *s);
 uint64_t sched_events(const sched *s);     /* events processed by the last run */
 /* Bytes carried by a link in the last run (for utilisation reports). */
 double sched_link_bytes(const sched *s, int link);
+/* With sched_trace_links on, the time a link carried any flow in the last
+ * run (its total rate above 0), in ps. */
+sim_ps sched_link_busy_ps(const sched *s, int link);
 /* Time a task would take alone: a delay's duration; for a flow, its bytes
  * at the rate it would get with no other flow and no rule (its cap, each
  * link's nominal capacity over its weight) plus its latency. */
@@ -120,7 +123,8 @@ void sched_reset(sched *s);
 
 /* Record each link's total rate over time in the next runs (default off);
  * needed for the link tracks of a timeline. Without a timeline the records
- * are kept (memory per rate change); with one they are written as they go. */
+ * are kept (memory per rate change); with one they are written as they go.
+ * on = 2: no records, only each link's busy time (sched_link_busy_ps). */
 void sched_trace_links(sched *s, int on);
 /* Timeline lanes: a task's lane key and note, opaque integers given meaning
  * by models/ (default 0, 0); set after the task is added, before it ends. */

@@ -320,6 +320,8 @@ static void test_weighted_flows(void **state)
     assert_int_equal(sched_end(s, a), 1000 * US);
     assert_int_equal(sched_end(s, b), 1333333334LL);
     assert_true(sched_link_bytes(s, l) == 16e6);
+    /* It carried a flow from 0 until b ended: busy 1333333334 ps. */
+    assert_int_equal(sched_link_busy_ps(s, l), 1333333334LL);
     /* The link's counter counts a twice: 2 * 4 + 4 = 12 GB/s from 0; still
      * 12 (b alone) at 1 ms, so no sample there; 0 when b is done. */
     assert_non_null(strstr(buf, "\"ts\":0.000000,\"name\":\"l\",\"args\":{\"GB/s\":12}"));
@@ -652,6 +654,27 @@ static void test_timeline_values(void **state)
     sched_free(NULL);
 }
 
+/* Busy time without records (sched_trace_links 2): a 1 GB/s link carries a
+ * (1e3 B: [0, 1 us]) and, after a 2 us delay, b (1e3 B: [2, 3 us]); it was
+ * busy 2 us of the 3, and carried 2e3 B. */
+static void test_link_busy_only(void **state)
+{
+    (void)state;
+    sched *s = sched_new();
+    err e = {0};
+    sched_trace_links(s, 2);
+    int l = sched_link(s, 1e9, "l");
+    sched_flow(s, &l, 1, 1e3, 0, 0, 0, 0, "a");
+    int d = sched_delay(s, 2 * US, 0, "gap");
+    int b = sched_flow(s, &l, 1, 1e3, 0, 0, 0, 0, "b");
+    sched_dep(s, d, b);
+    assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_makespan(s), 3 * US);
+    assert_int_equal(sched_link_busy_ps(s, l), 2 * US);
+    assert_true(sched_link_bytes(s, l) == 2e3);
+    sched_free(s);
+}
+
 /* Count occurrences of needle in hay. */
 static int count_of(const char *hay, const char *needle)
 {
@@ -873,6 +896,7 @@ int main(void)
         cmocka_unit_test(test_timeline_values),
         cmocka_unit_test(test_timeline_lanes_as_tasks_end),
         cmocka_unit_test(test_timeline_named_lanes),
+        cmocka_unit_test(test_link_busy_only),
         cmocka_unit_test(test_generated_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

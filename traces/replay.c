@@ -55,7 +55,16 @@ typedef struct tl_ev {
     coll_algo algo;
     int kernels;
     double wait_us;        /* captured wait for other ranks, < 0 none */
+    int busy_link;         /* the link busy longest in its prediction, -1 none */
+    sim_ps busy_ps;
 } tl_ev;
+
+/* A predicted collective of the drawn cycle and its cached link use. */
+typedef struct tl_links {
+    sim_ps start, dur;
+    const coll_link_use *use;  /* owned by the collective cache */
+    int nlinks;
+} tl_links;
 
 typedef struct tl_phase {
     trace_phase phase;
@@ -101,6 +110,10 @@ struct replay {
                                                 streams), "" unknown */
     timeline *tl_doc;
     char tl_label[256];
+    tl_links *tllk;                /* the drawn cycle's collectives with link use */
+    int ntllk;
+    const coll_link_use *last_use; /* of the last collective (coll_time) */
+    int last_nlinks;
 };
 
 /* The largest time a replay holds, 2^62 ps (53 days): int64 sums of times
@@ -191,6 +204,7 @@ void replay_free(replay *r)
     if (!r)
         return;
     free(r->tlev);
+    free(r->tllk);
     free(r->rk);
     free(r->qtab);
     free(r->perm);
@@ -232,6 +246,13 @@ static void tl_add(replay *r, int rank, int lane, sim_ps start, sim_ps end, cons
     ev->algo = r->last_algo;
     ev->kernels = op ? op->kernels : 0;
     ev->wait_us = op && op->kind == OP_COLL ? op->wait_us : -1;
+    ev->busy_link = -1;
+    ev->busy_ps = 0;
+    for (int l = 0; op && op->kind == OP_COLL && l < r->last_nlinks; l++)
+        if (r->last_use[l].busy_ps > ev->busy_ps) {
+            ev->busy_ps = r->last_use[l].busy_ps;
+            ev->busy_link = l;
+        }
     r->lanes_used |= 1u << lane;
     char sz[32];
     if (op && op->kind == OP_COLL)
@@ -400,6 +421,8 @@ static int coll_time(replay *r, const trace_op *op, sim_ps *out, coll_algo *algo
 {
     if (algo)
         *algo = ALGO_AUTO;
+    r->last_use = NULL;
+    r->last_nlinks = 0;
     if (r->o.coll_us > 0 && op->coll == COLL_ALLREDUCE) {
         *out = us_to_ps(r, r->o.coll_us);
         return 0;
@@ -429,7 +452,12 @@ static int coll_time(replay *r, const trace_op *op, sim_ps *out, coll_algo *algo
     /* coll_ctx caches identical requests: the one collective cache. */
     uint64_t before = coll_ctx_computed(r->c);
     coll_result res;
-    TRY(coll_predict(r->c, &q, &res, e));
+    /* The drawn cycle's collectives bring their link use (a replay's own
+     * timeline; whatif's parts draw no links). */
+    if (r->tl && !r->tl_done && !r->tl_part)
+        TRY(coll_predict_links(r->c, &q, &res, &r->last_use, &r->last_nlinks, e));
+    else
+        TRY(coll_predict(r->c, &q, &res, e));
     r->predictions += coll_ctx_computed(r->c) - before;
     *out = res.time_ps;
     if (algo)
@@ -534,6 +562,13 @@ static void run_coll(replay *r, int s, sim_ps d, const trace_op *op)
     for (int k = 0; k < r->nranks; k++) {
         advance(r, k, s, P_WAIT, ready - r->rk[k].lane[s].t, NULL, "wait for the slowest rank");
         op_end(r, k, s, kernels, P_COMM, d, op, c[k]);
+    }
+    /* The collective runs on every rank from ready for d: its links' bytes
+     * are drawn there (write_links). */
+    if (r->tl && !r->tl_done && !r->tl_part && r->last_use && d > 0 && r->ntllk < TL_MAX) {
+        if (!r->tllk && !(r->tllk = calloc(TL_MAX, sizeof *r->tllk)))
+            return;
+        r->tllk[r->ntllk++] = (tl_links){ready, d, r->last_use, r->last_nlinks};
     }
 }
 
@@ -647,10 +682,86 @@ int replay_finish(replay *r, replay_result *out, err *e)
     memset(r->phase_part, 0, sizeof r->phase_part);
     r->ops = r->colls = r->predictions = 0;
     r->ntl = 0;
+    r->ntllk = 0;
     r->ntlph = 0;
     r->lanes_used = 0;
     r->tl_done = 0;
     return rc;
+}
+
+/* A change of one link's rate: a collective starting (+) or ending (-) on it. */
+typedef struct link_step {
+    sim_ps t;
+    int link, start;   /* start: 1 begins, 0 ends */
+    int seq;           /* the collective's place in the cycle (ties) */
+    double Bps;
+} link_step;
+
+static int link_step_cmp(const void *a, const void *b)
+{
+    const link_step *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if (x->link != y->link)
+        return x->link < y->link ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;  /* ends first */
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The links process: each drawn collective puts each link's bytes of its
+ * cached prediction on that link at their mean rate over its predicted time
+ * (bytes / time, from its start), so a link's counter integrates to the sum
+ * of the bytes of the collectives crossing it; collectives overlapping on
+ * two streams add up. A link's total is 0 exactly when nothing is on it. */
+static int write_links(replay *r, timeline *tl, err *e)
+{
+    size_t n = 0;
+    for (int i = 0; i < r->ntllk; i++)
+        for (int l = 0; l < r->tllk[i].nlinks; l++)
+            n += r->tllk[i].use[l].bytes > 0 ? 2 : 0;
+    if (!n)
+        return 0;
+    int nl = 0;
+    for (int i = 0; i < r->ntllk; i++)
+        nl = r->tllk[i].nlinks > nl ? r->tllk[i].nlinks : nl;
+    link_step *st = malloc(sizeof *st * n);
+    double *sum = calloc((size_t)nl, sizeof *sum);
+    int *on = calloc((size_t)nl, sizeof *on);
+    if (!st || !sum || !on) {
+        free(st);
+        free(sum);
+        free(on);
+        return err_set(e, ERR_SYSTEM, "timeline: out of memory");
+    }
+    size_t k = 0;
+    for (int i = 0; i < r->ntllk; i++) {
+        const tl_links *c = &r->tllk[i];
+        for (int l = 0; l < c->nlinks; l++) {
+            double b = c->use[l].bytes;
+            if (b <= 0)
+                continue;
+            double Bps = b / ((double)c->dur * 1e-12);
+            st[k++] = (link_step){c->start, l, 1, i, Bps};
+            st[k++] = (link_step){c->start + c->dur, l, 0, i, Bps};
+        }
+    }
+    qsort(st, n, sizeof *st, link_step_cmp);
+    tl_process(tl, TL_PID_LINKS, "links", 1 << 20);
+    for (size_t i = 0; i < n; i++) {
+        link_step *x = &st[i];
+        on[x->link] += x->start ? 1 : -1;
+        sum[x->link] = on[x->link] ? sum[x->link] + (x->start ? x->Bps : -x->Bps) : 0;
+        /* one sample per link and instant: its total once every change is in */
+        if (i + 1 < n && st[i + 1].t == x->t && st[i + 1].link == x->link)
+            continue;
+        tl_counter(tl, TL_PID_LINKS, x->t, coll_ctx_link_name(r->c, x->link), "GB/s",
+                   sum[x->link] * 1e-9);
+    }
+    free(st);
+    free(sum);
+    free(on);
+    return 0;
 }
 
 /* Chrome trace JSON in the layout of sim/json.h: a process per GPU of the
@@ -724,6 +835,10 @@ static int write_timeline(replay *r, err *e)
                                                                      : coll_algo_name(ev->algo));
                 json_kv_num(tl->g, "transfer_us", (double)(ev->end - ev->start) / 1e6);
                 json_kv_num(tl->g, "wait_us", ev->wait_us > 0 ? ev->wait_us : 0);
+                if (ev->busy_link >= 0) {
+                    json_kv_str(tl->g, "busiest_link", coll_ctx_link_name(r->c, ev->busy_link));
+                    json_kv_num(tl->g, "busiest_link_busy_us", (double)ev->busy_ps / 1e6);
+                }
             } else if (ev->kind == OP_COMPUTE) {
                 json_kv_int(tl->g, "kernels", ev->kernels);
             } else if (ev->kind == OP_N) {
@@ -734,7 +849,9 @@ static int write_timeline(replay *r, err *e)
     }
     if (r->tl_part)
         return ferror(tl->f) ? err_set(e, ERR_SYSTEM, "timeline: write failed") : 0;
-    return tl_close(&own, e);
+    int rc = write_links(r, tl, e);
+    int crc = tl_close(&own, e);
+    return rc ? rc : crc;
 }
 
 int replay_file(const char *path, const topo *t, coll_ctx *c, const replay_opts *o,

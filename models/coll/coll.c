@@ -247,6 +247,8 @@ typedef struct cache_ent {
     coll_req key;
     coll_result val;
     int used;
+    coll_link_use *links; /* coll_predict_links: per link, or NULL */
+    int nlinks;
 } cache_ent;
 
 /* NCCL's decisions per (ranks, settings): a few, reused round-robin. */
@@ -290,6 +292,8 @@ void coll_ctx_free(coll_ctx *c)
     if (!c)
         return;
     fabric_free(c->f);
+    for (size_t i = 0; c->tab && i < c->cap; i++)
+        free(c->tab[i].links);
     free(c->tab);
     for (int i = 0; i < NTUNES; i++)
         nccl_tune_free(c->tunes[i].nt);
@@ -299,6 +303,8 @@ void coll_ctx_free(coll_ctx *c)
 void coll_ctx_without(coll_ctx *c, int off)
 {
     c->off = off;
+    for (size_t i = 0; c->tab && i < c->cap; i++)
+        free(c->tab[i].links);
     if (c->tab)
         memset(c->tab, 0, sizeof *c->tab * c->cap);
     c->len = 0;
@@ -507,7 +513,10 @@ static int breakdown(sched *s, coll_result *out, err *e)
     return 0;
 }
 
-static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *e)
+/* Run r (its timeline to tl if not NULL); with ent, its link use into
+ * ent->links (unbundled, so every rank's links carry their bytes). */
+static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, cache_ent *ent,
+               err *e)
 {
     TRY(check_req(c, r, e));
     coll_algo a = ALGO_RING;
@@ -532,7 +541,7 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
     /* A timeline shows every rank's flows: no bundles then. */
     coll_build b = {.f = c->f, .t = c->t, .r = r, .algo = a, .proto = p, .channels = nc,
                     .n = r->nranks, .node = node, .e = e, .tune = tune, .stream = c->stream,
-                    .bundle = c->bundle && !tl};
+                    .bundle = c->bundle && !tl && !ent};
     memset(out, 0, sizeof *out);
     out->algo = a;
     out->proto = p;
@@ -560,7 +569,8 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
                                    : err_set(e, ERR_SYSTEM, "building %s failed",
                                              coll_algo_name(a)))
                         : 0;
-    sched_trace_links(s, tl != NULL); /* link tracks only when a timeline is asked */
+    /* link tracks only when a timeline is asked; busy times for link use */
+    sched_trace_links(s, tl ? 1 : ent ? 2 : 0);
     sched_path_class(s, is_barrier_label);
     char names[4096][16];
     const char *ptrs[4096];
@@ -587,28 +597,84 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
     out->time_ps = sched_makespan(s);
     out->events = sched_events(s);
     TRY(breakdown(s, out, e));
+    if (ent) {
+        int nl = sched_nlinks(s);
+        free(ent->links);
+        ent->nlinks = 0;
+        if (!(ent->links = malloc(sizeof *ent->links * (size_t)(nl > 0 ? nl : 1))))
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        for (int i = 0; i < nl; i++)
+            ent->links[i] = (coll_link_use){sched_link_bytes(s, i), sched_link_busy_ps(s, i)};
+        ent->nlinks = nl;
+    }
+    return 0;
+}
+
+/* Predict through the cache; with links, the entry's link use too. */
+static int predict(coll_ctx *c, const coll_req *r, coll_result *out, int links,
+                   cache_ent **ent_out, err *e)
+{
+    coll_req k;
+    canon(&k, r);
+    cache_ent *slot = cache_slot(c, &k);
+    if (slot && slot->used && (!links || slot->links)) {
+        *out = slot->val;
+        *ent_out = slot;
+        return 0;
+    }
+    cache_ent got = {0};
+    if (slot && slot->used) {  /* cached without its link use: the same run, unbundled */
+        coll_result again;
+        TRY(run(c, &k, &again, NULL, slot, e));
+        *out = slot->val;
+        *ent_out = slot;
+        return 0;
+    }
+    int rc = run(c, &k, out, NULL, links ? &got : NULL, e);
+    if (rc) {
+        free(got.links);
+        return rc;
+    }
+    c->computed++;
+    slot = cache_slot(c, &k); /* the table may have grown meanwhile */
+    if (!slot) {
+        free(got.links);
+        *ent_out = NULL;
+        return links ? err_set(e, ERR_SYSTEM, "out of memory") : 0;
+    }
+    slot->key = k;
+    slot->val = *out;
+    slot->used = 1;
+    slot->links = got.links;
+    slot->nlinks = got.nlinks;
+    c->len++;
+    *ent_out = slot;
     return 0;
 }
 
 int coll_predict(coll_ctx *c, const coll_req *r, coll_result *out, err *e)
 {
-    coll_req k;
-    canon(&k, r);
-    cache_ent *slot = cache_slot(c, &k);
-    if (slot && slot->used) {
-        *out = slot->val;
-        return 0;
-    }
-    TRY(run(c, &k, out, NULL, e));
-    c->computed++;
-    slot = cache_slot(c, &k); /* the table may have grown meanwhile */
-    if (slot) {
-        slot->key = k;
-        slot->val = *out;
-        slot->used = 1;
-        c->len++;
+    cache_ent *ent;
+    return predict(c, r, out, 0, &ent, e);
+}
+
+int coll_predict_links(coll_ctx *c, const coll_req *r, coll_result *out,
+                       const coll_link_use **use, int *nlinks, err *e)
+{
+    cache_ent *ent = NULL;
+    *use = NULL;
+    *nlinks = 0;
+    TRY(predict(c, r, out, 1, &ent, e));
+    if (ent && ent->nlinks > 0) {
+        *use = ent->links;
+        *nlinks = ent->nlinks;
     }
     return 0;
+}
+
+const char *coll_ctx_link_name(const coll_ctx *c, int link)
+{
+    return c->f ? sched_link_name(fabric_sched(c->f), link) : "";
 }
 
 uint64_t coll_ctx_computed(const coll_ctx *c) { return c->computed; }
@@ -617,7 +683,7 @@ int coll_predict_timeline(coll_ctx *c, const coll_req *r, coll_result *out, FILE
 {
     coll_req k;
     canon(&k, r);
-    return run(c, &k, out, tl, e);
+    return run(c, &k, out, tl, NULL, e);
 }
 
 /* --- builder helpers --------------------------------------------------- */

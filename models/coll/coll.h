@@ -99,6 +99,21 @@ void coll_ctx_without(coll_ctx *c, int off);
 /* Predict (cached). ERR_USAGE if the request cannot run on this topology
  * (e.g. more ranks than GPUs, 16-byte multiple needed). */
 int coll_predict(coll_ctx *c, const coll_req *r, coll_result *out, err *e);
+/* What one prediction put on each link of the context's fabric: the bytes
+ * it carried and the time it carried any (ps). */
+typedef struct coll_link_use {
+    double bytes;
+    sim_ps busy_ps;
+} coll_link_use;
+/* coll_predict, and *use gets the prediction's use of every link (*nlinks
+ * entries, link i named coll_ctx_link_name(c, i)), kept in the cache entry
+ * with the result (owned by c, valid until c is freed or coll_ctx_without);
+ * NULL, 0 when nothing crossed the fabric (one rank, 0 bytes). A cached
+ * entry without it runs once more, unbundled (the same result to the ps:
+ * docs/model.md "Bundled steps"), so every rank's links are counted. */
+int coll_predict_links(coll_ctx *c, const coll_req *r, coll_result *out,
+                       const coll_link_use **use, int *nlinks, err *e);
+const char *coll_ctx_link_name(const coll_ctx *c, int link);
 /* Predictions run so far (not answered from the cache): the one collective
  * cache of the program (replay counts its distinct collectives with it). */
 uint64_t coll_ctx_computed(const coll_ctx *c);

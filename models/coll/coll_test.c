@@ -621,6 +621,49 @@ static void test_bundle_equals_unbundled(void **state)
     }
 }
 
+/* The cache's link use (coll_predict_links): a 2-rank Simple ring allreduce
+ * of S = 1 MiB on h200-2x sends 2(n-1)/n x S = S from each GPU to the other
+ * over gpuA>nvs0 and nvs0>gpuB, so each of those four links carries exactly
+ * 1048576 bytes (tolerance 1e-6 relative: sums of slices) and was busy for
+ * part of the collective (0 < busy <= its time). The result equals
+ * coll_predict's, which was cached first without link use: the unbundled
+ * re-run adds it and is not counted as a new prediction. */
+static void test_link_use(void **state)
+{
+    (void)state;
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("h200-2x", &t, &e), 0);
+    coll_ctx *c = coll_ctx_new(t);
+    coll_req q;
+    coll_req_init(&q, t);
+    q.algo = ALGO_RING;
+    q.proto = PROTO_SIMPLE;
+    q.bytes = 1 << 20;
+    coll_result a, b;
+    assert_int_equal(coll_predict(c, &q, &a, &e), 0);
+    assert_int_equal((int)coll_ctx_computed(c), 1);
+    const coll_link_use *use = NULL;
+    int nl = 0;
+    assert_int_equal(coll_predict_links(c, &q, &b, &use, &nl, &e), 0);
+    assert_int_equal((int)coll_ctx_computed(c), 1);
+    assert_int_equal(b.time_ps, a.time_ps);
+    assert_non_null(use);
+    int seen = 0;
+    for (int i = 0; i < nl; i++) {
+        const char *n = coll_ctx_link_name(c, i);
+        if (strcmp(n, "gpu0>nvs0") && strcmp(n, "nvs0>gpu1") && strcmp(n, "gpu1>nvs0") &&
+            strcmp(n, "nvs0>gpu0"))
+            continue;
+        seen++;
+        assert_true(fabs(use[i].bytes - 1048576.0) <= 1e-6 * 1048576.0);
+        assert_true(use[i].busy_ps > 0 && use[i].busy_ps <= a.time_ps);
+    }
+    assert_int_equal(seen, 4);
+    coll_ctx_free(c);
+    topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -633,7 +676,7 @@ int main(void)
         cmocka_unit_test(test_copy_setup),    cmocka_unit_test(test_ring_cta_rate),
         cmocka_unit_test(test_cache_and_env),
         cmocka_unit_test(test_stream_equals_whole), cmocka_unit_test(test_shm_channel_bound),
-        cmocka_unit_test(test_bundle_equals_unbundled),
+        cmocka_unit_test(test_bundle_equals_unbundled), cmocka_unit_test(test_link_use),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
