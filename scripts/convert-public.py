@@ -499,69 +499,84 @@ def smi_lines(block):
     return out
 
 
-def cpayne_a(wiki, out_dir):
-    """hardware/wrx90-cpayne-8gpu-root-topology-comparison.md, group A (GPUs
-    0-7, preset rtxpro6000-8x-pcie5-1s): NCCL ring tables and host DMA."""
+def cpayne_groups(wiki, out_dir):
+    """hardware/wrx90-cpayne-8gpu-root-topology-comparison.md: NCCL ring
+    tables and host DMA of group A (GPUs 0-7, preset rtxpro6000-8x-pcie5-1s)
+    and group B (GPUs 8-15 written as 0-7, topology file
+    rtxpro6000-1s-groupB.topo: both switches under root complex e0)."""
     page = "hardware/wrx90-cpayne-8gpu-root-topology-comparison.md"
     text, path = read_page(wiki, page)
-    meta = [("machine", "ASRock WRX90 WS EVO, TR PRO 7955WX, 4 c-payne Gen5 switches (16 GPUs); "
-             "group A = GPUs 0-7 on 2 switches under roots 00 and 40"),
-            ("gpus", ",".join(["NVIDIA RTX PRO 6000 Blackwell"] * 8)),
-            ("driver", "595.58.03"), ("cuda", "not stated"), ("nccl", "2.27.5"),
-            ("date", "2026-04-26"),
-            ("command", "scripts/convert-public.py (the wiki's table; ran as torch.distributed "
-             "all_reduce with NCCL_P2P_LEVEL=SYS) --env NCCL_P2P_LEVEL=SYS"),
-            ("source", wiki_src(page)), ("preset", "rtxpro6000-8x-pcie5-1s")]
-    common = [
-        "the page's 'NCCL allreduce (ring)': PyTorch torch.distributed with NCCL 2.27.5+cuda12.9, "
-        "'ring algorithm forced (NCCL_P2P_LEVEL=SYS)': only NCCL_P2P_LEVEL=SYS is named, so algo is "
-        "NCCL's own choice (auto) under that setting; eager dist.all_reduce calls (graph 0)",
-        "dtype: not stated; float32 assumed (torch's default); group A only (group B has no preset)"]
     big = md_table(md_section(text, path, "6. NCCL Ring All-Reduce"), path, "Size")
-    rows = []
-    for r in big[1:]:
-        size = size_of(r[0], path)
-        alg = num(r[1], path)          # Group A algbw, GB/s
-        rows.append((size, "fp32", "auto", "auto", size / (alg * 1e3), "nccl", 0))
-    write_coll(os.path.join(out_dir, "rtxpro6000-1s-nccl-ring-large.csv"), meta, common + [
-        "rows: the table of section 6 (1 MB - 1 GB), 'Group A algbw' column; time_us = bytes / "
-        "algbw (sizes as powers of 2: 1 MB = 2^20 B, which the 1024 KB row of section 7 confirms)"],
-        "allreduce", 8, rows)
     small = md_table(md_section(text, path, "7. NCCL Ring All-Reduce"), path, "Size")
-    rows = []
-    for r in small[1:]:
-        rows.append((size_of(r[0], path), "fp32", "auto", "auto", num(r[1], path), "nccl", 0))
-    write_coll(os.path.join(out_dir, "rtxpro6000-1s-nccl-ring-small.csv"), meta, common + [
-        "rows: the table of section 7 (4 KB - 4 MB), 'Group A time' column, a separate run from "
-        "section 6 (their 1 MB rows differ: 85.0 vs 81.1 us)"],
-        "allreduce", 8, rows)
-
-    # Host DMA: single GPU (GPUs 0 and 4 are group A) and all 8 at once.
-    cmd = ("scripts/convert-public.py (the wiki's table; cudaMemcpyAsync of 1 GB to/from a "
-           "per-GPU pinned host buffer, 5 iterations)")
-    hm = [(k, "not used" if k == "nccl" else cmd if k == "command" else v) for k, v in meta]
-    host = Out("host", hm, [
-        "the page's section 8 'Host RAM <-> GPU DMA aggregate bandwidth': each GPU copies 1 GB "
-        "(taken as 1 GiB) to or from its own pinned host buffer with cudaMemcpyAsync (copy "
-        "engine: op copy); h2d rows src host0 -> GPU, d2h rows GPU -> host0 (one NUMA node)",
-        "rows: single-GPU baselines of GPUs 0 and 4 (group A's; GPUs 8 and 12 are group B), and "
-        "the concurrent 8-GPU 'Group A aggregate' rows as totals of 8 flows",
-        "source text: group A's 8 GPUs reach the host through two CPU quadrants (roots 00 and 40); "
-        "the preset has one socket memory node"])
     single = md_table(md_section(text, path, "8. Host RAM"), path, "GPU")
-    gib = 1 << 30
-    for g in (0, 4):
-        r = md_row(single, path, f"GPU {g}")
-        if r[0] != f"GPU {g}":
-            fail(path, f"row 'GPU {g}' not found")
-        host.xfer_case("h2d", [("host0", g)], gib, flow_gbps=num(r[1], path), op="copy")
-        host.xfer_case("d2h", [(g, "host0")], gib, flow_gbps=num(r[2], path), op="copy")
     conc = md_table(md_section(text, path, "8. Host RAM"), path, "Direction")
-    for d, pattern in (("H2D", "h2d"), ("D2H", "d2h")):
-        r = md_row(conc, path, d)
-        flows = [("host0", g) for g in range(8)] if d == "H2D" else [(g, "host0") for g in range(8)]
-        host.xfer_case(pattern, flows, gib, total_gbps=num(r[1], path), op="copy")
-    host.write(os.path.join(out_dir, "rtxpro6000-1s-host.csv"))
+    for group, col, name, gpus, where in (
+            ("A", 1, "rtxpro6000-1s", (0, 4), ("preset", "rtxpro6000-8x-pcie5-1s")),
+            ("B", 2, "rtxpro6000-1s-groupB", (8, 12), None)):
+        if small[0][col] != f"Group {group} time" or big[0][col] != f"Group {group} algbw":
+            fail(path, f"group {group}'s NCCL columns not where expected")
+        first = 0 if group == "A" else 8
+        meta = [("machine", "ASRock WRX90 WS EVO, TR PRO 7955WX, 4 c-payne Gen5 switches (16 GPUs); "
+                 + ("group A = GPUs 0-7 on 2 switches under roots 00 and 40" if group == "A" else
+                    "group B = GPUs 8-15 (written as 0-7) on 2 switches under one root complex e0")),
+                ("gpus", ",".join(["NVIDIA RTX PRO 6000 Blackwell"] * 8)),
+                ("driver", "595.58.03"), ("cuda", "not stated"), ("nccl", "2.27.5"),
+                ("date", "2026-04-26"),
+                ("command", "scripts/convert-public.py (the wiki's table; ran as torch.distributed "
+                 "all_reduce with NCCL_P2P_LEVEL=SYS) --env NCCL_P2P_LEVEL=SYS"),
+                ("source", wiki_src(page))]
+        if where:
+            meta.append(where)
+        common = [
+            "the page's 'NCCL allreduce (ring)': PyTorch torch.distributed with NCCL 2.27.5+cuda12.9, "
+            "'ring algorithm forced (NCCL_P2P_LEVEL=SYS)': only NCCL_P2P_LEVEL=SYS is named, so algo "
+            "is NCCL's own choice (auto) under that setting; eager dist.all_reduce calls (graph 0)",
+            f"dtype: not stated; float32 assumed (torch's default); group {group}'s column"
+            + ("" if group == "A" else "; GPUs 8-15 of the rig written as 0-7 (topology "
+               "validate/data/public/rtxpro6000-1s-groupB.topo)")]
+        rows = []
+        for r in big[1:]:
+            size = size_of(r[0], path)
+            rows.append((size, "fp32", "auto", "auto", size / (num(r[col], path) * 1e3), "nccl", 0))
+        write_coll(os.path.join(out_dir, f"{name}-nccl-ring-large.csv"), meta, common + [
+            f"rows: the table of section 6 (1 MB - 1 GB), 'Group {group} algbw' column; time_us = "
+            "bytes / algbw (sizes as powers of 2: 1 MB = 2^20 B, which the 1024 KB row of section 7 "
+            "confirms)"], "allreduce", 8, rows)
+        rows = [(size_of(r[0], path), "fp32", "auto", "auto", num(r[col], path), "nccl", 0)
+                for r in small[1:]]
+        write_coll(os.path.join(out_dir, f"{name}-nccl-ring-small.csv"), meta, common + [
+            f"rows: the table of section 7 (4 KB - 4 MB), 'Group {group} time' column, a separate "
+            "run from section 6 (their 1 MB rows differ)"], "allreduce", 8, rows)
+
+        # Host DMA: single GPU (two of the group's) and all 8 at once.
+        cmd = ("scripts/convert-public.py (the wiki's table; cudaMemcpyAsync of 1 GB to/from a "
+               "per-GPU pinned host buffer, 5 iterations)")
+        hm = [(k, "not used" if k == "nccl" else cmd if k == "command" else v) for k, v in meta]
+        host = Out("host", hm, [
+            "the page's section 8 'Host RAM <-> GPU DMA aggregate bandwidth': each GPU copies 1 GB "
+            "(taken as 1 GiB) to or from its own pinned host buffer with cudaMemcpyAsync (copy "
+            "engine: op copy); h2d rows src host0 -> GPU, d2h rows GPU -> host0 (one NUMA node)",
+            f"rows: single-GPU baselines of GPUs {gpus[0]} and {gpus[1]} (group {group}'s"
+            + (")" if group == "A" else ", written as 0 and 4)")
+            + f", and the concurrent 8-GPU 'Group {group} aggregate' rows as totals of 8 flows",
+            "source text: group A's 8 GPUs reach the host through two CPU quadrants (roots 00 and "
+            "40), group B's through one (e0)"])
+        gib = 1 << 30
+        for g in gpus:
+            r = md_row(single, path, f"GPU {g}")
+            if r[0] != f"GPU {g}":
+                fail(path, f"row 'GPU {g}' not found")
+            host.xfer_case("h2d", [("host0", g - first)], gib, flow_gbps=num(r[1], path), op="copy")
+            host.xfer_case("d2h", [(g - first, "host0")], gib, flow_gbps=num(r[2], path), op="copy")
+        hc = 1 if group == "A" else 3
+        if conc[0][hc] != f"Group {group} aggregate":
+            fail(path, f"group {group}'s host aggregate column not where expected")
+        for d, pattern in (("H2D", "h2d"), ("D2H", "d2h")):
+            r = md_row(conc, path, d)
+            flows = ([("host0", g) for g in range(8)] if d == "H2D"
+                     else [(g, "host0") for g in range(8)])
+            host.xfer_case(pattern, flows, gib, total_gbps=num(r[hc], path), op="copy")
+        host.write(os.path.join(out_dir, f"{name}-host.csv"))
 
 
 def partial_matrix(block, path, n):
@@ -934,7 +949,7 @@ def collapse16(wiki, out_dir):
 
 
 def wiki_all(wiki, out_dir):
-    cpayne_a(wiki, out_dir)
+    cpayne_groups(wiki, out_dir)
     flat(wiki, out_dir)
     esc(wiki, out_dir)
     collapse16(wiki, out_dir)
