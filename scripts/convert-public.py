@@ -742,8 +742,19 @@ def p2pmark_rows(out, ngpu, fanin_avg, dense_total, probe=None):
     out.xfer_case("all-to-all", [(j, i) for i in range(ngpu) for j in range(ngpu) if i != j],
                   MIB64, total_gbps=dense_total, op="copy-read")
     for k, avg in sorted((probe or {}).items()):
-        out.xfer_case("ring", [((i + k) % ngpu, i) for i in range(ngpu)], MIB64,
-                      total_gbps=round(avg * ngpu, 4), op="copy-read")
+        if k in ALIKE:
+            out.xfer_case("ring", [((i + k) % ngpu, i) for i in range(ngpu)], MIB64,
+                          total_gbps=round(avg * ngpu, 4), op="copy-read")
+
+
+# The staggered probes (+k: every GPU i with GPU i+k at once) on two switches
+# of 4 GPUs: at +1, +4 and +7 every flow has the same share of its path (+1,
+# +7: the two cross-switch flows go opposite ways; +4: four per uplink and
+# direction), so p2pmark's sum of per-GPU rates equals bytes over the slowest
+# flow's time. At +2, +3, +5, +6 two or three flows share an uplink beside
+# flows inside a switch: the sum of rates then exceeds what collsim compares,
+# and the page gives no per-GPU rates, so those rows are not converted.
+ALIKE = (1, 4, 7)
 
 
 P2PMARK_NOTE = ("p2pmark 3c39f36 (the version the page names): cudaMemcpyPeerAsync of 64 MiB on "
@@ -751,8 +762,10 @@ P2PMARK_NOTE = ("p2pmark 3c39f36 (the version the page names): cudaMemcpyPeerAsy
                 "score's GB/s, the mean over readers of one GPU reading all peers at once, written as "
                 "GPU 0's; 'all-to-all' = the interconnect score's measured GB/s, every GPU reading "
                 "every peer at once; 'ring' +k rows = every GPU i reading GPU i+k at once, total = 8 x "
-                "the published average. p2pmark sums per-GPU rates (each GPU timed on its own), "
-                "which equals bytes over the slowest flow's time only when all GPUs finish together")
+                "the published average, for k = 1, 4, 7 only. p2pmark sums per-GPU rates (each GPU "
+                "timed on its own), which equals bytes over the slowest flow's time only when all "
+                "GPUs finish together: at +2, +3, +5, +6 flows sharing an uplink run beside flows "
+                "inside a switch, so those rows are not converted")
 
 
 def flat_p2pmark(text, path, meta, layout, out_dir):
@@ -916,9 +929,12 @@ def collapse16(wiki, out_dir):
         "PyTorch runs a cross-device copy on the data source's current stream (ATen Copy.cu), so "
         "the 'reads' are the reverse writes 4->0 (+ 5->1) by the source's copy engine, one flow per "
         "source here; the rows with SW3/SW4 are outside the 8 GPUs",
-        "p2pmark rows: 'staggered writes by peer distance' (+1..+7) and the all-to-all stress "
+        "p2pmark rows: 'staggered writes by peer distance' +1, +4, +7 and the all-to-all stress "
         "total (~159 GB/s); this p2pmark (after 78d9dfd) pushes with cudaMemcpyPeerAsync on the "
-        "source's stream (op copy-write), 160,000,000 B per copy; totals are sums of per-GPU rates"])
+        "source's stream (op copy-write), 160,000,000 B per copy; its totals are sums of per-GPU "
+        "rates, equal to bytes over the slowest flow's time where every flow has the same share: "
+        "+2, +3, +5, +6 mix flows that share an uplink with flows inside a switch and are not "
+        "converted"])
     obs = md_section(text, path, "Observed output on the test system")
     for label, flows in (("BASELINE", [(0, 4)]), ("CONTROL", [(0, 4), (1, 5)])):
         m = re.search(label + r"[^\n]*?\s([\d.]+) GB/s\s+([\d.]+) GB/s", obs)
@@ -934,8 +950,9 @@ def collapse16(wiki, out_dir):
         m = re.match(r"\+(\d)\s+((?:\d->\d\s+){8})\s*([\d.]+) avg\s+([\d.]+) total", l)
         if m:
             flows = [tuple(int(x) for x in p.split("->")) for p in m.group(2).split()]
-            out.xfer_case("ring", flows, P2PMARK_NEW, total_gbps=float(m.group(4)),
-                          op="copy-write")
+            if int(m.group(1)) in ALIKE:
+                out.xfer_case("ring", flows, P2PMARK_NEW, total_gbps=float(m.group(4)),
+                              op="copy-write")
             seen += 1
     if seen != 7:
         fail(path, f"staggered probe: {seen} rows, expected 7")
@@ -948,11 +965,83 @@ def collapse16(wiki, out_dir):
     out.write(os.path.join(out_dir, "rtxpro6000-1s-16gpu-flows.csv"))
 
 
+def twovs(wiki, out_dir):
+    """hardware/wrx90-cpayne-8gpu-2vs-per-chip.md, variant 1: two Microchip
+    chips of two virtual switches each, every VS on its own quadrant's root
+    port of one socket (topology file rtxpro6000-1s-2vs.topo); GPU pairs of
+    the page's script scripts/collapse_2gpu_full.py."""
+    page = "hardware/wrx90-cpayne-8gpu-2vs-per-chip.md"
+    text, path = read_page(wiki, page)
+    v1 = md_section(text, path, "Variant 1 — Original 4-quadrant")
+    sws = {"SW1": (0, 1), "SW2": (2, 3), "SW3": (4, 5), "SW4": (6, 7)}
+    m = md_table(v1, path, "OS-visible switch")
+    for r in m[1:]:
+        sw = r[0].split()[0]
+        g = tuple(int(x) for x in re.findall(r"\d+", r[4]))   # "GPU 0, 1"
+        if sws.get(sw) != g:
+            fail(path, f"switch {sw} holds GPUs {g}, the script assumes {sws.get(sw)}")
+    meta = [("machine", "ASRock WRX90 WS EVO, TR PRO 7955WX, 2 c-payne (Microchip PM50100) chips of 2 "
+             "virtual switches, each VS on its own quadrant's root port (variant 1)"),
+            ("gpus", ",".join(["NVIDIA RTX PRO 6000 Blackwell Server Edition"] * 8)),
+            ("driver", "595.58.03"), ("cuda", "13.2"), ("nccl", "not used"), ("date", "2026-04-28"),
+            ("command", "scripts/convert-public.py (the wiki's tables; its PyTorch harness "
+             "scripts/collapse_2gpu_full.py: dst.copy_(src) on a stream of the source, 256 MB, 100 "
+             "iterations)"),
+            ("source", wiki_src(page) + "; GPU pairs from scripts/collapse_2gpu_full.py of the same "
+             "commit")]
+    common = [
+        "variant 1 of the page: SW1 (GPUs 0, 1) and SW3 (4, 5) are chip A, SW2 (2, 3) and SW4 (6, 7) "
+        "chip B, on roots 00, 40 and 20, e0; topology validate/data/public/rtxpro6000-1s-2vs.topo",
+        "op: copy-write (copy_ on the source's stream: the source's copy engine pushing); 256 MB per "
+        "copy taken as 256 MiB; aggregate rows are total bytes over the wall time of all copies"]
+    p2p = Out("p2p", meta, common + ["pair rows: 'V1 — single-pair P2P bandwidth (write)'"])
+    t = md_table(md_section(v1, path, "V1 — single-pair"), path, "From → To")
+    for r in t[1:]:
+        mm = re.match(r"GPU (\d) → GPU (\d)", r[0])
+        if not mm:
+            fail(path, f"pair row '{r[0]}' not parsed")
+        p2p.xfer_case("pair", [(int(mm.group(1)), int(mm.group(2)))], MIB256,
+                      flow_gbps=num(r[2], path))
+    p2p.write(os.path.join(out_dir, "rtxpro6000-1s-2vs-p2p.csv"))
+
+    fl = Out("flows", meta, common + [
+        "rows: 'V1 — 2-pair concurrent' (src VS GPUs a, b to dst VS GPUs c, d: a->c + b->d), 'V1 — 1 "
+        "src VS → 2 different dst VSs' (a->first GPU of each dst VS), 'V1 — aggregate / stress' "
+        "(bidir 0<->1; '4 source switches -> 1 dst switch' = 2->0, 4->1, 6->0, 3->1 as the script "
+        "runs it; all 56 ordered pairs)"])
+    t = md_table(md_section(v1, path, "V1 — 2-pair concurrent"), path, "")
+    dst = [c.split()[0].replace("→", "") for c in t[0][1:]]
+    for r in t[1:]:
+        src = r[0].replace("→", "").strip()
+        for c, d in zip(r[1:], dst):
+            if src == d:
+                continue
+            (a, b), (x, y) = sws[src], sws[d]
+            fl.xfer_case("same-uplink", [(a, x), (b, y)], MIB256, total_gbps=num(c, path))
+    t = md_table(md_section(v1, path, "V1 — 1 src VS"), path, "Source → 2 destinations")
+    for r in t[1:]:
+        mm = re.match(r"(SW\d) → (SW\d) \+ (SW\d)", r[0])
+        if not mm:
+            fail(path, f"row '{r[0]}' not parsed")
+        a, b = sws[mm.group(1)]
+        fl.xfer_case("same-uplink", [(a, sws[mm.group(2)][0]), (b, sws[mm.group(3)][0])], MIB256,
+                     total_gbps=num(r[1], path))
+    t = md_table(md_section(v1, path, "V1 — aggregate / stress"), path, "Test")
+    fl.xfer_case("bidir", [(0, 1), (1, 0)], MIB256,
+                 total_gbps=num(md_row(t, path, "Bidirectional intra-VS")[1], path))
+    fl.xfer_case("fan-in", [(2, 0), (4, 1), (6, 0), (3, 1)], MIB256,
+                 total_gbps=num(md_row(t, path, "4 source switches")[1], path))
+    fl.xfer_case("all-to-all", [(i, j) for i in range(8) for j in range(8) if i != j], MIB256,
+                 total_gbps=num(md_row(t, path, "All-to-all 8 GPU")[1], path))
+    fl.write(os.path.join(out_dir, "rtxpro6000-1s-2vs-flows.csv"))
+
+
 def wiki_all(wiki, out_dir):
     cpayne_groups(wiki, out_dir)
     flat(wiki, out_dir)
     esc(wiki, out_dir)
     collapse16(wiki, out_dir)
+    twovs(wiki, out_dir)
 
 
 def main():
