@@ -15,6 +15,7 @@
 #include "models/nccl/nccl_graphfile.h"
 #include "models/nccl/nccl_nvls.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +93,6 @@ typedef struct nnode {
     int type, rank;   /* rank for GPUs, else -1 */
     int nlinks;
     nlink links[MAX_LINKS];
-    uint64_t used;    /* search: bit per channel */
 } nnode;
 
 typedef struct npath {
@@ -100,6 +100,20 @@ typedef struct npath {
     float bw;
     int hops[MAX_HOPS];   /* node*MAX_LINKS + link index, from the source on */
 } npath;
+
+/* One GPU pair's path as the search reads it (search_prep). */
+typedef struct gpath {
+    uint8_t type, rtype;      /* path type a -> b and b -> a */
+    uint8_t intel_phb;        /* INTEL_P2P_OVERHEAD applies to its PCI links */
+    uint8_t exact;            /* every link's bandwidth exact (exact_bw) at the start */
+    int count, off;           /* its links: ghop[off .. off + count) */
+    float min_other, min_pci; /* the least starting bandwidth of its non-PCI, PCI links */
+} gpath;
+
+enum { MAX_MEMO = 512, MAX_CAPS = 64 };
+
+/* A search try that completed no channel (search_try). */
+typedef struct memo { int pattern, same, budget, type, caps, left; } memo;
 
 typedef struct sys {
     int nn, ngpu;
@@ -110,9 +124,25 @@ typedef struct sys {
     topo_cpu cpu;
     int sm;
     /* The search's candidate order (next_gpus), fixed once the paths are:
-     * order[r * ngpu + i] for i < norder[r], computed by sort_next. */
+     * order[r * ngpu + i] for i < norder[r], computed by search_prep; cand,
+     * ncand: the same less what one try refuses whatever happens. */
     int *order, norder[NCCL_TUNE_MAX_RANKS];
+    int *cand, ncand[NCCL_TUNE_MAX_RANKS];
     int has_nvs;
+    /* The search's state and its copy of the GPU pairs' paths, by rank. */
+    gpath *gp;                      /* gp[a * ngpu + b] */
+    nlink **ghop;
+    uint64_t used[NCCL_TUNE_MAX_RANKS];   /* bit per channel */
+    /* Tries answered from earlier ones (search_try): the links on GPU
+     * paths, their use counts per amount (caps, one row per amount in
+     * caps_f, rows equal to an earlier one share its class), the tries. */
+    int memo_ok, any_intel_phb, types;
+    nlink **lk;
+    int nlk, ncaps, nmemo;
+    uint16_t *caps;
+    float caps_f[MAX_CAPS];
+    int caps_class[MAX_CAPS];
+    memo memo[MAX_MEMO];
 } sys;
 
 #define PATH(s, from, base) (&(s)->path[(size_t)(base) * (size_t)(s)->nn + (size_t)(from)])
@@ -370,43 +400,66 @@ typedef struct sgraph {
 
 static int is_tree(int pat) { return pat >= PAT_BALANCED_TREE && pat <= PAT_TREE; }
 
-/* followPath: take bw off each link of the first max_steps hops, stopping
- * at the first link without enough; Intel root complexes cost 6/5 on PCI
- * links of a PHB path (INTEL_P2P_OVERHEAD). Returns the steps done. */
-static int follow(sys *s, npath *p, int start, int max_steps, float bw)
+/* roundf for |x| < 2^23 (larger floats are whole already), inlined: the
+ * fraction x - trunc(x) is exact, ties go away from zero, the sign is x's. */
+static float round_half_away(float x)
 {
-    float pci_bw = bw;
-    if (p->type == P_PHB && s->node[start].type == N_GPU && is_intel(s->cpu))
-        for (int i = 0; i < p->count; i++)
-            if (s->node[hop_link(s, p->hops[i])->to].type == N_CPU)
-                pci_bw = bw * 6 / 5;
+    if (!(fabsf(x) < 8388608.0f))
+        return x;
+    float t = (float)(int32_t)x, d = x - t;
+    if (d >= 0.5f)
+        t += 1.0f;
+    else if (d <= -0.5f)
+        t -= 1.0f;
+    return copysignf(t, x);
+}
+
+/* SUB_ROUND's rounding to 1/1000 (search.cc). */
+static float round3(float v) { return round_half_away(v * 1000) / 1000; }
+
+/* A bandwidth the search can subtract and add back without a trace:
+ * round3(v) == v below 1024 GB/s. For such a link and amount f (also
+ * exact), round3(round3(v - f) + f) == v: v and f lie within 2^-15 of
+ * multiples of 1/1000, so v*1000 - f*1000 is within 0.13 of an integer
+ * at both roundings and each rounds to that integer. */
+static int exact_bw(float v) { return v >= 0 && v < 1024.0f && round3(v) == v; }
+
+/* followPath: take bw off each of the first max_steps links, stopping at
+ * the first without enough; Intel root complexes cost 6/5 on the PCI links
+ * of a PHB path (INTEL_P2P_OVERHEAD). Returns the steps done. */
+static int follow(const gpath *p, nlink *const *hop, int max_steps, float bw)
+{
+    float pci_bw = p->intel_phb ? bw * 6 / 5 : bw;
     for (int i = 0; i < max_steps; i++) {
-        nlink *k = hop_link(s, p->hops[i]);
+        nlink *k = hop[i];
         float fw = k->type == L_PCI ? pci_bw : bw;
         if (k->bw < fw)
             return i;
-        k->bw = roundf((k->bw - fw) * 1000) / 1000;
+        k->bw = round3(k->bw - fw);
     }
     return max_steps;
 }
 
-/* ncclTopoFollowPath between GPU nodes a -> b (a < 0: the start). Returns
- * b, or -1 when the path type or bandwidth does not fit (undone). */
+#define GP(s, a, b) (&(s)->gp[(size_t)(a) * (size_t)(s)->ngpu + (size_t)(b)])
+
+/* ncclTopoFollowPath between the GPUs of ranks a -> b (a < 0: the start).
+ * Returns b, or -1 when the path type or bandwidth does not fit (undone). */
 static int follow_gpu(sys *s, sgraph *g, int a, int b, float mult)
 {
     if (a < 0)
         return b;
-    npath *p = PATH(s, a, b);
+    const gpath *p = GP(s, a, b);
     if (p->type >= P_DIS)
         return -1;
     if (mult == 1 && p->type > g->type_intra)
         return -1;
-    if (mult == 1 && is_tree(g->pattern) && PATH(s, b, a)->type > g->type_intra)
+    if (mult == 1 && is_tree(g->pattern) && p->rtype > g->type_intra)
         return -1;
     float bw = g->bw_intra * mult;
-    int step = follow(s, p, a, p->count, bw);
+    nlink *const *hop = s->ghop + p->off;
+    int step = follow(p, hop, p->count, bw);
     if (step < p->count) {
-        follow(s, p, a, step, -bw);
+        follow(p, hop, step, -bw);
         return -1;
     }
     g->nhops += (int)mult * p->count;
@@ -417,6 +470,7 @@ typedef struct search {
     sys *s;
     sgraph *save;
     int time;
+    int completed;   /* channels completed (step n reached) in this try */
 } search;
 
 static void rec(search *x, sgraph *g);
@@ -428,9 +482,9 @@ static void try_gpu(search *x, sgraph *g, int step, int back_first, int order, i
     int gpu = follow_gpu(x->s, g, from, to, 1);
     if (gpu < 0)
         return;
-    x->s->node[gpu].used ^= flag;
+    x->s->used[gpu] ^= flag;
     rec_gpu(x, g, gpu, step, back_first, order);
-    x->s->node[gpu].used ^= flag;
+    x->s->used[gpu] ^= flag;
     follow_gpu(x->s, g, from, to, -1);
 }
 
@@ -450,21 +504,74 @@ static int cmp_score(const void *a, const void *b)
  * (as an int), then hops, then distance in index; with NVSwitches only
  * the index neighbours are tried. The order depends only on the paths,
  * which the search does not change, and it is total (distances differ), so
- * it is sorted once per GPU (sort_next) and filtered by use here: the same
- * sequence as sorting the unused ones at every step. */
-static int sort_next(sys *s)
+ * it is sorted once per GPU here and filtered by use in next_gpus: the same
+ * sequence as sorting the unused ones at every step. Also the search's copy
+ * of the GPU pairs' paths (gpath), read where it runs. */
+static int search_prep(sys *s)
 {
-    int n = s->ngpu;
-    if (!(s->order = malloc(sizeof(int) * (size_t)n * (size_t)n)))
+    int n = s->ngpu, nh = 0;
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++)
+            nh += PATH(s, s->gpu[a], s->gpu[b])->count;
+    s->order = malloc(sizeof(int) * (size_t)n * (size_t)n);
+    s->cand = malloc(sizeof(int) * (size_t)n * (size_t)n);
+    s->gp = malloc(sizeof *s->gp * (size_t)n * (size_t)n);
+    s->ghop = malloc(sizeof *s->ghop * (size_t)(nh > 0 ? nh : 1));
+    if (!s->order || !s->cand || !s->gp || !s->ghop)
+        return -1;
+    nh = 0;
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            const npath *p = PATH(s, s->gpu[a], s->gpu[b]);
+            gpath *q = GP(s, a, b);
+            *q = (gpath){(uint8_t)p->type, (uint8_t)PATH(s, s->gpu[b], s->gpu[a])->type, 0, 1,
+                         p->count, nh, FLT_MAX, FLT_MAX};
+            for (int i = 0; i < p->count; i++) {
+                nlink *k = hop_link(s, p->hops[i]);
+                s->ghop[nh++] = k;
+                if (p->type == P_PHB && is_intel(s->cpu) && s->node[k->to].type == N_CPU)
+                    q->intel_phb = 1;
+                q->exact &= (uint8_t)exact_bw(k->bw);
+                if (k->type == L_PCI)
+                    q->min_pci = fminf(q->min_pci, k->bw);
+                else
+                    q->min_other = fminf(q->min_other, k->bw);
+            }
+        }
+    /* The links on GPU paths, once each, for the tries' use counts. */
+    uint8_t *seen = calloc((size_t)s->nn * MAX_LINKS, 1);
+    s->lk = malloc(sizeof *s->lk * (size_t)(nh > 0 ? nh : 1));
+    s->memo_ok = 1;
+    if (!seen || !s->lk) {
+        free(seen);
+        return -1;
+    }
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            const gpath *q = GP(s, a, b);
+            const npath *p = PATH(s, s->gpu[a], s->gpu[b]);
+            if (!q->count)
+                continue;
+            s->types |= 1 << q->type | 1 << q->rtype;
+            s->memo_ok &= q->exact;
+            s->any_intel_phb |= q->intel_phb;
+            for (int i = 0; i < p->count; i++)
+                if (!seen[p->hops[i]]) {
+                    seen[p->hops[i]] = 1;
+                    s->lk[s->nlk++] = hop_link(s, p->hops[i]);
+                }
+        }
+    free(seen);
+    if (!(s->caps = malloc(sizeof *s->caps * MAX_CAPS * (size_t)(s->nlk > 0 ? s->nlk : 1))))
         return -1;
     for (int a = 0; a < n; a++) {
         score sc[NCCL_TUNE_MAX_RANKS];
         int count = 0;
         for (int i = 1; i < n; i++) {
             int r = (a + i) % n;
-            npath *p = PATH(s, s->gpu[a], s->gpu[r]);
+            const gpath *p = GP(s, a, r);
             if (p->count)
-                sc[count++] = (score){r, i, p->count, (int)p->bw};
+                sc[count++] = (score){r, i, p->count, (int)PATH(s, s->gpu[a], s->gpu[r])->bw};
         }
         qsort(sc, (size_t)count, sizeof *sc, cmp_score);
         for (int i = 0; i < count; i++)
@@ -476,22 +583,55 @@ static int sort_next(sys *s)
     return 0;
 }
 
+/* A candidate a -> b that follow_gpu would refuse in this try whatever the
+ * search has used, so that leaving it out changes nothing: its path type
+ * is above the try's, or (exact links, exact amounts: see exact_bw, so
+ * that a refused follow leaves every link as it was and no link gains) a
+ * link had less than the amount when the try began. */
+static int refused(const sys *s, const sgraph *g, const gpath *p, float pci_bw, int exact)
+{
+    if (p->type >= P_DIS || p->type > g->type_intra ||
+        (is_tree(g->pattern) && p->rtype > g->type_intra))
+        return 1;
+    if (!exact || !p->exact)
+        return 0;
+    (void)s;
+    return p->min_other < g->bw_intra || p->min_pci < (p->intel_phb ? pci_bw : g->bw_intra);
+}
+
+/* The candidates of every GPU for one try, in next_gpus's order, less
+ * those refused whatever happens (cand[a * n + i], i < ncand[a]). */
+static void try_candidates(sys *s, const sgraph *g)
+{
+    int n = s->ngpu;
+    float pci_bw = g->bw_intra * 6 / 5;
+    int exact = exact_bw(g->bw_intra) && exact_bw(pci_bw);
+    for (int a = 0; a < n; a++) {
+        int c = 0;
+        for (int i = 0; i < s->norder[a]; i++) {
+            int r = s->order[a * n + i];
+            if (!refused(s, g, GP(s, a, r), pci_bw, exact))
+                s->cand[a * n + c++] = r;
+        }
+        s->ncand[a] = c;
+    }
+}
+
 static int next_gpus(search *x, sgraph *g, int gpu, int *next)
 {
     sys *s = x->s;
-    int n = s->ngpu, start = s->node[gpu].rank, count = 0;
+    int n = s->ngpu, count = 0;
     uint64_t flag = 1ULL << g->nch;
     if (!s->has_nvs) {
-        for (int i = 0; i < s->norder[start]; i++) {
-            int r = s->order[start * n + i];
-            if (!(s->node[s->gpu[r]].used & flag))
-                next[count++] = r;
-        }
+        const int *c = s->cand + gpu * n;
+        for (int i = 0; i < s->ncand[gpu]; i++)
+            if (!(s->used[c[i]] & flag))
+                next[count++] = c[i];
         return count;
     }
     /* With NVSwitches NCCL moves the index neighbours that are candidates
      * to the front, one after the other, and tries only those. */
-    int prev = (start - 1 + n) % n, nxt = (start + 1) % n, first[2], nf;
+    int prev = (gpu - 1 + n) % n, nxt = (gpu + 1) % n, first[2], nf;
     if (g->pattern == PAT_RING)
         first[0] = nxt, first[1] = prev, nf = 2;
     else if (g->pattern == PAT_BALANCED_TREE)
@@ -501,12 +641,12 @@ static int next_gpus(search *x, sgraph *g, int gpu, int *next)
     if (nxt == prev && nf == 2)
         nf = 1;
     for (int f = 0; f < nf; f++) {
-        int v = s->gpu[first[f]];
-        if (!PATH(s, gpu, v)->count || (s->node[v].used & flag))
+        int v = first[f];
+        if (!GP(s, gpu, v)->count || (s->used[v] & flag))
             continue;
         for (int i = count; i > 0; i--)
             next[i] = next[i - 1];
-        next[0] = first[f];
+        next[0] = v;
         count++;
     }
     return count;
@@ -523,8 +663,7 @@ static int better(const sgraph *g, const sgraph *ref)
     return g->pattern == ref->pattern && g->nhops < ref->nhops;
 }
 
-static int rank_node(sys *s, int rank) { return s->gpu[rank]; }
-
+/* gpu, first and the entries of intra are ranks (rank r is NCCL node r). */
 static void rec_gpu(search *x, sgraph *g, int gpu, int step, int back_first, int order)
 {
     sys *s = x->s;
@@ -534,6 +673,7 @@ static void rec_gpu(search *x, sgraph *g, int gpu, int step, int back_first, int
     x->time--;
     if (step == n) {
         g->nch++;
+        x->completed++;
         if (better(g, x->save)) {
             memcpy(x->save, g, sizeof *g);
             if (g->nch == g->max_ch)
@@ -544,7 +684,7 @@ static void rec_gpu(search *x, sgraph *g, int gpu, int step, int back_first, int
         g->nch--;
         return;
     }
-    g->intra[g->nch * n + step] = s->node[gpu].rank;
+    g->intra[g->nch * n + step] = gpu;
     if (step < n - 1) {
         int next[NCCL_TUNE_MAX_RANKS], count;
         if (order == ORDER_PCI) {
@@ -557,9 +697,9 @@ static void rec_gpu(search *x, sgraph *g, int gpu, int step, int back_first, int
             count = next_gpus(x, g, gpu, next);
         }
         for (int i = 0; i < count; i++)
-            try_gpu(x, g, step + 1, back_first, order, gpu, rank_node(s, next[i]));
+            try_gpu(x, g, step + 1, back_first, order, gpu, next[i]);
     } else if (step == back_first) {
-        int first = rank_node(s, g->intra[g->nch * n]);
+        int first = g->intra[g->nch * n];
         if (follow_gpu(s, g, gpu, first, 1) >= 0) {
             rec_gpu(x, g, first, step + 1, -1, order);
             follow_gpu(s, g, gpu, first, -1);
@@ -576,13 +716,80 @@ static void rec(search *x, sgraph *g)
     sys *s = x->s;
     int n = s->ngpu, back_first = g->pattern == PAT_RING ? n - 1 : -1;
     if (g->nch == 0)
-        try_gpu(x, g, 0, back_first, ORDER_PCI, -1, rank_node(s, 0));
+        try_gpu(x, g, 0, back_first, ORDER_PCI, -1, 0);
     else
-        try_gpu(x, g, 0, back_first, ORDER_REPLAY, -1,
-                rank_node(s, g->intra[(g->nch - 1) * n]));
+        try_gpu(x, g, 0, back_first, ORDER_REPLAY, -1, g->intra[(g->nch - 1) * n]);
     if (!g->same || g->nch == 0)
         for (int r = 0; r < n; r++)
-            try_gpu(x, g, 0, back_first, ORDER_NONE, -1, rank_node(s, r));
+            try_gpu(x, g, 0, back_first, ORDER_NONE, -1, r);
+}
+
+/* Tries that complete no channel leave nothing but the steps they took,
+ * and what such a try does depends only on: the pattern (with NVSwitches;
+ * else ring or tree), same, its step budget, the path types it admits, and
+ * how many times each link can give the try's amount. So with exact links
+ * and amounts (exact_bw) a try that matches an earlier one that completed
+ * nothing is answered from it: most of the speed ladder, when nothing fits. */
+static int memo_caps(sys *s, float f)
+{
+    for (int c = 0; c < s->ncaps; c++)
+        if (s->caps_f[c] == f)
+            return s->caps_class[c];
+    if (s->ncaps == MAX_MEMO)
+        return -1;
+    uint16_t *v = s->caps + (size_t)s->ncaps * (size_t)s->nlk;
+    for (int l = 0; l < s->nlk; l++) {
+        float b = s->lk[l]->bw;
+        int c = 0;
+        while (b >= f && c < 65535) {
+            b = round3(b - f);
+            c++;
+        }
+        v[l] = (uint16_t)c;
+    }
+    int cls = s->ncaps;
+    for (int c = 0; c < s->ncaps; c++)
+        if (!memcmp(s->caps + (size_t)c * (size_t)s->nlk, v, sizeof *v * (size_t)s->nlk)) {
+            cls = s->caps_class[c];
+            break;
+        }
+    s->caps_f[s->ncaps] = f;
+    s->caps_class[s->ncaps++] = cls;
+    return cls;
+}
+
+static void search_try(search *x, sgraph *g)
+{
+    sys *s = x->s;
+    memo key = {0, 0, 0, 0, -1, 0};
+    if (s->memo_ok && g->nch == 0 && exact_bw(g->bw_intra) &&
+        (!s->any_intel_phb || g->bw_intra * 6 / 5 == g->bw_intra)) {
+        key.pattern = s->has_nvs ? g->pattern : is_tree(g->pattern);
+        key.same = g->same;
+        key.budget = x->time;
+        key.type = -1;
+        for (int t = 0; t < P_DIS; t++)
+            if (t <= g->type_intra && (s->types >> t & 1))
+                key.type = t;
+        key.caps = memo_caps(s, g->bw_intra);
+        if (key.caps >= 0)
+            for (int i = 0; i < s->nmemo; i++) {
+                const memo *m = &s->memo[i];
+                if (m->pattern == key.pattern && m->same == key.same && m->budget == key.budget &&
+                    m->type == key.type && m->caps == key.caps) {
+                    x->time = m->left;
+                    return;
+                }
+            }
+    }
+    if (!s->has_nvs)
+        try_candidates(s, g);
+    x->completed = 0;
+    rec(x, g);
+    if (key.caps >= 0 && !x->completed && s->nmemo < MAX_MEMO) {
+        key.left = x->time;
+        s->memo[s->nmemo++] = key;
+    }
 }
 
 /* The intra-node speed ladder of search.cc for SM sm. */
@@ -619,13 +826,13 @@ static void compute(sys *s, const struct nccl_version *ver, sgraph *graph, int m
     nt->speed_first_GBps = speed[si];
     nt->speed_last_GBps = speed[ns - 1];
     long global = 1L << 19;
-    search x = {s, graph, 0};
+    search x = {s, graph, 0, 0};
     for (;;) {
         /* search: */
         x.time = tmp.same ? 1 << 8 : 1 << 14;
         tmp.nch = 0;
         global -= x.time;
-        rec(&x, &tmp);
+        search_try(&x, &tmp);
         int done = x.time == -1 || (float)graph->nch * graph->bw_inter >= s->total_bw;
         if (!done && pass == 1) {
             if (tmp.same == 1 && !(amd && tmp.type_intra == P_SYS)) {
@@ -1037,7 +1244,7 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
                 nt->path_bw_GBps[p][g] = pp->bw;
             }
     }
-    if (!rc && nranks > 1 && sort_next(&s))
+    if (!rc && nranks > 1 && search_prep(&s))
         rc = err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc && nranks > 1) {
         /* ncclTopoSearchInit */
@@ -1106,6 +1313,11 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
     free(s.node);
     free(s.path);
     free(s.order);
+    free(s.cand);
+    free(s.gp);
+    free(s.ghop);
+    free(s.lk);
+    free(s.caps);
     free(ring);
     free(tree);
     free(gf);
