@@ -758,6 +758,186 @@ static int memo_caps(sys *s, float f)
     return cls;
 }
 
+/* With NVSwitches a try follows only index neighbours (next_gpus). Where
+ * every neighbour's path is the sender's own link to the NVSwitch and then
+ * the receiver's own link from it, all exact (exact_bw), a follow succeeds
+ * or not by how many times those two links are in use: each gives the
+ * try's amount cap times and is refused after, and a refused follow leaves
+ * no trace. Such a try is replayed here chain by chain with a use count per
+ * link, in the search's order, with its step budget, its saves and its end:
+ * the same steps, saves and result, without the path walks. */
+typedef struct nvs_run {
+    search *x;
+    sgraph *g;
+    int n, ring, nf, first[2];   /* step 0's candidates, as index offsets */
+    int cap_up[NCCL_TUNE_MAX_RANKS], cap_down[NCCL_TUNE_MAX_RANKS];
+    int up[NCCL_TUNE_MAX_RANKS], down[NCCL_TUNE_MAX_RANKS];   /* uses */
+} nvs_run;
+
+/* How many times an exact link of bandwidth v gives f (at most one more
+ * than a try can use: a link serves one hop per channel); -1 if not exact. */
+static int nvs_cap(float v, float f)
+{
+    if (!exact_bw(v))
+        return -1;
+    int c = 0;
+    while (v >= f && c <= MAX_SEARCH_CH) {
+        v = round3(v - f);
+        c++;
+    }
+    return c;
+}
+
+static int nvs_tick(search *x)
+{
+    if (x->time <= 0)
+        return 0;
+    x->time--;
+    return 1;
+}
+
+/* followPath a -> b: 1 if it went through (its uses counted). */
+static int nvs_follow(nvs_run *r, int a, int b)
+{
+    if (r->up[a] >= r->cap_up[a] || r->down[b] >= r->cap_down[b])
+        return 0;
+    r->up[a]++;
+    r->down[b]++;
+    r->g->nhops += 2;
+    return 1;
+}
+
+static void nvs_unfollow(nvs_run *r, int a, int b)
+{
+    r->up[a]--;
+    r->down[b]--;
+    r->g->nhops -= 2;
+}
+
+static void nvs_rec(nvs_run *r);
+
+/* Channel g->nch from rank start, its step 0 counted, going d (+1, -1)
+ * through the indices, or (d 0) replaying the channel before: the hops and
+ * steps (rec_gpu), the closing hop of a ring, the completion with the
+ * deeper channels, and the hops given back. Its row of intra is written as
+ * the chain goes. */
+static void nvs_chain(nvs_run *r, int start, int d)
+{
+    search *x = r->x;
+    sgraph *g = r->g;
+    int n = r->n, *row = g->intra + g->nch * n, applied = 0, reached = 1;
+    row[0] = start;
+    for (int k = 1; k < n; k++) {
+        int v = d ? row[k - 1] + d : row[k - n];
+        row[k] = v < 0 ? v + n : v >= n ? v - n : v;
+        if (!nvs_follow(r, row[k - 1], row[k]))
+            break;
+        applied++;
+        if (!nvs_tick(x))
+            break;
+        reached++;
+    }
+    int closed = 0, complete = 0;
+    if (reached == n) {
+        if (!r->ring)
+            complete = nvs_tick(x);
+        else if ((closed = nvs_follow(r, row[n - 1], row[0])))
+            complete = nvs_tick(x);
+    }
+    if (complete) {
+        g->nch++;
+        x->completed++;
+        if (better(g, x->save)) {
+            memcpy(x->save, g, sizeof *g);
+            if (g->nch == g->max_ch)
+                x->time = -1;
+        }
+        if (g->nch < g->max_ch)
+            nvs_rec(r);
+        g->nch--;
+    }
+    if (closed)
+        nvs_unfollow(r, row[n - 1], row[0]);
+    for (int k = applied; k >= 1; k--)
+        nvs_unfollow(r, row[k - 1], row[k]);
+}
+
+/* rec: the PCI order (rank 0 onwards) or the last channel replayed, then
+ * (unless channels must be equal) every start with each of its neighbours. */
+static void nvs_rec(nvs_run *r)
+{
+    search *x = r->x;
+    sgraph *g = r->g;
+    int n = r->n;
+    if (nvs_tick(x)) {
+        if (g->nch == 0)
+            nvs_chain(r, 0, 1);
+        else
+            nvs_chain(r, g->intra[(g->nch - 1) * n], 0);
+    }
+    if (g->same && g->nch > 0)
+        return;
+    for (int s = 0; s < n && x->time > 0; s++) {
+        if (!nvs_tick(x))
+            return;
+        for (int f = 0; f < r->nf && x->time > 0; f++)
+            nvs_chain(r, s, r->first[f]);
+    }
+}
+
+/* The replay of this try if it applies (1), else 0 (nothing done). */
+static int nvs_try(search *x, sgraph *g)
+{
+    sys *s = x->s;
+    int n = s->ngpu;
+    if (!s->has_nvs || n < 3 || !exact_bw(g->bw_intra) ||
+        (g->pattern != PAT_RING && !is_tree(g->pattern)))
+        return 0;
+    nvs_run r = {.x = x, .g = g, .n = n, .ring = g->pattern == PAT_RING};
+    /* next_gpus moves the candidates to the front one after the other. */
+    if (g->pattern == PAT_RING)
+        r.nf = 2, r.first[0] = -1, r.first[1] = 1;
+    else if (g->pattern == PAT_BALANCED_TREE)
+        r.nf = 2, r.first[0] = 1, r.first[1] = -1;
+    else
+        r.nf = 1, r.first[0] = 1;
+    nlink *up[NCCL_TUNE_MAX_RANKS], *down[NCCL_TUNE_MAX_RANKS];
+    for (int a = 0; a < n; a++)
+        for (int d = -1; d <= 1; d += 2) {
+            int b = (a + d + n) % n;
+            const gpath *p = GP(s, a, b);
+            nlink *const *hop = s->ghop + p->off;
+            if (p->count != 2 || p->type > g->type_intra || p->intel_phb ||
+                (is_tree(g->pattern) && p->rtype > g->type_intra))
+                return 0;
+            if (d < 0)
+                up[a] = hop[0];
+            if (hop[0] != up[a])
+                return 0;
+        }
+    for (int b = 0; b < n; b++) {
+        down[b] = s->ghop[GP(s, (b + n - 1) % n, b)->off + 1];
+        if (s->ghop[GP(s, (b + 1) % n, b)->off + 1] != down[b])
+            return 0;
+    }
+    /* 2n links, each on its own. */
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++)
+            if (up[a] == down[b] || (a != b && (up[a] == up[b] || down[a] == down[b])))
+                return 0;
+    for (int a = 0; a < n; a++) {
+        r.cap_up[a] = nvs_cap(up[a]->bw, g->bw_intra);
+        r.cap_down[a] = nvs_cap(down[a]->bw, g->bw_intra);
+        if (r.cap_up[a] < 0 || r.cap_down[a] < 0)
+            return 0;
+    }
+    int base = g->nhops;
+    x->completed = 0;
+    nvs_rec(&r);
+    g->nhops = base;
+    return 1;
+}
+
 static void search_try(search *x, sgraph *g)
 {
     sys *s = x->s;
@@ -782,10 +962,12 @@ static void search_try(search *x, sgraph *g)
                 }
             }
     }
-    if (!s->has_nvs)
-        try_candidates(s, g);
-    x->completed = 0;
-    rec(x, g);
+    if (!nvs_try(x, g)) {
+        if (!s->has_nvs)
+            try_candidates(s, g);
+        x->completed = 0;
+        rec(x, g);
+    }
     if (key.caps >= 0 && !x->completed && s->nmemo < MAX_MEMO) {
         key.left = x->time;
         s->memo[s->nmemo++] = key;
