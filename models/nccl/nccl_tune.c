@@ -136,6 +136,7 @@ typedef struct sys {
     /* Tries answered from earlier ones (search_try): the links on GPU
      * paths, their use counts per amount (caps, one row per amount in
      * caps_f, rows equal to an earlier one share its class), the tries. */
+    int every_step;                 /* nccl_env's search_every_step: none of the shortcuts */
     int memo_ok, any_intel_phb, types;
     nlink **lk;
     int nlk, ncaps, nmemo;
@@ -593,9 +594,8 @@ static int refused(const sys *s, const sgraph *g, const gpath *p, float pci_bw, 
     if (p->type >= P_DIS || p->type > g->type_intra ||
         (is_tree(g->pattern) && p->rtype > g->type_intra))
         return 1;
-    if (!exact || !p->exact)
+    if (!exact || !p->exact || s->every_step)
         return 0;
-    (void)s;
     return p->min_other < g->bw_intra || p->min_pci < (p->intel_phb ? pci_bw : g->bw_intra);
 }
 
@@ -942,7 +942,7 @@ static void search_try(search *x, sgraph *g)
 {
     sys *s = x->s;
     memo key = {0, 0, 0, 0, -1, 0};
-    if (s->memo_ok && g->nch == 0 && exact_bw(g->bw_intra) &&
+    if (s->memo_ok && !s->every_step && g->nch == 0 && exact_bw(g->bw_intra) &&
         (!s->any_intel_phb || g->bw_intra * 6 / 5 == g->bw_intra)) {
         key.pattern = s->has_nvs ? g->pattern : is_tree(g->pattern);
         key.same = g->same;
@@ -962,7 +962,7 @@ static void search_try(search *x, sgraph *g)
                 }
             }
     }
-    if (!nvs_try(x, g)) {
+    if (s->every_step || !nvs_try(x, g)) {
         if (!s->has_nvs)
             try_candidates(s, g);
         x->completed = 0;
@@ -1351,6 +1351,7 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
     nt->searched = ns;
     sys s;
     memset(&s, 0, sizeof s);
+    s.every_step = env->search_every_step;
     s.node = calloc(MAX_NODES, sizeof *s.node);
     int rc = s.node ? build_sys(&s, t, ns, e) : err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc && !(s.path = calloc((size_t)s.nn * (size_t)s.nn, sizeof *s.path)))
