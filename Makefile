@@ -62,7 +62,7 @@ ALL_CFLAGS += -DCOLLSIM_DOCDIR='"$(DOCDIR)"'
 ALL_CFLAGS += -DCOLLSIM_SRCDOCS='"$(CURDIR)/docs"'
 # GSL, yajl and zlib from their static archives where installed (fewer shared
 # libraries to map and relocate at every start); libxml2 is loaded at run time,
-# only to read an XML file (models/topo/topo_xmldoc.c), by its soname.
+# only to read an XML file (sim/xmldoc.c), by its soname.
 static_lib = $(or $(filter /%,$(shell $(CC) -print-file-name=lib$(1).a)),-l$(2))
 LIBS := $(call static_lib,gsl,gsl) $(call static_lib,gslcblas,gslcblas) \
         $(call static_lib,yajl_s,yajl) $(call static_lib,z,z) -lm -lpthread -ldl

@@ -10,7 +10,7 @@
  * entries to another GPU become a direct NVLink. Values the XML does not
  * carry (latencies, socket and memory links) are the documented defaults. */
 #include "models/topo/topo.h"
-#include "models/topo/topo_xmldoc.h"
+#include "sim/xmldoc.h"
 
 #include <errno.h>
 #include <math.h>
@@ -28,7 +28,7 @@ typedef struct xgpu {
 
 typedef struct xctx {
     const char *file;
-    const topo_xmldoc *doc;
+    const xmldoc *doc;
     topo *t;
     err *e;
     int nrp, nsw;
@@ -48,7 +48,7 @@ static int is_el(xmlNodePtr n, const char *name)
 /* Copy attribute name of n into buf; 1 if present. */
 static int attr(const xctx *c, xmlNodePtr n, const char *name, char *buf, size_t size)
 {
-    return topo_xmldoc_attr(c->doc, n, name, buf, size);
+    return xmldoc_attr(c->doc, n, name, buf, size);
 }
 
 static int attr_long(xctx *c, xmlNodePtr n, const char *name, int base, long lo, long hi,
@@ -56,12 +56,12 @@ static int attr_long(xctx *c, xmlNodePtr n, const char *name, int base, long lo,
 {
     char buf[64];
     if (!attr(c, n, name, buf, sizeof buf))
-        return err_at(c->e, c->file, topo_xmldoc_line(c->doc, n), "<%s> lacks attribute %s", n->name, name);
+        return err_at(c->e, c->file, xmldoc_line(c->doc, n), "<%s> lacks attribute %s", n->name, name);
     errno = 0;
     char *end;
     long v = strtol(buf, &end, base);
     if (end == buf || *end || errno || v < lo || v > hi)
-        return err_at(c->e, c->file, topo_xmldoc_line(c->doc, n), "<%s %s=\"%s\">: not a number in "
+        return err_at(c->e, c->file, xmldoc_line(c->doc, n), "<%s %s=\"%s\">: not a number in "
                       "%ld..%ld", n->name, name, buf, lo, hi);
     *out = v;
     return 0;
@@ -83,7 +83,7 @@ static int pci_link(xctx *c, xmlNodePtr n, int *gen, int *width)
         while (*end == ' ')
             end++;
         if (!g || (*end && strncmp(end, "GT/s", 4)))
-            return err_at(c->e, c->file, topo_xmldoc_line(c->doc, n), "link_speed \"%s\" is not a PCIe "
+            return err_at(c->e, c->file, xmldoc_line(c->doc, n), "link_speed \"%s\" is not a PCIe "
                           "rate (2.5, 5.0, 8.0, 16.0, 32.0 or 64.0 GT/s)", buf);
         *gen = g;
     } else {
@@ -98,7 +98,7 @@ static int pci_link(xctx *c, xmlNodePtr n, int *gen, int *width)
         char *end;
         long w = strtol(buf, &end, 10);
         if (*end || (w != 1 && w != 2 && w != 4 && w != 8 && w != 12 && w != 16 && w != 32))
-            return err_at(c->e, c->file, topo_xmldoc_line(c->doc, n), "link_width \"%s\" is not a PCIe "
+            return err_at(c->e, c->file, xmldoc_line(c->doc, n), "link_width \"%s\" is not a PCIe "
                           "width", buf);
         *width = (int)w;
     }
@@ -128,7 +128,7 @@ static int walk_pci(xctx *c, xmlNodePtr n, int parent, int numa, int gen, int wi
 {
     char buf[64], name[32];
     long cls = 0;
-    topo_set_line(c->t, topo_xmldoc_line(c->doc, n));
+    topo_set_line(c->t, xmldoc_line(c->doc, n));
     TRY(pci_link(c, n, &gen, &width));
     xmlNodePtr gpu = NULL;
     for (xmlNodePtr k = n->children; k; k = k->next)
@@ -148,7 +148,7 @@ static int walk_pci(xctx *c, xmlNodePtr n, int parent, int numa, int gen, int wi
             c->cap_gpus = nc;
         }
         xgpu *g = &c->gpus[c->ngpus++];
-        *g = (xgpu){(int)dev, (int)sm, parent, gen, width, topo_xmldoc_line(c->doc, gpu), "", gpu};
+        *g = (xgpu){(int)dev, (int)sm, parent, gen, width, xmldoc_line(c->doc, gpu), "", gpu};
         topo_params *tp = topo_params_mut(c->t);
         if (sm > 0 && (tp->gpu_sm == 0 || sm < tp->gpu_sm))
             tp->gpu_sm = (int)sm; /* NCCL uses the lowest (ncclTopoGetCompCap) */
@@ -202,13 +202,13 @@ static int walk_cpu(xctx *c, xmlNodePtr n)
     char name[32];
     long numa;
     TRY(attr_long(c, n, "numaid", 10, 0, 65535, &numa));
-    topo_set_line(c->t, topo_xmldoc_line(c->doc, n));
+    topo_set_line(c->t, xmldoc_line(c->doc, n));
     snprintf(name, sizeof name, "cpu%ld", numa);
     if (topo_find(c->t, name) >= 0)
-        return err_at(c->e, c->file, topo_xmldoc_line(c->doc, n), "second <cpu numaid=\"%ld\"> (dumps of "
+        return err_at(c->e, c->file, xmldoc_line(c->doc, n), "second <cpu numaid=\"%ld\"> (dumps of "
                       "several hosts are not supported)", numa);
     if (c->ncpu == (int)(sizeof c->cpus / sizeof *c->cpus))
-        return err_at(c->e, c->file, topo_xmldoc_line(c->doc, n), "more than 256 <cpu> elements");
+        return err_at(c->e, c->file, xmldoc_line(c->doc, n), "more than 256 <cpu> elements");
     int cpu = add_node(c, name, TOPO_CPU, (int)numa, -1);
     snprintf(name, sizeof name, "mem%ld", numa);
     int mem = add_node(c, name, TOPO_HOSTMEM, (int)numa, -1);
@@ -223,7 +223,7 @@ static int walk_cpu(xctx *c, xmlNodePtr n)
     for (xmlNodePtr k = n->children; k; k = k->next) {
         if (!is_el(k, "pci"))
             continue;
-        topo_set_line(c->t, topo_xmldoc_line(c->doc, k));
+        topo_set_line(c->t, xmldoc_line(c->doc, k));
         snprintf(name, sizeof name, "rp%d", c->nrp++);
         int rp = add_node(c, name, TOPO_ROOT, (int)numa, cpu);
         if (rp < 0)
@@ -273,7 +273,7 @@ static int add_nvlinks(xctx *c)
             long count, tclass = 0;
             TRY(attr_long(c, k, "count", 10, 1, 1024, &count));
             if (!attr(c, k, "target", target, sizeof target))
-                return err_at(c->e, c->file, topo_xmldoc_line(c->doc, k), "<nvlink> lacks attribute target");
+                return err_at(c->e, c->file, xmldoc_line(c->doc, k), "<nvlink> lacks attribute target");
             if (attr(c, k, "tclass", buf, sizeof buf))
                 TRY(attr_long(c, k, "tclass", 16, 0, 0xffffff, &tclass));
             if (tclass == 0x068000) {
@@ -287,11 +287,11 @@ static int add_nvlinks(xctx *c)
             if ((tclass >> 16) != 0x03)
                 continue; /* NVLink to a CPU (POWER) or unknown class: not modelled */
             if (peer < 0)
-                return err_at(c->e, c->file, topo_xmldoc_line(c->doc, k), "<nvlink target=\"%s\">: no GPU "
+                return err_at(c->e, c->file, xmldoc_line(c->doc, k), "<nvlink target=\"%s\">: no GPU "
                               "with that busid in the file", target);
             if (peer < i)
                 continue; /* the pair was added from the peer's side */
-            topo_set_line(c->t, topo_xmldoc_line(c->doc, k));
+            topo_set_line(c->t, xmldoc_line(c->doc, k));
             topo_link l = {.a = self, .b = topo_gpu_node(c->t, peer), .kind = LINK_NVLINK,
                            .nvlinks = (int)count};
             topo_default_link(LINK_NVLINK, g->sm, &l.bw_Bps, &l.lat_ps);
@@ -318,7 +318,7 @@ static int add_nvlinks(xctx *c)
 static int build(xctx *c, xmlNodePtr root)
 {
     if (!root || !is_el(root, "system"))
-        return err_at(c->e, c->file, root ? topo_xmldoc_line(c->doc, root) : 0, "not an NCCL topology "
+        return err_at(c->e, c->file, root ? xmldoc_line(c->doc, root) : 0, "not an NCCL topology "
                       "dump: the root element must be <system>");
     for (xmlNodePtr k = root->children; k; k = k->next)
         if (is_el(k, "cpu"))
@@ -328,7 +328,7 @@ static int build(xctx *c, xmlNodePtr root)
     TRY(add_gpus(c));
     TRY(add_nvlinks(c));
     /* Sockets: a full mesh of socket links, as NCCL joins CPUs. */
-    topo_set_line(c->t, topo_xmldoc_line(c->doc, root));
+    topo_set_line(c->t, xmldoc_line(c->doc, root));
     for (int i = 0; i < c->ncpu; i++)
         for (int j = i + 1; j < c->ncpu; j++) {
             topo_link l = {.a = c->cpus[i], .b = c->cpus[j], .kind = LINK_SOCKET};
@@ -387,19 +387,19 @@ static int assumptions(xctx *c)
 int topo_import_xml(const char *path, topo **out, err *e)
 {
     *out = NULL;
-    topo_xmldoc *doc;
-    TRY(topo_xmldoc_read(path, "an NCCL topology XML dump", &doc, e));
+    xmldoc *doc;
+    TRY(xmldoc_read(path, "an NCCL topology XML dump", &doc, e));
     char name[64];
     base_name(path, name, sizeof name);
     xctx c = {.file = path, .doc = doc, .t = topo_new(path), .e = e};
-    int rc = c.t && !topo_set_name(c.t, name) ? build(&c, topo_xmldoc_root(doc))
+    int rc = c.t && !topo_set_name(c.t, name) ? build(&c, xmldoc_root(doc))
                                                : err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc)
         rc = assumptions(&c);
     if (!rc)
         rc = topo_finish(c.t, path, e);
     free(c.gpus);
-    topo_xmldoc_free(doc);
+    xmldoc_free(doc);
     if (rc) {
         topo_free(c.t);
         return rc;

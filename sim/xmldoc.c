@@ -1,9 +1,9 @@
-/* XML documents through libxml2 loaded with dlopen (topo_xmldoc.h). Each
+/* XML documents through libxml2 loaded with dlopen (xmldoc.h). Each
  * document holds the library's handle and the few entry points it needs,
  * resolved by name; the handle is released with the document (dlopen counts
  * references, so a second document costs only the look-ups). The messages
  * are the ones both readers gave when they linked libxml2 directly. */
-#include "models/topo/topo_xmldoc.h"
+#include "sim/xmldoc.h"
 
 #include "sim/input.h"
 
@@ -33,14 +33,14 @@ typedef struct xml_fns {
     xmlFreeFunc *free_fn;   /* the library's xmlFree (a variable holding the function) */
 } xml_fns;
 
-struct topo_xmldoc {
+struct xmldoc {
     void *lib;
     xml_fns f;
     xmlParserCtxtPtr ctxt;
     xmlDocPtr doc;
 };
 
-static int load(topo_xmldoc *d, err *e)
+static int load(xmldoc *d, err *e)
 {
     static const struct { const char *name; size_t off; } syms[] = {
         {"xmlInitParser", offsetof(xml_fns, init_parser)},
@@ -70,7 +70,7 @@ static int load(topo_xmldoc *d, err *e)
     return 0;
 }
 
-int topo_xmldoc_read(const char *path, const char *what, topo_xmldoc **out, err *e)
+int xmldoc_read(const char *path, const char *what, xmldoc **out, err *e)
 {
     *out = NULL;
     const input_limits lim = {.max_bytes = INPUT_TEXT_MAX_BYTES, .what = what};
@@ -80,7 +80,7 @@ int topo_xmldoc_read(const char *path, const char *what, topo_xmldoc **out, err 
     size_t len = buf ? fread(buf, 1, INPUT_TEXT_MAX_BYTES, input_file(in)) : 0;
     int bad = ferror(input_file(in)) || fgetc(input_file(in)) != EOF;
     int rc = input_close(in, bad ? err_at(e, path, 0, "read error") : 0, e);
-    topo_xmldoc *d = buf && !rc ? calloc(1, sizeof *d) : NULL;
+    xmldoc *d = buf && !rc ? calloc(1, sizeof *d) : NULL;
     if (!rc && !d)
         rc = err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc)
@@ -105,14 +105,14 @@ int topo_xmldoc_read(const char *path, const char *what, topo_xmldoc **out, err 
     }
     free(buf);
     if (rc) {
-        topo_xmldoc_free(d);
+        xmldoc_free(d);
         return rc;
     }
     *out = d;
     return 0;
 }
 
-void topo_xmldoc_free(topo_xmldoc *d)
+void xmldoc_free(xmldoc *d)
 {
     if (!d)
         return;
@@ -125,11 +125,11 @@ void topo_xmldoc_free(topo_xmldoc *d)
     free(d);
 }
 
-xmlNode *topo_xmldoc_root(const topo_xmldoc *d) { return d->f.root(d->doc); }
+xmlNode *xmldoc_root(const xmldoc *d) { return d->f.root(d->doc); }
 
-long topo_xmldoc_line(const topo_xmldoc *d, const xmlNode *n) { return d->f.line(n); }
+long xmldoc_line(const xmldoc *d, const xmlNode *n) { return d->f.line(n); }
 
-int topo_xmldoc_attr(const topo_xmldoc *d, const xmlNode *n, const char *name, char *buf,
+int xmldoc_attr(const xmldoc *d, const xmlNode *n, const char *name, char *buf,
                      size_t size)
 {
     xmlChar *v = d->f.get_prop(n, (const xmlChar *)name);
