@@ -322,7 +322,7 @@ static void set_paths(sys *s, int base)
     npath *bp = PATH(s, base, base);
     bp->bw = LOC_BW;
     bp->type = P_LOC;
-    int cur[MAX_NODES], next[MAX_NODES], nc = 1, nx;
+    int cur[MAX_NODES], next[MAX_NODES], queued[MAX_NODES] = {0}, nc = 1, nx;
     cur[0] = base;
     while (nc) {
         nx = 0;
@@ -360,11 +360,10 @@ static void set_paths(sys *s, int base)
                 if (n->type == N_GPU && p->type == P_NVL && type == P_NVL && rp->count > 1)
                     type = P_NVB;
                 rp->type = p->type > type ? p->type : type;
-                int j;
-                for (j = 0; j < nx && next[j] != w; j++)
-                    ;
-                if (j == nx)
+                if (queued[w] != base + 1) {
+                    queued[w] = base + 1;
                     next[nx++] = w;
+                }
             }
         }
         memcpy(cur, next, sizeof(int) * (size_t)nx);
@@ -772,6 +771,7 @@ typedef struct nvs_run {
     int n, ring, nf, first[2];   /* step 0's candidates, as index offsets */
     int cap_up[NCCL_TUNE_MAX_RANKS], cap_down[NCCL_TUNE_MAX_RANKS];
     int up[NCCL_TUNE_MAX_RANKS], down[NCCL_TUNE_MAX_RANKS];   /* uses */
+    int ups_spent;               /* links up at their cap */
 } nvs_run;
 
 /* How many times an exact link of bandwidth v gives f (at most one more
@@ -801,7 +801,7 @@ static int nvs_follow(nvs_run *r, int a, int b)
 {
     if (r->up[a] >= r->cap_up[a] || r->down[b] >= r->cap_down[b])
         return 0;
-    r->up[a]++;
+    r->ups_spent += ++r->up[a] == r->cap_up[a];
     r->down[b]++;
     r->g->nhops += 2;
     return 1;
@@ -809,7 +809,7 @@ static int nvs_follow(nvs_run *r, int a, int b)
 
 static void nvs_unfollow(nvs_run *r, int a, int b)
 {
-    r->up[a]--;
+    r->ups_spent -= r->up[a]-- == r->cap_up[a];
     r->down[b]--;
     r->g->nhops -= 2;
 }
@@ -869,6 +869,12 @@ static void nvs_rec(nvs_run *r)
     search *x = r->x;
     sgraph *g = r->g;
     int n = r->n;
+    if (r->ups_spent == n) {
+        /* Every first hop is refused: one step per start tried. */
+        int steps = g->same && g->nch > 0 ? 1 : 1 + n;
+        x->time = x->time > steps ? x->time - steps : x->time > 0 ? 0 : x->time;
+        return;
+    }
     if (nvs_tick(x)) {
         if (g->nch == 0)
             nvs_chain(r, 0, 1);
@@ -920,16 +926,21 @@ static int nvs_try(search *x, sgraph *g)
         if (s->ghop[GP(s, (b + 1) % n, b)->off + 1] != down[b])
             return 0;
     }
-    /* 2n links, each on its own. */
-    for (int a = 0; a < n; a++)
-        for (int b = 0; b < n; b++)
-            if (up[a] == down[b] || (a != b && (up[a] == up[b] || down[a] == down[b])))
-                return 0;
+    /* 2n links, each on its own: GPU a's own link up, and a link of a
+     * node that is no GPU down to b. */
+    for (int a = 0; a < n; a++) {
+        size_t ou = (size_t)((const char *)up[a] - (const char *)s->node) / sizeof *s->node;
+        size_t od = (size_t)((const char *)down[a] - (const char *)s->node) / sizeof *s->node;
+        if ((int)ou != s->gpu[a] || down[a]->to != s->gpu[a] || (int)od >= s->nn ||
+            s->node[od].type == N_GPU)
+            return 0;
+    }
     for (int a = 0; a < n; a++) {
         r.cap_up[a] = nvs_cap(up[a]->bw, g->bw_intra);
         r.cap_down[a] = nvs_cap(down[a]->bw, g->bw_intra);
         if (r.cap_up[a] < 0 || r.cap_down[a] < 0)
             return 0;
+        r.ups_spent += r.cap_up[a] == 0;
     }
     int base = g->nhops;
     x->completed = 0;
