@@ -95,10 +95,14 @@ typedef struct nnode {
     nlink links[MAX_LINKS];
 } nnode;
 
+/* A path to a base node: its hops are this node's first hop (link id
+ * node*MAX_LINKS + index), then the path of the node it leads to (the
+ * breadth-first search builds each path on one already final), or (via >= 0,
+ * a GPU pair's detour through a CPU) the path to via, then via's. */
 typedef struct npath {
     int count, type;
     float bw;
-    int hops[MAX_HOPS];   /* node*MAX_LINKS + link index, from the source on */
+    int hop0, via;
 } npath;
 
 /* One GPU pair's path as the search reads it (search_prep). */
@@ -119,7 +123,8 @@ typedef struct sys {
     int nn, ngpu;
     nnode *node;
     int gpu[NCCL_TUNE_MAX_RANKS];   /* node id of rank r */
-    npath *path;                    /* path[base*nn + from]: from -> base */
+    npath *path;                    /* path[slot[base]*nn + from]: from -> base */
+    int *slot;                      /* a GPU's or CPU's row of path, -1 other nodes */
     float max_bw, total_bw;
     topo_cpu cpu;
     int sm;
@@ -146,7 +151,8 @@ typedef struct sys {
     memo memo[MAX_MEMO];
 } sys;
 
-#define PATH(s, from, base) (&(s)->path[(size_t)(base) * (size_t)(s)->nn + (size_t)(from)])
+#define PATH(s, from, base) \
+    (&(s)->path[(size_t)(s)->slot[base] * (size_t)(s)->nn + (size_t)(from)])
 
 static nlink *hop_link(sys *s, int h) { return &s->node[h / MAX_LINKS].links[h % MAX_LINKS]; }
 
@@ -318,7 +324,7 @@ static int build_sys(sys *s, const topo *t, int nranks, err *e)
 static void set_paths(sys *s, int base)
 {
     for (int v = 0; v < s->nn; v++)
-        *PATH(s, v, base) = (npath){0, P_DIS, 0, {0}};
+        *PATH(s, v, base) = (npath){0, P_DIS, 0, -1, -1};
     npath *bp = PATH(s, base, base);
     bp->bw = LOC_BW;
     bp->type = P_LOC;
@@ -348,8 +354,7 @@ static void set_paths(sys *s, int base)
                     }
                 if (rev < 0 || p->count + 1 > MAX_HOPS)
                     continue;
-                rp->hops[0] = w * MAX_LINKS + rev;
-                memcpy(rp->hops + 1, p->hops, sizeof(int) * (size_t)p->count);
+                rp->hop0 = w * MAX_LINKS + rev;
                 rp->count = p->count + 1;
                 rp->bw = bw;
                 int type = k->type;
@@ -369,6 +374,21 @@ static void set_paths(sys *s, int base)
         memcpy(cur, next, sizeof(int) * (size_t)nx);
         nc = nx;
     }
+}
+
+/* The hops of from -> base into out (MAX_HOPS at most); returns their count. */
+static int path_hops(const sys *s, int from, int base, int *out)
+{
+    const npath *p = PATH(s, from, base);
+    if (p->via >= 0) {
+        int c = path_hops(s, from, p->via, out);
+        return c + path_hops(s, p->via, base, out + c);
+    }
+    for (int i = 0, v = from; i < p->count; i++) {
+        out[i] = PATH(s, v, base)->hop0;
+        v = s->node[out[i] / MAX_LINKS].links[out[i] % MAX_LINKS].to;
+    }
+    return p->count;
 }
 
 /* paths.cc ncclGetLocalCpu: the CPU fewest hops away (first on ties). */
@@ -526,8 +546,10 @@ static int search_prep(sys *s)
             gpath *q = GP(s, a, b);
             *q = (gpath){(uint8_t)p->type, (uint8_t)PATH(s, s->gpu[b], s->gpu[a])->type, 0, 1,
                          p->count, nh, FLT_MAX, FLT_MAX};
+            int hops[MAX_HOPS];
+            path_hops(s, s->gpu[a], s->gpu[b], hops);
             for (int i = 0; i < p->count; i++) {
-                nlink *k = hop_link(s, p->hops[i]);
+                nlink *k = hop_link(s, hops[i]);
                 s->ghop[nh++] = k;
                 if (p->type == P_PHB && is_intel(s->cpu) && s->node[k->to].type == N_CPU)
                     q->intel_phb = 1;
@@ -549,16 +571,17 @@ static int search_prep(sys *s)
     for (int a = 0; a < n; a++)
         for (int b = 0; b < n; b++) {
             const gpath *q = GP(s, a, b);
-            const npath *p = PATH(s, s->gpu[a], s->gpu[b]);
             if (!q->count)
                 continue;
             s->types |= 1 << q->type | 1 << q->rtype;
             s->memo_ok &= q->exact;
             s->any_intel_phb |= q->intel_phb;
-            for (int i = 0; i < p->count; i++)
-                if (!seen[p->hops[i]]) {
-                    seen[p->hops[i]] = 1;
-                    s->lk[s->nlk++] = hop_link(s, p->hops[i]);
+            int hops[MAX_HOPS];
+            path_hops(s, s->gpu[a], s->gpu[b], hops);
+            for (int i = 0; i < q->count; i++)
+                if (!seen[hops[i]]) {
+                    seen[hops[i]] = 1;
+                    s->lk[s->nlk++] = hop_link(s, hops[i]);
                 }
         }
     free(seen);
@@ -1365,7 +1388,11 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
     s.every_step = env->search_every_step;
     s.node = calloc(MAX_NODES, sizeof *s.node);
     int rc = s.node ? build_sys(&s, t, ns, e) : err_set(e, ERR_SYSTEM, "out of memory");
-    if (!rc && !(s.path = calloc((size_t)s.nn * (size_t)s.nn, sizeof *s.path)))
+    int nbase = 0;
+    if (!rc && (s.slot = malloc(sizeof *s.slot * (size_t)s.nn)))
+        for (int v = 0; v < s.nn; v++)
+            s.slot[v] = s.node[v].type == N_CPU || s.node[v].type == N_GPU ? nbase++ : -1;
+    if (!rc && (!s.slot || !(s.path = malloc(sizeof *s.path * (size_t)nbase * (size_t)s.nn))))
         rc = err_set(e, ERR_SYSTEM, "out of memory");
     sgraph *ring = NULL, *tree = NULL;
     if (!rc && (!(ring = calloc(1, sizeof *ring)) || !(tree = calloc(1, sizeof *tree))))
@@ -1424,15 +1451,15 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
                         rc = err_set(e, ERR_USAGE, "GPU%d -> GPU%d: no P2P at this level and "
                                      "NCCL_SHM_DISABLE=1: NCCL would need a network", p, g);
                     int c = local_cpu(&s, vg);
-                    npath *a = PATH(&s, vp, c), *b = PATH(&s, c, vg);
+                    npath *a = c >= 0 ? PATH(&s, vp, c) : NULL, *b = c >= 0 ? PATH(&s, c, vg) : NULL;
                     if (!rc && (c < 0 || a->count + b->count > MAX_HOPS))
                         rc = err_set(e, ERR_USAGE, "GPU%d -> GPU%d: no path through a CPU", p, g);
                     if (!rc) {
-                        npath np = {a->count + b->count, a->type > b->type ? a->type : b->type,
-                                    fminf(a->bw, b->bw), {0}};
-                        memcpy(np.hops, a->hops, sizeof(int) * (size_t)a->count);
-                        memcpy(np.hops + a->count, b->hops, sizeof(int) * (size_t)b->count);
-                        *pp = np;
+                        /* hop0 stays: an NVB path through this GPU walks it. */
+                        pp->count = a->count + b->count;
+                        pp->type = a->type > b->type ? a->type : b->type;
+                        pp->bw = fminf(a->bw, b->bw);
+                        pp->via = c;
                     }
                 }
                 nt->path_bw_GBps[p][g] = pp->bw;
@@ -1506,6 +1533,7 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
         p2p_chunk(nt, env);
     free(s.node);
     free(s.path);
+    free(s.slot);
     free(s.order);
     free(s.cand);
     free(s.gp);
