@@ -795,6 +795,10 @@ typedef struct nvs_run {
     int cap_up[NCCL_TUNE_MAX_RANKS], cap_down[NCCL_TUNE_MAX_RANKS];
     int up[NCCL_TUNE_MAX_RANKS], down[NCCL_TUNE_MAX_RANKS];   /* uses */
     int ups_spent;               /* links up at their cap */
+    /* Rings on links of one cap: at channel c every link is in use c times,
+     * so a chain goes through whole (c < cap) or stops at its first hop;
+     * a channel is its start and direction (rows written when saved). */
+    int open_below, start[MAX_SEARCH_CH], dir[MAX_SEARCH_CH];
 } nvs_run;
 
 /* How many times an exact link of bandwidth v gives f (at most one more
@@ -914,6 +918,63 @@ static void nvs_rec(nvs_run *r)
     }
 }
 
+static void nvs_uniform_rec(nvs_run *r);
+
+/* A chain of nvs_uniform_rec: n steps and the completion, or nothing. */
+static void nvs_uniform_chain(nvs_run *r, int start, int d, int base_hops)
+{
+    search *x = r->x;
+    sgraph *g = r->g;
+    int n = r->n, c = g->nch;
+    if (c >= r->open_below)
+        return;
+    if (x->time < n) {
+        x->time = 0;
+        return;
+    }
+    x->time -= n;
+    r->start[c] = start;
+    r->dir[c] = d;
+    g->nch++;
+    g->nhops = base_hops + 2 * n * g->nch;
+    x->completed++;
+    if (better(g, x->save)) {
+        for (int k = 0; k < g->nch; k++)
+            for (int i = 0; i < n; i++)
+                g->intra[k * n + i] = ((r->start[k] + r->dir[k] * i) % n + n) % n;
+        memcpy(x->save, g, sizeof *g);
+        if (g->nch == g->max_ch)
+            x->time = -1;
+    }
+    if (g->nch < g->max_ch)
+        nvs_uniform_rec(r);
+    g->nch--;
+    g->nhops = base_hops + 2 * n * g->nch;
+}
+
+static void nvs_uniform_rec(nvs_run *r)
+{
+    search *x = r->x;
+    sgraph *g = r->g;
+    int n = r->n, c = g->nch, base = g->nhops - 2 * n * c;
+    if (c >= r->open_below) {
+        /* Every first hop is refused: one step per start tried. */
+        int steps = g->same && c > 0 ? 1 : 1 + n;
+        x->time = x->time > steps ? x->time - steps : x->time > 0 ? 0 : x->time;
+        return;
+    }
+    if (nvs_tick(x))
+        nvs_uniform_chain(r, c ? r->start[c - 1] : 0, c ? r->dir[c - 1] : 1, base);
+    if (g->same && c > 0)
+        return;
+    for (int s = 0; s < n && x->time > 0; s++) {
+        if (!nvs_tick(x))
+            return;
+        for (int f = 0; f < r->nf && x->time > 0; f++)
+            nvs_uniform_chain(r, s, r->first[f], base);
+    }
+}
+
 /* The replay of this try if it applies (1), else 0 (nothing done). */
 static int nvs_try(search *x, sgraph *g)
 {
@@ -965,9 +1026,16 @@ static int nvs_try(search *x, sgraph *g)
             return 0;
         r.ups_spent += r.cap_up[a] == 0;
     }
-    int base = g->nhops;
+    int base = g->nhops, uniform = r.ring;
+    for (int a = 0; a < n; a++)
+        uniform &= r.cap_up[a] == r.cap_up[0] && r.cap_down[a] == r.cap_down[0];
     x->completed = 0;
-    nvs_rec(&r);
+    if (uniform) {
+        r.open_below = r.cap_up[0] < r.cap_down[0] ? r.cap_up[0] : r.cap_down[0];
+        nvs_uniform_rec(&r);
+    } else {
+        nvs_rec(&r);
+    }
     g->nhops = base;
     return 1;
 }
