@@ -133,6 +133,8 @@ typedef struct sys {
      * ncand: the same less what one try refuses whatever happens. */
     int *order, norder[NCCL_TUNE_MAX_RANKS];
     int *cand, ncand[NCCL_TUNE_MAX_RANKS];
+    int cand_for[2];                /* cand's try: 1 + is_tree, type (0: none yet) */
+    float cand_bw;
     int has_nvs;
     /* The search's state and its copy of the GPU pairs' paths, by rank. */
     gpath *gp;                      /* gp[a * ngpu + b] */
@@ -539,6 +541,14 @@ static int search_prep(sys *s)
     s->ghop = malloc(sizeof *s->ghop * (size_t)(nh > 0 ? nh : 1));
     if (!s->order || !s->cand || !s->gp || !s->ghop)
         return -1;
+    /* ... and the links on GPU paths, once each, for the tries' use counts. */
+    uint8_t *seen = calloc((size_t)s->nn * MAX_LINKS, 1);
+    s->lk = malloc(sizeof *s->lk * (size_t)(nh > 0 ? nh : 1));
+    s->memo_ok = 1;
+    if (!seen || !s->lk) {
+        free(seen);
+        return -1;
+    }
     nh = 0;
     for (int a = 0; a < n; a++)
         for (int b = 0; b < n; b++) {
@@ -551,6 +561,10 @@ static int search_prep(sys *s)
             for (int i = 0; i < p->count; i++) {
                 nlink *k = hop_link(s, hops[i]);
                 s->ghop[nh++] = k;
+                if (!seen[hops[i]]) {
+                    seen[hops[i]] = 1;
+                    s->lk[s->nlk++] = k;
+                }
                 if (p->type == P_PHB && is_intel(s->cpu) && s->node[k->to].type == N_CPU)
                     q->intel_phb = 1;
                 q->exact &= (uint8_t)exact_bw(k->bw);
@@ -559,30 +573,11 @@ static int search_prep(sys *s)
                 else
                     q->min_other = fminf(q->min_other, k->bw);
             }
-        }
-    /* The links on GPU paths, once each, for the tries' use counts. */
-    uint8_t *seen = calloc((size_t)s->nn * MAX_LINKS, 1);
-    s->lk = malloc(sizeof *s->lk * (size_t)(nh > 0 ? nh : 1));
-    s->memo_ok = 1;
-    if (!seen || !s->lk) {
-        free(seen);
-        return -1;
-    }
-    for (int a = 0; a < n; a++)
-        for (int b = 0; b < n; b++) {
-            const gpath *q = GP(s, a, b);
             if (!q->count)
                 continue;
             s->types |= 1 << q->type | 1 << q->rtype;
             s->memo_ok &= q->exact;
             s->any_intel_phb |= q->intel_phb;
-            int hops[MAX_HOPS];
-            path_hops(s, s->gpu[a], s->gpu[b], hops);
-            for (int i = 0; i < q->count; i++)
-                if (!seen[hops[i]]) {
-                    seen[hops[i]] = 1;
-                    s->lk[s->nlk++] = hop_link(s, hops[i]);
-                }
         }
     free(seen);
     if (!(s->caps = malloc(sizeof *s->caps * MAX_CAPS * (size_t)(s->nlk > 0 ? s->nlk : 1))))
@@ -627,6 +622,13 @@ static void try_candidates(sys *s, const sgraph *g)
 {
     int n = s->ngpu;
     float pci_bw = g->bw_intra * 6 / 5;
+    /* What they depend on, as the last try's (the ladder tries same, then not). */
+    if (s->cand_for[0] == is_tree(g->pattern) + 1 && s->cand_for[1] == g->type_intra &&
+        s->cand_bw == g->bw_intra)
+        return;
+    s->cand_for[0] = is_tree(g->pattern) + 1;
+    s->cand_for[1] = g->type_intra;
+    s->cand_bw = g->bw_intra;
     int exact = exact_bw(g->bw_intra) && exact_bw(pci_bw);
     for (int a = 0; a < n; a++) {
         int c = 0;
@@ -1474,9 +1476,11 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
     if (!rc && gf)
         rc = nccl_graphfile_read(env->graph_file, nranks, gf, e);
     if (!rc) {
+        /* The CPUs' rows only for a detour (below): they change nothing else. */
         for (int v = 0; v < s.nn; v++)
-            if (s.node[v].type == N_CPU || s.node[v].type == N_GPU)
+            if (s.node[v].type == N_GPU)
                 set_paths(&s, v);
+        int cpu_rows = 0;
         /* paths.cc ncclTopoCheckP2p: default PATH_PXB; SYS on AMD with at
          * most 2 GPUs; NCCL_P2P_DISABLE=1 is LOC; NCCL_P2P_LEVEL overrides. */
         nt->p2p_level = P_PXB;
@@ -1518,6 +1522,10 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
                     if (env->shm_disable)
                         rc = err_set(e, ERR_USAGE, "GPU%d -> GPU%d: no P2P at this level and "
                                      "NCCL_SHM_DISABLE=1: NCCL would need a network", p, g);
+                    for (int v = 0; v < s.nn && !cpu_rows; v++)
+                        if (s.node[v].type == N_CPU)
+                            set_paths(&s, v);
+                    cpu_rows = 1;
                     int c = local_cpu(&s, vg);
                     npath *a = c >= 0 ? PATH(&s, vp, c) : NULL, *b = c >= 0 ? PATH(&s, c, vg) : NULL;
                     if (!rc && (c < 0 || a->count + b->count > MAX_HOPS))
