@@ -60,7 +60,14 @@ ALL_CFLAGS := $(CFLAGS_BASE) $(XML2_CFLAGS) $(OPT) $(CFLAGS)
 ALL_CFLAGS += -DCOLLSIM_DOCDIR='"$(DOCDIR)"'
 # ... and, while nothing is installed there, the source tree's docs/.
 ALL_CFLAGS += -DCOLLSIM_SRCDOCS='"$(CURDIR)/docs"'
-LIBS := -lgsl -lgslcblas -lyajl -lz -lm -lpthread -lxml2
+# GSL, yajl and zlib from their static archives where installed (fewer shared
+# libraries to map and relocate at every start); libxml2 is loaded at run time,
+# only to read an XML file (sim/xmldoc.c), by its soname.
+static_lib = $(or $(filter /%,$(shell $(CC) -print-file-name=lib$(1).a)),-l$(2))
+LIBS := $(call static_lib,gsl,gsl) $(call static_lib,gslcblas,gslcblas) \
+        $(call static_lib,yajl_s,yajl) $(call static_lib,z,z) -lm -lpthread -ldl
+XML2_SONAME := $(or $(shell objdump -p $(shell $(CC) -print-file-name=libxml2.so) 2>/dev/null | awk '/SONAME/ {print $$2}'),libxml2.so.2)
+ALL_CFLAGS += -DCOLLSIM_XML2_LIB='"$(XML2_SONAME)"'
 
 # Open MPI is loaded at run time, only under a launcher (traces/sweep_mpi.c):
 # its library by soname, or by path where its folder is not searched.

@@ -49,6 +49,9 @@ typedef struct nccl_env {
     char graph_file[256];             /* NCCL_GRAPH_FILE, "" = none: the search's graphs */
     int version;                      /* NCCL version emulated (NCCL_VERSION, --nccl):
                                          index of nccl_tune's table, 0 = newest */
+    int search_every_step;            /* not NCCL's: 1 runs the ring and tree search step by
+                                         step, without the shortcuts that give the same
+                                         result (models/nccl/nccl_tune.c; tests compare) */
 } nccl_env;
 
 /* Names as reports print them and parsers read them (case-insensitive;

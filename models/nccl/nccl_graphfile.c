@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libxml/tree.h>
 
 typedef struct gctx {
     const char *file;
+    const xmldoc *doc;
     int nranks;
     err *e;
 } gctx;
@@ -33,15 +33,12 @@ static int is_el(xmlNodePtr n, const char *name)
 static int get(gctx *c, xmlNodePtr n, const char *name, int required, char *buf, size_t size,
                int *rc)
 {
-    xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
-    if (!v) {
+    if (!xmldoc_attr(c->doc, n, name, buf, size)) {
         if (required && !*rc)
-            *rc = err_at(c->e, c->file, xmlGetLineNo(n), "<%s> lacks attribute %s (NCCL: "
+            *rc = err_at(c->e, c->file, xmldoc_line(c->doc, n), "<%s> lacks attribute %s (NCCL: "
                          "\"Attribute %s of node %s not found\")", n->name, name, name, n->name);
         return 0;
     }
-    snprintf(buf, size, "%s", (const char *)v);
-    xmlFree(v);
     return 1;
 }
 
@@ -57,7 +54,7 @@ static int get_long(gctx *c, xmlNodePtr n, const char *name, int base, long lo, 
     long v = strtol(buf, &end, base);
     if (end == buf || *end || errno || v < lo || v > hi) {
         if (!*rc)
-            *rc = err_at(c->e, c->file, xmlGetLineNo(n), "<%s %s=\"%s\">: not a number in "
+            *rc = err_at(c->e, c->file, xmldoc_line(c->doc, n), "<%s %s=\"%s\">: not a number in "
                          "%ld..%ld", n->name, name, buf, lo, hi);
         return -1;
     }
@@ -75,7 +72,7 @@ static int get_float(gctx *c, xmlNodePtr n, const char *name, int required, floa
     float v = strtof(buf, &end);
     if (end == buf || *end || !(v >= 0) || v > 1e6f) {
         if (!*rc)
-            *rc = err_at(c->e, c->file, xmlGetLineNo(n), "<%s %s=\"%s\">: not a bandwidth or "
+            *rc = err_at(c->e, c->file, xmldoc_line(c->doc, n), "<%s %s=\"%s\">: not a bandwidth or "
                          "latency >= 0", n->name, name, buf);
         return -1;
     }
@@ -98,7 +95,7 @@ static int get_type(gctx *c, xmlNodePtr n, const char *name, int *out, int *rc)
             return 0;
         }
     if (!*rc)
-        *rc = err_at(c->e, c->file, xmlGetLineNo(n), "<%s %s=\"%s\">: not a path type (LOC, "
+        *rc = err_at(c->e, c->file, xmldoc_line(c->doc, n), "<%s %s=\"%s\">: not a path type (LOC, "
                      "NVL, NVB, PIX, PXB, P2C, PXN, PHB, SYS)", n->name, name, buf);
     return -1;
 }
@@ -119,13 +116,13 @@ static int read_channel(gctx *c, xmlNodePtr ch, int pattern, int *order, int fir
         if (rank < 0)
             rank = dev;   /* one system: NCCL_TOPO_ID(0, dev) is the CUDA device */
         if (rank >= c->nranks) {
-            *rc = err_at(c->e, c->file, xmlGetLineNo(s), "<gpu dev=\"%lx\">: rank %ld is not in "
+            *rc = err_at(c->e, c->file, xmldoc_line(c->doc, s), "<gpu dev=\"%lx\">: rank %ld is not in "
                          "the communicator of %d GPUs (NCCL: \"dev %ld not found\")", dev, rank,
                          c->nranks, dev);
             break;
         }
         if (seen[rank]++ && pattern != 5) {
-            *rc = err_at(c->e, c->file, xmlGetLineNo(s), "rank %ld twice in one channel", rank);
+            *rc = err_at(c->e, c->file, xmldoc_line(c->doc, s), "rank %ld twice in one channel", rank);
             break;
         }
         if (first && k < NCCL_TUNE_MAX_RANKS)
@@ -134,10 +131,10 @@ static int read_channel(gctx *c, xmlNodePtr ch, int pattern, int *order, int fir
     }
     /* NVLS channels (pattern 5) name their head only; the others every rank. */
     if (!*rc && pattern != 5 && k != c->nranks)
-        *rc = err_at(c->e, c->file, xmlGetLineNo(ch), "<channel> names %d GPUs; the "
+        *rc = err_at(c->e, c->file, xmldoc_line(c->doc, ch), "<channel> names %d GPUs; the "
                      "communicator has %d", k, c->nranks);
     if (!*rc && k == 0)
-        *rc = err_at(c->e, c->file, xmlGetLineNo(ch), "<channel> names no GPU");
+        *rc = err_at(c->e, c->file, xmldoc_line(c->doc, ch), "<channel> names no GPU");
     return *rc;
 }
 
@@ -146,7 +143,7 @@ static int read_graph(gctx *c, xmlNodePtr n, nccl_graphfile_graph *g)
     int rc = 0;
     long v;
     memset(g, 0, sizeof *g);
-    g->line = xmlGetLineNo(n);
+    g->line = xmldoc_line(c->doc, n);
     if (!get_long(c, n, "id", 0, 0, 64, &v, &rc))
         g->id = (int)v;
     if (!get_long(c, n, "crossnic", 0, 0, 2, &v, &rc))
@@ -175,29 +172,29 @@ static int read_graph(gctx *c, xmlNodePtr n, nccl_graphfile_graph *g)
 int nccl_graphfile_read(const char *path, int nranks, nccl_graphfile *out, err *e)
 {
     memset(out, 0, sizeof *out);
-    xmlDocPtr doc;
+    xmldoc *doc;
     TRY(xmldoc_read(path, "an NCCL graph file (NCCL_GRAPH_FILE)", &doc, e));
     int rc = 0;
-    gctx c = {path, nranks, e};
-    xmlNodePtr root = xmlDocGetRootElement(doc);
+    gctx c = {path, doc, nranks, e};
+    xmlNodePtr root = xmldoc_root(doc);
     long version;
     if (!root || !is_el(root, "graphs"))
-        rc = err_at(e, path, root ? xmlGetLineNo(root) : 0, "not an NCCL graph file (a "
+        rc = err_at(e, path, root ? xmldoc_line(doc, root) : 0, "not an NCCL graph file (a "
                     "<graphs version=\"1\"> element, as NCCL_GRAPH_DUMP_FILE writes)");
     else if (!get_long(&c, root, "version", 0, 0, 1L << 20, &version, &rc) && version != 1)
-        rc = err_at(e, path, xmlGetLineNo(root), "graph file version %ld, NCCL needs 1 (\"XML "
+        rc = err_at(e, path, xmldoc_line(doc, root), "graph file version %ld, NCCL needs 1 (\"XML "
                     "Graph has wrong version\")", version);
     for (xmlNodePtr s = root && !rc ? root->children : NULL; s && !rc; s = s->next) {
         if (!is_el(s, "graph"))
             continue;
         if (out->ngraphs == NCCL_GRAPHFILE_MAX_GRAPHS) {
-            rc = err_at(e, path, xmlGetLineNo(s), "more than %d <graph> elements",
+            rc = err_at(e, path, xmldoc_line(doc, s), "more than %d <graph> elements",
                         NCCL_GRAPHFILE_MAX_GRAPHS);
             break;
         }
         rc = read_graph(&c, s, &out->g[out->ngraphs++]);
     }
-    xmlFreeDoc(doc);
+    xmldoc_free(doc);
     return rc;
 }
 

@@ -15,6 +15,7 @@
 #include "models/nccl/nccl_graphfile.h"
 #include "models/nccl/nccl_nvls.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,30 +93,68 @@ typedef struct nnode {
     int type, rank;   /* rank for GPUs, else -1 */
     int nlinks;
     nlink links[MAX_LINKS];
-    uint64_t used;    /* search: bit per channel */
 } nnode;
 
+/* A path to a base node: its hops are this node's first hop (link id
+ * node*MAX_LINKS + index), then the path of the node it leads to (the
+ * breadth-first search builds each path on one already final), or (via >= 0,
+ * a GPU pair's detour through a CPU) the path to via, then via's. */
 typedef struct npath {
     int count, type;
     float bw;
-    int hops[MAX_HOPS];   /* node*MAX_LINKS + link index, from the source on */
+    int hop0, via;
 } npath;
+
+/* One GPU pair's path as the search reads it (search_prep). */
+typedef struct gpath {
+    uint8_t type, rtype;      /* path type a -> b and b -> a */
+    uint8_t intel_phb;        /* INTEL_P2P_OVERHEAD applies to its PCI links */
+    uint8_t exact;            /* every link's bandwidth exact (exact_bw) at the start */
+    int count, off;           /* its links: ghop[off .. off + count) */
+    float min_other, min_pci; /* the least starting bandwidth of its non-PCI, PCI links */
+} gpath;
+
+enum { MAX_MEMO = 512, MAX_CAPS = 64 };
+
+/* A search try that completed no channel (search_try). */
+typedef struct memo { int pattern, same, budget, type, caps, left; } memo;
 
 typedef struct sys {
     int nn, ngpu;
     nnode *node;
     int gpu[NCCL_TUNE_MAX_RANKS];   /* node id of rank r */
-    npath *path;                    /* path[base*nn + from]: from -> base */
+    npath *path;                    /* path[slot[base]*nn + from]: from -> base */
+    int *slot;                      /* a GPU's or CPU's row of path, -1 other nodes */
     float max_bw, total_bw;
     topo_cpu cpu;
     int sm;
     /* The search's candidate order (next_gpus), fixed once the paths are:
-     * order[r * ngpu + i] for i < norder[r], computed by sort_next. */
+     * order[r * ngpu + i] for i < norder[r], computed by search_prep; cand,
+     * ncand: the same less what one try refuses whatever happens. */
     int *order, norder[NCCL_TUNE_MAX_RANKS];
+    int *cand, ncand[NCCL_TUNE_MAX_RANKS];
+    int cand_for[2];                /* cand's try: 1 + is_tree, type (0: none yet) */
+    float cand_bw;
     int has_nvs;
+    /* The search's state and its copy of the GPU pairs' paths, by rank. */
+    gpath *gp;                      /* gp[a * ngpu + b] */
+    nlink **ghop;
+    uint64_t used[NCCL_TUNE_MAX_RANKS];   /* bit per channel */
+    /* Tries answered from earlier ones (search_try): the links on GPU
+     * paths, their use counts per amount (caps, one row per amount in
+     * caps_f, rows equal to an earlier one share its class), the tries. */
+    int every_step;                 /* nccl_env's search_every_step: none of the shortcuts */
+    int memo_ok, any_intel_phb, types;
+    nlink **lk;
+    int nlk, ncaps, nmemo;
+    uint16_t *caps;
+    float caps_f[MAX_CAPS];
+    int caps_class[MAX_CAPS];
+    memo memo[MAX_MEMO];
 } sys;
 
-#define PATH(s, from, base) (&(s)->path[(size_t)(base) * (size_t)(s)->nn + (size_t)(from)])
+#define PATH(s, from, base) \
+    (&(s)->path[(size_t)(s)->slot[base] * (size_t)(s)->nn + (size_t)(from)])
 
 static nlink *hop_link(sys *s, int h) { return &s->node[h / MAX_LINKS].links[h % MAX_LINKS]; }
 
@@ -287,11 +326,11 @@ static int build_sys(sys *s, const topo *t, int nranks, err *e)
 static void set_paths(sys *s, int base)
 {
     for (int v = 0; v < s->nn; v++)
-        *PATH(s, v, base) = (npath){0, P_DIS, 0, {0}};
+        *PATH(s, v, base) = (npath){0, P_DIS, 0, -1, -1};
     npath *bp = PATH(s, base, base);
     bp->bw = LOC_BW;
     bp->type = P_LOC;
-    int cur[MAX_NODES], next[MAX_NODES], nc = 1, nx;
+    int cur[MAX_NODES], next[MAX_NODES], queued[MAX_NODES] = {0}, nc = 1, nx;
     cur[0] = base;
     while (nc) {
         nx = 0;
@@ -317,8 +356,7 @@ static void set_paths(sys *s, int base)
                     }
                 if (rev < 0 || p->count + 1 > MAX_HOPS)
                     continue;
-                rp->hops[0] = w * MAX_LINKS + rev;
-                memcpy(rp->hops + 1, p->hops, sizeof(int) * (size_t)p->count);
+                rp->hop0 = w * MAX_LINKS + rev;
                 rp->count = p->count + 1;
                 rp->bw = bw;
                 int type = k->type;
@@ -329,16 +367,30 @@ static void set_paths(sys *s, int base)
                 if (n->type == N_GPU && p->type == P_NVL && type == P_NVL && rp->count > 1)
                     type = P_NVB;
                 rp->type = p->type > type ? p->type : type;
-                int j;
-                for (j = 0; j < nx && next[j] != w; j++)
-                    ;
-                if (j == nx)
+                if (queued[w] != base + 1) {
+                    queued[w] = base + 1;
                     next[nx++] = w;
+                }
             }
         }
         memcpy(cur, next, sizeof(int) * (size_t)nx);
         nc = nx;
     }
+}
+
+/* The hops of from -> base into out (MAX_HOPS at most); returns their count. */
+static int path_hops(const sys *s, int from, int base, int *out)
+{
+    const npath *p = PATH(s, from, base);
+    if (p->via >= 0) {
+        int c = path_hops(s, from, p->via, out);
+        return c + path_hops(s, p->via, base, out + c);
+    }
+    for (int i = 0, v = from; i < p->count; i++) {
+        out[i] = PATH(s, v, base)->hop0;
+        v = s->node[out[i] / MAX_LINKS].links[out[i] % MAX_LINKS].to;
+    }
+    return p->count;
 }
 
 /* paths.cc ncclGetLocalCpu: the CPU fewest hops away (first on ties). */
@@ -370,43 +422,66 @@ typedef struct sgraph {
 
 static int is_tree(int pat) { return pat >= PAT_BALANCED_TREE && pat <= PAT_TREE; }
 
-/* followPath: take bw off each link of the first max_steps hops, stopping
- * at the first link without enough; Intel root complexes cost 6/5 on PCI
- * links of a PHB path (INTEL_P2P_OVERHEAD). Returns the steps done. */
-static int follow(sys *s, npath *p, int start, int max_steps, float bw)
+/* roundf for |x| < 2^23 (larger floats are whole already), inlined: the
+ * fraction x - trunc(x) is exact, ties go away from zero, the sign is x's. */
+static float round_half_away(float x)
 {
-    float pci_bw = bw;
-    if (p->type == P_PHB && s->node[start].type == N_GPU && is_intel(s->cpu))
-        for (int i = 0; i < p->count; i++)
-            if (s->node[hop_link(s, p->hops[i])->to].type == N_CPU)
-                pci_bw = bw * 6 / 5;
+    if (!(fabsf(x) < 8388608.0f))
+        return x;
+    float t = (float)(int32_t)x, d = x - t;
+    if (d >= 0.5f)
+        t += 1.0f;
+    else if (d <= -0.5f)
+        t -= 1.0f;
+    return copysignf(t, x);
+}
+
+/* SUB_ROUND's rounding to 1/1000 (search.cc). */
+static float round3(float v) { return round_half_away(v * 1000) / 1000; }
+
+/* A bandwidth the search can subtract and add back without a trace:
+ * round3(v) == v below 1024 GB/s. For such a link and amount f (also
+ * exact), round3(round3(v - f) + f) == v: v and f lie within 2^-15 of
+ * multiples of 1/1000, so v*1000 - f*1000 is within 0.13 of an integer
+ * at both roundings and each rounds to that integer. */
+static int exact_bw(float v) { return v >= 0 && v < 1024.0f && round3(v) == v; }
+
+/* followPath: take bw off each of the first max_steps links, stopping at
+ * the first without enough; Intel root complexes cost 6/5 on the PCI links
+ * of a PHB path (INTEL_P2P_OVERHEAD). Returns the steps done. */
+static int follow(const gpath *p, nlink *const *hop, int max_steps, float bw)
+{
+    float pci_bw = p->intel_phb ? bw * 6 / 5 : bw;
     for (int i = 0; i < max_steps; i++) {
-        nlink *k = hop_link(s, p->hops[i]);
+        nlink *k = hop[i];
         float fw = k->type == L_PCI ? pci_bw : bw;
         if (k->bw < fw)
             return i;
-        k->bw = roundf((k->bw - fw) * 1000) / 1000;
+        k->bw = round3(k->bw - fw);
     }
     return max_steps;
 }
 
-/* ncclTopoFollowPath between GPU nodes a -> b (a < 0: the start). Returns
- * b, or -1 when the path type or bandwidth does not fit (undone). */
+#define GP(s, a, b) (&(s)->gp[(size_t)(a) * (size_t)(s)->ngpu + (size_t)(b)])
+
+/* ncclTopoFollowPath between the GPUs of ranks a -> b (a < 0: the start).
+ * Returns b, or -1 when the path type or bandwidth does not fit (undone). */
 static int follow_gpu(sys *s, sgraph *g, int a, int b, float mult)
 {
     if (a < 0)
         return b;
-    npath *p = PATH(s, a, b);
+    const gpath *p = GP(s, a, b);
     if (p->type >= P_DIS)
         return -1;
     if (mult == 1 && p->type > g->type_intra)
         return -1;
-    if (mult == 1 && is_tree(g->pattern) && PATH(s, b, a)->type > g->type_intra)
+    if (mult == 1 && is_tree(g->pattern) && p->rtype > g->type_intra)
         return -1;
     float bw = g->bw_intra * mult;
-    int step = follow(s, p, a, p->count, bw);
+    nlink *const *hop = s->ghop + p->off;
+    int step = follow(p, hop, p->count, bw);
     if (step < p->count) {
-        follow(s, p, a, step, -bw);
+        follow(p, hop, step, -bw);
         return -1;
     }
     g->nhops += (int)mult * p->count;
@@ -417,6 +492,7 @@ typedef struct search {
     sys *s;
     sgraph *save;
     int time;
+    int completed;   /* channels completed (step n reached) in this try */
 } search;
 
 static void rec(search *x, sgraph *g);
@@ -428,9 +504,9 @@ static void try_gpu(search *x, sgraph *g, int step, int back_first, int order, i
     int gpu = follow_gpu(x->s, g, from, to, 1);
     if (gpu < 0)
         return;
-    x->s->node[gpu].used ^= flag;
+    x->s->used[gpu] ^= flag;
     rec_gpu(x, g, gpu, step, back_first, order);
-    x->s->node[gpu].used ^= flag;
+    x->s->used[gpu] ^= flag;
     follow_gpu(x->s, g, from, to, -1);
 }
 
@@ -450,21 +526,70 @@ static int cmp_score(const void *a, const void *b)
  * (as an int), then hops, then distance in index; with NVSwitches only
  * the index neighbours are tried. The order depends only on the paths,
  * which the search does not change, and it is total (distances differ), so
- * it is sorted once per GPU (sort_next) and filtered by use here: the same
- * sequence as sorting the unused ones at every step. */
-static int sort_next(sys *s)
+ * it is sorted once per GPU here and filtered by use in next_gpus: the same
+ * sequence as sorting the unused ones at every step. Also the search's copy
+ * of the GPU pairs' paths (gpath), read where it runs. */
+static int search_prep(sys *s)
 {
-    int n = s->ngpu;
-    if (!(s->order = malloc(sizeof(int) * (size_t)n * (size_t)n)))
+    int n = s->ngpu, nh = 0;
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++)
+            nh += PATH(s, s->gpu[a], s->gpu[b])->count;
+    s->order = malloc(sizeof(int) * (size_t)n * (size_t)n);
+    s->cand = malloc(sizeof(int) * (size_t)n * (size_t)n);
+    s->gp = malloc(sizeof *s->gp * (size_t)n * (size_t)n);
+    s->ghop = malloc(sizeof *s->ghop * (size_t)(nh > 0 ? nh : 1));
+    if (!s->order || !s->cand || !s->gp || !s->ghop)
+        return -1;
+    /* ... and the links on GPU paths, once each, for the tries' use counts. */
+    uint8_t *seen = calloc((size_t)s->nn * MAX_LINKS, 1);
+    s->lk = malloc(sizeof *s->lk * (size_t)(nh > 0 ? nh : 1));
+    s->memo_ok = 1;
+    if (!seen || !s->lk) {
+        free(seen);
+        return -1;
+    }
+    nh = 0;
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            const npath *p = PATH(s, s->gpu[a], s->gpu[b]);
+            gpath *q = GP(s, a, b);
+            *q = (gpath){(uint8_t)p->type, (uint8_t)PATH(s, s->gpu[b], s->gpu[a])->type, 0, 1,
+                         p->count, nh, FLT_MAX, FLT_MAX};
+            int hops[MAX_HOPS];
+            path_hops(s, s->gpu[a], s->gpu[b], hops);
+            for (int i = 0; i < p->count; i++) {
+                nlink *k = hop_link(s, hops[i]);
+                s->ghop[nh++] = k;
+                if (!seen[hops[i]]) {
+                    seen[hops[i]] = 1;
+                    s->lk[s->nlk++] = k;
+                }
+                if (p->type == P_PHB && is_intel(s->cpu) && s->node[k->to].type == N_CPU)
+                    q->intel_phb = 1;
+                q->exact &= (uint8_t)exact_bw(k->bw);
+                if (k->type == L_PCI)
+                    q->min_pci = fminf(q->min_pci, k->bw);
+                else
+                    q->min_other = fminf(q->min_other, k->bw);
+            }
+            if (!q->count)
+                continue;
+            s->types |= 1 << q->type | 1 << q->rtype;
+            s->memo_ok &= q->exact;
+            s->any_intel_phb |= q->intel_phb;
+        }
+    free(seen);
+    if (!(s->caps = malloc(sizeof *s->caps * MAX_CAPS * (size_t)(s->nlk > 0 ? s->nlk : 1))))
         return -1;
     for (int a = 0; a < n; a++) {
         score sc[NCCL_TUNE_MAX_RANKS];
         int count = 0;
         for (int i = 1; i < n; i++) {
             int r = (a + i) % n;
-            npath *p = PATH(s, s->gpu[a], s->gpu[r]);
+            const gpath *p = GP(s, a, r);
             if (p->count)
-                sc[count++] = (score){r, i, p->count, (int)p->bw};
+                sc[count++] = (score){r, i, p->count, (int)PATH(s, s->gpu[a], s->gpu[r])->bw};
         }
         qsort(sc, (size_t)count, sizeof *sc, cmp_score);
         for (int i = 0; i < count; i++)
@@ -476,22 +601,61 @@ static int sort_next(sys *s)
     return 0;
 }
 
+/* A candidate a -> b that follow_gpu would refuse in this try whatever the
+ * search has used, so that leaving it out changes nothing: its path type
+ * is above the try's, or (exact links, exact amounts: see exact_bw, so
+ * that a refused follow leaves every link as it was and no link gains) a
+ * link had less than the amount when the try began. */
+static int refused(const sys *s, const sgraph *g, const gpath *p, float pci_bw, int exact)
+{
+    if (p->type >= P_DIS || p->type > g->type_intra ||
+        (is_tree(g->pattern) && p->rtype > g->type_intra))
+        return 1;
+    if (!exact || !p->exact || s->every_step)
+        return 0;
+    return p->min_other < g->bw_intra || p->min_pci < (p->intel_phb ? pci_bw : g->bw_intra);
+}
+
+/* The candidates of every GPU for one try, in next_gpus's order, less
+ * those refused whatever happens (cand[a * n + i], i < ncand[a]). */
+static void try_candidates(sys *s, const sgraph *g)
+{
+    int n = s->ngpu;
+    float pci_bw = g->bw_intra * 6 / 5;
+    /* What they depend on, as the last try's (the ladder tries same, then not). */
+    if (s->cand_for[0] == is_tree(g->pattern) + 1 && s->cand_for[1] == g->type_intra &&
+        s->cand_bw == g->bw_intra)
+        return;
+    s->cand_for[0] = is_tree(g->pattern) + 1;
+    s->cand_for[1] = g->type_intra;
+    s->cand_bw = g->bw_intra;
+    int exact = exact_bw(g->bw_intra) && exact_bw(pci_bw);
+    for (int a = 0; a < n; a++) {
+        int c = 0;
+        for (int i = 0; i < s->norder[a]; i++) {
+            int r = s->order[a * n + i];
+            if (!refused(s, g, GP(s, a, r), pci_bw, exact))
+                s->cand[a * n + c++] = r;
+        }
+        s->ncand[a] = c;
+    }
+}
+
 static int next_gpus(search *x, sgraph *g, int gpu, int *next)
 {
     sys *s = x->s;
-    int n = s->ngpu, start = s->node[gpu].rank, count = 0;
+    int n = s->ngpu, count = 0;
     uint64_t flag = 1ULL << g->nch;
     if (!s->has_nvs) {
-        for (int i = 0; i < s->norder[start]; i++) {
-            int r = s->order[start * n + i];
-            if (!(s->node[s->gpu[r]].used & flag))
-                next[count++] = r;
-        }
+        const int *c = s->cand + gpu * n;
+        for (int i = 0; i < s->ncand[gpu]; i++)
+            if (!(s->used[c[i]] & flag))
+                next[count++] = c[i];
         return count;
     }
     /* With NVSwitches NCCL moves the index neighbours that are candidates
      * to the front, one after the other, and tries only those. */
-    int prev = (start - 1 + n) % n, nxt = (start + 1) % n, first[2], nf;
+    int prev = (gpu - 1 + n) % n, nxt = (gpu + 1) % n, first[2], nf;
     if (g->pattern == PAT_RING)
         first[0] = nxt, first[1] = prev, nf = 2;
     else if (g->pattern == PAT_BALANCED_TREE)
@@ -501,12 +665,12 @@ static int next_gpus(search *x, sgraph *g, int gpu, int *next)
     if (nxt == prev && nf == 2)
         nf = 1;
     for (int f = 0; f < nf; f++) {
-        int v = s->gpu[first[f]];
-        if (!PATH(s, gpu, v)->count || (s->node[v].used & flag))
+        int v = first[f];
+        if (!GP(s, gpu, v)->count || (s->used[v] & flag))
             continue;
         for (int i = count; i > 0; i--)
             next[i] = next[i - 1];
-        next[0] = first[f];
+        next[0] = v;
         count++;
     }
     return count;
@@ -523,8 +687,7 @@ static int better(const sgraph *g, const sgraph *ref)
     return g->pattern == ref->pattern && g->nhops < ref->nhops;
 }
 
-static int rank_node(sys *s, int rank) { return s->gpu[rank]; }
-
+/* gpu, first and the entries of intra are ranks (rank r is NCCL node r). */
 static void rec_gpu(search *x, sgraph *g, int gpu, int step, int back_first, int order)
 {
     sys *s = x->s;
@@ -534,6 +697,7 @@ static void rec_gpu(search *x, sgraph *g, int gpu, int step, int back_first, int
     x->time--;
     if (step == n) {
         g->nch++;
+        x->completed++;
         if (better(g, x->save)) {
             memcpy(x->save, g, sizeof *g);
             if (g->nch == g->max_ch)
@@ -544,7 +708,7 @@ static void rec_gpu(search *x, sgraph *g, int gpu, int step, int back_first, int
         g->nch--;
         return;
     }
-    g->intra[g->nch * n + step] = s->node[gpu].rank;
+    g->intra[g->nch * n + step] = gpu;
     if (step < n - 1) {
         int next[NCCL_TUNE_MAX_RANKS], count;
         if (order == ORDER_PCI) {
@@ -557,9 +721,9 @@ static void rec_gpu(search *x, sgraph *g, int gpu, int step, int back_first, int
             count = next_gpus(x, g, gpu, next);
         }
         for (int i = 0; i < count; i++)
-            try_gpu(x, g, step + 1, back_first, order, gpu, rank_node(s, next[i]));
+            try_gpu(x, g, step + 1, back_first, order, gpu, next[i]);
     } else if (step == back_first) {
-        int first = rank_node(s, g->intra[g->nch * n]);
+        int first = g->intra[g->nch * n];
         if (follow_gpu(s, g, gpu, first, 1) >= 0) {
             rec_gpu(x, g, first, step + 1, -1, order);
             follow_gpu(s, g, gpu, first, -1);
@@ -576,13 +740,342 @@ static void rec(search *x, sgraph *g)
     sys *s = x->s;
     int n = s->ngpu, back_first = g->pattern == PAT_RING ? n - 1 : -1;
     if (g->nch == 0)
-        try_gpu(x, g, 0, back_first, ORDER_PCI, -1, rank_node(s, 0));
+        try_gpu(x, g, 0, back_first, ORDER_PCI, -1, 0);
     else
-        try_gpu(x, g, 0, back_first, ORDER_REPLAY, -1,
-                rank_node(s, g->intra[(g->nch - 1) * n]));
+        try_gpu(x, g, 0, back_first, ORDER_REPLAY, -1, g->intra[(g->nch - 1) * n]);
     if (!g->same || g->nch == 0)
         for (int r = 0; r < n; r++)
-            try_gpu(x, g, 0, back_first, ORDER_NONE, -1, rank_node(s, r));
+            try_gpu(x, g, 0, back_first, ORDER_NONE, -1, r);
+}
+
+/* Tries that complete no channel leave nothing but the steps they took,
+ * and what such a try does depends only on: the pattern (with NVSwitches;
+ * else ring or tree), same, its step budget, the path types it admits, and
+ * how many times each link can give the try's amount. So with exact links
+ * and amounts (exact_bw) a try that matches an earlier one that completed
+ * nothing is answered from it: most of the speed ladder, when nothing fits. */
+static int memo_caps(sys *s, float f)
+{
+    for (int c = 0; c < s->ncaps; c++)
+        if (s->caps_f[c] == f)
+            return s->caps_class[c];
+    if (s->ncaps == MAX_MEMO)
+        return -1;
+    uint16_t *v = s->caps + (size_t)s->ncaps * (size_t)s->nlk;
+    for (int l = 0; l < s->nlk; l++) {
+        float b = s->lk[l]->bw;
+        int c = 0;
+        while (b >= f && c < 65535) {
+            b = round3(b - f);
+            c++;
+        }
+        v[l] = (uint16_t)c;
+    }
+    int cls = s->ncaps;
+    for (int c = 0; c < s->ncaps; c++)
+        if (!memcmp(s->caps + (size_t)c * (size_t)s->nlk, v, sizeof *v * (size_t)s->nlk)) {
+            cls = s->caps_class[c];
+            break;
+        }
+    s->caps_f[s->ncaps] = f;
+    s->caps_class[s->ncaps++] = cls;
+    return cls;
+}
+
+/* With NVSwitches a try follows only index neighbours (next_gpus). Where
+ * every neighbour's path is the sender's own link to the NVSwitch and then
+ * the receiver's own link from it, all exact (exact_bw), a follow succeeds
+ * or not by how many times those two links are in use: each gives the
+ * try's amount cap times and is refused after, and a refused follow leaves
+ * no trace. Such a try is replayed here chain by chain with a use count per
+ * link, in the search's order, with its step budget, its saves and its end:
+ * the same steps, saves and result, without the path walks. */
+typedef struct nvs_run {
+    search *x;
+    sgraph *g;
+    int n, ring, nf, first[2];   /* step 0's candidates, as index offsets */
+    int cap_up[NCCL_TUNE_MAX_RANKS], cap_down[NCCL_TUNE_MAX_RANKS];
+    int up[NCCL_TUNE_MAX_RANKS], down[NCCL_TUNE_MAX_RANKS];   /* uses */
+    int ups_spent;               /* links up at their cap */
+    /* Rings on links of one cap: at channel c every link is in use c times,
+     * so a chain goes through whole (c < cap) or stops at its first hop;
+     * a channel is its start and direction (rows written when saved). */
+    int open_below, start[MAX_SEARCH_CH], dir[MAX_SEARCH_CH];
+} nvs_run;
+
+/* How many times an exact link of bandwidth v gives f (at most one more
+ * than a try can use: a link serves one hop per channel); -1 if not exact. */
+static int nvs_cap(float v, float f)
+{
+    if (!exact_bw(v))
+        return -1;
+    int c = 0;
+    while (v >= f && c <= MAX_SEARCH_CH) {
+        v = round3(v - f);
+        c++;
+    }
+    return c;
+}
+
+static int nvs_tick(search *x)
+{
+    if (x->time <= 0)
+        return 0;
+    x->time--;
+    return 1;
+}
+
+/* followPath a -> b: 1 if it went through (its uses counted). */
+static int nvs_follow(nvs_run *r, int a, int b)
+{
+    if (r->up[a] >= r->cap_up[a] || r->down[b] >= r->cap_down[b])
+        return 0;
+    r->ups_spent += ++r->up[a] == r->cap_up[a];
+    r->down[b]++;
+    r->g->nhops += 2;
+    return 1;
+}
+
+static void nvs_unfollow(nvs_run *r, int a, int b)
+{
+    r->ups_spent -= r->up[a]-- == r->cap_up[a];
+    r->down[b]--;
+    r->g->nhops -= 2;
+}
+
+static void nvs_rec(nvs_run *r);
+
+/* Channel g->nch from rank start, its step 0 counted, going d (+1, -1)
+ * through the indices, or (d 0) replaying the channel before: the hops and
+ * steps (rec_gpu), the closing hop of a ring, the completion with the
+ * deeper channels, and the hops given back. Its row of intra is written as
+ * the chain goes. */
+static void nvs_chain(nvs_run *r, int start, int d)
+{
+    search *x = r->x;
+    sgraph *g = r->g;
+    int n = r->n, *row = g->intra + g->nch * n, applied = 0, reached = 1;
+    row[0] = start;
+    for (int k = 1; k < n; k++) {
+        int v = d ? row[k - 1] + d : row[k - n];
+        row[k] = v < 0 ? v + n : v >= n ? v - n : v;
+        if (!nvs_follow(r, row[k - 1], row[k]))
+            break;
+        applied++;
+        if (!nvs_tick(x))
+            break;
+        reached++;
+    }
+    int closed = 0, complete = 0;
+    if (reached == n) {
+        if (!r->ring)
+            complete = nvs_tick(x);
+        else if ((closed = nvs_follow(r, row[n - 1], row[0])))
+            complete = nvs_tick(x);
+    }
+    if (complete) {
+        g->nch++;
+        x->completed++;
+        if (better(g, x->save)) {
+            memcpy(x->save, g, sizeof *g);
+            if (g->nch == g->max_ch)
+                x->time = -1;
+        }
+        if (g->nch < g->max_ch)
+            nvs_rec(r);
+        g->nch--;
+    }
+    if (closed)
+        nvs_unfollow(r, row[n - 1], row[0]);
+    for (int k = applied; k >= 1; k--)
+        nvs_unfollow(r, row[k - 1], row[k]);
+}
+
+/* rec: the PCI order (rank 0 onwards) or the last channel replayed, then
+ * (unless channels must be equal) every start with each of its neighbours. */
+static void nvs_rec(nvs_run *r)
+{
+    search *x = r->x;
+    sgraph *g = r->g;
+    int n = r->n;
+    if (r->ups_spent == n) {
+        /* Every first hop is refused: one step per start tried. */
+        int steps = g->same && g->nch > 0 ? 1 : 1 + n;
+        x->time = x->time > steps ? x->time - steps : x->time > 0 ? 0 : x->time;
+        return;
+    }
+    if (nvs_tick(x)) {
+        if (g->nch == 0)
+            nvs_chain(r, 0, 1);
+        else
+            nvs_chain(r, g->intra[(g->nch - 1) * n], 0);
+    }
+    if (g->same && g->nch > 0)
+        return;
+    for (int s = 0; s < n && x->time > 0; s++) {
+        if (!nvs_tick(x))
+            return;
+        for (int f = 0; f < r->nf && x->time > 0; f++)
+            nvs_chain(r, s, r->first[f]);
+    }
+}
+
+static void nvs_uniform_rec(nvs_run *r);
+
+/* A chain of nvs_uniform_rec: n steps and the completion, or nothing. */
+static void nvs_uniform_chain(nvs_run *r, int start, int d, int base_hops)
+{
+    search *x = r->x;
+    sgraph *g = r->g;
+    int n = r->n, c = g->nch;
+    if (c >= r->open_below)
+        return;
+    if (x->time < n) {
+        x->time = 0;
+        return;
+    }
+    x->time -= n;
+    r->start[c] = start;
+    r->dir[c] = d;
+    g->nch++;
+    g->nhops = base_hops + 2 * n * g->nch;
+    x->completed++;
+    if (better(g, x->save)) {
+        for (int k = 0; k < g->nch; k++)
+            for (int i = 0; i < n; i++)
+                g->intra[k * n + i] = ((r->start[k] + r->dir[k] * i) % n + n) % n;
+        memcpy(x->save, g, sizeof *g);
+        if (g->nch == g->max_ch)
+            x->time = -1;
+    }
+    if (g->nch < g->max_ch)
+        nvs_uniform_rec(r);
+    g->nch--;
+    g->nhops = base_hops + 2 * n * g->nch;
+}
+
+static void nvs_uniform_rec(nvs_run *r)
+{
+    search *x = r->x;
+    sgraph *g = r->g;
+    int n = r->n, c = g->nch, base = g->nhops - 2 * n * c;
+    if (c >= r->open_below) {
+        /* Every first hop is refused: one step per start tried. */
+        int steps = g->same && c > 0 ? 1 : 1 + n;
+        x->time = x->time > steps ? x->time - steps : x->time > 0 ? 0 : x->time;
+        return;
+    }
+    if (nvs_tick(x))
+        nvs_uniform_chain(r, c ? r->start[c - 1] : 0, c ? r->dir[c - 1] : 1, base);
+    if (g->same && c > 0)
+        return;
+    for (int s = 0; s < n && x->time > 0; s++) {
+        if (!nvs_tick(x))
+            return;
+        for (int f = 0; f < r->nf && x->time > 0; f++)
+            nvs_uniform_chain(r, s, r->first[f], base);
+    }
+}
+
+/* The replay of this try if it applies (1), else 0 (nothing done). */
+static int nvs_try(search *x, sgraph *g)
+{
+    sys *s = x->s;
+    int n = s->ngpu;
+    if (!s->has_nvs || n < 3 || !exact_bw(g->bw_intra) ||
+        (g->pattern != PAT_RING && !is_tree(g->pattern)))
+        return 0;
+    nvs_run r = {.x = x, .g = g, .n = n, .ring = g->pattern == PAT_RING};
+    /* next_gpus moves the candidates to the front one after the other. */
+    if (g->pattern == PAT_RING)
+        r.nf = 2, r.first[0] = -1, r.first[1] = 1;
+    else if (g->pattern == PAT_BALANCED_TREE)
+        r.nf = 2, r.first[0] = 1, r.first[1] = -1;
+    else
+        r.nf = 1, r.first[0] = 1;
+    nlink *up[NCCL_TUNE_MAX_RANKS], *down[NCCL_TUNE_MAX_RANKS];
+    for (int a = 0; a < n; a++)
+        for (int d = -1; d <= 1; d += 2) {
+            int b = (a + d + n) % n;
+            const gpath *p = GP(s, a, b);
+            nlink *const *hop = s->ghop + p->off;
+            if (p->count != 2 || p->type > g->type_intra || p->intel_phb ||
+                (is_tree(g->pattern) && p->rtype > g->type_intra))
+                return 0;
+            if (d < 0)
+                up[a] = hop[0];
+            if (hop[0] != up[a])
+                return 0;
+        }
+    for (int b = 0; b < n; b++) {
+        down[b] = s->ghop[GP(s, (b + n - 1) % n, b)->off + 1];
+        if (s->ghop[GP(s, (b + 1) % n, b)->off + 1] != down[b])
+            return 0;
+    }
+    /* 2n links, each on its own: GPU a's own link up, and a link of a
+     * node that is no GPU down to b. */
+    for (int a = 0; a < n; a++) {
+        size_t ou = (size_t)((const char *)up[a] - (const char *)s->node) / sizeof *s->node;
+        size_t od = (size_t)((const char *)down[a] - (const char *)s->node) / sizeof *s->node;
+        if ((int)ou != s->gpu[a] || down[a]->to != s->gpu[a] || (int)od >= s->nn ||
+            s->node[od].type == N_GPU)
+            return 0;
+    }
+    for (int a = 0; a < n; a++) {
+        r.cap_up[a] = nvs_cap(up[a]->bw, g->bw_intra);
+        r.cap_down[a] = nvs_cap(down[a]->bw, g->bw_intra);
+        if (r.cap_up[a] < 0 || r.cap_down[a] < 0)
+            return 0;
+        r.ups_spent += r.cap_up[a] == 0;
+    }
+    int base = g->nhops, uniform = r.ring;
+    for (int a = 0; a < n; a++)
+        uniform &= r.cap_up[a] == r.cap_up[0] && r.cap_down[a] == r.cap_down[0];
+    x->completed = 0;
+    if (uniform) {
+        r.open_below = r.cap_up[0] < r.cap_down[0] ? r.cap_up[0] : r.cap_down[0];
+        nvs_uniform_rec(&r);
+    } else {
+        nvs_rec(&r);
+    }
+    g->nhops = base;
+    return 1;
+}
+
+static void search_try(search *x, sgraph *g)
+{
+    sys *s = x->s;
+    memo key = {0, 0, 0, 0, -1, 0};
+    if (s->memo_ok && !s->every_step && g->nch == 0 && exact_bw(g->bw_intra) &&
+        (!s->any_intel_phb || g->bw_intra * 6 / 5 == g->bw_intra)) {
+        key.pattern = s->has_nvs ? g->pattern : is_tree(g->pattern);
+        key.same = g->same;
+        key.budget = x->time;
+        key.type = -1;
+        for (int t = 0; t < P_DIS; t++)
+            if (t <= g->type_intra && (s->types >> t & 1))
+                key.type = t;
+        key.caps = memo_caps(s, g->bw_intra);
+        if (key.caps >= 0)
+            for (int i = 0; i < s->nmemo; i++) {
+                const memo *m = &s->memo[i];
+                if (m->pattern == key.pattern && m->same == key.same && m->budget == key.budget &&
+                    m->type == key.type && m->caps == key.caps) {
+                    x->time = m->left;
+                    return;
+                }
+            }
+    }
+    if (s->every_step || !nvs_try(x, g)) {
+        if (!s->has_nvs)
+            try_candidates(s, g);
+        x->completed = 0;
+        rec(x, g);
+    }
+    if (key.caps >= 0 && !x->completed && s->nmemo < MAX_MEMO) {
+        key.left = x->time;
+        s->memo[s->nmemo++] = key;
+    }
 }
 
 /* The intra-node speed ladder of search.cc for SM sm. */
@@ -619,13 +1112,13 @@ static void compute(sys *s, const struct nccl_version *ver, sgraph *graph, int m
     nt->speed_first_GBps = speed[si];
     nt->speed_last_GBps = speed[ns - 1];
     long global = 1L << 19;
-    search x = {s, graph, 0};
+    search x = {s, graph, 0, 0};
     for (;;) {
         /* search: */
         x.time = tmp.same ? 1 << 8 : 1 << 14;
         tmp.nch = 0;
         global -= x.time;
-        rec(&x, &tmp);
+        search_try(&x, &tmp);
         int done = x.time == -1 || (float)graph->nch * graph->bw_inter >= s->total_bw;
         if (!done && pass == 1) {
             if (tmp.same == 1 && !(amd && tmp.type_intra == P_SYS)) {
@@ -964,9 +1457,14 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
     nt->searched = ns;
     sys s;
     memset(&s, 0, sizeof s);
+    s.every_step = env->search_every_step;
     s.node = calloc(MAX_NODES, sizeof *s.node);
     int rc = s.node ? build_sys(&s, t, ns, e) : err_set(e, ERR_SYSTEM, "out of memory");
-    if (!rc && !(s.path = calloc((size_t)s.nn * (size_t)s.nn, sizeof *s.path)))
+    int nbase = 0;
+    if (!rc && (s.slot = malloc(sizeof *s.slot * (size_t)s.nn)))
+        for (int v = 0; v < s.nn; v++)
+            s.slot[v] = s.node[v].type == N_CPU || s.node[v].type == N_GPU ? nbase++ : -1;
+    if (!rc && (!s.slot || !(s.path = malloc(sizeof *s.path * (size_t)nbase * (size_t)s.nn))))
         rc = err_set(e, ERR_SYSTEM, "out of memory");
     sgraph *ring = NULL, *tree = NULL;
     if (!rc && (!(ring = calloc(1, sizeof *ring)) || !(tree = calloc(1, sizeof *tree))))
@@ -980,9 +1478,11 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
     if (!rc && gf)
         rc = nccl_graphfile_read(env->graph_file, nranks, gf, e);
     if (!rc) {
+        /* The CPUs' rows only for a detour (below): they change nothing else. */
         for (int v = 0; v < s.nn; v++)
-            if (s.node[v].type == N_CPU || s.node[v].type == N_GPU)
+            if (s.node[v].type == N_GPU)
                 set_paths(&s, v);
+        int cpu_rows = 0;
         /* paths.cc ncclTopoCheckP2p: default PATH_PXB; SYS on AMD with at
          * most 2 GPUs; NCCL_P2P_DISABLE=1 is LOC; NCCL_P2P_LEVEL overrides. */
         nt->p2p_level = P_PXB;
@@ -1024,22 +1524,26 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
                     if (env->shm_disable)
                         rc = err_set(e, ERR_USAGE, "GPU%d -> GPU%d: no P2P at this level and "
                                      "NCCL_SHM_DISABLE=1: NCCL would need a network", p, g);
+                    for (int v = 0; v < s.nn && !cpu_rows; v++)
+                        if (s.node[v].type == N_CPU)
+                            set_paths(&s, v);
+                    cpu_rows = 1;
                     int c = local_cpu(&s, vg);
-                    npath *a = PATH(&s, vp, c), *b = PATH(&s, c, vg);
+                    npath *a = c >= 0 ? PATH(&s, vp, c) : NULL, *b = c >= 0 ? PATH(&s, c, vg) : NULL;
                     if (!rc && (c < 0 || a->count + b->count > MAX_HOPS))
                         rc = err_set(e, ERR_USAGE, "GPU%d -> GPU%d: no path through a CPU", p, g);
                     if (!rc) {
-                        npath np = {a->count + b->count, a->type > b->type ? a->type : b->type,
-                                    fminf(a->bw, b->bw), {0}};
-                        memcpy(np.hops, a->hops, sizeof(int) * (size_t)a->count);
-                        memcpy(np.hops + a->count, b->hops, sizeof(int) * (size_t)b->count);
-                        *pp = np;
+                        /* hop0 stays: an NVB path through this GPU walks it. */
+                        pp->count = a->count + b->count;
+                        pp->type = a->type > b->type ? a->type : b->type;
+                        pp->bw = fminf(a->bw, b->bw);
+                        pp->via = c;
                     }
                 }
                 nt->path_bw_GBps[p][g] = pp->bw;
             }
     }
-    if (!rc && nranks > 1 && sort_next(&s))
+    if (!rc && nranks > 1 && search_prep(&s))
         rc = err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc && nranks > 1) {
         /* ncclTopoSearchInit */
@@ -1107,7 +1611,13 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
         p2p_chunk(nt, env);
     free(s.node);
     free(s.path);
+    free(s.slot);
     free(s.order);
+    free(s.cand);
+    free(s.gp);
+    free(s.ghop);
+    free(s.lk);
+    free(s.caps);
     free(ring);
     free(tree);
     free(gf);

@@ -588,6 +588,51 @@ static void test_beyond_local_ranks(void **state)
     topo_free(t);
 }
 
+/* The search's shortcuts (candidates refused whatever happens, tries that
+ * complete nothing answered from an identical earlier one, NVSwitch tries
+ * replayed chain by chain) are exact by construction, so every field of
+ * the result must equal the step-by-step search's (search_every_step), on
+ * NVSwitch and PCIe presets, at several P2P levels and versions. */
+static void test_search_shortcuts(void **state)
+{
+    (void)state;
+    static const struct { const char *preset; int nranks; } cases[] = {
+        {"nvswitch-3", 3},   {"nvswitch-8", 8},      {"nvswitch-16", 16},
+        {"nvswitch-64", 64}, {"h200-8x-nvswitch", 8}, {"h200-2x", 2},
+        {"pcie-8", 8},       {"pcie-16", 16},         {"pcie-16-star", 16},
+        {"pcie-64", 64},     {"rtxpro6000-8x-pcie5-2s", 8}, {"rtxpro6000-8x-pcie5-1s", 8},
+    };
+    static const char *const envs[][2] = {{NULL}, {"NCCL_P2P_LEVEL=SYS", NULL},
+                                          {"NCCL_P2P_LEVEL=PIX", NULL}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (size_t v = 0; v < 3; v++)
+            for (int ver = 0; ver < nccl_tune_nversions(); ver += 4) {
+                if (cases[c].nranks > 16 && (v > 0 || ver > 0))
+                    continue;   /* the step-by-step search is slow there */
+                err e = {0};
+                topo *t;
+                assert_int_equal(topo_load(cases[c].preset, &t, &e), 0);
+                coll_req r;
+                coll_req_init(&r, t);
+                r.env.version = ver;
+                for (const char *const *x = envs[v]; *x; x++)
+                    assert_int_equal(coll_env_set(&r.env, *x, &e), 0);
+                nccl_tune *fast = NULL, *slow = NULL;
+                assert_int_equal(nccl_tune_new(t, cases[c].nranks, &r.env, &fast, &e), 0);
+                r.env.search_every_step = 1;
+                assert_int_equal(nccl_tune_new(t, cases[c].nranks, &r.env, &slow, &e), 0);
+                if (memcmp(fast, slow, sizeof *fast))
+                    fail_msg("%s, env %zu, version %s: the shortcuts changed the result "
+                             "(ring %d ch at %.2f, step by step %d ch at %.2f)",
+                             cases[c].preset, v, nccl_tune_version_name(ver),
+                             fast->ring.nchannels, (double)fast->ring.bw_intra_GBps,
+                             slow->ring.nchannels, (double)slow->ring.bw_intra_GBps);
+                nccl_tune_free(fast);
+                nccl_tune_free(slow);
+                topo_free(t);
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -600,7 +645,7 @@ int main(void)
         cmocka_unit_test(test_ladders),      cmocka_unit_test(test_spread_versions),
         cmocka_unit_test(test_alltoall_nvswitch), cmocka_unit_test(test_alltoall_pcie),
         cmocka_unit_test(test_alltoall_versions), cmocka_unit_test(test_blackwell_ll128_cap),
-        cmocka_unit_test(test_beyond_local_ranks),
+        cmocka_unit_test(test_beyond_local_ranks), cmocka_unit_test(test_search_shortcuts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,8 +18,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <libxml/tree.h>
-
 
 typedef struct xgpu {
     int dev, sm, parent, gen, width;
@@ -30,6 +28,7 @@ typedef struct xgpu {
 
 typedef struct xctx {
     const char *file;
+    const xmldoc *doc;
     topo *t;
     err *e;
     int nrp, nsw;
@@ -47,27 +46,22 @@ static int is_el(xmlNodePtr n, const char *name)
 }
 
 /* Copy attribute name of n into buf; 1 if present. */
-static int attr(xmlNodePtr n, const char *name, char *buf, size_t size)
+static int attr(const xctx *c, xmlNodePtr n, const char *name, char *buf, size_t size)
 {
-    xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
-    if (!v)
-        return 0;
-    snprintf(buf, size, "%s", (const char *)v);
-    xmlFree(v);
-    return 1;
+    return xmldoc_attr(c->doc, n, name, buf, size);
 }
 
 static int attr_long(xctx *c, xmlNodePtr n, const char *name, int base, long lo, long hi,
                      long *out)
 {
     char buf[64];
-    if (!attr(n, name, buf, sizeof buf))
-        return err_at(c->e, c->file, xmlGetLineNo(n), "<%s> lacks attribute %s", n->name, name);
+    if (!attr(c, n, name, buf, sizeof buf))
+        return err_at(c->e, c->file, xmldoc_line(c->doc, n), "<%s> lacks attribute %s", n->name, name);
     errno = 0;
     char *end;
     long v = strtol(buf, &end, base);
     if (end == buf || *end || errno || v < lo || v > hi)
-        return err_at(c->e, c->file, xmlGetLineNo(n), "<%s %s=\"%s\">: not a number in "
+        return err_at(c->e, c->file, xmldoc_line(c->doc, n), "<%s %s=\"%s\">: not a number in "
                       "%ld..%ld", n->name, name, buf, lo, hi);
     *out = v;
     return 0;
@@ -79,7 +73,7 @@ static int pci_link(xctx *c, xmlNodePtr n, int *gen, int *width)
 {
     static const double gts[] = {0, 2.5, 5.0, 8.0, 16.0, 32.0, 64.0};
     char buf[64];
-    if (attr(n, "link_speed", buf, sizeof buf) && buf[0] && strncmp(buf, "Unknown", 7)) {
+    if (attr(c, n, "link_speed", buf, sizeof buf) && buf[0] && strncmp(buf, "Unknown", 7)) {
         char *end;
         double v = strtod(buf, &end);
         int g = 0;
@@ -89,22 +83,22 @@ static int pci_link(xctx *c, xmlNodePtr n, int *gen, int *width)
         while (*end == ' ')
             end++;
         if (!g || (*end && strncmp(end, "GT/s", 4)))
-            return err_at(c->e, c->file, xmlGetLineNo(n), "link_speed \"%s\" is not a PCIe "
+            return err_at(c->e, c->file, xmldoc_line(c->doc, n), "link_speed \"%s\" is not a PCIe "
                           "rate (2.5, 5.0, 8.0, 16.0, 32.0 or 64.0 GT/s)", buf);
         *gen = g;
     } else {
         c->speed_kept++;
     }
-    if (attr(n, "link_width", buf, sizeof buf) && !strcmp(buf, "0")) {
+    if (attr(c, n, "link_width", buf, sizeof buf) && !strcmp(buf, "0")) {
         *width = 16;   /* NCCL reads a width of 0 (sysfs gave none) as x16 (graph/topo.cc) */
         c->width0++;
-    } else if (!attr(n, "link_width", buf, sizeof buf) || !buf[0]) {
+    } else if (!attr(c, n, "link_width", buf, sizeof buf) || !buf[0]) {
         c->width_kept++;
     } else {
         char *end;
         long w = strtol(buf, &end, 10);
         if (*end || (w != 1 && w != 2 && w != 4 && w != 8 && w != 12 && w != 16 && w != 32))
-            return err_at(c->e, c->file, xmlGetLineNo(n), "link_width \"%s\" is not a PCIe "
+            return err_at(c->e, c->file, xmldoc_line(c->doc, n), "link_width \"%s\" is not a PCIe "
                           "width", buf);
         *width = (int)w;
     }
@@ -134,7 +128,7 @@ static int walk_pci(xctx *c, xmlNodePtr n, int parent, int numa, int gen, int wi
 {
     char buf[64], name[32];
     long cls = 0;
-    topo_set_line(c->t, xmlGetLineNo(n));
+    topo_set_line(c->t, xmldoc_line(c->doc, n));
     TRY(pci_link(c, n, &gen, &width));
     xmlNodePtr gpu = NULL;
     for (xmlNodePtr k = n->children; k; k = k->next)
@@ -143,7 +137,7 @@ static int walk_pci(xctx *c, xmlNodePtr n, int parent, int numa, int gen, int wi
     if (gpu) {
         long dev, sm = 0;
         TRY(attr_long(c, gpu, "dev", 10, 0, 4095, &dev));
-        if (attr(gpu, "sm", buf, sizeof buf))
+        if (attr(c, gpu, "sm", buf, sizeof buf))
             TRY(attr_long(c, gpu, "sm", 10, 0, 1000, &sm));
         if (c->ngpus == c->cap_gpus) {
             int nc = c->cap_gpus ? 2 * c->cap_gpus : 16;
@@ -154,14 +148,14 @@ static int walk_pci(xctx *c, xmlNodePtr n, int parent, int numa, int gen, int wi
             c->cap_gpus = nc;
         }
         xgpu *g = &c->gpus[c->ngpus++];
-        *g = (xgpu){(int)dev, (int)sm, parent, gen, width, xmlGetLineNo(gpu), "", gpu};
+        *g = (xgpu){(int)dev, (int)sm, parent, gen, width, xmldoc_line(c->doc, gpu), "", gpu};
         topo_params *tp = topo_params_mut(c->t);
         if (sm > 0 && (tp->gpu_sm == 0 || sm < tp->gpu_sm))
             tp->gpu_sm = (int)sm; /* NCCL uses the lowest (ncclTopoGetCompCap) */
-        attr(n, "busid", g->busid, sizeof g->busid);
+        attr(c, n, "busid", g->busid, sizeof g->busid);
         return 0;
     }
-    if (attr(n, "class", buf, sizeof buf))
+    if (attr(c, n, "class", buf, sizeof buf))
         TRY(attr_long(c, n, "class", 16, 0, 0xffffff, &cls));
     if ((cls >> 8) != 0x0604)
         return 0; /* a NIC, NVMe drive or other endpoint: not modelled */
@@ -181,11 +175,11 @@ static void xml_cpu_kind(xctx *c, xmlNodePtr n)
 {
     char arch[32] = "", vendor[32] = "", buf[32];
     long fam = 0, model = 0;
-    attr(n, "arch", arch, sizeof arch);
-    attr(n, "vendor", vendor, sizeof vendor);
-    if (attr(n, "familyid", buf, sizeof buf))
+    attr(c, n, "arch", arch, sizeof arch);
+    attr(c, n, "vendor", vendor, sizeof vendor);
+    if (attr(c, n, "familyid", buf, sizeof buf))
         fam = strtol(buf, NULL, 0);
-    if (attr(n, "modelid", buf, sizeof buf))
+    if (attr(c, n, "modelid", buf, sizeof buf))
         model = strtol(buf, NULL, 0);
     topo_cpu k = CPU_UNKNOWN;
     if (!strcmp(arch, "arm64"))
@@ -208,13 +202,13 @@ static int walk_cpu(xctx *c, xmlNodePtr n)
     char name[32];
     long numa;
     TRY(attr_long(c, n, "numaid", 10, 0, 65535, &numa));
-    topo_set_line(c->t, xmlGetLineNo(n));
+    topo_set_line(c->t, xmldoc_line(c->doc, n));
     snprintf(name, sizeof name, "cpu%ld", numa);
     if (topo_find(c->t, name) >= 0)
-        return err_at(c->e, c->file, xmlGetLineNo(n), "second <cpu numaid=\"%ld\"> (dumps of "
+        return err_at(c->e, c->file, xmldoc_line(c->doc, n), "second <cpu numaid=\"%ld\"> (dumps of "
                       "several hosts are not supported)", numa);
     if (c->ncpu == (int)(sizeof c->cpus / sizeof *c->cpus))
-        return err_at(c->e, c->file, xmlGetLineNo(n), "more than 256 <cpu> elements");
+        return err_at(c->e, c->file, xmldoc_line(c->doc, n), "more than 256 <cpu> elements");
     int cpu = add_node(c, name, TOPO_CPU, (int)numa, -1);
     snprintf(name, sizeof name, "mem%ld", numa);
     int mem = add_node(c, name, TOPO_HOSTMEM, (int)numa, -1);
@@ -229,7 +223,7 @@ static int walk_cpu(xctx *c, xmlNodePtr n)
     for (xmlNodePtr k = n->children; k; k = k->next) {
         if (!is_el(k, "pci"))
             continue;
-        topo_set_line(c->t, xmlGetLineNo(k));
+        topo_set_line(c->t, xmldoc_line(c->doc, k));
         snprintf(name, sizeof name, "rp%d", c->nrp++);
         int rp = add_node(c, name, TOPO_ROOT, (int)numa, cpu);
         if (rp < 0)
@@ -278,9 +272,9 @@ static int add_nvlinks(xctx *c)
                 continue;
             long count, tclass = 0;
             TRY(attr_long(c, k, "count", 10, 1, 1024, &count));
-            if (!attr(k, "target", target, sizeof target))
-                return err_at(c->e, c->file, xmlGetLineNo(k), "<nvlink> lacks attribute target");
-            if (attr(k, "tclass", buf, sizeof buf))
+            if (!attr(c, k, "target", target, sizeof target))
+                return err_at(c->e, c->file, xmldoc_line(c->doc, k), "<nvlink> lacks attribute target");
+            if (attr(c, k, "tclass", buf, sizeof buf))
                 TRY(attr_long(c, k, "tclass", 16, 0, 0xffffff, &tclass));
             if (tclass == 0x068000) {
                 to_switch += (int)count;
@@ -293,11 +287,11 @@ static int add_nvlinks(xctx *c)
             if ((tclass >> 16) != 0x03)
                 continue; /* NVLink to a CPU (POWER) or unknown class: not modelled */
             if (peer < 0)
-                return err_at(c->e, c->file, xmlGetLineNo(k), "<nvlink target=\"%s\">: no GPU "
+                return err_at(c->e, c->file, xmldoc_line(c->doc, k), "<nvlink target=\"%s\">: no GPU "
                               "with that busid in the file", target);
             if (peer < i)
                 continue; /* the pair was added from the peer's side */
-            topo_set_line(c->t, xmlGetLineNo(k));
+            topo_set_line(c->t, xmldoc_line(c->doc, k));
             topo_link l = {.a = self, .b = topo_gpu_node(c->t, peer), .kind = LINK_NVLINK,
                            .nvlinks = (int)count};
             topo_default_link(LINK_NVLINK, g->sm, &l.bw_Bps, &l.lat_ps);
@@ -324,7 +318,7 @@ static int add_nvlinks(xctx *c)
 static int build(xctx *c, xmlNodePtr root)
 {
     if (!root || !is_el(root, "system"))
-        return err_at(c->e, c->file, root ? xmlGetLineNo(root) : 0, "not an NCCL topology "
+        return err_at(c->e, c->file, root ? xmldoc_line(c->doc, root) : 0, "not an NCCL topology "
                       "dump: the root element must be <system>");
     for (xmlNodePtr k = root->children; k; k = k->next)
         if (is_el(k, "cpu"))
@@ -334,7 +328,7 @@ static int build(xctx *c, xmlNodePtr root)
     TRY(add_gpus(c));
     TRY(add_nvlinks(c));
     /* Sockets: a full mesh of socket links, as NCCL joins CPUs. */
-    topo_set_line(c->t, xmlGetLineNo(root));
+    topo_set_line(c->t, xmldoc_line(c->doc, root));
     for (int i = 0; i < c->ncpu; i++)
         for (int j = i + 1; j < c->ncpu; j++) {
             topo_link l = {.a = c->cpus[i], .b = c->cpus[j], .kind = LINK_SOCKET};
@@ -393,19 +387,19 @@ static int assumptions(xctx *c)
 int topo_import_xml(const char *path, topo **out, err *e)
 {
     *out = NULL;
-    xmlDocPtr doc;
+    xmldoc *doc;
     TRY(xmldoc_read(path, "an NCCL topology XML dump", &doc, e));
     char name[64];
     base_name(path, name, sizeof name);
-    xctx c = {.file = path, .t = topo_new(path), .e = e};
-    int rc = c.t && !topo_set_name(c.t, name) ? build(&c, xmlDocGetRootElement(doc))
+    xctx c = {.file = path, .doc = doc, .t = topo_new(path), .e = e};
+    int rc = c.t && !topo_set_name(c.t, name) ? build(&c, xmldoc_root(doc))
                                                : err_set(e, ERR_SYSTEM, "out of memory");
     if (!rc)
         rc = assumptions(&c);
     if (!rc)
         rc = topo_finish(c.t, path, e);
     free(c.gpus);
-    xmlFreeDoc(doc);
+    xmldoc_free(doc);
     if (rc) {
         topo_free(c.t);
         return rc;
