@@ -168,9 +168,12 @@ static const char *mode_word(int g) { return g ? "graph" : "eager"; }
  * assumption of docs/scenario.md), topology (the preset's). The knobs whose
  * defaults are assumptions: */
 static const char *const assumed_keys[] = {
-    "accept_len", "host_us", "host_jitter", "sync_us", "eager_op_us", "efficiency",
+    "accept_len", "host_us", "host_jitter", "sync_us", "efficiency",
     "draft_efficiency", "kernels_per_layer", "draft_kernels", "context_len", "routing_skew",
 };
+/* ... and those whose defaults are measured (a microbenchmark's figure,
+ * docs/scenario.md says which): */
+static const char *const measured_keys[] = {"eager_op_us"};
 
 static int varied_index(const whatif_args *g, const char *key)
 {
@@ -193,16 +196,20 @@ static int set_on_cli(const whatif_args *g, const char *key)
 static const char *source_of(const whatif_args *g, const whatif_scenario *s,
                              const whatif_calib *cal, const char *key, char *buf, size_t n)
 {
-    int assumed = 0;
+    int assumed = 0, measured = 0;
     for (size_t i = 0; i < sizeof assumed_keys / sizeof assumed_keys[0]; i++)
         assumed |= !strcmp(assumed_keys[i], key);
+    for (size_t i = 0; i < sizeof measured_keys / sizeof measured_keys[0]; i++)
+        measured |= !strcmp(measured_keys[i], key);
+    const char *dflt = measured ? "measured" : "assumed";
+    assumed |= measured;
     for (int j = 0; j < cal->n; j++)
         if (!strcmp(cal->p[j].name, key)) {
             if (cal->p[j].at_bound)
                 snprintf(buf, n, "fitted, held at its bound");
             else if (cal->p[j].refused)
                 snprintf(buf, n, "%s; the fit refused it", set_on_cli(g, key) ? "config: --set"
-                         : assumed && !whatif_given(s, key) ? "assumed" : "config");
+                         : assumed && !whatif_given(s, key) ? dflt : "config");
             else
                 snprintf(buf, n, "fitted");
             return buf;
@@ -212,7 +219,7 @@ static const char *source_of(const whatif_args *g, const whatif_scenario *s,
     else if (whatif_given(s, key) || !assumed)
         snprintf(buf, n, "config");
     else
-        snprintf(buf, n, "assumed");
+        snprintf(buf, n, "%s", dflt);
     return buf;
 }
 
@@ -286,7 +293,7 @@ static const char *ar_phase(const whatif_obs *o) { return o->ar_verify ? "verify
 static void hyp_line(report *r, const whatif_scenario *s, int i, const whatif_hyp *y)
 {
     const whatif_obs *ob = &s->obs[i];
-    char key[96], need[256], prof[320] = "", cpu[160] = "";
+    char key[96], need[256], prof[320] = "", cpu[320] = "";
     snprintf(key, sizeof key, "hypothesis.%d.%s", i + 1, y->name);
     if (y->reached)
         snprintf(need, sizeof need, "needs %s %.4g (bound %g..%g) for the observed %g tok/s",
@@ -298,10 +305,12 @@ static void hyp_line(report *r, const whatif_scenario *s, int i, const whatif_hy
         snprintf(need, sizeof need, "not reached within its bound: %.2f tok/s at %s %g "
                  "(bound %g..%g)", y->tok_per_s, y->knob, y->value, y->lo, y->hi);
     if (y->cpu_per_kernel_us > 0)
-        snprintf(cpu, sizeof cpu, ", %.1f us of CPU per kernel with the launch call; at "
-                 "the scenario's %s %g: %.2f tok/s, %s allreduce kernel %.1f us",
-                 y->cpu_per_kernel_us, y->knob, y->base_value, y->base_tok_per_s,
-                 ar_phase(ob), y->base_ar_us);
+        snprintf(cpu, sizeof cpu, ", %.1f us of CPU per kernel with its launch call: %.2fx the "
+                 "scenario's %.1f (launch %g + %s %g), at which it gives %.2f tok/s and %s "
+                 "allreduce kernels of %.1f us", y->cpu_per_kernel_us,
+                 y->cpu_per_kernel_us / (y->launch_us + y->base_value),
+                 y->launch_us + y->base_value, y->launch_us, y->knob, y->base_value,
+                 y->base_tok_per_s, ar_phase(ob), y->base_ar_us);
     if (y->ar_checked)
         snprintf(prof, sizeof prof, "; predicts %s allreduce kernels of %.1f us (longest %.0f) "
                  "against the profile's %g (sd %g%%): %s", ar_phase(ob), y->ar_us, y->ar_max_us,
@@ -337,7 +346,8 @@ static void print_assumptions(report *r, const whatif_args *g, const whatif_scen
     report_meta(r, "scenario", "%s", s->name);
     report_meta(r, "sources", "config = the scenario (--set, its file's lines, or the "
                 "built-in's SCENARIO.md and config.json); assumed = an assumption of "
-                "docs/scenario.md; fitted = to the observations; topology = the preset's; "
+                "docs/scenario.md; measured = a microbenchmark's figure (docs/scenario.md); "
+                "fitted = to the observations; topology = the preset's; "
                 "varied = per variant (the table's column)");
     snprintf(buf, sizeof buf, "%s%s%s", s->topo, s->calib[0] ? " with " : "", s->calib);
     meta_src(r, g, s, cal, "topo", varied_index(g, "calib") >= 0 ? "calib" : "topo", buf);

@@ -189,6 +189,7 @@ typedef struct whatif_hyp {
     double ar_us, ar_max_us;     /* its target-forward allreduce kernel: mean, longest */
     double cpu_per_kernel_us;    /* eager hypotheses: CPU per kernel at value (launch
                                     call + the framework's work); else 0 */
+    double launch_us;            /* eager hypotheses: the launch call's part of it */
     int ar_checked;              /* the observation has a profile figure (ar_us) */
     int ar_consistent;           /* |ln(ar_us / observed)| <= 2 ar_rel_sd */
 } whatif_hyp;

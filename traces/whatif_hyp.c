@@ -53,6 +53,7 @@ static void keep(whatif_hyp *y, double v, const whatif_result *res, double launc
     y->ar_us = res->ar_kernel_us;
     y->ar_max_us = res->ar_kernel_max_us;
     y->cpu_per_kernel_us = launch_us >= 0 ? launch_us + v : 0;
+    y->launch_us = launch_us >= 0 ? launch_us : 0;
 }
 
 /* Solve h's amount in [lo, hi] for tok/s = target (tok/s falls as the

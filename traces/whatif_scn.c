@@ -95,7 +95,11 @@ static void scenario_defaults(whatif_scenario *s)
     s->host_us = 100;
     s->host_jitter = 0.1;
     s->sync_us = 10;
-    s->eager_op_us = 10;
+    /* the framework's CPU time per eager kernel besides its launch call,
+     * measured in a PyTorch eager capture on h200-1x (validate/capture/
+     * op_cost.py over validate/data/h200-1x/capture: 20.07 us per kernel
+     * with its 5.44 us launch call, 57 steps) */
+    s->eager_op_us = 14.6;
     s->allreduce = ALGO_AUTO;
     env_default(&s->env);
     s->draft_steps = 2;
