@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cmd_ctx.h"
 #include "cmd/cmds.h"
 #include "sim/json.h"
 #include "sim/ofile.h"
@@ -50,12 +51,12 @@ static int split_kv(const char *arg, char *key, size_t kn, const char **val, cha
  * command-line order once the scenario is loaded (as KEY=VALUE settings);
  * --vary values are split when given. */
 typedef struct whatif_args {
-    const char *scen, *solve, *timeline, *plot;
+    cmd_ctx cc;  /* first: --timeline --format (--calib is a setting here) */
+    const char *scen, *solve, *plot;
     const char *sets[MAX_SETS];
     char own[MAX_SETS][WHATIF_STR + 16];  /* settings made from options */
     int nsets, nvary, breakdown, keys, list, show, observed;
     vary vs[MAX_VARY];
-    report_format fmt;
 } whatif_args;
 
 static int add_set(whatif_args *g, const char *prefix, const char *a, err *e)
@@ -76,13 +77,11 @@ static int add_set(whatif_args *g, const char *prefix, const char *a, err *e)
 #define ARGS ((whatif_args *)ctx)
 static int set_scenario(void *ctx, const char *a, err *e) { (void)e; ARGS->scen = a; return 0; }
 static int set_solve(void *ctx, const char *a, err *e) { (void)e; ARGS->solve = a; return 0; }
-static int set_timeline(void *ctx, const char *a, err *e) { (void)e; ARGS->timeline = a; return 0; }
 static int set_plot(void *ctx, const char *a, err *e) { (void)e; ARGS->plot = a; return 0; }
 static int set_breakdown(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->breakdown = 1; return 0; }
 static int set_keys(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->keys = 1; return 0; }
 static int set_list(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->list = 1; return 0; }
 static int set_show(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->show = 1; return 0; }
-static int set_format(void *ctx, const char *a, err *e) { return cli_parse_format(a, &ARGS->fmt, e); }
 static int set_set(void *ctx, const char *a, err *e) { return add_set(ARGS, NULL, a, e); }
 static int set_calib(void *ctx, const char *a, err *e) { return add_set(ARGS, "calib=", a, e); }
 static int set_fit(void *ctx, const char *a, err *e) { return add_set(ARGS, "fit=", a, e); }
@@ -124,10 +123,10 @@ static const cli_opt options[] = {
     {"fit", 0, "P1,P2,...", "parameters fitted to the observations (default: the scenario's; none: no fit)", set_fit},
     {"solve", 0, "KEY[=TOK_PER_S]", "accept_len or verify_allreduce_us: EAGLE-3 break-even per variant, or the value giving TOK_PER_S", set_solve},
     {"breakdown", 0, NULL, "add the cycle's parts, the allreduce time, algorithm and protocol", set_breakdown},
-    {"timeline", 0, "OUT.json", "Perfetto timeline: one cycle per variant", set_timeline},
+    {"timeline", 0, "OUT.json", "Perfetto timeline: one cycle per variant", cmd_set_timeline},
     {"plot", 0, "OUT.svg", "draw each variant's cycle in its parts (an observed one's unexplained share on top) and tok/s, model and observed", set_plot},
     {"show-scenario", 0, NULL, "print the effective scenario file (after --set and the fit) and exit", set_show},
-    {"format", 0, "F", "table (default), csv or json", set_format},
+    {"format", 0, "F", "table (default), csv or json", cmd_set_format},
     {"keys", 0, NULL, "list the knobs", set_keys},
     {"list", 0, NULL, "list the built-in scenarios", set_list},
     {NULL, 0, NULL, NULL, NULL},
@@ -645,8 +644,8 @@ int cmd_whatif(int argc, char **argv, err *e)
     whatif_args *g = calloc(1, sizeof *g);
     if (!g)
         return err_set(e, ERR_SYSTEM, "out of memory");
+    cmd_ctx_init(&g->cc);
     g->scen = "kimi-k2-eagle3-8x-pcie5";
-    g->fmt = REPORT_TABLE;
     const char *pos[1];
     int npos;
     int rc = cli_parse("collsim whatif", synopsis, desc, options, g, argc, argv, pos, 0, &npos, e);
@@ -798,7 +797,7 @@ int cmd_whatif(int argc, char **argv, err *e)
     report *r = NULL;
     if (!rc) {
         /* --timeline - owns stdout: the report goes to stderr. */
-        r = report_new(g->timeline && !strcmp(g->timeline, "-") ? stderr : stdout, g->fmt);
+        r = report_new(cmd_report_to_stderr(&g->cc) ? stderr : stdout, g->cc.fmt);
         if (!r)
             rc = err_set(e, ERR_SYSTEM, "out of memory");
     }
@@ -854,13 +853,13 @@ int cmd_whatif(int argc, char **argv, err *e)
     ofile tlo = {0}, plo = {0};
     ofile *outs[2];
     int nouts = 0;
-    if (!rc && g->timeline) {
+    if (!rc && g->cc.timeline) {
         const char **lp = malloc((size_t)nvar * sizeof *lp);
         if (!lp)
             rc = err_set(e, ERR_SYSTEM, "out of memory");
         for (long k = 0; k < nvar && lp; k++)
             lp[k] = labels[k];
-        if (lp && !(rc = write_timeline(c, vars, lp, nvar, g->timeline, &tlo, e)))
+        if (lp && !(rc = write_timeline(c, vars, lp, nvar, g->cc.timeline, &tlo, e)))
             outs[nouts++] = &tlo;
         free(lp);
     }
