@@ -14,23 +14,13 @@
 # The commands run inside DIR, so the files record no machine path. Every step
 # runs under `timeout` (INFLIGHT_TIMEOUT s each, default 60); a step that fails
 # is reported and the rest still run. Exit 1 if any step failed.
+# The log (stdout) opens with the machine header (scripts/hwcheck-steps.sh).
 set -u
-HW=$(realpath "${1:?usage: hwcheck-host-inflight.sh HWCHECK DIR}")
-DIR=${2:?usage: hwcheck-host-inflight.sh HWCHECK DIR}
-mkdir -p "$DIR" && cd "$DIR" || exit 2
-T=${INFLIGHT_TIMEOUT:-60}
+# shellcheck source=scripts/hwcheck-steps.sh
+. "$(dirname "$0")/hwcheck-steps.sh"
+U="usage: hwcheck-host-inflight.sh HWCHECK DIR"
+hw_begin "${1:?$U}" "${2:?$U}" "${INFLIGHT_TIMEOUT:-60}" "scripts/${0##*/} $*"
 SIZES=(-b 64K -e 256M -f 4 -n 10 -w 2 -c 1)
-failed=0
-step() { # step FILE ARGS...: hwcheck ARGS -o DIR/FILE, stderr to DIR/FILE.err if any
-    local f=$1
-    shift
-    local s0=$SECONDS
-    timeout "$T" "$HW" "$@" -o "$f" 2>"$f.err"
-    local rc=$?
-    echo "$(date -u +%H:%M:%S) exit $rc after $((SECONDS - s0)) s: hwcheck $* -> $f"
-    [ -s "$f.err" ] || rm -f "$f.err"
-    [ "$rc" = 0 ] || failed=1
-}
 for u in 1 2 4 8; do
     for b in 1 2 4 8 16 32; do
         step "host-u$u-b$b.csv" host --op kernel --blocks $b --unroll $u "${SIZES[@]}"

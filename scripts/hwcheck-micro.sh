@@ -11,23 +11,13 @@
 #   replay-{eager,marked,graph}.csv  hwcheck replay of the TRACEs in each launch mode
 # Every step runs under `timeout` (MICRO_TIMEOUT s each, default 120); a step
 # that fails is reported and the rest still run. Exit 1 if any step failed.
+# The log (stdout) opens with the machine header (scripts/hwcheck-steps.sh).
 set -u
-HW=$(realpath "${1:?usage: hwcheck-micro.sh HWCHECK DIR [TRACE...]}")
-DIR=${2:?usage: hwcheck-micro.sh HWCHECK DIR [TRACE...]}
+# shellcheck source=scripts/hwcheck-steps.sh
+. "$(dirname "$0")/hwcheck-steps.sh"
+U="usage: hwcheck-micro.sh HWCHECK DIR [TRACE...]"
+hw_begin "${1:?$U}" "${2:?$U}" "${MICRO_TIMEOUT:-120}" "scripts/${0##*/} $*"
 shift 2
-mkdir -p "$DIR" && cd "$DIR" || exit 2
-T=${MICRO_TIMEOUT:-120}
-failed=0
-step() { # step FILE ARGS...: hwcheck ARGS -o DIR/FILE, stderr to DIR/FILE.err if any
-    local f=$1
-    shift
-    local s0=$SECONDS
-    timeout "$T" "$HW" "$@" -o "$f" 2>"$f.err"
-    local rc=$?
-    echo "$(date -u +%H:%M:%S) exit $rc after $((SECONDS - s0)) s: hwcheck $* -> $f"
-    [ -s "$f.err" ] || rm -f "$f.err"
-    [ "$rc" = 0 ] || failed=1
-}
 for b in 1 2 4 8 16 32 132; do
     step "host-kernel-b$b.csv" host --op kernel --blocks $b -b 64K -e 256M -f 4 -n 10 -w 2
 done

@@ -10,25 +10,15 @@
 # The commands run inside DIR, so the files record no machine path. Every step
 # runs under `timeout` (SHM_TIMEOUT s each, default 90); a step that fails is
 # reported and the rest still run. Exit 1 if any step failed.
+# The log (stdout) opens with the machine header (scripts/hwcheck-steps.sh).
 set -u
-HW=$(realpath "${1:?usage: hwcheck-shm.sh HWCHECK DIR [-g 2]}")
-DIR=${2:?usage: hwcheck-shm.sh HWCHECK DIR [-g 2]}
+# shellcheck source=scripts/hwcheck-steps.sh
+. "$(dirname "$0")/hwcheck-steps.sh"
+U="usage: hwcheck-shm.sh HWCHECK DIR [-g 2]"
+hw_begin "${1:?$U}" "${2:?$U}" "${SHM_TIMEOUT:-90}" "scripts/${0##*/} $*"
 shift 2
 RANKS=(--virtual-ranks 2)
 [ "${1:-}" = "-g" ] && RANKS=(-g "${2:?-g N}")
-mkdir -p "$DIR" && cd "$DIR" || exit 2
-T=${SHM_TIMEOUT:-90}
-failed=0
-step() { # step FILE ARGS...: hwcheck ARGS -o DIR/FILE, stderr to DIR/FILE.err if any
-    local f=$1
-    shift
-    local s0=$SECONDS
-    timeout "$T" "$HW" "$@" -o "$f" 2>"$f.err"
-    local rc=$?
-    echo "$(date -u +%H:%M:%S) exit $rc after $((SECONDS - s0)) s: hwcheck $* -> $f"
-    [ -s "$f.err" ] || rm -f "$f.err"
-    [ "$rc" = 0 ] || failed=1
-}
 for c in 1 2 4 8 16; do
     step "shm-ring-ch$c.csv" coll --impl shm-ring "${RANKS[@]}" --blocks $c -b 1M -e 256M -f 4 \
         -n 20 -w 3 -c 1

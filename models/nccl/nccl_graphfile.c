@@ -10,15 +10,13 @@
  * ignored, as NCCL's loader ignores them. */
 #include "models/nccl/nccl_graphfile.h"
 
-#include "sim/input.h"
+#include "sim/xmldoc.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <libxml/parser.h>
 #include <libxml/tree.h>
-#include <libxml/xmlerror.h>
 
 typedef struct gctx {
     const char *file;
@@ -177,40 +175,9 @@ static int read_graph(gctx *c, xmlNodePtr n, nccl_graphfile_graph *g)
 int nccl_graphfile_read(const char *path, int nranks, nccl_graphfile *out, err *e)
 {
     memset(out, 0, sizeof *out);
-    static const input_limits lim = {.max_bytes = INPUT_TEXT_MAX_BYTES,
-                                     .what = "an NCCL graph file (NCCL_GRAPH_FILE)"};
-    input *in;
-    TRY(input_open(path, &lim, &in, e));
-    char *buf = malloc(INPUT_TEXT_MAX_BYTES);
-    size_t len = buf ? fread(buf, 1, INPUT_TEXT_MAX_BYTES, input_file(in)) : 0;
-    int bad = ferror(input_file(in)) || fgetc(input_file(in)) != EOF;
-    int rc = input_close(in, bad ? err_at(e, path, 0, "read error") : 0, e);
-    if (!buf)
-        return err_set(e, ERR_SYSTEM, "out of memory");
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    xmlInitParser();
-    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-    if (!ctxt) {
-        free(buf);
-        return err_set(e, ERR_SYSTEM, "out of memory");
-    }
-    xmlDocPtr doc = xmlCtxtReadMemory(ctxt, buf, (int)len, path, NULL,
-                                      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    free(buf);
-    if (!doc) {
-        xmlErrorPtr er = xmlCtxtGetLastError(ctxt);
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s", er && er->message ? er->message : "malformed XML");
-        size_t n = strlen(msg);
-        while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
-            msg[--n] = 0;
-        rc = err_at(e, path, er ? er->line : 0, "malformed XML: %s", msg);
-        xmlFreeParserCtxt(ctxt);
-        return rc;
-    }
+    xmlDocPtr doc;
+    TRY(xmldoc_read(path, "an NCCL graph file (NCCL_GRAPH_FILE)", &doc, e));
+    int rc = 0;
     gctx c = {path, nranks, e};
     xmlNodePtr root = xmlDocGetRootElement(doc);
     long version;
@@ -231,7 +198,6 @@ int nccl_graphfile_read(const char *path, int nranks, nccl_graphfile *out, err *
         rc = read_graph(&c, s, &out->g[out->ngraphs++]);
     }
     xmlFreeDoc(doc);
-    xmlFreeParserCtxt(ctxt);
     return rc;
 }
 

@@ -10,7 +10,7 @@
  * entries to another GPU become a direct NVLink. Values the XML does not
  * carry (latencies, socket and memory links) are the documented defaults. */
 #include "models/topo/topo.h"
-#include "sim/input.h"
+#include "sim/xmldoc.h"
 
 #include <errno.h>
 #include <math.h>
@@ -18,9 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include <libxml/parser.h>
 #include <libxml/tree.h>
-#include <libxml/xmlerror.h>
 
 
 typedef struct xgpu {
@@ -395,40 +393,8 @@ static int assumptions(xctx *c)
 int topo_import_xml(const char *path, topo **out, err *e)
 {
     *out = NULL;
-    static const input_limits lim = {.max_bytes = INPUT_TEXT_MAX_BYTES,
-                                     .what = "an NCCL topology XML dump"};
-    input *in;
-    TRY(input_open(path, &lim, &in, e));
-    char *buf = malloc(INPUT_TEXT_MAX_BYTES);
-    size_t len = buf ? fread(buf, 1, INPUT_TEXT_MAX_BYTES, input_file(in)) : 0;
-    int bad = ferror(input_file(in)) || fgetc(input_file(in)) != EOF;
-    int read_rc = input_close(in, bad ? err_at(e, path, 0, "read error") : 0, e);
-    if (!buf)
-        return err_set(e, ERR_SYSTEM, "out of memory");
-    if (read_rc) {
-        free(buf);
-        return read_rc;
-    }
-    xmlInitParser();
-    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-    if (!ctxt) {
-        free(buf);
-        return err_set(e, ERR_SYSTEM, "out of memory");
-    }
-    xmlDocPtr doc = xmlCtxtReadMemory(ctxt, buf, (int)len, path, NULL,
-                                      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    free(buf);
-    if (!doc) {
-        xmlErrorPtr er = xmlCtxtGetLastError(ctxt);
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s", er && er->message ? er->message : "malformed XML");
-        size_t n = strlen(msg);
-        while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
-            msg[--n] = 0;
-        int rc = err_at(e, path, er ? er->line : 0, "malformed XML: %s", msg);
-        xmlFreeParserCtxt(ctxt);
-        return rc;
-    }
+    xmlDocPtr doc;
+    TRY(xmldoc_read(path, "an NCCL topology XML dump", &doc, e));
     char name[64];
     base_name(path, name, sizeof name);
     xctx c = {.file = path, .t = topo_new(path), .e = e};
@@ -440,7 +406,6 @@ int topo_import_xml(const char *path, topo **out, err *e)
         rc = topo_finish(c.t, path, e);
     free(c.gpus);
     xmlFreeDoc(doc);
-    xmlFreeParserCtxt(ctxt);
     if (rc) {
         topo_free(c.t);
         return rc;
