@@ -1,5 +1,8 @@
 /* One measurement output: an atomic file (or stdout) and a report on it.
- * Nothing is left behind on failure: out_abort removes the temporary. */
+ * Nothing is left behind on failure: out_abort removes the temporary. It holds
+ * sim/ofile's open/commit/abort rather than ofile_write's one callback: rows
+ * are written as they are measured, and the watchdog is handed the
+ * temporary's name (gpu_step_file) to remove it if it must end the process. */
 #ifndef HWCHECK_OUT_H
 #define HWCHECK_OUT_H
 

@@ -11,20 +11,7 @@
 
 #include "validate/calib.h"
 #include "validate/calib_nccl.h"
-
-static meas_set *read_str(const char *text)
-{
-    FILE *f = fmemopen((void *)text, strlen(text), "r");
-    assert_non_null(f);
-    meas_set *m = NULL;
-    err e = {0};
-    int rc = meas_read(f, "ar.csv", &m, &e);
-    fclose(f);
-    if (rc)
-        print_error("%s\n", e.msg);
-    assert_int_equal(rc, 0);
-    return m;
-}
+#include "tests/unit/meas_text.h"
 
 #define HEAD                                                                              \
     "# format: collsim-meas 1\n# kind: coll\n# collective: allreduce\n# ranks: %s\n"     \
@@ -42,7 +29,7 @@ static void test_points_and_predictions(void **state)
                   "1048576,524288,bf16,ring,LL,0,40,0,0,nccl,0,0\n"
                   "16384,8192,bf16,ring,LL,0,14,0,0,nccl,0,0\n",
              "2");
-    meas_set *m = read_str(text);
+    meas_set *m = meas_text("ar.csv", text);
     topo *t;
     err e = {0};
     assert_int_equal(topo_load("h200-2x", &t, &e), 0);
@@ -91,26 +78,26 @@ static void test_refusals(void **state)
     char text[1024];
     /* NCCL's own choice (auto): an outcome, not a microbenchmark. */
     snprintf(text, sizeof text, HEAD "8,4,bf16,auto,auto,0,19.5,0,0,nccl,0,0\n", "2");
-    meas_set *m = read_str(text);
+    meas_set *m = meas_text("ar.csv", text);
     assert_int_equal(calib_nccl_build(&m, 1, t, &c, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "ar.csv:7: the algorithm is not forced to ring"));
     assert_non_null(strstr(e.msg, "point-to-point data only"));
     meas_free(m);
     /* Four ranks: other step counts than the 2-rank microbenchmark. */
     snprintf(text, sizeof text, HEAD "8,4,bf16,ring,LL,0,12,0,0,nccl,0,0\n", "4");
-    m = read_str(text);
+    m = meas_text("ar.csv", text);
     assert_int_equal(calib_nccl_build(&m, 1, t, &c, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "not 2 real GPUs"));
     meas_free(m);
     /* A custom kernel is not NCCL. */
     snprintf(text, sizeof text, HEAD "8,4,bf16,oneshot,-,0,5,0,0,oneshot,0,0\n", "2");
-    m = read_str(text);
+    m = meas_text("ar.csv", text);
     assert_int_equal(calib_nccl_build(&m, 1, t, &c, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "not NCCL"));
     meas_free(m);
     /* Only large rows: nothing isolates the fixed costs. */
     snprintf(text, sizeof text, HEAD "1048576,524288,bf16,ring,LL,0,40,0,0,nccl,0,0\n", "2");
-    m = read_str(text);
+    m = meas_text("ar.csv", text);
     assert_int_equal(calib_nccl_build(&m, 1, t, &c, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "no row of at most that size runs on one channel"));
     meas_free(m);

@@ -12,20 +12,7 @@
 
 #include "validate/calib.h"
 #include "validate/cand.h"
-
-static meas_set *read_str(const char *text)
-{
-    FILE *f = fmemopen((void *)text, strlen(text), "r");
-    assert_non_null(f);
-    meas_set *m = NULL;
-    err e = {0};
-    int rc = meas_read(f, "p.csv", &m, &e);
-    fclose(f);
-    if (rc)
-        print_error("%s\n", e.msg);
-    assert_int_equal(rc, 0);
-    return m;
-}
+#include "tests/unit/meas_text.h"
 
 /* On rtxpro6000-8x-pcie5-1s (GPUs 0-3 behind sw0, 4-7 behind sw1, both
  * switches on root ports of cpu0). */
@@ -55,7 +42,7 @@ static void test_point_info_and_candidates(void **state)
     topo *t;
     err e = {0};
     assert_int_equal(topo_load("rtxpro6000-8x-pcie5-1s", &t, &e), 0);
-    meas_set *m = read_str(text);
+    meas_set *m = meas_text("p.csv", text);
     pts *p;
     assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), 0);
     assert_int_equal(pts_count(p), 3);

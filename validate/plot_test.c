@@ -20,6 +20,19 @@ static size_t count(const char *hay, const char *needle)
     return n;
 }
 
+/* p written as SVG into a string (the caller frees it); p is freed. */
+static char *svg_of(plot *p)
+{
+    err e = {0};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(plot_write_svg(p, f, &e), 0);
+    fclose(f);
+    plot_free(p);
+    return buf;
+}
+
 static char *render(void)
 {
     plot *p = plot_new("allreduce <8 GPUs>", "size (bytes)", "time (us)");
@@ -31,13 +44,7 @@ static char *render(void)
     assert_int_equal(plot_series(p, 0, "measured", PLOT_POINTS, x, ym, 4, &e), 0);
     assert_int_equal(plot_series(p, 0, "predicted", PLOT_LINE, x, yp, 4, &e), 0);
     assert_int_equal(plot_series(p, 1, "measured", PLOT_POINTS, x, yp, 2, &e), 0);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(plot_write_svg(p, f, &e), 0);
-    fclose(f);
-    plot_free(p);
-    return buf;
+    return svg_of(p);
 }
 
 static void test_svg(void **state)
@@ -110,12 +117,7 @@ static void test_kinds(void **state)
     int heat = plot_panel_kind(p, "heat", PLOT_HEAT, "dst", "src", &e);
     assert_int_equal(plot_cell(p, heat, 0, 1, 25, &e), 0);
     assert_int_equal(plot_cell(p, heat, 1, 0, 0, &e), 0);
-    char *svg = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&svg, &len);
-    assert_int_equal(plot_write_svg(p, f, &e), 0);
-    fclose(f);
-    plot_free(p);
+    char *svg = svg_of(p);
     /* Parity: the dashed y = x line and the two dotted +-10% lines. */
     assert_int_equal(count(svg, "stroke-dasharray=\"6 3\""), 1);
     assert_int_equal(count(svg, "stroke-dasharray=\"2 3\""), 2);
@@ -151,12 +153,7 @@ static void test_styles(void **state)
         assert_int_equal(plot_series(p, lin, lab, PLOT_LINE, x, y, 2, &e), 0);
     }
     assert_int_equal(plot_mark_x(p, lin, 3, "a -> b", &e), 0);
-    char *svg = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&svg, &len);
-    assert_int_equal(plot_write_svg(p, f, &e), 0);
-    fclose(f);
-    plot_free(p);
+    char *svg = svg_of(p);
     /* s0..s7 are circles (2 points + 1 legend marker each = 24); s8 takes the
      * first colour again as a 7x7 square: 2 points + its legend marker = 3. */
     assert_int_equal(count(svg, "<circle"), 24);
@@ -180,12 +177,7 @@ static void test_stack(void **state)
     assert_int_equal(plot_value(p, st, "a", "comm", 10, &e), 0);
     assert_int_equal(plot_value(p, st, "b", "compute", 20, &e), 0);
     assert_int_equal(plot_value(p, st, "b", "comm", NAN, &e), 0);  /* left out */
-    char *svg = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&svg, &len);
-    assert_int_equal(plot_write_svg(p, f, &e), 0);
-    fclose(f);
-    plot_free(p);
+    char *svg = svg_of(p);
     /* y axis 0..50 (the tallest stack 40 x 1.05 = 42, step 10); plot area
      * y0 = 68, h = 228, x0 = 64, w = 340: two slots of 170, bars 0.7 x 170 =
      * 119 wide from 64 + 0.15 x 170 = 89.5. compute (0..30) is 228 x 30/50 =
@@ -214,12 +206,7 @@ static void test_wrap(void **state)
         snprintf(cat, sizeof cat, "v%d", k);
         assert_int_equal(plot_value(p, st, cat, "compute", 10, &e), 0);
     }
-    char *svg = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&svg, &len);
-    assert_int_equal(plot_write_svg(p, f, &e), 0);
-    fclose(f);
-    plot_free(p);
+    char *svg = svg_of(p);
     assert_non_null(strstr(svg, "<tspan x=\"92.3\" dy=\"0\">eagle3</tspan><tspan x=\"92.3\" "
                                 "dy=\"11\">ring (60%</tspan><tspan x=\"92.3\" "
                                 "dy=\"11\">unexplained)</tspan>"));

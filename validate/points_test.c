@@ -10,20 +10,7 @@
 #include <cmocka.h>
 
 #include "validate/points.h"
-
-static meas_set *read_str(const char *text)
-{
-    FILE *f = fmemopen((void *)text, strlen(text), "r");
-    assert_non_null(f);
-    meas_set *m = NULL;
-    err e = {0};
-    int rc = meas_read(f, "p.csv", &m, &e);
-    fclose(f);
-    if (rc)
-        print_error("%s\n", e.msg);
-    assert_int_equal(rc, 0);
-    return m;
-}
+#include "tests/unit/meas_text.h"
 
 static const char text[] =
     "# format: collsim-meas 1\n# kind: p2p\n"
@@ -47,7 +34,7 @@ static void test_points(void **state)
     topo *t;
     err e = {0};
     assert_int_equal(topo_load("rtxpro6000-8x-pcie5-1s", &t, &e), 0);
-    meas_set *m = read_str(text);
+    meas_set *m = meas_text("p.csv", text);
     pts *p;
     assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), 0);
     /* 1 + 1 (aggregate) + 1 + 2 = 5 points. */
@@ -111,14 +98,14 @@ static void test_errors(void **state)
     err e = {0};
     assert_int_equal(topo_load("h200-1x", &t, &e), 0);
     /* A GPU the topology does not have, and a case mixing sizes. */
-    meas_set *m = read_str("# format: collsim-meas 1\n# kind: p2p\n"
+    meas_set *m = meas_text("p.csv", "# format: collsim-meas 1\n# kind: p2p\n"
                            "case,pattern,op,flow,src,dst,bytes,time_us,bw_GBps\n"
                            "0,pair,write,0,0,1,1000,1,1\n");
     pts *p;
     assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), ERR_INPUT);
     assert_non_null(strstr(e.msg, "p.csv:4: GPU 1 is not in topology 'h200-1x'"));
     meas_free(m);
-    m = read_str("# format: collsim-meas 1\n# kind: host\n"
+    m = meas_text("p.csv", "# format: collsim-meas 1\n# kind: host\n"
                  "case,pattern,op,flow,src,dst,bytes,time_us,bw_GBps\n"
                  "0,h2d-d2h,copy,0,host0,0,1000,1,1\n"
                  "0,h2d-d2h,copy,1,0,host0,2000,1,2\n");

@@ -13,18 +13,12 @@
 #include <cmocka.h>
 
 #include "models/coll/coll.h"
+#include "tests/unit/fixture.h"
+#include "tests/unit/near.h"
 
 #define B_BPS 100e9     /* 100 GB/s per direction */
 #define HOP_PS 500000   /* 0.5 us GPU <-> NVSwitch */
 #define EFF 0.85        /* tuning.cc nvlsEfficiency, Hopper */
-
-#define NEAR(got, want, tol)                                                   \
-    do {                                                                       \
-        double g_ = (got), w_ = (want);                                        \
-        if (!(fabs(g_ - w_) < (tol)))                                          \
-            fail_msg("%s = %.6f, expected %.6f (tolerance %g)", #got, g_, w_,  \
-                     (double)(tol));                                           \
-    } while (0)
 
 static topo *box(int n)
 {
@@ -53,20 +47,16 @@ static topo *box(int n)
 static double run_us(topo *t, coll_kind k, uint64_t bytes, coll_algo a)
 {
     err e = {0};
-    coll_ctx *c = coll_ctx_new(t);
     coll_req r;
     coll_req_init(&r, t);
     r.kind = k;
     r.bytes = bytes;
     r.algo = a;
     assert_int_equal(coll_env_set(&r.env, "NCCL_NVLS_ENABLE=1", &e), 0);
-    coll_result res;
-    if (coll_predict(c, &r, &res, &e))
-        fail_msg("coll_predict: %s", e.msg);
+    coll_result res = fixture_predict(t, &r, 0);
     if (a == ALGO_NVLS)
         assert_int_equal(res.algo, ALGO_NVLS);
     assert_int_equal(res.channels, 16);
-    coll_ctx_free(c);
     return (double)res.time_ps / 1e6;
 }
 

@@ -17,16 +17,10 @@
 #include "models/coll/coll_impl.h"
 #include "models/fabric/flows.h"
 #include "models/nccl/nccl_tune.h"
+#include "tests/unit/fixture.h"
+#include "tests/unit/near.h"
 
 #define B_BPS 10e9       /* 10 GB/s per direction */
-/* |got - want| < tol, printing both on failure. */
-#define NEAR(got, want, tol)                                                   \
-    do {                                                                       \
-        double g_ = (got), w_ = (want);                                        \
-        if (!(fabs(g_ - w_) < (tol)))                                          \
-            fail_msg("%s = %.6f, expected %.6f (tolerance %g)", #got, g_, w_,  \
-                     (double)(tol));                                           \
-    } while (0)
 #define HOP_PS 500000    /* 0.5 us per hop: alpha = 1 us */
 
 static topo *uniform(int n, int read_tags)
@@ -72,8 +66,6 @@ static topo *uniform(int n, int read_tags)
 static double predict_kind_us(const topo *t, coll_kind k, coll_algo a, coll_proto p,
                               uint64_t bytes, int ch)
 {
-    err e = {0};
-    coll_ctx *c = coll_ctx_new(t);
     coll_req r;
     coll_req_init(&r, t);
     r.kind = k;
@@ -81,12 +73,7 @@ static double predict_kind_us(const topo *t, coll_kind k, coll_algo a, coll_prot
     r.proto = p;
     r.bytes = bytes;
     r.channels = ch;
-    coll_result res;
-    int rc = coll_predict(c, &r, &res, &e);
-    if (rc)
-        fail_msg("coll_predict: %s", e.msg);
-    coll_ctx_free(c);
-    return (double)res.time_ps / 1e6;
+    return (double)fixture_predict(t, &r, 0).time_ps / 1e6;
 }
 
 static double predict_us(const topo *t, coll_algo a, coll_proto p, uint64_t bytes, int ch)
@@ -243,35 +230,23 @@ static void test_alltoall_push(void **state)
      * (B/3 a stream, as above): base 2 + start barrier 1 + writes 3 x 250 kB
      * / 10 GB/s = 75 + one-way 1 + fence 1 + barrier 1 = 81 us. */
     topo *t = uniform(4, 4096);
-    err e = {0};
-    coll_ctx *c = coll_ctx_new(t);
     coll_req r;
     coll_req_init(&r, t);
     r.kind = COLL_ALLTOALL;
     r.algo = ALGO_ONESHOT_PUSH;
     r.bytes = 1000000;
-    coll_result res;
-    if (coll_predict(c, &r, &res, &e))
-        fail_msg("coll_predict: %s", e.msg);
+    coll_result res = fixture_predict(t, &r, 0);
     NEAR((double)res.time_ps / 1e6, 81.0, 0.01);
-    coll_ctx_free(c);
     topo_free(t);
 }
 
 static double predict_off_us(const topo *t, coll_algo a, uint64_t bytes, int off)
 {
-    err e = {0};
-    coll_ctx *c = coll_ctx_new(t);
-    coll_ctx_without(c, off);
     coll_req r;
     coll_req_init(&r, t);
     r.algo = a;
     r.bytes = bytes;
-    coll_result res;
-    if (coll_predict(c, &r, &res, &e))
-        fail_msg("coll_predict: %s", e.msg);
-    coll_ctx_free(c);
-    return (double)res.time_ps / 1e6;
+    return (double)fixture_predict(t, &r, off).time_ps / 1e6;
 }
 
 static void test_serial_loads(void **state)

@@ -13,16 +13,9 @@
 #include "models/coll/coll.h"
 #include "models/nccl/nccl_graphfile.h"
 #include "models/nccl/nccl_tune.h"
+#include "tests/unit/near.h"
 
 #define FILE_2S "tests/data/nccl/graph-2s-2ch.xml"
-
-#define NEAR(got, want, tol)                                                   \
-    do {                                                                       \
-        double g_ = (got), w_ = (want);                                        \
-        if (!(fabs(g_ - w_) < (tol)))                                          \
-            fail_msg("%s = %.6f, expected %.6f (tolerance %g)", #got, g_, w_,  \
-                     (double)(tol));                                           \
-    } while (0)
 
 /* The file: graph 0 (ring, pattern 4) and 1 (balanced tree, pattern 1), 2
  * channels each at 12 / 12 GB/s, type SYS / PIX, ranks 0..7 in order. */

@@ -14,29 +14,8 @@
 #include "models/coll/coll.h"
 #include "models/nccl/nccl_nvls.h"
 #include "models/nccl/nccl_tune.h"
-
-#define NEAR(got, want, tol)                                                   \
-    do {                                                                       \
-        double g_ = (got), w_ = (want);                                        \
-        if (!(fabs(g_ - w_) < (tol)))                                          \
-            fail_msg("%s = %.6f, expected %.6f (tolerance %g)", #got, g_, w_,  \
-                     (double)(tol));                                           \
-    } while (0)
-
-/* The communicator of nranks GPUs of preset under env (NULL-terminated),
- * for NCCL version ver ("2.30"); rc is nccl_tune_new's result. */
-static int make(const char *preset, int nranks, const char *ver, const char *const *env,
-                topo **tp, nccl_tune **nt, err *e)
-{
-    assert_int_equal(topo_load(preset, tp, e), 0);
-    coll_req r;
-    coll_req_init(&r, *tp);
-    r.env.version = nccl_tune_version_parse(ver);
-    for (; env && *env; env++)
-        assert_int_equal(coll_env_set(&r.env, *env, e), 0);
-    *nt = NULL;
-    return nccl_tune_new(*tp, nranks, &r.env, nt, e);
-}
+#include "tests/unit/fixture.h"
+#include "tests/unit/near.h"
 
 static const char *const on1[] = {"NCCL_NVLS_ENABLE=1", NULL};
 static const char *const on2[] = {"NCCL_NVLS_ENABLE=2", NULL};
@@ -60,7 +39,7 @@ static void test_h200_8(void **state)
     err e = {0};
     topo *t;
     nccl_tune *nt;
-    assert_int_equal(make("h200-8x-nvswitch", 8, "2.30", on1, &t, &nt, &e), 0);
+    assert_int_equal(fixture_comm("h200-8x-nvswitch", 8, "2.30", on1, &t, &nt, &e), 0);
     assert_true(nt->nvls.support);
     assert_int_equal(nt->nvls.heads, 8);
     NEAR(nt->nvls.link_GBps, 370.8, 0.01);
@@ -92,7 +71,7 @@ static void test_choice(void **state)
     topo *t;
     nccl_tune *nt;
     nccl_tune_op o;
-    assert_int_equal(make("h200-8x-nvswitch", 8, "2.30", on2, &t, &nt, &e), 0);
+    assert_int_equal(fixture_comm("h200-8x-nvswitch", 8, "2.30", on2, &t, &nt, &e), 0);
     assert_int_equal(nccl_tune_op_choose(nt, COLL_ALLREDUCE, 1 << 20, DTYPE_BF16, ALGO_AUTO,
                                          PROTO_AUTO, &o, &e), 0);
     assert_int_equal(o.algo, ALGO_RING);
@@ -116,7 +95,7 @@ static void test_choice(void **state)
     nccl_tune_free(nt);
     topo_free(t);
     static const char *const ll[] = {"NCCL_NVLS_ENABLE=1", "NCCL_PROTO=LL", NULL};
-    assert_int_equal(make("h200-8x-nvswitch", 8, "2.30", ll, &t, &nt, &e), 0);
+    assert_int_equal(fixture_comm("h200-8x-nvswitch", 8, "2.30", ll, &t, &nt, &e), 0);
     assert_true(nt->nvls.bw_GBps[COLL_ALLREDUCE] == 0);
     nccl_tune_free(nt);
     topo_free(t);
@@ -137,7 +116,7 @@ static void test_versions(void **state)
         err e = {0};
         topo *t;
         nccl_tune *nt;
-        assert_int_equal(make("h200-8x-nvswitch", 8, want[i].v, on1, &t, &nt, &e), 0);
+        assert_int_equal(fixture_comm("h200-8x-nvswitch", 8, want[i].v, on1, &t, &nt, &e), 0);
         NEAR(nt->nvls.bw_GBps[COLL_ALLREDUCE], want[i].ar, 0.01);
         NEAR(nt->nvls.bw_GBps[COLL_ALLGATHER], want[i].ag, 0.01);
         nccl_tune_free(nt);
@@ -155,7 +134,7 @@ static void test_four(void **state)
     err e = {0};
     topo *t;
     nccl_tune *nt;
-    assert_int_equal(make("h200-8x-nvswitch", 4, "2.30", on1, &t, &nt, &e), 0);
+    assert_int_equal(fixture_comm("h200-8x-nvswitch", 4, "2.30", on1, &t, &nt, &e), 0);
     assert_int_equal(nt->nvls.heads, 4);
     NEAR(nt->nvls.bw_intra_GBps, 60.0, 1e-6);
     NEAR(nt->nvls.bw_inter_GBps, 60.0, 1e-6);
@@ -173,15 +152,15 @@ static void test_unsupported(void **state)
     err e = {0};
     topo *t;
     nccl_tune *nt;
-    assert_int_equal(make("rtxpro6000-8x-pcie5-1s", 8, "2.30", on1, &t, &nt, &e), ERR_USAGE);
+    assert_int_equal(fixture_comm("rtxpro6000-8x-pcie5-1s", 8, "2.30", on1, &t, &nt, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "NVSwitch"));
     topo_free(t);
     memset(&e, 0, sizeof e);
-    assert_int_equal(make("rtxpro6000-8x-pcie5-1s", 8, "2.30", on2, &t, &nt, &e), 0);
+    assert_int_equal(fixture_comm("rtxpro6000-8x-pcie5-1s", 8, "2.30", on2, &t, &nt, &e), 0);
     assert_false(nt->nvls.support);
     nccl_tune_free(nt);
     topo_free(t);
-    assert_int_equal(make("h200-8x-nvswitch", 8, "2.30", NULL, &t, &nt, &e), 0);
+    assert_int_equal(fixture_comm("h200-8x-nvswitch", 8, "2.30", NULL, &t, &nt, &e), 0);
     assert_false(nt->nvls.support);
     nccl_tune_op o;
     assert_int_equal(nccl_tune_op_choose(nt, COLL_ALLREDUCE, 1 << 30, DTYPE_BF16, ALGO_AUTO,
@@ -201,7 +180,7 @@ static void test_chunk(void **state)
     err e = {0};
     topo *t;
     nccl_tune *nt;
-    assert_int_equal(make("h200-8x-nvswitch", 8, "2.30", on1, &t, &nt, &e), 0);
+    assert_int_equal(fixture_comm("h200-8x-nvswitch", 8, "2.30", on1, &t, &nt, &e), 0);
     assert_int_equal(nccl_nvls_chunk_bytes(nt, 1ULL << 30), 131072);
     assert_int_equal(nccl_nvls_chunk_bytes(nt, (1ULL << 30) - 1), 65536);
     assert_int_equal(nccl_nvls_chunk_bytes(nt, 64ULL << 20), 65536);

@@ -13,29 +13,17 @@
 
 #include "models/coll/coll.h"
 #include "models/nccl/nccl_tune.h"
-
-#define NEAR(got, want, tol)                                                   \
-    do {                                                                       \
-        double g_ = (got), w_ = (want);                                        \
-        if (!(fabs(g_ - w_) < (tol)))                                          \
-            fail_msg("%s = %.6f, expected %.6f (tolerance %g)", #got, g_, w_,  \
-                     (double)(tol));                                           \
-    } while (0)
+#include "tests/unit/fixture.h"
+#include "tests/unit/near.h"
 
 enum { TREE = 0, RING = 1, LL = 0, LL128 = 1, SIMPLE = 2 };
 
+/* The communicator for NCCL 2.28; an error fails the test. */
 static nccl_tune *make(const char *preset, int nranks, const char *const *env, topo **tp)
 {
     err e = {0};
-    assert_int_equal(topo_load(preset, tp, &e), 0);
-    coll_req r;
-    coll_req_init(&r, *tp);
-    r.env.version = nccl_tune_version_parse("2.28");
-    for (; env && *env; env++)
-        assert_int_equal(coll_env_set(&r.env, *env, &e), 0);
-    nccl_tune *nt = NULL;
-    int rc = nccl_tune_new(*tp, nranks, &r.env, &nt, &e);
-    if (rc)
+    nccl_tune *nt;
+    if (fixture_comm(preset, nranks, "2.28", env, tp, &nt, &e))
         fail_msg("nccl_tune_new: %s", e.msg);
     return nt;
 }
