@@ -584,8 +584,16 @@ static int write_plot(const whatif_scenario *base, const whatif_calib *cal,
         snprintf(fitw, sizeof fitw, "no observations");
     else if (!base->fit[0] || cal->n == 0)
         snprintf(fitw, sizeof fitw, "%d observations, no fit", base->nobs);
-    else
-        snprintf(fitw, sizeof fitw, "fit %s to %d observations", base->fit, base->nobs);
+    else {
+        int checks = 0;
+        for (int i = 0; i < base->nobs; i++)
+            checks += base->obs[i].check;
+        if (checks)
+            snprintf(fitw, sizeof fitw, "fit %s to %d of %d observations (%d checked only)",
+                     base->fit, base->nobs - checks, base->nobs, checks);
+        else
+            snprintf(fitw, sizeof fitw, "fit %s to %d observations", base->fit, base->nobs);
+    }
     snprintf(title, sizeof title, "collsim whatif %s on %s%s%s: %ld variant%s%s%s; %s", base->name,
              base_name(base->topo), base->calib[0] ? " with " : "", base_name(base->calib), nvar,
              nvar == 1 ? "" : "s",
@@ -758,6 +766,7 @@ int cmd_whatif(int argc, char **argv, err *e)
             cols[nc++] = (report_col){"verify_us", NULL, 10, 1};
             cols[nc++] = (report_col){"allreduce_us", NULL, 13, 2};
             cols[nc++] = (report_col){"ar_kernel_us", NULL, 13, 2};
+            cols[nc++] = (report_col){"draft_ar_kernel_us", NULL, 19, 2};
             cols[nc++] = (report_col){"algo", NULL, 13, -1};
             cols[nc++] = (report_col){"proto", NULL, 7, -1};
             cols[nc++] = (report_col){"alltoall_us", NULL, 12, 2};
@@ -842,6 +851,7 @@ int cmd_whatif(int argc, char **argv, err *e)
                 report_num(r, p->verify_us);
                 report_num(r, res[k].allreduce_us);
                 report_num(r, res[k].ar_kernel_us);
+                report_num(r, res[k].draft_ar_kernel_us);
                 report_str(r, coll_algo_name(res[k].algo));
                 report_str(r, res[k].proto == PROTO_AUTO ? "-" : coll_proto_name(res[k].proto));
                 report_num(r, res[k].alltoall_us);

@@ -38,6 +38,7 @@ kernel-start|NCCL's ring kernel start (per protocol) halved|models/coll/coll_rin
 hop-latency|every link's latency counts twice on a route|models/topo/route.c|            int64_t nd = tr->dist_ps[u] + l->lat_ps;|            int64_t nd = tr->dist_ps[u] + 2 * l->lat_ps;
 tie-rule|the engine's rounding tie rule: a quotient within FLOWNET_EPS of an integer no longer rounds to it (always up)|sim/flownet.c|    if (fabs(x - r) <= FLOWNET_EPS * x)|    if (fabs(x - r) < 0 * x)
 oneshot-barrier|the custom kernels start without their start barrier|models/coll/coll_oneshot.c|    return cb_barrier(b, start, ready);|    return 0;
+coll-kernel-wait|a collective kernel timed without its wait for the slowest rank (a profile's kernel duration)|traces/replay.c|        sim_ps dur = r->rk[k].lane[s].t - t0;|        sim_ps dur = d;
 serial-loads|a custom kernel's loads from its own memory cost nothing (only the peers' loads are waited for)|models/fabric/fabric.c|        t += local / p->cta_store_Bps;|        t += 0;
 EOF
 )

@@ -375,7 +375,8 @@ int whatif_observe(whatif_scenario *s, const char *spec, err *e)
     }
     if (s->nobs == WHATIF_OBS_MAX)
         return err_set(e, ERR_USAGE, "observe: at most %d observations", WHATIF_OBS_MAX);
-    whatif_obs o = {"", -1, 0.01, 0, -1, WHATIF_AR_SD, 1};
+    whatif_obs o = {.tok_per_s = -1, .rel_sd = 0.01, .ar_us = -1, .ar_rel_sd = WHATIF_AR_SD,
+                    .ar_verify = 1};
     char buf[WHATIF_OBS_STR], set[WHATIF_OBS_STR] = "";
     if (strlen(spec) >= sizeof buf)
         return err_set(e, ERR_USAGE, "observe: too long");
