@@ -69,13 +69,7 @@ static int set_fix(void *ctx, const char *a, err *e) { (void)e; ARGS->fix = a; r
 static int set_patterns(void *ctx, const char *a, err *e) { (void)e; ARGS->patterns = a; return 0; }
 static int set_sizes(void *ctx, const char *a, err *e) { (void)e; ARGS->sizes = a; return 0; }
 static int set_residuals(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->residuals = 1; return 0; }
-static int set_engine(void *ctx, const char *a, err *e)
-{
-    if (strcmp(a, "flow") && strcmp(a, "tlp"))
-        return err_set(e, ERR_USAGE, "--engine: '%s' (flow or tlp)", a);
-    ARGS->tlp = !strcmp(a, "tlp");
-    return 0;
-}
+static int set_engine(void *ctx, const char *a, err *e) { return cmd_parse_engine(a, &ARGS->tlp, e); }
 static int set_max_rms(void *ctx, const char *a, err *e)
 {
     char *end;

@@ -107,13 +107,7 @@ static int set_without(void *ctx, const char *a, err *e)
     return 0;
 }
 
-static int set_engine(void *ctx, const char *a, err *e)
-{
-    if (strcmp(a, "flow") && strcmp(a, "tlp"))
-        return err_set(e, ERR_USAGE, "--engine: '%s' (flow or tlp)", a);
-    ARGS->tlp = !strcmp(a, "tlp");
-    return 0;
-}
+static int set_engine(void *ctx, const char *a, err *e) { return cmd_parse_engine(a, &ARGS->tlp, e); }
 
 static int set_window(void *ctx, const char *a, err *e)
 {

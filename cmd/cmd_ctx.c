@@ -46,6 +46,14 @@ int cmd_set_env(void *ctx, const char *a, err *e)
 }
 #undef CC
 
+int cmd_parse_engine(const char *a, int *tlp, err *e)
+{
+    if (strcmp(a, "flow") && strcmp(a, "tlp"))
+        return err_set(e, ERR_USAGE, "--engine: '%s' (flow or tlp)", a);
+    *tlp = !strcmp(a, "tlp");
+    return 0;
+}
+
 int cmd_load_topo(const cmd_ctx *c, topo **out, err *e)
 {
     return c->calib ? calib_load_topo(c->topo, c->calib, out, e) : topo_load(c->topo, out, e);

@@ -31,6 +31,9 @@ cli_set_fn cmd_set_topo, cmd_set_calib, cmd_set_output, cmd_set_timeline, cmd_se
 int cmd_load_topo(const cmd_ctx *c, topo **out, err *e);
 /* "calibration" and "env" metadata lines (what every report records). */
 void cmd_meta(const cmd_ctx *c, report *r);
+/* --engine E: *tlp = 1 for tlp (the transaction level), 0 for flow; else
+ * ERR_USAGE naming both. */
+int cmd_parse_engine(const char *a, int *tlp, err *e);
 /* --timeline - with the report also on stdout: the report goes to stderr. */
 int cmd_report_to_stderr(const cmd_ctx *c);
 

@@ -46,6 +46,15 @@ static void test_setters(void **state)
     assert_true(cmd_report_to_stderr(&a.cc));
     assert_int_equal(cmd_set_output(&a, "r.csv", &e), 0);
     assert_false(cmd_report_to_stderr(&a.cc));
+    /* --engine: tlp is the transaction level, flow the default; any other
+     * word is refused, naming both. */
+    int tlp = -1;
+    assert_int_equal(cmd_parse_engine("tlp", &tlp, &e), 0);
+    assert_int_equal(tlp, 1);
+    assert_int_equal(cmd_parse_engine("flow", &tlp, &e), 0);
+    assert_int_equal(tlp, 0);
+    assert_int_equal(cmd_parse_engine("TLP", &tlp, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "'TLP' (flow or tlp)"));
 }
 
 static void test_load_and_meta(void **state)

@@ -81,13 +81,7 @@ static int set_bytes(void *ctx, const char *a, err *e)
     return ARGS->bytes > COLL_MAX_BYTES ? err_set(e, ERR_USAGE, "--bytes: at most 64G") : 0;
 }
 static int set_without(void *ctx, const char *a, err *e) { (void)e; ARGS->without_s = a; return 0; }
-static int set_engine(void *ctx, const char *a, err *e)
-{
-    if (strcmp(a, "flow") && strcmp(a, "tlp"))
-        return err_set(e, ERR_USAGE, "--engine: '%s' (flow or tlp)", a);
-    ARGS->tlp = !strcmp(a, "tlp");
-    return 0;
-}
+static int set_engine(void *ctx, const char *a, err *e) { return cmd_parse_engine(a, &ARGS->tlp, e); }
 static int set_window(void *ctx, const char *a, err *e)
 {
     long v;
