@@ -172,6 +172,17 @@ void tl_counter(timeline *t, int pid, int64_t ts_ps, const char *name, const cha
     fputc('\n', t->f);
 }
 
+char *tl_size_text(uint64_t bytes, char *buf, size_t n)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 4)
+        v /= 1024, u++;
+    snprintf(buf, n, u && v != floor(v) ? "%.3g %s" : "%.0f %s", v, unit[u]);
+    return buf;
+}
+
 int tl_close(timeline *t, err *e)
 {
     jw_close(t->g);

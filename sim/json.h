@@ -4,7 +4,7 @@
  * `whatif` timelines (docs/formats.md "Timelines"):
  *   process TL_PID_GPU(g) "GPU g" (sort g): its threads are the GPU's tracks
  *     (replay: tid 0 "phases" with cycle and phase markers, tid 1+s "stream s";
- *     coll: concurrent transfers on lanes "lane k" so slices never overlap)
+ *     coll: lanes named by rank, channels and peer, so slices never overlap)
  *   process TL_PID_LINKS "links": one counter per busy link (GB/s)
  *   (whatif: process k+1 per variant k, named by its knobs, GPU 0's threads)
  * Times are picoseconds in, microseconds with six decimals out. The report
@@ -55,6 +55,9 @@ void tl_instant(timeline *t, int pid, int tid, int64_t ts_ps, const char *name);
 /* A counter sample ("C"): name's series key = value. */
 void tl_counter(timeline *t, int pid, int64_t ts_ps, const char *name, const char *key,
                 double value);
+/* A size for people, as slice names give it: "512 B", "14 KiB", "1.5 MiB"
+ * (powers of 1024, three significant digits); returns buf. */
+char *tl_size_text(uint64_t bytes, char *buf, size_t n);
 /* Close the array and object, flush; ERR_SYSTEM if writing failed. */
 int tl_close(timeline *t, err *e);
 

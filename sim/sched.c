@@ -43,6 +43,7 @@ struct task {
     double frac_ps;          /* run, in [0, 1): until it starts, how far its exact start
                                 precedes its start; then how far its end follows its
                                 exact end (the sub-ps remainder carried along) */
+    uint32_t lane, note;     /* timeline: its lane key and note (sched_task_lane) */
 };
 
 struct dep {
@@ -235,7 +236,7 @@ int sched_delay(sched *s, sim_ps dur_ps, int track, const char *label)
     if (id < 0)
         return -1;
     struct task *k = T(s, (size_t)id);
-    *k = (struct task){-1, -1, dur_ps, 0, 0, label, NULL, NULL, -1, 0, track, -1, 0, -1, -1, {0}, 0};
+    *k = (struct task){-1, -1, dur_ps, 0, 0, label, NULL, NULL, -1, 0, track, -1, 0, -1, -1, {0}, 0, 0, 0};
     return id;
 }
 
@@ -300,7 +301,7 @@ int sched_flow_w(sched *s, const int *links, const double *weights, int nlinks,
     b->last_task = (size_t)id;
     double cap = isfinite(rate_cap_Bps) && rate_cap_Bps > 0 ? rate_cap_Bps : 0;
     *T(s, (size_t)id) =
-        (struct task){-1, -1, lat_ps, bytes, cap, label, l, w, nlinks, tag, track, -1, 0, -1, -1, {0}, 0};
+        (struct task){-1, -1, lat_ps, bytes, cap, label, l, w, nlinks, tag, track, -1, 0, -1, -1, {0}, 0, 0, 0};
     return id;
 }
 
@@ -705,13 +706,21 @@ double sched_link_bytes(const sched *s, int link)
 
 /* --- timeline ------------------------------------------------------------ */
 
-/* The timeline being written: per track, the end of the last slice on each
- * of its lanes (lanes are opened as overlapping tasks need them). */
-enum { MAX_LANES = 256 };
+/* The timeline being written: per track, its lanes (a key, its number among
+ * the key's lanes, the end of its last slice), opened as tasks need them,
+ * and the span of its tasks so far. */
+enum { MAX_LANES = 256, NAME_MAX_B = 256 };
+
+typedef struct tlw_slot {
+    uint32_t key;
+    int sub;                /* 1 for the key's first lane, 2, ... */
+    sim_ps end;
+} tlw_slot;
 
 typedef struct tlw_track {
-    sim_ps *lane_end;
+    tlw_slot *lanes;
     int nlanes, cap;
+    sim_ps first, last;     /* span of its written tasks; first < 0: none */
 } tlw_track;
 
 struct tlw {
@@ -719,6 +728,8 @@ struct tlw {
     const char *const *names;
     int ntracks;
     int oom;               /* a lane could not be opened: reported at the end */
+    int named;             /* nm holds the namers */
+    sched_tl_names nm;
     tlw_track *tracks;
 };
 
@@ -728,7 +739,7 @@ static void tlw_free(sched *s)
     if (!w)
         return;
     for (int i = 0; w->tracks && i < w->ntracks; i++)
-        free(w->tracks[i].lane_end);
+        free(w->tracks[i].lanes);
     free(w->tracks);
     if (w->tl.g)  /* not closed (sched_reset or sched_free before the end) */
         json_gen_free(w->tl.g);
@@ -743,8 +754,63 @@ static void tlw_counter(void *ctx, int64_t t, int link, double rate_Bps)
     tl_counter(&s->tlw->tl, TL_PID_LINKS, t, s->link_names[link], "GB/s", rate_Bps * 1e-9);
 }
 
+void sched_task_lane(sched *s, int task, uint32_t lane, uint32_t note)
+{
+    ASSERTF(task >= 0 && (size_t)task < s->ntasks && (size_t)task >= s->lo,
+            "task %d of %zu (%zu recycled)", task, s->ntasks, s->lo);
+    struct task *k = T(s, (size_t)task);
+    k->lane = lane;
+    k->note = note;
+}
+
+/* Declare lane l of track tr (thread l of its process): "lane l" without
+ * namers, else the key's name (and " #sub" past the first), sorted by the
+ * key's sort key, then by sub-lane. */
+static void tlw_declare(struct tlw *w, int tr, int l)
+{
+    const tlw_slot *ln = &w->tracks[tr].lanes[l];
+    char name[NAME_MAX_B];
+    long long sort = l;
+    if (!w->named) {
+        snprintf(name, sizeof name, "lane %d", l);
+    } else {
+        name[0] = 0;
+        int key = w->nm.lane(w->nm.ctx, tr, ln->key, name, sizeof name);
+        size_t m = strlen(name);
+        if (ln->sub > 1 && m < sizeof name)
+            snprintf(name + m, sizeof name - m, " #%d", ln->sub);
+        sort = (long long)(key > 0 ? key : 0) * MAX_LANES + ln->sub;
+    }
+    tl_thread(&w->tl, TL_PID_GPU(tr), l, name, sort > INT32_MAX ? INT32_MAX : (int)sort);
+}
+
+/* Open a lane of key on track tr: its index, -1 on out of memory, -2 when
+ * the track has MAX_LANES already. */
+static int tlw_open(struct tlw *w, int tr, uint32_t key)
+{
+    tlw_track *k = &w->tracks[tr];
+    if (k->nlanes == MAX_LANES)
+        return -2;
+    if (k->nlanes == k->cap) {
+        int cap = k->cap ? 2 * k->cap : 4;
+        tlw_slot *p = realloc(k->lanes, sizeof *p * (size_t)cap);
+        if (!p) {
+            w->oom = 1;
+            return -1;
+        }
+        k->lanes = p;
+        k->cap = cap;
+    }
+    int sub = 1;
+    for (int i = 0; i < k->nlanes; i++)
+        sub += k->lanes[i].key == key;
+    int l = k->nlanes++;
+    k->lanes[l] = (tlw_slot){key, sub, 0};
+    return l;
+}
+
 int sched_timeline_begin(sched *s, FILE *f, const char *const *track_names, int ntracks,
-                         err *e)
+                         const sched_tl_names *names, err *e)
 {
     tlw_free(s);
     struct tlw *w = calloc(1, sizeof *w);
@@ -754,21 +820,49 @@ int sched_timeline_begin(sched *s, FILE *f, const char *const *track_names, int 
     }
     w->names = track_names;
     w->ntracks = ntracks;
+    if (names && names->lane && names->slice) {
+        w->named = 1;
+        w->nm = *names;
+    }
     if (tl_open(&w->tl, f, e)) {
         free(w->tracks);
         free(w);
         return ERR_SYSTEM;
     }
     s->tlw = w;
-    /* Every track's process and its first lane up front; further lanes as
-     * they open. */
+    /* Every track's process and its first lane up front (the span's lane
+     * when spans are drawn, else the first key's); further lanes as they
+     * open. */
     for (int i = 0; i < ntracks; i++) {
+        w->tracks[i].first = -1;
         tl_process(&w->tl, TL_PID_GPU(i), track_names ? track_names[i] : NULL, i);
-        tl_thread(&w->tl, TL_PID_GPU(i), 0, "lane 0", 0);
+        uint32_t key = w->named && w->nm.span ? w->nm.span_lane : 0;
+        if (w->named && !w->nm.span)
+            continue;
+        if (tlw_open(w, i, key) < 0) {
+            tlw_free(s);
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        }
+        tlw_declare(w, i, 0);
     }
     tl_process(&w->tl, TL_PID_LINKS, "links", 1 << 20);
     flownet_record_sink(s->net, tlw_counter, s);
     return 0;
+}
+
+/* Each track's span slice: its first task's start to its last task's end. */
+static void tlw_spans(struct tlw *w)
+{
+    for (int i = 0; i < w->ntracks && w->named && w->nm.span; i++) {
+        const tlw_track *k = &w->tracks[i];
+        if (k->first < 0)
+            continue;
+        char name[NAME_MAX_B];
+        name[0] = 0;
+        w->nm.span(w->nm.ctx, i, name, sizeof name);
+        tl_slice(&w->tl, TL_PID_GPU(i), 0, k->first, k->last - k->first, name, "kernel");
+        tl_slice_end(&w->tl);
+    }
 }
 
 int sched_timeline_end(sched *s, err *e)
@@ -777,6 +871,7 @@ int sched_timeline_end(sched *s, err *e)
     if (!w)
         return 0;
     flownet_record_flush(s->net);
+    tlw_spans(w);
     int rc = tl_close(&w->tl, e);
     if (!rc && w->oom)
         rc = err_set(e, ERR_SYSTEM, "timeline: out of memory");
@@ -784,35 +879,31 @@ int sched_timeline_end(sched *s, err *e)
     return rc;
 }
 
-/* Lane of a task of track tr from start to end: the first whose last slice
- * ended by start (a new one if none; beyond MAX_LANES the last is shared). */
-static int tlw_lane(struct tlw *w, int tr, sim_ps start, sim_ps end)
+/* Lane of a task of track tr with lane key `key` from start to end: the
+ * first of that key whose last slice ended by start (a new one if none;
+ * beyond MAX_LANES the last is shared). The span's lane takes no task. */
+static int tlw_lane(struct tlw *w, int tr, uint32_t key, sim_ps start, sim_ps end)
 {
     tlw_track *k = &w->tracks[tr];
+    int span = w->named && w->nm.span;
     int l = 0;
-    while (l < k->nlanes && k->lane_end[l] > start)
+    while (l < k->nlanes &&
+           (k->lanes[l].key != key || k->lanes[l].end > start || (span && l == 0)))
         l++;
-    if (l == k->nlanes && k->nlanes < MAX_LANES) {
-        if (k->nlanes == k->cap) {
-            int cap = k->cap ? 2 * k->cap : 4;
-            sim_ps *p = realloc(k->lane_end, sizeof *p * (size_t)cap);
-            if (!p) {
-                w->oom = 1;
-                return -1;
-            }
-            k->lane_end = p;
-            k->cap = cap;
-        }
-        k->nlanes++;
-        if (l > 0) {
-            char name[32];
-            snprintf(name, sizeof name, "lane %d", l);
-            tl_thread(&w->tl, TL_PID_GPU(tr), l, name, l);
-        }
+    if (l == k->nlanes) {
+        l = tlw_open(w, tr, key);
+        if (l == -1)
+            return -1;
+        if (l >= 0)
+            tlw_declare(w, tr, l);
+        else
+            l = MAX_LANES - 1;
     }
-    if (l == MAX_LANES)
-        l = MAX_LANES - 1;
-    k->lane_end[l] = end;
+    k->lanes[l].end = end;
+    if (k->first < 0 || start < k->first)
+        k->first = start;
+    if (end > k->last)
+        k->last = end;
     return l;
 }
 
@@ -822,11 +913,18 @@ static void tlw_task(sched *s, int32_t t, sim_ps now)
     const struct task *k = T(s, (size_t)t);
     if (k->track < 0 || k->track >= w->ntracks)
         return;
-    int lane = tlw_lane(w, k->track, k->start_ps, now);
+    int lane = tlw_lane(w, k->track, w->named ? k->lane : 0, k->start_ps, now);
     if (lane < 0)
         return;
     timeline *tl = &w->tl;
-    tl_slice(tl, TL_PID_GPU(k->track), lane, k->start_ps, now - k->start_ps, k->label,
+    char name[NAME_MAX_B];
+    const char *label = k->label;
+    if (w->named) {
+        name[0] = 0;
+        w->nm.slice(w->nm.ctx, k->track, k->label, k->note, name, sizeof name);
+        label = name;
+    }
+    tl_slice(tl, TL_PID_GPU(k->track), lane, k->start_ps, now - k->start_ps, label,
              k->nlinks < 0 ? "wait" : "transfer");
     json_kv_int(tl->g, "task", (long long)t);
     if (k->nlinks >= 0) {

@@ -122,18 +122,40 @@ void sched_reset(sched *s);
  * needed for the link tracks of a timeline. Without a timeline the records
  * are kept (memory per rate change); with one they are written as they go. */
 void sched_trace_links(sched *s, int on);
+/* Timeline lanes: a task's lane key and note, opaque integers given meaning
+ * by models/ (default 0, 0); set after the task is added, before it ends. */
+void sched_task_lane(sched *s, int task, uint32_t lane, uint32_t note);
+/* How a timeline names what it draws (all through ctx): lane() writes the
+ * name of lane key `lane` of track into buf (n bytes) and returns its sort
+ * key (>= 0; lanes sort by it, then by sub-lane); slice() the name of a task
+ * from its label and note; span(), if set, the name of a slice over the
+ * track's whole run (its first task's start to its last task's end), drawn
+ * when the timeline ends on lane key span_lane (e.g. the kernel on its
+ * stream). */
+typedef int sched_lane_name_fn(void *ctx, int track, uint32_t lane, char *buf, size_t n);
+typedef void sched_slice_name_fn(void *ctx, int track, const char *label, uint32_t note,
+                                 char *buf, size_t n);
+typedef void sched_span_name_fn(void *ctx, int track, char *buf, size_t n);
+typedef struct sched_tl_names {
+    sched_lane_name_fn *lane;
+    sched_slice_name_fn *slice;
+    sched_span_name_fn *span;    /* NULL: no span slices */
+    uint32_t span_lane;
+    void *ctx;                   /* must outlive the run */
+} sched_tl_names;
 /* Chrome-trace / Perfetto JSON of the next run, written as it goes
  * (docs/formats.md "Timelines", the layout of sim/json.h), so memory holds
  * lanes, not tasks: track k is process TL_PID_GPU(k) named track_names[k]
  * (the array must outlive the run; tasks with track < 0 or >= ntracks are
  * left out). Each task is written when it ends, on the first lane of its
- * track (threads "lane 0", "lane 1", ...) whose last slice ended by its
- * start, so slices never overlap; cat "transfer" (args bytes, links) or
- * "wait" (a delay); with sched_trace_links on, each change of a link's rate
- * as a counter (GB/s) in process TL_PID_LINKS "links". Call before
- * sched_run; ERR_SYSTEM on out of memory. */
+ * track with its lane key whose last slice ended by its start (a new one,
+ * "NAME #2", "#3", ... if none: slices never overlap); cat "transfer" (args
+ * bytes, links) or "wait" (a delay). names NULL: one key, threads "lane 0",
+ * "lane 1", ..., slices named by their labels. With sched_trace_links on,
+ * each change of a link's rate is a counter (GB/s) in process TL_PID_LINKS
+ * "links". Call before sched_run; ERR_SYSTEM on out of memory. */
 int sched_timeline_begin(sched *s, FILE *f, const char *const *track_names, int ntracks,
-                         err *e);
+                         const sched_tl_names *names, err *e);
 /* Finish the timeline after sched_run (whether it succeeded or not) and
  * let it go; ERR_SYSTEM on write failure. A no-op without one. */
 int sched_timeline_end(sched *s, err *e);

@@ -313,7 +313,7 @@ static void test_weighted_flows(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(sched_timeline_begin(s, f, NULL, 0, &e), 0);
+    assert_int_equal(sched_timeline_begin(s, f, NULL, 0, NULL, &e), 0);
     assert_int_equal(sched_run(s, &e), 0);
     assert_int_equal(sched_timeline_end(s, &e), 0);
     fclose(f);
@@ -531,7 +531,7 @@ static char *run_timeline(sched *s, size_t *len)
     assert_non_null(f);
     static const char *const names[] = {"GPU 0", "GPU 1", "GPU 2", "GPU 3"};
     err e = {0};
-    assert_int_equal(sched_timeline_begin(s, f, names, 4, &e), 0);
+    assert_int_equal(sched_timeline_begin(s, f, names, 4, NULL, &e), 0);
     assert_int_equal(sched_run(s, &e), 0);
     assert_int_equal(sched_timeline_end(s, &e), 0);
     fclose(f);
@@ -688,6 +688,81 @@ static void test_timeline_lanes_as_tasks_end(void **state)
     sched_free(s);
 }
 
+/* Namers for test_timeline_named_lanes: lane key K is "key K", sorted by K;
+ * a slice "LABEL/NOTE"; a track's span "span of TRACK". */
+static int name_lane(void *ctx, int track, uint32_t lane, char *buf, size_t n)
+{
+    (void)ctx;
+    (void)track;
+    snprintf(buf, n, "key %u", lane);
+    return (int)lane;
+}
+
+static void name_slice(void *ctx, int track, const char *label, uint32_t note, char *buf,
+                       size_t n)
+{
+    (void)ctx;
+    (void)track;
+    snprintf(buf, n, "%s/%u", label, note);
+}
+
+static void name_span(void *ctx, int track, char *buf, size_t n)
+{
+    (void)ctx;
+    snprintf(buf, n, "span of %d", track);
+}
+
+static void test_timeline_named_lanes(void **state)
+{
+    (void)state;
+    sched *s = sched_new();
+    /* Track 0: a [0, 10 us] key 1; b [0, 5 us] key 2; c after b [5, 8 us]
+     * key 2; d [0, 4 us] key 2 note 7. Thread 0 is the span's lane (key 9,
+     * sort 9 x 256 + 1 = 2305), declared up front. As they end: d opens key
+     * 2's first lane (thread 1 "key 2", sort 2 x 256 + 1 = 513); b started
+     * before d's end: thread 2 "key 2 #2" (sort 514); c starts at 5 us,
+     * after d's end (4 us): thread 1; a opens thread 3 "key 1" (sort 257).
+     * At the end, the span slice of track 0: [0, 10 us] on thread 0. */
+    int a = sched_delay(s, 10 * US, 0, "a");
+    int b = sched_delay(s, 5 * US, 0, "b");
+    int c = sched_delay(s, 3 * US, 0, "c");
+    int d = sched_delay(s, 4 * US, 0, "d");
+    sched_dep(s, b, c);
+    sched_task_lane(s, a, 1, 0);
+    sched_task_lane(s, b, 2, 0);
+    sched_task_lane(s, c, 2, 0);
+    sched_task_lane(s, d, 2, 7);
+    char *j = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&j, &n);
+    assert_non_null(f);
+    static const char *const names[] = {"GPU 0"};
+    sched_tl_names nm = {name_lane, name_slice, name_span, 9, NULL};
+    err e = {0};
+    assert_int_equal(sched_timeline_begin(s, f, names, 1, &nm, &e), 0);
+    assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_timeline_end(s, &e), 0);
+    fclose(f);
+    assert_non_null(strstr(j, "\"tid\":0,\"name\":\"thread_name\",\"args\":{\"name\":\"key 9\"}"));
+    assert_non_null(strstr(j, "\"tid\":0,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":2305}"));
+    assert_non_null(strstr(j, "\"tid\":1,\"name\":\"thread_name\",\"args\":{\"name\":\"key 2\"}"));
+    assert_non_null(strstr(j, "\"tid\":1,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":513}"));
+    assert_non_null(strstr(j, "\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":\"key 2 #2\"}"));
+    assert_non_null(strstr(j, "\"tid\":2,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":514}"));
+    assert_non_null(strstr(j, "\"tid\":3,\"name\":\"thread_name\",\"args\":{\"name\":\"key 1\"}"));
+    assert_non_null(strstr(j, "\"tid\":3,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":257}"));
+    assert_non_null(strstr(j, "\"pid\":1,\"tid\":1,\"ts\":0.000000,\"dur\":4.000000,\"name\":\"d/7\""));
+    assert_non_null(strstr(j, "\"pid\":1,\"tid\":2,\"ts\":0.000000,\"dur\":5.000000,\"name\":\"b/0\""));
+    assert_non_null(strstr(j, "\"pid\":1,\"tid\":1,\"ts\":5.000000,\"dur\":3.000000,\"name\":\"c/0\""));
+    assert_non_null(strstr(j, "\"pid\":1,\"tid\":3,\"ts\":0.000000,\"dur\":10.000000,\"name\":\"a/0\""));
+    assert_non_null(strstr(j, "\"pid\":1,\"tid\":0,\"ts\":0.000000,\"dur\":10.000000,"
+                              "\"name\":\"span of 0\",\"cat\":\"kernel\""));
+    assert_int_equal(count_of(j, "\"thread_name\""), 4);
+    assert_null(strstr(j, "\"lane "));
+    free(j);
+    sched_free(s);
+}
+
 /* Generator for test_generated_chain: a chain of `left` delays of 1 us,
  * ten per call; each call's first task waits for the previous call's last. */
 struct chain_gen {
@@ -797,6 +872,7 @@ int main(void)
         cmocka_unit_test(test_determinism_and_timeline),
         cmocka_unit_test(test_timeline_values),
         cmocka_unit_test(test_timeline_lanes_as_tasks_end),
+        cmocka_unit_test(test_timeline_named_lanes),
         cmocka_unit_test(test_generated_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

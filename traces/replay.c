@@ -210,17 +210,6 @@ void replay_timeline_part(replay *r, timeline *doc, int pid, const char *label)
     snprintf(r->tl_label, sizeof r->tl_label, "%s", label);
 }
 
-/* A size for people: "512 B", "14 KiB", "1.5 MiB". */
-static void size_text(uint64_t b, char *buf, size_t n)
-{
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)b;
-    int u = 0;
-    while (v >= 1024 && u < 4)
-        v /= 1024, u++;
-    snprintf(buf, n, u && v != floor(v) ? "%.3g %s" : "%.0f %s", v, unit[u]);
-}
-
 static void tl_add(replay *r, int rank, int lane, sim_ps start, sim_ps end, const trace_op *op,
                    const char *what)
 {
@@ -248,7 +237,7 @@ static void tl_add(replay *r, int rank, int lane, sim_ps start, sim_ps end, cons
     r->lanes_used |= 1u << lane;
     char sz[32];
     if (op && op->kind == OP_COLL)
-        size_text(op->bytes, sz, sizeof sz);
+        tl_size_text(op->bytes, sz, sizeof sz);
     if (what)
         snprintf(ev->label, sizeof ev->label, "%s", what);
     else if (!op)
@@ -745,7 +734,7 @@ static int write_timeline(replay *r, err *e)
             tl_slice(tl, pid, 1 + ev->lane, ev->start, ev->end - ev->start, ev->label, cat);
             if (ev->kind == OP_COLL) {
                 char sz[32];
-                size_text(ev->bytes, sz, sizeof sz);
+                tl_size_text(ev->bytes, sz, sizeof sz);
                 json_kv_int(tl->g, "bytes", (long long)ev->bytes);
                 json_kv_str(tl->g, "size", sz);
                 json_kv_str(tl->g, "collective", coll_kind_name(ev->coll));

@@ -569,7 +569,9 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
             snprintf(names[i], sizeof names[i], "GPU %d", i);
             ptrs[i] = names[i];
         }
-        rc = sched_timeline_begin(s, tl, ptrs, r->nranks, e);
+        sched_tl_names nm;
+        coll_lane_names(&b, &nm);
+        rc = sched_timeline_begin(s, tl, ptrs, r->nranks, &nm, e);
     }
     if (!rc)
         rc = sched_run(s, e);
@@ -757,15 +759,16 @@ int cb_barrier(coll_build *b, const int *ready, int *done)
 {
     int n = b->n;
     for (int r = 0; r < n; r++)
-        if ((done[r] = cb_delay(b, r, 0, "barrier")) < 0)
+        if (coll_lane(b, done[r] = cb_delay(b, r, 0, "barrier"), CL_BARRIER, CL_NONE, 0) < 0)
             return -1;
     if (n <= 64) {
         for (int r = 0; r < n; r++)
             for (int q = 0; q < n; q++) {
                 if (q == r)
                     continue;
-                int fl = fabric_xfer(b->f, FAB_WRITE, b->node[r], b->node[q], 0, 1, 0, r,
-                                     "flag", b->e);
+                int fl = coll_lane(b, fabric_xfer(b->f, FAB_WRITE, b->node[r], b->node[q], 0,
+                                                  1, 0, r, "flag", b->e),
+                                   CL_FLAG, q, 0);
                 if (fl < 0 || cb_dep(b, ready[r], fl) || cb_dep(b, fl, done[q]))
                     return -1;
             }
@@ -773,7 +776,7 @@ int cb_barrier(coll_build *b, const int *ready, int *done)
     }
     /* Many ranks: each rank's flags go out as one group; a join collects
      * them (the barrier ends when the slowest flag has landed). */
-    int join = cb_delay(b, 0, 0, "barrier-join");
+    int join = coll_lane(b, cb_delay(b, 0, 0, "barrier-join"), CL_BARRIER, CL_ALL, 0);
     if (join < 0)
         return -1;
     int *peers = malloc(sizeof(int) * (size_t)n);
@@ -801,6 +804,7 @@ int cb_barrier(coll_build *b, const int *ready, int *done)
             fl = fabric_xfer_group(b->f, FAB_WRITE, b->node[r], peers, k, 0, 1, 0, r, "flags",
                                    b->e);
         }
+        coll_lane(b, fl, CL_FLAG, CL_ALL, 0);
         rc = fl < 0 || cb_dep(b, ready[r], fl) || cb_dep(b, fl, join);
     }
     for (int r = 0; r < n && !rc; r++)

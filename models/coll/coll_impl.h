@@ -34,12 +34,14 @@ typedef struct coll_build {
     int n;             /* ranks */
     int *node;         /* node id of each rank's GPU */
     err *e;
-    int label_track;   /* unused for now */
     const struct nccl_tune *tune;  /* NCCL's decisions (transport per hop), or NULL */
     int stream;        /* add generated graphs as the run reaches them */
     int bundle;        /* symmetric ranks' identical flows may run as one */
     void *gen_state;   /* a builder's generator state, freed after the run */
     void (*gen_free)(void *);
+    /* timeline names (coll_lane.c) */
+    int tl_steps;      /* a ring's steps per loop: notes number loop and step; 0 none */
+    char tl_units[24]; /* a lane's parallel units if not NCCL's channels ("36 blocks") */
 } coll_build;
 
 typedef int coll_build_fn(coll_build *b);
@@ -79,6 +81,29 @@ int cb_barrier(coll_build *b, const int *ready, int *done);
  * free_fn after the run): streamed, or run to completion now when b->stream
  * is 0 (the same graph in the same order). 0, or -1 with b->e set. */
 int cb_generate(coll_build *b, sched_gen_fn *fn, void *state, void (*free_fn)(void *));
+
+/* Timeline lanes (coll_lane.c): a task's role on its rank (its track),
+ * toward a peer (a rank; CL_ALL every peer; CL_NONE none), and its note:
+ * 0, a ring's coll_lane_step, or a chunk's or loop's number from 1. */
+typedef enum coll_lane_role {
+    CL_STREAM = 1, /* the span of the rank's kernel */
+    CL_KERNEL,     /* kernel start, local work */
+    CL_BARRIER,    /* a flag barrier's end on a rank; CL_ALL: the join of all */
+    CL_FLAG,       /* a flag to a peer */
+    CL_PUSH,       /* a custom kernel's writes to its peers */
+    CL_PULL,       /* its loads from its peers */
+    CL_SEND,       /* an NCCL send to a peer */
+    CL_RECV,       /* what a receiver waits for: delivery, first line, final pass */
+    CL_NVLS_UP,    /* NVLS: every rank's legs to the switch, one task */
+    CL_NVLS_DOWN,  /* and back */
+} coll_lane_role;
+enum { CL_ALL = -1, CL_NONE = -2 };
+/* Set task's lane (task < 0: nothing); returns task. */
+int coll_lane(coll_build *b, int task, coll_lane_role role, int peer, uint32_t note);
+/* The note of a ring's step (0-based loop and step; b->tl_steps set). */
+uint32_t coll_lane_step(const coll_build *b, long loop, int step);
+/* The namers of b's timeline (sim/sched.h sched_tl_names, ctx b). */
+void coll_lane_names(coll_build *b, sched_tl_names *out);
 
 int coll_build_ring(coll_build *b);
 int coll_build_tree(coll_build *b);

@@ -52,6 +52,7 @@ int coll_build_nvls(coll_build *b)
         return err_set(b->e, ERR_USAGE, "NVLS: the model needs every GPU linked to one and the "
                        "same NVSwitch node (topology '%s')", topo_name(b->t)), -1;
     int c = b->channels > 0 ? b->channels : b->tune->nvls.nchannels;
+    snprintf(b->tl_units, sizeof b->tl_units, c > 1 ? "ch 0-%d" : "ch %d", c > 1 ? c - 1 : 0);
     double chunk = nccl_nvls_chunk_bytes(b->tune, b->r->bytes);
     double eff = topo_params_get(b->t)->gpu_sm >= 100 ? 0.74 : 0.85;
     /* Chunks per loop and channel on a GPU's link, up (to the switch) and
@@ -71,16 +72,22 @@ int coll_build_nvls(coll_build *b)
     for (int r = 0; r < n && !rc; r++) {
         up[r] = b->node[r];
         down[r] = sw;
-        rc = (start[r] = cb_delay(b, r, nccl_start_ps(b->t, PROTO_SIMPLE, ALGO_RING), "kernel")) < 0;
+        rc = coll_lane(b, start[r] = cb_delay(b, r, nccl_start_ps(b->t, PROTO_SIMPLE, ALGO_RING),
+                                              "kernel"),
+                       CL_KERNEL, CL_NONE, 0) < 0;
     }
     sim_ps step = nccl_step_ps(b->t, PROTO_SIMPLE);
     int prev_up = -1, prev_down = -1;
     for (long l = 0; l < loops && !rc; l++) {
         double part = fmin(loop, per_ch - (double)l * loop) / loop;
-        int iu = fabric_xfer_bundle(b->f, up, down, n, part * up_chunks * chunk, wire,
-                                    wire / up_blocks, step, 0, "nvls-up", b->e);
-        int id = fabric_xfer_bundle(b->f, down, up, n, part * down_chunks * chunk, wire,
-                                    wire / down_blocks, step, 0, "nvls-down", b->e);
+        /* One task per direction stands for every rank's leg (track 0). */
+        int iu = coll_lane(b, fabric_xfer_bundle(b->f, up, down, n, part * up_chunks * chunk, wire,
+                                                 wire / up_blocks, step, 0, "nvls-up", b->e),
+                           CL_NVLS_UP, CL_NONE, (uint32_t)(l + 1));
+        int id = coll_lane(b, fabric_xfer_bundle(b->f, down, up, n, part * down_chunks * chunk,
+                                                 wire, wire / down_blocks, step, 0, "nvls-down",
+                                                 b->e),
+                           CL_NVLS_DOWN, CL_NONE, (uint32_t)(l + 1));
         rc = iu < 0 || id < 0;
         for (int r = 0; r < n && !rc && l == 0; r++)
             rc = cb_dep(b, start[r], iu) || cb_dep(b, start[r], id);

@@ -52,6 +52,7 @@ static int exchange(coll_build *b, fab_op op, double bytes, double cta_Bps, cons
         /* Its blocks are what NVLink's gradual saturation counts. */
         out[r] = fabric_xfer_group_blocks(b->f, op, b->node[r], p, k, bytes, 1, cta_Bps,
                                           kernel_blocks(b), 0, r, label, b->e);
+        coll_lane(b, out[r], op == FAB_WRITE ? CL_PUSH : CL_PULL, CL_ALL, 0);
         rc = out[r] < 0 || cb_dep(b, after[r], out[r]);
     }
     free(p);
@@ -79,7 +80,7 @@ static sim_ps local_pass_ps(const coll_build *b, int local, double bytes)
 static int after_delay(coll_build *b, int *v, sim_ps dur_ps, const char *label)
 {
     for (int r = 0; r < b->n && dur_ps > 0; r++) {
-        int d = cb_delay(b, r, dur_ps, label);
+        int d = coll_lane(b, cb_delay(b, r, dur_ps, label), CL_KERNEL, CL_NONE, 0);
         if (d < 0 || cb_dep(b, v[r], d))
             return -1;
         v[r] = d;
@@ -116,7 +117,7 @@ static int begin(coll_build *b, int *start, int *ready)
     if (b->r->graph && saved > 0)
         base = base - saved > p->graph_node_ps ? base - saved : p->graph_node_ps;
     for (int r = 0; r < b->n; r++)
-        if ((start[r] = cb_delay(b, r, base, "kernel")) < 0)
+        if (coll_lane(b, start[r] = cb_delay(b, r, base, "kernel"), CL_KERNEL, CL_NONE, 0) < 0)
             return -1;
     return cb_barrier(b, start, ready);
 }
@@ -148,6 +149,7 @@ static void phased_free(void *p)
 
 static phased *phased_new(coll_build *b)
 {
+    snprintf(b->tl_units, sizeof b->tl_units, "%d blocks", kernel_blocks(b));
     phased *g = calloc(1, sizeof *g);
     if (!g || alloc_ranks(b, g->v, 6)) {
         phased_free(g);
@@ -264,6 +266,7 @@ int coll_build_twoshot(coll_build *b)
 int coll_build_alltoall_push(coll_build *b)
 {
     double part = (double)b->r->bytes / b->n;
+    snprintf(b->tl_units, sizeof b->tl_units, "%d blocks", kernel_blocks(b));
     int *v[4] = {0};
     int rc = alloc_ranks(b, v, 4);
     if (!rc)

@@ -39,7 +39,9 @@ static double unit_bytes(const coll_build *b, double bytes_c)
 static int start_tasks(coll_build *b, int *start, int n)
 {
     for (int r = 0; r < n; r++)
-        if ((start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING), "kernel")) < 0)
+        if (coll_lane(b, start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING),
+                                             "kernel"),
+                      CL_KERNEL, CL_NONE, 0) < 0)
             return -1;
     return 0;
 }
@@ -61,7 +63,8 @@ static int chain(coll_build *b, const int *start, double bytes_c, double weight)
         double sz = fmin(unit, bytes_c - (double)u * unit);
         for (int h = 0; h < n - 1 && !rc; h++) {
             int from = (root + h) % n, to = (root + h + 1) % n;
-            cur[h] = cb_nccl_hop(b, from, to, sz, weight, "bcast");
+            cur[h] = coll_lane(b, cb_nccl_hop(b, from, to, sz, weight, "bcast"), CL_SEND, to,
+                               (uint32_t)(u + 1));
             rc = cur[h] < 0 || cb_dep(b, h ? cur[h - 1] : start[from], cur[h]) ||
                  (u ? cb_dep(b, prev[h], cur[h]) : 0) || cb_dep(b, start[to], cur[h]);
         }
@@ -113,11 +116,13 @@ static void ring_gen_free(void *p)
  * the receiving channel's block for a step's worth of trips; LL128 and
  * Simple keep 8 x 16 bytes per thread in flight and their local copy is left
  * out. */
-static int final_pass(coll_build *b, double chunk, int after, int rank)
+static int final_pass(coll_build *b, double chunk, int after, int rank, int from,
+                      uint32_t note)
 {
     const proto_info *pi = nccl_proto(b->proto);
     int id = fabric_block_pass(b->f, &b->node[rank], 1, b->proto == PROTO_LL ? chunk : 0, pi->wire,
                                nccl_step_ps(b->t, b->proto), rank, "final-recv", b->e);
+    coll_lane(b, id, CL_RECV, from, note);
     return id < 0 || cb_dep(b, after, id) ? -1 : 0;
 }
 
@@ -155,11 +160,16 @@ static int ring_next(void *ctx, sched *sc)
         int p = g->period ? g->period : n;
         for (int r = 0; r < p; r++) {
             int to = (r + 1) % n, up = (r + p - 1) % p;
-            int id = cb_nccl_hop_lat(b, r, to, chunk, g->weight, with_lat, g->label);
+            uint32_t note = coll_lane_step(b, l, s);
+            int id = coll_lane(b, cb_nccl_hop_lat(b, r, to, chunk, g->weight, with_lat, g->label),
+                               CL_SEND, to, note);
             if (id < 0)
                 return -1;
             sim_ps aux_ps = g->cut ? cb_hop_lat_ps(b, r, to) : with_lat ? 0 : cb_hop_deliver_ps(b, r, to);
-            int aux = cb_delay(b, r, aux_ps, g->cut ? "first-line" : "deliver");
+            /* What the receiver waits for: drawn on its track (the track
+             * only places a task on a timeline). */
+            int aux = coll_lane(b, cb_delay(b, (r + 1) % p, aux_ps, g->cut ? "first-line" : "deliver"),
+                                CL_RECV, r, note);
             if (aux < 0 || (!g->cut && cb_dep(b, id, aux)))
                 return -1;
             /* The hop (and, cut, its first line) after: the data upstream,
@@ -179,7 +189,7 @@ static int ring_next(void *ctx, sched *sc)
             }
             cur[r] = id;
             cur_aux[r] = aux;
-            if (last && final_pass(b, chunk, g->cut ? id : aux, (r + 1) % p))
+            if (last && final_pass(b, chunk, g->cut ? id : aux, (r + 1) % p, r, note))
                 return -1;
         }
     }
@@ -295,6 +305,7 @@ int coll_build_ring(coll_build *b)
     if (g->loops < 1)
         g->loops = 1;
     g->label = k == COLL_ALLREDUCE ? "ring" : k == COLL_ALLGATHER ? "allgather" : "reducescatter";
+    b->tl_steps = g->steps;
     g->start = malloc(sizeof(int) * (size_t)n);
     g->rows = g->loops <= (long)(SIZE_MAX / 2 / sizeof(int) / (size_t)n)
                   ? malloc(sizeof(int) * 2 * (size_t)g->loops * (size_t)n) : NULL;
@@ -326,7 +337,9 @@ int coll_build_tree(coll_build *b)
     int rc = !start || !up || !down || !pup || !pdown
                  ? err_set(b->e, ERR_SYSTEM, "out of memory") : 0;
     for (int r = 0; r < n && !rc; r++)
-        rc = (start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_TREE), "kernel")) < 0;
+        rc = coll_lane(b, start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_TREE),
+                                              "kernel"),
+                       CL_KERNEL, CL_NONE, 0) < 0;
     /* Each hop is a send (done when its last byte has left: the sender's
      * next chunk may follow, FIFO order) and its delivery (route latency and
      * Simple's flag), which the next hop of the same chunk waits for. */
@@ -335,17 +348,24 @@ int coll_build_tree(coll_build *b)
         double sz = fmin(unit, bytes_c - (double)u * unit);
         for (int h = 0; h < n - 1 && !rc; h++) {
             int from = n - 1 - h, to = n - 2 - h;
-            up[h] = cb_nccl_hop_lat(b, from, to, sz, weight, 0, "tree-up");
+            uint32_t note = (uint32_t)(u + 1);
+            up[h] = coll_lane(b, cb_nccl_hop_lat(b, from, to, sz, weight, 0, "tree-up"), CL_SEND,
+                              to, note);
             rc = up[h] < 0 || cb_dep(b, h ? upd : start[from], up[h]) ||
                  cb_dep(b, start[to], up[h]) || (u ? cb_dep(b, pup[h], up[h]) : 0);
-            upd = rc ? -1 : cb_delay(b, to, cb_hop_deliver_ps(b, from, to), "deliver");
+            upd = rc ? -1 : coll_lane(b, cb_delay(b, to, cb_hop_deliver_ps(b, from, to), "deliver"),
+                                      CL_RECV, from, note);
             rc = rc || upd < 0 || cb_dep(b, up[h], upd);
         }
         for (int h = 0; h < n - 1 && !rc; h++) {
-            down[h] = cb_nccl_hop_lat(b, h, h + 1, sz, weight, 0, "tree-down");
+            uint32_t note = (uint32_t)(u + 1);
+            down[h] = coll_lane(b, cb_nccl_hop_lat(b, h, h + 1, sz, weight, 0, "tree-down"),
+                                CL_SEND, h + 1, note);
             rc = down[h] < 0 || cb_dep(b, h ? downd : upd, down[h]) ||
                  (u ? cb_dep(b, pdown[h], down[h]) : 0);
-            downd = rc ? -1 : cb_delay(b, h + 1, cb_hop_deliver_ps(b, h, h + 1), "deliver");
+            downd = rc ? -1 : coll_lane(b, cb_delay(b, h + 1, cb_hop_deliver_ps(b, h, h + 1),
+                                                    "deliver"),
+                                        CL_RECV, h, note);
             rc = rc || downd < 0 || cb_dep(b, down[h], downd);
         }
         int *t = pup;
@@ -378,12 +398,15 @@ int coll_build_alltoall(coll_build *b)
     int *start = malloc(sizeof(int) * (size_t)n);
     int rc = start ? 0 : err_set(b->e, ERR_SYSTEM, "out of memory");
     for (int r = 0; r < n && !rc; r++)
-        rc = (start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING), "kernel")) < 0;
+        rc = coll_lane(b, start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING),
+                                              "kernel"),
+                       CL_KERNEL, CL_NONE, 0) < 0;
+    snprintf(b->tl_units, sizeof b->tl_units, "%.3g ch", ch);
     for (int r = 0; r < n && !rc; r++)
         for (int q = 0; q < n && !rc; q++) {
             if (q == r)
                 continue;
-            int id = cb_nccl_hop(b, r, q, part / ch, ch, "alltoall");
+            int id = coll_lane(b, cb_nccl_hop(b, r, q, part / ch, ch, "alltoall"), CL_SEND, q, 0);
             rc = id < 0 || cb_dep(b, start[r], id) || cb_dep(b, start[q], id);
         }
     free(start);
