@@ -22,22 +22,23 @@ typedef struct hypdef {
     int eager;           /* 1: report the CPU cost per eagerly launched kernel */
     double lo, hi;       /* hi > 0: the amount's bound, for a knob the fit does not
                             take (its source in docs/scenario.md, "Hypotheses") */
+    int verify;          /* 1: a mechanism of the verify: EAGLE-3 observations only */
 } hypdef;
 
 static const hypdef hyps[] = {
     {"host", "host segments (CPU work with the GPU idle, before each launch and after each sync)",
-     "", "host_us", 0, 0, 0},
+     "", "host_us", 0, 0, 0, 0},
     {"host-skew", "host segments at their bound and the ranks' skew (the old default fit)",
-     "host_us=2000", "host_jitter", 0, 0, 0},
+     "host_us=2000", "host_jitter", 0, 0, 0, 0},
     {"skew", "rank skew: each rank's random extra on every host item", "", "host_jitter", 0, 0,
-     0},
+     0, 0},
     {"eager-verify", "the verify forward run eagerly: the CPU launches each of its kernels",
-     "verify_graph=0", "eager_op_us", 1, 0, 0},
+     "verify_graph=0", "eager_op_us", 1, 0, 0, 1},
     /* the slowest NCCL allreduce measured on this box class up to 64 KiB on
      * 8 GPUs: 67.8 us at 64 KiB (p2pmark --allreduce on the ESC8000A-E13P,
      * the rtx6kpro wiki; docs/scenario.md) */
     {"slow-allreduce", "the verify's allreduces themselves slower than modelled (the fabric)",
-     "", "verify_allreduce_us", 0, 1, 67.8},
+     "", "verify_allreduce_us", 0, 1, 67.8, 1},
 };
 enum { NHYPS = sizeof hyps / sizeof hyps[0] };
 _Static_assert(NHYPS <= WHATIF_HYP_MAX, "WHATIF_HYP_MAX holds the table");
@@ -117,8 +118,12 @@ int whatif_hypotheses(whatif_ctx *c, const whatif_scenario *s, int i, whatif_hyp
     if (i < 0 || i >= s->nobs)
         return err_set(e, ERR_USAGE, "hypotheses: no observation %d", i + 1);
     const whatif_obs *ob = &s->obs[i];
+    whatif_scenario os;
+    TRY(whatif_obs_scenario(s, i, &os, e));
     for (int k = 0; k < NHYPS; k++) {
         const hypdef *d = &hyps[k];
+        if (d->verify && os.mode != WHATIF_EAGLE3)
+            continue;
         const fitdef *fd = whatif_find_fitdef(d->knob);
         double lo = d->hi > 0 ? d->lo : fd->lo, hi = d->hi > 0 ? d->hi : fd->hi;
         const knob *kn = whatif_find_knob(d->knob);
@@ -126,7 +131,7 @@ int whatif_hypotheses(whatif_ctx *c, const whatif_scenario *s, int i, whatif_hyp
         TRY(whatif_obs_scenario(s, i, &h.o, e));
         TRY(whatif_apply_kvs(&h.o, d->set, e));
         h.amount = (double *)(void *)((char *)&h.o + kn->off);
-        whatif_hyp *y = &out[k];
+        whatif_hyp *y = &out[(*n)++];
         memset(y, 0, sizeof *y);
         y->name = d->name;
         y->what = d->what;
@@ -149,6 +154,5 @@ int whatif_hypotheses(whatif_ctx *c, const whatif_scenario *s, int i, whatif_hyp
                                fabs(log(y->ar_us / ob->ar_us)) <= 2 * ob->ar_rel_sd;
         }
     }
-    *n = NHYPS;
     return 0;
 }
