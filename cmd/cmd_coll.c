@@ -65,7 +65,7 @@ typedef struct coll_args {
     const char *without_list, *nccl;  /* --without as given, for the header */
     const char *plot;                 /* --plot FILE */
     char ignored[96];  /* nccl-tests flags accepted and ignored ("-n -w") */
-    int reg;           /* -R as given (not modelled) */
+    int reg;           /* -R as given: > 0, registered buffers */
     int tlp;           /* --engine tlp */
     long window_us;    /* --window */
 } coll_args;
@@ -303,8 +303,8 @@ IGNORED(n) IGNORED(w) IGNORED(c) IGNORED(m) IGNORED(a) IGNORED(z) IGNORED(p) IGN
 IGNORED(y) IGNORED(T) IGNORED(S) IGNORED(M) IGNORED(u) IGNORED(I) IGNORED(K) IGNORED(V)
 #undef IGNORED
 
-/* -R 0|1|2: user-buffer registration (local, symmetric), which the model
- * does not distinguish: accepted, and the header says so. */
+/* -R 0|1|2: user-buffer registration (local, symmetric): registered
+ * buffers (docs/model.md "Sends and deliveries"), and the header says so. */
 static int set_register(void *ctx, const char *a, err *e)
 {
     long v;
@@ -377,7 +377,7 @@ static const cli_opt options[] = {
     {"plot", 0, "FILE.svg", "draw time and busbw against size per algorithm (SVG)", set_plot},
     {"format", 0, "F", "table (default), csv or json", cmd_set_format},
     {"output", 0, "FILE", "write the report to FILE (default stdout; -o is the op)", cmd_set_output},
-    {"local_register", 'R', "0|1|2", "nccl-tests: buffer registration; not modelled (noted)", set_register},
+    {"local_register", 'R', "0|1|2", "nccl-tests: buffer registration (1, 2: registered buffers)", set_register},
     {"cta_policy", 'x', "N", "nccl-tests: NCCL CTA policy; only the default (0) is emulated", set_cta_policy},
     {"device_implementation", 'D', "N", "nccl-tests: device-API kernels; only 0 (NCCL's own)", set_device_impl},
     {"output_file", 'J', "FILE", "nccl-tests' JSON file: refused, use --format json --output", set_json_out},
@@ -586,9 +586,10 @@ static void write_meta(report *rep, const run *r, const topo *t, int argc, char 
     if (g->ignored[0])
         report_meta(rep, "ignored", "%s (nccl-tests measurement settings: a prediction has "
                                     "no iterations, warm-up, streams or data)", g->ignored);
-    if (g->reg)
-        report_meta(rep, "register", "%d (nccl-tests -R: the model does not distinguish "
-                                     "registered buffers; predicted as unregistered)", g->reg);
+    if (g->reg || g->graph)
+        report_meta(rep, "registered", "yes (%s: Ring Simple writes into the peer's buffers and "
+                                       "its last receive copies nothing)",
+                    g->reg ? "nccl-tests -R" : "a graph capture of cuMem buffers");
     int custom = 0;
     for (int i = 0; i < g->nalgos; i++)
         custom |= coll_algo_is_custom(g->algos[i]);
@@ -1064,9 +1065,6 @@ int cmd_coll(int argc, char **argv, err *e)
     if (g.ignored[0])
         fprintf(stderr, "collsim coll: note: nccl-tests option(s) %s ignored: a prediction has "
                         "no iterations, warm-up, streams or data to check\n", g.ignored);
-    if (g.reg)
-        fprintf(stderr, "collsim coll: note: -R %d: buffer registration is not modelled; the "
-                        "prediction is for unregistered buffers\n", g.reg);
     /* --timeline -: stdout carries the timeline alone; the report goes to stderr. */
     int rep_stderr = cmd_report_to_stderr(&g.cc);
     int rc = 0;
@@ -1099,6 +1097,10 @@ int cmd_coll(int argc, char **argv, err *e)
     r.req.channels = (int)g.channels;
     r.req.root = g.root > 0 ? (int)g.root : 0;
     r.req.graph = g.graph;
+    /* nccl-tests' -R registers the buffers; a graph capture of cuMem
+     * buffers (ncclMemAlloc, as nccl-tests and hwcheck allocate) registers
+     * them too under NCCL_GRAPH_REGISTER=1, NCCL's default. */
+    r.req.registered = g.reg > 0 || g.graph;
     r.req.env = g.cc.env;
     r.req.nranks = r.nranks;
     /* The report is built in memory and written only once every size is

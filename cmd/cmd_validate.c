@@ -134,6 +134,7 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
     /* The NCCL that ran and its settings (hwcheck's `# nccl:` line and the
      * `--env NAME=VALUE` of its command line) apply to every prediction. */
     nccl_env env = meas_nccl_env(m, t);
+    const char *buffers = meas_meta(m, "buffers");
     for (size_t i = 0; i < meas_ncoll(m); i++) {
         const meas_coll *k = meas_coll_at(m, i);
         coll_req q;
@@ -144,6 +145,10 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
         q.nranks = ranks;
         q.channels = k->channels;
         q.graph = k->graph;
+        /* A graph capture registers cuMem buffers (NCCL_GRAPH_REGISTER=1):
+         * hwcheck's ncclMemAlloc ones, nccl-tests'; hwcheck --alloc cuda
+         * says `# buffers: cudaMalloc`, which it cannot register. */
+        q.registered = k->graph && !(buffers && !strcmp(buffers, "cudaMalloc"));
         if (meas_dtype_parse(k->dtype, &q.dtype))
             return err_at(e, meas_name(m), k->line, "unknown data type '%s'", k->dtype);
         const char *algo = k->algo;

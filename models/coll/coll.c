@@ -357,6 +357,7 @@ static void canon(coll_req *k, const coll_req *r)
     k->proto = r->proto;
     k->channels = r->channels;
     k->graph = r->graph;
+    k->registered = r->registered;
     env_canon(&k->env, &r->env);
 }
 
@@ -531,7 +532,7 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *
         node[i] = topo_gpu_node(c->t, i);
     /* A timeline shows every rank's flows: no bundles then. */
     coll_build b = {.f = c->f, .t = c->t, .r = r, .algo = a, .proto = p, .channels = nc,
-                    .n = r->nranks, .node = node, .e = e, .tune = tune, .stream = c->stream,
+                    .threads = threads, .n = r->nranks, .node = node, .e = e, .tune = tune, .stream = c->stream,
                     .bundle = c->bundle && !tl};
     memset(out, 0, sizeof *out);
     out->algo = a;
@@ -649,23 +650,17 @@ sim_ps cb_hop_lat_ps(const coll_build *b, int from, int to)
                              fabric_lat_ps(b->f, FAB_READ, mem, dst);
 }
 
-/* Simple's fence before its flag (prims_simple.h postPeer: fence_acq_rel_sys
- * after the slice's stores): the sender waits until its writes have landed,
- * one write latency to where the data goes (the peer, or host memory for
- * SHM). LL and LL128 carry their flags in the data and post no fence. */
-static sim_ps fence_ps(const coll_build *b, int from, int to)
-{
-    if (!nccl_proto(b->proto)->flag_hops)
-        return 0;
-    int src = b->node[from], dst = b->node[to];
-    int at = cb_uses_p2p(b, from, to) ? dst : fabric_hostmem_of(b->f, dst);
-    return at < 0 ? 0 : fabric_lat_ps(b->f, FAB_WRITE, src, at);
-}
-
+/* Simple's flag follows a fence (prims_simple.h postPeer: fence_acq_rel_sys
+ * after the slice's stores): it leaves once the writes have landed, the
+ * route's latency after the last byte, and takes one write latency to the
+ * receiver. The fence and the flag are the sync warp's (the post threads
+ * are the block's last, outside nworkers): the workers go on with the
+ * block's next slice meanwhile, so they delay the receiver, not the
+ * sender's next transfer. LL and LL128 carry their flags in the data. */
 sim_ps cb_hop_deliver_ps(const coll_build *b, int from, int to)
 {
     const proto_info *pi = nccl_proto(b->proto);
-    return cb_hop_lat_ps(b, from, to) - fence_ps(b, from, to) +
+    return cb_hop_lat_ps(b, from, to) +
            pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, b->node[from], b->node[to]);
 }
 
@@ -701,7 +696,7 @@ int cb_nccl_hop_lat(coll_build *b, int from, int to, double bytes, double weight
      * fabric adds the route's latency; cancel it) and the flag is not
      * waited for: cb_hop_deliver_ps is the rest. */
     if (!with_lat)
-        extra += fence_ps(b, from, to) - cb_hop_lat_ps(b, from, to);
+        extra -= cb_hop_lat_ps(b, from, to);
     else if (pi->flag_hops)
         extra += pi->flag_hops * fabric_lat_ps(b->f, FAB_WRITE, src, dst);
     double wire = pi->wire * weight;

@@ -31,6 +31,10 @@ typedef struct coll_req {
     coll_proto proto;
     int channels;       /* 0 = as NCCL would for the size */
     int graph;          /* launched inside a CUDA graph (node cost vs launch) */
+    int registered;     /* the user buffers are registered with NCCL (ncclCommRegister, or a
+                           graph capture of cuMem buffers under NCCL_GRAPH_REGISTER=1): Ring
+                           Simple then writes into the peer's output and its last receive
+                           copies nothing (src/register/coll_reg.cc) */
     nccl_env env;
 } coll_req;
 

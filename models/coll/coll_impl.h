@@ -15,6 +15,14 @@ typedef struct proto_info {
     int cost;               /* index of its runtime costs in topo_params (TOPO_NCCL_*) */
     sim_ps tree_extra_ps;   /* tree's kernel start over ring's (NCCL's baseLat) */
     int flag_hops;          /* extra one-way latencies per step for the flag */
+    /* The last receive's copy out of the FIFO (nccl_recv_copy_wire): the
+     * block's threads when NCCL's are not known, those of them that do not
+     * copy (Simple's sync warp), load rounds per trip, bytes each copying
+     * thread loads per round, whether registered buffers skip it and
+     * whether it is charged over SHM. */
+    int threads, sync_threads;
+    double copy_rounds, copy_thread_B;
+    int copy_reg_skips, copy_shm;
 } proto_info;
 
 const proto_info *nccl_proto(coll_proto p);
@@ -31,6 +39,7 @@ typedef struct coll_build {
     coll_algo algo;
     coll_proto proto;
     int channels;
+    int threads;       /* NCCL's threads per channel (block), 0 = not known */
     int n;             /* ranks */
     int *node;         /* node id of each rank's GPU */
     err *e;
@@ -46,6 +55,11 @@ typedef struct coll_build {
 
 typedef int coll_build_fn(coll_build *b);
 
+/* The last receive's copy of a ring chunk out of the FIFO into the user
+ * buffer by the receiving block: wire-weighted bytes per payload byte
+ * against the block's store budget (models/coll/nccl.c; 0: no copy). */
+double nccl_recv_copy_wire(const coll_build *b);
+
 /* Does NCCL use P2P (else SHM) from gpu_a to gpu_b: the path type within
  * NCCL_P2P_LEVEL (default PXB) and NVML's status OK; for communicators
  * above NCCL's local ranks, whose pairs the emulation does not tabulate. */
@@ -60,9 +74,9 @@ int cb_dep(coll_build *b, int before, int after);     /* 0 ok, -1 */
 int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
                 const char *label);
 /* The same; with_lat = 0: the hop ends when its last byte has left the
- * sender and its step cost (and Simple's fence, one write latency) is paid:
- * the sender's next transfer may start; the rest of the route's latency and
- * Simple's flag are cb_hop_deliver_ps, what the receiver waits for after. */
+ * sender and its step cost is paid: the sender's next transfer may start;
+ * the route's latency and Simple's fence and flag are cb_hop_deliver_ps,
+ * what the receiver waits for after. */
 int cb_nccl_hop_lat(coll_build *b, int from, int to, double bytes, double weight, int with_lat,
                     const char *label);
 /* The route latency cb_nccl_hop adds to the hop from -> to (P2P: the write's

@@ -21,19 +21,28 @@
  * 2 FIFO steps; broadcast and the tree move one FIFO step per chunk, one
  * slice. LL: half an LL FIFO step of data (32 KiB); LL128: a step's lines
  * less their flag words (15 of 16: 576,000 bytes). */
-static double unit_bytes(const coll_build *b, double bytes_c)
+static double unit_bytes_of(const coll_build *b, double bytes_c, double *chunk_out)
 {
     const proto_info *pi = nccl_proto(b->proto);
+    *chunk_out = pi->unit_bytes;
     if (b->proto != PROTO_SIMPLE)
         return pi->unit_bytes;
     double buff = b->r->env.buffsize_bytes > 0 ? (double)b->r->env.buffsize_bytes : 4194304.0;
     double step = buff / 8.0;
     int ring = b->algo == ALGO_RING && b->r->kind != COLL_BROADCAST;
+    *chunk_out = step;
     if (!ring)
         return step;
     double chunk = fmin(4 * step, ceil(bytes_c / b->n / 16.0) * 16.0);
     double slice = fmax(ceil(chunk / 2 / 16.0) * 16.0, 2 * step / 32);
+    *chunk_out = chunk;
     return fmin(slice, 2 * step);
+}
+
+static double unit_bytes(const coll_build *b, double bytes_c)
+{
+    double chunk;
+    return unit_bytes_of(b, bytes_c, &chunk);
 }
 
 static int start_tasks(coll_build *b, int *start, int n)
@@ -77,22 +86,32 @@ static int chain(coll_build *b, const int *start, double bytes_c, double weight)
     return rc ? -1 : 0;
 }
 
-/* The ring's steps as the run reaches them. Row (l, s) is step s of loop l
- * on every rank; it depends on rows (l, s-1) (data) and (l-1, s) (FIFO), so
- * rows are added by anti-diagonal d = l + s, l rising within one: each call
- * adds one diagonal, after which every task of the diagonals before has its
- * dependents. Each rank's sends are added in the order of a loop-major
- * build ((l, s) then (l+1, s) among one task's dependents), so the run is
- * the same event for event (sim/sched.h). */
+/* The ring's steps as the run reaches them, one NCCL loop per call. Rank
+ * r's thread block runs its calls in program order (src/device/all_reduce.h
+ * runRing: a loop's send, its 2(n-1) - 1 receive-and-sends and its last
+ * receive, then the next loop; each call a primitive that ends in a block
+ * barrier: prims_ll.h, prims_ll128.h GenericOp; Simple's genericOp moves a
+ * chunk as its slices one after another). A transfer of the model is one
+ * slice (Simple: spc = 2 slices per chunk, or 1) or one chunk (LL, LL128):
+ * transfer (l, s) of rank r, l = L spc + k the k-th slice of NCCL loop L,
+ * waits for the same slice of step s-1 upstream (the data) and for the
+ * rank's previous transfer: slice k-1 of step s, else the last slice of step
+ * s-1, else (s = 0) the previous loop's last send and last receive, whose
+ * copy out of the FIFO the block does itself (final_pass). Each call adds
+ * NCCL loop L, after which every task of the loops before has its
+ * dependents. */
 typedef struct ring_gen {
     coll_build *b;
-    int n, steps;
-    long loops, d;
+    int n, steps, spc;
+    long loops, nloops, L;
     double unit, bytes_c, weight;
     const char *label;
     int *start;  /* n kernel tasks */
-    int *rows;   /* per loop, its last two rows: [(l * 2 + s % 2) * n + r] */
+    int *rows;   /* steps s-1 and s of the loop being added: [((s % 2) * spc + k) * n + r] */
     int *line;   /* the same for the rows' aux tasks (first line, or delivery) */
+    int *last;   /* per rank, its previous loop's last receive (final_pass) */
+    int *lsend;  /* per rank, its previous loop's last send */
+    int *fin;    /* per rank, the last receive of the loop being added */
     int period;  /* > 0: only ranks 0..period-1 run, each standing for its
                   * class r mod period (ring_period) */
     int cut;     /* LL: steps forward lines as they arrive */
@@ -106,95 +125,116 @@ static void ring_gen_free(void *p)
     free(g->start);
     free(g->rows);
     free(g->line);
+    free(g->last);
+    free(g->lsend);
+    free(g->fin);
     free(g);
 }
 
-/* The loop's last receive (NCCL's directRecv / recvReduceCopy after the
- * last send), a step of its own (its wait, barrier and post: nccl_step). With
- * LL every thread also reads its 16-byte lines one per trip into the user
- * buffer, as slowly as a step (prims_ll.h LLGenericOp), so the pass takes
- * the receiving channel's block for a step's worth of trips; LL128 and
- * Simple keep 8 x 16 bytes per thread in flight and their local copy is left
- * out. */
-static int final_pass(coll_build *b, double chunk, int after, int rank, int from,
+/* A slice's last receive (NCCL's directRecv / recv after the last send): a
+ * step of its own (its wait, barrier and post: nccl_step) and the block's
+ * copy of the slice out of the FIFO into the user buffer, as fast as the
+ * block's loads of it allow (nccl_recv_copy_wire; nothing for Simple into
+ * registered buffers, which the peer wrote directly). It follows the data
+ * (after) and the rank's previous task (prev, or -1); its lane is the
+ * receive from `from`. Returns the task. */
+static int final_pass(coll_build *b, double chunk, int after, int prev, int rank, int from,
                       uint32_t note)
 {
-    const proto_info *pi = nccl_proto(b->proto);
-    int id = fabric_block_pass(b->f, &b->node[rank], 1, b->proto == PROTO_LL ? chunk : 0, pi->wire,
+    double w = nccl_recv_copy_wire(b);
+    int id = fabric_block_pass(b->f, &b->node[rank], 1, w > 0 ? chunk : 0, w > 0 ? w : 1,
                                nccl_step_ps(b->t, b->proto), rank, "final-recv", b->e);
     coll_lane(b, id, CL_RECV, from, note);
-    return id < 0 || cb_dep(b, after, id) ? -1 : 0;
+    return id < 0 || cb_dep(b, after, id) || cb_dep(b, prev, id) ? -1 : id;
 }
 
 static int ring_next(void *ctx, sched *sc)
 {
     ring_gen *g = ctx;
     coll_build *b = g->b;
-    int n = g->n;
-    if (g->d == 0 && start_tasks(b, g->start, g->period ? g->period : n))
+    int n = g->n, spc = g->spc;
+    /* With a period p, rank r < p stands for its class r mod p: its
+     * upstream is rank r - 1 mod p, and the receiver of its hop r -> r+1
+     * is, for the block its final pass takes, rank r + 1 mod p. */
+    int p = g->period ? g->period : n;
+    if (g->L == 0 && start_tasks(b, g->start, p))
         return -1;
-    long d = g->d++;
+    long L = g->L++;
     int first = sched_ntasks(sc);
-    long l0 = d - g->steps + 1 > 0 ? d - g->steps + 1 : 0, l1 = d < g->loops - 1 ? d : g->loops - 1;
-    for (long l = l0; l <= l1; l++) {
-        int s = (int)(d - l);
-        double left = g->bytes_c - (double)l * n * g->unit;
-        double chunk = fmin(g->unit, left / n);
-        int *cur = g->rows + (size_t)(l * 2 + s % 2) * (size_t)n;
-        const int *before = g->rows + (size_t)(l * 2 + (s + 1) % 2) * (size_t)n; /* (l, s-1) */
-        const int *prev = g->rows + (size_t)((l - 1) * 2 + s % 2) * (size_t)n; /* (l-1, s) */
-        /* Every transfer is a send (it ends when its last byte has left and
-         * the sender's step cost is paid: the rank's next send may start)
-         * and an `aux` task. LL and LL128 (g->cut) forward lines as they
-         * arrive: a rank's step waits for its own previous step and for the
-         * first line of the upstream step (aux: that step's start plus one
-         * hop's latency), and only a loop's last step carries its latency.
-         * Simple's receiver waits for the whole slice and its flag (aux:
-         * the send's end plus the route's latency and the flag's). */
-        int *cur_aux = g->line + (size_t)(l * 2 + s % 2) * (size_t)n;
-        const int *before_aux = g->line + (size_t)(l * 2 + (s + 1) % 2) * (size_t)n;
+    int nk = (int)(g->loops - L * spc < spc ? g->loops - L * spc : spc);
+#define ROW(a, s, k, r) (a)[((size_t)((s) % 2) * (size_t)spc + (size_t)(k)) * (size_t)n + (size_t)(r)]
+    for (int s = 0; s < g->steps; s++) {
         int last = s == g->steps - 1, with_lat = g->cut && last;
-        /* With a period p, rank r < p stands for its class r mod p: its
-         * upstream is rank r - 1 mod p, and the receiver of its hop r -> r+1
-         * is, for the block its final pass takes, rank r + 1 mod p. */
-        int p = g->period ? g->period : n;
-        for (int r = 0; r < p; r++) {
-            int to = (r + 1) % n, up = (r + p - 1) % p;
-            uint32_t note = coll_lane_step(b, l, s);
-            int id = coll_lane(b, cb_nccl_hop_lat(b, r, to, chunk, g->weight, with_lat, g->label),
-                               CL_SEND, to, note);
-            if (id < 0)
-                return -1;
-            sim_ps aux_ps = g->cut ? cb_hop_lat_ps(b, r, to) : with_lat ? 0 : cb_hop_deliver_ps(b, r, to);
-            /* What the receiver waits for: drawn on its track (the track
-             * only places a task on a timeline). */
-            int aux = coll_lane(b, cb_delay(b, (r + 1) % p, aux_ps, g->cut ? "first-line" : "deliver"),
-                                CL_RECV, r, note);
-            if (aux < 0 || (!g->cut && cb_dep(b, id, aux)))
-                return -1;
-            /* The hop (and, cut, its first line) after: the data upstream,
-             * the rank's own previous step, the same step of the previous
-             * loop (FIFO order), and at the very start both kernels. */
-            int data = s ? before_aux[up] : -1;
-            int own = s ? before[r] : -1;
-            int fifo = l ? prev[r] : -1;
-            for (int k = 0; k < (g->cut ? 2 : 1); k++) {
-                int x = k ? aux : id;
-                if (cb_dep(b, data, x) || cb_dep(b, own, x) || cb_dep(b, fifo, x))
+        for (int k = 0; k < nk; k++) {
+            long l = L * spc + k;
+            double left = g->bytes_c - (double)l * n * g->unit;
+            double chunk = fmin(g->unit, left / n);
+            /* Every transfer is a send (it ends when its last byte has left
+             * and the sender's step cost is paid: the rank's next transfer
+             * may start) and an `aux` task. LL and LL128 (g->cut) forward
+             * lines as they arrive: a rank's step waits for its own previous
+             * step and for the first line of the upstream step (aux: that
+             * step's start plus one hop's latency), and only a loop's last
+             * step carries its latency. Simple's receiver waits for the
+             * whole slice and its flag (aux: the send's end plus the route's
+             * latency and the flag's). */
+            for (int r = 0; r < p; r++) {
+                int to = (r + 1) % n, up = (r + p - 1) % p;
+                uint32_t note = coll_lane_step(b, l, s);
+                int id = coll_lane(b, cb_nccl_hop_lat(b, r, to, chunk, g->weight, with_lat, g->label),
+                                   CL_SEND, to, note);
+                if (id < 0)
                     return -1;
-                if (s == 0 && l == 0 &&
-                    (cb_dep(b, g->start[r], x) ||
-                     ((r + 1) % p != r && cb_dep(b, g->start[(r + 1) % p], x))))
+                sim_ps aux_ps = g->cut ? cb_hop_lat_ps(b, r, to) : with_lat ? 0 : cb_hop_deliver_ps(b, r, to);
+                /* What the receiver waits for: drawn on its track (the track
+                 * only places a task on a timeline). */
+                int aux = coll_lane(b, cb_delay(b, (r + 1) % p, aux_ps, g->cut ? "first-line" : "deliver"),
+                                    CL_RECV, r, note);
+                if (aux < 0 || (!g->cut && cb_dep(b, id, aux)))
                     return -1;
+                /* The hop (and, cut, its first line) after: the data
+                 * upstream, the rank's previous transfer (program order),
+                 * and at the very start both kernels. */
+                int data = s ? ROW(g->line, s - 1, k, up) : -1;
+                int own = k ? ROW(g->rows, s, k - 1, r) : s ? ROW(g->rows, s - 1, nk - 1, r)
+                                                        : L ? g->lsend[r] : -1;
+                int prog = !k && !s && L ? g->last[r] : -1;
+                for (int x2 = 0; x2 < (g->cut ? 2 : 1); x2++) {
+                    int x = x2 ? aux : id;
+                    if (cb_dep(b, data, x) || cb_dep(b, own, x) || cb_dep(b, prog, x))
+                        return -1;
+                    if (s == 0 && L == 0 && k == 0 &&
+                        (cb_dep(b, g->start[r], x) ||
+                         ((r + 1) % p != r && cb_dep(b, g->start[(r + 1) % p], x))))
+                        return -1;
+                }
+                ROW(g->rows, s, k, r) = id;
+                ROW(g->line, s, k, r) = aux;
             }
-            cur[r] = id;
-            cur_aux[r] = aux;
-            if (last && final_pass(b, chunk, g->cut ? id : aux, (r + 1) % p, r, note))
-                return -1;
         }
     }
+    /* The last receives, slice by slice, after the rank's last send. */
+    int S = g->steps - 1;
+    for (int k = 0; k < nk; k++) {
+        long l = L * spc + k;
+        double chunk = fmin(g->unit, (g->bytes_c - (double)l * n * g->unit) / n);
+        for (int r = 0; r < p; r++) {
+            int q = (r + 1) % p;
+            int prev = k ? g->fin[q] : ROW(g->rows, S, nk - 1, q);
+            int id = final_pass(b, chunk, g->cut ? ROW(g->rows, S, k, r) : ROW(g->line, S, k, r),
+                                prev, q, r, coll_lane_step(b, l, S));
+            if (id < 0)
+                return -1;
+            g->fin[q] = id;
+        }
+    }
+    for (int r = 0; r < p; r++) {
+        g->last[r] = g->fin[r];
+        g->lsend[r] = ROW(g->rows, S, nk - 1, r);
+    }
+#undef ROW
     sched_horizon(sc, first);
-    return g->d < g->loops + g->steps - 1 ? 1 : 0;
+    return g->L < g->nloops ? 1 : 0;
 }
 
 /* Can the ring run as its first p ranks alone with the same result? With
@@ -298,19 +338,26 @@ int coll_build_ring(coll_build *b)
     g->b = b;
     g->n = n;
     g->steps = k == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
-    g->unit = unit_bytes(b, bytes_c);
+    double chunk;
+    g->unit = unit_bytes_of(b, bytes_c, &chunk);
     g->bytes_c = bytes_c;
     g->weight = weight;
     g->loops = (long)ceil(bytes_c / (n * g->unit));
     if (g->loops < 1)
         g->loops = 1;
+    /* Slices per chunk: Simple's ring moves a chunk as SlicePerChunk = 2
+     * slices when the chunk is larger than one (prims_simple.h). */
+    g->spc = chunk > g->unit ? 2 : 1;
+    g->nloops = (g->loops + g->spc - 1) / g->spc;
     g->label = k == COLL_ALLREDUCE ? "ring" : k == COLL_ALLGATHER ? "allgather" : "reducescatter";
     b->tl_steps = g->steps;
     g->start = malloc(sizeof(int) * (size_t)n);
-    g->rows = g->loops <= (long)(SIZE_MAX / 2 / sizeof(int) / (size_t)n)
-                  ? malloc(sizeof(int) * 2 * (size_t)g->loops * (size_t)n) : NULL;
-    g->line = g->rows ? malloc(sizeof(int) * 2 * (size_t)g->loops * (size_t)n) : NULL;
-    if (!g->start || !g->rows || !g->line) {
+    g->rows = malloc(sizeof(int) * 4 * (size_t)n);
+    g->line = malloc(sizeof(int) * 4 * (size_t)n);
+    g->last = malloc(sizeof(int) * (size_t)n);
+    g->lsend = malloc(sizeof(int) * (size_t)n);
+    g->fin = malloc(sizeof(int) * (size_t)n);
+    if (!g->start || !g->rows || !g->line || !g->last || !g->lsend || !g->fin) {
         ring_gen_free(g);
         return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
     }

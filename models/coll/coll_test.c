@@ -86,20 +86,20 @@ static void test_ring_simple(void **state)
     (void)state;
     /* Ring allreduce, Simple, one channel, n = 4, S = 4 MiB. NCCL's chunk is
      * min(4 FIFO steps = 2 MiB, S/n = 1 MiB) = 1 MiB, sent as 2 slices of
-     * 512 KiB (prims_simple.h): the model's unit is the slice, so 2 loops of
-     * n slices, 12 slice transfers per link direction, tx = 512 KiB / B =
-     * 52.4288 us each when alone. A send ends when its last byte has left
-     * plus the step cost 1.0 and Simple's fence (one write latency alpha =
-     * 1): s_f = 2 us; the receiver sees it delta = 1 us later (the flag).
-     * Row (l, s) waits for the delivery of (l, s-1) upstream and the send of
-     * (l-1, s) (FIFO order): on each of the 7 diagonals the link carries its
-     * rows back to back (busy 12 tx in all) and the critical path adds s_f
-     * once per diagonal; then the last delivery and the final receive, a
-     * step of its own (1.0 us):
-     *   t = 8.4 + 12 x 52.4288 + 7 x 2 + 1 + 1.0 = 653.5456 us. */
+     * 512 KiB (prims_simple.h): one NCCL loop of 6 steps x 2 slices, tx =
+     * 512 KiB / B = 52.4288 us each when alone. A send ends when its last
+     * byte has left plus the step cost 1.0; the sync warp's fence (the
+     * write's landing, alpha = 1) and flag (alpha) reach the receiver 2 us
+     * later. The block runs its transfers in program order (all_reduce.h
+     * runRing): slice 1 after slice 0, step s after step s-1, so the 12
+     * sends are back to back (the upstream slice, delivered 2 us after its
+     * send, is always there first); then the two last receives, each a step
+     * (1.0 us) with nothing to copy (no block budget here), the second after
+     * its slice's delivery (2 us after the last send):
+     *   t = 8.4 + 12 x (52.4288 + 1.0) + 2 + 1.0 = 652.5456 us. */
     topo *t = uniform(4, 768);
     double us = predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1);
-    NEAR(us, 653.5456, 0.01);
+    NEAR(us, 652.5456, 0.01);
     topo_free(t);
 }
 
@@ -126,18 +126,63 @@ static void test_ring_cta_rate(void **state)
 {
     (void)state;
     /* One NCCL channel is one thread block: with blocks storing at most
-     * 1 GB/s into a peer (cta_store_GBps 1) on 10 GB/s links, the rows of
-     * test_ring_simple (n = 4, S = 4 MiB, 512 KiB slices, two loops, two rows
-     * in flight sharing the block where test_ring_simple's shared the link)
-     * take tx = 524.288 us alone:
-     *   t = 8.4 + 12 x 524.288 + 7 x 2 + 1 + 1.0 = 6315.856 us;
+     * 1 GB/s into a peer (cta_store_GBps 1) on 10 GB/s links, the 12 sends of
+     * test_ring_simple (n = 4, S = 4 MiB, 512 KiB slices) take tx = 524.288
+     * us each, back to back with their step 1.0. Unregistered buffers: each
+     * last receive copies its slice out of the FIFO, 512 threads less the
+     * sync warp's 32 each with 8 x 16 bytes in flight (64 KiB) against the
+     * budget's reference block of 8 KiB: 524288 x 8192 / 65536 / 1 GB/s =
+     * 65.536 us, plus its step; the second after the first:
+     *   t = 8.4 + 12 x 525.288 + 2 x (65.536 + 1.0) = 6444.928 us;
      * two channels carry 2 MiB each: chunk min(2 MiB, 512 KiB), slices of
-     * 256 KiB, two loops, each channel on its own block, tx = 262.144 us:
-     *   t = 8.4 + 12 x 262.144 + 7 x 2 + 1 + 1.0 = 3170.128 us. */
+     * 256 KiB, each channel on its own block, tx = 262.144 us, copies 32.768:
+     *   t = 8.4 + 12 x 263.144 + 2 x 33.768 = 3233.664 us.
+     * Registered buffers (the peer wrote the output: nothing to copy): the
+     * second last receive waits for its slice's delivery, 2 us after the
+     * last send, then its step: 8.4 + 12 x 525.288 + 2 + 1.0 = 6314.856. */
     topo *t = uniform(4, 768);
     topo_params_mut(t)->cta_store_Bps = 1e9;
-    NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1), 6315.856, 0.01);
-    NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 2), 3170.128, 0.01);
+    NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 1), 6444.928, 0.01);
+    NEAR(predict_us(t, ALGO_RING, PROTO_SIMPLE, 4u << 20, 2), 3233.664, 0.01);
+    {
+        err e = {0};
+        coll_ctx *c = coll_ctx_new(t);
+        coll_req r;
+        coll_req_init(&r, t);
+        r.algo = ALGO_RING;
+        r.proto = PROTO_SIMPLE;
+        r.bytes = 4u << 20;
+        r.channels = 1;
+        r.registered = 1;
+        coll_result res;
+        assert_int_equal(coll_predict(c, &r, &res, &e), 0);
+        NEAR((double)res.time_ps / 1e6, 6314.856, 0.01);
+        coll_ctx_free(c);
+    }
+    topo_free(t);
+}
+
+static void test_ring_ll128_order(void **state)
+{
+    (void)state;
+    /* Ring allreduce, LL128, one channel, n = 2, S = 4 x 576,000 B: chunks
+     * of an LL128 step's data (576,000 B), 2 loops of a send and a
+     * receive-reduce-copy-send each, 614,400 wire bytes (128/120) per
+     * transfer: 61.44 us at 10 GB/s (the block, 20 GB/s, does not bind),
+     * plus the step 0.4; the loop's last step carries the latency alpha = 1.
+     * Loop 0: start 14, step 0 ends 14 + 61.84 = 75.84, step 1 (its first
+     * line upstream came at 15) 75.84 + 61.84 + 1 = 138.68. The last
+     * receive copies the chunk out of the FIFO: 640 threads poll 4 x 16
+     * bytes each of its lines and load them again, two rounds of 40 KiB
+     * against the block budget's 8 KiB reference, for 120 of 128 bytes of
+     * data: 576,000 x 2 x 8192 / 40960 x 128/120 / 20 GB/s = 12.288 us, plus
+     * its step 0.4: 151.368. Loop 1 follows it in the block's program order
+     * (all_reduce.h runRing): 151.368 + 61.84 + 61.84 + 1 + 12.288 + 0.4:
+     *   t = 288.736 us. */
+    topo *t = uniform(2, 768);
+    topo_params_mut(t)->cta_store_Bps = 20e9;
+    topo_params_mut(t)->gpu_sm = 90; /* NCCL runs LL128 on SM 70+ only */
+    NEAR(predict_us(t, ALGO_RING, PROTO_LL128, 4 * 576000, 1), 288.736, 0.01);
     topo_free(t);
 }
 
@@ -288,13 +333,13 @@ static void test_tree_chain(void **state)
      * whole chunk of one Simple FIFO step (512 KiB: the tree's chunk is one
      * step), so S = 1 MiB is 2 chunks pipelined through the 6 hops; up and
      * down hops use different link directions, so nothing shares a link. A
-     * hop's send takes tx = 524288 / 10 GB/s = 52.4288 us plus the step 1.0
-     * and the fence alpha = 1; its data and flag reach the next rank 1 us
-     * later. Chunk 1 follows chunk 0's first send (FIFO order), then its 6
-     * hops each wait for the previous hop's delivery:
-     *   t = base 8.4 + (52.4288 + 2) + 6 (52.4288 + 2 + 1) = 395.4016 us. */
+     * hop's send takes tx = 524288 / 10 GB/s = 52.4288 us plus the step 1.0;
+     * its fence (alpha = 1) and flag (alpha) reach the next rank 2 us later.
+     * Chunk 1 follows chunk 0's first send (FIFO order), then its 6 hops
+     * each wait for the previous hop's delivery:
+     *   t = base 8.4 + (52.4288 + 1) + 6 (52.4288 + 1 + 2) = 394.4016 us. */
     topo *t = uniform(4, 4096);
-    NEAR(predict_us(t, ALGO_TREE, PROTO_SIMPLE, 1u << 20, 1), 395.4016, 0.01);
+    NEAR(predict_us(t, ALGO_TREE, PROTO_SIMPLE, 1u << 20, 1), 394.4016, 0.01);
     topo_free(t);
 }
 
@@ -403,18 +448,28 @@ static void test_cache_and_env(void **state)
  * GPU, and both cross that GPU's host_sm_mixed budget M (79 GB/s): the
  * bandwidth term is 2 S / M. The receivers' blocks (64 KiB in flight: 8 x
  * cta_load_host 6.07 = 48.6 GB/s each, 4 channels) and the senders' (19.8
- * each) are far from binding. So between 128 and 256 MiB the time grows by
- * 2 x 128 MiB / 79 GB/s = 3398 us (fixed costs cancel), tolerance 1%.
+ * each) are far from binding. Each rank's block runs its loop in program
+ * order (a loop: 2 steps x 2 slices of 1 MiB per channel, then the two last
+ * receives) and the budget idles between loops: after a loop's last send
+ * its 4 sends' steps (4 x 1.0 us) have been paid in series, the last
+ * slice's delivery (write into host memory 910.9 + 202.5 + 100 = 1213.4
+ * ns, the receiver's read of it, a round trip 2 x 1213.4 + 200 = 2626.8 ns,
+ * and the flag over NVLink 2 x 578.3 = 1156.6 ns: 4.9968 us) and the last
+ * receive's step 1.0 (Simple over SHM copies nothing more: its loads are
+ * the read): 10.0 us a loop. 128 MiB more is 8 more loops of 4 MiB per
+ * channel, so between 128 and 256 MiB the time grows by 2 x 128 MiB / 79
+ * GB/s + 8 x 10.0 = 3397.9 + 80.0 us (fixed costs cancel), tolerance 1%.
  * Without the in-flight scaling (--without host-inflight) the receivers'
  * blocks load at the copy kernel's 8 KiB rate, 4 x 6.07 = 24.28 GB/s, and
- * bind: 128 MiB / 24.28 GB/s = 5528 us, 1%. */
+ * bind: 128 MiB / 24.28 GB/s = 5528 us + the same 80 us, 1%. */
 static void test_shm_channel_bound(void **state)
 {
     (void)state;
     err e = {0};
     topo *t = NULL;
     assert_int_equal(topo_load("h200-2x", &t, &e), 0);
-    const double want[2] = {2.0 * 134217728 / 79e9, 134217728 / (4 * 6.07e9)};
+    const double loops = 8 * (4 * 1.0 + 4.9968 + 1.0) * 1e-6;
+    const double want[2] = {2.0 * 134217728 / 79e9 + loops, 134217728 / (4 * 6.07e9) + loops};
     const int off[2] = {0, FAB_NO_HOST_INFLIGHT};
     for (int k = 0; k < 2; k++) {
         coll_ctx *c = coll_ctx_new(t);
@@ -631,6 +686,7 @@ int main(void)
         cmocka_unit_test(test_serial_loads),
         cmocka_unit_test(test_tree_chain),    cmocka_unit_test(test_one_rank),
         cmocka_unit_test(test_copy_setup),    cmocka_unit_test(test_ring_cta_rate),
+        cmocka_unit_test(test_ring_ll128_order),
         cmocka_unit_test(test_cache_and_env),
         cmocka_unit_test(test_stream_equals_whole), cmocka_unit_test(test_shm_channel_bound),
         cmocka_unit_test(test_bundle_equals_unbundled),

@@ -9,11 +9,21 @@
 
 #define US(x) ((sim_ps)((x) * 1e6))
 
+/* The copy columns (nccl_recv_copy_wire): LL, one 16-byte line per thread
+ * per trip, one round (prims_ll.h LLGenericOp: readLL, then storeData);
+ * LL128, 4 x 16 bytes of lines per thread, loaded until every flag of the
+ * warp's 16 lines matches and then loaded again (prims_ll128.h
+ * recvReduceSendCopy): two rounds; Simple, ncclCollUnroll() = 8 loads of 16
+ * bytes per worker before its stores (common_kernel.h reduceCopyPacks), the
+ * ring's sync warp aside (enqueue.cc nt += WARP_SIZE), none into registered
+ * buffers (the peer's directSend wrote them: register/coll_reg.cc). Over
+ * SHM the receiver's loads from host memory are the hop's read leg: only
+ * LL's pass is charged there (as before this rule). */
 static const proto_info protos[PROTO_N] = {
-    [PROTO_LL] = {"LL", 2.0, 32768, TOPO_NCCL_LL, US(0.2), 0},
+    [PROTO_LL] = {"LL", 2.0, 32768, TOPO_NCCL_LL, US(0.2), 0, 512, 0, 1, 16, 0, 1},
     [PROTO_LL128] = {"LL128", 128.0 / 120.0, 120.0 * 640 * 8 * 8 / 8 / 16 * 15,
-                     TOPO_NCCL_LL128, 0, 0},
-    [PROTO_SIMPLE] = {"Simple", 1.0, 1048576, TOPO_NCCL_SIMPLE, 0, 1},
+                     TOPO_NCCL_LL128, 0, 0, 640, 0, 2, 64, 0, 0},
+    [PROTO_SIMPLE] = {"Simple", 1.0, 1048576, TOPO_NCCL_SIMPLE, 0, 1, 544, 32, 1, 128, 1, 0},
 };
 
 const proto_info *nccl_proto(coll_proto p)
@@ -30,6 +40,22 @@ sim_ps nccl_start_ps(const topo *t, coll_proto p, coll_algo a)
 sim_ps nccl_step_ps(const topo *t, coll_proto p)
 {
     return topo_params_get(t)->nccl_step_ps[nccl_proto(p)->cost];
+}
+
+/* A block's local loads follow its bytes in flight per round trip
+ * (docs/model.md "Serial loads": cta_store is the copy kernel's 512 threads
+ * x one 16-byte load, FABRIC_CTA_REF_INFLIGHT_B): the copy costs the block
+ * rounds x ref / (copying threads x bytes per round) per wire byte, x wire
+ * per payload byte (LL 2 at 512 threads, LL128 0.43 at 640, Simple 0.125 at
+ * 512 workers). A hop into rank 0 stands for the ring's transport. */
+double nccl_recv_copy_wire(const coll_build *b)
+{
+    const proto_info *pi = nccl_proto(b->proto);
+    if ((pi->copy_reg_skips && b->r->registered) ||
+        (!pi->copy_shm && b->n > 1 && !cb_uses_p2p(b, b->n - 1, 0)))
+        return 0;
+    int nt = (b->threads > 0 ? b->threads : pi->threads) - pi->sync_threads;
+    return pi->copy_rounds * FABRIC_CTA_REF_INFLIGHT_B / ((double)nt * pi->copy_thread_B) * pi->wire;
 }
 
 int nccl_uses_p2p(const topo *t, const nccl_env *env, int gpu_a, int gpu_b)

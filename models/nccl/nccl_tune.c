@@ -792,9 +792,11 @@ static void tune(nccl_tune *nt, const struct nccl_version *ver, int max_tree_pat
                         bus *= .85f;
                 }
                 bus *= a == 1 ? (float)n / (float)nsteps : .5f;
-                /* Protocol enable: LL128 only over NVLink-class paths. */
+                /* Protocol enable: LL128 by default only over NVLink-class
+                 * paths; NCCL_PROTO naming it skips that rule (tuning.cc
+                 * ncclTopoTuneModel: pEnable 1, not 2, when set). */
                 int on = 1;
-                if (p == 1) {
+                if (p == 1 && env->proto != PROTO_LL128) {
                     int type_inter = g->type_inter;
                     on = (cc >= 90 ? type_inter <= P_PXN : type_inter <= P_PXB) &&
                          g->type_intra <= P_NVB && cc >= 70;

@@ -160,6 +160,24 @@ static void test_2s_seeds(void **state)
     topo_free(t);
 }
 
+/* NCCL_PROTO=LL128 on the same box: LL128's default rule (typeIntra <=
+ * NVB) would keep it off here (SYS), but a protocol the variable names is
+ * enabled as given (tuning.cc ncclTopoTuneModel: pEnable is 1, not the
+ * default 2, so the rule is skipped). Ring LL128 busBw min(0.1 x .92,
+ * 1 x 73.4 (Blackwell's per-channel cap in 2.28)) = .092, algBw x 8/14 =
+ * 0.052571; LL is off (not named). */
+static void test_2s_ll128_named(void **state)
+{
+    (void)state;
+    static const char *const env[] = {"NCCL_PROTO=LL128", NULL};
+    topo *t;
+    nccl_tune *nt = make("rtxpro6000-8x-pcie5-2s", 8, env, &t);
+    NEAR(nt->bw_GBps[COLL_ALLREDUCE][RING][LL128], 0.052571, 1e-5);
+    NEAR(nt->bw_GBps[COLL_ALLREDUCE][RING][LL], 0, 1e-9);
+    nccl_tune_free(nt);
+    topo_free(t);
+}
+
 /* Version differences on the same box: 2.30's sm100SpeedArrayIntra has a
  * 45 step, so its search starts at 45 (2.28: 40); the outcome is the same
  * fallback. 2 channels with NCCL_MIN_NCHANNELS=4: connect.cc copies
@@ -460,6 +478,62 @@ static void test_alltoall_nvswitch(void **state)
     topo_free(t);
 }
 
+/* The all-to-all's protocol rule per version (enqueue.cc addP2pToPlan in
+ * each tag): 2.26, 2.27 and 2.28 count LL's threshold per
+ * p2pnChannelsPerPeer (1 MiB on h200-8x-nvswitch: LL on 4 channels, as
+ * test_alltoall_nvswitch derives for 2.28), 2.29 and 2.30 per channel of
+ * the send (Simple on 2). */
+static void test_alltoall_versions(void **state)
+{
+    (void)state;
+    static const struct { const char *v; coll_proto p; int ch; } want[] = {
+        {"NCCL_VERSION=2.26", PROTO_LL, 4},     {"NCCL_VERSION=2.27", PROTO_LL, 4},
+        {"NCCL_VERSION=2.28", PROTO_LL, 4},     {"NCCL_VERSION=2.29", PROTO_SIMPLE, 2},
+        {"NCCL_VERSION=2.30", PROTO_SIMPLE, 2},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        const char *env[] = {want[i].v, NULL};
+        topo *t;
+        nccl_tune *nt = make("h200-8x-nvswitch", 8, env, &t);
+        p2p(nt, 1 << 20, want[i].p, want[i].ch);
+        nccl_tune_free(nt);
+        topo_free(t);
+    }
+}
+
+/* Blackwell's per-channel Ring LL128 cap per version (tuning.cc
+ * perChMaxRingLL128Bws[Blackwell][1 node]: 2 x 36.7 up to 2.28, 40.0 from
+ * 2.29). h200-8x-nvswitch with SM 100 GPUs: NCCL's NVLink is 18 x
+ * SM100_NVLINK_BW 40.1 = 721.8 GB/s; the ring search starts at 90 (the
+ * sm100 ladder's first rung <= 721.8) and fits 8 channels (8 x 90 = 720),
+ * DupChannels -> 16 at 45, in every version. Ring LL128 busBw min(.92 x 16
+ * x 45 = 662.4, 16 x cap): up to 2.28 662.4 (cap 73.4), algBw x 8/14 =
+ * 378.514; from 2.29 640 (cap 40), 365.714. */
+static void test_blackwell_ll128_cap(void **state)
+{
+    (void)state;
+    static const struct { const char *v; double bw; } want[] = {
+        {"2.26", 378.514}, {"2.27", 378.514}, {"2.28", 378.514}, {"2.29", 365.714}, {"2.30", 365.714},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        err e = {0};
+        topo *t;
+        assert_int_equal(topo_load("h200-8x-nvswitch", &t, &e), 0);
+        topo_params_mut(t)->gpu_sm = 100;
+        coll_req r;
+        coll_req_init(&r, t);
+        r.env.version = nccl_tune_version_parse(want[i].v);
+        nccl_tune *nt = NULL;
+        assert_int_equal(nccl_tune_new(t, 8, &r.env, &nt, &e), 0);
+        NEAR(nt->max_bw_GBps, 721.8, 1e-3);
+        assert_int_equal(nt->ring.nchannels, 16);
+        NEAR(nt->ring.bw_intra_GBps, 45, 1e-6);
+        NEAR(nt->bw_GBps[COLL_ALLREDUCE][RING][LL128], want[i].bw, 1e-2);
+        nccl_tune_free(nt);
+        topo_free(t);
+    }
+}
+
 /* rtxpro6000-8x-pcie5-2s, 8 ranks: 2 channels (test_2s_default) ->
  * p2pnChannels 2; PCI peers 2 channels each -> 2 per peer; nChannelsMin 1
  * (2 x 8 > 2); not all NVLink: 128 KiB step. 2.28: 1 MiB -> 128 KiB per
@@ -519,11 +593,13 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_versions),     cmocka_unit_test(test_2s_default),
         cmocka_unit_test(test_2s_seeds),     cmocka_unit_test(test_2s_version_and_min),
+        cmocka_unit_test(test_2s_ll128_named),
         cmocka_unit_test(test_2s_two_gpus),  cmocka_unit_test(test_h200_8),
         cmocka_unit_test(test_h200_two),     cmocka_unit_test(test_1s),
         cmocka_unit_test(test_coll_auto),    cmocka_unit_test(test_p2p_status),
         cmocka_unit_test(test_ladders),      cmocka_unit_test(test_spread_versions),
         cmocka_unit_test(test_alltoall_nvswitch), cmocka_unit_test(test_alltoall_pcie),
+        cmocka_unit_test(test_alltoall_versions), cmocka_unit_test(test_blackwell_ll128_cap),
         cmocka_unit_test(test_beyond_local_ranks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

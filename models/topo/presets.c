@@ -292,7 +292,12 @@ static int build_h200_1x(topo *t, err *e)
  * ns per hop, PCIe 51.5 +- 1.9 GB/s and 911 +- 47 ns, copy setup 1.67 us, a
  * kernel's own start and end (kernel_base) 3.59 +- 0.17 us, launch 3.16 us,
  * graph node 0.501 us, one block of 512 threads stores 19.13 +- 1.0 GB/s and
- * loads 7.70 +- 0.32 GB/s into / from the peer. */
+ * loads 7.70 +- 0.32 GB/s into / from the peer. NCCL's fixed costs are the
+ * set's fit of the Ring-forced rows that isolate them (one channel, at most
+ * 64 KiB; docs/model.md "Protocol constants and NCCL's fixed costs"): kernel
+ * starts LL 4.657, LL128 11.86, Simple 11.10 us, 12.76 us of host work per
+ * eager call. The set is predicted with this preset (`calib: preset`) and
+ * fails when its fit leaves any of these values by more than one sd. */
 static int build_h200_2x(topo *t, err *e)
 {
     bld b = {t, e, 0};
@@ -309,6 +314,10 @@ static int build_h200_2x(topo *t, err *e)
     p->kernel_base_ps = 3590000;
     p->cta_store_Bps = 19.13e9;
     p->cta_load_Bps = 7.698e9;
+    p->nccl_start_ps[TOPO_NCCL_LL] = 4657000;
+    p->nccl_start_ps[TOPO_NCCL_LL128] = 11860000;
+    p->nccl_start_ps[TOPO_NCCL_SIMPLE] = 11100000;
+    p->nccl_call_ps = 12760000;
     /* Gradual saturation (docs/model.md "Thread blocks"): the 36-block copy
      * kernel stores 339.2 GB/s at 256 MiB (p2p-write-blocks36.csv, mean of both
      * directions) on the fitted 379.4: N0 = 36 (379.4 / 339.2 - 1). */
