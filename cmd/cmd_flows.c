@@ -64,6 +64,8 @@ typedef struct flows_args {
     int tlp;               /* --engine tlp */
     const char *without_s; /* parsed once the engine is known */
     double window_us;
+    flows_issue issue;     /* --issue */
+    long repeat;           /* --repeat */
 } flows_args;
 
 #define ARGS ((flows_args *)ctx)
@@ -89,6 +91,11 @@ static int set_window(void *ctx, const char *a, err *e)
     ARGS->window_us = (double)v;
     return 0;
 }
+static int set_issue(void *ctx, const char *a, err *e)
+{
+    return flows_issue_parse(a, &ARGS->issue) ? err_set(e, ERR_USAGE, "--issue: '%s' (streams or torch)", a) : 0;
+}
+static int set_repeat(void *ctx, const char *a, err *e) { return cli_parse_long("--repeat", a, 1, 1000, &ARGS->repeat, e); }
 static int set_blocks(void *ctx, const char *a, err *e) { return cli_parse_long("--blocks", a, 1, 1024, &ARGS->blocks, e); }
 
 static int set_op(void *ctx, const char *a, err *e)
@@ -118,6 +125,8 @@ static const cli_opt options[] = {
     {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read, nvlink-sat, serial-loads, host-inflight, host-mixed (--engine tlp: turn, credits, order, tags)", set_without},
     {"engine", 0, "E", "flow (default: rates of flows) or tlp (transaction level: every TLP, docs/model.md)", set_engine},
     {"window", 0, "US", "--engine tlp: simulate TLPs for US microseconds per phase, then extrapolate (default 50; 0 = every TLP)", set_window},
+    {"issue", 0, "HOW", "streams (default: every flow from its own stream, all at once) or torch (each flow one PyTorch copy_, issued in order: docs/model.md)", set_issue},
+    {"repeat", 0, "N", "issue the flow list N times in order, as a benchmark's timed loop (default 1)", set_repeat},
     {"blocks", 0, "N", "thread blocks per write/read kernel, as hwcheck --blocks (default: enough for the links)", set_blocks},
     {"format", 0, "F", "table (default), csv or json", cmd_set_format},
     {"output", 0, "FILE", "write the report to FILE (default stdout)", cmd_set_output},
@@ -135,6 +144,7 @@ int cmd_flows(int argc, char **argv, err *e)
     g.bytes = 256u << 20;
     g.op = FLOWS_WRITE;
     g.window_us = 50;
+    g.repeat = 1;
     const char *pos[1];
     int npos;
     int prc = cli_parse("collsim flows", synopsis, desc, options, &g, argc, argv, pos, 0, &npos, e);
@@ -165,8 +175,14 @@ int cmd_flows(int argc, char **argv, err *e)
                    : err_set(e, ERR_SYSTEM, "out of memory");
         ncases = 1;
     }
-    for (int k = 0; k < ncases && !rc; k++)
+    for (int k = 0; k < ncases && !rc; k++) {
         cases[k].blocks = (int)g.blocks;
+        cases[k].issue = g.issue;
+        if (g.repeat > 1 && flows_case_repeat(&cases[k], (int)g.repeat))
+            rc = err_set(e, ERR_SYSTEM, "out of memory");
+        if (!rc)
+            rc = flows_issue_check(&cases[k], e);
+    }
     fabric *f = NULL;
     tlp_net *tn = NULL;
     if (!rc && g.tlp) {
@@ -196,6 +212,9 @@ int cmd_flows(int argc, char **argv, err *e)
         report_meta(rep, "calibration", "%s", g.cc.calib ? g.cc.calib : "none (preset parameters)");
         if (g.tlp)
             report_meta(rep, "engine", "tlp (transaction level, window %g us)", g.window_us);
+        if (g.issue == FLOWS_ISSUE_TORCH || g.repeat > 1)
+            report_meta(rep, "issue", "%s, %ld round%s", g.issue == FLOWS_ISSUE_TORCH ? "torch" : "streams",
+                        g.repeat > 1 ? g.repeat : 1, g.repeat > 1 ? "s" : "");
         char cmdline[1024];
         report_meta(rep, "command", "%s",
                     cli_command_line(cmdline, sizeof cmdline, "collsim", argc, argv));

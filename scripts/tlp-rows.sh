@@ -2,7 +2,9 @@
 # The reference box's contention rows (validate/data/public/rtxpro6000-2s-flows.csv and
 # -rw-flows.csv) on both engines: measured GB/s, flow mode, transaction mode, and the
 # transaction mode's run time. Usage: scripts/tlp-rows.sh [TOPO] [extra collsim flows options]
-# (docs/model.md, "The transaction-level engine"). COLLSIM names the binary.
+# (docs/model.md, "The transaction-level engine"). COLLSIM names the binary. TORCH=N adds the
+# rows as the source's benchmark issued them (--issue torch --repeat N, both engines; docs/model.md
+# "How the contention rows were measured").
 set -eu
 COLLSIM=${COLLSIM:-build/collsim}
 TOPO=${1:-rtxpro6000-8x-pcie5-2s}
@@ -19,16 +21,31 @@ a2a() { # every ordered pair of the GPUs in $1 (comma list) to those in $2
     echo "$out"
 }
 agg() { grep -v '^#' | awk -F, 'NR>1 { if ($4 == -1) a = $9; else if (n++ == 0) a = $9 } END { print a }'; }
+TORCH=${TORCH:-}
 row() { # label op spec measured
     f=$("$COLLSIM" flows --topo "$TOPO" --flows "$3" --op "$2" --format csv | agg)
     t0=$(date +%s.%N)
     t=$("$COLLSIM" flows --topo "$TOPO" --flows "$3" --op "$2" --format csv --engine tlp $EXTRA | agg)
     t1=$(date +%s.%N)
-    printf '| %s | %s | %s | %s | %s | %.2f |\n' "$1" "$2" "$4" "$f" "$t" "$(echo "$t1 - $t0" | bc)"
+    if [ -z "$TORCH" ]; then
+        printf '| %s | %s | %s | %s | %s | %.2f |\n' "$1" "$2" "$4" "$f" "$t" "$(echo "$t1 - $t0" | bc)"
+        return
+    fi
+    fq=$("$COLLSIM" flows --topo "$TOPO" --flows "$3" --op "$2" --format csv --issue torch --repeat "$TORCH" | agg)
+    t2=$(date +%s.%N)
+    tq=$("$COLLSIM" flows --topo "$TOPO" --flows "$3" --op "$2" --format csv --engine tlp --issue torch --repeat "$TORCH" $EXTRA | agg)
+    t3=$(date +%s.%N)
+    printf '| %s | %s | %s | %s | %s | %s | %s | %.2f / %.2f |\n' "$1" "$2" "$4" "$f" "$t" "$fq" "$tq" \
+        "$(echo "$t1 - $t0" | bc)" "$(echo "$t3 - $t2" | bc)"
 }
 ALL=0,1,2,3,4,5,6,7
-echo "| row | op | measured GB/s | flow mode | transaction mode | tlp run s |"
-echo "|---|---|---:|---:|---:|---:|"
+if [ -z "$TORCH" ]; then
+    echo "| row | op | measured GB/s | flow mode | transaction mode | tlp run s |"
+    echo "|---|---|---:|---:|---:|---:|"
+else
+    echo "| row | op | measured GB/s | flow mode | transaction mode | flow, torch x$TORCH | transaction, torch x$TORCH | tlp run s |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|"
+fi
 row "1 flow cross-chip 0>4" copy-write "0>4" 36.8
 row "2 flows, different VS 0>4 2>6" copy-write "0>4,2>6" 76.4
 row "2 flows, same VS, 2 roots 0>4 1>6" copy-write "0>4,1>6" 2.7

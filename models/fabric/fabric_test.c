@@ -112,6 +112,78 @@ static double run_case(const topo *t, const char *spec, flows_op op, int without
     return (double)tmax * 1e-12;
 }
 
+/* Which copies a PyTorch-issued list waits for (flows.h FLOWS_ISSUE_TORCH):
+ * copy-write 0>4, 0>2, 1>4, 0>5, 1>2: the second waits for the first (g0's
+ * engine), the third for the first (into 4), the fourth for the second (g0),
+ * the fifth for the third (g1's engine) and the second (into 2). As
+ * copy-read the destination waits go: the third and fifth wait for g1's
+ * engine only, the third not at all. Streams issue: nothing waits. */
+static void test_torch_preds(void **state)
+{
+    (void)state;
+    flows_case c = {0};
+    static const int src[] = {0, 0, 1, 0, 1}, dst[] = {4, 2, 4, 5, 2};
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(flows_case_add(&c, src[i], dst[i]), 0);
+    c.op = FLOWS_COPY_WRITE;
+    c.issue = FLOWS_ISSUE_TORCH;
+    int p[2];
+    static const int want_n[] = {0, 1, 1, 1, 2}, want[][2] = {{-1}, {0}, {0}, {1}, {2, 1}};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(flows_preds(&c, i, p), want_n[i]);
+        for (int k = 0; k < want_n[i]; k++)
+            assert_int_equal(p[k], want[i][k]);
+    }
+    c.op = FLOWS_COPY_READ;
+    static const int rd_n[] = {0, 1, 0, 1, 1}, rd[][1] = {{-1}, {0}, {-1}, {1}, {2}};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(flows_preds(&c, i, p), rd_n[i]);
+        if (rd_n[i])
+            assert_int_equal(p[0], rd[i][0]);
+    }
+    c.issue = FLOWS_ISSUE_STREAMS;
+    assert_int_equal(flows_preds(&c, 4, p), 0);
+    /* Kernels are not PyTorch copies. */
+    err e = {0};
+    c.issue = FLOWS_ISSUE_TORCH;
+    c.op = FLOWS_WRITE;
+    assert_int_equal(flows_issue_check(&c, &e), ERR_USAGE);
+    flows_case_free(&c);
+}
+
+/* The same issue on the flow engine: g0 -> g1 then g0 -> g3 (10 GB/s paths,
+ * 1 GB each): g0's one engine runs them in turn, the first ending at 0.1 s,
+ * the second at 0.2 s; interleaved (CE order off) the head-of-line weight
+ * gives each 5 GB/s and both end at 0.2 s. Repeated twice (--repeat 2): four
+ * copies in a row, 0.4 s. */
+static void test_torch_issue_flow(void **state)
+{
+    (void)state;
+    topo *t = build();
+    finish(t);
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    assert_non_null(f);
+    flows_case c = {0};
+    assert_int_equal(flows_parse(t, "0>1,0>3", FLOWS_COPY_WRITE, 1e9, &c, &e), 0);
+    c.issue = FLOWS_ISSUE_TORCH;
+    sim_ps tp[4];
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 0.1, 1e-6);
+    NEAR_REL((double)tp[1] * 1e-12, 0.2, 1e-6);
+    c.orders = FLOWS_ORDER_DST;
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[0] * 1e-12, 0.2, 1e-6);
+    c.orders = 0;
+    assert_int_equal(flows_case_repeat(&c, 2), 0);
+    assert_int_equal(c.n, 4);
+    assert_int_equal(flows_run(f, &c, tp, &e), 0);
+    NEAR_REL((double)tp[3] * 1e-12, 0.4, 1e-6);
+    flows_case_free(&c);
+    fabric_free(f);
+    topo_free(t);
+}
+
 static void test_read_collapse(void **state)
 {
     (void)state;
@@ -835,6 +907,7 @@ int main(void)
         cmocka_unit_test(test_block_pass),        cmocka_unit_test(test_copy_staged),
         cmocka_unit_test(test_host_blocks),
         cmocka_unit_test(test_host_inflight_and_mixed),
+        cmocka_unit_test(test_torch_preds),       cmocka_unit_test(test_torch_issue_flow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

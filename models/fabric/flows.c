@@ -5,6 +5,7 @@
  * ops copy-engine transfers (flows.h says which engine). */
 #include "models/fabric/flows.h"
 #include "sim/cli.h"
+#include "sim/sched.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -197,6 +198,64 @@ int flows_op_parse(const char *s, flows_op *op)
 
 const char *flows_op_name(flows_op op) { return op_names[op]; }
 
+int flows_issue_parse(const char *s, flows_issue *is)
+{
+    static const char *const names[] = {"streams", "torch"};
+    for (int i = 0; i < 2; i++)
+        if (!strcmp(s, names[i])) {
+            *is = (flows_issue)i;
+            return 0;
+        }
+    return -1;
+}
+
+int flows_issue_check(const flows_case *c, err *e)
+{
+    if (c->issue != FLOWS_ISSUE_TORCH)
+        return 0;
+    if (c->op != FLOWS_COPY && c->op != FLOWS_COPY_WRITE && c->op != FLOWS_COPY_READ)
+        return err_set(e, ERR_USAGE, "--issue torch: PyTorch's copy_ is a copy-engine copy "
+                       "(--op copy, copy-write or copy-read), not %s", op_names[c->op]);
+    for (int i = 0; i < c->n; i++)
+        if (c->src[i] < 0 || c->dst[i] < 0)
+            return err_set(e, ERR_USAGE, "--issue torch: flow %d involves host memory; the "
+                           "issue model covers copies between GPUs", i);
+    return 0;
+}
+
+int flows_preds(const flows_case *c, int i, int pred[2])
+{
+    if (c->issue != FLOWS_ISSUE_TORCH)
+        return 0;
+    int orders = c->orders ? c->orders : FLOWS_ORDER_CE | FLOWS_ORDER_DST;
+    /* copy-read is issued under the reader's stream: the destination's
+     * current stream is the pair's own, so only the write forms wait on it. */
+    int dst_wait = (orders & FLOWS_ORDER_DST) && c->op != FLOWS_COPY_READ;
+    int np = 0, ce = -1, dst = -1;
+    for (int j = i - 1; j >= 0 && ((orders & FLOWS_ORDER_CE && ce < 0) || (dst_wait && dst < 0));
+         j--) {
+        if (ce < 0 && (orders & FLOWS_ORDER_CE) && c->src[j] == c->src[i])
+            ce = j;
+        if (dst < 0 && dst_wait && c->dst[j] == c->dst[i])
+            dst = j;
+    }
+    if (ce >= 0)
+        pred[np++] = ce;
+    if (dst >= 0 && dst != ce)
+        pred[np++] = dst;
+    return np;
+}
+
+int flows_case_repeat(flows_case *c, int rounds)
+{
+    int n = c->n;
+    for (int r = 1; r < rounds; r++)
+        for (int i = 0; i < n; i++)
+            if (flows_case_add(c, c->src[i], c->dst[i]))
+                return -1;
+    return 0;
+}
+
 int flows_expand(const topo *t, const char *pattern, flows_op op, double bytes,
                  const int *gpus, int ngpus, flows_case **cases, int *ncases, err *e)
 {
@@ -350,6 +409,10 @@ static int add_flow(fabric *f, const flows_case *c, int i, int *id, err *e)
     fab_op op = ops[c->op];
     if (c->op == FLOWS_COPY && c->dst[i] < 0)
         op = FAB_CE_WRITE;
+    /* PyTorch runs every peer copy on the source's stream: its engine pushes. */
+    int pred[2], np = flows_preds(c, i, pred);
+    if (c->issue == FLOWS_ISSUE_TORCH)
+        op = FAB_CE_WRITE;
     /* A transfer starts with its engine: a copy engine's setup, or the
      * copy kernel's own start (kernel_base); a latency probe is a flag
      * between kernels already running (hwcheck's ping-pong). */
@@ -358,6 +421,9 @@ static int add_flow(fabric *f, const flows_case *c, int i, int *id, err *e)
     sim_ps setup = op == FAB_CE_READ || op == FAB_CE_WRITE ? tp->copy_setup_ps
                    : probe                                  ? 0
                                                             : tp->kernel_base_ps;
+    /* A copy queued behind another starts when it ends: the engine is running. */
+    if (np)
+        setup = 0;
     int init = fab_is_read(op) ? d : s, peer = fab_is_read(op) ? s : d;
     id[i] = fabric_xfer_group_blocks(f, op, init, &peer, 1, c->bytes, 1,
                                      fabric_cta_cap_to_Bps(f, op, c->blocks, peer, c->inflight_B), c->blocks,
@@ -365,11 +431,15 @@ static int add_flow(fabric *f, const flows_case *c, int i, int *id, err *e)
                                      i, c->pattern, e);
     if (id[i] < 0)
         return e->code;
+    for (int k = 0; k < np; k++)
+        if (sched_dep(fabric_sched(f), id[pred[k]], id[i]) < 0)
+            return err_set(e, ERR_SYSTEM, "out of memory");
     return 0;
 }
 
 int flows_run(fabric *f, const flows_case *c, sim_ps *time_ps, err *e)
 {
+    TRY(flows_issue_check(c, e));
     fabric_reset(f);
     int *id = malloc(sizeof(int) * (size_t)(c->n > 0 ? c->n : 1)), rc = 0;
     if (!id)

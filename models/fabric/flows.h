@@ -23,9 +23,25 @@ typedef enum flows_op {
     FLOWS_NOPS
 } flows_op;
 
+/* How the flows of a case are issued. STREAMS: each flow from its own
+ * stream, all at once (hwcheck flows). TORCH: each flow is one PyTorch
+ * `dst.copy_(src)` issued in list order as the rtx6kpro copy benchmark issues
+ * it (docs/model.md "How the contention rows were measured"): copy-write and
+ * copy under a stream of the source, copy-read under one of the reader; every
+ * copy runs on the source's copy engine, pushing. */
+typedef enum flows_issue { FLOWS_ISSUE_STREAMS, FLOWS_ISSUE_TORCH } flows_issue;
+
+/* Which of the TORCH issue's orderings apply (both by default): CE, a GPU's
+ * copy engine runs its copies one at a time in issue order; DST, a copy
+ * under the source's stream waits for the copies issued before it into the
+ * same destination (PyTorch's barrier on the destination's current stream). */
+enum { FLOWS_ORDER_CE = 1, FLOWS_ORDER_DST = 2 };
+
 typedef struct flows_case {
     const char *pattern;
     flows_op op;
+    flows_issue issue;
+    int orders;              /* FLOWS_ORDER_* bits the TORCH issue applies; 0 = all */
     double bytes;            /* per flow */
     int blocks;              /* thread blocks of each kernel (write, read); 0 = enough
                                 for the links (hwcheck's default, one per SM) */
@@ -59,6 +75,16 @@ int flows_parse(const topo *t, const char *spec, flows_op op, double bytes, flow
  * common start to its last byte landing (time_ps has room for c->n). */
 int flows_run(fabric *f, const flows_case *c, sim_ps *time_ps, err *e);
 int flows_op_parse(const char *s, flows_op *op);   /* 0 ok, -1 unknown */
+int flows_issue_parse(const char *s, flows_issue *is);   /* 0 ok, -1 unknown */
+/* The flows that flow i of c waits for (they end before it starts) under
+ * c's issue, written to pred (room for 2); returns how many. STREAMS: none. */
+int flows_preds(const flows_case *c, int i, int pred[2]);
+/* 0 if c can be issued as c->issue says; ERR_USAGE naming why not (TORCH:
+ * copy ops between GPUs only). */
+int flows_issue_check(const flows_case *c, err *e);
+/* Make c's flow list its first n flows repeated rounds times, in order (a
+ * benchmark's timed loop); -1 when out of memory. */
+int flows_case_repeat(flows_case *c, int rounds);
 const char *flows_op_name(flows_op op);
 
 #endif

@@ -85,7 +85,13 @@ typedef struct flow {
     int64_t got_ps, half_ps;     /* its last delivery; the last before the checkpoint */
     int64_t end_ps, base_lat_ps;
     int done;
+    int npred, waiting;          /* predecessors (tlp_flow_after); those not ended */
+    int released;                /* its successors were told it ended */
 } flow;
+
+typedef struct dep {
+    int before, after;
+} dep;
 
 struct tlp_net {
     const topo *t;
@@ -105,6 +111,8 @@ struct tlp_net {
     int *routes;
     int nroutes, routes_cap;
     int *fl_list;
+    dep *deps;
+    int ndeps, deps_cap;
     /* run state */
     evq *q;
     pool pk, cr, rq;
@@ -235,6 +243,7 @@ void tlp_free(tlp_net *n)
     free(n->fl);
     free(n->routes);
     free(n->fl_list);
+    free(n->deps);
     evq_free(n->q);
     pool_fini(&n->pk);
     pool_fini(&n->cr);
@@ -246,6 +255,7 @@ void tlp_reset(tlp_net *n)
 {
     n->nfl = 0;
     n->nroutes = 0;
+    n->ndeps = 0;
 }
 
 void tlp_disable(tlp_net *n, int off) { n->off = off; }
@@ -340,6 +350,23 @@ int tlp_flow(tlp_net *n, tlp_op op, int src, int dst, double bytes, err *e)
         lat += n->ports[n->routes[f->r_off + i]].lat_ps;
     f->base_lat_ps = lat + (rd ? p->read_extra_lat_ps : 0);
     return n->nfl++;
+}
+
+int tlp_flow_after(tlp_net *n, int after, int before, err *e)
+{
+    if (after < 0 || after >= n->nfl || before < 0 || before >= after)
+        return err_set(e, ERR_USAGE, "tlp: flow %d cannot wait for flow %d", after, before);
+    if (n->ndeps == n->deps_cap) {
+        int cap = n->deps_cap ? 2 * n->deps_cap : 64;
+        dep *d = realloc(n->deps, (size_t)cap * sizeof *d);
+        if (!d)
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        n->deps = d;
+        n->deps_cap = cap;
+    }
+    n->deps[n->ndeps++] = (dep){before, after};
+    n->fl[after].npred++;
+    return 0;
 }
 
 int64_t tlp_end_ps(const tlp_net *n, int id) { return n->fl[id].end_ps; }
@@ -801,6 +828,48 @@ static int build_lists(tlp_net *n, err *e)
     return 0;
 }
 
+static int has_succ(const tlp_net *n, int fi)
+{
+    for (int k = 0; k < n->ndeps; k++)
+        if (n->deps[k].before == fi)
+            return 1;
+    return 0;
+}
+
+/* Flow fi has ended: its successors lose a predecessor; one left with none
+ * starts at time t0, the next phase's start (a flow of no bytes ends at
+ * once, one way or one round trip later). Returns how many started. */
+static int release(tlp_net *n, int fi, int64_t t0, int *active)
+{
+    int started = 0;
+    n->fl[fi].released = 1;
+    for (int k = 0; k < n->ndeps; k++) {
+        if (n->deps[k].before != fi)
+            continue;
+        flow *g = &n->fl[n->deps[k].after];
+        if (--g->waiting > 0)
+            continue;
+        started++;
+        if (g->bytes < 0.5) {
+            g->done = 1;
+            g->end_ps = t0 + g->base_lat_ps;
+            (*active)--;
+            started += release(n, n->deps[k].after, g->end_ps, active);
+        }
+    }
+    return started;
+}
+
+/* release() every flow that has ended and not yet told its successors. */
+static int release_done(tlp_net *n, int64_t t0, int *active)
+{
+    int started = 0;
+    for (int i = 0; i < n->nfl; i++)
+        if (n->fl[i].done && !n->fl[i].released)
+            started += release(n, i, t0, active);
+    return started;
+}
+
 int tlp_run(tlp_net *n, int64_t window_ps, err *e)
 {
     memset(&n->st, 0, sizeof n->st);
@@ -812,12 +881,18 @@ int tlp_run(tlp_net *n, int64_t window_ps, err *e)
         f->rem = f->bytes;
         f->done = 0;
         f->end_ps = 0;
-        if (f->bytes < 0.5) {
+        f->waiting = f->npred;
+        f->released = 0;
+        active++;
+    }
+    for (int i = 0; i < n->nfl; i++) {
+        flow *f = &n->fl[i];
+        if (f->bytes < 0.5 && !f->waiting && !f->done) {
             /* Nothing to move: a write is one way, a read one round trip. */
             f->done = 1;
             f->end_ps = f->base_lat_ps;
-        } else {
-            active++;
+            active--;
+            release(n, i, f->end_ps, &active);
         }
     }
     int64_t base = 0;
@@ -825,7 +900,7 @@ int tlp_run(tlp_net *n, int64_t window_ps, err *e)
         n->st.phases++;
         for (int i = 0; i < n->nfl; i++) {
             flow *f = &n->fl[i];
-            f->total = f->done ? 0 : (int64_t)llround(f->rem < 1 ? 1 : f->rem);
+            f->total = f->done || f->waiting ? 0 : (int64_t)llround(f->rem < 1 ? 1 : f->rem);
             f->issued = f->delivered = f->half = 0;
             f->got_ps = f->half_ps = 0;
         }
@@ -865,7 +940,8 @@ int tlp_run(tlp_net *n, int64_t window_ps, err *e)
         }
         if (window_ps > 0)
             n->now = cp;
-        int left = 0, stuck = -1;
+        int left = 0, stuck = -1, wake = 0;
+        int64_t last_end = base;
         for (int i = 0; i < n->nfl; i++) {
             flow *f = &n->fl[i];
             if (f->total == 0)
@@ -875,14 +951,24 @@ int tlp_run(tlp_net *n, int64_t window_ps, err *e)
                 f->total = 0;
                 f->rem = 0;
                 active--;
+                if (f->end_ps > last_end)
+                    last_end = f->end_ps;
+                wake += f->released == 0 && has_succ(n, i);
             } else {
                 left++;
                 if (stuck < 0 && !got)
                     stuck = i;
             }
         }
-        if (!left)
-            break;
+        if (!left) {
+            /* Every running flow ended in the packets: the ones waiting for
+             * them start where the last of them ended. */
+            if (!release_done(n, last_end, &active) && active > 0)
+                return err_set(e, ERR_CHECK, "tlp: %d flows wait for flows that never end",
+                               active);
+            base = last_end;
+            continue;
+        }
         if (stuck >= 0) {
             const flow *f = &n->fl[stuck];
             return err_set(e, ERR_CHECK, "tlp: flow %d (%s -> %s) makes no progress after %.3f us "
@@ -908,6 +994,10 @@ int tlp_run(tlp_net *n, int64_t window_ps, err *e)
          * projected time (their leaving is not felt by the others in that
          * interval: at most 2% of the phase). */
         int64_t step = (int64_t)ceil(dmin);
+        /* A flow that ended inside the window starts its successors now, so
+         * the others are not advanced past that point. */
+        if (wake)
+            step = 0;
         base += wend;
         for (int i = 0; i < n->nfl; i++) {
             flow *f = &n->fl[i];
@@ -929,6 +1019,7 @@ int tlp_run(tlp_net *n, int64_t window_ps, err *e)
         for (int i = 0; i < n->nfl; i++)
             if (n->fl[i].rem <= 0 && !n->fl[i].done)
                 n->fl[i].done = 1;
+        release_done(n, base, &active);
         /* Flows that ended stay done; the others restart in the next phase. */
         for (int i = 0; i < n->nfl; i++)
             if (!n->fl[i].done)

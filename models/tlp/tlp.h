@@ -17,7 +17,9 @@
  * Large transfers: with a window, the packets are simulated for the window,
  * then every flow advances at the rate it had over the window's second half
  * until the next flow ends, and the packets restart from an empty network
- * (docs/model.md states the approximation). All flows start at time 0. */
+ * (docs/model.md states the approximation). Flows start at time 0, or when
+ * their predecessors (tlp_flow_after) have ended: at the next phase, which
+ * begins at once when a flow ends inside a window. */
 #ifndef MODELS_TLP_TLP_H
 #define MODELS_TLP_TLP_H
 
@@ -58,6 +60,10 @@ int tlp_mech_parse(const char *list, int *off, err *e);
  * fabric, socket or memory links (ERR_USAGE for NVLink). Returns the flow id
  * or -1 with e set. */
 int tlp_flow(tlp_net *n, tlp_op op, int src, int dst, double bytes, err *e);
+/* Flow `after` starts only once flow `before` (added earlier) has ended: a
+ * copy queued behind another on one engine or stream. ERR_USAGE for bad ids,
+ * ERR_SYSTEM on OOM. A flow with no predecessor starts at 0. */
+int tlp_flow_after(tlp_net *n, int after, int before, err *e);
 /* Run every flow; window_ps > 0 allows the windowed approximation (0: every
  * TLP of every flow). ERR_CHECK when flows stop making progress. */
 int tlp_run(tlp_net *n, int64_t window_ps, err *e);

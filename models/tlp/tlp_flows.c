@@ -31,6 +31,7 @@ int tlp_flows_run(tlp_net *n, const flows_case *c, int64_t window_ps, int64_t *t
     if (c->op == FLOWS_COPY_STAGED)
         return err_set(e, ERR_USAGE, "copy-staged (a peer copy through host memory) runs on the "
                        "flow engine only");
+    TRY(flows_issue_check(c, e));
     tlp_reset(n);
     int64_t *setup = malloc(sizeof *setup * (size_t)(c->n > 0 ? c->n : 1));
     int *id = setup ? malloc(sizeof *id * (size_t)(c->n > 0 ? c->n : 1)) : NULL, rc = 0;
@@ -48,12 +49,22 @@ int tlp_flows_run(tlp_net *n, const flows_case *c, int64_t window_ps, int64_t *t
         tlp_op op = ops[c->op];
         if (c->op == FLOWS_COPY && c->dst[i] < 0)
             op = TLP_CE_WRITE;
+        /* PyTorch runs every peer copy on the source's stream: its engine pushes. */
+        if (c->issue == FLOWS_ISSUE_TORCH)
+            op = TLP_CE_WRITE;
+        int pred[2], np = flows_preds(c, i, pred);
         setup[i] = op == TLP_CE_READ || op == TLP_CE_WRITE ? p->copy_setup_ps
                    : probe                                  ? 0
                                                             : p->kernel_base_ps;
         id[i] = tlp_flow(n, op, s, d, c->bytes, e);
         if (id[i] < 0)
             rc = e->code;
+        /* A copy queued behind another starts when it ends: its engine's setup
+         * was paid by the first copy of the chain, which carries it on. */
+        for (int k = 0; k < np && !rc; k++) {
+            rc = tlp_flow_after(n, id[i], id[pred[k]], e);
+            setup[i] = setup[pred[k]];
+        }
     }
     if (!rc)
         rc = tlp_run(n, window_ps, e);

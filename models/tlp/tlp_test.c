@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "models/tlp/tlp.h"
+#include "models/tlp/tlp_flows.h"
 
 #define GB 1e9
 #define NEAR_REL(got, want, tol)                                                 \
@@ -289,6 +290,94 @@ static void test_window(void **state)
     topo_free(t);
 }
 
+/* A flow that waits for another: g0 -> g1 stays inside sw0 and g2 -> g3
+ * crosses rp1, the CPU and rp2, so the two share no link and together end at
+ * S / 10 GB/s. With g2 -> g3 after g0 -> g1 it starts when that one ends and
+ * ends at 2S / 10 GB/s. Every TLP (no window) and with a 20 us window, where
+ * the first ends inside an extrapolated phase (S = 4 MiB: 0.42 ms), 1%. */
+static void test_flow_after(void **state)
+{
+    (void)state;
+    topo *t = build(NULL);
+    finish(t);
+    err e = {0};
+    double S = 4 * 1048576.0;
+    for (int w = 0; w < 2; w++) {
+        for (int chained = 0; chained < 2; chained++) {
+            tlp_net *n = tlp_new(t, &e);
+            assert_non_null(n);
+            int a = tlp_flow(n, TLP_CE_WRITE, gpu(t, 0), gpu(t, 1), S, &e);
+            int b = tlp_flow(n, TLP_CE_WRITE, gpu(t, 2), gpu(t, 3), S, &e);
+            assert_true(a >= 0 && b >= 0);
+            if (chained && tlp_flow_after(n, b, a, &e))
+                fail_msg("tlp_flow_after: %s", e.msg);
+            if (tlp_run(n, w ? 20000000 : 0, &e))
+                fail_msg("tlp_run: %s", e.msg);
+            NEAR_REL((double)tlp_end_ps(n, a) / 1e12, S / (10 * GB), 0.01);
+            NEAR_REL((double)tlp_end_ps(n, b) / 1e12, (chained ? 2 : 1) * S / (10 * GB), 0.01);
+            tlp_free(n);
+        }
+    }
+    /* A flow can only wait for one added before it. */
+    tlp_net *n = tlp_new(t, &e);
+    int a = tlp_flow(n, TLP_CE_WRITE, gpu(t, 0), gpu(t, 1), S, &e);
+    assert_int_equal(tlp_flow_after(n, a, a, &e), ERR_USAGE);
+    tlp_free(n);
+    topo_free(t);
+}
+
+/* PyTorch's copy_ issued in order (flows.h FLOWS_ISSUE_TORCH), g0 -> g1 then
+ * g0 -> g2: one copy engine runs them one after the other, so the first ends
+ * at S / 10 GB/s and the second at 2S / 10 GB/s; streams that interleave
+ * (the CE order off) share g0's link and both end near 2S / 10. Copies into
+ * one GPU from two (g0 -> g2, g1 -> g2; copy-write): the second waits for the
+ * first on the destination's stream (S/10, then 2S/10); as copy-read (g2
+ * reading both, issued under g2's stream) nothing waits: two pushes, by g0's
+ * and g1's engines (PyTorch runs a copy on the data's device), share g2's
+ * link and both end at 2S / 10. S = 4 MiB, 1% (shared links 2%). */
+static void test_torch_issue(void **state)
+{
+    (void)state;
+    topo *t = build(NULL);
+    topo_params_mut(t)->copy_setup_ps = 0;
+    finish(t);
+    err e = {0};
+    double S = 4 * 1048576.0, one = S / (10 * GB);
+    int64_t tp[2];
+    tlp_net *n = tlp_new(t, &e);
+    assert_non_null(n);
+    flows_case c;
+    memset(&c, 0, sizeof c);
+    c.op = FLOWS_COPY_WRITE;
+    c.bytes = S;
+    c.issue = FLOWS_ISSUE_TORCH;
+    assert_int_equal(flows_case_add(&c, 0, 1), 0);
+    assert_int_equal(flows_case_add(&c, 0, 2), 0);
+    if (tlp_flows_run(n, &c, 0, tp, &e))
+        fail_msg("tlp_flows_run: %s", e.msg);
+    NEAR_REL((double)tp[0] / 1e12, one, 0.01);
+    NEAR_REL((double)tp[1] / 1e12, 2 * one, 0.01);
+    c.orders = FLOWS_ORDER_DST;
+    if (tlp_flows_run(n, &c, 0, tp, &e))
+        fail_msg("tlp_flows_run: %s", e.msg);
+    NEAR_REL((double)tp[0] / 1e12, 2 * one, 0.02);
+    NEAR_REL((double)tp[1] / 1e12, 2 * one, 0.02);
+    c.orders = 0;
+    c.src[0] = 0, c.dst[0] = 2, c.src[1] = 1, c.dst[1] = 2;
+    if (tlp_flows_run(n, &c, 0, tp, &e))
+        fail_msg("tlp_flows_run: %s", e.msg);
+    NEAR_REL((double)tp[0] / 1e12, one, 0.01);
+    NEAR_REL((double)tp[1] / 1e12, 2 * one, 0.01);
+    c.op = FLOWS_COPY_READ;
+    if (tlp_flows_run(n, &c, 0, tp, &e))
+        fail_msg("tlp_flows_run: %s", e.msg);
+    NEAR_REL((double)tp[0] / 1e12, 2 * one, 0.02);
+    NEAR_REL((double)tp[1] / 1e12, 2 * one, 0.02);
+    flows_case_free(&c);
+    tlp_free(n);
+    topo_free(t);
+}
+
 static void test_mech_parse(void **state)
 {
     (void)state;
@@ -306,7 +395,8 @@ int main(void)
         cmocka_unit_test(test_tag_bound_reader),   cmocka_unit_test(test_port_arbitration),
         cmocka_unit_test(test_posted_blocked_behind_stalled),
         cmocka_unit_test(test_turnaround),         cmocka_unit_test(test_window),
-        cmocka_unit_test(test_mech_parse),
+        cmocka_unit_test(test_mech_parse),         cmocka_unit_test(test_flow_after),
+        cmocka_unit_test(test_torch_issue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
