@@ -167,9 +167,12 @@ static const char *mode_word(int g) { return g ? "graph" : "eager"; }
  * assumption of docs/scenario.md), topology (the preset's). The knobs whose
  * defaults are assumptions: */
 static const char *const assumed_keys[] = {
-    "accept_len", "host_us", "host_jitter", "sync_us", "eager_op_us", "efficiency",
+    "accept_len", "host_us", "host_jitter", "sync_us", "efficiency",
     "draft_efficiency", "kernels_per_layer", "draft_kernels", "context_len", "routing_skew",
 };
+/* ... and those whose defaults are measured (a microbenchmark's figure,
+ * docs/scenario.md says which): */
+static const char *const measured_keys[] = {"eager_op_us"};
 
 static int varied_index(const whatif_args *g, const char *key)
 {
@@ -192,16 +195,20 @@ static int set_on_cli(const whatif_args *g, const char *key)
 static const char *source_of(const whatif_args *g, const whatif_scenario *s,
                              const whatif_calib *cal, const char *key, char *buf, size_t n)
 {
-    int assumed = 0;
+    int assumed = 0, measured = 0;
     for (size_t i = 0; i < sizeof assumed_keys / sizeof assumed_keys[0]; i++)
         assumed |= !strcmp(assumed_keys[i], key);
+    for (size_t i = 0; i < sizeof measured_keys / sizeof measured_keys[0]; i++)
+        measured |= !strcmp(measured_keys[i], key);
+    const char *dflt = measured ? "measured" : "assumed";
+    assumed |= measured;
     for (int j = 0; j < cal->n; j++)
         if (!strcmp(cal->p[j].name, key)) {
             if (cal->p[j].at_bound)
                 snprintf(buf, n, "fitted, held at its bound");
             else if (cal->p[j].refused)
                 snprintf(buf, n, "%s; the fit refused it", set_on_cli(g, key) ? "config: --set"
-                         : assumed && !whatif_given(s, key) ? "assumed" : "config");
+                         : assumed && !whatif_given(s, key) ? dflt : "config");
             else
                 snprintf(buf, n, "fitted");
             return buf;
@@ -211,7 +218,7 @@ static const char *source_of(const whatif_args *g, const whatif_scenario *s,
     else if (whatif_given(s, key) || !assumed)
         snprintf(buf, n, "config");
     else
-        snprintf(buf, n, "assumed");
+        snprintf(buf, n, "%s", dflt);
     return buf;
 }
 
@@ -266,14 +273,80 @@ static void group_src(const whatif_args *g, const char *const *keys, char *buf, 
     snprintf(buf, n, "%s", set ? "config: --set" : "config");
 }
 
+/* The hypotheses of each observation the model leaves unexplained. */
+typedef struct obs_hyps {
+    int n[WHATIF_OBS_MAX];
+    whatif_hyp h[WHATIF_OBS_MAX][WHATIF_HYP_MAX];
+} obs_hyps;
+
+/* An observation the model misses by more than 3 sd. */
+static int missed(const whatif_scenario *s, const whatif_calib *cal, int i)
+{
+    return fabs(cal->resid[i]) > 3 * s->obs[i].rel_sd;
+}
+
+static const char *ar_phase(const whatif_obs *o) { return o->ar_verify ? "verify" : "decode"; }
+
+/* One hypothesis of observation i as a line: what it needs, whether that is
+ * within its bound, what it predicts for the profile. */
+static void hyp_line(report *r, const whatif_scenario *s, int i, const whatif_hyp *y)
+{
+    const whatif_obs *ob = &s->obs[i];
+    char key[96], need[256], prof[320] = "", cpu[320] = "";
+    snprintf(key, sizeof key, "hypothesis.%d.%s", i + 1, y->name);
+    if (y->reached)
+        snprintf(need, sizeof need, "needs %s %.4g (bound %g..%g) for the observed %g tok/s",
+                 y->knob, y->value, y->lo, y->hi, ob->tok_per_s);
+    else if (y->value <= y->lo)
+        snprintf(need, sizeof need, "the model is slower than observed already at %s %g "
+                 "(%.2f tok/s)", y->knob, y->value, y->tok_per_s);
+    else
+        snprintf(need, sizeof need, "not reached within its bound: %.2f tok/s at %s %g "
+                 "(bound %g..%g)", y->tok_per_s, y->knob, y->value, y->lo, y->hi);
+    if (y->cpu_per_kernel_us > 0)
+        snprintf(cpu, sizeof cpu, ", %.1f us of CPU per kernel with its launch call: %.2fx the "
+                 "scenario's %.1f (launch %g + %s %g), at which it gives %.2f tok/s and %s "
+                 "allreduce kernels of %.1f us", y->cpu_per_kernel_us,
+                 y->cpu_per_kernel_us / (y->launch_us + y->base_value),
+                 y->launch_us + y->base_value, y->launch_us, y->knob, y->base_value,
+                 y->base_tok_per_s, ar_phase(ob), y->base_ar_us);
+    if (y->ar_checked)
+        snprintf(prof, sizeof prof, "; predicts %s allreduce kernels of %.1f us (longest %.0f) "
+                 "against the profile's %g (sd %g%%): %s", ar_phase(ob), y->ar_us, y->ar_max_us,
+                 ob->ar_us, 100 * ob->ar_rel_sd, y->ar_consistent ? "consistent" : "inconsistent");
+    else
+        snprintf(prof, sizeof prof, "; predicts %s allreduce kernels of %.1f us (longest %.0f)",
+                 ar_phase(ob), y->ar_us, y->ar_max_us);
+    report_meta(r, key, "%s%s%s: %s%s%s", y->what, y->set[0] ? ", " : "", y->set, need, cpu,
+                prof);
+}
+
+/* Which hypotheses of observation i explain both its tok/s and its profile. */
+static void hyp_summary(report *r, const whatif_scenario *s, int i, const whatif_hyp *h, int n)
+{
+    char key[48], buf[512] = "";
+    size_t at = 0;
+    int ar = s->obs[i].ar_us > 0;
+    for (int k = 0; k < n && at < sizeof buf; k++)
+        if (h[k].reached && (!ar || h[k].ar_consistent))
+            at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", at ? ", " : "", h[k].name);
+    snprintf(key, sizeof key, "hypotheses.%d", i + 1);
+    report_meta(r, key, "consistent with the observed tok/s within their bounds%s: %s "
+                "(a hypothesis says what the model would need, not that it is so; none is "
+                "fitted)", ar ? " and with the profile's allreduce kernels" : "",
+                buf[0] ? buf : "none");
+}
+
 static void print_assumptions(report *r, const whatif_args *g, const whatif_scenario *s,
-                              const whatif_calib *cal, const whatif_result *basel, double gpu_GBps)
+                              const whatif_calib *cal, const whatif_result *basel, double gpu_GBps,
+                              const obs_hyps *hy)
 {
     char buf[1024], src[256];
     report_meta(r, "scenario", "%s", s->name);
     report_meta(r, "sources", "config = the scenario (--set, its file's lines, or the "
                 "built-in's SCENARIO.md and config.json); assumed = an assumption of "
-                "docs/scenario.md; fitted = to the observations; topology = the preset's; "
+                "docs/scenario.md; measured = a microbenchmark's figure (docs/scenario.md); "
+                "fitted = to the observations; topology = the preset's; "
                 "varied = per variant (the table's column)");
     snprintf(buf, sizeof buf, "%s%s%s", s->topo, s->calib[0] ? " with " : "", s->calib);
     meta_src(r, g, s, cal, "topo", varied_index(g, "calib") >= 0 ? "calib" : "topo", buf);
@@ -352,11 +425,26 @@ static void print_assumptions(report *r, const whatif_args *g, const whatif_scen
             report_meta(r, key, "%.0f us of the %.0f us observed cycle (%.1f%%): the model's "
                         "cycle is %.0f us", un, oc, oc > 0 ? 100 * un / oc : 0,
                         cal->model_cycle_us[i]);
-            if (fabs(cal->resid[i]) > 3 * s->obs[i].rel_sd) {
+            if (missed(s, cal, i)) {
                 snprintf(key, sizeof key, "warning.%d", i + 1);
-                report_meta(r, key, "the fit misses observation %d by %+.1f%% (more than 3 sd): "
-                            "the model lacks what explains it", i + 1,
-                            100 * (exp(cal->resid[i]) - 1));
+                if (s->obs[i].check)
+                    report_meta(r, key, "the model misses observation %d (a check, not fitted) "
+                                "by %+.1f%% (more than 3 sd): the hypotheses below say what "
+                                "could explain it", i + 1, 100 * (exp(cal->resid[i]) - 1));
+                else
+                    report_meta(r, key, "the fit misses observation %d by %+.1f%% (more than 3 "
+                                "sd): the model lacks what explains it", i + 1,
+                                100 * (exp(cal->resid[i]) - 1));
+            }
+            const whatif_obs *ob = &s->obs[i];
+            if (ob->ar_us > 0) {
+                snprintf(key, sizeof key, "profile.%d", i + 1);
+                double dv = cal->model_ar_us[i];
+                int ok = dv > 0 && fabs(log(dv / ob->ar_us)) <= 2 * ob->ar_rel_sd;
+                report_meta(r, key, "%s allreduce kernel (transfer and the wait for the slowest "
+                            "rank) observed %g us (sd %g%%), model %.1f us (longest %.0f): %s "
+                            "(a check, not fitted)", ar_phase(ob), ob->ar_us, 100 * ob->ar_rel_sd,
+                            dv, cal->model_ar_max_us[i], ok ? "consistent" : "inconsistent");
             }
         }
         for (int j = 0; j < cal->n; j++) {
@@ -369,6 +457,12 @@ static void print_assumptions(report *r, const whatif_args *g, const whatif_scen
                 report_meta(r, key, "refused (%s); kept at %g", p->why, p->value);
             else
                 report_meta(r, key, "%.6g +- %.2g", p->value, p->sd);
+        }
+        for (int i = 0; i < s->nobs; i++) {
+            for (int k = 0; k < hy->n[i]; k++)
+                hyp_line(r, s, i, &hy->h[i][k]);
+            if (hy->n[i])
+                hyp_summary(r, s, i, hy->h[i], hy->n[i]);
         }
     }
     report_meta(r, "baseline", "plain decode of the scenario: %.2f tok/s", basel->tok_per_s);
@@ -490,8 +584,16 @@ static int write_plot(const whatif_scenario *base, const whatif_calib *cal,
         snprintf(fitw, sizeof fitw, "no observations");
     else if (!base->fit[0] || cal->n == 0)
         snprintf(fitw, sizeof fitw, "%d observations, no fit", base->nobs);
-    else
-        snprintf(fitw, sizeof fitw, "fit %s to %d observations", base->fit, base->nobs);
+    else {
+        int checks = 0;
+        for (int i = 0; i < base->nobs; i++)
+            checks += base->obs[i].check;
+        if (checks)
+            snprintf(fitw, sizeof fitw, "fit %s to %d of %d observations (%d checked only)",
+                     base->fit, base->nobs - checks, base->nobs, checks);
+        else
+            snprintf(fitw, sizeof fitw, "fit %s to %d observations", base->fit, base->nobs);
+    }
     snprintf(title, sizeof title, "collsim whatif %s on %s%s%s: %ld variant%s%s%s; %s", base->name,
              base_name(base->topo), base->calib[0] ? " with " : "", base_name(base->calib), nvar,
              nvar == 1 ? "" : "s",
@@ -613,9 +715,17 @@ int cmd_whatif(int argc, char **argv, err *e)
     memset(&cal, 0, sizeof cal);
     if (!rc)
         rc = whatif_calibrate(c, &base, &cal, e);
+    /* what could explain each observation the model misses (before any output) */
+    obs_hyps *hy = rc ? NULL : calloc(1, sizeof *hy);
+    if (!rc && !hy)
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+    for (int i = 0; !rc && !g->show && i < base.nobs; i++)
+        if (missed(&base, &cal, i))
+            rc = whatif_hypotheses(c, &base, i, hy->h[i], &hy->n[i], e);
     if (!rc && g->show) {
         rc = whatif_write(&base, stdout, e);
         whatif_ctx_free(c);
+        free(hy);
         free(g);
         return rc;
     }
@@ -655,6 +765,8 @@ int cmd_whatif(int argc, char **argv, err *e)
             cols[nc++] = (report_col){"draft_us", NULL, 9, 1};
             cols[nc++] = (report_col){"verify_us", NULL, 10, 1};
             cols[nc++] = (report_col){"allreduce_us", NULL, 13, 2};
+            cols[nc++] = (report_col){"ar_kernel_us", NULL, 13, 2};
+            cols[nc++] = (report_col){"draft_ar_kernel_us", NULL, 19, 2};
             cols[nc++] = (report_col){"algo", NULL, 13, -1};
             cols[nc++] = (report_col){"proto", NULL, 7, -1};
             cols[nc++] = (report_col){"alltoall_us", NULL, 12, 2};
@@ -699,7 +811,7 @@ int cmd_whatif(int argc, char **argv, err *e)
             rc = err_set(e, ERR_SYSTEM, "out of memory");
     }
     if (!rc) {
-        print_assumptions(r, g, &base, &cal, &basel, gpu_GBps);
+        print_assumptions(r, g, &base, &cal, &basel, gpu_GBps, hy);
         if (custom_ar_gated(&base, vs, nvary))
             report_meta(r, "note", "%s", COLL_CUSTOM_AR_NOTE);
         for (long k = 0; k < nvar && !rc && !solve[0]; k++) {
@@ -738,6 +850,8 @@ int cmd_whatif(int argc, char **argv, err *e)
                 report_num(r, p->draft_us);
                 report_num(r, p->verify_us);
                 report_num(r, res[k].allreduce_us);
+                report_num(r, res[k].ar_kernel_us);
+                report_num(r, res[k].draft_ar_kernel_us);
                 report_str(r, coll_algo_name(res[k].algo));
                 report_str(r, res[k].proto == PROTO_AUTO ? "-" : coll_proto_name(res[k].proto));
                 report_num(r, res[k].alltoall_us);
@@ -779,6 +893,7 @@ int cmd_whatif(int argc, char **argv, err *e)
     free(res);
     free(sol);
     free(idxs);
+    free(hy);
     whatif_ctx_free(c);
     free(g);
     return rc;

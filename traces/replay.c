@@ -95,6 +95,8 @@ struct replay {
     double tokens;
     double total, part[REPLAY_NPARTS], phase_ps[PHASE_N];
     double phase_part[PHASE_N][REPLAY_NPARTS];
+    double ncoll[PHASE_N], coll_ps[PHASE_N], coll_max_ps[PHASE_N]; /* collective kernels */
+    sim_ps cyc_coll_max[PHASE_N];  /* this cycle's longest collective kernel, per phase */
     uint64_t ops, colls, predictions;
     coll_algo last_algo;           /* of the last collective (timeline args) */
     /* timeline of the first cycle */
@@ -363,6 +365,9 @@ static void end_cycle(replay *r)
     for (int k = 0; k < r->nranks; k++)
         for (int i = 0; i < REPLAY_NPARTS; i++)
             r->part[i] += (double)r->rk[k].lane[0].part[i];
+    for (int i = 0; i < PHASE_N; i++)
+        r->coll_max_ps[i] += (double)r->cyc_coll_max[i];
+    memset(r->cyc_coll_max, 0, sizeof r->cyc_coll_max);
     memset(r->rk, 0, sizeof *r->rk * (size_t)r->nranks);
     r->in_cycle = 0;
     if (r->tl && r->ntl > 0)
@@ -559,10 +564,18 @@ static void run_coll(replay *r, int s, sim_ps d, const trace_op *op)
     }
     if (r->nranks == 1 && r->o.captured_skew && op->wait_us > 0)
         ready += us_to_ps(r, op->wait_us);
+    /* each rank's kernel, as a profile times it: from its start on this
+     * rank's stream (the wait for the slowest rank included) to its end */
     for (int k = 0; k < r->nranks; k++) {
-        advance(r, k, s, P_WAIT, ready - r->rk[k].lane[s].t, NULL, "wait for the slowest rank");
+        sim_ps t0 = r->rk[k].lane[s].t;
+        advance(r, k, s, P_WAIT, ready - t0, NULL, "wait for the slowest rank");
         op_end(r, k, s, kernels, P_COMM, d, op, c[k]);
+        sim_ps dur = r->rk[k].lane[s].t - t0;
+        r->coll_ps[r->phase] += (double)dur;
+        if (dur > r->cyc_coll_max[r->phase])
+            r->cyc_coll_max[r->phase] = dur;
     }
+    r->ncoll[r->phase] += 1;
     /* The collective runs on every rank from ready for d: its links' bytes
      * are drawn there (write_links). */
     if (r->tl && !r->tl_done && !r->tl_part && r->last_use && d > 0 && r->ntllk < TL_MAX) {
@@ -666,6 +679,9 @@ int replay_finish(replay *r, replay_result *out, err *e)
         out->phase_us[i] = r->phase_ps[i] / R / 1e6 / n;
         for (int k = 0; k < REPLAY_NPARTS; k++)
             out->phase_part_us[i][k] = r->phase_part[i][k] / R / 1e6 / n;
+        out->phase_colls[i] = r->ncoll[i] / n;
+        out->phase_coll_us[i] = r->coll_ps[i] / R / 1e6 / n;
+        out->phase_coll_max_us[i] = r->coll_max_ps[i] / 1e6 / n;
     }
     out->ops = r->ops;
     out->colls = r->colls;
@@ -680,6 +696,9 @@ int replay_finish(replay *r, replay_result *out, err *e)
     memset(r->part, 0, sizeof r->part);
     memset(r->phase_ps, 0, sizeof r->phase_ps);
     memset(r->phase_part, 0, sizeof r->phase_part);
+    memset(r->ncoll, 0, sizeof r->ncoll);
+    memset(r->coll_ps, 0, sizeof r->coll_ps);
+    memset(r->coll_max_ps, 0, sizeof r->coll_max_ps);
     r->ops = r->colls = r->predictions = 0;
     r->ntl = 0;
     r->ntllk = 0;

@@ -69,6 +69,13 @@ typedef struct replay_result {
     int ranks;             /* ranks simulated */
     double phase_us[PHASE_N];                        /* per cycle, by phase */
     double phase_part_us[PHASE_N][REPLAY_NPARTS];    /* per cycle, phase x part */
+    /* Per cycle and phase, the collective kernels as a profile times them:
+     * from the kernel's start on its rank's stream to its end, i.e. waiting
+     * for the slowest rank plus the transfer. */
+    double phase_colls[PHASE_N];                     /* collectives per cycle */
+    double phase_coll_us[PHASE_N];                   /* their durations summed, mean over
+                                                        ranks */
+    double phase_coll_max_us[PHASE_N];               /* the longest one (any rank) */
     uint64_t ops, colls;
     uint64_t predictions;  /* distinct collectives actually predicted */
     int trace_ranks;       /* replay_file: the trace's meta ranks, 0 if it names none */

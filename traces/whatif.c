@@ -451,6 +451,13 @@ static int run_with(whatif_ctx *c, const whatif_scenario *s0, whatif_result *out
     p->verify_us = rr.phase_us[PHASE_VERIFY];
     int eagle = s.mode == WHATIF_EAGLE3;
     p->fwd_comm_us = rr.phase_part_us[eagle ? PHASE_VERIFY : PHASE_DECODE][REPLAY_COMM];
+    int fph = eagle ? PHASE_VERIFY : PHASE_DECODE;
+    if (rr.phase_colls[fph] > 0) {
+        out->ar_kernel_us = rr.phase_coll_us[fph] / rr.phase_colls[fph];
+        out->ar_kernel_max_us = rr.phase_coll_max_us[fph];
+    }
+    if (eagle && rr.phase_colls[PHASE_DRAFT] > 0)
+        out->draft_ar_kernel_us = rr.phase_coll_us[PHASE_DRAFT] / rr.phase_colls[PHASE_DRAFT];
     int ntok = target_tokens(&s);
     fwd_cost fc;
     fwd_bytes(&s, ntok, &fc);
@@ -517,6 +524,15 @@ int whatif_timeline(whatif_ctx *c, const whatif_scenario *s, timeline *doc, int 
     tl_req t = {doc, pid, label};
     whatif_result r;
     return run_with(c, s, &r, &t, e);
+}
+
+int whatif_launch_us(whatif_ctx *c, const whatif_scenario *s, double *us, err *e)
+{
+    topo *tp = NULL;
+    coll_ctx *cc = NULL;
+    TRY(ctx_topo(c, s->topo, s->calib, &tp, &cc, e));
+    *us = (double)topo_params_get(tp)->launch_ps / 1e6;
+    return 0;
 }
 
 int whatif_derive(whatif_ctx *c, whatif_scenario *s, err *e)

@@ -24,6 +24,7 @@
 #define WHATIF_OBS_MAX 8
 #define WHATIF_FIT_MAX 8
 #define WHATIF_OBS_STR 1024
+#define WHATIF_AR_SD 0.15        /* an observed allreduce kernel's default relative sd */
 
 typedef enum whatif_mode { WHATIF_DECODE, WHATIF_EAGLE3 } whatif_mode;
 
@@ -35,6 +36,13 @@ typedef struct whatif_obs {
     char set[WHATIF_OBS_STR];
     double tok_per_s;
     double rel_sd;
+    int check;                   /* 1: a check only, left out of the fit (check=1) */
+    /* A profile's figure: one target-forward allreduce kernel (verify_ar_us
+     * or decode_ar_us, us; transfer plus the wait for the slowest rank), to
+     * ar_rel_sd; ar_us < 0: none. It checks each hypothesis, never fitted. */
+    double ar_us;
+    double ar_rel_sd;
+    int ar_verify;               /* 1: given as verify_ar_us, 0: decode_ar_us */
 } whatif_obs;
 
 typedef struct whatif_scenario {
@@ -123,7 +131,12 @@ typedef struct whatif_result {
     double cycle_us;             /* one cycle (decode step or draft+verify) */
     double tokens_per_cycle;     /* accepted tokens x batch */
     whatif_parts parts;
-    double allreduce_us;         /* one target-forward allreduce */
+    double allreduce_us;         /* one target-forward allreduce (its transfer alone) */
+    /* One target-forward allreduce kernel as a profile times it: transfer plus
+     * waiting for the slowest rank, mean over the forward's collectives and
+     * the ranks (verify for EAGLE-3, else decode); the longest one of any
+     * rank; the same mean for the draft forwards' (0 without). */
+    double ar_kernel_us, ar_kernel_max_us, draft_ar_kernel_us;
     double alltoall_us;          /* moe=ep: one dispatch (= one combine) all-to-all; 0 else */
     coll_algo algo;              /* what that allreduce ran */
     coll_proto proto;
@@ -150,7 +163,36 @@ typedef struct whatif_calib {
      * the model's, and what the model leaves unexplained (observed - model) */
     double obs_cycle_us[WHATIF_OBS_MAX], model_cycle_us[WHATIF_OBS_MAX];
     double unexplained_us[WHATIF_OBS_MAX];
+    /* per observation: the model's target-forward allreduce kernel (mean,
+     * longest), to set against the observation's ar_us */
+    double model_ar_us[WHATIF_OBS_MAX], model_ar_max_us[WHATIF_OBS_MAX];
 } whatif_calib;
+
+/* A candidate explanation of what the model leaves unexplained of an
+ * observation (whatif_hypotheses): one mechanism switched on or changed, its
+ * amount solved within its physical bound for the observed tok/s, and what
+ * it then predicts for the profile's allreduce kernels. */
+#define WHATIF_HYP_MAX 8
+typedef struct whatif_hyp {
+    const char *name;            /* "host", "eager-verify", ... (static) */
+    const char *what;            /* the mechanism, for people (static) */
+    const char *knob;            /* the amount solved (static) */
+    const char *set;             /* what else it sets, "k=v,..." (static) */
+    double lo, hi;               /* the amount's physical bound */
+    double base_value;           /* the amount as the scenario has it */
+    double base_tok_per_s;       /* the model with the mechanism at base_value */
+    double base_ar_us;           /* and its target-forward allreduce kernel */
+    double value;                /* the amount that gives the observed tok/s, or the
+                                    bound it reached without (reached 0) */
+    int reached;                 /* 1: the observed tok/s is reached within the bound */
+    double tok_per_s;            /* the model at value */
+    double ar_us, ar_max_us;     /* its target-forward allreduce kernel: mean, longest */
+    double cpu_per_kernel_us;    /* eager hypotheses: CPU per kernel at value (launch
+                                    call + the framework's work); else 0 */
+    double launch_us;            /* eager hypotheses: the launch call's part of it */
+    int ar_checked;              /* the observation has a profile figure (ar_us) */
+    int ar_consistent;           /* |ln(ar_us / observed)| <= 2 ar_rel_sd */
+} whatif_hyp;
 
 /* The answer of whatif_solve: found, or none with the value it would need. */
 typedef struct whatif_solved {
@@ -174,7 +216,8 @@ int whatif_set(whatif_scenario *s, const char *key, const char *value, err *e);
 int whatif_given(const whatif_scenario *s, const char *key);
 /* Current value of key as text into buf (n bytes). ERR_USAGE if unknown. */
 int whatif_get(const whatif_scenario *s, const char *key, char *buf, size_t n, err *e);
-/* Add an observation "k=v,...,tok_per_s=X[,sd=R]"; "none" clears them all.
+/* Add an observation "k=v,...,tok_per_s=X[,sd=R][,check=1][,verify_ar_us=U|
+ * decode_ar_us=U[,ar_sd=R]]"; "none" clears them all.
  * ERR_USAGE naming the bad part. */
 int whatif_observe(whatif_scenario *s, const char *spec, err *e);
 /* Write s as a scenario file that loads back to the same scenario. */
@@ -191,6 +234,13 @@ int whatif_run(const whatif_scenario *s, whatif_result *out, err *e);  /* fresh 
  * threads as in replay's timeline) into the open timeline doc. */
 int whatif_timeline(whatif_ctx *c, const whatif_scenario *s, timeline *doc, int pid,
                     const char *label, err *e);
+/* The hypotheses for observation i of s (fitted as it is): for each (table
+ * in traces/whatif_hyp.c) its amount solved within bounds, what it predicts
+ * for the allreduce kernels, and whether that matches the observation's
+ * profile figure. Fills up to WHATIF_HYP_MAX into out, count in *n.
+ * Errors: the runs'. */
+int whatif_hypotheses(whatif_ctx *c, const whatif_scenario *s, int i, whatif_hyp *out, int *n,
+                      err *e);
 /* Solve for key in s (EAGLE-3): "accept_len" or "verify_allreduce_us". With
  * tok_per_s <= 0, the break-even against base (plain decode as predicted);
  * else the value at which s gives tok_per_s. No solution in range is an

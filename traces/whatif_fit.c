@@ -36,13 +36,15 @@ typedef struct fitctx {
     whatif_calib *out;           /* the final evaluation fills its cycles */
 } fitctx;
 
+/* The fit's residuals are those of the observations that are not checks
+ * only, in order; resid_raw and out cover every observation. */
 static int fit_resid(const double *v, double *r, void *ctx, err *e)
 {
     fitctx *f = ctx;
     whatif_scenario base = *f->s;
     for (int j = 0; j < f->np; j++)
         *param_ptr(&base, f->names[f->idx[j]]) = v[j];
-    for (int i = 0; i < base.nobs; i++) {
+    for (int i = 0, nr = 0; i < base.nobs; i++) {
         whatif_scenario o;
         const whatif_obs *ob = &f->s->obs[i];
         TRY(whatif_obs_scenario(&base, i, &o, e));
@@ -57,12 +59,24 @@ static int fit_resid(const double *v, double *r, void *ctx, err *e)
             f->out->obs_cycle_us[i] = obs_cycle;
             f->out->model_cycle_us[i] = res.cycle_us;
             f->out->unexplained_us[i] = obs_cycle - res.cycle_us;
+            f->out->model_ar_us[i] = res.ar_kernel_us;
+            f->out->model_ar_max_us[i] = res.ar_kernel_max_us;
         }
         if (f->resid_raw)
             f->resid_raw[i] = lr;
-        r[i] = lr / ob->rel_sd;
+        if (!ob->check)
+            r[nr++] = lr / ob->rel_sd;
     }
     return 0;
+}
+
+/* Observations the fit uses (not checks only). */
+static int fitted_obs(const whatif_scenario *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->nobs; i++)
+        n += !s->obs[i].check;
+    return n;
 }
 
 static double param_get(const whatif_scenario *s, const char *name)
@@ -93,6 +107,16 @@ int whatif_calibrate(whatif_ctx *c, whatif_scenario *s, whatif_calib *out, err *
     if (s->nobs == 0)
         return 0;
     fitctx f = {.c = c, .s = s};
+    for (int i = 0; i < s->nobs; i++) {   /* a profile figure names its observation's phase */
+        whatif_scenario o;
+        const whatif_obs *ob = &s->obs[i];
+        TRY(whatif_obs_scenario(s, i, &o, e));
+        if (ob->ar_us > 0 && ob->ar_verify != (o.mode == WHATIF_EAGLE3))
+            return err_set(e, ERR_USAGE, "observation %d (%s): %s_ar_us on a %s observation "
+                           "(verify_ar_us goes with mode=eagle3, decode_ar_us with mode=decode)",
+                           i + 1, ob->set, ob->ar_verify ? "verify" : "decode",
+                           o.mode == WHATIF_EAGLE3 ? "mode=eagle3" : "mode=decode");
+    }
     if (!s->fit[0]) {   /* no fit: only what the model leaves unexplained */
         double r[WHATIF_OBS_MAX];
         f.resid_raw = out->resid;
@@ -116,6 +140,14 @@ int whatif_calibrate(whatif_ctx *c, whatif_scenario *s, whatif_calib *out, err *
         whatif_scenario o = *s;
         TRY(whatif_apply_kvs(&o, s->obs[i].set, e));
     }
+    int nfit = fitted_obs(s);
+    if (nfit == 0) {   /* checks only: what the model leaves unexplained */
+        double r[WHATIF_OBS_MAX];
+        f.resid_raw = out->resid;
+        f.out = out;
+        out->n = 0;
+        return fit_resid(NULL, r, &f, e);
+    }
     int gone[WHATIF_FIT_MAX] = {0};   /* refused for good (bound, zero, uncertain) */
     fit_opts fo;
     fit_opts_default(&fo);
@@ -132,7 +164,7 @@ int whatif_calibrate(whatif_ctx *c, whatif_scenario *s, whatif_calib *out, err *
             break;
         fit_why why[WHATIF_FIT_MAX];
         int with[WHATIF_FIT_MAX];
-        TRY(fit_screen(p, (size_t)f.np, (size_t)s->nobs, fit_resid, &f, &fo, why, with, e));
+        TRY(fit_screen(p, (size_t)f.np, (size_t)nfit, fit_resid, &f, &fo, why, with, e));
         fit_param kp[WHATIF_FIT_MAX];
         int kidx[WHATIF_FIT_MAX], nk = 0;
         for (int j = 0; j < f.np; j++) {
@@ -154,7 +186,7 @@ int whatif_calibrate(whatif_ctx *c, whatif_scenario *s, whatif_calib *out, err *
         f.np = nk;
         fit_result fr;
         err sub = {0};
-        int rc = fit_run(kp, (size_t)nk, (size_t)s->nobs, fit_resid, &f, &fo, &fr, NULL, &sub);
+        int rc = fit_run(kp, (size_t)nk, (size_t)nfit, fit_resid, &f, &fo, &fr, NULL, &sub);
         if (rc == 0) {
             for (int j = 0; j < nk; j++) {
                 whatif_fitted *o = &out->p[kidx[j]];
@@ -195,7 +227,7 @@ int whatif_calibrate(whatif_ctx *c, whatif_scenario *s, whatif_calib *out, err *
                 double r[WHATIF_OBS_MAX];
                 TRY(fit_resid(NULL, r, &g, e));
                 ss[side] = 0;
-                for (int i = 0; i < s->nobs; i++)
+                for (int i = 0; i < nfit; i++)
                     ss[side] += r[i] * r[i];
             }
             double v = ss[1] < ss[0] ? hi : d->lo;

@@ -50,6 +50,12 @@ int whatif_check_fit_list(const char *v, err *e);
 /* The rules between knobs (tp within t's GPUs when t is given, moe_topk <=
  * moe_experts, ...): ERR_USAGE naming the knobs. */
 int whatif_check(const whatif_scenario *s, const topo *t, err *e);
+/* An observation's own keys after its tok/s and sd (",check=1,verify_ar_us=
+ * U,ar_sd=R"), exact: shortest text reading back the same, else %g. */
+void whatif_obs_extra(const whatif_obs *o, char *buf, size_t n, int exact);
+/* The CPU's cost of one kernel launch call in s's topology (its preset's
+ * launch, or its calibration's), us. */
+int whatif_launch_us(whatif_ctx *c, const whatif_scenario *s, double *us, err *e);
 /* Apply "k=v,k=v" to s (whatif_set for each). */
 int whatif_apply_kvs(whatif_scenario *s, const char *list, err *e);
 

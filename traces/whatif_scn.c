@@ -21,6 +21,8 @@
 #include "validate/calib.h"
 #include "validate/fit.h"
 
+static void fmt_exact(char *buf, size_t n, double v);
+
 /* ---- the built-in scenario ---------------------------------------------- */
 
 static void env_default(nccl_env *env)
@@ -93,7 +95,11 @@ static void scenario_defaults(whatif_scenario *s)
     s->host_us = 100;
     s->host_jitter = 0.1;
     s->sync_us = 10;
-    s->eager_op_us = 10;
+    /* the framework's CPU time per eager kernel besides its launch call,
+     * measured in a PyTorch eager capture on h200-1x (validate/capture/
+     * op_cost.py over validate/data/h200-1x/capture: 20.07 us per kernel
+     * with its 5.44 us launch call, 57 steps) */
+    s->eager_op_us = 14.6;
     s->allreduce = ALGO_AUTO;
     env_default(&s->env);
     s->draft_steps = 2;
@@ -122,10 +128,14 @@ static void kimi_k2_eagle3(whatif_scenario *s)
     s->mode = WHATIF_EAGLE3;
     s->allreduce = ALGO_RING;
     env_reference(&s->env);
-    /* observed on this box: whatif_observe pins the box to each */
+    /* observed on this box (whatif_observe pins the box to each): plain
+     * decode, fitted; EAGLE-3 with the profile's verify allreduce kernels
+     * ("roughly 200-250 us each"), a check only, so that what the model
+     * lacks shows as unexplained and the hypotheses are tested on it */
     whatif_observe(s, "mode=decode,allreduce=ring,tok_per_s=82,sd=0.01", NULL);
-    whatif_observe(s, "mode=eagle3,allreduce=ring,tok_per_s=54.1,sd=0.01", NULL);
-    snprintf(s->fit, sizeof s->fit, "efficiency,host_us,host_jitter");
+    whatif_observe(s, "mode=eagle3,allreduce=ring,tok_per_s=54.1,sd=0.01,check=1,"
+                   "verify_ar_us=225,ar_sd=0.11", NULL);
+    snprintf(s->fit, sizeof s->fit, "efficiency");
 }
 
 static const builtin builtins[] = {
@@ -335,6 +345,28 @@ int whatif_apply_kvs(whatif_scenario *s, const char *list, err *e)
     return 0;
 }
 
+/* The keys of an observation beyond its settings and tok/s, ",check=1,..."
+ * (exact: the shortest text that reads back the same). */
+void whatif_obs_extra(const whatif_obs *o, char *buf, size_t n, int exact)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    if (o->check)
+        at += (size_t)snprintf(buf + at, n - at, ",check=1");
+    if (o->ar_us > 0 && at < n) {
+        char u[32], sd[32];
+        if (exact) {
+            fmt_exact(u, sizeof u, o->ar_us);
+            fmt_exact(sd, sizeof sd, o->ar_rel_sd);
+        } else {
+            snprintf(u, sizeof u, "%g", o->ar_us);
+            snprintf(sd, sizeof sd, "%g", o->ar_rel_sd);
+        }
+        snprintf(buf + at, n - at, ",%s_ar_us=%s,ar_sd=%s", o->ar_verify ? "verify" : "decode",
+                 u, sd);
+    }
+}
+
 int whatif_observe(whatif_scenario *s, const char *spec, err *e)
 {
     if (!strcmp(spec, "none")) {
@@ -343,7 +375,8 @@ int whatif_observe(whatif_scenario *s, const char *spec, err *e)
     }
     if (s->nobs == WHATIF_OBS_MAX)
         return err_set(e, ERR_USAGE, "observe: at most %d observations", WHATIF_OBS_MAX);
-    whatif_obs o = {"", -1, 0.01};
+    whatif_obs o = {.tok_per_s = -1, .rel_sd = 0.01, .ar_us = -1, .ar_rel_sd = WHATIF_AR_SD,
+                    .ar_verify = 1};
     char buf[WHATIF_OBS_STR], set[WHATIF_OBS_STR] = "";
     if (strlen(spec) >= sizeof buf)
         return err_set(e, ERR_USAGE, "observe: too long");
@@ -381,6 +414,19 @@ int whatif_observe(whatif_scenario *s, const char *spec, err *e)
             TRY(cli_parse_double("observe: sd", v, &o.rel_sd, e));
             if (!(o.rel_sd > 0 && o.rel_sd < 1))
                 return err_set(e, ERR_USAGE, "observe: sd %s must be a fraction in (0, 1)", v);
+        } else if (!strcmp(t, "check")) {
+            long ck;
+            TRY(cli_parse_long("observe: check", v, 0, 1, &ck, e));
+            o.check = (int)ck;
+        } else if (!strcmp(t, "verify_ar_us") || !strcmp(t, "decode_ar_us")) {
+            TRY(cli_parse_double("observe: ar_us", v, &o.ar_us, e));
+            if (!(o.ar_us > 0))
+                return err_set(e, ERR_USAGE, "observe: %s must be > 0", t);
+            o.ar_verify = t[0] == 'v';
+        } else if (!strcmp(t, "ar_sd")) {
+            TRY(cli_parse_double("observe: ar_sd", v, &o.ar_rel_sd, e));
+            if (!(o.ar_rel_sd > 0 && o.ar_rel_sd < 1))
+                return err_set(e, ERR_USAGE, "observe: ar_sd %s must be a fraction in (0, 1)", v);
         } else if (!strcmp(t, "observe") || !strcmp(t, "fit")) {
             return err_set(e, ERR_USAGE, "observe: '%s' cannot be set in an observation", t);
         } else {
@@ -550,10 +596,13 @@ int whatif_get(const whatif_scenario *s, const char *key, char *buf, size_t n, e
     case K_OBS: {
         size_t at = 0;
         buf[0] = 0;
-        for (int i = 0; i < s->nobs && at < n; i++)
-            at += (size_t)snprintf(buf + at, n - at, "%s%s%stok_per_s=%g,sd=%g", i ? ";" : "",
+        for (int i = 0; i < s->nobs && at < n; i++) {
+            char extra[128];
+            whatif_obs_extra(&s->obs[i], extra, sizeof extra, 0);
+            at += (size_t)snprintf(buf + at, n - at, "%s%s%stok_per_s=%g,sd=%g%s", i ? ";" : "",
                                    s->obs[i].set, s->obs[i].set[0] ? "," : "",
-                                   s->obs[i].tok_per_s, s->obs[i].rel_sd);
+                                   s->obs[i].tok_per_s, s->obs[i].rel_sd, extra);
+        }
         break;
     }
     case K_FIT:
@@ -792,8 +841,10 @@ int whatif_write(const whatif_scenario *s, FILE *f, err *e)
         char t[64], sd[64];
         fmt_exact(t, sizeof t, s->obs[i].tok_per_s);
         fmt_exact(sd, sizeof sd, s->obs[i].rel_sd);
-        fprintf(f, "observe = %s%stok_per_s=%s,sd=%s\n", s->obs[i].set,
-                s->obs[i].set[0] ? "," : "", t, sd);
+        char extra[128];
+        whatif_obs_extra(&s->obs[i], extra, sizeof extra, 1);
+        fprintf(f, "observe = %s%stok_per_s=%s,sd=%s%s\n", s->obs[i].set,
+                s->obs[i].set[0] ? "," : "", t, sd, extra);
     }
     if (ferror(f))
         return err_set(e, ERR_SYSTEM, "write failed");

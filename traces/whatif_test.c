@@ -383,19 +383,97 @@ static void test_calibration_recovery(void **state)
 static void test_reference_points(void **state)
 {
     (void)state;
-    /* The built-in scenario, fitted to its two observations, reproduces
-     * them (two parameters, two points: exactly, to the fit's 1e-6). */
+    /* The built-in scenario fits plain decode (one parameter, one point:
+     * reproduced to the fit's 1e-6); its EAGLE-3 point is a check, not
+     * fitted: the prediction stays the model's and the observation's
+     * unexplained share is the observed cycle (2.4 tokens / 54.1 tok/s =
+     * 44,362 us) less the model's. */
     whatif_scenario s;
     err e = {0};
     assert_int_equal(whatif_scenario_load("kimi-k2-eagle3-8x-pcie5", &s, &e), 0);
-    assert_int_equal(whatif_calibrate(ctx, &s, NULL, &e), 0);
+    whatif_calib cal;
+    assert_int_equal(whatif_calibrate(ctx, &s, &cal, &e), 0);
+    assert_int_equal(s.obs[1].check, 1);
     whatif_result r;
     set(&s, "mode", "decode");
     run(&s, &r);
     REL(r.tok_per_s, 82, 1e-6);
     set(&s, "mode", "eagle3");
     run(&s, &r);
-    REL(r.tok_per_s, 54.1, 1e-6);
+    REL(cal.obs_cycle_us[1], 2.4e6 / 54.1, 1e-9);
+    REL(cal.unexplained_us[1], 2.4e6 / 54.1 - r.cycle_us, 1e-9);
+    assert_true(r.tok_per_s > 54.1 * 2);
+}
+
+static void test_ar_kernel(void **state)
+{
+    (void)state;
+    /* A collective kernel as a profile times it: its transfer plus the
+     * wait for the slowest rank. Without skew (host_jitter 0, one rank
+     * stands for all) there is nothing to wait for, in a graph or eagerly
+     * (every rank issues each kernel at the same moment): the kernel is its
+     * transfer, the allreduce time, exactly. */
+    whatif_scenario s;
+    base(&s);
+    set(&s, "mode", "eagle3");
+    set(&s, "host_jitter", "0");
+    whatif_result r;
+    run(&s, &r);
+    REL(r.ar_kernel_us, r.allreduce_us, 1e-9);
+    REL(r.ar_kernel_max_us, r.allreduce_us, 1e-9);
+    set(&s, "verify_graph", "0");
+    run(&s, &r);
+    REL(r.ar_kernel_us, r.allreduce_us, 1e-9);
+    /* With skew in a graph the ranks meet at the first allreduce and the
+     * rest run in step: the mean is the transfer plus less than the graph
+     * launch's spread over the 122 kernels, the longest takes that spread. */
+    set(&s, "verify_graph", "-1");
+    set(&s, "host_jitter", "0.1");
+    run(&s, &r);
+    assert_true(r.ar_kernel_us >= r.allreduce_us);
+    assert_true(r.ar_kernel_us < r.allreduce_us + 5);
+    assert_true(r.ar_kernel_max_us > r.ar_kernel_us);
+}
+
+static void test_hypotheses(void **state)
+{
+    (void)state;
+    /* The built-in's EAGLE-3 check (docs/scenario.md, "Hypotheses", and
+     * tests/cli/whatif.test derive these by hand): host segments alone do
+     * not reach 54.1 tok/s within 2 ms; at 2 ms with 22% skew they do (the
+     * old two-point fit: host_jitter 0.216); an eager verify does with
+     * about 28 us of CPU per kernel (24 besides the 4 us launch), and only
+     * it predicts verify allreduce kernels near the profile's 225 us
+     * (7/8 x (340 - 98) + 20/8 = 214 us). */
+    whatif_scenario s;
+    err e = {0};
+    assert_int_equal(whatif_scenario_load("kimi-k2-eagle3-8x-pcie5", &s, &e), 0);
+    assert_int_equal(whatif_calibrate(ctx, &s, NULL, &e), 0);
+    whatif_hyp h[WHATIF_HYP_MAX];
+    int n = 0;
+    assert_int_equal(whatif_hypotheses(ctx, &s, 1, h, &n, &e), 0);
+    assert_int_equal(n, 5);
+    assert_string_equal(h[0].name, "host");
+    assert_int_equal(h[0].reached, 0);
+    REL(h[0].value, 2000, 1e-12);
+    assert_string_equal(h[1].name, "host-skew");
+    assert_int_equal(h[1].reached, 1);
+    REL(h[1].value, 0.216, 0.02);
+    REL(h[1].tok_per_s, 54.1, 1e-4);
+    assert_string_equal(h[3].name, "eager-verify");
+    assert_int_equal(h[3].reached, 1);
+    REL(h[3].cpu_per_kernel_us, 28, 0.05);
+    REL(h[3].ar_us, 214, 0.05);
+    /* the fabric: every verify allreduce at the 67.8 us measured on this
+     * box class adds 122 x (67.8 - 19.8) = 5.9 ms to the 17.8 ms cycle:
+     * 2.4 tokens / 23.7 ms = 101 tok/s, not 54.1 */
+    assert_string_equal(h[4].name, "slow-allreduce");
+    assert_int_equal(h[4].reached, 0);
+    REL(h[4].tok_per_s, 101.3, 0.02);
+    for (int k = 0; k < n; k++) {
+        assert_int_equal(h[k].ar_checked, 1);
+        assert_int_equal(h[k].ar_consistent, k == 3);
+    }
 }
 
 static void test_box(void **state)
@@ -477,6 +555,7 @@ int main(void)
         cmocka_unit_test(test_breakdown),        cmocka_unit_test(test_phase_overrides),
         cmocka_unit_test(test_solve),            cmocka_unit_test(test_calibration_recovery),
         cmocka_unit_test(test_reference_points), cmocka_unit_test(test_files),
+        cmocka_unit_test(test_ar_kernel),        cmocka_unit_test(test_hypotheses),
         cmocka_unit_test(test_draft_shape),      cmocka_unit_test(test_box),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,158 @@
+/* Hypotheses: what could explain the part of an observation the model
+ * leaves unexplained. Each is one mechanism of the model (a table row), its
+ * amount solved within its physical bound (the fit's bounds, fitdefs) for the
+ * observed tok/s, by regula falsi on a monotone tok/s; then what the model
+ * predicts at that amount for the target forward's allreduce kernels, which
+ * a profile of the box times independently (the observation's ar_us). A
+ * hypothesis explains the observation only if it reaches the tok/s within
+ * its bound and matches the profile; nothing here is fitted into the
+ * scenario (docs/scenario.md, "Hypotheses"). */
+#include "traces/whatif.h"
+#include "traces/whatif_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+/* One hypothesis: the settings it makes, the amount it solves. */
+typedef struct hypdef {
+    const char *name;
+    const char *what;
+    const char *set;     /* applied to the observation's scenario first ("" none) */
+    const char *knob;    /* the amount: a fittable parameter (its bounds are the fit's) */
+    int eager;           /* 1: report the CPU cost per eagerly launched kernel */
+    double lo, hi;       /* hi > 0: the amount's bound, for a knob the fit does not
+                            take (its source in docs/scenario.md, "Hypotheses") */
+    int verify;          /* 1: a mechanism of the verify: EAGLE-3 observations only */
+} hypdef;
+
+static const hypdef hyps[] = {
+    {"host", "host segments (CPU work with the GPU idle, before each launch and after each sync)",
+     "", "host_us", 0, 0, 0, 0},
+    {"host-skew", "host segments at their bound and the ranks' skew (the old default fit)",
+     "host_us=2000", "host_jitter", 0, 0, 0, 0},
+    {"skew", "rank skew: each rank's random extra on every host item", "", "host_jitter", 0, 0,
+     0, 0},
+    {"eager-verify", "the verify forward run eagerly: the CPU launches each of its kernels",
+     "verify_graph=0", "eager_op_us", 1, 0, 0, 1},
+    /* the slowest NCCL allreduce measured on this box class up to 64 KiB on
+     * 8 GPUs: 67.8 us at 64 KiB (p2pmark --allreduce on the ESC8000A-E13P,
+     * the rtx6kpro wiki; docs/scenario.md) */
+    {"slow-allreduce", "the verify's allreduces themselves slower than modelled (the fabric)",
+     "", "verify_allreduce_us", 0, 1, 67.8, 1},
+};
+enum { NHYPS = sizeof hyps / sizeof hyps[0] };
+_Static_assert(NHYPS <= WHATIF_HYP_MAX, "WHATIF_HYP_MAX holds the table");
+
+typedef struct hyprun {
+    whatif_ctx *c;
+    whatif_scenario o;   /* the observation's scenario with the hypothesis' settings */
+    double *amount;
+} hyprun;
+
+static int eval(hyprun *h, double v, whatif_result *res, err *e)
+{
+    *h->amount = v;
+    return whatif_run_ctx(h->c, &h->o, res, e);
+}
+
+static void keep(whatif_hyp *y, double v, const whatif_result *res, double launch_us)
+{
+    y->value = v;
+    y->tok_per_s = res->tok_per_s;
+    y->ar_us = res->ar_kernel_us;
+    y->ar_max_us = res->ar_kernel_max_us;
+    y->cpu_per_kernel_us = launch_us >= 0 ? launch_us + v : 0;
+    y->launch_us = launch_us >= 0 ? launch_us : 0;
+}
+
+/* Solve h's amount in [lo, hi] for tok/s = target (tok/s falls as the
+ * amount grows); fills y. */
+static int solve(hyprun *h, whatif_hyp *y, double target, double launch_us, err *e)
+{
+    whatif_result rl, rh, rm;
+    double lo = y->lo, hi = y->hi;
+    TRY(eval(h, lo, &rl, e));
+    TRY(eval(h, hi, &rh, e));
+    if (target >= rl.tok_per_s) {     /* already as slow at the low bound */
+        y->reached = target <= rl.tok_per_s * (1 + 1e-6);
+        keep(y, lo, &rl, launch_us);
+        return 0;
+    }
+    if (target < rh.tok_per_s) {      /* not reached within the bound */
+        y->reached = 0;
+        keep(y, hi, &rh, launch_us);
+        return 0;
+    }
+    /* regula falsi, Illinois variant, on f(v) = ln(tok(v) / target) */
+    double fl = log(rl.tok_per_s / target), fh = log(rh.tok_per_s / target);
+    double v = lo;
+    rm = rl;
+    int side = 0;
+    for (int it = 0; it < 60; it++) {
+        v = (lo * fh - hi * fl) / (fh - fl);
+        TRY(eval(h, v, &rm, e));
+        double fm = log(rm.tok_per_s / target);
+        if (fabs(fm) < 1e-5 || hi - lo <= 1e-9 * (fabs(hi) + 1))
+            break;
+        if (fm > 0) {
+            lo = v, fl = fm;
+            if (side == 1)
+                fh /= 2;
+            side = 1;
+        } else {
+            hi = v, fh = fm;
+            if (side == -1)
+                fl /= 2;
+            side = -1;
+        }
+    }
+    y->reached = 1;
+    keep(y, v, &rm, launch_us);
+    return 0;
+}
+
+int whatif_hypotheses(whatif_ctx *c, const whatif_scenario *s, int i, whatif_hyp *out, int *n,
+                      err *e)
+{
+    *n = 0;
+    if (i < 0 || i >= s->nobs)
+        return err_set(e, ERR_USAGE, "hypotheses: no observation %d", i + 1);
+    const whatif_obs *ob = &s->obs[i];
+    whatif_scenario os;
+    TRY(whatif_obs_scenario(s, i, &os, e));
+    for (int k = 0; k < NHYPS; k++) {
+        const hypdef *d = &hyps[k];
+        if (d->verify && os.mode != WHATIF_EAGLE3)
+            continue;
+        const fitdef *fd = whatif_find_fitdef(d->knob);
+        double lo = d->hi > 0 ? d->lo : fd->lo, hi = d->hi > 0 ? d->hi : fd->hi;
+        const knob *kn = whatif_find_knob(d->knob);
+        hyprun h = {.c = c};
+        TRY(whatif_obs_scenario(s, i, &h.o, e));
+        TRY(whatif_apply_kvs(&h.o, d->set, e));
+        h.amount = (double *)(void *)((char *)&h.o + kn->off);
+        whatif_hyp *y = &out[(*n)++];
+        memset(y, 0, sizeof *y);
+        y->name = d->name;
+        y->what = d->what;
+        y->knob = d->knob;
+        y->set = d->set;
+        y->lo = lo;
+        y->hi = hi < 0 ? h.o.draft_tokens : hi;
+        y->base_value = *h.amount;
+        double launch_us = -1;
+        if (d->eager)
+            TRY(whatif_launch_us(c, &h.o, &launch_us, e));
+        whatif_result rb;
+        TRY(eval(&h, y->base_value, &rb, e));
+        y->base_tok_per_s = rb.tok_per_s;
+        y->base_ar_us = rb.ar_kernel_us;
+        TRY(solve(&h, y, ob->tok_per_s, launch_us, e));
+        if (ob->ar_us > 0) {
+            y->ar_checked = 1;
+            y->ar_consistent = y->ar_us > 0 &&
+                               fabs(log(y->ar_us / ob->ar_us)) <= 2 * ob->ar_rel_sd;
+        }
+    }
+    return 0;
+}
