@@ -17,6 +17,13 @@
  *                  copy's own host time for comparison
  *   nccl-graph-launch, nccl-graph-node  the same call captured in a graph:
  *                  per launch of a 1-call graph, and per call of a 100-call graph
+ *   nccl-call-idle-host  the host time inside one such call with the stream
+ *                  drained before it (no back-pressure, no queued work)
+ *   nccl-p2p-K, nccl-p2p-K-host  one group of K ncclSend + K ncclRecv of 1 KiB
+ *                  to the rank itself (K = 1, 2, 4, 8), back to back: wall time
+ *                  and host time per group; unlike the allreduce this runs
+ *                  NCCL's full path on one rank (group end, plan, kernel launch)
+ *   nccl-p2p-1-idle-host  one K = 1 group's host time with the stream drained
  * Times are host wall clock (gpu_now_us) around back-to-back loops after a
  * warm-up; the flag round trip is timed with events around the kernel. */
 #include <math.h>
@@ -24,7 +31,7 @@
 
 #include "hwcheck/modes.h"
 
-enum { GRAPH_NODES = 100, MAX_SWEEP_NODES = 256, NCCL_BYTES = 1024 };
+enum { GRAPH_NODES = 100, MAX_SWEEP_NODES = 256, NCCL_BYTES = 1024, P2P_MAX_K = 8 };
 
 static void row(out_file *out, const char *what, long long count, double us)
 {
@@ -184,6 +191,84 @@ static int host_flag(gpu_ctx *g, const opts *o, double *rtt_us, int *count, err 
     return rc;
 }
 
+/* One group of k send/receive pairs of NCCL_BYTES between the one rank and
+ * itself, pair i at offset i x NCCL_BYTES of src's buffers. */
+static int p2p_group(const node_src *src, int k, cudaStream_t s, err *e)
+{
+    GPU_NC(0, ncclGroupStart());
+    ncclResult_t r = ncclSuccess;
+    for (int i = 0; i < k && r == ncclSuccess; i++) {
+        size_t off = (size_t)i * NCCL_BYTES;
+        r = ncclSend((char *)src->in + off, NCCL_BYTES / 2, ncclBfloat16, 0, src->comm, s);
+        if (r == ncclSuccess)
+            r = ncclRecv((char *)src->out + off, NCCL_BYTES / 2, ncclBfloat16, 0, src->comm, s);
+    }
+    /* End the group whatever happened, so NCCL's group state stays sane. */
+    ncclResult_t end = ncclGroupEnd();
+    if (r != ncclSuccess)
+        return err_set(e, ERR_SYSTEM, "GPU 0: ncclSend/ncclRecv to self: %s",
+                       ncclGetErrorString(r));
+    if (end != ncclSuccess)
+        return err_set(e, ERR_SYSTEM, "GPU 0: ncclGroupEnd: %s", ncclGetErrorString(end));
+    return 0;
+}
+
+/* n back-to-back calls (k > 0: p2p groups of k pairs; 0: src's allreduce):
+ * *us per call until all finished, *host_us per call on the host alone. */
+static int timed_calls(gpu_ctx *g, const node_src *src, int k, int n, double *us,
+                       double *host_us, err *e)
+{
+    cudaStream_t s = g->stream[0];
+    gpu_step(g, 0, k ? "NCCL send/recv groups" : "NCCL calls");
+    double t0 = gpu_now_us();
+    for (int i = 0; i < n; i++)
+        TRY(k ? p2p_group(src, k, s, e) : enqueue(src, s, e));
+    double t1 = gpu_now_us();
+    TRY(gpu_wait(g, 0, s, "NCCL calls", e));
+    *us = (gpu_now_us() - t0) / n;
+    *host_us = (t1 - t0) / n;
+    return 0;
+}
+
+/* The host time inside one call with nothing queued on the stream: drain it,
+ * then time the call alone; mean of n. */
+static int idle_call(gpu_ctx *g, const node_src *src, int k, int n, double *host_us, err *e)
+{
+    cudaStream_t s = g->stream[0];
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        TRY(gpu_wait(g, 0, s, "NCCL call (idle stream)", e));
+        double t0 = gpu_now_us();
+        TRY(k ? p2p_group(src, k, s, e) : enqueue(src, s, e));
+        sum += gpu_now_us() - t0;
+    }
+    TRY(gpu_wait(g, 0, s, "NCCL call (idle stream)", e));
+    *host_us = sum / n;
+    return 0;
+}
+
+/* The send/receive rows: per group of K pairs to self, and one K = 1 group
+ * on an idle stream; warm-up of every K first (NCCL connects at first use). */
+static int p2p_rows(gpu_ctx *g, const opts *o, const node_src *src, out_file *out, err *e)
+{
+    double us, host;
+    int warm = o->warmup > 0 ? o->warmup : 1, n = o->iters;
+    for (int k = 1; k <= P2P_MAX_K; k *= 2)
+        TRY(timed_calls(g, src, k, warm, &us, &host, e));
+    for (int k = 1; k <= P2P_MAX_K; k *= 2) {
+        char name[32];
+        TRY(timed_calls(g, src, k, n, &us, &host, e));
+        snprintf(name, sizeof name, "nccl-p2p-%d", k);
+        row(out, name, n, us);
+        snprintf(name, sizeof name, "nccl-p2p-%d-host", k);
+        row(out, name, n, host);
+    }
+    int ni = n / 10 > 10 ? n / 10 : 10;
+    TRY(idle_call(g, src, 1, ni, &host, e));
+    row(out, "nccl-p2p-1-idle-host", ni, host);
+    return 0;
+}
+
 /* The NCCL rows, on a communicator of one rank on GPU 0. */
 static int nccl_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
 {
@@ -191,10 +276,11 @@ static int nccl_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
     cudaStream_t s = g->stream[0];
     TRY(gpu_nccl_one(g, &src.comm, e));
     int rc = 0;
-    if (cudaMalloc(&src.in, NCCL_BYTES) != cudaSuccess ||
-        cudaMalloc(&src.out, NCCL_BYTES) != cudaSuccess ||
-        cudaMemset(src.in, 0x3c, NCCL_BYTES) != cudaSuccess)
-        rc = err_set(e, ERR_SYSTEM, "GPU 0: NCCL buffers (%d bytes) failed", NCCL_BYTES);
+    if (cudaMalloc(&src.in, P2P_MAX_K * NCCL_BYTES) != cudaSuccess ||
+        cudaMalloc(&src.out, P2P_MAX_K * NCCL_BYTES) != cudaSuccess ||
+        cudaMemset(src.in, 0x3c, P2P_MAX_K * NCCL_BYTES) != cudaSuccess)
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: NCCL buffers (%d bytes) failed",
+                     P2P_MAX_K * NCCL_BYTES);
     double us = 0, host = 0, warm;
     int n = o->iters;
     if (rc == 0)
@@ -216,6 +302,14 @@ static int nccl_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
         if (rc == 0)
             row(out, "memcpy-host", n, (t1 - t0) / n);
     }
+    if (rc == 0) {
+        int ni = n / 10 > 10 ? n / 10 : 10;
+        rc = idle_call(g, &src, 0, ni, &host, e);
+        if (rc == 0)
+            row(out, "nccl-call-idle-host", ni, host);
+    }
+    if (rc == 0)
+        rc = p2p_rows(g, o, &src, out, e);
     int gl = n / 10 > 10 ? n / 10 : 10;
     double t1c = 0, tkc = 0;
     if (rc == 0)

@@ -1,0 +1,35 @@
+#!/bin/bash
+# The host cost of one NCCL call, isolated (issue 25, item 4), on GPU 0, into
+# DIR (one file per measurement, each with its own header):
+#   scripts/hwcheck-host-call.sh build/hwcheck DIR
+#   launch-rK.csv   hwcheck launch -n 2000 -w 200, K = 1..3 runs (the spread):
+#                   among its rows the 1-rank ncclAllReduce (back to back and on
+#                   an idle stream) and the 1-rank groups of K send/receive pairs
+#                   to self (nccl-p2p-K, NCCL's full group/plan/launch path)
+#   torch-rK.csv    validate/capture/torch_call.py, K = 1, 2, when python3 has
+#                   torch: one-rank dist.all_reduce's host cost
+# Every step runs under `timeout` (HOSTCALL_TIMEOUT s each, default 120); a
+# step that fails is reported and the rest still run. Exit 1 if any failed.
+set -u
+# shellcheck source=scripts/hwcheck-steps.sh
+. "$(dirname "$0")/hwcheck-steps.sh"
+TORCH_CALL=$(realpath "$(dirname "$0")/../validate/capture/torch_call.py")
+U="usage: hwcheck-host-call.sh HWCHECK DIR"
+hw_begin "${1:?$U}" "${2:?$U}" "${HOSTCALL_TIMEOUT:-120}" "scripts/${0##*/} $*"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+for r in 1 2 3; do
+    step "launch-r$r.csv" launch -n 2000 -w 200
+done
+if python3 -c 'import torch' 2>/dev/null; then
+    for r in 1 2; do
+        s0=$SECONDS
+        timeout "$T" python3 "$TORCH_CALL" -n 2000 -w 200 -o "torch-r$r.csv" 2>"torch-r$r.csv.err"
+        rc=$?
+        echo "$(date -u +%H:%M:%S) exit $rc after $((SECONDS - s0)) s: torch_call.py -> torch-r$r.csv"
+        [ -s "torch-r$r.csv.err" ] || rm -f "torch-r$r.csv.err"
+        [ "$rc" = 0 ] || failed=1
+    done
+else
+    echo "no torch in python3: torch_call.py skipped"
+fi
+exit $failed
