@@ -380,6 +380,7 @@ WIKI_REPO = "https://github.com/sjug/rtx6kpro"
 WIKI_COMMIT = "738985bb6e99b73413c18ece14798432efce148a"
 MIB64 = 64 << 20     # p2pmark 3c39f36's TRANSFER_SIZE (64 MB = 64 MiB)
 P2PMARK_NEW = 160000000   # p2pmark after 78d9dfd: TRANSFER_SIZE 160,000,000 B
+GRAPH_XML = "rtxpro6000-2s-nccl-graph.xml"   # the graph file written from the page's header
 
 
 def wiki_src(page):
@@ -894,7 +895,10 @@ def esc(wiki, out_dir):
             fail(path, f"{n}-GPU tuner table: {len(rows)} rows, expected 7")
         write_coll(os.path.join(out_dir, f"rtxpro6000-2s-nccl-tests-{n}gpu.csv"),
                    esc_meta(page, "scripts/convert-public.py (the wiki's nccl-tests table, "
-                            "'Baseline' column: NCCL 2.28.3 without the tuner plugin)", "2026-03-31", "2.28.3"), [
+                            "'Baseline' column: NCCL 2.28.3 without the tuner plugin) "
+                            "--env NCCL_P2P_LEVEL=SYS" +
+                            ("" if n == 4 else " --env NCCL_GRAPH_FILE=" + GRAPH_XML),
+                            "2026-03-31", "2.28.3"), [
             "machine inferred: the page says '8x RTX PRO 6000 Blackwell, AMD EPYC 9575F (Turin), "
             "dual-socket' without naming the box; its LLM figures on the same page (GLM-5 TP=8 "
             "52.8 / 56.6 tok/s, Qwen3.5 TP=4 70.6 / 76.1) are those optimization/"
@@ -902,9 +906,67 @@ def esc(wiki, out_dir):
             f"{n} GPUs (GPUs 0-{n - 1}: " + ("one socket" if n == 4 else "4+4 across the sockets") +
             "); 'Baseline' busbw column, nccl-tests (float, eager, out-of-place assumed); time_us = "
             f"size / (busbw / (2 x {n - 1} / {n})); sizes as powers of 2",
-            "environment not stated (the plugin runs add NCCL_PROTO=LL,LL128,Simple): NCCL's "
-            "default taken, which the model reads as SHM for cross-switch pairs"],
+            "environment not stated (the plugin runs add NCCL_PROTO=LL,LL128,Simple); taken as "
+            "the page's own configuration for this box, NCCL_P2P_LEVEL=SYS" +
+            (" (every configuration the page gives sets it; the 8-rank graph file lists devices "
+             "0-7, so a 4-rank run cannot have used it)" if n == 4 else
+             " with its graph file (NCCL_GRAPH_FILE, " + GRAPH_XML + ", written from the header the "
+             "page publishes): the 64K row, 23.1 us, is the page's own 'With XML' figure (25.59 us) "
+             "and half its 'Without XML' one (48.69 us, rtxpro6000-2s-nccl-xml-8gpu-without.csv); "
+             "without the file NCCL 2.28.3 falls back to 1 channel at 0.1 GB/s (search.cc: the "
+             "SM100 speed ladder ends at 18 GB/s, AMD_BW is 16), Simple at these sizes")],
             "allreduce", n, rows)
+
+    # The graph-file fix on the same page (8 GPUs, dual Turin): the header of
+    # the published graph file and the latency table with and without it.
+    blk = md_section(text, path, "NCCL Graph XML Fix for AMD Turin")
+    m = re.search(r'<graph id="0" pattern="4" nchannels="(\d+)" speedintra="([\d.]+)" '
+                  r'speedinter="([\d.]+)"\s+typeintra="(\w+)" typeinter="(\w+)" '
+                  r'samechannels="(\d)">', blk)
+    if not m:
+        fail(path, "the graph file's <graph> header not found")
+    nch, intra, inter, tintra, tinter, same = m.groups()
+    if md_row(md_table(md_section(blk, path, "With XML Fix"), path, "Parameter"), path,
+              "Channels")[1] != "4":
+        fail(path, "'With XML Fix' no longer gives 4 channels")
+    chan = "    <channel>" + "".join(f' <gpu dev="{g}"/>' for g in range(8)) + " </channel>\n"
+    with open(os.path.join(out_dir, GRAPH_XML + ".tmp"), "w") as f:
+        f.write(f"<!-- Written by scripts/convert-public.py from the graph header that "
+                f"{page} publishes (commit {WIKI_COMMIT[:7]}); the file itself is not published. "
+                f"Assumed: the channels in PCI order, and a tree graph (id 1) with the ring's "
+                f"figures: the page's 'With XML Fix' table gives 4 channels, which NCCL reaches "
+                f"only when the tree has 2 as well (init.cc: min(ring, tree), doubled). -->\n")
+        f.write('<graphs version="1">\n')
+        for gid, pat in ((0, 4), (1, 1)):
+            f.write(f'  <graph id="{gid}" pattern="{pat}" crossnic="0" nchannels="{nch}" '
+                    f'speedintra="{intra}" speedinter="{inter}" latencyinter="0" '
+                    f'typeintra="{tintra}" typeinter="{tinter}" samechannels="{same}">\n')
+            f.write(chan * int(nch))
+            f.write("  </graph>\n")
+        f.write("</graphs>\n")
+    os.replace(os.path.join(out_dir, GRAPH_XML + ".tmp"), os.path.join(out_dir, GRAPH_XML))
+    t = md_table(md_section(blk, path, "Performance Impact"), path, "Message Size")
+    if t[0][1:3] != ["Without XML", "With XML"]:
+        fail(path, f"graph XML table columns changed: {t[0]}")
+    for col, tag, env, what in (
+            (1, "without", "", "without the graph file: NCCL's own search, which on this box "
+             "finds nothing (search.cc: the SM100 speed ladder ends at 18 GB/s, AMD_BW is 16) and "
+             "falls back to 1 channel at 0.1 GB/s, type SYS (the page: 'Bandwidth estimate 0.1 "
+             "GB/s', 'SYS/SYS', 2 channels, Simple)"),
+            (2, "with", " --env NCCL_GRAPH_FILE=" + GRAPH_XML, "with the graph file (" + GRAPH_XML +
+             ", written from the header the page publishes; the page: 24 GB/s, PHB/PIX, 4 "
+             "channels, LL)")):
+        rows = [(size_of(r[0], path), "fp32", "auto", "auto", num(r[col], path), "nccl", 0)
+                for r in t[1:]]
+        write_coll(os.path.join(out_dir, f"rtxpro6000-2s-nccl-xml-8gpu-{tag}.csv"),
+                   esc_meta(page, "scripts/convert-public.py (the wiki's table 'Performance Impact "
+                            "(AllReduce on Inference-Sized Tensors)') --env NCCL_P2P_LEVEL=SYS" + env,
+                            "2026-03-09", "2.28.3"), [
+            f"8 GPUs of the dual-Turin box (GPUs 0-7, 4+4 across the sockets), {what}",
+            "the page's section is about NCCL v2.28.3 on AMD Turin; tool, dtype and the rest of the "
+            "environment are not stated: NCCL_P2P_LEVEL=SYS (every configuration the page gives "
+            "for this box sets it) and nccl-tests float eager assumed; sizes as powers of 2"],
+            "allreduce", 8, rows)
 
 
 def collapse16(wiki, out_dir):

@@ -43,6 +43,8 @@ serial-loads|a custom kernel's loads from its own memory cost nothing (only the 
 ce-order|PyTorch-issued copies of one GPU no longer wait for its copy engine (they interleave)|models/fabric/flows.c|        if (ce < 0 && (orders & FLOWS_ORDER_CE) && c->src[j] == c->src[i])|        if (ce < 0 && (orders & FLOWS_ORDER_CE) && c->src[j] == c->src[i] && 0)
 dst-order|PyTorch-issued copies into one GPU no longer wait for each other on its stream|models/fabric/flows.c|        if (dst < 0 && dst_wait && c->dst[j] == c->dst[i])|        if (dst < 0 && dst_wait && c->dst[j] == c->dst[i] && 0)
 flow-after|a flow waiting for another starts at once in the transaction-level engine|models/tlp/tlp.c|        f->waiting = f->npred;|        f->waiting = 0;
+amd-bw|NCCL rates an AMD socket link at 40 GB/s, not AMD_BW's 16 (its search then finds rings across the sockets)|models/nccl/nccl_tune.c|    case CPU_AMD: return 16.0f;            /* AMD_BW */|    case CPU_AMD: return 40.0f;            /* AMD_BW */
+graph-beside|a measurement file's relative NCCL_GRAPH_FILE is read from the working directory, not beside the file|validate/meas.c|    if (env.graph_file[0] && env.graph_file[0] != '/' && slash) {|    if (env.graph_file[0] && env.graph_file[0] != '/' && slash && 0) {
 EOF
 )
 

@@ -827,6 +827,16 @@ nccl_env meas_nccl_env(const meas_set *m, const topo *t)
             env = trial;
         prev = tok;
     }
+    /* A relative NCCL_GRAPH_FILE names a file beside the measurement file,
+     * so a data set and its graph travel together. */
+    const char *slash = strrchr(m->name, '/');
+    if (env.graph_file[0] && env.graph_file[0] != '/' && slash) {
+        char joined[sizeof env.graph_file];
+        int len = snprintf(joined, sizeof joined, "%.*s/%s", (int)(slash - m->name), m->name,
+                           env.graph_file);
+        if (len > 0 && (size_t)len < sizeof joined)
+            memcpy(env.graph_file, joined, sizeof joined);
+    }
     return env;
 }
 

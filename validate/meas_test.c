@@ -333,6 +333,20 @@ static void test_nccl_env(void **state)
     assert_int_equal(meas_dtype_parse(meas_coll_at(m, 0)->dtype, &d), 0);
     assert_int_equal(d, DTYPE_FP16);
     meas_free(m);
+    /* A relative NCCL_GRAPH_FILE is read beside the measurement file: "g.xml"
+     * in data/sets/x.csv is data/sets/g.xml; in a file named without a
+     * folder it stays as written. */
+    const char gf[] = "# format: collsim-meas 1\n# kind: coll\n"
+                      "# command: x --env NCCL_GRAPH_FILE=g.xml\n"
+                      "size_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,"
+                      "busbw_GBps,impl,graph,wrong\n1024,512,half,ring,LL,1,17.67,0.06,0.09,"
+                      "nccl,0,0\n";
+    assert_int_equal(read_str(gf, "data/sets/x.csv", &m, &e), 0);
+    assert_string_equal(meas_nccl_env(m, t).graph_file, "data/sets/g.xml");
+    meas_free(m);
+    assert_int_equal(read_str(gf, "x.csv", &m, &e), 0);
+    assert_string_equal(meas_nccl_env(m, t).graph_file, "g.xml");
+    meas_free(m);
     topo_free(t);
 }
 

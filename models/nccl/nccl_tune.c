@@ -687,6 +687,22 @@ static int better(const sgraph *g, const sgraph *ref)
     return g->pattern == ref->pattern && g->nhops < ref->nhops;
 }
 
+/* A channel of g completed (search.cc ncclTopoSearchRecGpu, step == ngpus):
+ * count it, keep g if it beats the saved graph (a full house ends the search:
+ * time -1), and say whether to search for one more channel. The caller
+ * recurses, then takes the channel back (g->nch--). */
+static int channel_done(search *x, sgraph *g)
+{
+    g->nch++;
+    x->completed++;
+    if (better(g, x->save)) {
+        memcpy(x->save, g, sizeof *g);
+        if (g->nch == g->max_ch)
+            x->time = -1;
+    }
+    return g->nch < g->max_ch;
+}
+
 /* gpu, first and the entries of intra are ranks (rank r is NCCL node r). */
 static void rec_gpu(search *x, sgraph *g, int gpu, int step, int back_first, int order)
 {
@@ -696,14 +712,7 @@ static void rec_gpu(search *x, sgraph *g, int gpu, int step, int back_first, int
         return;
     x->time--;
     if (step == n) {
-        g->nch++;
-        x->completed++;
-        if (better(g, x->save)) {
-            memcpy(x->save, g, sizeof *g);
-            if (g->nch == g->max_ch)
-                x->time = -1;
-        }
-        if (g->nch < g->max_ch)
+        if (channel_done(x, g))
             rec(x, g);
         g->nch--;
         return;
@@ -874,14 +883,7 @@ static void nvs_chain(nvs_run *r, int start, int d)
             complete = nvs_tick(x);
     }
     if (complete) {
-        g->nch++;
-        x->completed++;
-        if (better(g, x->save)) {
-            memcpy(x->save, g, sizeof *g);
-            if (g->nch == g->max_ch)
-                x->time = -1;
-        }
-        if (g->nch < g->max_ch)
+        if (channel_done(x, g))
             nvs_rec(r);
         g->nch--;
     }
