@@ -24,9 +24,12 @@
  *                  and host time per group; unlike the allreduce this runs
  *                  NCCL's full path on one rank (group end, plan, kernel launch)
  *   nccl-p2p-1-idle-host  one K = 1 group's host time with the stream drained
+ * --nccl-only: launch-host, nccl-call-host and nccl-p2p-K-host alone, each
+ * the median of 7 interleaved rounds, then the two NCCL graph rows.
  * Times are host wall clock (gpu_now_us) around back-to-back loops after a
  * warm-up; the flag round trip is timed with events around the kernel. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hwcheck/modes.h"
@@ -269,6 +272,44 @@ static int p2p_rows(gpu_ctx *g, const opts *o, const node_src *src, out_file *ou
     return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* `launch --nccl-only`: NCCL's host cost per call against the kernel launch
+ * it ends in, measured in HOST_ROUNDS rounds, each timing the launch calls
+ * (launch-host), the 1-rank allreduce (nccl-call-host) and the groups of K
+ * send/receive pairs (nccl-p2p-K-host) back to back, so slow drift of the
+ * machine hits all of a round alike; each row is the median over rounds. */
+enum { HOST_ROUNDS = 7, HOST_ROWS = 2 + 4 };
+static int nccl_host_rows(gpu_ctx *g, const opts *o, const node_src *src, out_file *out, err *e)
+{
+    node_src kern = {0};
+    double t[HOST_ROWS][HOST_ROUNDS], us;
+    int n = o->iters, warm = o->warmup > 0 ? o->warmup : 1;
+    TRY(timed2(g, &kern, NULL, warm, &us, &t[0][0], e));
+    for (int k = 0; k <= P2P_MAX_K; k = k ? 2 * k : 1)
+        TRY(timed_calls(g, src, k, warm, &us, &t[1][0], e));
+    for (int r = 0; r < HOST_ROUNDS; r++) {
+        TRY(timed2(g, &kern, NULL, n, &us, &t[0][r], e));
+        int i = 1;
+        for (int k = 0; k <= P2P_MAX_K; k = k ? 2 * k : 1)
+            TRY(timed_calls(g, src, k, n, &us, &t[i++][r], e));
+    }
+    for (int i = 0; i < HOST_ROWS; i++) {
+        qsort(t[i], HOST_ROUNDS, sizeof t[i][0], cmp_double);
+        char name[32];
+        if (i < 2)
+            snprintf(name, sizeof name, "%s", i ? "nccl-call-host" : "launch-host");
+        else
+            snprintf(name, sizeof name, "nccl-p2p-%d-host", 1 << (i - 2));
+        row(out, name, (long long)n * HOST_ROUNDS, t[i][HOST_ROUNDS / 2]);
+    }
+    return 0;
+}
+
 /* The NCCL rows, on a communicator of one rank on GPU 0. */
 static int nccl_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
 {
@@ -283,6 +324,10 @@ static int nccl_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
                      P2P_MAX_K * NCCL_BYTES);
     double us = 0, host = 0, warm;
     int n = o->iters;
+    if (rc == 0 && o->nccl_only) {
+        rc = nccl_host_rows(g, o, &src, out, e);
+        goto graph;
+    }
     if (rc == 0)
         rc = timed2(g, &src, NULL, o->warmup > 0 ? o->warmup : 1, &warm, NULL, e);
     if (rc == 0)
@@ -310,6 +355,7 @@ static int nccl_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
     }
     if (rc == 0)
         rc = p2p_rows(g, o, &src, out, e);
+graph:;
     int gl = n / 10 > 10 ? n / 10 : 10;
     double t1c = 0, tkc = 0;
     if (rc == 0)
@@ -334,6 +380,8 @@ int launch_measure(gpu_ctx *g, const opts *o, out_file *out, err *e)
 {
     cudaStream_t s = g->stream[0];
     GPU_CU(0, cudaSetDevice(0));
+    if (o->nccl_only)
+        return nccl_rows(g, o, out, e);
     double us;
     TRY(timed(g, NULL, o->warmup > 0 ? o->warmup : 1, &us, e));
     TRY(timed(g, NULL, o->iters, &us, e));

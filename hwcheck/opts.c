@@ -110,6 +110,13 @@ static int set_eager(opts *o, const char *a, err *e)
     return 0;
 }
 
+static int set_nccl_only(opts *o, const char *a, err *e)
+{
+    (void)a, (void)e;
+    o->nccl_only = 1;
+    return 0;
+}
+
 static int set_list(opts *o, const char *a, err *e)
 {
     (void)a, (void)e;
@@ -235,6 +242,9 @@ static const opt_def table[] = {
     {"graph", 0, NULL, OPTS_COLL | OPTS_REPLAY,
      "coll: run inside a CUDA graph; replay: capture every phase as a CUDA graph (default: the "
      "phases the trace marks graph=1)", set_graph},
+    {"nccl-only", 0, NULL, OPTS_LAUNCH,
+     "launch: only NCCL's host cost per call, 7 rounds against launch-host, medians",
+     set_nccl_only},
     {"eager", 0, NULL, OPTS_REPLAY, "replay: launch every op on its own, capture no phase",
      set_eager},
     {"alloc", 0, "A", OPTS_COLL,

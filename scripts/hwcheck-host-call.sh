@@ -6,8 +6,12 @@
 #                   among its rows the 1-rank ncclAllReduce (back to back and on
 #                   an idle stream) and the 1-rank groups of K send/receive pairs
 #                   to self (nccl-p2p-K, NCCL's full group/plan/launch path)
+#   nccl-host-rK.csv  hwcheck launch --nccl-only -n 2000 -w 200, K = 1..5: the
+#                   same NCCL rows and launch-host alone, each the median of 7
+#                   interleaved rounds (what collsim calibrate fits)
 #   torch-rK.csv    validate/capture/torch_call.py, K = 1, 2, when python3 has
 #                   torch: one-rank dist.all_reduce's host cost
+# HOSTCALL_STEPS picks the groups (default "launch nccl torch").
 # Every step runs under `timeout` (HOSTCALL_TIMEOUT s each, default 120); a
 # step that fails is reported and the rest still run. Exit 1 if any failed.
 set -u
@@ -17,10 +21,20 @@ TORCH_CALL=$(realpath "$(dirname "$0")/../validate/capture/torch_call.py")
 U="usage: hwcheck-host-call.sh HWCHECK DIR"
 hw_begin "${1:?$U}" "${2:?$U}" "${HOSTCALL_TIMEOUT:-120}" "scripts/${0##*/} $*"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-for r in 1 2 3; do
-    step "launch-r$r.csv" launch -n 2000 -w 200
-done
-if python3 -c 'import torch' 2>/dev/null; then
+STEPS=" ${HOSTCALL_STEPS:-launch nccl torch} "
+case $STEPS in *" launch "*)
+    for r in 1 2 3; do
+        step "launch-r$r.csv" launch -n 2000 -w 200
+    done ;;
+esac
+case $STEPS in *" nccl "*)
+    for r in 1 2 3 4 5; do
+        step "nccl-host-r$r.csv" launch --nccl-only -n 2000 -w 200
+    done ;;
+esac
+if [[ $STEPS != *" torch "* ]]; then
+    :
+elif python3 -c 'import torch' 2>/dev/null; then
     for r in 1 2; do
         s0=$SECONDS
         timeout "$T" python3 "$TORCH_CALL" -n 2000 -w 200 -o "torch-r$r.csv" 2>"torch-r$r.csv.err"
