@@ -174,7 +174,9 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
          * issue cost of one operation (a launch, or a graph node; for NCCL
          * the nccl_call_us / nccl_graph_call_us keys when set). */
         const topo_params *tpp = topo_params_get(t);
-        sim_ps issue = !strcmp(k->impl, "nccl") ? topo_nccl_issue_ps(tpp, q.graph)
+        sim_ps issue = !strcmp(k->impl, "nccl")
+                           ? topo_nccl_issue_ps(tpp, q.graph, q.nranks,
+                                                coll_p2p_ops(q.kind, q.nranks))
                        : q.graph ? tpp->graph_node_ps : tpp->launch_ps;
         v->pred = (double)(res.time_ps > issue ? res.time_ps : issue) * 1e-6;
         char g[48];

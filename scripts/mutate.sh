@@ -44,6 +44,8 @@ ce-order|PyTorch-issued copies of one GPU no longer wait for its copy engine (th
 dst-order|PyTorch-issued copies into one GPU no longer wait for each other on its stream|models/fabric/flows.c|        if (dst < 0 && dst_wait && c->dst[j] == c->dst[i])|        if (dst < 0 && dst_wait && c->dst[j] == c->dst[i] && 0)
 flow-after|a flow waiting for another starts at once in the transaction-level engine|models/tlp/tlp.c|        f->waiting = f->npred;|        f->waiting = 0;
 amd-bw|NCCL rates an AMD socket link at 40 GB/s, not AMD_BW's 16 (its search then finds rings across the sockets)|models/nccl/nccl_tune.c|    case CPU_AMD: return 16.0f;            /* AMD_BW */|    case CPU_AMD: return 40.0f;            /* AMD_BW */
+nccl-host-base|NCCL's host-cost rows fitted as measured, not less the same run's launch-host|validate/points.c|                          relative ? l->time_us - base->time_us : l->time_us,|                          l->time_us,
+p2p-ops|a send/receive group's calls cost the host nothing (an all-to-all's issue is one group's)|models/topo/topo.c|    return p->launch_ps + p->nccl_group_ps + p2p_ops * p->nccl_p2p_op_ps;|    return p->launch_ps + p->nccl_group_ps;
 graph-beside|a measurement file's relative NCCL_GRAPH_FILE is read from the working directory, not beside the file|validate/meas.c|    if (env.graph_file[0] && env.graph_file[0] != '/' && slash) {|    if (env.graph_file[0] && env.graph_file[0] != '/' && slash && 0) {
 EOF
 )

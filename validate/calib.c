@@ -55,6 +55,11 @@ static const calib_param_desc params[] = {
     {"nccl_step_simple_us", "NCCL Simple device-side cost per pipelined step", 0, 1e4},
     {"nccl_call_us", "host cost of one eager NCCL call (0 = launch_us)", 0, 1e4},
     {"nccl_graph_call_us", "per NCCL call inside a CUDA graph (0 = graph_node_us)", 0, 1e4},
+    {"nccl_host_us", "NCCL's host work per eager one-rank collective beyond a kernel launch", 0,
+     1e4},
+    {"nccl_group_us", "NCCL's host work per kernel-launching group end beyond the launch", 0,
+     1e4},
+    {"nccl_p2p_op_us", "host cost of each ncclSend / ncclRecv in a group", 0, 1e4},
     {NULL, NULL, 0, 0},
 };
 
@@ -438,6 +443,12 @@ void calib_apply_params(const calib *c, topo_params *p)
         p->nccl_call_ps = llround(v * 1e6);
     if (!calib_get(c, "nccl_graph_call_us", &v))
         p->nccl_graph_call_ps = llround(v * 1e6);
+    if (!calib_get(c, "nccl_host_us", &v))
+        p->nccl_host_ps = llround(v * 1e6);
+    if (!calib_get(c, "nccl_group_us", &v))
+        p->nccl_group_ps = llround(v * 1e6);
+    if (!calib_get(c, "nccl_p2p_op_us", &v))
+        p->nccl_p2p_op_ps = llround(v * 1e6);
 }
 
 /* Class of link id of t into buf (48 bytes). */

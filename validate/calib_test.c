@@ -230,12 +230,32 @@ static void test_nccl_keys_reach_the_model(void **state)
     err e = {0};
     assert_int_equal(parse_str("collsim-calib 1\nnccl_call_us 12.5\n", &c, &e), 0);
     topo_params p = {.launch_ps = 4000000, .graph_node_ps = 1500000};
-    assert_int_equal(topo_nccl_issue_ps(&p, 0), 4000000);
-    assert_int_equal(topo_nccl_issue_ps(&p, 1), 1500000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 0, 2, 0), 4000000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 1, 2, 0), 1500000);
     calib_apply_params(c, &p);
-    assert_int_equal(topo_nccl_issue_ps(&p, 0), 12500000);
-    assert_int_equal(topo_nccl_issue_ps(&p, 1), 1500000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 0, 2, 0), 12500000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 1, 2, 0), 1500000);
     calib_free(c);
+    /* NCCL's own work (docs/model.md "NCCL's host cost per call"), launch 5.1
+     * us, nccl_host 0.985, nccl_group 2.515, nccl_p2p_op 0.261: a one-rank
+     * collective 5.1 + 0.985 = 6.085; a one-rank all-to-all (2 calls) 5.1 +
+     * 2.515 + 2 x 0.261 = 8.137; on 8 ranks (16 calls) 5.1 + 2.515 + 4.176 =
+     * 11.791; a collective on 2 ranks takes the group path: 7.615. With
+     * nccl_call_us 12.76 set (fitted on 2-rank runs) collectives cost that;
+     * a group keeps its own; in a graph nccl_graph_call_us 0.817. */
+    assert_int_equal(parse_str("collsim-calib 1\nnccl_host_us 0.985\nnccl_group_us 2.515\n"
+                               "nccl_p2p_op_us 0.261\nnccl_graph_call_us 0.817\n", &c, &e), 0);
+    topo_params q = {.launch_ps = 5100000, .graph_node_ps = 499000};
+    calib_apply_params(c, &q);
+    calib_free(c);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 0), 6085000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 2), 8137000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16), 11791000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 2, 0), 7615000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 1, 8, 16), 817000);
+    q.nccl_call_ps = 12760000;
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 0), 12760000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16), 11791000);
 }
 
 int main(void)

@@ -227,6 +227,17 @@ int cand_build(const topo *t, const pts *p, const calib_nccl *nc_pts, const cand
         {"graph_node_us", (double)tp->graph_node_ps / 1e6,
          tp->graph_node_ps > 0 ? (double)tp->graph_node_ps / 1e6 : 1, 0, 1e4,
          pts_has_launch(p, "graph-node"), 0},
+        /* NCCL's host cost per call, from the 1-rank rows of hwcheck launch
+         * (each less the same run's launch-host). */
+        {"nccl_host_us", (double)tp->nccl_host_ps / 1e6, 1, 0, 1e4,
+         pts_has_launch(p, "nccl-call-host"), 0},
+        {"nccl_group_us", (double)tp->nccl_group_ps / 1e6, 1, 0, 1e4,
+         pts_has_launch(p, "nccl-p2p"), 0},
+        {"nccl_p2p_op_us", (double)tp->nccl_p2p_op_ps / 1e6, 0.2, 0, 1e4,
+         pts_group_ops_vary(p), 0},
+        {"nccl_graph_call_us", (double)tp->nccl_graph_call_ps / 1e6,
+         tp->graph_node_ps > 0 ? (double)tp->graph_node_ps / 1e6 : 1, 0, 1e4,
+         pts_has_launch(p, "nccl-graph-node"), 0},
     };
     for (size_t i = 0; i < sizeof mps / sizeof mps[0]; i++) {
         if (!mps[i].want)
@@ -255,10 +266,11 @@ int cand_build(const topo *t, const pts *p, const calib_nccl *nc_pts, const cand
         TRY(add_param(c, n, key, sp, sp > 0 ? sp : 0.1, 0, 1e4, 0, e));
     }
     for (int graph = 0; graph < 2; graph++) {
-        if (!calib_nccl_has(nc_pts, PROTO_AUTO, graph))
+        if (!calib_nccl_has(nc_pts, PROTO_AUTO, graph) ||
+            (graph && pts_has_launch(p, "nccl-graph-node")))   /* already a candidate */
             continue;
         int64_t v = graph ? tp->nccl_graph_call_ps : tp->nccl_call_ps;
-        double plain = (double)topo_nccl_issue_ps(tp, graph) / 1e6;
+        double plain = (double)topo_nccl_issue_ps(tp, graph, 2, 0) / 1e6;
         TRY(add_param(c, n, graph ? "nccl_graph_call_us" : "nccl_call_us", (double)v / 1e6,
                       plain > 0 ? plain : 1, 0, 1e4, v == 0, e));
     }

@@ -2,9 +2,12 @@
  * must share op and size, as in `collsim flows`); a case contributes one
  * point per flow row with a measured time, or, when only the total was
  * published, one point for the whole case (the time its last flow ends).
- * Launch rows map onto launch_ps (`launch`) and graph_node_ps
- * (`graph-node`); other launch rows (graph-launch, sync) have no model
- * parameter and are left out. */
+ * Launch rows map onto launch_ps (`launch`), graph_node_ps (`graph-node`),
+ * NCCL's host cost per call (`nccl-call-host`, `nccl-p2p-K-host`, each less
+ * the same file's `launch-host`: NCCL's own work beyond the launch, so the
+ * machine's launch cost cancels) and nccl_graph_call_ps (`nccl-graph-node`);
+ * other launch rows (graph-launch, sync) have no model parameter and are
+ * left out. */
 #include "validate/points.h"
 
 #include <math.h>
@@ -27,6 +30,8 @@ struct pts {
     int ncs, capcs;
     unsigned ops;          /* bit per meas_op */
     int launch, graph_node, host;
+    int nccl_host, nccl_graph;
+    unsigned group_ops;    /* bit per distinct call count of nccl-p2p-K rows (K <= 16) */
     unsigned char *used;   /* per link of the build topology */
     int nlinks;
     char *labels;          /* one block of label strings */
@@ -256,7 +261,7 @@ static int build_set(pts *p, const meas_set *m, const topo *t, const pts_filter 
             if (!pt)
                 return ERR_SYSTEM;
             *pt = (pts_point){m, x->line, ci, x->flow < 0 ? -1 : (int)(k - i) - (agg && agg < x),
-                              t_us, NULL};
+                              t_us, NULL, 0};
             if (fc->n == 1 || x->flow >= 0)
                 snprintf(lab, sizeof lab, "%s %s %s>%s", x->pattern, meas_op_name(x->op),
                          meas_ep_name(x->flow < 0 ? meas_xfer_at(m, i + (agg == first))->src
@@ -276,23 +281,65 @@ static int build_set(pts *p, const meas_set *m, const topo *t, const pts_filter 
     return 0;
 }
 
+/* The launch row of m named what; NULL when there is none. */
+static const meas_launch *launch_row(const meas_set *m, const char *what)
+{
+    for (size_t i = 0; i < meas_nlaunch(m); i++)
+        if (!strcmp(meas_launch_at(m, i)->what, what))
+            return meas_launch_at(m, i);
+    return NULL;
+}
+
+/* Which parameter a launch row measures (PTS_*), -1 for none; *ops = the
+ * send/receive calls of an nccl-p2p-K-host row (2K). */
+static int launch_kind(const char *what, int *ops)
+{
+    static const struct {
+        const char *what;
+        int kind;
+    } rows[] = {{"launch", PTS_LAUNCH},
+                {"graph-node", PTS_GRAPH_NODE},
+                {"nccl-call-host", PTS_NCCL_HOST},
+                {"nccl-graph-node", PTS_NCCL_GRAPH}};
+    *ops = 0;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (!strcmp(what, rows[i].what))
+            return rows[i].kind;
+    int k = 0, end = 0;
+    if (sscanf(what, "nccl-p2p-%d-host%n", &k, &end) == 1 && what[end] == 0 && k >= 1 &&
+        k <= 8) {
+        *ops = 2 * k;
+        return PTS_NCCL_GROUP;
+    }
+    return -1;
+}
+
 static int build_launch(pts *p, const meas_set *m, err *e)
 {
+    const meas_launch *base = launch_row(m, "launch-host");
     for (size_t i = 0; i < meas_nlaunch(m); i++) {
         const meas_launch *l = meas_launch_at(m, i);
-        int launch = !strcmp(l->what, "launch"), node = !strcmp(l->what, "graph-node");
-        if (!launch && !node)
+        int ops, kind = launch_kind(l->what, &ops);
+        int relative = kind == PTS_NCCL_HOST || kind == PTS_NCCL_GROUP;
+        if (kind < 0 || (relative && !base))
             continue;
         pts_point *pt = add_point(p, e);
         if (!pt)
             return ERR_SYSTEM;
-        size_t off = add_label(p, l->what, e);
+        char lab[64];
+        snprintf(lab, sizeof lab, relative ? "%s - launch-host" : "%s", l->what);
+        size_t off = add_label(p, lab, e);
         if (off == (size_t)-1)
             return ERR_SYSTEM;
-        *pt = (pts_point){m, l->line, -1, launch ? 0 : 1, l->time_us,
-                          (const char *)(uintptr_t)off};
-        p->launch |= launch;
-        p->graph_node |= node;
+        *pt = (pts_point){m, l->line, -1, kind,
+                          relative ? l->time_us - base->time_us : l->time_us,
+                          (const char *)(uintptr_t)off, ops};
+        p->launch |= kind == PTS_LAUNCH;
+        p->graph_node |= kind == PTS_GRAPH_NODE;
+        p->nccl_host |= kind == PTS_NCCL_HOST;
+        p->nccl_graph |= kind == PTS_NCCL_GRAPH;
+        if (kind == PTS_NCCL_GROUP)
+            p->group_ops |= 1u << (ops / 2);
     }
     return 0;
 }
@@ -347,8 +394,14 @@ const pts_point *pts_at(const pts *p, size_t i)
 int pts_has_op(const pts *p, meas_op op) { return (p->ops >> op) & 1; }
 int pts_has_launch(const pts *p, const char *what)
 {
-    return !strcmp(what, "launch") ? p->launch : !strcmp(what, "graph-node") ? p->graph_node : 0;
+    return !strcmp(what, "launch")            ? p->launch
+           : !strcmp(what, "graph-node")      ? p->graph_node
+           : !strcmp(what, "nccl-call-host")  ? p->nccl_host
+           : !strcmp(what, "nccl-graph-node") ? p->nccl_graph
+           : !strcmp(what, "nccl-p2p")        ? p->group_ops != 0
+                                              : 0;
 }
+int pts_group_ops_vary(const pts *p) { return (p->group_ops & (p->group_ops - 1)) != 0; }
 int pts_has_host(const pts *p) { return p->host; }
 int pts_link_used(const pts *p, int link) { return link >= 0 && link < p->nlinks && p->used[link]; }
 
@@ -369,7 +422,13 @@ static int predict(const pts *p, const topo *t, int64_t window_ps, double *pred_
         const pts_point *x = &p->pt[i];
         if (x->case_no < 0) {
             const topo_params *tp = topo_params_get(t);
-            pred_us[i] = (double)(x->flow == 0 ? tp->launch_ps : tp->graph_node_ps) * 1e-6;
+            int64_t v = x->flow == PTS_LAUNCH       ? tp->launch_ps
+                        : x->flow == PTS_GRAPH_NODE ? tp->graph_node_ps
+                        : x->flow == PTS_NCCL_HOST  ? tp->nccl_host_ps
+                        : x->flow == PTS_NCCL_GROUP
+                            ? tp->nccl_group_ps + x->ops * tp->nccl_p2p_op_ps
+                            : topo_nccl_issue_ps(tp, 1, 1, 0);
+            pred_us[i] = (double)v * 1e-6;
             continue;
         }
         if (window_ps < 0 ? !f && !(f = fabric_new(t, e)) : !tn && !(tn = tlp_new(t, e))) {

@@ -20,7 +20,11 @@ typedef struct pts_point {
     int flow;            /* flow within the case; -1 = the whole case */
     double meas_us;      /* measured time */
     const char *label;   /* "pair 0>4", "same-uplink (2 flows)", "launch" */
+    int ops;             /* a launch point's ncclSend/ncclRecv calls (nccl-p2p-K: 2K) */
 } pts_point;
+
+/* What a launch point measures (its flow field): the parameter it maps to. */
+enum { PTS_LAUNCH, PTS_GRAPH_NODE, PTS_NCCL_HOST, PTS_NCCL_GROUP, PTS_NCCL_GRAPH };
 
 typedef struct pts pts;
 
@@ -51,6 +55,9 @@ const pts_point *pts_at(const pts *p, size_t i);
  * a fit can determine. */
 int pts_has_op(const pts *p, meas_op op);
 int pts_has_launch(const pts *p, const char *what);
+/* 1 when the send/receive group rows hold at least two call counts (the
+ * per-call cost is then separable from the group's). */
+int pts_group_ops_vary(const pts *p);
 int pts_has_host(const pts *p);
 /* Bit i set if link i of t is on the route of some measured flow. */
 int pts_link_used(const pts *p, int link);

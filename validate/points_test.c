@@ -115,11 +115,63 @@ static void test_errors(void **state)
     topo_free(t);
 }
 
+/* Launch rows (hwcheck launch --nccl-only): NCCL's rows become points less
+ * the file's launch-host (3.0 us), so nccl-call-host 4.0 measures 1.0 and
+ * nccl-p2p-1/2-host 5.5 and 6.0 measure 2.5 and 3.0 with 2 and 4 calls;
+ * nccl-graph-node stays as it is; launch-host and nccl-graph-launch have no
+ * parameter. Predicted with nccl_host 0.985, nccl_group 2.5 and nccl_p2p_op
+ * 0.25 us: 0.985, 2.5 + 2 x 0.25 = 3.0, 2.5 + 4 x 0.25 = 3.5; the graph row
+ * with nccl_graph_call 0 falls back to graph_node_us (0.5). A file without
+ * launch-host gives no NCCL host points. */
+static void test_launch_rows(void **state)
+{
+    (void)state;
+    topo *t;
+    err e = {0};
+    assert_int_equal(topo_load("h200-1x", &t, &e), 0);
+    topo_params *tp = topo_params_mut(t);
+    tp->graph_node_ps = 500000;
+    tp->nccl_host_ps = 985000;
+    tp->nccl_group_ps = 2500000;
+    tp->nccl_p2p_op_ps = 250000;
+    meas_set *m = meas_text("l.csv", "# format: collsim-meas 1\n# kind: launch\n"
+                                     "what,count,time_us\nlaunch-host,10,3.0\n"
+                                     "nccl-call-host,10,4.0\nnccl-p2p-1-host,10,5.5\n"
+                                     "nccl-p2p-2-host,10,6.0\nnccl-graph-launch,10,1.7\n"
+                                     "nccl-graph-node,10,0.8\n");
+    pts *p;
+    assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), 0);
+    assert_int_equal(pts_count(p), 4);
+    static const double meas[4] = {1.0, 2.5, 3.0, 0.8}, pred[4] = {0.985, 3.0, 3.5, 0.5};
+    static const int ops[4] = {0, 2, 4, 0};
+    double got[4];
+    assert_int_equal(pts_predict(p, t, got, &e), 0);
+    for (size_t i = 0; i < 4; i++) {
+        assert_true(fabs(pts_at(p, i)->meas_us - meas[i]) < 1e-9);
+        assert_int_equal(pts_at(p, i)->ops, ops[i]);
+        assert_true(fabs(got[i] - pred[i]) < 1e-9);
+    }
+    assert_string_equal(pts_at(p, 1)->label, "nccl-p2p-1-host - launch-host");
+    assert_true(pts_has_launch(p, "nccl-call-host") && pts_has_launch(p, "nccl-p2p"));
+    assert_true(pts_group_ops_vary(p) && pts_has_launch(p, "nccl-graph-node"));
+    pts_free(p);
+    meas_free(m);
+    m = meas_text("l.csv", "# format: collsim-meas 1\n# kind: launch\n"
+                           "what,count,time_us\nnccl-call-host,10,4.0\nnccl-p2p-1-host,10,5.5\n");
+    assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), 0);
+    assert_int_equal(pts_count(p), 0);
+    assert_false(pts_group_ops_vary(p));
+    pts_free(p);
+    meas_free(m);
+    topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_points),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_launch_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

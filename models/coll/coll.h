@@ -88,11 +88,15 @@ int coll_nccl_graph_derived(int nranks);
     "and its graph (channels, bandwidth, path type) is tuned for all ranks; each hop's "     \
     "transport follows NCCL's P2P level on the topology's path types (docs/model.md "        \
     "\"NCCL's decisions\")"
-/* The host's cost of issuing one call of what res ran (an NCCL collective:
- * nccl_call_us eager or nccl_graph_call_us in a CUDA graph, see
- * topo_nccl_issue_ps; a custom kernel: launch_us or graph_node_us). Back to
- * back, as nccl-tests and hwcheck time them, a call takes at least this. */
-sim_ps coll_issue_ps(const topo *t, const coll_result *res, int graph);
+/* The host's cost of issuing one call of what res ran for q (an NCCL
+ * collective, or for an all-to-all its group of 2 x nranks sends and
+ * receives: topo_nccl_issue_ps; a custom kernel: launch_us or graph_node_us).
+ * Back to back, as nccl-tests and hwcheck time them, a call takes at least
+ * this. */
+sim_ps coll_issue_ps(const topo *t, const coll_req *q, const coll_result *res, int graph);
+/* The send and receive calls NCCL's all-to-all makes on one rank (2 per
+ * peer, itself included, as nccl-tests' alltoall.cu); 0 for other kinds. */
+int coll_p2p_ops(coll_kind kind, int nranks);
 #define COLL_CUSTOM_AR_NOTE                                                                  \
     "vLLM and SGLang would not run a custom allreduce here: on more than 2 GPUs without "   \
     "NVLink between every pair they switch it off unless forced "                          \

@@ -81,13 +81,24 @@ static void default_params(topo_params *p)
     }
     p->nccl_call_ps = 0;
     p->nccl_graph_call_ps = 0;
+    p->nccl_host_ps = 0;
+    p->nccl_group_ps = 0;
+    p->nccl_p2p_op_ps = 0;
 }
 
-int64_t topo_nccl_issue_ps(const topo_params *p, int graph)
+int64_t topo_nccl_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops)
 {
     if (graph)
         return p->nccl_graph_call_ps > 0 ? p->nccl_graph_call_ps : p->graph_node_ps;
-    return p->nccl_call_ps > 0 ? p->nccl_call_ps : p->launch_ps;
+    /* nccl_call_us, fitted on multi-rank runs, stands for a collective call
+     * and, without a group key, for a group too. */
+    if (p->nccl_call_ps > 0 && (p2p_ops == 0 || p->nccl_group_ps == 0))
+        return p->nccl_call_ps;
+    /* One rank: the front end ends in a copy (enqueue.cc ncclLaunchOneRank). */
+    if (p2p_ops == 0 && nranks <= 1)
+        return p->launch_ps + p->nccl_host_ps;
+    /* Otherwise group end, plan and one kernel launch (group.cc doLaunches). */
+    return p->launch_ps + p->nccl_group_ps + p2p_ops * p->nccl_p2p_op_ps;
 }
 
 static const char *const cpu_names[CPU_NKINDS] = {
@@ -726,7 +737,8 @@ int topo_finish(topo *t, const char *where, err *e)
         p->tlp_sw_data_bytes < 0 || p->tlp_rc_data_bytes < 0 || p->tlp_ep_data_bytes < 0 ||
         p->tlp_rc_cpl_hdr < 0 || p->tlp_rc_cpl_data_bytes < 0 ||
         p->tlp_fc_ps < 0 || p->tlp_turn_ps < 0 || p->tlp_turn_cpl_ps < 0 ||
-        p->nccl_call_ps < 0 || p->nccl_graph_call_ps < 0 || p->nccl_start_ps[0] < 0 ||
+        p->nccl_call_ps < 0 || p->nccl_graph_call_ps < 0 || p->nccl_host_ps < 0 ||
+        p->nccl_group_ps < 0 || p->nccl_p2p_op_ps < 0 || p->nccl_start_ps[0] < 0 ||
         p->nccl_start_ps[1] < 0 || p->nccl_start_ps[2] < 0 || p->nccl_step_ps[0] < 0 ||
         p->nccl_step_ps[1] < 0 || p->nccl_step_ps[2] < 0 ||
         !(p->nvlink_half_blocks >= 0) || p->nvlink_half_blocks > 1e4 ||

@@ -123,8 +123,15 @@ typedef struct topo_params {
      * start per collective and the device-side cost of every pipelined step. */
     int64_t nccl_start_ps[3];
     int64_t nccl_step_ps[3];
-    int64_t nccl_call_ps;          /* host cost of one eager NCCL call; 0 = launch_ps */
+    int64_t nccl_call_ps;          /* host cost of one eager NCCL call; 0 = launch_ps +
+                                      nccl_host_ps */
     int64_t nccl_graph_call_ps;    /* per NCCL call inside a CUDA graph; 0 = graph_node_ps */
+    int64_t nccl_host_ps;          /* NCCL's host work in an eager collective on one rank,
+                                      beyond a kernel launch (its front end and the copy
+                                      it ends in, enqueue.cc ncclLaunchOneRank) */
+    int64_t nccl_group_ps;         /* NCCL's host work in a group end that launches its
+                                      kernel (plan, launch prepare), beyond the launch */
+    int64_t nccl_p2p_op_ps;        /* host cost of each ncclSend / ncclRecv in a group */
     double nvlink_half_blocks;     /* thread blocks at which SM traffic gets half an
                                       NVLink direction's rate (gradual saturation
                                       C N / (N + N0)); 0 = the full rate always */
@@ -132,9 +139,11 @@ typedef struct topo_params {
 
 /* Index of a protocol in topo_params' nccl_* arrays (NCCL's own order). */
 enum { TOPO_NCCL_LL, TOPO_NCCL_LL128, TOPO_NCCL_SIMPLE, TOPO_NCCL_NPROTO };
-/* Host cost of issuing one NCCL collective, eager (graph 0) or as a node of
- * a CUDA graph (graph 1): the nccl_*call key, or the plain kernel's cost. */
-int64_t topo_nccl_issue_ps(const topo_params *p, int graph);
+/* Host cost of issuing one NCCL operation on nranks ranks, eager (graph 0)
+ * or as a node of a CUDA graph (graph 1): a collective (p2p_ops 0) or a
+ * group of p2p_ops sends and receives (an all-to-all of n ranks: 2n).
+ * docs/model.md "NCCL's host cost per call". */
+int64_t topo_nccl_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops);
 
 /* P2P capability between two GPUs as NVML reports it (`nvidia-smi topo -p2p r`
  * and `-p2p w`; NCCL reads both): OK, or why it is not supported (NS not
