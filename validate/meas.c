@@ -814,6 +814,35 @@ int meas_dtype_parse(const char *s, coll_dtype *out)
     return coll_dtype_parse(s, out);
 }
 
+int meas_coll_req(const meas_set *m, const meas_coll *k, const topo *t, coll_kind kind,
+                  int nranks, coll_req *q, const char **algo_name, err *e)
+{
+    coll_req_init(q, t);
+    q->env = meas_nccl_env(m, t);
+    q->kind = kind;
+    q->bytes = k->bytes;
+    q->nranks = nranks;
+    q->channels = k->channels;
+    q->graph = k->graph;
+    const char *buffers = meas_meta(m, "buffers");
+    q->registered = k->graph && !(buffers && !strcmp(buffers, "cudaMalloc"));
+    if (meas_dtype_parse(k->dtype, &q->dtype))
+        return err_at(e, meas_name(m), k->line, "unknown data type '%s'", k->dtype);
+    const char *algo = k->algo;
+    if (coll_algo_parse(algo, &q->algo)) {
+        if (coll_algo_parse(k->impl, &q->algo))
+            return err_at(e, meas_name(m), k->line, "unknown algorithm '%s'", algo);
+        algo = k->impl;
+    }
+    if (!strcmp(k->proto, "-"))
+        q->proto = PROTO_AUTO;
+    else if (coll_proto_parse(k->proto, &q->proto))   /* any case */
+        return err_at(e, meas_name(m), k->line, "unknown protocol '%s'", k->proto);
+    if (algo_name)
+        *algo_name = algo;
+    return 0;
+}
+
 int meas_ranks(const meas_set *m)
 {
     long v;
