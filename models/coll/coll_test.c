@@ -614,11 +614,13 @@ static void test_stream_equals_whole(void **state)
  * events. Where the proof holds the count must drop: the NVLink crossbars
  * (p = 1); the pcie-N trees with every hop a P2P write (NCCL_P2P_LEVEL=SYS:
  * GPU pairs on a switch, two switches per socket, sockets in a ring, so
- * hop r + 4 is hop r's image; p = 4 at 8 GPUs and above); and with PHB, where
+ * hop r + 4 is hop r's image; p = 4 at 8 GPUs and above); with PHB, where
  * the hop between sockets goes through the receiver's host memory (SHM) and
- * no two hops share a link. With the default level the hops between switches
- * of one socket go through host memory too, and two hops (into a socket and
- * within it) write into the same host memory: no bundle, the same events. */
+ * no two hops share a link; and with the default level, where the hops
+ * between switches go through host memory too and hops 4s+1, 4s+3 and 4s+5
+ * share links (a root port's link to its CPU, a socket's host memory): p = 4
+ * on the quotient that folds every socket onto socket 0 (fabric_rotation_quotient).
+ * pcie-N-star is no rotation's image: the same events. */
 static void test_bundle_equals_unbundled(void **state)
 {
     (void)state;
@@ -630,7 +632,8 @@ static void test_bundle_equals_unbundled(void **state)
         {"h200-2x", 0, 0},          {"rtxpro6000-8x-pcie5-1s", 0, 0},
         {"rtxpro6000-8x-pcie5-2s", 0, 0}, {"rtxpro6000-8x-pcie5-2s", PATH_SYS, 0},
         {"pcie-8", PATH_SYS, 1},    {"pcie-16", PATH_SYS, 1},   {"pcie-64", PATH_SYS, 1},
-        {"pcie-16-star", PATH_SYS, 0}, {"pcie-16", 0, 0},       {"pcie-16", PATH_PHB, 1},
+        {"pcie-16-star", PATH_SYS, 0}, {"pcie-8", 0, 1},        {"pcie-16", 0, 1},
+        {"pcie-64", 0, 1},          {"pcie-16", PATH_PHB, 1},
         {"pcie-64", PATH_PHB, 1},
     };
     for (size_t ti = 0; ti < sizeof cases / sizeof *cases; ti++) {
