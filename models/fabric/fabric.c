@@ -333,6 +333,54 @@ static double read_budget(const fabric *f, int n)
     return rtt > 0 ? (double)p->read_tags * p->pcie_mrrs_bytes / (rtt * 1e-12) : 0;
 }
 
+/* buf = a sep b, cut at n - 1 bytes as snprintf would: every link has a
+ * name, so this runs for each (a formatted print costs 5 times as much). */
+static void join_name(char *buf, size_t n, const char *a, const char *sep, const char *b)
+{
+    const char *part[3] = {a, sep, b};
+    size_t k = 0;
+    for (int i = 0; i < 3; i++)
+        for (const char *c = part[i]; *c && k + 1 < n; c++)
+            buf[k++] = *c;
+    buf[k] = 0;
+}
+
+/* part[v]: a representative of the nodes joined to v by links (those
+ * other than PCIe when pcie is 0): union-find, paths halved. */
+static void link_parts(const topo *t, int pcie, int *part)
+{
+    for (int v = 0; v < topo_nnodes(t); v++)
+        part[v] = v;
+    for (int l = 0; l < topo_nlinks(t); l++) {
+        const topo_link *tl = topo_link_at(t, l);
+        if (tl->kind == LINK_PCIE && !pcie)
+            continue;
+        int a = tl->a, b = tl->b;
+        while (part[a] != a)
+            a = part[a] = part[part[a]];
+        while (part[b] != b)
+            b = part[b] = part[part[b]];
+        if (a != b)
+            part[a < b ? b : a] = a < b ? a : b;
+    }
+    for (int v = 0; v < topo_nnodes(t); v++)
+        while (part[v] != part[part[v]])
+            part[v] = part[part[v]];
+}
+
+/* Is the copy-engine read bound of GPU node n from host memory m > 0
+ * (fabric_read_cap_Bps)? Without a route where n and m are joined (part[0])
+ * but only through PCIe (part[1]), so their route crosses PCIe, and the
+ * round trip is positive whatever the route (read_extra_lat_ps > 0). */
+static int reads_host_over_pcie(const fabric *f, int *const part[2], int n, int m)
+{
+    const topo_params *p = topo_params_get(f->t);
+    if (part[0][n] == part[0][m] && part[1][n] != part[1][m] && p->read_tags > 0 &&
+        p->read_extra_lat_ps > 0 && p->pcie_mrrs_bytes > 0)
+        return 1;
+    return fabric_read_cap_Bps(f, FAB_CE_READ, n, m) > 0;
+}
+
 /* The value of GPU node n's read budget, at its first read (all of them at
  * set-up would be O(N^2) routes). */
 static void read_init(fabric *f, int n)
@@ -345,6 +393,7 @@ static void read_init(fabric *f, int n)
 
 fabric *fabric_new(const topo *t, err *e)
 {
+    int *parts[2] = {NULL, NULL};
     fabric *f = calloc(1, sizeof *f);
     int nn = topo_nnodes(t), ntl = topo_nlinks(t);
     if (!f || !(f->s = sched_new()) || !(f->read_link = malloc(sizeof(int) * (size_t)nn)) ||
@@ -369,10 +418,10 @@ fabric *fabric_new(const topo *t, err *e)
     for (int l = 0; l < ntl; l++) {
         const topo_link *tl = topo_link_at(t, l);
         const char *a = topo_node_at(t, tl->a)->name, *b = topo_node_at(t, tl->b)->name;
-        snprintf(name, sizeof name, "%s>%s", a, b);
+        join_name(name, sizeof name, a, ">", b);
         if (sched_link(f->s, link_cap(t, 2 * l), name) != 2 * l)
             goto oom;
-        snprintf(name, sizeof name, "%s>%s", b, a);
+        join_name(name, sizeof name, b, ">", a);
         if (sched_link(f->s, link_cap(t, 2 * l + 1), name) != 2 * l + 1)
             goto oom;
         /* The arbitration rules watch traffic leaving a switch upwards. */
@@ -397,7 +446,7 @@ fabric *fabric_new(const topo *t, err *e)
         const topo_link *tl = topo_link_at(t, i / 2);
         if (tl->kind != LINK_SOCKET || p->socket_read_Bps <= 0)
             continue;
-        snprintf(name, sizeof name, "%s.peer-reads", sched_link_name(f->s, i));
+        join_name(name, sizeof name, sched_link_name(f->s, i), ".peer-reads", "");
         if ((f->sock_link[i] = sched_link(f->s, p->socket_read_Bps, name)) < 0)
             goto oom;
     }
@@ -414,6 +463,12 @@ fabric *fabric_new(const topo *t, err *e)
     for (int g = 0; g < topo_ngpus(t); g++)
         f->hol_out[topo_gpu_node(t, g)] = pcie_out[topo_gpu_node(t, g)];
     free(pcie_out);
+    /* The parts of the topology joined by links, and by links other than PCIe. */
+    if (!(parts[0] = malloc(sizeof(int) * 2 * (size_t)(nn > 0 ? nn : 1))))
+        goto oom;
+    parts[1] = parts[0] + nn;
+    link_parts(t, 1, parts[0]);
+    link_parts(t, 0, parts[1]);
     for (int g = 0; g < topo_ngpus(t); g++) {
         int n = topo_gpu_node(t, g);
         /* Read budget of each GPU, in copy-engine requests: tags x MRRS over
@@ -423,10 +478,9 @@ fabric *fabric_new(const topo *t, err *e)
          * memory over PCIe; its value waits for its first read (read_budget:
          * all GPU pairs would be O(N^2) routes). */
         int m = f->hostmem_of[n];
-        double best = m >= 0 && fabric_read_cap_Bps(f, FAB_CE_READ, n, m) > 0
-                          ? -1 : read_budget(f, n);
+        double best = m >= 0 && reads_host_over_pcie(f, parts, n, m) ? -1 : read_budget(f, n);
         if (best != 0) {
-            snprintf(name, sizeof name, "%s.read-tags", topo_node_at(t, n)->name);
+            join_name(name, sizeof name, topo_node_at(t, n)->name, ".read-tags", "");
             if ((f->read_link[n] = sched_link(f->s, best > 0 ? best : 0, name)) < 0)
                 goto oom;
             f->read_cap[n] = best;
@@ -435,12 +489,12 @@ fabric *fabric_new(const topo *t, err *e)
          * the switch port, at the rate of its own PCIe link. */
         /* One thread block's peer stores and loads (an NCCL channel). */
         if (p->cta_store_Bps > 0) {
-            snprintf(name, sizeof name, "%s.block-stores", topo_node_at(t, n)->name);
+            join_name(name, sizeof name, topo_node_at(t, n)->name, ".block-stores", "");
             if ((f->cta_st[n] = sched_link(f->s, p->cta_store_Bps, name)) < 0)
                 goto oom;
         }
         if (p->cta_load_Bps > 0) {
-            snprintf(name, sizeof name, "%s.block-loads", topo_node_at(t, n)->name);
+            join_name(name, sizeof name, topo_node_at(t, n)->name, ".block-loads", "");
             if ((f->cta_ld[n] = sched_link(f->s, p->cta_load_Bps, name)) < 0)
                 goto oom;
         }
@@ -448,12 +502,12 @@ fabric *fabric_new(const topo *t, err *e)
         f->cta_sth[n] = f->cta_st[n];
         f->cta_ldh[n] = f->cta_ld[n];
         if (p->cta_store_host_Bps > 0) {
-            snprintf(name, sizeof name, "%s.block-stores-host", topo_node_at(t, n)->name);
+            join_name(name, sizeof name, topo_node_at(t, n)->name, ".block-stores-host", "");
             if ((f->cta_sth[n] = sched_link(f->s, p->cta_store_host_Bps, name)) < 0)
                 goto oom;
         }
         if (p->cta_load_host_Bps > 0) {
-            snprintf(name, sizeof name, "%s.block-loads-host", topo_node_at(t, n)->name);
+            join_name(name, sizeof name, topo_node_at(t, n)->name, ".block-loads-host", "");
             if ((f->cta_ldh[n] = sched_link(f->s, p->cta_load_host_Bps, name)) < 0)
                 goto oom;
         }
@@ -461,17 +515,19 @@ fabric *fabric_new(const topo *t, err *e)
          * GPU's link, both directions counted (docs/model.md "Loads and stores
          * at once"). */
         if (p->host_sm_mixed_Bps > 0) {
-            snprintf(name, sizeof name, "%s.sm-host-mixed", topo_node_at(t, n)->name);
+            join_name(name, sizeof name, topo_node_at(t, n)->name, ".sm-host-mixed", "");
             if ((f->host_mix[n] = sched_link(f->s, p->host_sm_mixed_Bps, name)) < 0)
                 goto oom;
         }
         int out = f->hol_out[n];
         if (out >= 0) {
-            snprintf(name, sizeof name, "%s.posted", topo_node_at(t, n)->name);
+            join_name(name, sizeof name, topo_node_at(t, n)->name, ".posted", "");
             if ((f->hol_link[n] = sched_link(f->s, link_cap(t, out), name)) < 0)
                 goto oom;
         }
     }
+    free(parts[0]);
+    parts[0] = NULL;
     int nl = sched_nlinks(f->s);
     if (!(f->slot = malloc(sizeof(int) * (size_t)(nl > 0 ? nl : 1))))
         goto oom;
@@ -481,6 +537,7 @@ fabric *fabric_new(const topo *t, err *e)
     sched_on_flow_end(f->s, group_ended, f);
     return f;
 oom:
+    free(parts[0]);
     fabric_free(f);
     err_set(e, ERR_SYSTEM, "out of memory building the fabric");
     return NULL;
