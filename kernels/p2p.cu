@@ -88,6 +88,21 @@ __global__ void spin(uint64_t duration_ns, kern_ctl *ctl)
 
 __global__ void empty(void) {}
 
+/* One thread signals n times as a custom kernel's barrier signals a peer: a
+ * system-scope fence, then a release store of i (fenced), or as n plain
+ * volatile stores (the loop's own cost, subtracted by the caller). */
+__global__ void signal_loop(volatile unsigned int *flag, int n, int fenced)
+{
+    for (int i = 1; i <= n; i++) {
+        if (fenced) {
+            __threadfence_system();
+            kdev_st_release(flag, (unsigned int)i);
+        } else {
+            *flag = (unsigned int)i;
+        }
+    }
+}
+
 } // namespace
 
 extern "C" cudaError_t kern_copy(void *dst, const void *src, size_t bytes, int blocks,
@@ -139,6 +154,14 @@ extern "C" cudaError_t kern_spin(uint64_t duration_ns, int blocks, kern_ctl *ctl
     if (blocks < 1)
         return cudaErrorInvalidValue;
     spin<<<blocks, 32, 0, s>>>(duration_ns, ctl);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t kern_signal_loop(unsigned int *flag, int n, int fenced, cudaStream_t s)
+{
+    if (n < 1)
+        return cudaErrorInvalidValue;
+    signal_loop<<<1, 1, 0, s>>>(flag, n, fenced);
     return cudaGetLastError();
 }
 
