@@ -2,9 +2,10 @@
  * must share op and size, as in `collsim flows`); a case contributes one
  * point per flow row with a measured time, or, when only the total was
  * published, one point for the whole case (the time its last flow ends).
- * Launch rows map onto launch_ps (`launch`), graph_node_ps (`graph-node`)
- * and copy_issue_ps (`memcpy-host`); other launch rows (graph-launch,
- * sync, ...) have no model parameter and are left out. */
+ * Launch rows map onto launch_ps (`launch`), graph_node_ps (`graph-node`),
+ * copy_issue_ps (`memcpy-host`) and fence_sys_ps (`fence-sys`); other
+ * launch rows (graph-launch, sync, ...) have no model parameter and are
+ * left out. */
 #include "validate/points.h"
 
 #include <math.h>
@@ -32,7 +33,7 @@ struct pts {
     int ncs, capcs;
     unsigned ops;          /* bit per meas_op */
     int loop_copies;       /* a timed loop issues copies (copy_issue_ps applies) */
-    int launch, graph_node, memcpy_host, host;
+    int launch, graph_node, memcpy_host, fence_sys, host;
     unsigned char *used;   /* per link of the build topology */
     int nlinks;
     char *labels;          /* one block of label strings */
@@ -295,7 +296,8 @@ static int build_launch(pts *p, const meas_set *m, err *e)
         const meas_launch *l = meas_launch_at(m, i);
         int launch = !strcmp(l->what, "launch"), node = !strcmp(l->what, "graph-node");
         int copy = !strcmp(l->what, "memcpy-host");   /* the host time of one copy's issue */
-        if (!launch && !node && !copy)
+        int fence = !strcmp(l->what, "fence-sys");    /* a barrier signal's fence */
+        if (!launch && !node && !copy && !fence)
             continue;
         pts_point *pt = add_point(p, e);
         if (!pt)
@@ -303,11 +305,12 @@ static int build_launch(pts *p, const meas_set *m, err *e)
         size_t off = add_label(p, l->what, e);
         if (off == (size_t)-1)
             return ERR_SYSTEM;
-        *pt = (pts_point){m, l->line, -1, launch ? 0 : node ? 1 : 2, l->time_us,
+        *pt = (pts_point){m, l->line, -1, launch ? 0 : node ? 1 : copy ? 2 : 3, l->time_us,
                           (const char *)(uintptr_t)off};
         p->launch |= launch;
         p->graph_node |= node;
         p->memcpy_host |= copy;
+        p->fence_sys |= fence;
     }
     return 0;
 }
@@ -365,6 +368,7 @@ int pts_has_launch(const pts *p, const char *what)
     return !strcmp(what, "launch")        ? p->launch
            : !strcmp(what, "graph-node")  ? p->graph_node
            : !strcmp(what, "memcpy-host") ? p->memcpy_host
+           : !strcmp(what, "fence-sys")   ? p->fence_sys
                                           : 0;
 }
 int pts_has_host(const pts *p) { return p->host; }
@@ -388,8 +392,18 @@ static int predict(const pts *p, const topo *t, int64_t window_ps, double *pred_
         const pts_point *x = &p->pt[i];
         if (x->case_no < 0) {
             const topo_params *tp = topo_params_get(t);
-            sim_ps v = x->flow == 0 ? tp->launch_ps : x->flow == 1 ? tp->graph_node_ps
-                                                                    : tp->copy_issue_ps;
+            const sim_ps by_kind[] = {tp->launch_ps, tp->graph_node_ps, tp->copy_issue_ps,
+                                      tp->fence_sys_ps};
+            static const char *const key[] = {"launch_us", "graph_node_us", "copy_issue_us",
+                                              "fence_sys_us"};
+            sim_ps v = by_kind[x->flow];
+            if (v <= 0) {   /* 0 is "not known" (topo.h): no prediction to compare */
+                rc = err_at(e, meas_name(x->set), x->line,
+                            "the topology does not know %s (0), which this row measures: fit "
+                            "it too (--fit ...,%s) or leave the row out",
+                            key[x->flow], key[x->flow]);
+                break;
+            }
             pred_us[i] = (double)v * 1e-6;
             continue;
         }

@@ -18,7 +18,8 @@ typedef struct pts_point {
     long line;           /* the row it came from */
     int case_no;         /* index into the cases; -1 for a launch point */
     int flow;            /* flow within the case; -1 = the whole case; for a launch
-                            point 0 launch, 1 graph-node, 2 memcpy-host */
+                            point 0 launch, 1 graph-node, 2 memcpy-host,
+                            3 fence-sys */
     double meas_us;      /* measured time */
     const char *label;   /* "pair 0>4", "same-uplink (2 flows)", "launch" */
 } pts_point;

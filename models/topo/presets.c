@@ -256,13 +256,18 @@ static int build_h200_8x(topo *t, err *e) { return build_hgx(t, 8, e); }
  * (micro/inflight/: 1.52 GB/s at 2 KiB to 39.0 at 64 KiB, 48.3 at 128 KiB;
  * the fabric scales cta_load_host by them). Loads and stores at once (the
  * inflight/ files' h2d-d2h rows at 256 MiB where each kernel alone fills the
- * link, 14 rows): 79.0 GB/s together, the median (66.2 - 79.6). */
+ * link, 14 rows): 79.0 GB/s together, the median (66.2 - 79.6). A barrier's
+ * signal, a system-scope fence before the release store, costs 0.495 us more
+ * than the release store alone (micro/fence/launch-r{1,2,3}.csv, hwcheck
+ * launch's fence-sys row: 0.502, 0.492, 0.492; the release store over a plain
+ * one 0.44): a device-side cost of the GPU, taken for both H200 presets. */
 static void h200_host_blocks(topo *t)
 {
     topo_params *p = topo_params_mut(t);
     p->cta_load_host_Bps = 6.07e9;
     p->cta_store_host_Bps = 19.8e9;
     p->host_sm_mixed_Bps = 79.0e9;
+    p->fence_sys_ps = 495000;
 }
 
 static int build_h200_1x(topo *t, err *e)
