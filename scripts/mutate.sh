@@ -37,7 +37,7 @@ launch|an eager kernel launch costs the issuing CPU half the launch time|traces/
 kernel-start|NCCL's ring kernel start (per protocol) halved|models/coll/coll_ring.c|        if (coll_lane(b, start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING),|        if (coll_lane(b, start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING) / 2,
 hop-latency|every link's latency counts twice on a route|models/topo/route.c|            int64_t nd = tr->dist_ps[u] + l->lat_ps;|            int64_t nd = tr->dist_ps[u] + 2 * l->lat_ps;
 tie-rule|the engine's rounding tie rule: a quotient within FLOWNET_EPS of an integer no longer rounds to it (always up)|sim/flownet.c|    if (fabs(x - r) <= FLOWNET_EPS * x)|    if (fabs(x - r) < 0 * x)
-oneshot-barrier|the custom kernels start without their start barrier|models/coll/coll_oneshot.c|    return cb_barrier(b, start, ready);|    return 0;
+oneshot-barrier|the custom kernels start without their start barrier|models/coll/coll_oneshot.c|    return fenced_barrier(b, start, ready);|    return 0;
 coll-kernel-wait|a collective kernel timed without its wait for the slowest rank (a profile's kernel duration)|traces/replay.c|        sim_ps dur = r->rk[k].lane[s].t - t0;|        sim_ps dur = d;
 serial-loads|a custom kernel's loads from its own memory cost nothing (only the peers' loads are waited for)|models/fabric/fabric.c|        t += local / p->cta_store_Bps;|        t += 0;
 ce-order|PyTorch-issued copies of one GPU no longer wait for its copy engine (they interleave)|models/fabric/flows.c|        if (ce < 0 && (orders & FLOWS_ORDER_CE) && c->src[j] == c->src[i])|        if (ce < 0 && (orders & FLOWS_ORDER_CE) && c->src[j] == c->src[i] && 0)
@@ -47,6 +47,8 @@ amd-bw|NCCL rates an AMD socket link at 40 GB/s, not AMD_BW's 16 (its search the
 nccl-host-base|NCCL's host-cost rows fitted as measured, not less the same run's launch-host|validate/points.c|                          relative ? l->time_us - base->time_us : l->time_us,|                          l->time_us,
 p2p-ops|a send/receive group's calls cost the host nothing (an all-to-all's issue is one group's)|models/topo/topo.c|    return p->launch_ps + p->nccl_group_ps + p2p_ops * p->nccl_p2p_op_ps;|    return p->launch_ps + p->nccl_group_ps;
 graph-beside|a measurement file's relative NCCL_GRAPH_FILE is read from the working directory, not beside the file|validate/meas.c|    if (env.graph_file[0] && env.graph_file[0] != '/' && slash) {|    if (env.graph_file[0] && env.graph_file[0] != '/' && slash && 0) {
+barrier-fence|a custom kernel's barrier signal pays no system-scope fence|models/coll/coll_oneshot.c|    if (after_delay(b, ready, topo_params_get(b->t)->fence_sys_ps, "fence"))|    if (after_delay(b, ready, 0, "fence"))
+loop-floor|hwcheck's timed transfer loops cost no host issue (the transfer alone)|validate/points.c|        pred_us[i] = (double)(end > issue ? end : issue) * 1e-6;|        pred_us[i] = (double)end * 1e-6;
 EOF
 )
 

@@ -3,10 +3,11 @@
  * point per flow row with a measured time, or, when only the total was
  * published, one point for the whole case (the time its last flow ends).
  * Launch rows map onto launch_ps (`launch`), graph_node_ps (`graph-node`),
- * NCCL's host cost per call (`nccl-call-host`, `nccl-p2p-K-host`, each less
- * the same file's `launch-host`: NCCL's own work beyond the launch, so the
- * machine's launch cost cancels) and nccl_graph_call_ps (`nccl-graph-node`);
- * other launch rows (graph-launch, sync) have no model parameter and are
+ * copy_issue_ps (`memcpy-host`), fence_sys_ps (`fence-sys`), NCCL's host
+ * cost per call (`nccl-call-host`, `nccl-p2p-K-host`, each less the same
+ * file's `launch-host`: NCCL's own work beyond the launch, so the machine's
+ * launch cost cancels) and nccl_graph_call_ps (`nccl-graph-node`); other
+ * launch rows (graph-launch, sync, ...) have no model parameter and are
  * left out. */
 #include "validate/points.h"
 
@@ -21,6 +22,11 @@
 
 typedef struct pcase {
     flows_case fc;
+    /* hwcheck times a case as a loop: per iteration one host thread issues
+     * every flow's operation (bw_case), so an iteration costs at least
+     * nkernels launches and ncopies copy issues (docs/model.md, "Timed
+     * loops"); 0, 0 for other sources and for the latency ping-pong. */
+    int nkernels, ncopies;
 } pcase;
 
 struct pts {
@@ -29,9 +35,10 @@ struct pts {
     pcase *cs;
     int ncs, capcs;
     unsigned ops;          /* bit per meas_op */
-    int launch, graph_node, host;
+    int loop_copies;       /* a timed loop issues copies (copy_issue_ps applies) */
+    int launch, graph_node, memcpy_host, fence_sys, host;
     int nccl_host, nccl_graph;
-    unsigned group_ops;    /* bit per distinct call count of nccl-p2p-K rows (K <= 16) */
+    unsigned group_ops;    /* bit per distinct call count of nccl-p2p-K rows (K <= 8) */
     unsigned char *used;   /* per link of the build topology */
     int nlinks;
     char *labels;          /* one block of label strings */
@@ -207,7 +214,9 @@ static int build_set(pts *p, const meas_set *m, const topo *t, const pts_filter 
         }
         int ci = p->ncs++;
         flows_case *fc = &p->cs[ci].fc;
-        memset(fc, 0, sizeof *fc);
+        memset(&p->cs[ci], 0, sizeof p->cs[ci]);
+        const char *cmd = meas_meta(m, "command");
+        int loop = cmd && !strncmp(cmd, "hwcheck ", 8) && strcmp(first->pattern, "latency");
         fc->pattern = first->pattern;
         /* hwcheck records its copy kernels' grid: "36 x 512 threads ..."; the
          * default (one block per SM) is taken as enough for the links. */
@@ -244,9 +253,14 @@ static int build_set(pts *p, const meas_set *m, const topo *t, const pts_filter 
             if (flows_case_add(fc, src, dst))
                 return err_set(e, ERR_SYSTEM, "out of memory");
             p->host |= MEAS_IS_HOST(x->src) || MEAS_IS_HOST(x->dst);
+            if (loop && (x->op == MEAS_WRITE || x->op == MEAS_READ))
+                p->cs[ci].nkernels++;
+            else if (loop)
+                p->cs[ci].ncopies++;
             mark_route(p, t, src, dst);
             timed += !isnan(x->time_us);
         }
+        p->loop_copies |= p->cs[ci].ncopies > 0;
         char lab[96], s1[16], s2[16];
         for (size_t k = i; k < j; k++) {
             const meas_xfer *x = meas_xfer_at(m, k);
@@ -299,6 +313,8 @@ static int launch_kind(const char *what, int *ops)
         int kind;
     } rows[] = {{"launch", PTS_LAUNCH},
                 {"graph-node", PTS_GRAPH_NODE},
+                {"memcpy-host", PTS_COPY_ISSUE},   /* the host time of one copy's issue */
+                {"fence-sys", PTS_FENCE_SYS},      /* a barrier signal's fence */
                 {"nccl-call-host", PTS_NCCL_HOST},
                 {"nccl-graph-node", PTS_NCCL_GRAPH}};
     *ops = 0;
@@ -336,6 +352,8 @@ static int build_launch(pts *p, const meas_set *m, err *e)
                           (const char *)(uintptr_t)off, ops};
         p->launch |= kind == PTS_LAUNCH;
         p->graph_node |= kind == PTS_GRAPH_NODE;
+        p->memcpy_host |= kind == PTS_COPY_ISSUE;
+        p->fence_sys |= kind == PTS_FENCE_SYS;
         p->nccl_host |= kind == PTS_NCCL_HOST;
         p->nccl_graph |= kind == PTS_NCCL_GRAPH;
         if (kind == PTS_NCCL_GROUP)
@@ -396,6 +414,8 @@ int pts_has_launch(const pts *p, const char *what)
 {
     return !strcmp(what, "launch")            ? p->launch
            : !strcmp(what, "graph-node")      ? p->graph_node
+           : !strcmp(what, "memcpy-host")     ? p->memcpy_host
+           : !strcmp(what, "fence-sys")       ? p->fence_sys
            : !strcmp(what, "nccl-call-host")  ? p->nccl_host
            : !strcmp(what, "nccl-graph-node") ? p->nccl_graph
            : !strcmp(what, "nccl-p2p")        ? p->group_ops != 0
@@ -403,6 +423,7 @@ int pts_has_launch(const pts *p, const char *what)
 }
 int pts_group_ops_vary(const pts *p) { return (p->group_ops & (p->group_ops - 1)) != 0; }
 int pts_has_host(const pts *p) { return p->host; }
+int pts_has_loop_copies(const pts *p) { return p->loop_copies; }
 int pts_link_used(const pts *p, int link) { return link >= 0 && link < p->nlinks && p->used[link]; }
 
 /* Every point on the flow engine (window_ps < 0) or the transaction-level
@@ -422,12 +443,21 @@ static int predict(const pts *p, const topo *t, int64_t window_ps, double *pred_
         const pts_point *x = &p->pt[i];
         if (x->case_no < 0) {
             const topo_params *tp = topo_params_get(t);
-            int64_t v = x->flow == PTS_LAUNCH       ? tp->launch_ps
-                        : x->flow == PTS_GRAPH_NODE ? tp->graph_node_ps
-                        : x->flow == PTS_NCCL_HOST  ? tp->nccl_host_ps
-                        : x->flow == PTS_NCCL_GROUP
-                            ? tp->nccl_group_ps + x->ops * tp->nccl_p2p_op_ps
-                            : topo_nccl_issue_ps(tp, 1, 1, 0);
+            const sim_ps by_kind[PTS_NKINDS] = {
+                tp->launch_ps, tp->graph_node_ps, tp->copy_issue_ps, tp->fence_sys_ps,
+                tp->nccl_host_ps, tp->nccl_group_ps + x->ops * tp->nccl_p2p_op_ps,
+                topo_nccl_issue_ps(tp, 1, 1, 0)};
+            static const char *const key[PTS_NKINDS] = {
+                "launch_us", "graph_node_us", "copy_issue_us", "fence_sys_us", "nccl_host_us",
+                "nccl_group_us", "nccl_graph_call_us"};
+            sim_ps v = by_kind[x->flow];
+            if (v <= 0) {   /* 0 is "not known" (topo.h): no prediction to compare */
+                rc = err_at(e, meas_name(x->set), x->line,
+                            "the topology does not know %s (0), which this row measures: fit "
+                            "it too (--fit ...,%s) or leave the row out",
+                            key[x->flow], key[x->flow]);
+                break;
+            }
             pred_us[i] = (double)v * 1e-6;
             continue;
         }
@@ -449,7 +479,11 @@ static int predict(const pts *p, const topo *t, int64_t window_ps, double *pred_
             for (int k = 0; k < fc->n; k++)
                 end = times[k] > end ? times[k] : end;
         }
-        pred_us[i] = (double)end * 1e-6;
+        /* A timed loop's iteration: at least its host issues. */
+        const topo_params *tp = topo_params_get(t);
+        sim_ps issue = p->cs[x->case_no].nkernels * tp->launch_ps +
+                       p->cs[x->case_no].ncopies * tp->copy_issue_ps;
+        pred_us[i] = (double)(end > issue ? end : issue) * 1e-6;
     }
     fabric_free(f);
     tlp_free(tn);
