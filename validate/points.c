@@ -6,7 +6,8 @@
  * copy_issue_ps (`memcpy-host`), fence_sys_ps (`fence-sys`), NCCL's host
  * cost per call (`nccl-call-host`, `nccl-p2p-K-host`, each less the same
  * file's `launch-host`: NCCL's own work beyond the launch, so the machine's
- * launch cost cancels) and nccl_graph_call_ps (`nccl-graph-node`); other
+ * launch cost cancels) and nccl_graph_call_ps (`nccl-graph-node`), these
+ * three only in `hwcheck launch --nccl-only` files; other
  * launch rows (graph-launch, sync, ...) have no model parameter and are
  * left out. */
 #include "validate/points.h"
@@ -333,11 +334,17 @@ static int launch_kind(const char *what, int *ops)
 static int build_launch(pts *p, const meas_set *m, err *e)
 {
     const meas_launch *base = launch_row(m, "launch-host");
+    /* NCCL's host-cost rows count only from `hwcheck launch --nccl-only`,
+     * whose rounds interleave them with launch-host (every launch file
+     * carries such rows, timed once each). */
+    const char *cmd = meas_meta(m, "command");
+    int nccl_only = cmd && strstr(cmd, "--nccl-only");
     for (size_t i = 0; i < meas_nlaunch(m); i++) {
         const meas_launch *l = meas_launch_at(m, i);
         int ops, kind = launch_kind(l->what, &ops);
         int relative = kind == PTS_NCCL_HOST || kind == PTS_NCCL_GROUP;
-        if (kind < 0 || (relative && !base))
+        int nccl = relative || kind == PTS_NCCL_GRAPH;
+        if (kind < 0 || (relative && !base) || (nccl && !nccl_only))
             continue;
         pts_point *pt = add_point(p, e);
         if (!pt)

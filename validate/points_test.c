@@ -169,14 +169,15 @@ static void test_loop_floor(void **state)
     topo_free(t);
 }
 
-/* Launch rows (hwcheck launch --nccl-only): NCCL's rows become points less
+/* Launch rows of hwcheck launch --nccl-only: NCCL's rows become points less
  * the file's launch-host (3.0 us), so nccl-call-host 4.0 measures 1.0 and
  * nccl-p2p-1/2-host 5.5 and 6.0 measure 2.5 and 3.0 with 2 and 4 calls;
  * nccl-graph-node stays as it is; launch-host and nccl-graph-launch have no
  * parameter. Predicted with nccl_host 0.985, nccl_group 2.5 and nccl_p2p_op
  * 0.25 us: 0.985, 2.5 + 2 x 0.25 = 3.0, 2.5 + 4 x 0.25 = 3.5; the graph row
  * with nccl_graph_call 0 falls back to graph_node_us (0.5). A file without
- * launch-host gives no NCCL host points. */
+ * launch-host gives no NCCL host points, and a full `hwcheck launch` file
+ * (no --nccl-only) no NCCL points at all. */
 static void test_launch_rows(void **state)
 {
     (void)state;
@@ -188,11 +189,12 @@ static void test_launch_rows(void **state)
     tp->nccl_host_ps = 985000;
     tp->nccl_group_ps = 2500000;
     tp->nccl_p2p_op_ps = 250000;
+#define NCCL_ROWS                                                                  \
+    "what,count,time_us\nlaunch-host,10,3.0\nnccl-call-host,10,4.0\n"               \
+    "nccl-p2p-1-host,10,5.5\nnccl-p2p-2-host,10,6.0\nnccl-graph-launch,10,1.7\n"    \
+    "nccl-graph-node,10,0.8\n"
     meas_set *m = meas_text("l.csv", "# format: collsim-meas 1\n# kind: launch\n"
-                                     "what,count,time_us\nlaunch-host,10,3.0\n"
-                                     "nccl-call-host,10,4.0\nnccl-p2p-1-host,10,5.5\n"
-                                     "nccl-p2p-2-host,10,6.0\nnccl-graph-launch,10,1.7\n"
-                                     "nccl-graph-node,10,0.8\n");
+                                     "# command: hwcheck launch --nccl-only -o l.csv\n" NCCL_ROWS);
     pts *p;
     assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), 0);
     assert_int_equal(pts_count(p), 4);
@@ -211,10 +213,17 @@ static void test_launch_rows(void **state)
     pts_free(p);
     meas_free(m);
     m = meas_text("l.csv", "# format: collsim-meas 1\n# kind: launch\n"
+                           "# command: hwcheck launch --nccl-only\n"
                            "what,count,time_us\nnccl-call-host,10,4.0\nnccl-p2p-1-host,10,5.5\n");
     assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), 0);
     assert_int_equal(pts_count(p), 0);
     assert_false(pts_group_ops_vary(p));
+    pts_free(p);
+    meas_free(m);
+    m = meas_text("l.csv", "# format: collsim-meas 1\n# kind: launch\n"
+                           "# command: hwcheck launch -n 2000\n" NCCL_ROWS);
+    assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), 0);
+    assert_int_equal(pts_count(p), 0);
     pts_free(p);
     meas_free(m);
     topo_free(t);
