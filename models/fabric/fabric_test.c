@@ -602,10 +602,10 @@ static void test_read_group_order(void **state)
     /* A reader's interleaved group is bounded by its slowest stream's own
      * read cap, whatever the order of its peers. On the default preset GPU0
      * reads 100 MB from GPU4 (other socket: RTT 2 x 1.315 + 0.2 = 2.83 us,
-     * SM bound 256 x 128 B / 2.83 us = 11.58 GB/s) and from GPU1 (same
-     * switch, 20.1 GB/s): per stream 11.58 / 2 GB/s, so each stream's
-     * 100 MB takes 1e8 x 2 x 2.83e-6 / 32768 = 17.273 ms, plus the 2.83 us
-     * round trip, in either order. */
+     * SM bound with the preset's 768 tags 768 x 128 B / 2.83 us = 34.7
+     * GB/s) and from GPU1 (same switch, 60.3 GB/s): per stream 34.7 / 2
+     * GB/s, so each stream's 100 MB takes 1e8 x 2 x 2.83e-6 / 98304 =
+     * 5.758 ms, plus the 2.83 us round trip, in either order. */
     err e = {0};
     topo *t = NULL;
     assert_int_equal(topo_load("rtxpro6000-8x-pcie5-2s", &t, &e), 0);
@@ -613,7 +613,7 @@ static void test_read_group_order(void **state)
     sched *s = fabric_sched(f);
     int g0 = topo_gpu_node(t, 0), ab[2] = {topo_gpu_node(t, 4), topo_gpu_node(t, 1)};
     int ba[2] = {ab[1], ab[0]};
-    double want = 1e8 * 2 * 2.83e-6 / 32768 + 2.83e-6;
+    double want = 1e8 * 2 * 2.83e-6 / 98304 + 2.83e-6;
     int x = fabric_xfer_group(f, FAB_READ, g0, ab, 2, 1e8, 1, 0, 0, "ab", &e);
     assert_int_equal(sched_run(s, &e), 0);
     NEAR_REL((double)sched_end(s, x) * 1e-12, want, 1e-6);
