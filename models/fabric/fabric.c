@@ -331,20 +331,21 @@ double fabric_tlp_weight(const fabric *f, fab_op op)
     return ((pay + o) / pay) / ((mps + o) / mps);
 }
 
-/* The read bound given whether the route crosses PCIe and its round trip. */
-static double read_cap(const fabric *f, fab_op op, int pcie, sim_ps rtt)
+/* The read bound of reader given whether the route crosses PCIe and its
+ * round trip: its tags (its own or the topology's) x request / RTT. */
+static double read_cap(const fabric *f, fab_op op, int reader, int pcie, sim_ps rtt)
 {
-    const topo_params *p = topo_params_get(f->t);
-    if (!pcie || p->read_tags <= 0 || rtt <= 0)
+    int tags = topo_read_tags(f->t, reader);
+    if (!pcie || tags <= 0 || rtt <= 0)
         return 0;
-    return (double)p->read_tags * req_bytes(f, op) / ((double)rtt * 1e-12);
+    return (double)tags * req_bytes(f, op) / ((double)rtt * 1e-12);
 }
 
 double fabric_read_cap_Bps(const fabric *f, fab_op op, int reader, int target)
 {
     if (!route_has_pcie(f->t, target, reader))
         return 0;
-    return read_cap(f, op, 1, fabric_lat_ps(f, FAB_READ, target, reader));
+    return read_cap(f, op, reader, 1, fabric_lat_ps(f, FAB_READ, target, reader));
 }
 
 void fabric_disable(fabric *f, int off) { f->off = off; }
@@ -410,10 +411,11 @@ static double read_budget(const fabric *f, int n)
 {
     const topo_params *p = topo_params_get(f->t);
     int64_t one = topo_nearest_host_lat_ps(f->t, n);
-    if (one < 0 || p->read_tags <= 0)
+    int tags = topo_read_tags(f->t, n);
+    if (one < 0 || tags <= 0)
         return 0;
     double rtt = 2.0 * (double)one + (double)p->read_extra_lat_ps;
-    return rtt > 0 ? (double)p->read_tags * p->pcie_mrrs_bytes / (rtt * 1e-12) : 0;
+    return rtt > 0 ? (double)tags * p->pcie_mrrs_bytes / (rtt * 1e-12) : 0;
 }
 
 fabric *fabric_new(const topo *t, err *e)
@@ -802,7 +804,7 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
             nreads++;
             reader = b;
             req_per = (double)topo_params_get(f->t)->pcie_mrrs_bytes / req_bytes(f, op);
-            double c = read_cap(f, op, pcie, l);
+            double c = read_cap(f, op, b, pcie, l);
             if (c > 0 && (cap == 0 || c < cap))
                 cap = c;
         }

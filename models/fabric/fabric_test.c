@@ -286,6 +286,27 @@ static void test_turn_collapse(void **state)
     NEAR_REL(fabric_turn_rate(src, root, cnt, lu, 1, 10 * GB, 256000), 10 * GB, 1e-12);
 }
 
+static void test_gpu_read_tags(void **state)
+{
+    (void)state;
+    /* A GPU's own read tags (a node's tags=; GPUs 6 and 7 of the reference
+     * box): no link latency, a 1 us completer turnaround, so every round
+     * trip is 1 us. g2 with 10 tags of its own reads 1 GB from g0 with copy
+     * engine requests of 512 B: 10 x 512 B / 1 us = 5.12 GB/s, 1e9 / 5.12e9
+     * = 0.1953 s (plus the 1 us round trip); g3 keeps the topology's 16384
+     * tags and is held by its 10 GB/s link: 0.1 s. */
+    topo *t = build();
+    topo_params_mut(t)->read_extra_lat_ps = 1000000;
+    err e = {0};
+    assert_int_equal(topo_set_read_tags(t, topo_find(t, "g2"), 10, &e), 0);
+    finish(t);
+    NEAR_REL(run_case(t, "0>2", FLOWS_COPY_READ, 0), 1e9 / 5.12e9 + 1e-6, 1e-6);
+    NEAR_REL(run_case(t, "1>3", FLOWS_COPY_READ, 0), 0.1 + 1e-6, 1e-6);
+    /* Only a GPU has tags. */
+    assert_int_equal(topo_set_read_tags(t, topo_find(t, "sw0"), 10, &e), ERR_INPUT);
+    topo_free(t);
+}
+
 /* A streamed chain: each call adds the next write g0 -> g2 after the last. */
 typedef struct chain {
     fabric *f;
@@ -948,7 +969,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_collapse),     cmocka_unit_test(test_write_collapse_group),
-        cmocka_unit_test(test_turn_collapse),
+        cmocka_unit_test(test_turn_collapse),    cmocka_unit_test(test_gpu_read_tags),
         cmocka_unit_test(test_groups_released),
         cmocka_unit_test(test_head_of_line),      cmocka_unit_test(test_request_size),
         cmocka_unit_test(test_socket_read_and_back_rate), cmocka_unit_test(test_staged),
