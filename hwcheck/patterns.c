@@ -31,6 +31,7 @@ static int n_unordered(int n) { return n >= 2 ? n * (n - 1) / 2 : 0; }
 static int n_per_gpu(int n) { return n >= 2 ? n : 0; }
 static int n_one(int n) { return n >= 2 ? 1 : 0; }
 static int n_half_pairs(int n) { return n >= 4 ? n / 2 : 0; }
+static int n_gpus(int n) { return n >= 1 ? n : 0; }
 /* Host patterns: every GPU alone, then all GPUs together (if more than one). */
 static int n_host(int n) { return n >= 1 ? (n > 1 ? n + 1 : n) : 0; }
 
@@ -101,6 +102,14 @@ static int f_ring(int n, int c, patterns_flow *out, int max)
     return k;
 }
 
+/* Case c: GPU c copies inside its own memory (source and destination both
+ * its own): a block's rate against local memory alone. */
+static int f_local(int n, int c, patterns_flow *out, int max)
+{
+    (void)n;
+    return put(out, max, 0, c, c);
+}
+
 static int host_flows(int n, int c, int h2d, int d2h, patterns_flow *out, int max)
 {
     int lo = c < n ? c : 0, hi = c < n ? c + 1 : n, k = 0;
@@ -130,6 +139,7 @@ static const patterns_entry table[] = {
     {"h2d", "pinned host -> GPU, each GPU alone, then all at once", 1, 1, 0, n_host, f_h2d},
     {"d2h", "GPU -> pinned host, each GPU alone, then all at once", 1, 1, 0, n_host, f_d2h},
     {"h2d-d2h", "both directions at once, each GPU alone, then all", 1, 1, 0, n_host, f_h2d_d2h},
+    {"local", "GPU i copies inside its own memory, each GPU alone", 1, 0, 0, n_gpus, f_local},
 };
 
 int patterns_count(void) { return (int)(sizeof table / sizeof table[0]); }

@@ -14,14 +14,14 @@ static void test_names(void **state)
     (void)state;
     /* The names collsim flows shares, in this order; unknown names are NULL. */
     static const char *const want[] = {"pair", "bidir", "latency", "same-source", "same-uplink",
-                                       "all-to-all", "ring", "fan-in", "h2d", "d2h", "h2d-d2h"};
-    assert_int_equal(patterns_count(), 11);
-    for (int i = 0; i < 11; i++) {
+                                       "all-to-all", "ring", "fan-in", "h2d", "d2h", "h2d-d2h", "local"};
+    assert_int_equal(patterns_count(), 12);
+    for (int i = 0; i < 12; i++) {
         assert_string_equal(patterns_at(i)->name, want[i]);
         assert_ptr_equal(patterns_find(want[i]), patterns_at(i));
     }
     assert_null(patterns_find("pairs"));
-    assert_null(patterns_at(11));
+    assert_null(patterns_at(12));
 }
 
 static void test_counts(void **state)
@@ -40,11 +40,16 @@ static void test_counts(void **state)
     assert_int_equal(patterns_case(patterns_find("ring"), 8, 0, f, 64), 8);
     assert_int_equal(f[7].src, 7);
     assert_int_equal(f[7].dst, 0);
-    /* One GPU: every GPU<->GPU pattern has no case; host patterns have one. */
+    /* One GPU: every GPU<->GPU pattern has no case; host patterns and local,
+     * a copy inside the GPU, have one. */
     for (int i = 0; i < patterns_count(); i++) {
         const patterns_entry *p = patterns_at(i);
-        assert_int_equal(p->ncases(1), p->host ? 1 : 0);
+        assert_int_equal(p->ncases(1), p->host || !strcmp(p->name, "local") ? 1 : 0);
     }
+    /* local on 8 GPUs: 8 cases, case 5 = 5->5. */
+    assert_int_equal(patterns_find("local")->ncases(8), 8);
+    assert_int_equal(patterns_case(patterns_find("local"), 8, 5, f, 64), 1);
+    assert_true(f[0].src == 5 && f[0].dst == 5);
     assert_int_equal(patterns_case(patterns_find("pair"), 1, 0, f, 64), 0);
 }
 

@@ -178,7 +178,9 @@ static int bw_case(gpu_ctx *g, pool *p, const opts *o, const char *pname, const 
             TRY(buf_of(p->src, p->bytes, f->src_dev, nsrc[f->src_dev]++, &f->src, e));
             TRY(host_of(p, nhost++, &f->dst, e));
         } else {
-            if (op != OPTS_OP_COPY && (!g->peer[f->src_dev][f->dst_dev] ||
+            /* (a copy inside one GPU, pattern local, needs no peer access) */
+            if (op != OPTS_OP_COPY && f->src_dev != f->dst_dev &&
+                (!g->peer[f->src_dev][f->dst_dev] ||
                                        !g->peer[f->dst_dev][f->src_dev])) {
                 report_note(out->rep, "%s %s %d->%d skipped: no peer access between the GPUs",
                             pname, opts_op_name(op), f->src_dev, f->dst_dev);
