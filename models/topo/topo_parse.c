@@ -203,7 +203,7 @@ static int node_line(pctx *c, char **tok, int n)
             if (num_long(v, &numa) || numa < 0 || numa > 65535)
                 return err_at(c->e, c->file, c->line, "numa=%s is not in 0..65535", v);
         } else if (!strcmp(tok[i], "tags") && tags < 0) {
-            if (parse_int(v, &tags) || tags < 1 || tags > 16384)
+            if (num_long(v, &tags) || tags < 1 || tags > 16384)
                 return err_at(c->e, c->file, c->line, "tags=%s is not in 1..16384", v);
             if (kind != TOPO_GPU)
                 return err_at(c->e, c->file, c->line, "tags= is for a gpu node (read tags)");
