@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Convert published measurements of other real boxes (blog posts and issue
+threads that print nccl-tests, p2pBandwidthLatencyTest and bandwidthTest
+output) into collsim's measurement format (docs/formats.md, "Measurements"),
+as held-out validation data (validate/data/public/README.md, "Other boxes").
+
+usage: scripts/convert-public-boxes.py OUT_DIR BOX=FILE...
+  BOX names a source below (BOXES); FILE is that source's text as its
+  repository stores it at the commit named in the box's `# source:` line
+  (`git -C CLONE show COMMIT:PATH > FILE`). Only the numbers of the tools'
+  output are kept, each file naming its source; no prose of the source is
+  copied.
+
+Every bandwidth and time is kept as printed. What the source does not state
+(the NCCL version, transfer sizes of a tool's defaults) is a `# note:` line.
+Tables are parsed from the text and counted, so a changed source fails
+loudly instead of being misread."""
+import importlib.util
+import os
+import re
+import sys
+
+_here = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("convert_public",
+                                               os.path.join(_here, "convert-public.py"))
+cp = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cp)
+fail, Out = cp.fail, cp.Out
+
+# p2pBandwidthLatencyTest (cuda-samples, outputBandwidthMatrix): numElems =
+# 10,000,000 ints per copy, repeat = 5 copies timed together.
+P2PBLT_BYTES = 10000000 * 4
+# nccl-tests busbw factors (doc/PERFORMANCE.md).
+BUS = {"allreduce": lambda n: 2 * (n - 1) / n, "allgather": lambda n: (n - 1) / n,
+       "reducescatter": lambda n: (n - 1) / n, "alltoall": lambda n: (n - 1) / n,
+       "broadcast": lambda n: 1.0}
+DTYPE = {"float": "fp32", "half": "fp16", "bfloat16": "bf16"}
+
+
+def block_after(text, path, marker, end="```"):
+    """The text after the first line containing marker, up to end."""
+    i = text.find(marker)
+    if i < 0:
+        fail(path, f"'{marker}' not found")
+    rest = text[i:]
+    rest = rest[rest.find("\n") + 1:]
+    j = rest.find(end)
+    return rest if j < 0 else rest[:j]
+
+
+def nccl_rows(block, path, coll, nranks, expect):
+    """nccl-tests rows: size count type redop root time algbw busbw #wrong ...;
+    the out-of-place columns. Checks nranks against the `#  Rank` lines and
+    the row count against expect."""
+    ranks = len(re.findall(r"^#\s+Rank\s+\d+", block, re.M))
+    if ranks != nranks:
+        fail(path, f"{coll}: {ranks} '# Rank' lines, expected {nranks}")
+    if not re.search(r"^#\s+size\s+count\s+type\s+redop\s+root\s+time\s+algbw\s+busbw", block, re.M):
+        fail(path, f"{coll}: nccl-tests column header not found")
+    rows = []
+    for line in block.splitlines():
+        c = line.split()
+        if not c or not c[0].isdigit():
+            continue
+        if len(c) < 9:
+            fail(path, f"{coll}: short row '{line.strip()}'")
+        size, count, typ, t, algbw, busbw, wrong = (int(c[0]), int(c[1]), c[2], float(c[5]),
+                                                     float(c[6]), float(c[7]), c[8])
+        if size == 0:
+            continue   # nccl-tests' zero-byte rows: nothing to compare
+        if typ not in DTYPE:
+            fail(path, f"{coll}: unknown type '{typ}'")
+        # the printed algbw is size / time (GB = 1e9 B), to its 2 decimals
+        if abs(size / (t * 1e3) - algbw) > 0.006 + 0.01 * algbw:
+            fail(path, f"{coll}: row {size}: algbw {algbw} is not size / time")
+        rows.append((size, count, DTYPE[typ], t, algbw, busbw, 0 if wrong in ("0", "N/A") else wrong))
+    if len(rows) != expect:
+        fail(path, f"{coll}: {len(rows)} rows, expected {expect}")
+    return rows
+
+
+def write_coll(path, meta, notes, rows, coll, nranks):
+    f_bus = BUS[coll](nranks)
+    with open(path + ".tmp", "w") as f:
+        f.write("# format: collsim-meas 1\n# kind: coll\n")
+        for k, v in meta:
+            f.write(f"# {k}: {v}\n")
+        f.write(f"# collective: {coll}\n# ranks: {nranks}\n")
+        for n in notes:
+            f.write(f"# note: {n}\n")
+        f.write("size_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,busbw_GBps,"
+                "impl,graph,wrong\n")
+        for size, count, dt, t, algbw, busbw, wrong in rows:
+            if abs(algbw * f_bus - busbw) > 0.006 + 0.01 * busbw:
+                fail(path, f"row {size}: busbw {busbw} is not algbw x {f_bus:g}")
+            f.write(f"{size},{count},{dt},auto,auto,0,{t:g},{algbw:g},{busbw:g},nccl,0,{wrong}\n")
+    os.replace(path + ".tmp", path)
+
+
+def smi_lines(block):
+    return [l.rstrip() for l in block.splitlines() if re.match(r"\s*GPU\d|\s+GPU0", l)]
+
+
+def p2pblt_matrix(text, path, title, n):
+    """A p2pBandwidthLatencyTest matrix: 'D\\D 0 1 ...' then n rows 'i v v ...'."""
+    block = block_after(text, path, title)
+    rows = []
+    for line in block.splitlines()[1:]:
+        c = line.split()
+        if len(c) != n + 1 or not c[0].isdigit():
+            break
+        rows.append([float(x) for x in c[1:]])
+    if len(rows) != n:
+        fail(path, f"'{title}': {len(rows)} rows, expected {n}")
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# 2x RTX 2080 Ti on one PCIe switch, P2P not supported (AutoDL container).
+
+AUTODL_SRC = ("https://github.com/Anthony-Hoo/Anthony-Hoo.github.io "
+              "posts/AutoDL_Multi-GPU_Interconnection_Test.md "
+              "(commit 37e805e8e56f839f6557756d76503d45af6ab47e)")
+
+
+def autodl_2080ti(path, out_dir):
+    text = open(path).read()
+    for fact in ("Driver Version: 550.90.07", "CUDA Version: 12.4",
+                 "NVIDIA GeForce RTX 2080 Ti", "PCIe GEN 3@16x",
+                 "Device=0 CANNOT Access Peer Device=1"):
+        if fact not in text:
+            fail(path, f"'{fact}' not found")
+    smi = smi_lines(block_after(text, path, "nvidia-smi topo -m", end="Legend"))
+    if len(smi) != 3:
+        fail(path, f"nvidia-smi topo -m: {len(smi)} lines, expected 3")
+    topo_file = "rtx2080ti-2x-autodl.topo"
+    meta = [("machine", "AutoDL cloud container (Beijing A): 2x GeForce RTX 2080 Ti 11 GB on one "
+             "PCIe Gen3 x16 switch (PIX), NUMA node 1 of a 2-socket host; NVML P2P status NS"),
+            ("gpus", "NVIDIA GeForce RTX 2080 Ti,NVIDIA GeForce RTX 2080 Ti"),
+            ("driver", "550.90.07"), ("cuda", "12.4")]
+    tail = [("date", "2025-06-05"), ("source", AUTODL_SRC)] + [("topo", l) for l in smi]
+
+    # nccl-tests: the five -g 2 tables (reduce_perf has no collsim counterpart).
+    common = [
+        "NCCL version: not in the post (no NCCL_DEBUG output); the "
+        "prediction takes collsim's default NCCL. Environment: none stated, NCCL's defaults "
+        "(NVML says NS: NCCL puts both ring hops on SHM through host memory)",
+        "nccl-tests as printed (nThread 1 nGpus 2, warm-up 5, 20 iterations, graph 0, "
+        "float): the out-of-place time column; rows of 0 bytes left out",
+        f"topology: {topo_file} (nvidia-smi topo -m and -p2p of the same post through "
+        "`collsim topo import smi`, PCIe Gen3 x16 from its nvtop line)"]
+    for coll, marker, name in (("allreduce", "./build/all_reduce_perf -b 8 -e 1024M", "allreduce"),
+                               ("allgather", "./build/all_gather_perf -b 8 -e 1024M", "allgather"),
+                               ("broadcast", "./build/broadcast_perf -b 8 -e 1024M", "broadcast"),
+                               ("alltoall", "./build/alltoall_perf -b 8 -e 1024M", "alltoall")):
+        block = block_after(text, path, marker, end="# Avg bus bandwidth")
+        cmd = text[text.find(marker):].splitlines()[0].strip()
+        rows = nccl_rows(block, path, coll, 2, {"allreduce": 28, "broadcast": 28}.get(coll, 26))
+        write_coll(os.path.join(out_dir, f"rtx2080ti-2x-nccl-{name}.csv"),
+                   meta + [("nccl", "not stated"),
+                           ("command", f"{cmd} (nccl-tests as the post prints it; "
+                            "scripts/convert-public-boxes.py)")] + tail,
+                   common, rows, coll, 2)
+
+    # p2pBandwidthLatencyTest with P2P unavailable: the driver stages each
+    # peer copy through host memory (op copy-staged).
+    uni = p2pblt_matrix(text, path, "Unidirectional P2P=Disabled Bandwidth Matrix", 2)
+    bid = p2pblt_matrix(text, path, "Bidirectional P2P=Disabled Bandwidth Matrix", 2)
+    p2p = Out("p2p", meta + [("nccl", "not used"),
+                             ("command", "./p2pBandwidthLatencyTest (cuda-samples; "
+                              "scripts/convert-public-boxes.py)")] + tail, [
+        "p2pBandwidthLatencyTest on a pair that 'CANNOT Access Peer': cudaMemcpyPeerAsync is "
+        "staged by the driver through pinned host memory (op copy-staged); pair rows from the "
+        "'Unidirectional P2P=Disabled' matrix, bidir rows from the 'Bidirectional "
+        "P2P=Disabled' matrix (entry [i][j]: copies i->j and j->i at once, total only). The "
+        "P2P=Enabled matrices are the same staged copies (no peer access) and are left out",
+        "bytes: the sample's 10,000,000 ints (40,000,000 B) per copy; it times 5 copies back "
+        "to back and divides their bytes by the time",
+        "not converted: the latency matrices (4-byte staged copies timed back to back, not "
+        "a flag's one-way latency) and the diagonal (copies inside one GPU)"])
+    for i in range(2):
+        for j in range(2):
+            if i != j:
+                p2p.xfer_case("pair", [(i, j)], P2PBLT_BYTES, flow_gbps=uni[i][j],
+                              op="copy-staged")
+    for i in range(2):
+        for j in range(2):
+            if i != j:
+                p2p.xfer_case("bidir", [(i, j), (j, i)], P2PBLT_BYTES, total_gbps=bid[i][j],
+                              op="copy-staged")
+    p2p.write(os.path.join(out_dir, "rtx2080ti-2x-p2p.csv"))
+
+    # bandwidthTest: pinned host copies of device 0 (quick mode, 32,000,000 B).
+    bt = block_after(text, path, "./bandwidthTest")
+    got = {}
+    for label, key in (("Host to Device Bandwidth", "h2d"), ("Device to Host Bandwidth", "d2h")):
+        m = re.search(re.escape(label) + r".*?\n\s*32000000\s+([\d.]+)", bt, re.S)
+        if not m:
+            fail(path, f"bandwidthTest '{label}' row not found")
+        got[key] = float(m.group(1))
+    host = Out("host", meta + [("nccl", "not used"),
+                               ("command", "./bandwidthTest -g 2 (cuda-samples, quick mode; "
+                                "scripts/convert-public-boxes.py)")] + tail, [
+        "bandwidthTest quick mode: cudaMemcpyAsync of 32,000,000 B between pinned host memory "
+        "and device 0 (the only device it printed), copy engine: op copy; host memory of NUMA "
+        "node 1 (the GPUs' affinity in nvidia-smi topo -m) written host1",
+        "not converted: the device-to-device row (a copy inside one GPU)"])
+    host.xfer_case("h2d", [("host1", 0)], 32000000, flow_gbps=got["h2d"], op="copy")
+    host.xfer_case("d2h", [(0, "host1")], 32000000, flow_gbps=got["d2h"], op="copy")
+    host.write(os.path.join(out_dir, "rtx2080ti-2x-host.csv"))
+
+
+BOXES = {"autodl-2080ti": autodl_2080ti}
+
+
+def main(argv):
+    if len(argv) < 3 or any("=" not in a for a in argv[2:]):
+        sys.exit(__doc__.split("\n\n")[1])
+    out_dir = argv[1]
+    for a in argv[2:]:
+        box, path = a.split("=", 1)
+        if box not in BOXES:
+            sys.exit(f"unknown box '{box}' (known: {', '.join(sorted(BOXES))})")
+        BOXES[box](path, out_dir)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
