@@ -289,7 +289,91 @@ def chlc_4090(path, out_dir):
         out.write(os.path.join(out_dir, f"rtx4090-8x-{name}-p2p.csv"))
 
 
-BOXES = {"autodl-2080ti": autodl_2080ti, "chlc-4090": chlc_4090}
+# ---------------------------------------------------------------------------
+# 8x H100 SXM (HGX, NVSwitch), from nccl-tests issue threads as the public-code
+# index mirrors them ("# [Issue #N] title", "source: URL" and the thread).
+
+H100_META = [("gpus", ",".join(["NVIDIA H100 80GB HBM3"] * 8)), ("preset", "h200-8x-nvswitch")]
+H100_PRESET_NOTE = ("topology: preset h200-8x-nvswitch (8 GPUs on NVSwitch, NVLink 4 with 18 lanes, "
+                    "2 sockets): the H100 SXM has the same NVLink 4 x18 and NVSwitch; its HBM3 (3.35 "
+                    "TB/s) is slower than the H200's 4.8, and the preset's gpu_mem_GBps (the H200's) "
+                    "is kept: an assumption")
+
+
+def issue_src(text, path, n):
+    m = re.search(r"^source: (https://github.com/NVIDIA/nccl-tests/issues/%d)$" % n, text, re.M)
+    u = re.search(r"^state: .*updated: (\S+)$", text, re.M)
+    if not m or not u:
+        fail(path, f"not the thread of nccl-tests issue {n}")
+    return f"{m.group(1)} (the thread as mirrored in the public-code index, updated {u.group(1)})"
+
+
+def nccl_tests_290(path, out_dir):
+    text = open(path).read()
+    src = issue_src(text, path, 290)
+    rows = nccl_rows(block_after(text, path, "Single node:", end="# Avg bus bandwidth"),
+                     path, "allreduce", 8, 6)
+    write_coll(os.path.join(out_dir, "h100-8x-node005-nccl-allreduce.csv"),
+               [("machine", "8x H100 80GB HBM3 SXM (HGX, NVSwitch), host 'node005' of an "
+                 "InfiniBand cluster; chassis and CPUs not stated")] + H100_META +
+               [("driver", "not stated"), ("cuda", "not stated"), ("nccl", "not stated"),
+                ("date", "2025-03-03"),
+                ("command", "all_reduce_perf -b 128M -e 4G -f 2 -g 8 (the header's sizes; nccl-tests "
+                 "as the thread prints it; scripts/convert-public-boxes.py) --env NCCL_NVLS_ENABLE=1"),
+                ("source", src)],
+               ["single-node table of the thread's first post (nThread 1 nGpus 8, warm-up 5, only "
+                "2 iterations, float): the out-of-place time column",
+                "NCCL version and environment: not printed; the maintainer's reply says this run uses "
+                "NVLink SHARP (NVLS), NCCL's default on NVSwitch, so the prediction runs with "
+                "NCCL_NVLS_ENABLE=1 (collsim's default is 0) and collsim's default NCCL",
+                H100_PRESET_NOTE],
+               rows, "allreduce", 8)
+
+
+def nccl_tests_309(path, out_dir):
+    text = open(path).read()
+    src = issue_src(text, path, 309)
+    for fact in ("Dell HGX XE9680 with 8xH100", "Driver Version: 570.133.20", "cuda 12.8",
+                 "NCCL version 2.26.2+cuda12.8", "-b 8 -e 16g -f 2 -g 1"):
+        if fact not in text:
+            fail(path, f"'{fact}' not found")
+    on = re.search(r"single host, get up to ([\d.]+) GB/s out-of-place Bus-BW", text)
+    off = re.search(r"disable NVLS, i got ([\d.]+) GB/s", text)
+    if not on or not off:
+        fail(path, "the single-host busbw figures not found")
+    size = 16 << 30
+    f_bus = BUS["allreduce"](8)
+    for name, busbw, env, what in (("nvls", float(on.group(1)), "NCCL_NVLS_ENABLE=1",
+                                    "NCCL's default (NVLS on)"),
+                                   ("nonvls", float(off.group(1)), "NCCL_NVLS_ENABLE=0",
+                                    "NVLS disabled (NCCL_NVLS_ENABLE=0)")):
+        algbw = busbw / f_bus
+        t = size / (algbw * 1e3)
+        write_coll(os.path.join(out_dir, f"h100-8x-xe9680-nccl-16g-{name}.csv"),
+                   [("machine", "Dell PowerEdge XE9680: 8x H100 80GB HBM3 SXM (HGX, NVSwitch), "
+                     "8x ConnectX-7")] + H100_META +
+                   [("driver", "570.133.20"), ("cuda", "12.8"), ("nccl", "2.26.2"),
+                    ("date", "2025-05-21" if name == "nvls" else "2025-05-23"),
+                    ("command", f"all_reduce_perf_mpi -b 8 -e 16g -f 2 -g 1 on one host, 8 ranks "
+                     f"(scripts/convert-public-boxes.py: the thread's figure) --env {env}"),
+                    ("source", src)],
+                   [f"one row: the thread's single-host peak out-of-place busbw with {what}, "
+                    f"{busbw:g} GB/s; the single-host table is not printed",
+                    "date: the NVLS-on figure is in the thread's first post, undated in the mirror "
+                    "(its first reply, 2025-05-21, is taken); the NVLS-off figure is in a reply dated "
+                    "2025-05-23",
+                    "size: not stated; taken as 16 GiB, the largest size of the thread's command "
+                    "(-e 16g), where an NVLS or ring allreduce's busbw peaks; time_us = size / "
+                    "(busbw / (2 x 7 / 8)), float",
+                    "the thread also reports NCCL's choice on one host (NCCL_DEBUG_SUBSYS=TUNING): "
+                    "Ring/LL from 8 B to 1 MB, NVLS/Simple from 2 MB to 16 GB (not a table: "
+                    "docs/validation.md's note compares it)",
+                    H100_PRESET_NOTE],
+                   [(size, size // 4, "fp32", t, algbw, busbw, 0)], "allreduce", 8)
+
+
+BOXES = {"autodl-2080ti": autodl_2080ti, "chlc-4090": chlc_4090,
+         "nccl-tests-290": nccl_tests_290, "nccl-tests-309": nccl_tests_309}
 
 
 def main(argv):
