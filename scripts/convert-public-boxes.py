@@ -50,10 +50,10 @@ def block_after(text, path, marker, end="```"):
 
 def nccl_rows(block, path, coll, nranks, expect):
     """nccl-tests rows: size count type redop root time algbw busbw #wrong ...;
-    the out-of-place columns. Checks nranks against the `#  Rank` lines and
-    the row count against expect."""
+    the out-of-place columns. Checks nranks against the `#  Rank` lines
+    (None: the source left them out) and the row count against expect."""
     ranks = len(re.findall(r"^#\s+Rank\s+\d+", block, re.M))
-    if ranks != nranks:
+    if nranks is not None and ranks != nranks:
         fail(path, f"{coll}: {ranks} '# Rank' lines, expected {nranks}")
     if not re.search(r"^#\s+size\s+count\s+type\s+redop\s+root\s+time\s+algbw\s+busbw", block, re.M):
         fail(path, f"{coll}: nccl-tests column header not found")
@@ -372,8 +372,43 @@ def nccl_tests_309(path, out_dir):
                    [(size, size // 4, "fp32", t, algbw, busbw, 0)], "allreduce", 8)
 
 
+# ---------------------------------------------------------------------------
+# 2x H100 PCIe joined by NVLink bridges (NVIDIA/nccl issue #1161), from the
+# thread's first post as the issue-thread corpus stores it.
+
+
+def nccl_1161(path, out_dir):
+    text = open(path).read()
+    for fact in ("NVIDIA/nccl · issue #1161", "NVLINK connected H100 PCIe GPUs",
+                 "chinthysl · description · 2024-01-27",
+                 "all_reduce_perf -b 1G -e 8G -f 2 -g 2", "via P2P/direct pointer", "[23] 1/-1/-1->0->-1"):
+        if fact not in text:
+            fail(path, f"'{fact}' not found")
+    rows = nccl_rows(block_after(text, path, "H100 PCIe\n", end="```\n\n"), path, "allreduce", None, 3)
+    write_coll(os.path.join(out_dir, "h100pcie-2x-nvlink-nccl-allreduce.csv"),
+               [("machine", "2x H100 PCIe joined by NVLink bridges (bus 01:00 and 21:00); host, "
+                 "CPU and bridge count not stated"),
+                ("gpus", "NVIDIA H100 PCIe,NVIDIA H100 PCIe"),
+                ("driver", "not stated"), ("cuda", "not stated"), ("nccl", "not stated"),
+                ("date", "2024-01-27"),
+                ("command", "./nccl-tests/build/all_reduce_perf -b 1G -e 8G -f 2 -g 2 (as the post "
+                 "prints it; scripts/convert-public-boxes.py)"),
+                ("source", "https://github.com/NVIDIA/nccl/issues/1161 (first post, 2024-01-27; "
+                 "the same post as NVIDIA/nccl-tests issue #194), as the issue-thread corpus "
+                 "stores it")],
+               ["rows: the out-of-place columns of the post's H100 PCIe table, 1, 2 and 4 GiB "
+                "(the stored excerpt ends inside the 8 GiB row, which is left out); float",
+                "the post's NCCL log: P2P/direct pointer between the two GPUs, 24 channels (Trees [0] "
+                "to [23]); NCCL version and environment not shown (NCCL's defaults; collsim's "
+                "default NCCL emulated)",
+                "topology: h100pcie-2x-nvlink.topo, written by hand (the post prints no nvidia-smi "
+                "topo -m): NV12 between the GPUs, each on its own Gen5 root port"],
+               rows, "allreduce", 2)
+
+
 BOXES = {"autodl-2080ti": autodl_2080ti, "chlc-4090": chlc_4090,
-         "nccl-tests-290": nccl_tests_290, "nccl-tests-309": nccl_tests_309}
+         "nccl-tests-290": nccl_tests_290, "nccl-tests-309": nccl_tests_309,
+         "nccl-1161": nccl_1161}
 
 
 def main(argv):
