@@ -406,9 +406,87 @@ def nccl_1161(path, out_dir):
                rows, "allreduce", 2)
 
 
+# ---------------------------------------------------------------------------
+# 8x RTX 5090 (+ an RTX PRO 6000) on 2x EPYC 9575F with a P2P-enabled driver
+# fork: the sample outputs of its README.
+
+AIKITORIA_SRC = ("https://github.com/aikitoria/open-gpu-kernel-modules README.md (commit "
+                 "08dc34555bf8cdacdd89237da42419e6ce5efdc4)")
+
+
+def aikitoria_5090(path, out_dir):
+    text = open(path).read()
+    for fact in ("1x RTX PRO 6000 Blackwell + 8x RTX 5090", "dual-socket AMD EPYC 9575F",
+                 "CUDA_VISIBLE_DEVICES=1,2,3,4,5,6,7,8 NCCL_P2P_LEVEL=SYS ./build/all_reduce_perf "
+                 "-b 8 -e 128M -f 2 -g 8", "nccl-headers=22907 nccl-library=22907"):
+        if fact not in text:
+            fail(path, f"'{fact}' not found")
+    head = text.split("# NVIDIA driver ", 2)[1].split(" with P2P", 1)[0]
+    meta = [("machine", "2x AMD EPYC 9575F (Turin), 8x GeForce RTX 5090 (and an RTX PRO 6000 "
+             "Blackwell Workstation, device 0 of the p2p sample, hidden from the NCCL run), each GPU "
+             "on its own root port (topology not printed: rtx5090-8x-2s.topo)"),
+            ("gpus", ",".join(["NVIDIA GeForce RTX 5090"] * 8)),
+            ("driver", f"the README's P2P fork (README title: driver {head}; the nccl-tests run's "
+             "driver is not printed)"), ("cuda", "not stated")]
+    tail = [("date", "not stated"), ("source", AIKITORIA_SRC)]
+    rows = nccl_rows(block_after(text, path, "# Collective test starting: all_reduce_perf",
+                                 end="\n```"), path, "allreduce", 8, 25)
+    write_coll(os.path.join(out_dir, "rtx5090-8x-nccl-allreduce.csv"),
+               meta + [("nccl", "2.29.7"),
+                       ("command", "CUDA_VISIBLE_DEVICES=1,2,3,4,5,6,7,8 NCCL_P2P_LEVEL=SYS "
+                        "./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8 (as the README prints it; "
+                        "scripts/convert-public-boxes.py) --env NCCL_P2P_LEVEL=SYS")] + tail,
+               ["NCCL version: nccl-tests' header line 'nccl-library=22907' (NCCL 2.29.7); "
+                "NCCL_P2P_LEVEL=SYS as the command sets it, otherwise NCCL's defaults",
+                "nccl-tests 2.18.2 as printed (nThread 1 nGpus 8, warm-up 1, 20 iterations, graph "
+                "0, float): the out-of-place time column",
+                "GPUs: CUDA devices 1-8 of the host (the 8 RTX 5090s) are the run's 0-7"],
+               rows, "allreduce", 8)
+    uni = p2pblt_matrix(text, path, "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix", 9)
+    bid = p2pblt_matrix(text, path, "Bidirectional P2P=Enabled Bandwidth Matrix", 9)
+    suni = p2pblt_matrix(text, path, "Unidirectional P2P=Disabled Bandwidth Matrix", 9)
+    sbid = p2pblt_matrix(text, path, "Bidirectional P2P=Disabled Bandwidth Matrix", 9)
+    for name, u, b, op, what in (("p2p", uni, bid, "copy-write", "'Unidirectional P2P=Enabled "
+                                  "Bandwidth (P2P Writes) Matrix' and 'Bidirectional P2P=Enabled'"),
+                                 ("staged", suni, sbid, "copy-staged", "'Unidirectional P2P=Disabled' "
+                                  "and 'Bidirectional P2P=Disabled' (the sample disables peer "
+                                  "access, so the driver stages each copy through host memory)")):
+        out = Out("p2p", meta + [("nccl", "not used"),
+                                 ("command", "./p2pBandwidthLatencyTest (cuda-samples; "
+                                  "scripts/convert-public-boxes.py)")] + tail, [
+            f"rows: {what}; pair rows one case per ordered pair, bidir rows entry [i][j] (copies "
+            "i->j and j->i at once, total only)",
+            "GPUs: the sample's devices 1-8 (the RTX 5090s) written as 0-7; device 0 (the RTX PRO "
+            "6000) left out",
+            "bytes: the sample's 10,000,000 ints (40,000,000 B) per copy; it times 5 copies back "
+            "to back and divides their bytes by the time",
+            ("latency rows: the 'P2P=Enabled Latency (P2P Writes) Matrix' (GPU part), which the "
+             "sample times as back-to-back 4-byte copies; taken as one-way latency (op write, 4 "
+             "B), as rtxpro6000-1s-flat-latency.csv takes it" if name == "p2p" else
+             "not converted: the latency matrices")])
+        for i in range(8):
+            for j in range(8):
+                if i != j:
+                    out.xfer_case("pair", [(i, j)], P2PBLT_BYTES, flow_gbps=u[i + 1][j + 1], op=op)
+        for i in range(8):
+            for j in range(8):
+                if i != j:
+                    out.xfer_case("bidir", [(i, j), (j, i)], P2PBLT_BYTES, total_gbps=b[i + 1][j + 1],
+                                  op=op)
+        if name == "p2p":
+            # The P2P=Enabled latency matrix (GPU part): taken as one-way latency rows, as the
+            # project's other p2pBandwidthLatencyTest latency files take it.
+            lat = p2pblt_matrix(text, path, "P2P=Enabled Latency (P2P Writes) Matrix", 9)
+            for i in range(8):
+                for j in range(8):
+                    if i != j:
+                        out.xfer_case("latency", [(i, j)], 4, time_us=lat[i + 1][j + 1])
+        out.write(os.path.join(out_dir, f"rtx5090-8x-{name}.csv"))
+
+
 BOXES = {"autodl-2080ti": autodl_2080ti, "chlc-4090": chlc_4090,
          "nccl-tests-290": nccl_tests_290, "nccl-tests-309": nccl_tests_309,
-         "nccl-1161": nccl_1161}
+         "nccl-1161": nccl_1161, "aikitoria-5090": aikitoria_5090}
 
 
 def main(argv):
