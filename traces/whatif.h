@@ -279,9 +279,10 @@ double whatif_distinct_experts(int experts, int topk, double skew, double n);
  * 298.19 - 3.368 / 323.72 = 11,295 - 10,404 = 891 us per cycle. The range:
  * low 538 us, PR #9588's least gain ("5-10%") on that cycle; high 1,417 us,
  * the largest gain measured (PR #11398, TP1 Llama-3.1-8B + EAGLE 5 steps:
- * 12,115 - 11,008 = 1,107 us) plus the 310 us per step that SGLang's
- * overlapped loop still costs (tenstorrent/tt-inference-server issue #3560,
- * a mocked forward), since an overlap's gain is only what it could hide. */
+ * 12,115 - 11,008 = 1,107 us) plus the 310 us per step of SGLang's own
+ * loop over a mocked forward (tenstorrent/tt-inference-server issue #3560),
+ * an allowance for what an overlap does not hide (its gain is only what it
+ * hides). */
 #define WHATIF_HOST_CYCLE_US 891.0
 #define WHATIF_HOST_CYCLE_LO_US 538.0
 #define WHATIF_HOST_CYCLE_HI_US 1417.0
