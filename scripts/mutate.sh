@@ -50,6 +50,7 @@ nccl-host-base|NCCL's host-cost rows fitted as measured, not less the same run's
 p2p-ops|a send/receive group's calls cost the host nothing (an all-to-all's issue is one group's)|models/topo/topo.c|    return p->launch_ps + p->nccl_group_ps + p2p_ops * p->nccl_p2p_op_ps;|    return p->launch_ps + p->nccl_group_ps;
 graph-beside|a measurement file's relative NCCL_GRAPH_FILE is read from the working directory, not beside the file|validate/meas.c|    if (env.graph_file[0] && env.graph_file[0] != '/' && slash) {|    if (env.graph_file[0] && env.graph_file[0] != '/' && slash && 0) {
 barrier-fence|a custom kernel's barrier signal pays no system-scope fence|models/coll/coll_oneshot.c|    if (after_delay(b, ready, topo_params_get(b->t)->fence_sys_ps, "fence"))|    if (after_delay(b, ready, 0, "fence"))
+host-spread|the per-cycle host figure spread over the segments with its syncs' cost left in|traces/whatif_scn.c|    double seg = (cycle_us - syncs * s->sync_us) / (3 + syncs);|    double seg = cycle_us / (3 + syncs);
 loop-floor|hwcheck's timed transfer loops cost no host issue (the transfer alone)|validate/points.c|        pred_us[i] = (double)(end > issue ? end : issue) * 1e-6;|        pred_us[i] = (double)end * 1e-6;
 EOF
 )
