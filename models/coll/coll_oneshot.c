@@ -36,6 +36,10 @@ static int kernel_blocks(const coll_build *b)
     return blocks < 1 ? 1 : blocks > 36 ? 36 : (int)blocks;
 }
 
+/* The ranks that run: all, or with a period the first ones, each standing
+ * for its class (oneshot_period). */
+static int ranks_run(const coll_build *b) { return b->period > 0 ? b->period : b->n; }
+
 /* Every rank moves bytes to (write) or from (read) all its peers as one
  * interleaved group, starting after after[r], each stream capped at cta_Bps
  * (0: none); out[r] is that group. */
@@ -45,7 +49,7 @@ static int exchange(coll_build *b, fab_op op, double bytes, double cta_Bps, cons
     int *p = malloc(sizeof(int) * (size_t)b->n), rc = 0;
     if (!p)
         return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
-    for (int r = 0; r < b->n && !rc; r++) {
+    for (int r = 0; r < ranks_run(b) && !rc; r++) {
         int k = 0;
         for (int q = 1; q < b->n; q++)
             p[k++] = b->node[(r + q) % b->n];
@@ -79,7 +83,7 @@ static sim_ps local_pass_ps(const coll_build *b, int local, double bytes)
 /* Rank r's delay of dur_ps after after[r] (dur 0: after[r] itself). */
 static int after_delay(coll_build *b, int *v, sim_ps dur_ps, const char *label)
 {
-    for (int r = 0; r < b->n && dur_ps > 0; r++) {
+    for (int r = 0; r < ranks_run(b) && dur_ps > 0; r++) {
         int d = coll_lane(b, cb_delay(b, r, dur_ps, label), CL_KERNEL, CL_NONE, 0);
         if (d < 0 || cb_dep(b, v[r], d))
             return -1;
@@ -116,7 +120,7 @@ static int begin(coll_build *b, int *start, int *ready)
     sim_ps base = p->kernel_base_ps, saved = p->launch_ps - p->graph_node_ps;
     if (b->r->graph && saved > 0)
         base = base - saved > p->graph_node_ps ? base - saved : p->graph_node_ps;
-    for (int r = 0; r < b->n; r++)
+    for (int r = 0; r < ranks_run(b); r++)
         if (coll_lane(b, start[r] = cb_delay(b, r, base, "kernel"), CL_KERNEL, CL_NONE, 0) < 0)
             return -1;
     return cb_barrier(b, start, ready);
@@ -181,6 +185,47 @@ static int oneshot_next(void *ctx, sched *sc)
     return k < 2 ? 1 : 0;
 }
 
+/* The legs of rank r's exchange (its group: to or from each peer r + q,
+ * q = 1..n-1, in the order exchange() gives them) for fabric_rotation_quotient_fn;
+ * a pull's flags are writes, so it adds them too. */
+typedef struct xlegs {
+    const coll_build *b;
+    fab_op op;
+} xlegs;
+
+static int exchange_legs(void *ctx, int r, fab_op *op, int *a, int *b, int cap, int *pass_gpu)
+{
+    const xlegs *x = ctx;
+    int n = x->b->n, flags = x->op != FAB_WRITE, k = (n - 1) * (1 + flags);
+    if (k > cap)
+        return k;
+    const int *node = x->b->node;
+    for (int q = 1, i = 0; q < n; q++) {
+        int peer = node[(r + q) % n], rd = fab_is_read(x->op);
+        op[i] = x->op, a[i] = rd ? peer : node[r], b[i++] = rd ? node[r] : peer;
+        if (flags)
+            op[i] = FAB_WRITE, a[i] = node[r], b[i++] = peer;
+    }
+    *pass_gpu = -1;
+    return k;
+}
+
+/* The smallest p such that the custom kernel's ranks repeat every p (its
+ * exchange and flags rank r + p's images of rank r's: fabric_rotation_quotient_fn),
+ * so that ranks 0..p-1 run alone on the quotient (docs/model.md "Bundled
+ * steps"); 0 when not bundled. Every phase is a per-rank delay, a barrier
+ * or the exchange, so the proof of the ring's bundles carries over. */
+static int oneshot_period(coll_build *b, fab_op op)
+{
+    if (!b->bundle || b->n < 2)
+        return 0;
+    xlegs x = {b, op};
+    for (int p = 1; p <= b->n / 2; p++)
+        if (b->n % p == 0 && fabric_rotation_quotient_fn(b->f, exchange_legs, &x, b->n, p))
+            return p;
+    return 0;
+}
+
 int coll_build_oneshot(coll_build *b)
 {
     int n = b->n;
@@ -188,6 +233,7 @@ int coll_build_oneshot(coll_build *b)
     if (!g)
         return -1;
     g->push = b->algo == ALGO_ONESHOT_PUSH;
+    b->period = oneshot_period(b, g->push ? FAB_WRITE : FAB_READ);
     g->S = (double)b->r->bytes;
     /* Pull: an iteration loads the rank's own pack and each peer's. */
     g->cta = g->push ? store_cap(b) : fabric_cta_serial_Bps(b->f, kernel_blocks(b), 1, n - 1);
@@ -240,6 +286,7 @@ int coll_build_twoshot(coll_build *b)
     if (!g)
         return -1;
     int push = g->push = b->algo == ALGO_TWOSHOT_PUSH, n = b->n;
+    b->period = oneshot_period(b, push ? FAB_WRITE : FAB_READ);
     g->part = (double)b->r->bytes / n;
     int blocks = kernel_blocks(b);
     g->rs = push ? store_cap(b) : fabric_cta_serial_Bps(b->f, blocks, 1, n - 1);
