@@ -186,8 +186,7 @@ static int oneshot_next(void *ctx, sched *sc)
 }
 
 /* The legs of rank r's exchange (its group: to or from each peer r + q,
- * q = 1..n-1, in the order exchange() gives them) for fabric_rotation_quotient_fn;
- * a pull's flags are writes, so it adds them too. */
+ * q = 1..n-1, in the order exchange() gives them) for fabric_rotation_quotient_fn. */
 typedef struct xlegs {
     const coll_build *b;
     fab_op op;
@@ -196,33 +195,45 @@ typedef struct xlegs {
 static int exchange_legs(void *ctx, int r, fab_op *op, int *a, int *b, int cap, int *pass_gpu)
 {
     const xlegs *x = ctx;
-    int n = x->b->n, flags = x->op != FAB_WRITE, k = (n - 1) * (1 + flags);
-    if (k > cap)
-        return k;
+    int n = x->b->n, rd = fab_is_read(x->op);
+    if (n - 1 > cap)
+        return n - 1;
     const int *node = x->b->node;
-    for (int q = 1, i = 0; q < n; q++) {
-        int peer = node[(r + q) % n], rd = fab_is_read(x->op);
-        op[i] = x->op, a[i] = rd ? peer : node[r], b[i++] = rd ? node[r] : peer;
-        if (flags)
-            op[i] = FAB_WRITE, a[i] = node[r], b[i++] = peer;
+    for (int q = 1; q < n; q++) {
+        int peer = node[(r + q) % n];
+        op[q - 1] = x->op, a[q - 1] = rd ? peer : node[r], b[q - 1] = rd ? node[r] : peer;
     }
     *pass_gpu = -1;
-    return k;
+    return n - 1;
 }
 
 /* The smallest p such that the custom kernel's ranks repeat every p (its
- * exchange and flags rank r + p's images of rank r's: fabric_rotation_quotient_fn),
- * so that ranks 0..p-1 run alone on the quotient (docs/model.md "Bundled
- * steps"); 0 when not bundled. Every phase is a per-rank delay, a barrier
- * or the exchange, so the proof of the ring's bundles carries over. */
+ * exchange rank r + p's image of rank r's, fabric_rotation_quotient_fn, and so
+ * its flags, writes to every peer: for a pull, whose exchange reads, their
+ * latencies are compared), so that ranks 0..p-1 run alone on the quotient
+ * (docs/model.md "Bundled steps"); 0 when not bundled. Every phase is a
+ * per-rank delay, a flag barrier or the exchange, so the ring's proof holds. */
 static int oneshot_period(coll_build *b, fab_op op)
 {
-    if (!b->bundle || b->n < 2)
+    int n = b->n;
+    if (!b->bundle || n < 2)
         return 0;
     xlegs x = {b, op};
-    for (int p = 1; p <= b->n / 2; p++)
-        if (b->n % p == 0 && fabric_rotation_quotient_fn(b->f, exchange_legs, &x, b->n, p))
+    for (int p = 1; p <= n / 2; p++) {
+        if (n % p)
+            continue;
+        /* A pull's flags: source by source, which also leaves each source's
+         * routes to be walked, not searched anew, when the exchange's reads
+         * (from every peer) ask for them (models/topo/route.c). */
+        int same = 1;
+        for (int q = 0; op == FAB_READ && same && q < n; q++)
+            for (int r = 0; same && r < n; r++)
+                same = r == q || fabric_lat_ps(b->f, FAB_WRITE, b->node[q], b->node[r]) ==
+                                     fabric_lat_ps(b->f, FAB_WRITE, b->node[(q + p) % n],
+                                                   b->node[(r + p) % n]);
+        if (same && fabric_rotation_quotient_fn(b->f, exchange_legs, &x, n, p))
             return p;
+    }
     return 0;
 }
 
