@@ -231,8 +231,9 @@ static int oneshot_period(coll_build *b, fab_op op)
                 same = r == q || fabric_lat_ps(b->f, FAB_WRITE, b->node[q], b->node[r]) ==
                                      fabric_lat_ps(b->f, FAB_WRITE, b->node[(q + p) % n],
                                                    b->node[(r + p) % n]);
-        if (same && fabric_rotation_quotient_fn(b->f, exchange_legs, &x, n, p))
-            return p;
+        int q = same ? fabric_rotation_quotient_fn(b->f, exchange_legs, &x, n, p) : 0;
+        if (q != 0)
+            return q > 0 ? p : 0;  /* (q < 0: the routes do not turn; O(n^2) per try) */
     }
     return 0;
 }

@@ -1238,14 +1238,14 @@ static int hop_arr_fn(void *ctx, int r, fab_op *op, int *a, int *b, int cap, int
 int fabric_rotation_quotient(fabric *f, const fabric_hop *hops, int n, int p)
 {
     hop_arr ha = {hops};
-    return fabric_rotation_quotient_fn(f, hop_arr_fn, &ha, n, p);
+    return fabric_rotation_quotient_fn(f, hop_arr_fn, &ha, n, p) > 0;
 }
 
 int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, int p)
 {
     if (p < 1 || n < 2 || n % p || p >= n)
         return 0;
-    int nl = sched_nlinks(f->s), nn = topo_nnodes(f->t), cycle = n / p, ok = 1;
+    int nl = sched_nlinks(f->s), nn = topo_nnodes(f->t), cycle = n / p, ok = 1, seen = 0;
     /* reps[0..p-1]: hops 0..p-1; win[r % p]: hop r + p, computed at step r. */
     qhop *reps = calloc(2 * (size_t)p, sizeof *reps), *win = reps ? reps + p : NULL;
     int *img = malloc(sizeof(int) * (size_t)nl * 5), *rl = NULL, rcap = 0;
@@ -1260,6 +1260,29 @@ int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, 
         budget[v] = NAN;
     for (int r = 0; ok && r < p; r++)
         ok = qhop_fill(f, fn, ctx, r, &reps[r], &rl, &rd, &rcap) > 0;
+    /* A few hops spread over the ring first: routes that do not turn with
+     * the rotation (ties broken by node order) show there at once, where the
+     * pass below would meet them only half-way, and so at half its cost. */
+    for (int k = 1; ok && n >= 16 && k < 8; k++) {
+        int r = k * (n / 8);
+        qhop h0 = {0}, h1 = {0};
+        ok = qhop_fill(f, fn, ctx, r, &h0, &rl, &rd, &rcap) > 0 &&
+             qhop_fill(f, fn, ctx, (r + p) % n, &h1, &rl, &rd, &rcap) > 0 &&
+             qhop_alike(f, &h0, &h1, budget);
+        for (int j = 0; ok && j < h0.m; j++) {
+            if (h0.k[j] == XK_LEG)
+                continue;
+            int x = h0.x[j], y = h1.x[j];
+            ok = (img[x] < 0 || img[x] == y) && (pre[y] < 0 || pre[y] == x);
+            img[x] = y;
+            pre[y] = x;
+            seen = ok ? 0 : n; /* alike hops whose links do not turn together */
+        }
+        qhop_free(&h0);
+        qhop_free(&h1);
+    }
+    for (int i = 0; ok && i < 2 * nl; i++)
+        img[i] = -1;
     /* The rotation on links: the link of crossing j of hop r goes to that of
      * crossing j of hop r + p; a permutation of the crossed links. */
     for (int r = 0; ok && r < n; r++) {
@@ -1279,6 +1302,7 @@ int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, 
             h1 = &reps[r + p - n];
         }
         ok = ok && qhop_alike(f, h0, h1, budget);
+        seen = r;
         for (int j = 0; ok && j < h0->m; j++) {
             if (h0->k[j] == XK_LEG)
                 continue;
@@ -1336,5 +1360,8 @@ int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, 
     free(budget);
     free(rl);
     free(rd);
-    return ok;
+    /* Refused only after hops beyond the first p matched: the routes do not
+     * turn with the rotation (a tie between equal ways broken by node order),
+     * which a longer period would meet as well. */
+    return ok ? 1 : seen >= p ? -1 : 0;
 }

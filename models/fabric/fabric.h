@@ -144,7 +144,9 @@ int fabric_rotation_quotient(fabric *f, const fabric_hop *hops, int n, int p);
 /* The same with hop r's legs from fn: it writes up to cap legs into op, a, b
  * and *pass_gpu and returns their count (more than cap: nothing written, called
  * again with room), 0 if hop r cannot be bundled. Routes are not kept, so a
- * hop may reach every GPU (a one-shot's). */
+ * hop may reach every GPU (a one-shot's). Returns 1, 0, or -1 for a refusal
+ * after hops beyond the first p matched (routes that do not turn with the
+ * rotation: a caller need not try longer periods). */
 typedef int fabric_hop_fn(void *ctx, int r, fab_op *op, int *a, int *b, int cap,
                           int *pass_gpu);
 int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, int p);
