@@ -27,7 +27,9 @@ ONLY=" $* "
 # NAME | what it breaks | FILE | LINE (exact text, must occur once) | REPLACEMENT
 MUTATIONS=$(cat <<'EOF'
 share|a flow's max-min share counts one flow too many on every shared link|sim/flownet.c|    return l->rem_Bps / max2(l->wfree, FLOWNET_EPS);|    return l->rem_Bps / max2(l->wfree + 1, FLOWNET_EPS);
-read-collapse|the read-completion collapse fires with one destination root port (trigger: two)|models/fabric/fabric.c|    if (cr > 0 && src[1].n >= 2 && root[1].n >= 2 && cr < cap)|    if (cr > 0 && src[1].n >= 2 && root[1].n >= 1 && cr < cap)
+read-collapse|the constant collapse rule (topologies without a turnaround) fires with one destination root port (trigger: two)|models/fabric/fabric.c|        else if (cst[c] > 0 && src[c].n >= 2 && root[c].n >= 2)|        else if (cst[c] > 0 && src[c].n >= 2 && root[c].n >= 1)
+gpu-tags|a GPU's own read tags (a node's tags=) ignored: every GPU takes the topology's read_tags|models/topo/topo.c|    return own > 0 ? own : t->params.read_tags;|    return t->params.read_tags;
+turn-mix|the collapse derived from the turnaround counts every TLP as turning once two GPUs share an uplink (the roots' mix ignored)|models/fabric/fabric.c|            P += (1 - same) / (k * (k - 1));|            P += 1.0 / (k * (k - 1));
 shm-rate|an SHM hop moves its bytes twice over the host path (half the rate)|models/coll/coll.c|                              mode & 2 ? FAB_CE_READ : FAB_READ, dst, bytes, wire, pi->wire,|                              mode & 2 ? FAB_CE_READ : FAB_READ, dst, bytes, 2 * wire, pi->wire,
 proto-threshold|NCCL's ring LL bandwidth at a quarter of the bus rate, not half (LL gives way to Simple at smaller sizes)|models/nccl/nccl_tune.c|                    bus = fminf(ll_max_bw[arch], bus * .5f);|                    bus = fminf(ll_max_bw[arch], bus * .25f);
 channels|NCCL's channel count not doubled after the ring search (connect.cc)|models/nccl/nccl_tune.c|        nc = nc * 2 < NCCL_TUNE_MAX_CHANNELS ? nc * 2 : NCCL_TUNE_MAX_CHANNELS;|        nc = nc < NCCL_TUNE_MAX_CHANNELS ? nc : NCCL_TUNE_MAX_CHANNELS;
@@ -37,12 +39,14 @@ launch|an eager kernel launch costs the issuing CPU half the launch time|traces/
 kernel-start|NCCL's ring kernel start (per protocol) halved|models/coll/coll_ring.c|        if (coll_lane(b, start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING),|        if (coll_lane(b, start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING) / 2,
 hop-latency|every link's latency counts twice on a route|models/topo/route.c|            int64_t nd = tr->dist_ps[u] + l->lat_ps;|            int64_t nd = tr->dist_ps[u] + 2 * l->lat_ps;
 tie-rule|the engine's rounding tie rule: a quotient within FLOWNET_EPS of an integer no longer rounds to it (always up)|sim/flownet.c|    if (fabs(x - r) <= FLOWNET_EPS * x)|    if (fabs(x - r) < 0 * x)
-oneshot-barrier|the custom kernels start without their start barrier|models/coll/coll_oneshot.c|    return cb_barrier(b, start, ready);|    return 0;
+oneshot-barrier|the custom kernels start without their start barrier|models/coll/coll_oneshot.c|    return fenced_barrier(b, start, ready);|    return 0;
 coll-kernel-wait|a collective kernel timed without its wait for the slowest rank (a profile's kernel duration)|traces/replay.c|        sim_ps dur = r->rk[k].lane[s].t - t0;|        sim_ps dur = d;
 serial-loads|a custom kernel's loads from its own memory cost nothing (only the peers' loads are waited for)|models/fabric/fabric.c|        t += local / p->cta_store_Bps;|        t += 0;
 ce-order|PyTorch-issued copies of one GPU no longer wait for its copy engine (they interleave)|models/fabric/flows.c|        if (ce < 0 && (orders & FLOWS_ORDER_CE) && c->src[j] == c->src[i])|        if (ce < 0 && (orders & FLOWS_ORDER_CE) && c->src[j] == c->src[i] && 0)
 dst-order|PyTorch-issued copies into one GPU no longer wait for each other on its stream|models/fabric/flows.c|        if (dst < 0 && dst_wait && c->dst[j] == c->dst[i])|        if (dst < 0 && dst_wait && c->dst[j] == c->dst[i] && 0)
 flow-after|a flow waiting for another starts at once in the transaction-level engine|models/tlp/tlp.c|        f->waiting = f->npred;|        f->waiting = 0;
+barrier-fence|a custom kernel's barrier signal pays no system-scope fence|models/coll/coll_oneshot.c|    if (after_delay(b, ready, topo_params_get(b->t)->fence_sys_ps, "fence"))|    if (after_delay(b, ready, 0, "fence"))
+loop-floor|hwcheck's timed transfer loops cost no host issue (the transfer alone)|validate/points.c|        pred_us[i] = (double)(end > issue ? end : issue) * 1e-6;|        pred_us[i] = (double)end * 1e-6;
 EOF
 )
 

@@ -141,20 +141,21 @@ static int build_2s(topo *t, err *e)
 {
     bld b = {t, e, 0};
     char n1[32], n2[32], n3[32];
-    set_params(t, 2.7, 460.8, RTX_MEM_GBps);
-    /* Read completions: collapse per uplink 4.5 GB/s (16-flow cross-chip
-     * reads, 9.0 GB/s over two uplinks); across the socket link at most
-     * 51.2 GB/s (2- and 4-flow cross-chip reads, 51.1 and 51.3); docs/model.md. */
-    topo_params_mut(t)->arb_collapse_read_Bps = 4.5e9;
+    set_params(t, 0, 460.8, RTX_MEM_GBps);
+    /* Read completions across the socket link at most 51.2 GB/s (2- and
+     * 4-flow cross-chip reads, 51.1 and 51.3); docs/model.md. */
     topo_params_mut(t)->socket_read_Bps = 51.2e9;
-    /* 10-bit tags: the box's lspci shows the GPUs' DevCtl2 with 10BitTagReq+
+    /* 10-bit tags: the box's lspci shows GPUs 0-5's DevCtl2 with 10BitTagReq+
      * (enabled) and the root ports and switch ports 10BitTagComp+: 768 reads
-     * in flight per GPU (PCIe Base spec; facts.md 3.2, docs/model.md). */
+     * in flight per GPU (PCIe Base spec; facts.md 3.2, docs/model.md); GPUs 6
+     * and 7 have their own 256 (below). */
     topo_params_mut(t)->read_tags = 768;
-    /* Transaction level: the root ports' ordering turnaround, fitted by
-     * `collsim calibrate --engine tlp` to the same-uplink rows (the 2- and
-     * 4-flow write collapse; scripts/fit-tlp.sh, docs/model.md): 94.85 +- 2.3
-     * ns; completions take the same value (every read row is a prediction). */
+    /* The collapse: the root ports' ordering turnaround, fitted by `collsim
+     * calibrate --engine tlp` to the same-uplink rows (the 2- and 4-flow
+     * write collapse; scripts/fit-tlp.sh, docs/model.md): 94.85 +- 2.3 ns;
+     * completions take the same value (every read row is a prediction). Both
+     * engines use it: the flow mode derives each uplink's collapsed rate
+     * from it and the uplink's mix (no constant collapse rates). */
     topo_params_mut(t)->tlp_turn_ps = 94850;
     topo_params_mut(t)->tlp_turn_cpl_ps = 94850;
     for (int s = 0; s < 2; s++)
@@ -174,8 +175,12 @@ static int build_2s(topo *t, err *e)
     link(&b, "vs2", "vs3", LINK_FABRIC, 0, 53.6, 20.0);
     for (int g = 0; g < 8; g++) {
         nm(n1, "gpu", g);
-        node(&b, n1, TOPO_GPU, g / 4, nm(n2, "vs", g / 2));
+        int id = node(&b, n1, TOPO_GPU, g / 4, nm(n2, "vs", g / 2));
         link(&b, n1, n2, LINK_PCIE, 0, 53.5, GPU_END_NS + SW_HALF_NS);
+        /* GPUs 6 and 7 (buses f4, f5, behind root port f0:01.1) show
+         * DevCtl2 10BitTagReq- in the same lspci: 8-bit tags, 256. */
+        if (g >= 6 && !b.rc && topo_set_read_tags(t, id, 256, e))
+            b.rc = e ? e->code : ERR_INPUT;
     }
     return b.rc;
 }
@@ -260,13 +265,18 @@ static int build_h200_8x(topo *t, err *e) { return build_hgx(t, 8, e); }
  * (micro/inflight/: 1.52 GB/s at 2 KiB to 39.0 at 64 KiB, 48.3 at 128 KiB;
  * the fabric scales cta_load_host by them). Loads and stores at once (the
  * inflight/ files' h2d-d2h rows at 256 MiB where each kernel alone fills the
- * link, 14 rows): 79.0 GB/s together, the median (66.2 - 79.6). */
+ * link, 14 rows): 79.0 GB/s together, the median (66.2 - 79.6). A barrier's
+ * signal, a system-scope fence before the release store, costs 0.495 us more
+ * than the release store alone (micro/fence/launch-r{1,2,3}.csv, hwcheck
+ * launch's fence-sys row: 0.502, 0.492, 0.492; the release store over a plain
+ * one 0.44): a device-side cost of the GPU, taken for both H200 presets. */
 static void h200_host_blocks(topo *t)
 {
     topo_params *p = topo_params_mut(t);
     p->cta_load_host_Bps = 6.07e9;
     p->cta_store_host_Bps = 19.8e9;
     p->host_sm_mixed_Bps = 79.0e9;
+    p->fence_sys_ps = 495000;
 }
 
 static int build_h200_1x(topo *t, err *e)
@@ -293,9 +303,12 @@ static int build_h200_1x(topo *t, err *e)
  * flows.csv, launch.csv, host.csv and blocks/p2p-{read,write}-b{1..16}.csv
  * (point-to-point files only; the set h200-2x.set re-fits them,
  * docs/validation.md): NVLink 379.4 +- 10 GB/s per direction and 578.3 +- 25
- * ns per hop, PCIe 51.5 +- 1.9 GB/s and 911 +- 47 ns, copy setup 1.67 us, a
- * kernel's own start and end (kernel_base) 3.59 +- 0.17 us, launch 3.16 us,
- * graph node 0.501 us, one block of 512 threads stores 19.13 +- 1.0 GB/s and
+ * ns per hop, PCIe 51.5 +- 1.9 GB/s and 515 +- 79 ns, copy setup 1.67 us, a
+ * copy's host issue 1.941 +- 0.05 us and a kernel's own start and end
+ * (kernel_base) 2.408 +- 0.11 us (hwcheck's transfer loops cost at least
+ * their issues: docs/model.md "Timed loops"), launch 3.16 us (launch.csv
+ * alone: the set fits with it fixed), graph node 0.501 us, one block of
+ * 512 threads stores 19.13 +- 1.0 GB/s and
  * loads 7.70 +- 0.32 GB/s into / from the peer. NCCL's fixed costs are the
  * set's fit of the Ring-forced rows that isolate them (one channel, at most
  * 64 KiB; docs/model.md "Protocol constants and NCCL's fixed costs"): kernel
@@ -315,7 +328,9 @@ static int build_h200_2x(topo *t, err *e)
     p->launch_ps = 3160000;
     p->graph_node_ps = 501000;
     p->copy_setup_ps = 1669000;
-    p->kernel_base_ps = 3590000;
+    p->copy_issue_ps = 1941000;
+    p->read_extra_lat_ps = 0;   /* the fit runs the completer turnaround to 0 */
+    p->kernel_base_ps = 2408000;
     p->cta_store_Bps = 19.13e9;
     p->cta_load_Bps = 7.698e9;
     p->nccl_start_ps[TOPO_NCCL_LL] = 4657000;
@@ -338,7 +353,7 @@ static int build_h200_2x(topo *t, err *e)
         link(&b, n1, "cpu0", LINK_FABRIC, 0, 100.0, ROOT_NS);
         nm(n2, "gpu", g);
         node(&b, n2, TOPO_GPU, 0, n1);
-        link(&b, n2, n1, LINK_PCIE, 0, 51.54, 910.9);
+        link(&b, n2, n1, LINK_PCIE, 0, 51.54, 515.2);
         link(&b, n2, "nvs0", LINK_NVLINK, 18, 379.4, 578.3);
     }
     return b.rc;

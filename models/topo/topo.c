@@ -53,6 +53,8 @@ static void default_params(topo_params *p)
     p->kernel_base_ps = 2000000;
     p->gpu_mem_Bps = 1792e9;
     p->copy_setup_ps = 0; /* uncalibrated: set by collsim calibrate from copies */
+    p->copy_issue_ps = 0; /* uncalibrated: set by collsim calibrate from timed loops */
+    p->fence_sys_ps = 0;  /* uncalibrated: hwcheck launch's fence-sys row */
     p->gpu_sm = 0;
     p->cpu = CPU_UNKNOWN;
     p->nvlink_half_blocks = 0;
@@ -320,7 +322,7 @@ int topo_add_node(topo *t, const char *name, topo_kind kind, int numa, err *e)
         return -1;
     }
     int id = t->nnodes;
-    t->nodes[id] = (topo_node){n, kind, kind == TOPO_GPU ? t->ngpus : -1, numa, -1};
+    t->nodes[id] = (topo_node){n, kind, kind == TOPO_GPU ? t->ngpus : -1, numa, -1, 0};
     t->node_line[id] = t->cur_line;
     t->nnodes++;
     if (hash_insert(t, id)) {
@@ -481,6 +483,25 @@ int topo_add_link(topo *t, const topo_link *l, err *e)
         return -1;
     }
     return id;
+}
+
+int topo_set_read_tags(topo *t, int node, int tags, err *e)
+{
+    ASSERTF(node >= 0 && node < t->nnodes, "node %d", node);
+    if (t->nodes[node].kind != TOPO_GPU)
+        return err_at(e, t->where, t->node_line[node], "tags= on '%s': only a GPU has read tags",
+                      t->nodes[node].name);
+    if (tags < 0 || tags > 16384)
+        return err_at(e, t->where, t->node_line[node], "tags=%d on '%s' is not in 1..16384",
+                      tags, t->nodes[node].name);
+    t->nodes[node].read_tags = tags;
+    return 0;
+}
+
+int topo_read_tags(const topo *t, int node)
+{
+    int own = node >= 0 && node < t->nnodes ? t->nodes[node].read_tags : 0;
+    return own > 0 ? own : t->params.read_tags;
 }
 
 int topo_set_parent(topo *t, int node, int parent, err *e)

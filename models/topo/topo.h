@@ -39,6 +39,7 @@ typedef struct topo_node {
     int gpu;        /* GPU index for TOPO_GPU, else -1 */
     int numa;       /* socket / NUMA id, -1 if unknown */
     int pci_parent; /* node id of the parent in the PCI hierarchy, -1 at a CPU */
+    int read_tags;  /* a GPU's own outstanding-read limit; 0 = the params' read_tags */
 } topo_node;
 
 typedef struct topo_link {
@@ -100,6 +101,12 @@ typedef struct topo_params {
     double gpu_mem_Bps;            /* GPU memory bandwidth (local reduces) */
     int64_t copy_setup_ps;         /* fixed cost of one copy-engine transfer
                                       (cudaMemcpyAsync: engine start, completion) */
+    int64_t fence_sys_ps;          /* a system-scope fence before a release store
+                                      (a custom kernel's barrier signal) beyond
+                                      the release store alone; 0 = not known */
+    int64_t copy_issue_ps;         /* host cost of issuing one cudaMemcpyAsync: a
+                                      timed loop's floor per copy, as launch_ps is
+                                      per kernel; 0 = not known (no floor) */
     int gpu_sm;                    /* GPUs' compute capability x10 (120 = 12.0);
                                       0 = unknown (NCCL emulation assumes 80) */
     topo_cpu cpu;                  /* host CPU family, CPU_UNKNOWN if not given */
@@ -157,6 +164,11 @@ int topo_add_node(topo *t, const char *name, topo_kind kind, int numa, err *e);
 int topo_add_link(topo *t, const topo_link *l, err *e);
 /* Set a node's PCI parent (for path types); ERR_INPUT on a cycle. */
 int topo_set_parent(topo *t, int node, int parent, err *e);
+/* A GPU's own outstanding-read limit (1..16384; 0 = the params' read_tags);
+ * ERR_INPUT for another kind or a value out of range. */
+int topo_set_read_tags(topo *t, int node, int tags, err *e);
+/* The outstanding reads node may keep: its own limit or the params'. */
+int topo_read_tags(const topo *t, int node);
 topo_params *topo_params_mut(topo *t);
 const topo_params *topo_params_get(const topo *t);
 /* Check the graph (connected GPUs, positive bandwidths, no PCI cycles) and
