@@ -429,6 +429,9 @@ static void pcie_outs(const topo *t, int *out)
 /* Read budget of GPU node n in B/s: tags x MRRS over its shortest round trip
  * to a GPU or host memory across PCIe (one shortest-path tree from n); 0: none.
  * A single flow is also capped by its own round trip (fabric_read_cap_Bps). */
+/* The read budget of a zero round trip: above any link's rate. */
+static const double read_unbounded_Bps = 1e15;
+
 static double read_budget(const fabric *f, int n)
 {
     const topo_params *p = topo_params_get(f->t);
@@ -437,7 +440,9 @@ static double read_budget(const fabric *f, int n)
     if (one < 0 || tags <= 0)
         return 0;
     double rtt = 2.0 * (double)one + (double)p->read_extra_lat_ps;
-    return rtt > 0 ? (double)tags * p->pcie_mrrs_bytes / (rtt * 1e-12) : 0;
+    /* A zero round trip (latencies a fit ran to 0) bounds nothing: a rate no
+     * link reaches, never 0, which would stall every read. */
+    return rtt > 0 ? (double)tags * p->pcie_mrrs_bytes / (rtt * 1e-12) : read_unbounded_Bps;
 }
 
 /* buf = a sep b, cut at n - 1 bytes as snprintf would: every link has a
