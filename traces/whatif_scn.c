@@ -856,8 +856,11 @@ int whatif_write(const whatif_scenario *s, FILE *f, err *e)
         if (k->type == K_OBS || (k->type == K_HIST && s->accept_nhist == 0) ||
             (k->type == K_ENV && env_is_default(s, k)))
             continue;
-        if (!strcmp(k->name, "host_us") && s->host_cycle_us >= 0)
-            continue;   /* derived from host_cycle_us when read back */
+        if (!strcmp(k->name, "host_us") && s->host_cycle_us >= 0) {
+            /* derived from host_cycle_us when read back */
+            fprintf(f, "# host_us = %g, spread from host_cycle_us\n", s->host_us);
+            continue;
+        }
         if (k->type == K_DBL) {
             fmt_exact(buf, sizeof buf, *(const double *)(const void *)((const char *)s + k->off));
         } else {
