@@ -793,6 +793,77 @@ int cb_nccl_hop_lat(coll_build *b, int from, int to, double bytes, double weight
                               shm_load_inflight_B(b), extra + ce, from, label, b->e);
 }
 
+int cb_ring_shm_sm(const coll_build *b, int from, int to)
+{
+    return !cb_uses_p2p(b, from, to) && fabric_hostmem_of(b->f, b->node[to]) >= 0 &&
+           !(b->r->env.shm_memcpy && b->proto == PROTO_SIMPLE) &&
+           !(fabric_disabled(b->f) & FAB_NO_SHM_ORDER);
+}
+
+/* Over SM SHM the FIFO, tail and head live in host memory on the receiver's
+ * side (shm.cc shmRecvSetup, NCCL_SHM_LOCALITY 2): the sender's stores and
+ * its flag land there one write latency after they leave, and the receiver
+ * sees the flag one read round trip after it landed (its poll). */
+sim_ps cb_ring_deliver_ps(const coll_build *b, int from, int to, int line)
+{
+    if (!cb_ring_shm_sm(b, from, to))
+        return line ? cb_hop_lat_ps(b, from, to) : cb_hop_deliver_ps(b, from, to);
+    int src = b->node[from], dst = b->node[to], mem = fabric_hostmem_of(b->f, dst);
+    sim_ps wl = fabric_lat_ps(b->f, FAB_WRITE, src, mem);
+    return line ? wl : wl + nccl_proto(b->proto)->flag_hops *
+                                (wl + fabric_lat_ps(b->f, FAB_READ, mem, dst));
+}
+
+int cb_ring_step(coll_build *b, int from, int to, double bytes, double weight, int with_lat,
+                 int recv, double local_B, const char *label)
+{
+    int p2p = cb_uses_p2p(b, from, to);
+    if (!p2p && !cb_ring_shm_sm(b, from, to))
+        return cb_nccl_hop_lat(b, from, to, bytes, weight, with_lat, label);
+    const proto_info *pi = nccl_proto(b->proto);
+    int src = b->node[from], dst = b->node[to];
+    fabric_block blk = nccl_block(b, from, recv, local_B);
+    blk.blocks = weight;
+    fabric_leg legs[2];
+    int n = 0;
+    sim_ps wl, flag;
+    if (p2p) {
+        legs[n++] = (fabric_leg){FAB_WRITE, src, dst};
+        flag = wl = fabric_lat_ps(b->f, FAB_WRITE, src, dst);
+    } else {
+        /* The block loads what it receives from the FIFO in its own host
+         * memory while it stores into the next rank's (reduceCopy). */
+        int in = fabric_hostmem_of(b->f, src), out = fabric_hostmem_of(b->f, dst);
+        if (recv && in >= 0)
+            legs[n++] = (fabric_leg){FAB_READ, in, src};
+        legs[n++] = (fabric_leg){FAB_WRITE, src, out};
+        wl = fabric_lat_ps(b->f, FAB_WRITE, src, out);
+        flag = wl + fabric_lat_ps(b->f, FAB_READ, out, dst);
+    }
+    /* The flow's latency is its legs' (the first loads' round trip, the
+     * stores' one way); without it the step ends when its last byte left. */
+    sim_ps extra = nccl_step_ps(b->t, b->proto);
+    if (!with_lat)
+        extra -= wl;
+    else if (pi->flag_hops)
+        extra += pi->flag_hops * flag;
+    return fabric_xfer_block(b->f, legs, n, &blk, bytes, pi->wire * weight, extra, from, label,
+                             b->e);
+}
+
+int cb_ring_shm_recv(coll_build *b, int rank, int from, double bytes, double weight,
+                     const char *label)
+{
+    if (!cb_ring_shm_sm(b, from, rank))
+        return -2;
+    int dst = b->node[rank];
+    fabric_leg leg = {FAB_READ, fabric_hostmem_of(b->f, dst), dst};
+    fabric_block blk = nccl_block(b, rank, 1, 1);
+    blk.blocks = weight;
+    return fabric_xfer_block(b->f, &leg, 1, &blk, bytes, nccl_proto(b->proto)->wire * weight,
+                             nccl_step_ps(b->t, b->proto), rank, label, b->e);
+}
+
 int cb_uses_p2p(const coll_build *b, int from, int to)
 {
     /* Above NCCL's local ranks the tables cover the searched GPUs only. */
