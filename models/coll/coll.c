@@ -749,11 +749,11 @@ static double shm_load_inflight_B(const coll_build *b)
 int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
                 const char *label)
 {
-    return cb_nccl_hop_lat(b, from, to, bytes, weight, 1, label);
+    return cb_nccl_hop_lat(b, from, to, bytes, weight, 1, 0, 0, label);
 }
 
 int cb_nccl_hop_lat(coll_build *b, int from, int to, double bytes, double weight, int with_lat,
-                    const char *label)
+                    int recv, double local_B, const char *label)
 {
     const proto_info *pi = nccl_proto(b->proto);
     sim_ps extra = nccl_step_ps(b->t, b->proto);
@@ -768,10 +768,14 @@ int cb_nccl_hop_lat(coll_build *b, int from, int to, double bytes, double weight
     double wire = pi->wire * weight;
     int p2p = cb_uses_p2p(b, from, to);
     /* One channel is one thread block: its stores (wire bytes: LL sends a
-     * flag with every 8 bytes of data) bound the channel's flows together. */
-    if (p2p)
-        return fabric_xfer_channel(b->f, src, -1, dst, bytes, wire, pi->wire, extra, from, label,
-                                   b->e);
+     * flag with every 8 bytes of data) bound the channel's flows together,
+     * at its depth up to its ceiling (fabric_xfer_block). */
+    if (p2p) {
+        fabric_leg leg = {FAB_WRITE, src, dst};
+        fabric_block blk = nccl_block(b, from, recv, local_B);
+        blk.blocks = weight;
+        return fabric_xfer_block(b->f, &leg, 1, &blk, bytes, wire, extra, from, label, b->e);
+    }
     /* SHM: the sender writes into host memory near the receiver, which
      * loads it over its own PCIe link (NCCL_SHM_LOCALITY=2), slice by slice:
      * one pipelined transfer over both routes, so the hop starts when its
@@ -818,24 +822,27 @@ int cb_ring_step(coll_build *b, int from, int to, double bytes, double weight, i
                  int recv, double local_B, const char *label)
 {
     int p2p = cb_uses_p2p(b, from, to);
+    /* What it loads came over the hop into it (rank from - 1: with a period
+     * `from` stands for its class, and that hop is alike for all of it). */
+    int up = (from + b->n - 1) % b->n, in_shm = recv && cb_ring_shm_sm(b, up, from);
     if (!p2p && !cb_ring_shm_sm(b, from, to))
-        return cb_nccl_hop_lat(b, from, to, bytes, weight, with_lat, label);
+        return cb_nccl_hop_lat(b, from, to, bytes, weight, with_lat, recv, local_B, label);
     const proto_info *pi = nccl_proto(b->proto);
     int src = b->node[from], dst = b->node[to];
     fabric_block blk = nccl_block(b, from, recv, local_B);
     blk.blocks = weight;
     fabric_leg legs[2];
     int n = 0;
+    /* Over SHM the block loads what it received from the FIFO in its own
+     * host memory while it stores onward (reduceCopy). */
+    if (in_shm)
+        legs[n++] = (fabric_leg){FAB_READ, fabric_hostmem_of(b->f, src), src};
     sim_ps wl, flag;
     if (p2p) {
         legs[n++] = (fabric_leg){FAB_WRITE, src, dst};
         flag = wl = fabric_lat_ps(b->f, FAB_WRITE, src, dst);
     } else {
-        /* The block loads what it receives from the FIFO in its own host
-         * memory while it stores into the next rank's (reduceCopy). */
-        int in = fabric_hostmem_of(b->f, src), out = fabric_hostmem_of(b->f, dst);
-        if (recv && in >= 0)
-            legs[n++] = (fabric_leg){FAB_READ, in, src};
+        int out = fabric_hostmem_of(b->f, dst);
         legs[n++] = (fabric_leg){FAB_WRITE, src, out};
         wl = fabric_lat_ps(b->f, FAB_WRITE, src, out);
         flag = wl + fabric_lat_ps(b->f, FAB_READ, out, dst);

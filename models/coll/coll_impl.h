@@ -81,9 +81,11 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
 /* The same; with_lat = 0: the hop ends when its last byte has left the
  * sender and its step cost is paid: the sender's next transfer may start;
  * the route's latency and Simple's fence and flag are cb_hop_deliver_ps,
- * what the receiver waits for after. */
+ * what the receiver waits for after. recv, local_B: the sender's block
+ * loads what it received, stores local_B bytes into its own buffer per byte
+ * (nccl_block; cb_nccl_hop: 0, 0). */
 int cb_nccl_hop_lat(coll_build *b, int from, int to, double bytes, double weight, int with_lat,
-                    const char *label);
+                    int recv, double local_B, const char *label);
 /* The route latency cb_nccl_hop adds to the hop from -> to (P2P: the write's
  * one way; SHM: the write into host memory plus the receiver's read). */
 sim_ps cb_hop_lat_ps(const coll_build *b, int from, int to);

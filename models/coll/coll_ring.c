@@ -72,8 +72,10 @@ static int chain(coll_build *b, const int *start, double bytes_c, double weight)
         double sz = fmin(unit, bytes_c - (double)u * unit);
         for (int h = 0; h < n - 1 && !rc; h++) {
             int from = (root + h) % n, to = (root + h + 1) % n;
-            cur[h] = coll_lane(b, cb_nccl_hop(b, from, to, sz, weight, "bcast"), CL_SEND, to,
-                               (uint32_t)(u + 1));
+            /* (the root sends its input; the others recvCopySend: load what
+             * they received, store it into their buffer and onward) */
+            cur[h] = coll_lane(b, cb_nccl_hop_lat(b, from, to, sz, weight, 1, h > 0, h > 0, "bcast"),
+                               CL_SEND, to, (uint32_t)(u + 1));
             rc = cur[h] < 0 || cb_dep(b, h ? cur[h - 1] : start[from], cur[h]) ||
                  (u ? cb_dep(b, prev[h], cur[h]) : 0) || cb_dep(b, start[to], cur[h]);
         }
@@ -419,13 +421,14 @@ int coll_build_tree(coll_build *b)
     /* Each hop is a send (done when its last byte has left: the sender's
      * next chunk may follow, FIFO order) and its delivery (route latency and
      * Simple's flag), which the next hop of the same chunk waits for. */
-    int upd = -1, downd = -1;
+    int upd = -1, downd = -1, direct = b->proto == PROTO_SIMPLE && b->r->registered;
     for (long u = 0; u < nu && !rc; u++) {
         double sz = fmin(unit, bytes_c - (double)u * unit);
         for (int h = 0; h < n - 1 && !rc; h++) {
             int from = n - 1 - h, to = n - 2 - h;
             uint32_t note = (uint32_t)(u + 1);
-            up[h] = coll_lane(b, cb_nccl_hop_lat(b, from, to, sz, weight, 0, "tree-up"), CL_SEND,
+            up[h] = coll_lane(b, cb_nccl_hop_lat(b, from, to, sz, weight, 0, h > 0, 0, "tree-up"),
+                              CL_SEND,
                               to, note);
             rc = up[h] < 0 || cb_dep(b, h ? upd : start[from], up[h]) ||
                  cb_dep(b, start[to], up[h]) || (u ? cb_dep(b, pup[h], up[h]) : 0);
@@ -435,7 +438,10 @@ int coll_build_tree(coll_build *b)
         }
         for (int h = 0; h < n - 1 && !rc; h++) {
             uint32_t note = (uint32_t)(u + 1);
-            down[h] = coll_lane(b, cb_nccl_hop_lat(b, h, h + 1, sz, weight, 0, "tree-down"),
+            /* (the root sends its result; the others recvCopySend, storing
+             * it into their buffer unless Simple's peer wrote it there) */
+            down[h] = coll_lane(b, cb_nccl_hop_lat(b, h, h + 1, sz, weight, 0, h > 0,
+                                                   h > 0 && !direct, "tree-down"),
                                 CL_SEND, h + 1, note);
             rc = down[h] < 0 || cb_dep(b, h ? downd : upd, down[h]) ||
                  (u ? cb_dep(b, pdown[h], down[h]) : 0);

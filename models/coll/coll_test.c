@@ -515,9 +515,11 @@ static void test_shm_channel_bound(void **state)
  * or more, its delivery 2 x 1.1566 us, hidden). 128 -> 256 MiB adds 32
  * loops, 64 MiB per phase, and 6 slices' steps of 1.0 us each loop: 64 MiB
  * x (1 / 42.1 + 2.1615 / 48.9 + 1 / 48.9) GB/s + 32 x 6 us = 5932.8 + 192
- * = 6124.8 us, 0.5%. Without the ceiling (block-ceiling off) the reference
- * block, 19.13 GB/s for both steps that send, and the copy at its depth,
- * 8 x 19.13: 64 MiB x (2 + 1 / 8) / 19.13 GB/s + 192 = 7646.6 us, 0.5%. */
+ * = 6124.8 us, 0.5% (the copy's loads of its FIFO hit L2, twice the depth's
+ * rate, 16 x 19.13, still above the ceiling). Without the ceiling
+ * (block-ceiling off) the reference block, 19.13 GB/s for both steps that
+ * send, and the copy at its depth from L2, 2 x 8 x 19.13: 64 MiB x (2 + 1 /
+ * 16) / 19.13 GB/s + 192 = 7428.0 us, 0.5%. */
 static void test_ring_simple_ceiling(void **state)
 {
     (void)state;
@@ -526,7 +528,7 @@ static void test_ring_simple_ceiling(void **state)
     assert_int_equal(topo_load("h200-2x", &t, &e), 0);
     const double m = 67108864;
     const double want[2] = {m * (1 / 42.1e9 + (48.9 / 42.1 + 1) / 48.9e9 + 1 / 48.9e9) + 192e-6,
-                            m * 2.125 / 19.13e9 + 192e-6};
+                            m * 2.0625 / 19.13e9 + 192e-6};
     const int off[2] = {0, FAB_NO_BLOCK_CEIL};
     for (int k = 0; k < 2; k++) {
         coll_ctx *c = coll_ctx_new(t);
@@ -547,6 +549,52 @@ static void test_ring_simple_ceiling(void **state)
         if (fabs(dt - want[k]) > 0.005 * want[k])
             fail_msg("case %d: 128 -> 256 MiB adds %.1f us, hand-derived %.1f us", k, dt * 1e6,
                      want[k] * 1e6);
+        coll_ctx_free(c);
+    }
+    topo_free(t);
+}
+
+/* Ring LL on one forced channel between the two H200s (h200-2x, 512
+ * threads: each keeps one 16-byte line, 8 bytes of data, in flight, 8 KiB a
+ * block: the reference block, 19.13 GB/s of wire bytes, 9.565 of data; the
+ * ceilings, 48.9 / (2 x 48.9 / 42.1) = 21.05 and lower with the local
+ * store, 14.7, and NVLink under one block, 72 GB/s, do not bind). A loop is
+ * 2 steps of 32 KiB of data each way and the last receive's copy of 32 KiB
+ * out of the FIFO, which the peer has just written into this GPU's memory:
+ * its loads hit L2, twice as fast (l2_load_speedup 2): 32 KiB / 19.13 GB/s.
+ * Per loop: 2 x 32768 / 9.565e9 + 32768 / 19.13e9 + 3 steps x 0.2 us + the
+ * last step's latency 2 x 578.3 ns (its first lines are forwarded as they
+ * come: only a loop's last step waits for its latency) = 6.8516 + 1.7129 +
+ * 0.6 + 1.1566 = 10.321 us; 16 -> 32 MiB adds 256 loops: 2642.2 us, 0.5%.
+ * Without fifo-l2 the copy takes 3.4258 us: 12.034 us a loop, 3080.7 us. */
+static void test_ring_ll_fifo_l2(void **state)
+{
+    (void)state;
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("h200-2x", &t, &e), 0);
+    const double loop[2] = {2 * 32768 / 9.565e9 + 32768 / 19.13e9 + 0.6e-6 + 1.1566e-6,
+                            3 * 32768 / 9.565e9 + 0.6e-6 + 1.1566e-6};
+    const int off[2] = {0, FAB_NO_FIFO_L2};
+    for (int k = 0; k < 2; k++) {
+        coll_ctx *c = coll_ctx_new(t);
+        coll_ctx_without(c, off[k]);
+        sim_ps tt[2];
+        for (int i = 0; i < 2; i++) {
+            coll_req q;
+            coll_req_init(&q, t);
+            q.algo = ALGO_RING;
+            q.proto = PROTO_LL;
+            q.channels = 1;
+            q.bytes = (uint64_t)16 << (20 + i);
+            coll_result r = {0};
+            assert_int_equal(coll_predict(c, &q, &r, &e), 0);
+            tt[i] = r.time_ps;
+        }
+        double dt = (double)(tt[1] - tt[0]) * 1e-12, want = 256 * loop[k];
+        if (fabs(dt - want) > 0.005 * want)
+            fail_msg("case %d: 16 -> 32 MiB adds %.1f us, hand-derived %.1f us", k, dt * 1e6,
+                     want * 1e6);
         coll_ctx_free(c);
     }
     topo_free(t);
@@ -789,6 +837,7 @@ int main(void)
         cmocka_unit_test(test_cache_and_env),
         cmocka_unit_test(test_stream_equals_whole), cmocka_unit_test(test_shm_channel_bound),
         cmocka_unit_test(test_ring_simple_ceiling),
+        cmocka_unit_test(test_ring_ll_fifo_l2),
         cmocka_unit_test(test_bundle_equals_unbundled), cmocka_unit_test(test_link_use),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

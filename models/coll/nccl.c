@@ -55,7 +55,14 @@ double nccl_recv_copy_wire(const coll_build *b)
         (!pi->copy_shm && b->n > 1 && !cb_uses_p2p(b, b->n - 1, 0)))
         return 0;
     int nt = (b->threads > 0 ? b->threads : pi->threads) - pi->sync_threads;
-    return pi->copy_rounds * FABRIC_CTA_REF_INFLIGHT_B / ((double)nt * pi->copy_thread_B) * pi->wire;
+    /* The FIFO it copies was written by the peer into this GPU's memory
+     * just before: its loads hit L2, whose round trip is the HBM's / l2
+     * (docs/model.md "The last receive's copy"; fifo-l2). */
+    double l2 = topo_params_get(b->t)->l2_load_speedup;
+    if (l2 <= 1 || (fabric_disabled(b->f) & FAB_NO_FIFO_L2))
+        l2 = 1;
+    return pi->copy_rounds * FABRIC_CTA_REF_INFLIGHT_B / ((double)nt * pi->copy_thread_B) *
+           pi->wire / l2;
 }
 
 /* The block of one ring step (docs/model.md "A block's ceiling"): each

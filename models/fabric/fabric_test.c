@@ -967,14 +967,14 @@ static void test_mech_parse(void **state)
     assert_int_equal(fabric_mech_parse("hol,bogus", &off, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "'bogus'"));
     /* Every mechanism the message offers parses, each to its own bit: all
-     * eleven together switch off 1 + 2 + 4 + ... + 1024 = 2047. */
+     * twelve together switch off 1 + 2 + 4 + ... + 2048 = 4095. */
     assert_non_null(strstr(e.msg, "(write-collapse, read-collapse, hol, req-size, socket-read, "
                                "nvlink-sat, serial-loads, host-inflight, host-mixed, "
-                               "block-ceiling, shm-order)"));
+                               "block-ceiling, shm-order, fifo-l2)"));
     assert_int_equal(fabric_mech_parse("write-collapse,read-collapse,hol,req-size,socket-read,"
                                        "nvlink-sat,serial-loads,host-inflight,host-mixed,"
-                                       "block-ceiling,shm-order", &off, &e), 0);
-    assert_int_equal(off, 2047);
+                                       "block-ceiling,shm-order,fifo-l2", &off, &e), 0);
+    assert_int_equal(off, 4095);
 }
 
 int main(void)

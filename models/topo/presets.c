@@ -270,6 +270,10 @@ static void h200_host_blocks(topo *t)
      * threads at U = 8: 42.0-42.2): 42.1, taken for a peer too. */
     p->cta_ceil_Bps = 48.9e9;
     p->cta_ceil_far_Bps = 42.1e9;
+    /* Loads that hit L2 (micro/local/, one block of 512 threads, U = 1,
+     * 4 MiB copied: 8 MiB in L2): 40.31 GB/s against 20.12 from HBM (256
+     * MiB); 128 and 256 threads: 10.81 / 5.18, 20.82 / 10.33: 2.0. */
+    p->l2_load_speedup = 2.0;
 }
 
 static int build_h200_1x(topo *t, err *e)

@@ -99,6 +99,8 @@ typedef struct topo_params {
                                       block (cta_store) for every depth */
     double cta_ceil_far_Bps;       /* the same storing outside its GPU (host memory,
                                       assumed for a peer) */
+    double l2_load_speedup;        /* a block's loads hitting L2 against the same from
+                                      HBM (the round trip's ratio); <= 1 = none */
     int64_t launch_ps;             /* kernel launch overhead */
     int64_t graph_node_ps;         /* per-node cost inside a CUDA graph */
     double hostmem_Bps;            /* per-socket DRAM bandwidth for SHM staging */
