@@ -136,36 +136,12 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
                        meas_name(m));
     /* The NCCL that ran and its settings (hwcheck's `# nccl:` line and the
      * `--env NAME=VALUE` of its command line) apply to every prediction. */
-    nccl_env env = meas_nccl_env(m, t);
-    const char *buffers = meas_meta(m, "buffers");
     for (size_t i = 0; i < meas_ncoll(m); i++) {
         const meas_coll *k = meas_coll_at(m, i);
         coll_req q;
-        coll_req_init(&q, t);
-        q.env = env;
-        q.kind = kind;
-        q.bytes = k->bytes;
-        q.nranks = ranks;
-        q.channels = k->channels;
-        q.graph = k->graph;
-        /* A graph capture registers cuMem buffers (NCCL_GRAPH_REGISTER=1):
-         * hwcheck's ncclMemAlloc ones, nccl-tests'; hwcheck --alloc cuda
-         * says `# buffers: cudaMalloc`, which it cannot register. */
-        q.registered = k->graph && !(buffers && !strcmp(buffers, "cudaMalloc"));
-        if (meas_dtype_parse(k->dtype, &q.dtype))
-            return err_at(e, meas_name(m), k->line, "unknown data type '%s'", k->dtype);
-        const char *algo = k->algo;
-        if (coll_algo_parse(algo, &q.algo)) {
-            /* hwcheck's impl names the custom kernels when algo does not. */
-            if (coll_algo_parse(k->impl, &q.algo))
-                return err_at(e, meas_name(m), k->line, "unknown algorithm '%s'", algo);
-            algo = k->impl;
-        }
-        if (!strcmp(k->proto, "-")) {
-            q.proto = PROTO_AUTO;   /* custom kernels have no NCCL protocol */
-        } else if (coll_proto_parse(k->proto, &q.proto)) {   /* any case */
-            return err_at(e, meas_name(m), k->line, "unknown protocol '%s'", k->proto);
-        }
+        const char *algo;
+        if (meas_coll_req(m, k, t, kind, ranks, &q, &algo, e))
+            return e->code;
         coll_result res;
         int rc = coll_predict(cc, &q, &res, e);
         if (rc)

@@ -250,8 +250,9 @@ static void tl_add(replay *r, int rank, int lane, sim_ps start, sim_ps end, cons
     ev->wait_us = op && op->kind == OP_COLL ? op->wait_us : -1;
     ev->busy_link = -1;
     ev->busy_ps = 0;
+    /* the busiest wire, never an internal budget such as gpu0.block-stores */
     for (int l = 0; op && op->kind == OP_COLL && l < r->last_nlinks; l++)
-        if (r->last_use[l].busy_ps > ev->busy_ps) {
+        if (coll_ctx_link_is_topo(r->c, l) && r->last_use[l].busy_ps > ev->busy_ps) {
             ev->busy_ps = r->last_use[l].busy_ps;
             ev->busy_link = l;
         }

@@ -46,26 +46,20 @@ static int add_set(calib_nccl *c, const meas_set *m, const topo *t, coll_ctx *cc
         return not_isolating(m, 0, "not 2 real GPUs", e);
     if (topo_ngpus(t) < 2)
         return not_isolating(m, 0, "the topology has fewer than 2 GPUs", e);
-    nccl_env env = meas_nccl_env(m, t);
     size_t used = 0;
     for (size_t i = 0; i < meas_ncoll(m); i++) {
         const meas_coll *k = meas_coll_at(m, i);
-        coll_req q;
-        coll_req_init(&q, t);
-        q.env = env;
-        q.kind = kind;
-        q.bytes = k->bytes;
-        q.nranks = 2;
-        q.channels = k->channels;
-        q.graph = k->graph;
         if (strcmp(k->impl, "nccl"))
             return not_isolating(m, k->line, "not NCCL", e);
-        if (coll_algo_parse(k->algo, &q.algo) || q.algo != ALGO_RING)
+        coll_algo algo;
+        if (coll_algo_parse(k->algo, &algo) || algo != ALGO_RING)
             return not_isolating(m, k->line, "the algorithm is not forced to ring", e);
-        if (coll_proto_parse(k->proto, &q.proto) || q.proto == PROTO_AUTO)
+        coll_proto proto;
+        if (coll_proto_parse(k->proto, &proto) || proto == PROTO_AUTO)
             return not_isolating(m, k->line, "the protocol is not forced", e);
-        if (meas_dtype_parse(k->dtype, &q.dtype))
-            return err_at(e, meas_name(m), k->line, "unknown data type '%s'", k->dtype);
+        coll_req q;
+        if (meas_coll_req(m, k, t, kind, 2, &q, NULL, e))
+            return e->code;
         if (k->bytes > CALIB_NCCL_MAX_BYTES || k->bytes == 0) {
             c->left_out++;
             continue;

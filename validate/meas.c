@@ -19,6 +19,7 @@
 #include "sim/arena.h"
 #include "sim/input.h"
 #include "sim/line.h"
+#include "sim/num.h"
 
 enum { MAX_FIELDS = 64, MAX_ALGO_COLS = 16, MAX_META = 128, LINE_MAX_BYTES = 8192 };
 
@@ -95,32 +96,6 @@ static char *trim(char *s)
     return s;
 }
 
-static int parse_long(const char *s, long *out)
-{
-    if (!*s)
-        return -1;
-    errno = 0;
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end || errno)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-    if (!*s || *s == '-')
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end || errno)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* A number; "nan" or an empty cell is NaN when allow_nan, never negative. */
 static int parse_num(const char *s, int allow_nan, double *out)
 {
@@ -147,11 +122,11 @@ static int parse_ep(const char *s, int *out)
         *out = MEAS_ANY;
         return 0;
     }
-    if (!strncmp(s, "host", 4) && parse_long(s + 4, &v) == 0 && v >= 0 && v < 1024) {
+    if (!strncmp(s, "host", 4) && num_long(s + 4, &v) == 0 && v >= 0 && v < 1024) {
         *out = MEAS_HOST_EP((int)v);
         return 0;
     }
-    if (parse_long(s, &v) == 0 && v >= 0 && v < 1 << 20) {
+    if (num_long(s, &v) == 0 && v >= 0 && v < 1 << 20) {
         *out = (int)v;
         return 0;
     }
@@ -267,7 +242,7 @@ static int csv_row(csv_ctx *c, char **f, int n, long line, err *e)
         meas_xfer *x = row;
         long v;
         x->line = line;
-        if (parse_long(CELL(0), &v) || v < 0 || v > INT32_MAX)
+        if (num_long(CELL(0), &v) || v < 0 || v > INT32_MAX)
             return BAD("case");
         x->case_id = (int)v;
         if (!*CELL(1))
@@ -285,7 +260,7 @@ static int csv_row(csv_ctx *c, char **f, int n, long line, err *e)
         if (op < 0)
             return err_at(e, m->name, line, "bad op '%s' (write, read or copy)", cell);
         x->op = (meas_op)op;
-        if (parse_long(CELL(3), &v) || v < -1 || v > INT32_MAX)
+        if (num_long(CELL(3), &v) || v < -1 || v > INT32_MAX)
             return BAD("flow");
         x->flow = (int)v;
         if (parse_ep(CELL(4), &x->src))
@@ -297,7 +272,7 @@ static int csv_row(csv_ctx *c, char **f, int n, long line, err *e)
                           "src and dst are '*' exactly on aggregate rows (flow -1)");
         if (x->flow >= 0 && x->src == x->dst)
             return err_at(e, m->name, line, "src and dst are the same: a flow goes nowhere");
-        if (parse_u64(CELL(6), &x->bytes) || x->bytes == 0 || x->bytes > COLL_MAX_BYTES)
+        if (num_u64(CELL(6), &x->bytes) || x->bytes == 0 || x->bytes > COLL_MAX_BYTES)
             return BAD("bytes");
         if (parse_num(CELL(7), 1, &x->time_us))
             return BAD("time_us");
@@ -320,7 +295,7 @@ static int csv_row(csv_ctx *c, char **f, int n, long line, err *e)
         if (!*CELL(0))
             return BAD("what");
         l->what = dup(m, cell);
-        if (parse_long(CELL(1), &l->count) || l->count < 1)
+        if (num_long(CELL(1), &l->count) || l->count < 1)
             return BAD("count");
         if (parse_num(CELL(2), 0, &l->time_us) || l->time_us <= 0)
             return BAD("time_us");
@@ -330,14 +305,14 @@ static int csv_row(csv_ctx *c, char **f, int n, long line, err *e)
         meas_coll *k = row;
         long v;
         k->line = line;
-        if (parse_u64(CELL(0), &k->bytes) || k->bytes > COLL_MAX_BYTES)
+        if (num_u64(CELL(0), &k->bytes) || k->bytes > COLL_MAX_BYTES)
             return BAD("size_bytes");
-        if (parse_u64(CELL(1), &k->count))
+        if (num_u64(CELL(1), &k->count))
             return BAD("count");
         k->dtype = dup(m, CELL(2));
         k->algo = dup(m, *CELL(3) ? cell : "auto");
         k->proto = dup(m, *CELL(4) ? cell : "auto");
-        if (parse_long(CELL(5), &v) || v < 0 || v > 1024)
+        if (num_long(CELL(5), &v) || v < 0 || v > 1024)
             return BAD("channels");
         k->channels = (int)v;
         if (parse_num(CELL(6), 0, &k->time_us) || k->time_us <= 0)
@@ -347,10 +322,10 @@ static int csv_row(csv_ctx *c, char **f, int n, long line, err *e)
         if (parse_num(CELL(8), 1, &k->busbw_GBps))
             return BAD("busbw_GBps");
         k->impl = dup(m, CELL(9));
-        if (parse_long(CELL(10), &v) || (v != 0 && v != 1))
+        if (num_long(CELL(10), &v) || (v != 0 && v != 1))
             return BAD("graph");
         k->graph = (int)v;
-        if (parse_long(CELL(11), &k->wrong) || k->wrong < 0)
+        if (num_long(CELL(11), &k->wrong) || k->wrong < 0)
             return BAD("wrong");
         break;
     }
@@ -359,7 +334,7 @@ static int csv_row(csv_ctx *c, char **f, int n, long line, err *e)
         r->line = line;
         r->trace = dup(m, CELL(0));
         r->allreduce = dup(m, CELL(1));
-        if (parse_long(CELL(2), &r->cycles) || r->cycles < 1)
+        if (num_long(CELL(2), &r->cycles) || r->cycles < 1)
             return BAD("cycles");
         if (parse_num(CELL(3), 0, &r->tokens))
             return BAD("tokens");
@@ -575,9 +550,9 @@ static int multi_row(meas_set *m, char **tok, const char *const *names, const in
 {
     uint64_t bytes, count;
     const char *cell;
-    if (parse_u64(cell = tok[0], &bytes))
+    if (num_u64(cell = tok[0], &bytes))
         return err_at(e, m->name, line, "bad size '%s'", cell);
-    if (parse_u64(cell = tok[1], &count))
+    if (num_u64(cell = tok[1], &count))
         return err_at(e, m->name, line, "bad count '%s'", cell);
     const char *g = meas_meta(m, "graph"), *proto = meas_meta(m, "proto");
     for (int i = 0; i < nalgo; i++) {
@@ -690,11 +665,11 @@ static int read_nccl_tests(meas_set *m, FILE *f, err *e)
             return err_set(e, ERR_SYSTEM, "out of memory");
         k->line = line;
         const char *cell;
-        if (parse_u64(cell = tok[c_size], &k->bytes))
+        if (num_u64(cell = tok[c_size], &k->bytes))
             return err_at(e, m->name, line, "bad size '%s'", cell);
         if (k->bytes > COLL_MAX_BYTES)
             return err_at(e, m->name, line, "size %s is beyond 64 GiB", cell);
-        if (parse_u64(cell = tok[c_count], &k->count))
+        if (num_u64(cell = tok[c_count], &k->count))
             return err_at(e, m->name, line, "bad count '%s'", cell);
         k->dtype = dup(m, tok[c_type]);
         if (parse_num(cell = tok[c_time], 0, &k->time_us) || k->time_us <= 0)
@@ -839,11 +814,40 @@ int meas_dtype_parse(const char *s, coll_dtype *out)
     return coll_dtype_parse(s, out);
 }
 
+int meas_coll_req(const meas_set *m, const meas_coll *k, const topo *t, coll_kind kind,
+                  int nranks, coll_req *q, const char **algo_name, err *e)
+{
+    coll_req_init(q, t);
+    q->env = meas_nccl_env(m, t);
+    q->kind = kind;
+    q->bytes = k->bytes;
+    q->nranks = nranks;
+    q->channels = k->channels;
+    q->graph = k->graph;
+    const char *buffers = meas_meta(m, "buffers");
+    q->registered = k->graph && !(buffers && !strcmp(buffers, "cudaMalloc"));
+    if (meas_dtype_parse(k->dtype, &q->dtype))
+        return err_at(e, meas_name(m), k->line, "unknown data type '%s'", k->dtype);
+    const char *algo = k->algo;
+    if (coll_algo_parse(algo, &q->algo)) {
+        if (coll_algo_parse(k->impl, &q->algo))
+            return err_at(e, meas_name(m), k->line, "unknown algorithm '%s'", algo);
+        algo = k->impl;
+    }
+    if (!strcmp(k->proto, "-"))
+        q->proto = PROTO_AUTO;
+    else if (coll_proto_parse(k->proto, &q->proto))   /* any case */
+        return err_at(e, meas_name(m), k->line, "unknown protocol '%s'", k->proto);
+    if (algo_name)
+        *algo_name = algo;
+    return 0;
+}
+
 int meas_ranks(const meas_set *m)
 {
     long v;
     const char *s = meas_meta(m, "ranks");
-    if (s && parse_long(s, &v) == 0 && v > 0 && v < 1 << 20)
+    if (s && num_long(s, &v) == 0 && v > 0 && v < 1 << 20)
         return (int)v;
     /* hwcheck --virtual-ranks: "8 (on GPU 0, ...)". */
     if ((s = meas_meta(m, "virtual_ranks")) && (v = strtol(s, NULL, 10)) > 0 && v < 1 << 20)

@@ -12,6 +12,8 @@
 #include "models/topo/topo.h"
 #include "sim/err.h"
 
+struct coll_req;
+
 typedef enum meas_kind {
     MEAS_P2P, MEAS_FLOWS, MEAS_HOST, MEAS_LAUNCH, MEAS_COLL, MEAS_REPLAY,
     MEAS_NKINDS
@@ -93,6 +95,18 @@ const char *meas_collective(const meas_set *m);
  * the version its `# nccl:` line names where emulated, then the `--env
  * NAME=VALUE` of its command line that the model knows (others ignored). */
 nccl_env meas_nccl_env(const meas_set *m, const topo *t);
+/* The request a measured collective row k of m stands for, on t with
+ * nranks ranks: kind, bytes, channels, graph, data type, the algorithm
+ * (hwcheck's impl where algo does not name one: the custom kernels), the
+ * protocol ("-": none, PROTO_AUTO), meas_nccl_env's settings, and whether
+ * NCCL registered the buffers (a graph capture registers cuMem buffers,
+ * NCCL_GRAPH_REGISTER=1: hwcheck's ncclMemAlloc ones and nccl-tests'; not
+ * hwcheck --alloc cuda's `# buffers: cudaMalloc`). *algo_name gets the
+ * name that parsed. validate and calibrate both build theirs here, so a fit
+ * and its check predict the same request. ERR_INPUT "file:line: unknown
+ * data type / algorithm / protocol". */
+int meas_coll_req(const meas_set *m, const meas_coll *k, const topo *t, coll_kind kind,
+                  int nranks, struct coll_req *q, const char **algo_name, err *e);
 /* A data type as hwcheck and nccl-tests name it ("float", "float32",
  * "half", "float16", "bfloat16") or collsim does; 0 ok, -1 unknown. */
 int meas_dtype_parse(const char *s, coll_dtype *out);

@@ -678,6 +678,12 @@ const char *coll_ctx_link_name(const coll_ctx *c, int link)
     return c->f ? sched_link_name(fabric_sched(c->f), link) : "";
 }
 
+int coll_ctx_link_is_topo(const coll_ctx *c, int link)
+{
+    /* fabric_new makes the topology's links first, two per link (fabric.h) */
+    return c->f && link >= 0 && link < 2 * topo_nlinks(fabric_topo(c->f));
+}
+
 uint64_t coll_ctx_computed(const coll_ctx *c) { return c->computed; }
 
 int coll_predict_timeline(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, err *e)

@@ -118,6 +118,10 @@ typedef struct coll_link_use {
 int coll_predict_links(coll_ctx *c, const coll_req *r, coll_result *out,
                        const coll_link_use **use, int *nlinks, err *e);
 const char *coll_ctx_link_name(const coll_ctx *c, int link);
+/* Whether link i is one direction of a topology link (a wire, a socket link,
+ * a memory bus), not one of the fabric's internal budgets (a GPU's block
+ * stores, a reader's tags, a socket's peer reads). */
+int coll_ctx_link_is_topo(const coll_ctx *c, int link);
 /* Predictions run so far (not answered from the cache): the one collective
  * cache of the program (replay counts its distinct collectives with it). */
 uint64_t coll_ctx_computed(const coll_ctx *c);

@@ -6,7 +6,9 @@
  * read completions, head-of-line coupling of one GPU's posted writes, and
  * groups of flows issued interleaved by one initiator that progress at one
  * rate.
- * Each direction of a topology link is one engine link. The fabric owns its
+ * Each direction of a topology link is one engine link (topology link l is
+ * engine links 2l and 2l + 1; the fabric's internal budgets come after them,
+ * coll_ctx_link_is_topo). The fabric owns its
  * sched; the topology is borrowed and must outlive it. */
 #ifndef MODELS_FABRIC_FABRIC_H
 #define MODELS_FABRIC_FABRIC_H

@@ -7,8 +7,8 @@
 #include "models/topo/topo.h"
 
 #include "sim/line.h"
+#include "sim/num.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -108,33 +108,6 @@ static int lookup(const char *const *names, int n, const char *s)
     return -1;
 }
 
-/* A decimal number (strtod alone also takes hex, "inf" and "nan"). */
-static int parse_num(const char *s, double *out)
-{
-    if (!*s || s[strspn(s, "0123456789+-.eE")])
-        return -1;
-    errno = 0;
-    char *end;
-    double v = strtod(s, &end);
-    if (*end || errno || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_int(const char *s, long *out)
-{
-    if (!*s)
-        return -1;
-    errno = 0;
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end || errno)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int valid_name(const char *s)
 {
     if (!*s || strlen(s) > 63)
@@ -187,7 +160,7 @@ static int param_line(pctx *c, char **tok, int n)
         if (c->seen[i]++)
             return err_at(c->e, c->file, c->line, "param %s given twice", d->key);
         double v;
-        if (parse_num(tok[2], &v))
+        if (num_decimal(tok[2], &v))
             return err_at(c->e, c->file, c->line, "param %s: '%s' is not a number", d->key,
                           tok[2]);
         if (v < d->lo || v > d->hi)
@@ -229,7 +202,7 @@ static int node_line(pctx *c, char **tok, int n)
         *eq = 0;
         const char *v = eq + 1;
         if (!strcmp(tok[i], "numa") && numa < 0) {
-            if (parse_int(v, &numa) || numa < 0 || numa > 65535)
+            if (num_long(v, &numa) || numa < 0 || numa > 65535)
                 return err_at(c->e, c->file, c->line, "numa=%s is not in 0..65535", v);
         } else if (!strcmp(tok[i], "parent") && !parent) {
             if (!valid_name(v))
@@ -313,7 +286,7 @@ static int link_line(pctx *c, char **tok, int n)
         double d;
         long *iv = NULL;
         if (!strcmp(k, "bw_GBps") && !have_bw) {
-            if (parse_num(v, &d) || !(d > 0) || d > 1e5)
+            if (num_decimal(v, &d) || !(d > 0) || d > 1e5)
                 return err_at(c->e, c->file, c->line, "bw_GBps=%s must be a number > 0 and "
                               "<= 100000 (100 TB/s)", v);
             l.bw_Bps = d * 1e9;
@@ -321,14 +294,14 @@ static int link_line(pctx *c, char **tok, int n)
             continue;
         }
         if (!strcmp(k, "bw_back_GBps") && !(l.bw_back_Bps > 0) && kind != LINK_PCIE) {
-            if (parse_num(v, &d) || !(d > 0) || d > 1e5)
+            if (num_decimal(v, &d) || !(d > 0) || d > 1e5)
                 return err_at(c->e, c->file, c->line, "bw_back_GBps=%s must be a number > 0 "
                               "and <= 100000 (100 TB/s)", v);
             l.bw_back_Bps = d * 1e9;
             continue;
         }
         if (!strcmp(k, "lat_ns") && !have_lat) {
-            if (parse_num(v, &d) || d < 0 || d > 1e6)
+            if (num_decimal(v, &d) || d < 0 || d > 1e6)
                 return err_at(c->e, c->file, c->line, "lat_ns=%s must be a number in "
                               "0..1000000", v);
             l.lat_ps = llround(d * 1e3);
@@ -344,7 +317,7 @@ static int link_line(pctx *c, char **tok, int n)
         if (!iv)
             return err_at(c->e, c->file, c->line, "unknown or repeated key '%s' for a %s "
                           "link", k, link_kinds[kind]);
-        if (parse_int(v, iv) || *iv < 1 || *iv > 1024)
+        if (num_long(v, iv) || *iv < 1 || *iv > 1024)
             return err_at(c->e, c->file, c->line, "%s=%s is not a positive integer", k, v);
     }
     if (!have_lat)
