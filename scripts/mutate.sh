@@ -28,7 +28,11 @@ ONLY=" $* "
 MUTATIONS=$(cat <<'EOF'
 share|a flow's max-min share counts one flow too many on every shared link|sim/flownet.c|    return l->rem_Bps / max2(l->wfree, FLOWNET_EPS);|    return l->rem_Bps / max2(l->wfree + 1, FLOWNET_EPS);
 read-collapse|the read-completion collapse fires with one destination root port (trigger: two)|models/fabric/fabric.c|    if (cr > 0 && src[1].n >= 2 && root[1].n >= 2 && cr < cap)|    if (cr > 0 && src[1].n >= 2 && root[1].n >= 1 && cr < cap)
-shm-rate|an SHM hop moves its bytes twice over the host path (half the rate)|models/coll/coll.c|                              mode & 2 ? FAB_CE_READ : FAB_READ, dst, bytes, wire, pi->wire,|                              mode & 2 ? FAB_CE_READ : FAB_READ, dst, bytes, 2 * wire, pi->wire,
+shm-rate|an SHM ring's last receive moves its bytes twice over the host path (half the rate)|models/coll/coll.c|    return fabric_xfer_block(b->f, &leg, 1, &blk, bytes, nccl_proto(b->proto)->wire * weight,|    return fabric_xfer_block(b->f, &leg, 1, &blk, bytes, 2 * nccl_proto(b->proto)->wire * weight,
+shm-order|an SHM ring step's block no longer loads what it received from host memory (the read leg dropped)|models/coll/coll.c|    if (in_shm)|    if (0 && in_shm)
+block-ceiling|a block's stores outside its GPU weigh on its ceiling as those inside (the far ceiling, 42.1 GB/s, ignored)|models/fabric/fabric.c|            cw += per * p->cta_ceil_Bps / p->cta_ceil_far_Bps;|            cw += per;
+host-trip|an SHM receiver's step pays its read's round trip on top of its rate (max(L, t) becomes L + t)|models/fabric/fabric.c|            extra_lat_ps -= (sim_ps)(t < lat ? t : lat);|            extra_lat_ps -= 0;
+fifo-l2|the last receive loads its FIFO from HBM (the L2's round trip ignored)|models/coll/nccl.c|    double l2 = topo_params_get(b->t)->l2_load_speedup;|    double l2 = 1;
 proto-threshold|NCCL's ring LL bandwidth at a quarter of the bus rate, not half (LL gives way to Simple at smaller sizes)|models/nccl/nccl_tune.c|                    bus = fminf(ll_max_bw[arch], bus * .5f);|                    bus = fminf(ll_max_bw[arch], bus * .25f);
 channels|NCCL's channel count not doubled after the ring search (connect.cc)|models/nccl/nccl_tune.c|        nc = nc * 2 < NCCL_TUNE_MAX_CHANNELS ? nc * 2 : NCCL_TUNE_MAX_CHANNELS;|        nc = nc < NCCL_TUNE_MAX_CHANNELS ? nc : NCCL_TUNE_MAX_CHANNELS;
 expert-union|the experts of n tokens counted as n x top-k, no overlap|traces/whatif.c|    return pool * (1 - pow(1 - topk / pool, n));|    return topk * n < pool ? topk * n : pool;

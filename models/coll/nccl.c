@@ -59,10 +59,10 @@ double nccl_recv_copy_wire(const coll_build *b)
      * just before: its loads hit L2, whose round trip is the HBM's / l2
      * (docs/model.md "The last receive's copy"; fifo-l2). */
     double l2 = topo_params_get(b->t)->l2_load_speedup;
-    if (l2 <= 1 || (fabric_disabled(b->f) & FAB_NO_FIFO_L2))
+    if (fabric_disabled(b->f) & FAB_NO_FIFO_L2)
         l2 = 1;
     return pi->copy_rounds * FABRIC_CTA_REF_INFLIGHT_B / ((double)nt * pi->copy_thread_B) *
-           pi->wire / l2;
+           pi->wire / (l2 > 1 ? l2 : 1);
 }
 
 /* The block of one ring step (docs/model.md "A block's ceiling"): each
