@@ -11,7 +11,8 @@
 # A set file has `key: value` lines: name (file stem for outputs), title,
 # topo (preset or topology file), fit: FILES [-- ARGS] (what the calibration
 # is fitted to, relative to the set file; ARGS such as --patterns/--sizes go
-# to collsim calibrate), one or more check: FILES [-- ARGS] (held-out data,
+# to collsim calibrate), fix: KEYS (parameters the fit keeps at the topology's
+# values, collsim calibrate --fix), one or more check: FILES [-- ARGS] (held-out data,
 # predicted with the calibration), report: FILES [-- ARGS] (known gaps of the
 # model, explained in note: lines), and plot: yes (an SVG per check/report
 # line), and calib: preset (the topology preset carries this set's fit: the
@@ -152,7 +153,9 @@ for s in $sets; do
     : > "$OUT/plots.md"
     : > "$OUT/xsection.md"
     # shellcheck disable=SC2086
-    "$COLLSIM" calibrate $fitf $fitargs --topo "$topo" -o "$calib" --format csv > "$OUT/$name.fit.csv" || {
+    fixk=$(key fix "$s")
+    # shellcheck disable=SC2086
+    "$COLLSIM" calibrate $fitf $fitargs ${fixk:+--fix $fixk} --topo "$topo" -o "$calib" --format csv > "$OUT/$name.fit.csv" || {
         rc=$?; echo "$s: collsim calibrate failed" >&2; exit $rc; }
     usecal=$(key calib "$s")
     # calib: preset: the preset is the one source of the values; the fit only
