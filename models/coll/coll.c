@@ -446,7 +446,10 @@ static int choose(coll_ctx *c, const coll_req *r, coll_algo *algo, coll_proto *p
     int custom = a == ALGO_ONESHOT || a == ALGO_TWOSHOT || a == ALGO_ONESHOT_PUSH ||
                  a == ALGO_TWOSHOT_PUSH;
     *threads = 0;
-    TRY(get_tune(c, r, tune, e));
+    /* The custom kernels use none of NCCL's decisions: none searched for
+     * them (a graph file is still read, so that a bad one is named). */
+    if (!custom || r->env.graph_file[0])
+        TRY(get_tune(c, r, tune, e));
     if (custom) {
         *algo = a;
         *proto = PROTO_AUTO;
@@ -911,9 +914,14 @@ int cb_barrier(coll_build *b, const int *ready, int *done)
             for (int q = 0; q < n; q++) {
                 if (q == r)
                     continue;
-                int fl = coll_lane(b, fabric_xfer(b->f, FAB_WRITE, b->node[r], b->node[q], 0,
-                                                  1, 0, r, "flag", b->e),
-                                   CL_FLAG, q, 0);
+                /* A flag carries no bytes: its flow takes its route's latency
+                 * and nothing else, the same as a delay of it, which builds
+                 * no link list; a timeline (b->bundle off) keeps the flow. */
+                int fl = b->bundle ? cb_delay(b, r, fabric_lat_ps(b->f, FAB_WRITE, b->node[r],
+                                                                  b->node[q]), "flag")
+                                   : fabric_xfer(b->f, FAB_WRITE, b->node[r], b->node[q], 0, 1,
+                                                 0, r, "flag", b->e);
+                coll_lane(b, fl, CL_FLAG, q, 0);
                 if (fl < 0 || cb_dep(b, ready[r], fl) || cb_dep(b, fl, done[q]))
                     return -1;
             }

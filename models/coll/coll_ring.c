@@ -273,21 +273,13 @@ static int ring_next(void *ctx, sched *sc)
  * rank r < p stands for its class. That holds when the ring is symmetric
  * under the rotation r -> r + p: every hop r -> r+1 is a P2P write, or an SHM
  * hop (a write into host memory near the receiver, the receiver's read from
- * it), each leg of hop r + p meeting the same fabric as hop r's
- * (fabric_leg_alike: link by link the same capacity, latency and rules; the
- * same latency, head-of-line queue, block budget, read bound and reader's
- * budget), and no two legs' routes (nor one twice) cross a link in the same
- * direction. Then the flows of different ranks
- * share no link (the senders' queues and block budgets are their own; a
- * final pass takes its receiver's block, which the rotation maps as it
- * maps the receiver), so the flow network falls apart into one component
- * per rank, rank r + p's the image of rank r's; the kernel tasks are
- * identical and the dependencies are the rotation's images, so by induction
- * every task of rank r + p starts and ends when rank r's does, and rank r's
- * component, its upstream taken to be rank r - 1 mod p, gives the same
- * max-min rates, the same arithmetic in the same order. Returns the
- * smallest such p, or 0. p = 1 is the NVLink crossbar's case; a PCIe tree
- * repeats every few ranks (docs/model.md "Bundled steps"). */
+ * it), and hop r + p is hop r's image under a permutation of the engine links
+ * (fabric_rotation_quotient: leg by leg alike, every orbit of n/p links, a
+ * link with a capacity rule crossed once per orbit). The run then crosses
+ * each link's orbit in place of the link: the full run's rates restricted to
+ * ranks 0..p-1, whose tasks and dependencies stand for their classes' (the
+ * proof: docs/model.md "Bundled steps"). Returns the smallest such p, or 0.
+ * p = 1 is the NVLink crossbar's case; a PCIe tree repeats every socket. */
 /* The legs of hop r -> r+1: one P2P write, or SHM's write into host memory
  * near the receiver and the receiver's read from it (SM stores and loads;
  * with copy engines none: 0). Returns the count. */
@@ -308,43 +300,21 @@ static int hop_legs(coll_build *b, int r, fab_op *op, int *from, int *to)
 
 static int ring_period(coll_build *b)
 {
-    int n = b->n, nl = topo_nlinks(b->t), ok = n >= 2;
-    unsigned char *used = calloc(2 * (size_t)nl + 1, 1);
-    if (!used)
-        return 0;
-    fab_op op[2], op1[2];
-    int from[2], to[2], from1[2], to1[2];
-    for (int r = 0; r < n && ok; r++) {
-        int k = hop_legs(b, r, op, from, to);
-        ok = k > 0;
-        for (int g = 0; g < k && ok; g++) {
-            const int *links;
-            const int8_t *dirs;
-            int h = topo_route(b->t, from[g], to[g], &links, &dirs);
-            ok = h > 0;
-            for (int i = 0; i < h && ok; i++) {
-                size_t id = 2 * (size_t)links[i] + (size_t)dirs[i];
-                ok = !used[id];
-                used[id] = 1;
-            }
+    int n = b->n, found = 0;
+    fabric_hop *h = n >= 2 ? malloc(sizeof *h * (size_t)n) : NULL;
+    for (int r = 0; h && r < n; r++) {
+        h[r].nlegs = hop_legs(b, r, h[r].op, h[r].a, h[r].b);
+        h[r].pass_gpu = b->node[(r + 1) % n];
+        if (!h[r].nlegs) {
+            free(h);
+            return 0;
         }
     }
-    free(used);
-    for (int p = 1; ok && p <= n / 2; p++) {
-        if (n % p)
-            continue;
-        int alike = 1;
-        for (int r = p; r < n && alike; r++) {
-            int k = hop_legs(b, r - p, op, from, to);
-            alike = hop_legs(b, r, op1, from1, to1) == k;
-            for (int g = 0; g < k && alike; g++)
-                alike = op[g] == op1[g] &&
-                        fabric_leg_alike(b->f, op[g], from[g], to[g], from1[g], to1[g]);
-        }
-        if (alike)
-            return p;
-    }
-    return 0;
+    for (int p = 1; h && !found && p <= n / 2; p++)
+        if (n % p == 0 && fabric_rotation_quotient(b->f, h, n, p))
+            found = p;
+    free(h);
+    return found;
 }
 
 int coll_build_ring(coll_build *b)

@@ -718,11 +718,13 @@ static void test_stream_equals_whole(void **state)
  * events. Where the proof holds the count must drop: the NVLink crossbars
  * (p = 1); the pcie-N trees with every hop a P2P write (NCCL_P2P_LEVEL=SYS:
  * GPU pairs on a switch, two switches per socket, sockets in a ring, so
- * hop r + 4 is hop r's image; p = 4 at 8 GPUs and above); and with PHB, where
+ * hop r + 4 is hop r's image; p = 4 at 8 GPUs and above); with PHB, where
  * the hop between sockets goes through the receiver's host memory (SHM) and
- * no two hops share a link. With the default level the hops between switches
- * of one socket go through host memory too, and two hops (into a socket and
- * within it) write into the same host memory: no bundle, the same events. */
+ * no two hops share a link; and with the default level, where the hops
+ * between switches go through host memory too and hops 4s+1, 4s+3 and 4s+5
+ * share links (a root port's link to its CPU, a socket's host memory): p = 4
+ * on the quotient that folds every socket onto socket 0 (fabric_rotation_quotient).
+ * pcie-N-star is no rotation's image: the same events. */
 static void test_bundle_equals_unbundled(void **state)
 {
     (void)state;
@@ -734,7 +736,8 @@ static void test_bundle_equals_unbundled(void **state)
         {"h200-2x", 0, 0},          {"rtxpro6000-8x-pcie5-1s", 0, 0},
         {"rtxpro6000-8x-pcie5-2s", 0, 0}, {"rtxpro6000-8x-pcie5-2s", PATH_SYS, 0},
         {"pcie-8", PATH_SYS, 1},    {"pcie-16", PATH_SYS, 1},   {"pcie-64", PATH_SYS, 1},
-        {"pcie-16-star", PATH_SYS, 0}, {"pcie-16", 0, 0},       {"pcie-16", PATH_PHB, 1},
+        {"pcie-16-star", PATH_SYS, 0}, {"pcie-8", 0, 1},        {"pcie-16", 0, 1},
+        {"pcie-64", 0, 1},          {"pcie-16", PATH_PHB, 1},
         {"pcie-64", PATH_PHB, 1},
     };
     for (size_t ti = 0; ti < sizeof cases / sizeof *cases; ti++) {
@@ -774,6 +777,49 @@ static void test_bundle_equals_unbundled(void **state)
                                      (unsigned long long)a.events, (long long)b.time_ps,
                                      (unsigned long long)b.events);
                     }
+        coll_ctx_free(sep);
+        coll_ctx_free(bun);
+        topo_free(t);
+    }
+}
+
+/* A flag barrier's flags carry no bytes, so each takes its route's latency
+ * and nothing else: run as delays of that latency (bundled, no timeline) or
+ * as 0-byte flows (apart), the custom kernels' times and breakdowns must be
+ * the same to the picosecond (tolerance 0), on crossbars and PCIe trees, at
+ * 3 ranks and at all of them, small and large messages. */
+static void test_flags_as_delays(void **state)
+{
+    (void)state;
+    static const char *const topos[] = {"nvswitch-8", "h200-2x", "rtxpro6000-8x-pcie5-2s",
+                                        "pcie-16"};
+    static const coll_algo algos[] = {ALGO_ONESHOT, ALGO_ONESHOT_PUSH, ALGO_TWOSHOT,
+                                      ALGO_TWOSHOT_PUSH};
+    for (size_t ti = 0; ti < sizeof topos / sizeof *topos; ti++) {
+        err e = {0};
+        topo *t = NULL;
+        assert_int_equal(topo_load(topos[ti], &t, &e), 0);
+        coll_ctx *sep = coll_ctx_new(t), *bun = coll_ctx_new(t);
+        coll_ctx_tune(sep, 1, 0);
+        int ng = topo_ngpus(t), gs[] = {ng < 3 ? ng : 3, ng};
+        for (int gi = 0; gi < 2; gi++)
+            for (size_t ai = 0; ai < sizeof algos / sizeof *algos; ai++)
+                for (uint64_t by = 1024; by <= (64u << 20); by *= 256) {
+                    coll_req q;
+                    coll_req_init(&q, t);
+                    q.algo = algos[ai];
+                    q.nranks = gs[gi];
+                    q.bytes = by;
+                    coll_result a = {0}, b = {0};
+                    int ra = coll_predict(sep, &q, &a, &e);
+                    assert_int_equal(coll_predict(bun, &q, &b, &e), ra);
+                    if (!ra && (a.time_ps != b.time_ps || a.fixed_ps != b.fixed_ps ||
+                                a.barrier_ps != b.barrier_ps || a.transfer_ps != b.transfer_ps ||
+                                a.contention_ps != b.contention_ps || a.events != b.events))
+                        fail_msg("%s g=%d algo %d %llu B: flows %lld ps, delays %lld ps",
+                                 topos[ti], gs[gi], (int)algos[ai], (unsigned long long)by,
+                                 (long long)a.time_ps, (long long)b.time_ps);
+                }
         coll_ctx_free(sep);
         coll_ctx_free(bun);
         topo_free(t);
@@ -838,7 +884,8 @@ int main(void)
         cmocka_unit_test(test_stream_equals_whole), cmocka_unit_test(test_shm_channel_bound),
         cmocka_unit_test(test_ring_simple_ceiling),
         cmocka_unit_test(test_ring_ll_fifo_l2),
-        cmocka_unit_test(test_bundle_equals_unbundled), cmocka_unit_test(test_link_use),
+        cmocka_unit_test(test_bundle_equals_unbundled), cmocka_unit_test(test_flags_as_delays),
+        cmocka_unit_test(test_link_use),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,6 +72,10 @@ struct fabric {
     int *rl;           /* scratch for one route's links and directions */
     int8_t *rd;
     int rcap;
+    /* A rotation quotient for the next run (fabric_rotation_quotient): flows
+     * cross qmap[l] for engine link l; off again at fabric_reset. */
+    int quot;
+    int *qmap;
 };
 
 static void group_ended(void *ctx, uint32_t tag);
@@ -334,8 +338,67 @@ static double read_budget(const fabric *f, int n)
     return rtt > 0 ? (double)p->read_tags * p->pcie_mrrs_bytes / (rtt * 1e-12) : 0;
 }
 
+/* buf = a sep b, cut at n - 1 bytes as snprintf would: every link has a
+ * name, so this runs for each (a formatted print costs 5 times as much). */
+static void join_name(char *buf, size_t n, const char *a, const char *sep, const char *b)
+{
+    const char *part[3] = {a, sep, b};
+    size_t k = 0;
+    for (int i = 0; i < 3; i++)
+        for (const char *c = part[i]; *c && k + 1 < n; c++)
+            buf[k++] = *c;
+    buf[k] = 0;
+}
+
+/* part[v]: a representative of the nodes joined to v by links (those
+ * other than PCIe when pcie is 0): union-find, paths halved. */
+static void link_parts(const topo *t, int pcie, int *part)
+{
+    for (int v = 0; v < topo_nnodes(t); v++)
+        part[v] = v;
+    for (int l = 0; l < topo_nlinks(t); l++) {
+        const topo_link *tl = topo_link_at(t, l);
+        if (tl->kind == LINK_PCIE && !pcie)
+            continue;
+        int a = tl->a, b = tl->b;
+        while (part[a] != a)
+            a = part[a] = part[part[a]];
+        while (part[b] != b)
+            b = part[b] = part[part[b]];
+        if (a != b)
+            part[a < b ? b : a] = a < b ? a : b;
+    }
+    for (int v = 0; v < topo_nnodes(t); v++)
+        while (part[v] != part[part[v]])
+            part[v] = part[part[v]];
+}
+
+/* Is the copy-engine read bound of GPU node n from host memory m > 0
+ * (fabric_read_cap_Bps)? Without a route where n and m are joined (part[0])
+ * but only through PCIe (part[1]), so their route crosses PCIe, and the
+ * round trip is positive whatever the route (read_extra_lat_ps > 0). */
+static int reads_host_over_pcie(const fabric *f, int *const part[2], int n, int m)
+{
+    const topo_params *p = topo_params_get(f->t);
+    if (part[0][n] == part[0][m] && part[1][n] != part[1][m] && p->read_tags > 0 &&
+        p->read_extra_lat_ps > 0 && p->pcie_mrrs_bytes > 0)
+        return 1;
+    return fabric_read_cap_Bps(f, FAB_CE_READ, n, m) > 0;
+}
+
+/* The value of GPU node n's read budget, at its first read (all of them at
+ * set-up would be O(N^2) routes). */
+static void read_init(fabric *f, int n)
+{
+    if (f->read_link[n] >= 0 && f->read_cap[n] < 0) {
+        f->read_cap[n] = read_budget(f, n);
+        sched_link_cap(f->s, f->read_link[n], f->read_cap[n]);
+    }
+}
+
 fabric *fabric_new(const topo *t, err *e)
 {
+    int *parts[2] = {NULL, NULL};
     fabric *f = calloc(1, sizeof *f);
     int nn = topo_nnodes(t), ntl = topo_nlinks(t);
     if (!f || !(f->s = sched_new()) || !(f->read_link = malloc(sizeof(int) * (size_t)nn)) ||
@@ -361,10 +424,10 @@ fabric *fabric_new(const topo *t, err *e)
     for (int l = 0; l < ntl; l++) {
         const topo_link *tl = topo_link_at(t, l);
         const char *a = topo_node_at(t, tl->a)->name, *b = topo_node_at(t, tl->b)->name;
-        snprintf(name, sizeof name, "%s>%s", a, b);
+        join_name(name, sizeof name, a, ">", b);
         if (sched_link(f->s, link_cap(t, 2 * l), name) != 2 * l)
             goto oom;
-        snprintf(name, sizeof name, "%s>%s", b, a);
+        join_name(name, sizeof name, b, ">", a);
         if (sched_link(f->s, link_cap(t, 2 * l + 1), name) != 2 * l + 1)
             goto oom;
         /* The arbitration rules watch traffic leaving a switch upwards. */
@@ -389,7 +452,7 @@ fabric *fabric_new(const topo *t, err *e)
         const topo_link *tl = topo_link_at(t, i / 2);
         if (tl->kind != LINK_SOCKET || p->socket_read_Bps <= 0)
             continue;
-        snprintf(name, sizeof name, "%s.peer-reads", sched_link_name(f->s, i));
+        join_name(name, sizeof name, sched_link_name(f->s, i), ".peer-reads", "");
         if ((f->sock_link[i] = sched_link(f->s, p->socket_read_Bps, name)) < 0)
             goto oom;
     }
@@ -406,6 +469,12 @@ fabric *fabric_new(const topo *t, err *e)
     for (int g = 0; g < topo_ngpus(t); g++)
         f->hol_out[topo_gpu_node(t, g)] = pcie_out[topo_gpu_node(t, g)];
     free(pcie_out);
+    /* The parts of the topology joined by links, and by links other than PCIe. */
+    if (!(parts[0] = malloc(sizeof(int) * 2 * (size_t)(nn > 0 ? nn : 1))))
+        goto oom;
+    parts[1] = parts[0] + nn;
+    link_parts(t, 1, parts[0]);
+    link_parts(t, 0, parts[1]);
     for (int g = 0; g < topo_ngpus(t); g++) {
         int n = topo_gpu_node(t, g);
         /* Read budget of each GPU, in copy-engine requests: tags x MRRS over
@@ -415,10 +484,9 @@ fabric *fabric_new(const topo *t, err *e)
          * memory over PCIe; its value waits for its first read (read_budget:
          * all GPU pairs would be O(N^2) routes). */
         int m = f->hostmem_of[n];
-        double best = m >= 0 && fabric_read_cap_Bps(f, FAB_CE_READ, n, m) > 0
-                          ? -1 : read_budget(f, n);
+        double best = m >= 0 && reads_host_over_pcie(f, parts, n, m) ? -1 : read_budget(f, n);
         if (best != 0) {
-            snprintf(name, sizeof name, "%s.read-tags", topo_node_at(t, n)->name);
+            join_name(name, sizeof name, topo_node_at(t, n)->name, ".read-tags", "");
             if ((f->read_link[n] = sched_link(f->s, best > 0 ? best : 0, name)) < 0)
                 goto oom;
             f->read_cap[n] = best;
@@ -427,12 +495,12 @@ fabric *fabric_new(const topo *t, err *e)
          * the switch port, at the rate of its own PCIe link. */
         /* One thread block's peer stores and loads (an NCCL channel). */
         if (p->cta_store_Bps > 0) {
-            snprintf(name, sizeof name, "%s.block-stores", topo_node_at(t, n)->name);
+            join_name(name, sizeof name, topo_node_at(t, n)->name, ".block-stores", "");
             if ((f->cta_st[n] = sched_link(f->s, p->cta_store_Bps, name)) < 0)
                 goto oom;
         }
         if (p->cta_load_Bps > 0) {
-            snprintf(name, sizeof name, "%s.block-loads", topo_node_at(t, n)->name);
+            join_name(name, sizeof name, topo_node_at(t, n)->name, ".block-loads", "");
             if ((f->cta_ld[n] = sched_link(f->s, p->cta_load_Bps, name)) < 0)
                 goto oom;
         }
@@ -440,12 +508,12 @@ fabric *fabric_new(const topo *t, err *e)
         f->cta_sth[n] = f->cta_st[n];
         f->cta_ldh[n] = f->cta_ld[n];
         if (p->cta_store_host_Bps > 0) {
-            snprintf(name, sizeof name, "%s.block-stores-host", topo_node_at(t, n)->name);
+            join_name(name, sizeof name, topo_node_at(t, n)->name, ".block-stores-host", "");
             if ((f->cta_sth[n] = sched_link(f->s, p->cta_store_host_Bps, name)) < 0)
                 goto oom;
         }
         if (p->cta_load_host_Bps > 0) {
-            snprintf(name, sizeof name, "%s.block-loads-host", topo_node_at(t, n)->name);
+            join_name(name, sizeof name, topo_node_at(t, n)->name, ".block-loads-host", "");
             if ((f->cta_ldh[n] = sched_link(f->s, p->cta_load_host_Bps, name)) < 0)
                 goto oom;
         }
@@ -453,7 +521,7 @@ fabric *fabric_new(const topo *t, err *e)
          * GPU's link, both directions counted (docs/model.md "Loads and stores
          * at once"). */
         if (p->host_sm_mixed_Bps > 0) {
-            snprintf(name, sizeof name, "%s.sm-host-mixed", topo_node_at(t, n)->name);
+            join_name(name, sizeof name, topo_node_at(t, n)->name, ".sm-host-mixed", "");
             if ((f->host_mix[n] = sched_link(f->s, p->host_sm_mixed_Bps, name)) < 0)
                 goto oom;
         }
@@ -466,11 +534,13 @@ fabric *fabric_new(const topo *t, err *e)
         }
         int out = f->hol_out[n];
         if (out >= 0) {
-            snprintf(name, sizeof name, "%s.posted", topo_node_at(t, n)->name);
+            join_name(name, sizeof name, topo_node_at(t, n)->name, ".posted", "");
             if ((f->hol_link[n] = sched_link(f->s, link_cap(t, out), name)) < 0)
                 goto oom;
         }
     }
+    free(parts[0]);
+    parts[0] = NULL;
     int nl = sched_nlinks(f->s);
     if (!(f->slot = malloc(sizeof(int) * (size_t)(nl > 0 ? nl : 1))))
         goto oom;
@@ -480,6 +550,7 @@ fabric *fabric_new(const topo *t, err *e)
     sched_on_flow_end(f->s, group_ended, f);
     return f;
 oom:
+    free(parts[0]);
     fabric_free(f);
     err_set(e, ERR_SYSTEM, "out of memory building the fabric");
     return NULL;
@@ -513,6 +584,7 @@ void fabric_free(fabric *f)
     free(f->lk);
     free(f->w);
     free(f->slot);
+    free(f->qmap);
     free(f);
 }
 
@@ -534,6 +606,7 @@ void fabric_reset(fabric *f)
 {
     sched_reset(f->s);
     groups_clear(f);
+    f->quot = 0;
 }
 
 int fabric_live_groups(const fabric *f) { return f->live_groups; }
@@ -598,6 +671,8 @@ static int grow(fabric *f, int need, err *e)
 /* Add link id with weight wt to the scratch list, merging. Returns the count. */
 static int add_link(fabric *f, int n, int id, double wt)
 {
+    if (f->quot)
+        id = f->qmap[id];
     if (f->slot[id] < 0) {
         f->slot[id] = n;
         f->lk[n] = id;
@@ -658,7 +733,10 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
                 g->ups = u;
                 g->cap = cap;
             }
-            g->ups[g->n++] = (upent){id, fab_is_read(op), src_gpu, dst_root};
+            /* In a quotient the rule runs on the orbit's link (one stream
+             * there: fabric_rotation_quotient). */
+            g->ups[g->n++] = (upent){f->quot ? f->qmap[id] : id, fab_is_read(op), src_gpu,
+                                     dst_root};
         }
     }
     return n;
@@ -736,10 +814,7 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
     if (nreads > 1)
         cap /= nreads;
     if (reader >= 0 && f->read_link[reader] >= 0 && cap > 0) {
-        if (f->read_cap[reader] < 0) { /* its first read: the budget's value */
-            f->read_cap[reader] = read_budget(f, reader);
-            sched_link_cap(f->s, f->read_link[reader], f->read_cap[reader]);
-        }
+        read_init(f, reader);
         /* The budget is in MRRS-sized requests: a smaller request uses a
          * whole tag for fewer bytes. */
         nl = add_link(f, nl, f->read_link[reader], (double)nreads * req_per);
@@ -1009,4 +1084,163 @@ int fabric_block_pass(fabric *f, const int *gpu, int n, double bytes, double blo
     if (id < 0)
         err_set(e, ERR_SYSTEM, "out of memory adding a transfer");
     return id;
+}
+
+/* --- rotation quotients (docs/model.md "Bundled steps") ----------------- */
+
+/* What a crossing is, so that hops r and r + p are compared slot by slot. */
+enum { XK_ROUTE, XK_SOCK, XK_HOL, XK_TAGS, XK_BLOCK, XK_MIX, XK_PASS };
+
+/* The engine links one SM leg of op a -> b may cross, in a fixed order, with
+ * their kinds: its route (a read: each socket link's peer-read budget after
+ * it), the sender's posted queue (a write leaving through its own port), the
+ * reader's tag budget, the issuing block's budget and the GPU's budget for
+ * SM traffic with host memory; a superset of what xfer_legs adds. Returns the
+ * count, or -1 if there is no route or more than cap. */
+static int leg_links(const fabric *f, fab_op op, int a, int b, int *out, int8_t *kind, int cap)
+{
+    const int *links;
+    const int8_t *dirs;
+    int h = topo_route(f->t, a, b, &links, &dirs), n = 0, rd = fab_is_read(op);
+#define PUT(x, k) do { if (n == cap) return -1; out[n] = (x); kind[n++] = (k); } while (0)
+    if (h <= 0)
+        return -1;
+    for (int i = 0; i < h; i++) {
+        int id = 2 * links[i] + dirs[i];
+        PUT(id, XK_ROUTE);
+        if (rd && f->sock_link[id] >= 0)
+            PUT(f->sock_link[id], XK_SOCK);
+    }
+    if (!rd && f->hol_link[a] >= 0 && 2 * links[0] + dirs[0] == f->hol_out[a])
+        PUT(f->hol_link[a], XK_HOL);
+    if (rd && f->read_link[b] >= 0)
+        PUT(f->read_link[b], XK_TAGS);
+    int w = leg_block(f, op, a, b), gpu = rd ? b : a;
+    if (w >= 0)
+        PUT(w, XK_BLOCK);
+    if (is_host(f->t, rd ? a : b) && f->host_mix[gpu] >= 0)
+        PUT(f->host_mix[gpu], XK_MIX);
+#undef PUT
+    return n;
+}
+
+/* Does a capacity rule act on engine link l (an uplink's collapse, an
+ * NVLink's saturation) with the parameters and switches now set? */
+static int link_ruled(const fabric *f, int l)
+{
+    if (l >= 2 * f->nlinks_topo)
+        return 0;
+    const topo_params *p = topo_params_get(f->t);
+    int cw = !(f->off & FAB_NO_COLLAPSE_WRITE) && p->arb_collapse_Bps > 0;
+    int cr = !(f->off & FAB_NO_COLLAPSE_READ) && p->arb_collapse_read_Bps > 0;
+    return (f->is_uplink[l] && (cw || cr)) ||
+           (f->is_nvlink[l] && p->nvlink_half_blocks > 0 && !(f->off & FAB_NO_NVLINK_SAT));
+}
+
+/* One hop's crossings, flattened: off[r]..off[r+1] in x[] and k[]. */
+typedef struct xings {
+    int *x, *off;
+    int8_t *k;
+} xings;
+
+static int hop_xings(const fabric *f, const fabric_hop *hops, int n, xings *c)
+{
+    enum { PER = 128 };
+    size_t cap = (size_t)n * PER;
+    c->x = malloc(sizeof(int) * cap);
+    c->k = malloc(cap);
+    c->off = malloc(sizeof(int) * (size_t)(n + 1));
+    if (!c->x || !c->k || !c->off)
+        return -1;
+    int m = 0;
+    for (int r = 0; r < n; r++) {
+        const fabric_hop *h = &hops[r];
+        c->off[r] = m;
+        if (h->nlegs < 1 || h->nlegs > 2)
+            return 0;
+        for (int g = 0; g < h->nlegs; g++) {
+            if (h->op[g] != FAB_WRITE && h->op[g] != FAB_READ)
+                return 0;
+            int k = leg_links(f, h->op[g], h->a[g], h->b[g], c->x + m, c->k + m, PER - 2 - (m - c->off[r]));
+            if (k < 0)
+                return 0;
+            m += k;
+        }
+        if (h->pass_gpu >= 0 && f->cta_st[h->pass_gpu] >= 0) {
+            c->x[m] = f->cta_st[h->pass_gpu];
+            c->k[m++] = XK_PASS;
+        }
+    }
+    c->off[n] = m;
+    return 1;
+}
+
+int fabric_rotation_quotient(fabric *f, const fabric_hop *hops, int n, int p)
+{
+    if (p < 1 || n < 2 || n % p || p >= n)
+        return 0;
+    /* Hop r + p meets the fabric hop r meets, leg by leg. */
+    for (int r = 0; r < n; r++) {
+        const fabric_hop *h0 = &hops[r], *h1 = &hops[(r + p) % n];
+        if (h0->nlegs != h1->nlegs || (h0->pass_gpu < 0) != (h1->pass_gpu < 0))
+            return 0;
+        for (int g = 0; g < h0->nlegs; g++)
+            if (h0->op[g] != h1->op[g] ||
+                !fabric_leg_alike(f, h0->op[g], h0->a[g], h0->b[g], h1->a[g], h1->b[g]))
+                return 0;
+    }
+    xings c = {0};
+    int nl = sched_nlinks(f->s), ok = hop_xings(f, hops, n, &c) > 0, cycle = n / p;
+    int *img = ok ? malloc(sizeof(int) * (size_t)nl * 4) : NULL;
+    int *pre = img ? img + nl : NULL, *rep = img ? img + 2 * nl : NULL, *cnt = img ? img + 3 * nl : NULL;
+    ok = ok && img;
+    for (int i = 0; ok && i < 4 * nl; i++)
+        img[i] = i < 3 * nl ? -1 : 0;
+    /* The rotation on links: the link of crossing j of hop r goes to that of
+     * crossing j of hop r + p; a permutation of the crossed links. */
+    for (int r = 0; ok && r < n; r++) {
+        int r1 = (r + p) % n, m = c.off[r + 1] - c.off[r];
+        ok = c.off[r1 + 1] - c.off[r1] == m;
+        for (int j = 0; ok && j < m; j++) {
+            int x = c.x[c.off[r] + j], y = c.x[c.off[r1] + j];
+            ok = c.k[c.off[r] + j] == c.k[c.off[r1] + j] && (img[x] < 0 || img[x] == y) &&
+                 (pre[y] < 0 || pre[y] == x);
+            img[x] = y;
+            pre[y] = x;
+        }
+    }
+    /* Each orbit of n / p links, named by its first link crossed by hops
+     * 0..p-1; a rule's link carries one crossing of theirs. */
+    for (int r = 0; ok && r < p; r++)
+        for (int j = c.off[r]; ok && j < c.off[r + 1]; j++) {
+            int x = c.x[j];
+            if (rep[x] < 0) {
+                int y = x, len = 0;
+                do {
+                    rep[y] = x;
+                    y = img[y];
+                    len++;
+                } while (y >= 0 && y != x && len <= cycle);
+                ok = y == x && len == cycle;
+            }
+            ok = ok && (++cnt[rep[x]] == 1 || !link_ruled(f, x));
+        }
+    if (ok && !f->qmap)
+        ok = (f->qmap = malloc(sizeof(int) * (size_t)nl)) != NULL;
+    if (ok) {
+        for (int l = 0; l < nl; l++)
+            f->qmap[l] = rep[l] >= 0 ? rep[l] : l;
+        /* A read budget's value is set at its first read: that of each
+         * orbit's named reader before any flow maps onto it. */
+        for (int r = 0; r < p; r++)
+            for (int g = 0; g < hops[r].nlegs; g++)
+                if (hops[r].op[g] == FAB_READ)
+                    read_init(f, hops[r].b[g]);
+        f->quot = 1;
+    }
+    free(img);
+    free(c.x);
+    free(c.k);
+    free(c.off);
+    return ok;
 }

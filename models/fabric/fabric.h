@@ -145,6 +145,23 @@ int fabric_xfer_block(fabric *f, const fabric_leg *legs, int n, const fabric_blo
  * and reader's budget; 0 if not or either has no route. For proofs that
  * hops are images of each other. */
 int fabric_leg_alike(const fabric *f, fab_op op, int a0, int b0, int a1, int b1);
+/* One hop of a symmetric pattern, for fabric_rotation_quotient: its legs
+ * (nlegs 1 or 2, FAB_WRITE or FAB_READ, a -> b each) and the GPU node whose
+ * block store budget a pass after it takes (fabric_block_pass), -1 none. */
+typedef struct fabric_hop {
+    int nlegs;
+    fab_op op[2];
+    int a[2], b[2];
+    int pass_gpu;
+} fabric_hop;
+/* Can hops[0..n-1] run as hops[0..p-1] alone, with the same rates? 1 when
+ * hop (r + p) mod n is hop r's image under a rotation of the links: leg by
+ * leg alike (fabric_leg_alike), the links they cross (budgets included) a
+ * permutation whose orbits all have n / p links, a link with a capacity rule
+ * crossed once per orbit. Then, until fabric_reset, every flow crosses its
+ * links' orbits instead (docs/model.md "Bundled steps"). 0: not (or out of
+ * memory), nothing changed. */
+int fabric_rotation_quotient(fabric *f, const fabric_hop *hops, int n, int p);
 /* A pass of one thread block over bytes of local data on each GPU node of
  * gpu[0..n-1] (NCCL LL's final receive: reading its FIFO lines into the user
  * buffer), as fast as the block's trips allow: one flow over those blocks'

@@ -685,10 +685,10 @@ static void test_read_group_order(void **state)
     /* A reader's interleaved group is bounded by its slowest stream's own
      * read cap, whatever the order of its peers. On the default preset GPU0
      * reads 100 MB from GPU4 (other socket: RTT 2 x 1.315 + 0.2 = 2.83 us,
-     * SM bound 256 x 128 B / 2.83 us = 11.58 GB/s) and from GPU1 (same
-     * switch, 20.1 GB/s): per stream 11.58 / 2 GB/s, so each stream's
-     * 100 MB takes 1e8 x 2 x 2.83e-6 / 32768 = 17.273 ms, plus the 2.83 us
-     * round trip, in either order. */
+     * SM bound with the preset's 768 tags 768 x 128 B / 2.83 us = 34.7
+     * GB/s) and from GPU1 (same switch, 60.3 GB/s): per stream 34.7 / 2
+     * GB/s, so each stream's 100 MB takes 1e8 x 2 x 2.83e-6 / 98304 =
+     * 5.758 ms, plus the 2.83 us round trip, in either order. */
     err e = {0};
     topo *t = NULL;
     assert_int_equal(topo_load("rtxpro6000-8x-pcie5-2s", &t, &e), 0);
@@ -696,7 +696,7 @@ static void test_read_group_order(void **state)
     sched *s = fabric_sched(f);
     int g0 = topo_gpu_node(t, 0), ab[2] = {topo_gpu_node(t, 4), topo_gpu_node(t, 1)};
     int ba[2] = {ab[1], ab[0]};
-    double want = 1e8 * 2 * 2.83e-6 / 32768 + 2.83e-6;
+    double want = 1e8 * 2 * 2.83e-6 / 98304 + 2.83e-6;
     int x = fabric_xfer_group(f, FAB_READ, g0, ab, 2, 1e8, 1, 0, 0, "ab", &e);
     assert_int_equal(sched_run(s, &e), 0);
     NEAR_REL((double)sched_end(s, x) * 1e-12, want, 1e-6);
@@ -957,6 +957,113 @@ static void test_oneshot_graph_barrier(void **state)
     topo_free(t);
 }
 
+/* pcie-8's shape by hand: per socket s a CPU with host memory (10 GB/s each
+ * way), a root port (40 GB/s to the CPU) and two switches of two GPUs, every
+ * PCIe link 40 GB/s, the socket link 40 GB/s; latencies 0. */
+static topo *ring8(void)
+{
+    topo *t = topo_new("ring8");
+    char a[16], b[16], c[16];
+    for (int s = 0; s < 2; s++) {
+        snprintf(a, sizeof a, "cpu%d", s);
+        snprintf(b, sizeof b, "mem%d", s);
+        snprintf(c, sizeof c, "rp%d", s);
+        node(t, a, TOPO_CPU, s, NULL);
+        node(t, b, TOPO_HOSTMEM, s, NULL);
+        add(t, a, b, LINK_MEM, 10 * GB);
+        node(t, c, TOPO_ROOT, s, a);
+        add(t, c, a, LINK_FABRIC, 40 * GB);
+    }
+    add(t, "cpu0", "cpu1", LINK_SOCKET, 40 * GB);
+    for (int w = 0; w < 4; w++) {
+        snprintf(a, sizeof a, "sw%d", w);
+        snprintf(b, sizeof b, "rp%d", w / 2);
+        node(t, a, TOPO_SWITCH, w / 2, b);
+        add(t, a, b, LINK_PCIE, 40 * GB);
+    }
+    for (int g = 0; g < 8; g++) {
+        snprintf(a, sizeof a, "g%d", g);
+        snprintf(b, sizeof b, "sw%d", g / 2);
+        node(t, a, TOPO_GPU, g / 4, b);
+        add(t, a, b, LINK_PCIE, 40 * GB);
+    }
+    topo_params *p = topo_params_mut(t);
+    p->read_tags = 16384;
+    p->read_extra_lat_ps = 0;
+    p->sm_req_bytes = 256;
+    finish(t);
+    return t;
+}
+
+/* Ring hops r -> r+1 of 1 GB, started together: odd hops through the
+ * receiver's host memory (SHM: a write into it, the receiver's read), even
+ * ones P2P writes; ends[r] for r < nrun (the hops run). */
+static void ring8_run(fabric *f, const fabric_hop *h, int nrun, sim_ps *ends)
+{
+    err e = {0};
+    int id[8];
+    for (int r = 0; r < nrun; r++) {
+        id[r] = h[r].nlegs == 1
+                    ? fabric_xfer_channel(f, h[r].a[0], -1, h[r].b[0], 1e9, 1, 0, 0, r, "p2p", &e)
+                    : fabric_xfer_staged(f, FAB_WRITE, h[r].a[0], h[r].b[0], FAB_READ, h[r].b[1],
+                                         1e9, 1, 0, 0, 0, r, "shm", &e);
+        assert_true(id[r] >= 0);
+    }
+    assert_int_equal(sched_run(fabric_sched(f), &e), 0);
+    for (int r = 0; r < nrun; r++)
+        ends[r] = sched_end(fabric_sched(f), id[r]);
+}
+
+/* The quotient of bundled steps (docs/model.md "Bundled steps"). On ring8
+ * hops 1 and 7 write into mem0, hops 3 and 5 into mem1: two flows share each
+ * memory link at 10 GB/s, 5 GB/s each, so an SHM hop takes 0.2 s; a P2P hop
+ * alone at 40 GB/s 0.025 s. Hop r + 4 is hop r's image (p = 4, orbits of 2
+ * links), and run alone on the quotient, hops 0..3 end as in the full run:
+ * hop 3 shares the orbit of mem1's links with hop 1 (without the quotient it
+ * would be alone there: 0.1 s). Refused: p = 2 (hop 1 writes into its own
+ * socket's memory, hop 3 across the socket link: not alike), and a ring of
+ * g0..g3 with every hop through mem0, p = 2: hop r + 2 is hop r's image link
+ * by link, but mem0's links are their own images, an orbit of 1 link where
+ * the full run has 2 streams (the quotient would count one). */
+static void test_rotation_quotient(void **state)
+{
+    (void)state;
+    topo *t = ring8();
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    assert_non_null(f);
+    fabric_hop h[8];
+    for (int r = 0; r < 8; r++) {
+        int src = topo_gpu_node(t, r), dst = topo_gpu_node(t, (r + 1) % 8);
+        int mem = fabric_hostmem_of(f, dst);
+        h[r] = r % 2 ? (fabric_hop){2, {FAB_WRITE, FAB_READ}, {src, mem}, {mem, dst}, dst}
+                     : (fabric_hop){1, {FAB_WRITE, FAB_WRITE}, {src, -1}, {dst, -1}, dst};
+    }
+    sim_ps full[8], quot[4];
+    ring8_run(f, h, 8, full);
+    for (int r = 0; r < 8; r++)
+        NEAR_REL((double)full[r] * 1e-12, r % 2 ? 0.2 : 0.025, 1e-9);
+    fabric_reset(f);
+    assert_int_equal(fabric_rotation_quotient(f, h, 8, 2), 0);
+    assert_int_equal(fabric_rotation_quotient(f, h, 8, 4), 1);
+    ring8_run(f, h, 4, quot);
+    for (int r = 0; r < 4; r++)
+        assert_int_equal(quot[r], full[r]);
+    /* The quotient lasts one run: after a reset hop 3 alone on mem1 again. */
+    fabric_reset(f);
+    ring8_run(f, h, 4, quot);
+    NEAR_REL((double)quot[3] * 1e-12, 0.1, 1e-9);
+    fabric_reset(f);
+    int mem0 = fabric_hostmem_of(f, topo_gpu_node(t, 0));
+    for (int r = 0; r < 4; r++) {
+        int src = topo_gpu_node(t, r), dst = topo_gpu_node(t, (r + 1) % 4);
+        h[r] = (fabric_hop){2, {FAB_WRITE, FAB_READ}, {src, mem0}, {mem0, dst}, dst};
+    }
+    assert_int_equal(fabric_rotation_quotient(f, h, 4, 2), 0);
+    fabric_free(f);
+    topo_free(t);
+}
+
 static void test_mech_parse(void **state)
 {
     (void)state;
@@ -987,9 +1094,10 @@ int main(void)
         cmocka_unit_test(test_cta_blocks),       cmocka_unit_test(test_channel_block),
         cmocka_unit_test(test_kernel_start),     cmocka_unit_test(test_read_group_order),
         cmocka_unit_test(test_breakdown_sums),    cmocka_unit_test(test_oneshot_graph_barrier),
-        cmocka_unit_test(test_mech_parse),        cmocka_unit_test(test_nvlink_saturation),
-        cmocka_unit_test(test_block_pass),        cmocka_unit_test(test_block_ceiling),
-        cmocka_unit_test(test_block_host_trip),        cmocka_unit_test(test_copy_staged),
+        cmocka_unit_test(test_rotation_quotient), cmocka_unit_test(test_mech_parse),
+        cmocka_unit_test(test_nvlink_saturation), cmocka_unit_test(test_block_pass),
+        cmocka_unit_test(test_block_ceiling),     cmocka_unit_test(test_block_host_trip),
+        cmocka_unit_test(test_copy_staged),
         cmocka_unit_test(test_host_blocks),
         cmocka_unit_test(test_host_inflight_and_mixed),
         cmocka_unit_test(test_torch_preds),       cmocka_unit_test(test_torch_issue_flow),

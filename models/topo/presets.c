@@ -147,6 +147,10 @@ static int build_2s(topo *t, err *e)
      * 51.2 GB/s (2- and 4-flow cross-chip reads, 51.1 and 51.3); docs/model.md. */
     topo_params_mut(t)->arb_collapse_read_Bps = 4.5e9;
     topo_params_mut(t)->socket_read_Bps = 51.2e9;
+    /* 10-bit tags: the box's lspci shows the GPUs' DevCtl2 with 10BitTagReq+
+     * (enabled) and the root ports and switch ports 10BitTagComp+: 768 reads
+     * in flight per GPU (PCIe Base spec; facts.md 3.2, docs/model.md). */
+    topo_params_mut(t)->read_tags = 768;
     /* Transaction level: the root ports' ordering turnaround, fitted by
      * `collsim calibrate --engine tlp` to the same-uplink rows (the 2- and
      * 4-flow write collapse; scripts/fit-tlp.sh, docs/model.md): 94.85 +- 2.3
