@@ -136,6 +136,10 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
                        meas_name(m));
     /* The NCCL that ran and its settings (hwcheck's `# nccl:` line and the
      * `--env NAME=VALUE` of its command line) apply to every prediction. */
+    /* collsim's own table adds the host's issue only under --launch
+     * (its `# launch:` line); without it a time is the device's alone. */
+    const char *by = meas_meta(m, "predicted_by"), *launch = meas_meta(m, "launch");
+    int device_only = by && !strncmp(by, "collsim", 7) && !launch;
     for (size_t i = 0; i < meas_ncoll(m); i++) {
         const meas_coll *k = meas_coll_at(m, i);
         coll_req q;
@@ -151,9 +155,11 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
         v->meas = k->time_us;
         /* Measured back to back: an iteration costs at least the host's
          * issue cost of one operation (a launch, or a graph node; for NCCL
-         * the nccl_call_us / nccl_graph_call_us keys when set). */
+         * the nccl_call_us / nccl_graph_call_us keys when set), except in
+         * collsim's own device-time tables. */
         const topo_params *tpp = topo_params_get(t);
-        sim_ps issue = !strcmp(k->impl, "nccl") ? topo_nccl_issue_ps(tpp, q.graph)
+        sim_ps issue = device_only ? 0
+                       : !strcmp(k->impl, "nccl") ? topo_nccl_issue_ps(tpp, q.graph)
                        : q.graph ? tpp->graph_node_ps : tpp->launch_ps;
         v->pred = (double)(res.time_ps > issue ? res.time_ps : issue) * 1e-6;
         char g[48];

@@ -15,6 +15,11 @@
  *                  inside the call; on one rank NCCL's front end ends in one
  *                  cudaMemcpyAsync (its one-rank path), so memcpy-host is that
  *                  copy's own host time for comparison
+ *   fence-sys      one thread's system-scope fence before a release store
+ *                  (a custom kernel's barrier signal) less the release store
+ *                  alone (the latency ping-pong's signal), per signal
+ *   release-sys    that release store less a plain store, per signal: events
+ *                  around one kernel of N signals of each kind
  *   nccl-graph-launch, nccl-graph-node  the same call captured in a graph:
  *                  per launch of a 1-call graph, and per call of a 100-call graph
  * Times are host wall clock (gpu_now_us) around back-to-back loops after a
@@ -236,6 +241,44 @@ static int nccl_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
     return rc;
 }
 
+/* A barrier's signal: one kernel of n signals per mode (plain, release,
+ * fence + release), each timed by events (the second of two runs); the
+ * differences per signal, fence (2 - 1) and release (1 - 0). The kernel's
+ * launch and start cancel out. */
+static int fence_sys(gpu_ctx *g, const opts *o, double *us, double *rel, int *n, err *e)
+{
+    cudaStream_t s = g->stream[0];
+    *n = o->iters * 10 > 10000 ? o->iters * 10 : 10000;
+    unsigned int *flag = NULL;
+    cudaEvent_t a = NULL, b = NULL;
+    double t[3] = {0, 0, 0};
+    cudaError_t c = cudaMalloc((void **)&flag, 256);
+    if (c == cudaSuccess)
+        c = cudaEventCreate(&a);
+    if (c == cudaSuccess)
+        c = cudaEventCreate(&b);
+    for (int mode = 0; mode < 3 && c == cudaSuccess; mode++)
+        for (int rep = 0; rep < 2 && c == cudaSuccess; rep++) {
+            float ms = 0;
+            if ((c = cudaEventRecord(a, s)) == cudaSuccess &&
+                (c = kern_signal_loop(flag, *n, mode, s)) == cudaSuccess &&
+                (c = cudaEventRecord(b, s)) == cudaSuccess &&
+                (c = cudaEventSynchronize(b)) == cudaSuccess &&
+                (c = cudaEventElapsedTime(&ms, a, b)) == cudaSuccess)
+                t[mode] = (double)ms * 1e3;
+        }
+    if (a)
+        cudaEventDestroy(a);
+    if (b)
+        cudaEventDestroy(b);
+    cudaFree(flag);
+    if (c != cudaSuccess)
+        return err_set(e, ERR_SYSTEM, "GPU 0: fence-sys kernel: %s", cudaGetErrorString(c));
+    *us = (t[2] - t[1]) / *n;
+    *rel = (t[1] - t[0]) / *n;
+    return 0;
+}
+
 int launch_measure(gpu_ctx *g, const opts *o, out_file *out, err *e)
 {
     cudaStream_t s = g->stream[0];
@@ -304,6 +347,12 @@ int launch_measure(gpu_ctx *g, const opts *o, out_file *out, err *e)
     int nrtt = 0;
     TRY(host_flag(g, o, &rtt, &nrtt, e));
     row(out, "host-flag", nrtt, rtt);
+
+    double fence = 0, rel = 0;
+    int nfence = 0;
+    TRY(fence_sys(g, o, &fence, &rel, &nfence, e));
+    row(out, "fence-sys", nfence, fence);
+    row(out, "release-sys", nfence, rel);
 
     return nccl_rows(g, o, out, e);
 }

@@ -148,6 +148,12 @@ cudaError_t kern_pingpong(volatile unsigned int *my_flag, volatile unsigned int 
  * stops early if ctl->abort is set (ctl may be NULL). */
 cudaError_t kern_spin(uint64_t duration_ns, int blocks, kern_ctl *ctl, cudaStream_t s);
 
+/* One thread stores 1..n into *flag (device memory): mode 2 a barrier's
+ * signal (__threadfence_system, then st.release.sys), mode 1 the release
+ * store alone (the latency ping-pong's signal), mode 0 a plain volatile
+ * store; differences per store isolate the fence and the release. */
+cudaError_t kern_signal_loop(unsigned int *flag, int n, int mode, cudaStream_t s);
+
 /* An empty kernel of one thread (launch overhead). */
 cudaError_t kern_empty(cudaStream_t s);
 

@@ -88,6 +88,22 @@ __global__ void spin(uint64_t duration_ns, kern_ctl *ctl)
 
 __global__ void empty(void) {}
 
+/* One thread stores 1..n into *flag: mode 2 as a custom kernel's barrier
+ * signals a peer (a system-scope fence, then a release store), mode 1 as the
+ * latency ping-pong signals (the release store alone), mode 0 plain volatile
+ * stores (the loop's own cost, which the caller subtracts). */
+__global__ void signal_loop(volatile unsigned int *flag, int n, int mode)
+{
+    for (int i = 1; i <= n; i++) {
+        if (mode == 2)
+            __threadfence_system();
+        if (mode >= 1)
+            kdev_st_release(flag, (unsigned int)i);
+        else
+            *flag = (unsigned int)i;
+    }
+}
+
 } // namespace
 
 extern "C" cudaError_t kern_copy(void *dst, const void *src, size_t bytes, int blocks,
@@ -139,6 +155,14 @@ extern "C" cudaError_t kern_spin(uint64_t duration_ns, int blocks, kern_ctl *ctl
     if (blocks < 1)
         return cudaErrorInvalidValue;
     spin<<<blocks, 32, 0, s>>>(duration_ns, ctl);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t kern_signal_loop(unsigned int *flag, int n, int mode, cudaStream_t s)
+{
+    if (n < 1 || mode < 0 || mode > 2)
+        return cudaErrorInvalidValue;
+    signal_loop<<<1, 1, 0, s>>>(flag, n, mode);
     return cudaGetLastError();
 }
 

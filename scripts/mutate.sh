@@ -41,12 +41,14 @@ launch|an eager kernel launch costs the issuing CPU half the launch time|traces/
 kernel-start|NCCL's ring kernel start (per protocol) halved|models/coll/coll_ring.c|        if (coll_lane(b, start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING),|        if (coll_lane(b, start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING) / 2,
 hop-latency|every link's latency counts twice on a route|models/topo/route.c|            int64_t nd = tr->dist_ps[u] + l->lat_ps;|            int64_t nd = tr->dist_ps[u] + 2 * l->lat_ps;
 tie-rule|the engine's rounding tie rule: a quotient within FLOWNET_EPS of an integer no longer rounds to it (always up)|sim/flownet.c|    if (fabs(x - r) <= FLOWNET_EPS * x)|    if (fabs(x - r) < 0 * x)
-oneshot-barrier|the custom kernels start without their start barrier|models/coll/coll_oneshot.c|    return cb_barrier(b, start, ready);|    return 0;
+oneshot-barrier|the custom kernels start without their start barrier|models/coll/coll_oneshot.c|    return fenced_barrier(b, start, ready);|    return 0;
 coll-kernel-wait|a collective kernel timed without its wait for the slowest rank (a profile's kernel duration)|traces/replay.c|        sim_ps dur = r->rk[k].lane[s].t - t0;|        sim_ps dur = d;
 serial-loads|a custom kernel's loads from its own memory cost nothing (only the peers' loads are waited for)|models/fabric/fabric.c|        t += local / p->cta_store_Bps;|        t += 0;
 ce-order|PyTorch-issued copies of one GPU no longer wait for its copy engine (they interleave)|models/fabric/flows.c|        if (ce < 0 && (orders & FLOWS_ORDER_CE) && c->src[j] == c->src[i])|        if (ce < 0 && (orders & FLOWS_ORDER_CE) && c->src[j] == c->src[i] && 0)
 dst-order|PyTorch-issued copies into one GPU no longer wait for each other on its stream|models/fabric/flows.c|        if (dst < 0 && dst_wait && c->dst[j] == c->dst[i])|        if (dst < 0 && dst_wait && c->dst[j] == c->dst[i] && 0)
 flow-after|a flow waiting for another starts at once in the transaction-level engine|models/tlp/tlp.c|        f->waiting = f->npred;|        f->waiting = 0;
+barrier-fence|a custom kernel's barrier signal pays no system-scope fence|models/coll/coll_oneshot.c|    if (after_delay(b, ready, topo_params_get(b->t)->fence_sys_ps, "fence"))|    if (after_delay(b, ready, 0, "fence"))
+loop-floor|hwcheck's timed transfer loops cost no host issue (the transfer alone)|validate/points.c|        pred_us[i] = (double)(end > issue ? end : issue) * 1e-6;|        pred_us[i] = (double)end * 1e-6;
 EOF
 )
 

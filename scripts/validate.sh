@@ -11,8 +11,7 @@
 # A set file has `key: value` lines: name (file stem for outputs), title,
 # topo (preset or topology file), fit: FILES [-- ARGS] (what the calibration
 # is fitted to, relative to the set file; ARGS such as --patterns/--sizes go
-# to collsim calibrate), fix: KEYS (parameters the fit keeps at the topology's
-# values, collsim calibrate --fix), one or more check: FILES [-- ARGS] (held-out data,
+# to collsim calibrate), one or more check: FILES [-- ARGS] (held-out data,
 # predicted with the calibration), report: FILES [-- ARGS] (known gaps of the
 # model, explained in note: lines), and plot: yes (an SVG per check/report
 # line), and calib: preset (the topology preset carries this set's fit: the
@@ -153,15 +152,19 @@ for s in $sets; do
     : > "$OUT/plots.md"
     : > "$OUT/xsection.md"
     # shellcheck disable=SC2086
-    fixk=$(key fix "$s")
-    # shellcheck disable=SC2086
-    "$COLLSIM" calibrate $fitf $fitargs ${fixk:+--fix $fixk} --topo "$topo" -o "$calib" --format csv > "$OUT/$name.fit.csv" || {
+    "$COLLSIM" calibrate $fitf $fitargs --topo "$topo" -o "$calib" --format csv > "$OUT/$name.fit.csv" || {
         rc=$?; echo "$s: collsim calibrate failed" >&2; exit $rc; }
     usecal=$(key calib "$s")
     # calib: preset: the preset is the one source of the values; the fit only
     # checks that it still holds them (within the fit's own sd).
     if [ "$usecal" = preset ]; then
         while IFS=$'\t' read -r k st fv sd status; do
+            # a key the fit ran to zero is one the data say is 0: the preset must say so too
+            if [ "${status#kept at 0}" != "$status" ]; then
+                awk -v b="$st" 'BEGIN{exit !(b != 0)}' &&
+                    fail "$name: the preset's $k is $st, the set's fit runs it to 0: update the preset ($topo) or the set"
+                continue
+            fi
             [ "$status" = fitted ] || continue
             awk -v a="$fv" -v b="$st" -v s="$sd" 'BEGIN{d=a-b; d=(d<0?-d:d); exit !(d > s)}' &&
                 fail "$name: the preset's $k is $st, the set's fit gives $fv +- $sd: update the preset ($topo) or the set"
@@ -187,7 +190,8 @@ for s in $sets; do
     echo "|---|---|---|---:|---:|---:|---|---|---|---|---|"
     } >> "$OUT/sections.md"
     idx=0
-    run_check fit $idx "$fit" "$fitargs"
+    # calibrate's own choices (--fix/--fit KEYS) are not validate's options
+    run_check fit $idx "$fit" "$(sed -E 's/--fi[xt] [^ ]+ ?//g' <<< "$fitargs")"
     while IFS= read -r line; do
         idx=$((idx + 1))
         role=check; [ "${line%%:*}" = report ] && role="known gap"

@@ -184,6 +184,14 @@ int cand_build(const topo *t, const pts *p, const calib_nccl *nc_pts, const cand
          tp->copy_setup_ps > 0 ? (double)tp->copy_setup_ps / 1e6 : 1, 0, 1e4,
          pts_has_op(p, MEAS_COPY) || pts_has_op(p, MEAS_COPY_WRITE) ||
              pts_has_op(p, MEAS_COPY_READ), 0},
+        /* The host's issue of a copy: the floor of a timed loop's small
+         * copies (one issue per pair copy, two per bidirectional case). */
+        {"copy_issue_us", (double)tp->copy_issue_ps / 1e6,
+         tp->copy_issue_ps > 0 ? (double)tp->copy_issue_ps / 1e6 : 1, 0, 1e4,
+         pts_has_loop_copies(p) || pts_has_launch(p, "memcpy-host"), 0},
+        {"fence_sys_us", (double)tp->fence_sys_ps / 1e6,
+         tp->fence_sys_ps > 0 ? (double)tp->fence_sys_ps / 1e6 : 0.5, 0, 1e4,
+         pts_has_launch(p, "fence-sys"), 0},
         {"read_tags", tp->read_tags, tp->read_tags, 1, 16384,
          pts_has_op(p, MEAS_READ) || pts_has_op(p, MEAS_COPY) || pts_has_op(p, MEAS_COPY_READ),
          0},

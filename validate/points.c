@@ -2,9 +2,10 @@
  * must share op and size, as in `collsim flows`); a case contributes one
  * point per flow row with a measured time, or, when only the total was
  * published, one point for the whole case (the time its last flow ends).
- * Launch rows map onto launch_ps (`launch`) and graph_node_ps
- * (`graph-node`); other launch rows (graph-launch, sync) have no model
- * parameter and are left out. */
+ * Launch rows map onto launch_ps (`launch`), graph_node_ps (`graph-node`),
+ * copy_issue_ps (`memcpy-host`) and fence_sys_ps (`fence-sys`); other
+ * launch rows (graph-launch, sync, ...) have no model parameter and are
+ * left out. */
 #include "validate/points.h"
 
 #include <math.h>
@@ -18,6 +19,11 @@
 
 typedef struct pcase {
     flows_case fc;
+    /* hwcheck times a case as a loop: per iteration one host thread issues
+     * every flow's operation (bw_case), so an iteration costs at least
+     * nkernels launches and ncopies copy issues (docs/model.md, "Timed
+     * loops"); 0, 0 for other sources and for the latency ping-pong. */
+    int nkernels, ncopies;
 } pcase;
 
 struct pts {
@@ -26,7 +32,8 @@ struct pts {
     pcase *cs;
     int ncs, capcs;
     unsigned ops;          /* bit per meas_op */
-    int launch, graph_node, host;
+    int loop_copies;       /* a timed loop issues copies (copy_issue_ps applies) */
+    int launch, graph_node, memcpy_host, fence_sys, host;
     unsigned char *used;   /* per link of the build topology */
     int nlinks;
     char *labels;          /* one block of label strings */
@@ -202,7 +209,9 @@ static int build_set(pts *p, const meas_set *m, const topo *t, const pts_filter 
         }
         int ci = p->ncs++;
         flows_case *fc = &p->cs[ci].fc;
-        memset(fc, 0, sizeof *fc);
+        memset(&p->cs[ci], 0, sizeof p->cs[ci]);
+        const char *cmd = meas_meta(m, "command");
+        int loop = cmd && !strncmp(cmd, "hwcheck ", 8) && strcmp(first->pattern, "latency");
         fc->pattern = first->pattern;
         /* hwcheck records its copy kernels' grid: "36 x 512 threads ..."; the
          * default (one block per SM) is taken as enough for the links. */
@@ -239,9 +248,14 @@ static int build_set(pts *p, const meas_set *m, const topo *t, const pts_filter 
             if (flows_case_add(fc, src, dst))
                 return err_set(e, ERR_SYSTEM, "out of memory");
             p->host |= MEAS_IS_HOST(x->src) || MEAS_IS_HOST(x->dst);
+            if (loop && (x->op == MEAS_WRITE || x->op == MEAS_READ))
+                p->cs[ci].nkernels++;
+            else if (loop)
+                p->cs[ci].ncopies++;
             mark_route(p, t, src, dst);
             timed += !isnan(x->time_us);
         }
+        p->loop_copies |= p->cs[ci].ncopies > 0;
         char lab[96], s1[16], s2[16];
         for (size_t k = i; k < j; k++) {
             const meas_xfer *x = meas_xfer_at(m, k);
@@ -281,7 +295,9 @@ static int build_launch(pts *p, const meas_set *m, err *e)
     for (size_t i = 0; i < meas_nlaunch(m); i++) {
         const meas_launch *l = meas_launch_at(m, i);
         int launch = !strcmp(l->what, "launch"), node = !strcmp(l->what, "graph-node");
-        if (!launch && !node)
+        int copy = !strcmp(l->what, "memcpy-host");   /* the host time of one copy's issue */
+        int fence = !strcmp(l->what, "fence-sys");    /* a barrier signal's fence */
+        if (!launch && !node && !copy && !fence)
             continue;
         pts_point *pt = add_point(p, e);
         if (!pt)
@@ -289,10 +305,12 @@ static int build_launch(pts *p, const meas_set *m, err *e)
         size_t off = add_label(p, l->what, e);
         if (off == (size_t)-1)
             return ERR_SYSTEM;
-        *pt = (pts_point){m, l->line, -1, launch ? 0 : 1, l->time_us,
+        *pt = (pts_point){m, l->line, -1, launch ? 0 : node ? 1 : copy ? 2 : 3, l->time_us,
                           (const char *)(uintptr_t)off};
         p->launch |= launch;
         p->graph_node |= node;
+        p->memcpy_host |= copy;
+        p->fence_sys |= fence;
     }
     return 0;
 }
@@ -347,9 +365,14 @@ const pts_point *pts_at(const pts *p, size_t i)
 int pts_has_op(const pts *p, meas_op op) { return (p->ops >> op) & 1; }
 int pts_has_launch(const pts *p, const char *what)
 {
-    return !strcmp(what, "launch") ? p->launch : !strcmp(what, "graph-node") ? p->graph_node : 0;
+    return !strcmp(what, "launch")        ? p->launch
+           : !strcmp(what, "graph-node")  ? p->graph_node
+           : !strcmp(what, "memcpy-host") ? p->memcpy_host
+           : !strcmp(what, "fence-sys")   ? p->fence_sys
+                                          : 0;
 }
 int pts_has_host(const pts *p) { return p->host; }
+int pts_has_loop_copies(const pts *p) { return p->loop_copies; }
 int pts_link_used(const pts *p, int link) { return link >= 0 && link < p->nlinks && p->used[link]; }
 
 /* Every point on the flow engine (window_ps < 0) or the transaction-level
@@ -369,7 +392,19 @@ static int predict(const pts *p, const topo *t, int64_t window_ps, double *pred_
         const pts_point *x = &p->pt[i];
         if (x->case_no < 0) {
             const topo_params *tp = topo_params_get(t);
-            pred_us[i] = (double)(x->flow == 0 ? tp->launch_ps : tp->graph_node_ps) * 1e-6;
+            const sim_ps by_kind[] = {tp->launch_ps, tp->graph_node_ps, tp->copy_issue_ps,
+                                      tp->fence_sys_ps};
+            static const char *const key[] = {"launch_us", "graph_node_us", "copy_issue_us",
+                                              "fence_sys_us"};
+            sim_ps v = by_kind[x->flow];
+            if (v <= 0) {   /* 0 is "not known" (topo.h): no prediction to compare */
+                rc = err_at(e, meas_name(x->set), x->line,
+                            "the topology does not know %s (0), which this row measures: fit "
+                            "it too (--fit ...,%s) or leave the row out",
+                            key[x->flow], key[x->flow]);
+                break;
+            }
+            pred_us[i] = (double)v * 1e-6;
             continue;
         }
         if (window_ps < 0 ? !f && !(f = fabric_new(t, e)) : !tn && !(tn = tlp_new(t, e))) {
@@ -390,7 +425,11 @@ static int predict(const pts *p, const topo *t, int64_t window_ps, double *pred_
             for (int k = 0; k < fc->n; k++)
                 end = times[k] > end ? times[k] : end;
         }
-        pred_us[i] = (double)end * 1e-6;
+        /* A timed loop's iteration: at least its host issues. */
+        const topo_params *tp = topo_params_get(t);
+        sim_ps issue = p->cs[x->case_no].nkernels * tp->launch_ps +
+                       p->cs[x->case_no].ncopies * tp->copy_issue_ps;
+        pred_us[i] = (double)(end > issue ? end : issue) * 1e-6;
     }
     fabric_free(f);
     tlp_free(tn);

@@ -17,7 +17,9 @@ typedef struct pts_point {
     const meas_set *set;
     long line;           /* the row it came from */
     int case_no;         /* index into the cases; -1 for a launch point */
-    int flow;            /* flow within the case; -1 = the whole case */
+    int flow;            /* flow within the case; -1 = the whole case; for a launch
+                            point 0 launch, 1 graph-node, 2 memcpy-host,
+                            3 fence-sys */
     double meas_us;      /* measured time */
     const char *label;   /* "pair 0>4", "same-uplink (2 flows)", "launch" */
 } pts_point;
@@ -52,10 +54,16 @@ const pts_point *pts_at(const pts *p, size_t i);
 int pts_has_op(const pts *p, meas_op op);
 int pts_has_launch(const pts *p, const char *what);
 int pts_has_host(const pts *p);
+/* Whether a timed loop (an hwcheck transfer case) issues copies: its
+ * iterations cost at least one copy_issue_ps per copy. */
+int pts_has_loop_copies(const pts *p);
 /* Bit i set if link i of t is on the route of some measured flow. */
 int pts_link_used(const pts *p, int link);
 /* Predicted time of every point on t (same node ids as at build):
- * pred_us[pts_count]. Errors from the simulation. */
+ * pred_us[pts_count]. A case hwcheck timed as a loop (every pattern but
+ * latency) costs at least the host issue of each of its operations per
+ * iteration: launch_ps per copy kernel, copy_issue_ps per copy (one host
+ * thread issues them all, xfer.c bw_case). Errors from the simulation. */
 int pts_predict(const pts *p, const topo *t, double *pred_us, err *e);
 /* The same with the transfer cases on the transaction-level engine
  * (models/tlp; window_ps as tlp_run). ERR_USAGE for a case it cannot run. */

@@ -11,6 +11,7 @@
 
 #include "validate/points.h"
 #include "tests/unit/meas_text.h"
+#include "tests/unit/near.h"
 
 static const char text[] =
     "# format: collsim-meas 1\n# kind: p2p\n"
@@ -115,11 +116,65 @@ static void test_errors(void **state)
     topo_free(t);
 }
 
+/* hwcheck's timed loops: per iteration one host thread issues every flow's
+ * kernel or copy, so a row costs at least its case's issues; other sources
+ * and the latency ping-pong do not. */
+#define LOOP_ROWS                                                              \
+    "case,pattern,op,flow,src,dst,bytes,time_us,bw_GBps\n"                    \
+    "0,pair,copy,0,0,1,4096,2.05,2.0\n"                                       \
+    "1,bidir,copy,0,0,1,4096,3.86,1.06\n"                                     \
+    "1,bidir,copy,1,1,0,4096,3.93,1.04\n"                                     \
+    "2,bidir,write,0,0,1,4096,7.14,0.57\n"                                    \
+    "2,bidir,write,1,1,0,4096,7.27,0.56\n"                                    \
+    "3,latency,write,0,0,1,4,0.6,0.0067\n"
+static const char loops[] =
+    "# format: collsim-meas 1\n# kind: p2p\n# command: hwcheck p2p -b 4K -e 4K\n" LOOP_ROWS;
+static const char not_loops[] = "# format: collsim-meas 1\n# kind: p2p\n" LOOP_ROWS;
+
+static void test_loop_floor(void **state)
+{
+    (void)state;
+    topo *t;
+    err e = {0};
+    assert_int_equal(topo_load("h200-2x", &t, &e), 0);
+    topo_params *tp = topo_params_mut(t);
+    tp->copy_issue_ps = 10000000;   /* 10 us a copy, 20 us a launch: far above */
+    tp->launch_ps = 20000000;       /* any 4 KiB transfer on NVLink */
+    double pred[6];
+    meas_set *m = meas_text("loops.csv", loops);
+    pts *p;
+    assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), 0);
+    assert_int_equal(pts_count(p), 6);
+    assert_int_equal(pts_predict(p, t, pred, &e), 0);
+    /* pair copy: 1 issue = 10 us; bidir copies: 2 = 20 us; bidir kernels:
+     * 2 launches = 40 us; latency: no floor, the flag's one-way latency
+     * (well under 10 us). */
+    NEAR(pred[0], 10.0, 1e-9);
+    NEAR(pred[1], 20.0, 1e-9);
+    NEAR(pred[2], 20.0, 1e-9);
+    NEAR(pred[3], 40.0, 1e-9);
+    NEAR(pred[4], 40.0, 1e-9);
+    assert_true(pred[5] < 5.0);
+    pts_free(p);
+    meas_free(m);
+    /* The same rows from another source (no hwcheck command line): the
+     * transfers alone, every one under 10 us. */
+    m = meas_text("other.csv", not_loops);
+    assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), 0);
+    assert_int_equal(pts_predict(p, t, pred, &e), 0);
+    for (int i = 0; i < 6; i++)
+        assert_true(pred[i] < 10.0);
+    pts_free(p);
+    meas_free(m);
+    topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_points),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_loop_floor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

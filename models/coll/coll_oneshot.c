@@ -88,15 +88,26 @@ static int after_delay(coll_build *b, int *v, sim_ps dur_ps, const char *label)
     return 0;
 }
 
+/* A flag barrier as the kernels signal it: each rank's system-scope fence
+ * (fence_sys_ps, hwcheck launch's fence-sys: what the fence adds to the
+ * release store the link latency was measured with), then its flags. */
+static int fenced_barrier(coll_build *b, int *ready, int *done)
+{
+    if (after_delay(b, ready, topo_params_get(b->t)->fence_sys_ps, "fence"))
+        return -1;
+    return cb_barrier(b, ready, done);
+}
+
 /* The end of a phase: a flag barrier, then for push kernels a local reduce
  * of m buffers of bytes. After writes (push) the barrier's system fence
- * first waits for their acknowledgements: one write latency back. */
+ * first waits for their acknowledgements: one write latency back, then its
+ * own cost. */
 static int settle(coll_build *b, int push, int *xs, int *out, int m, double bytes)
 {
     if (push && after_delay(b, xs, fabric_lat_ps(b->f, FAB_WRITE, b->node[1 % b->n], b->node[0]),
                             "fence"))
         return -1;
-    if (cb_barrier(b, xs, out))
+    if (fenced_barrier(b, xs, out))
         return -1;
     return push && m ? after_delay(b, out, local_pass_ps(b, m, bytes), "reduce") : 0;
 }
@@ -119,7 +130,7 @@ static int begin(coll_build *b, int *start, int *ready)
     for (int r = 0; r < b->n; r++)
         if (coll_lane(b, start[r] = cb_delay(b, r, base, "kernel"), CL_KERNEL, CL_NONE, 0) < 0)
             return -1;
-    return cb_barrier(b, start, ready);
+    return fenced_barrier(b, start, ready);
 }
 
 /* The custom kernels' phases as the run reaches them (sched_generate): each

@@ -267,6 +267,24 @@ static void test_twoshot_and_push(void **state)
     topo_free(t);
 }
 
+static void test_barrier_fence(void **state)
+{
+    (void)state;
+    /* A barrier's signal pays its system-scope fence (fence_sys_ps) before
+     * the flags. Same fabric and sizes as above, fence 0.5 us: the one-shot
+     * pull meets at 2 barriers, 306 + 2 x 0.5 = 307 us; the two-shot pull
+     * at 2 (no barrier after the all-gather), 158 + 1 = 159; the one-shot
+     * push at 2, its second fence after the writes' acknowledgement, 306 + 1
+     * = 307; the two-shot push at 3, 159 + 1.5 = 160.5 us. */
+    topo *t = uniform(4, 4096);
+    topo_params_mut(t)->fence_sys_ps = 500000;
+    NEAR(predict_us(t, ALGO_ONESHOT, PROTO_AUTO, 1000000, 0), 307.0, 0.01);
+    NEAR(predict_us(t, ALGO_TWOSHOT, PROTO_AUTO, 1000000, 0), 159.0, 0.01);
+    NEAR(predict_us(t, ALGO_ONESHOT_PUSH, PROTO_AUTO, 1000000, 0), 307.0, 0.01);
+    NEAR(predict_us(t, ALGO_TWOSHOT_PUSH, PROTO_AUTO, 1000000, 0), 160.5, 0.01);
+    topo_free(t);
+}
+
 static void test_alltoall_push(void **state)
 {
     (void)state;
@@ -875,6 +893,7 @@ int main(void)
         cmocka_unit_test(test_ring_simple),   cmocka_unit_test(test_ring_ll_small),
         cmocka_unit_test(test_ring_channels_share), cmocka_unit_test(test_alltoall_channels), cmocka_unit_test(test_oneshot_pull),
         cmocka_unit_test(test_read_bound),    cmocka_unit_test(test_twoshot_and_push),
+        cmocka_unit_test(test_barrier_fence),
         cmocka_unit_test(test_alltoall_push),
         cmocka_unit_test(test_serial_loads),
         cmocka_unit_test(test_tree_chain),    cmocka_unit_test(test_one_rank),

@@ -1012,6 +1012,9 @@ static void ring8_run(fabric *f, const fabric_hop *h, int nrun, sim_ps *ends)
     assert_int_equal(sched_run(fabric_sched(f), &e), 0);
     for (int r = 0; r < nrun; r++)
         ends[r] = sched_end(fabric_sched(f), id[r]);
+    /* Every flow crosses an uplink (SHM hops) or none: once all have ended
+     * the fabric holds no record of theirs, quotient or not. */
+    assert_int_equal(fabric_live_groups(f), 0);
 }
 
 /* The quotient of bundled steps (docs/model.md "Bundled steps"). On ring8

@@ -260,24 +260,18 @@ static int build_h200_8x(topo *t, err *e) { return build_hgx(t, 8, e); }
  * (micro/inflight/: 1.52 GB/s at 2 KiB to 39.0 at 64 KiB, 48.3 at 128 KiB;
  * the fabric scales cta_load_host by them). Loads and stores at once (the
  * inflight/ files' h2d-d2h rows at 256 MiB where each kernel alone fills the
- * link, 14 rows): 79.0 GB/s together, the median (66.2 - 79.6). */
+ * link, 14 rows): 79.0 GB/s together, the median (66.2 - 79.6). A barrier's
+ * signal, a system-scope fence before the release store, costs 0.495 us more
+ * than the release store alone (micro/fence/launch-r{1,2,3}.csv, hwcheck
+ * launch's fence-sys row: 0.502, 0.492, 0.492; the release store over a plain
+ * one 0.44): a device-side cost of the GPU, taken for both H200 presets. */
 static void h200_host_blocks(topo *t)
 {
     topo_params *p = topo_params_mut(t);
     p->cta_load_host_Bps = 6.07e9;
     p->cta_store_host_Bps = 19.8e9;
     p->host_sm_mixed_Bps = 79.0e9;
-    /* A block's ceiling at any depth (micro/local/, 256 MiB, one block of
-     * 512 threads: 20.1, 37.0, 48.7, 48.9 GB/s for U = 1, 2, 4, 8; 1024
-     * threads 48.2-49.0 from U = 2): 48.9 copying inside the GPU; storing
-     * into host memory (micro/inflight/ d2h rows, U = 4, 8; 256 and 1024
-     * threads at U = 8: 42.0-42.2): 42.1, taken for a peer too. */
-    p->cta_ceil_Bps = 48.9e9;
-    p->cta_ceil_far_Bps = 42.1e9;
-    /* Loads that hit L2 (micro/local/, one block of 512 threads, U = 1,
-     * 4 MiB copied: 8 MiB in L2): 40.31 GB/s against 20.12 from HBM (256
-     * MiB); 128 and 256 threads: 10.81 / 5.18, 20.82 / 10.33: 2.0. */
-    p->l2_load_speedup = 2.0;
+    p->fence_sys_ps = 495000;
 }
 
 static int build_h200_1x(topo *t, err *e)
@@ -304,9 +298,12 @@ static int build_h200_1x(topo *t, err *e)
  * flows.csv, launch.csv, host.csv and blocks/p2p-{read,write}-b{1..16}.csv
  * (point-to-point files only; the set h200-2x.set re-fits them,
  * docs/validation.md): NVLink 379.4 +- 10 GB/s per direction and 578.3 +- 25
- * ns per hop, PCIe 51.5 +- 1.9 GB/s and 911 +- 47 ns, copy setup 1.67 us, a
- * kernel's own start and end (kernel_base) 3.59 +- 0.17 us, launch 3.16 us,
- * graph node 0.501 us, one block of 512 threads stores 19.13 +- 1.0 GB/s and
+ * ns per hop, PCIe 51.5 +- 1.9 GB/s and 515 +- 79 ns, copy setup 1.67 us, a
+ * copy's host issue 1.941 +- 0.05 us and a kernel's own start and end
+ * (kernel_base) 2.408 +- 0.11 us (hwcheck's transfer loops cost at least
+ * their issues: docs/model.md "Timed loops"), launch 3.16 us (launch.csv
+ * alone: the set fits with it fixed), graph node 0.501 us, one block of
+ * 512 threads stores 19.13 +- 1.0 GB/s and
  * loads 7.70 +- 0.32 GB/s into / from the peer. NCCL's fixed costs are the
  * set's fit of the Ring-forced rows that isolate them (one channel, at most
  * 64 KiB; docs/model.md "Protocol constants and NCCL's fixed costs"): kernel
@@ -326,7 +323,9 @@ static int build_h200_2x(topo *t, err *e)
     p->launch_ps = 3160000;
     p->graph_node_ps = 501000;
     p->copy_setup_ps = 1669000;
-    p->kernel_base_ps = 3590000;
+    p->copy_issue_ps = 1941000;
+    p->read_extra_lat_ps = 0;   /* the fit runs the completer turnaround to 0 */
+    p->kernel_base_ps = 2408000;
     p->cta_store_Bps = 19.13e9;
     p->cta_load_Bps = 7.698e9;
     p->nccl_start_ps[TOPO_NCCL_LL] = 4657000;
@@ -349,7 +348,7 @@ static int build_h200_2x(topo *t, err *e)
         link(&b, n1, "cpu0", LINK_FABRIC, 0, 100.0, ROOT_NS);
         nm(n2, "gpu", g);
         node(&b, n2, TOPO_GPU, 0, n1);
-        link(&b, n2, n1, LINK_PCIE, 0, 51.54, 910.9);
+        link(&b, n2, n1, LINK_PCIE, 0, 51.54, 515.2);
         link(&b, n2, "nvs0", LINK_NVLINK, 18, 379.4, 578.3);
     }
     return b.rc;

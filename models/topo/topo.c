@@ -53,6 +53,8 @@ static void default_params(topo_params *p)
     p->kernel_base_ps = 2000000;
     p->gpu_mem_Bps = 1792e9;
     p->copy_setup_ps = 0; /* uncalibrated: set by collsim calibrate from copies */
+    p->copy_issue_ps = 0; /* uncalibrated: set by collsim calibrate from timed loops */
+    p->fence_sys_ps = 0;  /* uncalibrated: hwcheck launch's fence-sys row */
     p->gpu_sm = 0;
     p->cpu = CPU_UNKNOWN;
     p->nvlink_half_blocks = 0;

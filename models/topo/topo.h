@@ -109,6 +109,12 @@ typedef struct topo_params {
     double gpu_mem_Bps;            /* GPU memory bandwidth (local reduces) */
     int64_t copy_setup_ps;         /* fixed cost of one copy-engine transfer
                                       (cudaMemcpyAsync: engine start, completion) */
+    int64_t fence_sys_ps;          /* a system-scope fence before a release store
+                                      (a custom kernel's barrier signal) beyond
+                                      the release store alone; 0 = not known */
+    int64_t copy_issue_ps;         /* host cost of issuing one cudaMemcpyAsync: a
+                                      timed loop's floor per copy, as launch_ps is
+                                      per kernel; 0 = not known (no floor) */
     int gpu_sm;                    /* GPUs' compute capability x10 (120 = 12.0);
                                       0 = unknown (NCCL emulation assumes 80) */
     topo_cpu cpu;                  /* host CPU family, CPU_UNKNOWN if not given */
