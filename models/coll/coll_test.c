@@ -475,16 +475,16 @@ static void test_cache_and_env(void **state)
  * (the blocks, 64 KiB in flight: 4 x 8 x 6.07 = 194 GB/s). Between 128 and
  * 256 MiB each phase moves 64 MiB more per GPU, in 8 more loops; the
  * latencies hide behind the slices (a slice takes 22 us or more, a
- * delivery 2 x 1.2134 us of writes into host memory + a 2.6268 us poll of
+ * delivery 2 x 0.8177 us of writes into host memory + a 1.6354 us poll of
  * the flag), and each loop adds its 6 slices' steps, 6 x 1.0 us: 64 MiB x
  * (2 / 47.47 + 1 / 39.5) GB/s + 8 x 6 = 2827.4 + 1699.0 + 48.0 = 4574.4 us
  * (fixed costs cancel), tolerance 1%. Without the in-flight scaling
  * (--without host-inflight) a receiver's block loads at the copy kernel's
  * 8 KiB rate, 4 x 6.07 = 24.28 GB/s, which binds the two phases that load,
  * and each of their 4 slices per loop pays its read's round trip, 2 x
- * (910.9 + 202.5 + 100) + 200 = 2626.8 ns (the rate no longer holds it):
- * 64 MiB x (1 / 47.47 + 2 / 24.28) + 8 x (6 + 4 x 2.6268) = 1413.7 +
- * 5527.9 + 132.1 = 7073.7 us, 1%. */
+ * (515.2 + 202.5 + 100) = 1635.4 ns (the preset's read_extra_lat 0; the
+ * rate no longer holds it): 64 MiB x (1 / 47.47 + 2 / 24.28) + 8 x (6 + 4 x
+ * 1.6354) = 1413.7 + 5527.9 + 100.3 = 7041.9 us, 1%. */
 static void test_shm_channel_bound(void **state)
 {
     (void)state;
@@ -494,7 +494,7 @@ static void test_shm_channel_bound(void **state)
     const double link = 51.54e9 / ((128.0 + 24) / 128 / ((256.0 + 24) / 256)), mib64 = 67108864;
     const double want[2] = {mib64 * (2 / link + 2 / 79e9) + 8 * 6 * 1e-6,
                             mib64 * (1 / link + 2 / (4 * 6.07e9)) +
-                                8 * (6 + 4 * 2.6268) * 1e-6};
+                                8 * (6 + 4 * 1.6354) * 1e-6};
     const int off[2] = {0, FAB_NO_HOST_INFLIGHT};
     for (int k = 0; k < 2; k++) {
         coll_ctx *c = coll_ctx_new(t);

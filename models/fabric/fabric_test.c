@@ -624,7 +624,7 @@ static void test_block_ceiling(void **state)
  * 48.56 GB/s a block; the PCIe link down under 128-byte loads, 51.54 /
  * 1.085714 = 47.47 GB/s, binds: 11.87 a channel; a stream's 256 read tags,
  * 256 x 128 B over the round trip, 12.47, do not; the read's round trip L =
- * 2 x (910.9 + 202.5 + 100) + 200 ns = 2.6268 us). The rate holds the round
+ * 2 x (515.2 + 202.5 + 100) ns = 1.6354 us, the preset's read_extra_lat 0). The rate holds the round
  * trip: a step takes max(L, t) with t a block's own time at its rate, so its
  * latency is L - min(L, t):
  * - 1 MiB a channel: t = 1 MiB / 48.56 GB/s = 21.6 us > L: 1 MiB / 11.87;
@@ -641,7 +641,7 @@ static void test_block_host_trip(void **state)
     int g0 = topo_gpu_node(t, 0);
     fabric_leg leg = {FAB_READ, fabric_hostmem_of(f, g0), g0};
     fabric_block blk = {g0, 4, 65536, 1, 0};
-    const double L = 2 * (910.9e-9 + 202.5e-9 + 100e-9) + 200e-9;
+    const double L = 2 * (515.2e-9 + 202.5e-9 + 100e-9);
     const double link = 51.54e9 / ((128.0 + 24) / 128 / ((256.0 + 24) / 256));
     const double bytes[2] = {1048576, 16384};
     for (int i = 0; i < 2; i++) {
