@@ -1,9 +1,11 @@
 #!/bin/bash
 # Behaviour tests as data (tests/cli/*.test). A case is:
-#   $ command line          (run by bash from the repo root; collsim and hwcheck
-#                            name the binaries under test, pngstat the PNG
-#                            checker, $TMP a scratch dir)
-#   ? N                     expected exit code (default 0)
+#   $ command line          (run by bash -o pipefail from the repo root, so a
+#                            failing collsim inside a pipe fails the case;
+#                            collsim and hwcheck name the binaries under test,
+#                            pngstat the PNG checker, $TMP a scratch dir)
+#   ? N                     expected exit code (default 0; of a pipe, its last
+#                            failing command's)
 #   > text                  a line of stdout must contain text (in this order)
 #   ! text                  stderr must contain text
 #   = path                  after the command, this file must exist
@@ -29,7 +31,7 @@ run_case() {
     local out err rc
     out="$TMP/out" err="$TMP/err"
     if [[ "$cmd" == *hwcheck* && -z "$HWCHECK" ]]; then return; fi
-    (cd "$ROOT" && bash -c "$cmd") </dev/null >"$out" 2>"$err"
+    (cd "$ROOT" && bash -o pipefail -c "$cmd") </dev/null >"$out" 2>"$err"
     rc=$?
     local ok=1 why=""
     [ "$rc" = "$code" ] || { ok=0; why="exit $rc, expected $code"; }
