@@ -159,6 +159,8 @@ static int show(const char *name, int routes, report_format fmt, err *e)
     report_meta(r, "arb_collapse_GBps", "%g", p->arb_collapse_Bps / 1e9);
     report_meta(r, "arb_collapse_read_GBps", "%g", p->arb_collapse_read_Bps / 1e9);
     report_meta(r, "socket_read_GBps", "%g", p->socket_read_Bps / 1e9);
+    report_meta(r, "tlp_turn_ns", "%g", (double)p->tlp_turn_ps / 1e3);
+    report_meta(r, "tlp_turn_cpl_ns", "%g", (double)p->tlp_turn_cpl_ps / 1e3);
     report_meta(r, "sm_req_bytes", "%d", p->sm_req_bytes);
     report_meta(r, "cta_store_GBps", "%g", p->cta_store_Bps / 1e9);
     report_meta(r, "cta_load_GBps", "%g", p->cta_load_Bps / 1e9);

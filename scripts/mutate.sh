@@ -27,7 +27,9 @@ ONLY=" $* "
 # NAME | what it breaks | FILE | LINE (exact text, must occur once) | REPLACEMENT
 MUTATIONS=$(cat <<'EOF'
 share|a flow's max-min share counts one flow too many on every shared link|sim/flownet.c|    return l->rem_Bps / max2(l->wfree, FLOWNET_EPS);|    return l->rem_Bps / max2(l->wfree + 1, FLOWNET_EPS);
-read-collapse|the read-completion collapse fires with one destination root port (trigger: two)|models/fabric/fabric.c|    if (cr > 0 && src[1].n >= 2 && root[1].n >= 2 && cr < cap)|    if (cr > 0 && src[1].n >= 2 && root[1].n >= 1 && cr < cap)
+read-collapse|the constant collapse rule (topologies without a turnaround) fires with one destination root port (trigger: two)|models/fabric/fabric.c|        else if (cst[c] > 0 && src[c].n >= 2 && root[c].n >= 2)|        else if (cst[c] > 0 && src[c].n >= 2 && root[c].n >= 1)
+gpu-tags|a GPU's own read tags (a node's tags=) ignored: every GPU takes the topology's read_tags|models/topo/topo.c|    return own > 0 ? own : t->params.read_tags;|    return t->params.read_tags;
+turn-mix|the collapse derived from the turnaround counts every TLP as turning once two GPUs share an uplink (the roots' mix ignored)|models/fabric/fabric.c|            P += (1 - same) / (k * (k - 1));|            P += 1.0 / (k * (k - 1));
 shm-rate|an SHM ring's last receive moves its bytes twice over the host path (half the rate)|models/coll/coll.c|    return fabric_xfer_block(b->f, &leg, 1, &blk, bytes, nccl_proto(b->proto)->wire * weight,|    return fabric_xfer_block(b->f, &leg, 1, &blk, bytes, 2 * nccl_proto(b->proto)->wire * weight,
 shm-order|an SHM ring step's block no longer loads what it received from host memory (the read leg dropped)|models/coll/coll.c|    if (in_shm)|    if (0 && in_shm)
 block-ceiling|a block's stores outside its GPU weigh on its ceiling as those inside (the far ceiling, 42.1 GB/s, ignored)|models/fabric/fabric.c|            cw += per * p->cta_ceil_Bps / p->cta_ceil_far_Bps;|            cw += per;

@@ -2,9 +2,11 @@
 # The flow mode's collapse keys derived from the transaction mode (docs/model.md, "The flow mode
 # against the transaction mode"): each collapse pattern of the reference box is run on the
 # transaction level (`collsim flows --engine tlp`, written as a flows measurement), then
-# `collsim calibrate` fits the flow mode's arb_collapse_GBps (writes) or arb_collapse_read_GBps
-# (reads) to that row alone, and to all the write or read rows together. A per-uplink constant
-# that held for every pattern would come out the same from every row.
+# `collsim calibrate` fits the flow mode's collapse key to that row alone, and to all the write or
+# read rows together: tlp_turn_ns / tlp_turn_cpl_ns where the topology has a turnaround (the flow
+# mode derives each uplink's rate from it, fabric.c fabric_turn_rate), else arb_collapse_GBps /
+# arb_collapse_read_GBps. If the flow mode's rule followed the transaction level on every pattern,
+# every row would give the preset's own value back.
 # Usage: scripts/tlp-derive.sh [PRESET]. COLLSIM names the binary.
 set -eu
 COLLSIM=${COLLSIM:-build/collsim}
@@ -42,10 +44,16 @@ row() { # name op spec
     t=$(grep -v '^#' "$f" | awk -F, '$4 == -1 { print $9 }')
     fl=$("$COLLSIM" flows --topo "$TOPO" --flows "$3" --op "$2" --format csv |
          grep -v '^#' | awk -F, '$4 == -1 { print $9 }')
-    case "$2" in *read) key=arb_collapse_read_GBps ;; *) key=arb_collapse_GBps ;; esac
+    case "$2" in *read) key=$KR ;; *) key=$KW ;; esac
     printf '| %s | %s | %s | %s | %s |\n' "$1" "$2" "$t" "$fl" "$(fit "$f")"
 }
-echo "| row | op | transaction mode GB/s | flow mode GB/s | flow key fitted to it, GB/s |"
+# The keys: the turnaround where the topology has one (topo show prints it).
+if "$COLLSIM" topo show "$TOPO" | grep -q '^# tlp_turn_ns: [1-9]'; then
+    KW=tlp_turn_ns KR=tlp_turn_cpl_ns U=ns
+else
+    KW=arb_collapse_GBps KR=arb_collapse_read_GBps U=GB/s
+fi
+echo "| row | op | transaction mode GB/s | flow mode GB/s | flow key fitted to it, $U |"
 echo "|---|---|---:|---:|---:|"
 row w2 copy-write "0>4,1>6"
 row w4 copy-write "0>4,0>5,1>6,1>7"
@@ -53,7 +61,7 @@ row w16 copy-write "$(a2a 0,1,2,3 4,5,6,7)"
 row w56 copy-write "$(a2a $ALL $ALL)"
 row r16 copy-read "$(a2a 4,5,6,7 0,1,2,3)"
 row r56 copy-read "$(a2a $ALL $ALL)"
-key=arb_collapse_GBps
+key=$KW
 echo "| all writes | copy-write | | | $(fit "$tmp/w2.csv" "$tmp/w4.csv" "$tmp/w16.csv" "$tmp/w56.csv") |"
-key=arb_collapse_read_GBps
+key=$KR
 echo "| all reads | copy-read | | | $(fit "$tmp/r16.csv" "$tmp/r56.csv") |"

@@ -490,6 +490,8 @@ int calib_apply(const calib *c, const topo *t, topo **out, err *e)
         const topo_node *x = topo_node_at(t, i);
         if (topo_add_node(n, x->name, x->kind, x->numa, e) != i)
             rc = e && e->code ? e->code : ERR_SYSTEM;
+        else if (x->read_tags > 0)
+            rc = topo_set_read_tags(n, i, x->read_tags, e);
     }
     for (int i = 0; i < topo_nnodes(t) && !rc; i++)
         if (topo_node_at(t, i)->pci_parent >= 0)

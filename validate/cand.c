@@ -137,6 +137,9 @@ static int add_param(cand *c, int *n, const char *key, double value, double star
  * bandwidths, link latencies, read parameters, collapse, host, launch.
  * Link and time keys have a lower bound of 0 in the fit's sense (a log
  * parameter's floor, where it "runs to zero"), bandwidths a positive one. */
+static int add_turn(const topo *t, const pts *p, const cand_point *info, cand *c, int *n,
+                    int only_on, err *e);
+
 int cand_build(const topo *t, const pts *p, const calib_nccl *nc_pts, const cand_point *info,
                       cand *c, int *n, err *e)
 {
@@ -205,13 +208,16 @@ int cand_build(const topo *t, const pts *p, const calib_nccl *nc_pts, const cand
         {"arb_collapse_GBps", tp->arb_collapse_Bps / 1e9,
          tp->arb_collapse_Bps > 0 ? tp->arb_collapse_Bps / 1e9 : lowest_shared_rate(p, info, 0),
          1e-3, 1e3,
-         tp->arb_collapse_Bps > 0 || (has_switch(t) && lowest_shared_rate(p, info, 0) > 0),
+         !(tp->tlp_turn_ps > 0) &&
+             (tp->arb_collapse_Bps > 0 || (has_switch(t) && lowest_shared_rate(p, info, 0) > 0)),
          !(tp->arb_collapse_Bps > 0)},
         {"arb_collapse_read_GBps", tp->arb_collapse_read_Bps / 1e9,
          tp->arb_collapse_read_Bps > 0 ? tp->arb_collapse_read_Bps / 1e9
                                        : lowest_shared_rate(p, info, 1),
          1e-3, 1e3,
-         tp->arb_collapse_read_Bps > 0 || (has_switch(t) && lowest_shared_rate(p, info, 1) > 0),
+         !(tp->tlp_turn_cpl_ps > 0) &&
+             (tp->arb_collapse_read_Bps > 0 ||
+              (has_switch(t) && lowest_shared_rate(p, info, 1) > 0)),
          !(tp->arb_collapse_read_Bps > 0)},
         {"socket_read_GBps", tp->socket_read_Bps / 1e9, tp->socket_read_Bps / 1e9, 1e-3, 1e5,
          tp->socket_read_Bps > 0, 0},
@@ -242,6 +248,10 @@ int cand_build(const topo *t, const pts *p, const calib_nccl *nc_pts, const cand
         TRY(add_param(c, n, mps[i].key, mps[i].value, mps[i].start, mps[i].lo, mps[i].hi,
                       mps[i].off, e));
     }
+    /* Where the topology has the root ports' turnaround, the flow mode's
+     * collapse follows from it (fabric.c): its candidates, as at the
+     * transaction level. */
+    TRY(add_turn(t, p, info, c, n, 1, e));
     /* NCCL's runtime costs, from the microbenchmarks that isolate them: per
      * protocol measured, its kernel start and step cost; the host cost of a
      * call, eager and in a graph, where such rows were measured (0, "as a
@@ -385,20 +395,35 @@ double cand_refused_value(const cand *q, int why, double solved)
     return q->off ? 0 : q->topo_value;
 }
 
-int cand_build_tlp(const topo *t, const pts *p, const cand_point *info, cand *c, int *n, err *e)
+/* The root ports' turnaround, posted and completions: kept where the
+ * topology has it, else a candidate where the data have the collapse's
+ * pattern (only_on: just the ones the topology has); a key already listed is
+ * not added again. */
+static int add_turn(const topo *t, const pts *p, const cand_point *info, cand *c, int *n,
+                    int only_on, err *e)
 {
     const topo_params *tp = topo_params_get(t);
     int sw = has_switch(t);
     for (int reads = 0; reads < 2; reads++) {
         int64_t v = reads ? tp->tlp_turn_cpl_ps : tp->tlp_turn_ps;
+        const char *key = reads ? "tlp_turn_cpl_ns" : "tlp_turn_ns";
         double low = lowest_shared_rate(p, info, reads);
-        if (!(v > 0) && !(sw && low > 0))
+        if (!(v > 0) && (only_on || !(sw && low > 0)))
+            continue;
+        int have = 0;
+        for (int i = 0; i < *n; i++)
+            have |= !strcmp(c[i].key, key);
+        if (have)
             continue;
         /* Off in the topology: start where every TLP of the lowest shared
          * rate measured would wait the turnaround (MPS bytes per turn). */
         double start = v > 0 ? (double)v / 1e3 : tp->pcie_mps_bytes / low;
-        TRY(add_param(c, n, reads ? "tlp_turn_cpl_ns" : "tlp_turn_ns", (double)v / 1e3, start, 0,
-                      1e6, !(v > 0), e));
+        TRY(add_param(c, n, key, (double)v / 1e3, start, 0, 1e6, !(v > 0), e));
     }
     return 0;
+}
+
+int cand_build_tlp(const topo *t, const pts *p, const cand_point *info, cand *c, int *n, err *e)
+{
+    return add_turn(t, p, info, c, n, 0, e);
 }

@@ -79,7 +79,10 @@ static const figure fig_2s[] = {
  * and pulled by the reader (reads; flows written in the data's direction,
  * 4>0 = GPU0 reads GPU4). Within 20%. */
 static const figure fig_2s_writes[] = {
-    {"0>4,0>6,1>5,1>7", 268435456, 2.7, "collapse test: 4 flows GPU0,1 -> GPU4-7"},
+    /* The pairs of the source's collapse report ('(0,4)+(0,5)+(1,6)+(1,7)',
+     * hardware/collapse-report.md), as rtxpro6000-2s-rw-flows.csv case 6:
+     * each GPU to one root, the two GPUs to two. */
+    {"0>4,0>5,1>6,1>7", 268435456, 2.7, "collapse test: 4 flows GPU0,1 -> GPU4-7"},
     {"0>4,0>6", 268435456, 36.6, "no collapse: same GPU to two root ports"},
     {"0>4,1>5", 268435456, 40.3, "no collapse: same VS to one root port"},
     {"4>0,6>1", 268435456, 51.2, "no collapse: reverse direction"},

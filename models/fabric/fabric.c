@@ -25,6 +25,7 @@ typedef struct upent {
     int cpl;           /* 0: posted write, 1: read completion */
     int src;           /* GPU index injecting the data, -1 host */
     int root;          /* root port node above the data's destination */
+    double lu;         /* link units (payload x TLP weight) of one of its TLPs */
 } upent;
 
 /* A slot of the group table: tag = slot index + 1. Its buffer is kept when
@@ -101,19 +102,97 @@ static void two_add(two *d, int v)
     }
 }
 
+/* The streams of one TLP class on an uplink, by requester and root. */
+enum { TURN_MAX = 64 };
+typedef struct turn_mix {
+    int n;
+    int src[TURN_MAX], root[TURN_MAX];
+    double cnt[TURN_MAX], lu[TURN_MAX];
+} turn_mix;
+
+static void mix_add(turn_mix *m, const upent *u)
+{
+    for (int i = 0; i < m->n; i++)
+        if (m->src[i] == u->src && m->root[i] == u->root) {
+            m->cnt[i] += 1;
+            m->lu[i] += u->lu;
+            return;
+        }
+    if (m->n == TURN_MAX)  /* beyond: the pattern is set by the first ones */
+        return;
+    m->src[m->n] = u->src;
+    m->root[m->n] = u->root;
+    m->cnt[m->n] = 1;
+    m->lu[m->n++] = u->lu;
+}
+
+/* The uplink's rate under the root ports' ordering turnaround, the
+ * transaction level's collapse mechanism in fluid form (docs/model.md "The
+ * collapse from the turnaround"): requesters alternate TLP by TLP (round
+ * robin at the switch's egress), each spreading its TLPs evenly over its
+ * streams; a TLP whose requester and destination root both differ from the
+ * previous one's starts turn_ps after it, any other one after the previous
+ * one's serialization. P = the mean over ordered pairs of distinct
+ * requesters (i, j) of 1 - sum_r f_i(r) f_j(r), and the rate is the mean TLP
+ * over (1 - P) t_ser + P max(turn, t_ser). */
+double fabric_turn_rate(const int *src, const int *root, const double *cnt, const double *lu,
+                        int n, double nominal_Bps, double turn_ps)
+{
+    int rq[TURN_MAX], k = 0;
+    double tot[TURN_MAX], lus[TURN_MAX];
+    for (int a = 0; a < n; a++) {
+        int i = 0;
+        while (i < k && rq[i] != src[a])
+            i++;
+        if (i == k) {
+            rq[k] = src[a];
+            tot[k] = lus[k] = 0;
+            k++;
+        }
+        tot[i] += cnt[a];
+        lus[i] += lu[a];
+    }
+    if (k < 2 || !(turn_ps > 0) || !(nominal_Bps > 0))
+        return nominal_Bps;
+    double P = 0, mlu = 0;
+    for (int i = 0; i < k; i++) {
+        mlu += lus[i] / tot[i] / k;
+        for (int j = 0; j < k; j++) {
+            if (i == j)
+                continue;
+            double same = 0;
+            for (int a = 0; a < n; a++)
+                for (int b = 0; b < n; b++)
+                    if (src[a] == rq[i] && src[b] == rq[j] && root[a] == root[b])
+                        same += cnt[a] / tot[i] * cnt[b] / tot[j];
+            P += (1 - same) / (k * (k - 1));
+        }
+    }
+    double ser = mlu / nominal_Bps, turn = turn_ps * 1e-12;
+    double per = (1 - P) * ser + P * (turn > ser ? turn : ser);
+    return per > 0 && mlu / per < nominal_Bps ? mlu / per : nominal_Bps;
+}
+
 static double collapse_rule(void *ctx, int link, const uint32_t *tags, int ntags,
                             double nominal_Bps)
 {
     const fabric *f = ctx;
     const topo_params *p = topo_params_get(f->t);
-    double cw = f->off & FAB_NO_COLLAPSE_WRITE ? 0 : p->arb_collapse_Bps;
-    double cr = f->off & FAB_NO_COLLAPSE_READ ? 0 : p->arb_collapse_read_Bps;
-    if ((cw <= 0 && cr <= 0) || ntags < 1)
+    /* Per class (posted writes, read completions): the turnaround where the
+     * topology has one (the collapse follows from it and the uplink's mix;
+     * both engines share the parameter), else the constant rate. */
+    int64_t turn[2] = {f->off & FAB_NO_COLLAPSE_WRITE ? 0 : p->tlp_turn_ps,
+                       f->off & FAB_NO_COLLAPSE_READ ? 0 : p->tlp_turn_cpl_ps};
+    double cst[2] = {f->off & FAB_NO_COLLAPSE_WRITE ? 0 : p->arb_collapse_Bps,
+                     f->off & FAB_NO_COLLAPSE_READ ? 0 : p->arb_collapse_read_Bps};
+    if ((turn[0] <= 0 && turn[1] <= 0 && cst[0] <= 0 && cst[1] <= 0) || ntags < 1)
         return nominal_Bps;
-    /* Trigger (docs/model.md): >= 2 distinct GPUs injecting on this uplink
-     * and their data heading to >= 2 distinct root ports; posted writes and
-     * read completions are counted apart, each with its own rate. */
+    /* Trigger of the constant rule (docs/model.md): >= 2 distinct GPUs
+     * injecting on this uplink and their data heading to >= 2 distinct root
+     * ports; posted writes and read completions are counted apart. */
     two src[2] = {{0, 0}, {0, 0}}, root[2] = {{0, 0}, {0, 0}};
+    turn_mix m[2];
+    m[0].n = m[1].n = 0;
     for (int i = 0; i < ntags; i++) {
         if (tags[i] == 0 || tags[i] > (uint32_t)f->ngroups)
             continue;
@@ -125,13 +204,21 @@ static double collapse_rule(void *ctx, int link, const uint32_t *tags, int ntags
                 continue;
             two_add(&src[u->cpl], u->src);
             two_add(&root[u->cpl], u->root);
+            if (turn[u->cpl] > 0)
+                mix_add(&m[u->cpl], u);
         }
     }
     double cap = nominal_Bps;
-    if (cw > 0 && src[0].n >= 2 && root[0].n >= 2 && cw < cap)
-        cap = cw;
-    if (cr > 0 && src[1].n >= 2 && root[1].n >= 2 && cr < cap)
-        cap = cr;
+    for (int c = 0; c < 2; c++) {
+        double r = nominal_Bps;
+        if (turn[c] > 0)
+            r = fabric_turn_rate(m[c].src, m[c].root, m[c].cnt, m[c].lu, m[c].n, nominal_Bps,
+                                 (double)turn[c]);
+        else if (cst[c] > 0 && src[c].n >= 2 && root[c].n >= 2)
+            r = cst[c];
+        if (r < cap)
+            cap = r;
+    }
     return cap;
 }
 
@@ -250,20 +337,21 @@ double fabric_tlp_weight(const fabric *f, fab_op op)
     return ((pay + o) / pay) / ((mps + o) / mps);
 }
 
-/* The read bound given whether the route crosses PCIe and its round trip. */
-static double read_cap(const fabric *f, fab_op op, int pcie, sim_ps rtt)
+/* The read bound of reader given whether the route crosses PCIe and its
+ * round trip: its tags (its own or the topology's) x request / RTT. */
+static double read_cap(const fabric *f, fab_op op, int reader, int pcie, sim_ps rtt)
 {
-    const topo_params *p = topo_params_get(f->t);
-    if (!pcie || p->read_tags <= 0 || rtt <= 0)
+    int tags = topo_read_tags(f->t, reader);
+    if (!pcie || tags <= 0 || rtt <= 0)
         return 0;
-    return (double)p->read_tags * req_bytes(f, op) / ((double)rtt * 1e-12);
+    return (double)tags * req_bytes(f, op) / ((double)rtt * 1e-12);
 }
 
 double fabric_read_cap_Bps(const fabric *f, fab_op op, int reader, int target)
 {
     if (!route_has_pcie(f->t, target, reader))
         return 0;
-    return read_cap(f, op, 1, fabric_lat_ps(f, FAB_READ, target, reader));
+    return read_cap(f, op, reader, 1, fabric_lat_ps(f, FAB_READ, target, reader));
 }
 
 void fabric_disable(fabric *f, int off) { f->off = off; }
@@ -332,10 +420,11 @@ static double read_budget(const fabric *f, int n)
 {
     const topo_params *p = topo_params_get(f->t);
     int64_t one = topo_nearest_host_lat_ps(f->t, n);
-    if (one < 0 || p->read_tags <= 0)
+    int tags = topo_read_tags(f->t, n);
+    if (one < 0 || tags <= 0)
         return 0;
     double rtt = 2.0 * (double)one + (double)p->read_extra_lat_ps;
-    return rtt > 0 ? (double)p->read_tags * p->pcie_mrrs_bytes / (rtt * 1e-12) : 0;
+    return rtt > 0 ? (double)tags * p->pcie_mrrs_bytes / (rtt * 1e-12) : 0;
 }
 
 /* buf = a sep b, cut at n - 1 bytes as snprintf would: every link has a
@@ -380,7 +469,7 @@ static void link_parts(const topo *t, int pcie, int *part)
 static int reads_host_over_pcie(const fabric *f, int *const part[2], int n, int m)
 {
     const topo_params *p = topo_params_get(f->t);
-    if (part[0][n] == part[0][m] && part[1][n] != part[1][m] && p->read_tags > 0 &&
+    if (part[0][n] == part[0][m] && part[1][n] != part[1][m] && topo_read_tags(f->t, n) > 0 &&
         p->read_extra_lat_ps > 0 && p->pcie_mrrs_bytes > 0)
         return 1;
     return fabric_read_cap_Bps(f, FAB_CE_READ, n, m) > 0;
@@ -710,6 +799,8 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
         return -1;
     *route_lat_ps = lat;
     *pcie_any = 0;
+    int pay = req_bytes(f, op), mps = topo_params_get(f->t)->pcie_mps_bytes;
+    double lu = tlp * (pay < mps ? pay : mps);  /* one TLP (a completion: split at MPS) */
     const int *links = f->rl;
     const int8_t *dirs = f->rd;
     *first = h > 0 ? 2 * links[0] + dirs[0] : -1;
@@ -736,7 +827,7 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
             /* In a quotient the rule runs on the orbit's link (one stream
              * there: fabric_rotation_quotient). */
             g->ups[g->n++] = (upent){f->quot ? f->qmap[id] : id, fab_is_read(op), src_gpu,
-                                     dst_root};
+                                     dst_root, lu};
         }
     }
     return n;
@@ -806,7 +897,7 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
             nreads++;
             reader = b;
             req_per = (double)topo_params_get(f->t)->pcie_mrrs_bytes / req_bytes(f, op);
-            double c = read_cap(f, op, pcie, l);
+            double c = read_cap(f, op, b, pcie, l);
             if (c > 0 && (cap == 0 || c < cap))
                 cap = c;
         }

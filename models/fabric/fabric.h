@@ -178,6 +178,12 @@ double fabric_read_cap_Bps(const fabric *f, fab_op op, int reader, int target);
 /* Link capacity a payload byte of op costs on a PCIe link, relative to a
  * write of MPS bytes (>= 1 for smaller TLPs; 1 off PCIe). */
 double fabric_tlp_weight(const fabric *f, fab_op op);
+/* An uplink's rate (same units as nominal_Bps) under a root port's ordering
+ * turnaround of turn_ps: n stream kinds, each cnt[i] streams of requester
+ * src[i] towards root root[i], lu[i] their summed link units per TLP; the
+ * nominal rate when fewer than 2 requesters (docs/model.md). */
+double fabric_turn_rate(const int *src, const int *root, const double *cnt, const double *lu,
+                        int n, double nominal_Bps, double turn_ps);
 /* The mechanisms of docs/model.md that can be switched off for ablations
  * (all on by default); a bit set in off disables it for the next runs. */
 enum { FAB_NO_COLLAPSE_WRITE = 1, FAB_NO_COLLAPSE_READ = 2, FAB_NO_HOL = 4,

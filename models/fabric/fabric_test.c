@@ -235,6 +235,78 @@ static void test_write_collapse_group(void **state)
     topo_free(t);
 }
 
+static void test_turn_collapse(void **state)
+{
+    (void)state;
+    /* The collapse derived from the root ports' turnaround (fabric.c
+     * fabric_turn_rate; docs/model.md "The collapse from the turnaround"):
+     * turn 256 ns, MPS 256 B, so a TLP that turns moves 256 B per 256 ns =
+     * 1 GB/s; one that does not takes its 25.6 ns on the 10 GB/s uplink.
+     * 0>2 and 1>3 alternate at sw0's uplink, requester and root always
+     * change: P = 1, 1 GB/s for both, 2 GB in 2 s. */
+    topo *t = build();
+    topo_params_mut(t)->tlp_turn_ps = 256000;
+    topo_params_mut(t)->tlp_turn_cpl_ps = 256000;
+    finish(t);
+    NEAR_REL(run_case(t, "0>2,1>3", FLOWS_COPY_WRITE, 0), 2.0, 1e-9);
+    /* One root port (rp1) for both: the root never changes, P = 0: the
+     * uplink's 10 GB/s, 0.2 s. One writer to two roots: one requester, no
+     * turn: g0's link, 0.2 s. */
+    NEAR_REL(run_case(t, "0>2,1>2", FLOWS_COPY_WRITE, 0), 0.2, 1e-9);
+    NEAR_REL(run_case(t, "0>2,0>3", FLOWS_COPY_WRITE, 0), 0.2, 1e-9);
+    /* Each GPU to both roots: the next TLP's root differs from the last one's
+     * with P = 1 - (1/2 x 1/2 + 1/2 x 1/2) = 1/2, so a TLP takes on average
+     * 0.5 x 25.6 + 0.5 x 256 = 140.8 ns: 256 B / 140.8 ns = 1.8182 GB/s for
+     * the four flows, 4 GB in 2.2 s (the constant rule would give 1 GB/s). */
+    NEAR_REL(run_case(t, "0>2,0>3,1>2,1>3", FLOWS_COPY_WRITE, 0), 2.2, 1e-9);
+    /* Read completions of g0 and g1 towards g2's and g3's roots: the same
+     * arithmetic with completions of MPS (copy-engine reads), 2 s. */
+    NEAR_REL(run_case(t, "0>2,1>3", FLOWS_COPY_READ, 0), 2.0, 1e-9);
+    /* Switched off per class: link-bound, 0.2 s. */
+    NEAR_REL(run_case(t, "0>2,1>3", FLOWS_COPY_WRITE, FAB_NO_COLLAPSE_WRITE), 0.2, 1e-9);
+    NEAR_REL(run_case(t, "0>2,1>3", FLOWS_COPY_READ, FAB_NO_COLLAPSE_READ), 0.2, 1e-9);
+    topo_free(t);
+    /* SM stores of 128 B: a turn moves 128 B per 256 ns = 0.5 GB/s of
+     * payload (the TLP weight cancels: link units per TLP over the same
+     * wait), 2 GB in 4 s. */
+    t = build();
+    topo_params_mut(t)->tlp_turn_ps = 256000;
+    topo_params_mut(t)->sm_req_bytes = 128;
+    finish(t);
+    NEAR_REL(run_case(t, "0>2,1>3", FLOWS_WRITE, 0), 4.0, 1e-9);
+    topo_free(t);
+    /* Three requesters, A and C to root 1, B to root 2: ordered pairs (A,B),
+     * (B,A), (B,C), (C,B) turn, (A,C), (C,A) do not: P = 4/6; a TLP takes
+     * 25.6 / 3 + 256 x 2/3 = 179.2 ns = 7 x 25.6: 10/7 GB/s. A turnaround
+     * shorter than the serialization costs nothing: the nominal 10 GB/s. */
+    int src[3] = {0, 1, 2}, root[3] = {1, 2, 1};
+    double cnt[3] = {1, 1, 1}, lu[3] = {256, 256, 256};
+    NEAR_REL(fabric_turn_rate(src, root, cnt, lu, 3, 10 * GB, 256000), 10 * GB / 7, 1e-12);
+    NEAR_REL(fabric_turn_rate(src, root, cnt, lu, 3, 10 * GB, 20000), 10 * GB, 1e-12);
+    NEAR_REL(fabric_turn_rate(src, root, cnt, lu, 1, 10 * GB, 256000), 10 * GB, 1e-12);
+}
+
+static void test_gpu_read_tags(void **state)
+{
+    (void)state;
+    /* A GPU's own read tags (a node's tags=; GPUs 6 and 7 of the reference
+     * box): no link latency, a 1 us completer turnaround, so every round
+     * trip is 1 us. g2 with 10 tags of its own reads 1 GB from g0 with copy
+     * engine requests of 512 B: 10 x 512 B / 1 us = 5.12 GB/s, 1e9 / 5.12e9
+     * = 0.1953 s (plus the 1 us round trip); g3 keeps the topology's 16384
+     * tags and is held by its 10 GB/s link: 0.1 s. */
+    topo *t = build();
+    topo_params_mut(t)->read_extra_lat_ps = 1000000;
+    err e = {0};
+    assert_int_equal(topo_set_read_tags(t, topo_find(t, "g2"), 10, &e), 0);
+    finish(t);
+    NEAR_REL(run_case(t, "0>2", FLOWS_COPY_READ, 0), 1e9 / 5.12e9 + 1e-6, 1e-6);
+    NEAR_REL(run_case(t, "1>3", FLOWS_COPY_READ, 0), 0.1 + 1e-6, 1e-6);
+    /* Only a GPU has tags. */
+    assert_int_equal(topo_set_read_tags(t, topo_find(t, "sw0"), 10, &e), ERR_INPUT);
+    topo_free(t);
+}
+
 /* A streamed chain: each call adds the next write g0 -> g2 after the last. */
 typedef struct chain {
     fabric *f;
@@ -1091,6 +1163,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_collapse),     cmocka_unit_test(test_write_collapse_group),
+        cmocka_unit_test(test_turn_collapse),    cmocka_unit_test(test_gpu_read_tags),
         cmocka_unit_test(test_groups_released),
         cmocka_unit_test(test_head_of_line),      cmocka_unit_test(test_request_size),
         cmocka_unit_test(test_socket_read_and_back_rate), cmocka_unit_test(test_staged),

@@ -789,7 +789,7 @@ static int begin_phase(tlp_net *n)
     for (int v = 0; v < n->nnodes; v++) {
         node *nd = &n->nodes[v];
         nd->wr_rr = nd->rd_rr = nd->cls_rr = 0;
-        nd->tags = n->p.read_tags;
+        nd->tags = topo_read_tags(n->t, v);
         nd->cplq.head = nd->cplq.tail = -1;
     }
     for (int v = 0; v < n->nnodes; v++)

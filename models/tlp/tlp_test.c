@@ -177,6 +177,12 @@ static void test_tag_bound_reader(void **state)
     topo_params_mut(t)->read_tags = 16;
     run(t, 1, op, src, dst, bytes, end);
     NEAR_REL(end[0], bytes / (16 * 512 / rtt), 0.02);
+    /* A GPU's own limit (topo_set_read_tags, a node's tags=) wins over the
+     * topology's: the reader back at 4 tags, the 4-tag time again. */
+    err e = {0};
+    assert_int_equal(topo_set_read_tags(t, topo_gpu_node(t, 0), 4, &e), 0);
+    run(t, 1, op, src, dst, bytes, end);
+    NEAR_REL(end[0], bytes / (4 * 512 / rtt), 0.02);
     topo_free(t);
 }
 

@@ -141,20 +141,21 @@ static int build_2s(topo *t, err *e)
 {
     bld b = {t, e, 0};
     char n1[32], n2[32], n3[32];
-    set_params(t, 2.7, 460.8, RTX_MEM_GBps);
-    /* Read completions: collapse per uplink 4.5 GB/s (16-flow cross-chip
-     * reads, 9.0 GB/s over two uplinks); across the socket link at most
-     * 51.2 GB/s (2- and 4-flow cross-chip reads, 51.1 and 51.3); docs/model.md. */
-    topo_params_mut(t)->arb_collapse_read_Bps = 4.5e9;
+    set_params(t, 0, 460.8, RTX_MEM_GBps);
+    /* Read completions across the socket link at most 51.2 GB/s (2- and
+     * 4-flow cross-chip reads, 51.1 and 51.3); docs/model.md. */
     topo_params_mut(t)->socket_read_Bps = 51.2e9;
-    /* 10-bit tags: the box's lspci shows the GPUs' DevCtl2 with 10BitTagReq+
+    /* 10-bit tags: the box's lspci shows GPUs 0-5's DevCtl2 with 10BitTagReq+
      * (enabled) and the root ports and switch ports 10BitTagComp+: 768 reads
-     * in flight per GPU (PCIe Base spec; facts.md 3.2, docs/model.md). */
+     * in flight per GPU (PCIe Base spec; facts.md 3.2, docs/model.md); GPUs 6
+     * and 7 have their own 256 (below). */
     topo_params_mut(t)->read_tags = 768;
-    /* Transaction level: the root ports' ordering turnaround, fitted by
-     * `collsim calibrate --engine tlp` to the same-uplink rows (the 2- and
-     * 4-flow write collapse; scripts/fit-tlp.sh, docs/model.md): 94.85 +- 2.3
-     * ns; completions take the same value (every read row is a prediction). */
+    /* The collapse: the root ports' ordering turnaround, fitted by `collsim
+     * calibrate --engine tlp` to the same-uplink rows (the 2- and 4-flow
+     * write collapse; scripts/fit-tlp.sh, docs/model.md): 94.85 +- 2.3 ns;
+     * completions take the same value (every read row is a prediction). Both
+     * engines use it: the flow mode derives each uplink's collapsed rate
+     * from it and the uplink's mix (no constant collapse rates). */
     topo_params_mut(t)->tlp_turn_ps = 94850;
     topo_params_mut(t)->tlp_turn_cpl_ps = 94850;
     for (int s = 0; s < 2; s++)
@@ -174,8 +175,12 @@ static int build_2s(topo *t, err *e)
     link(&b, "vs2", "vs3", LINK_FABRIC, 0, 53.6, 20.0);
     for (int g = 0; g < 8; g++) {
         nm(n1, "gpu", g);
-        node(&b, n1, TOPO_GPU, g / 4, nm(n2, "vs", g / 2));
+        int id = node(&b, n1, TOPO_GPU, g / 4, nm(n2, "vs", g / 2));
         link(&b, n1, n2, LINK_PCIE, 0, 53.5, GPU_END_NS + SW_HALF_NS);
+        /* GPUs 6 and 7 (buses f4, f5, behind root port f0:01.1) show
+         * DevCtl2 10BitTagReq- in the same lspci: 8-bit tags, 256. */
+        if (g >= 6 && !b.rc && topo_set_read_tags(t, id, 256, e))
+            b.rc = e ? e->code : ERR_INPUT;
     }
     return b.rc;
 }

@@ -324,7 +324,7 @@ int topo_add_node(topo *t, const char *name, topo_kind kind, int numa, err *e)
         return -1;
     }
     int id = t->nnodes;
-    t->nodes[id] = (topo_node){n, kind, kind == TOPO_GPU ? t->ngpus : -1, numa, -1};
+    t->nodes[id] = (topo_node){n, kind, kind == TOPO_GPU ? t->ngpus : -1, numa, -1, 0};
     t->node_line[id] = t->cur_line;
     t->nnodes++;
     if (hash_insert(t, id)) {
@@ -485,6 +485,25 @@ int topo_add_link(topo *t, const topo_link *l, err *e)
         return -1;
     }
     return id;
+}
+
+int topo_set_read_tags(topo *t, int node, int tags, err *e)
+{
+    ASSERTF(node >= 0 && node < t->nnodes, "node %d", node);
+    if (t->nodes[node].kind != TOPO_GPU)
+        return err_at(e, t->where, t->node_line[node], "tags= on '%s': only a GPU has read tags",
+                      t->nodes[node].name);
+    if (tags < 0 || tags > 16384)
+        return err_at(e, t->where, t->node_line[node], "tags=%d on '%s' is not in 1..16384",
+                      tags, t->nodes[node].name);
+    t->nodes[node].read_tags = tags;
+    return 0;
+}
+
+int topo_read_tags(const topo *t, int node)
+{
+    int own = node >= 0 && node < t->nnodes ? t->nodes[node].read_tags : 0;
+    return own > 0 ? own : t->params.read_tags;
 }
 
 int topo_set_parent(topo *t, int node, int parent, err *e)

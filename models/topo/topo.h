@@ -39,6 +39,7 @@ typedef struct topo_node {
     int gpu;        /* GPU index for TOPO_GPU, else -1 */
     int numa;       /* socket / NUMA id, -1 if unknown */
     int pci_parent; /* node id of the parent in the PCI hierarchy, -1 at a CPU */
+    int read_tags;  /* a GPU's own outstanding-read limit; 0 = the params' read_tags */
 } topo_node;
 
 typedef struct topo_link {
@@ -172,6 +173,11 @@ int topo_add_node(topo *t, const char *name, topo_kind kind, int numa, err *e);
 int topo_add_link(topo *t, const topo_link *l, err *e);
 /* Set a node's PCI parent (for path types); ERR_INPUT on a cycle. */
 int topo_set_parent(topo *t, int node, int parent, err *e);
+/* A GPU's own outstanding-read limit (1..16384; 0 = the params' read_tags);
+ * ERR_INPUT for another kind or a value out of range. */
+int topo_set_read_tags(topo *t, int node, int tags, err *e);
+/* The outstanding reads node may keep: its own limit or the params'. */
+int topo_read_tags(const topo *t, int node);
 topo_params *topo_params_mut(topo *t);
 const topo_params *topo_params_get(const topo *t);
 /* Check the graph (connected GPUs, positive bandwidths, no PCI cycles) and

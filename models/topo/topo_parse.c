@@ -187,7 +187,8 @@ static int param_line(pctx *c, char **tok, int n)
 static int node_line(pctx *c, char **tok, int n)
 {
     if (n < 3)
-        return err_at(c->e, c->file, c->line, "expected 'node NAME KIND [numa=N] [parent=P]'");
+        return err_at(c->e, c->file, c->line,
+                      "expected 'node NAME KIND [numa=N] [parent=P] [tags=N]'");
     if (!valid_name(tok[1]))
         return err_at(c->e, c->file, c->line, "bad node name '%s' (letters, digits, _.:-, "
                       "at most 63)", tok[1]);
@@ -195,7 +196,7 @@ static int node_line(pctx *c, char **tok, int n)
     if (kind < 0)
         return err_at(c->e, c->file, c->line, "unknown node kind '%s' (gpu, switch, root, "
                       "cpu, nvswitch, hostmem)", tok[2]);
-    long numa = -1;
+    long numa = -1, tags = -1;
     const char *parent = NULL;
     for (int i = 3; i < n; i++) {
         char *eq = strchr(tok[i], '=');
@@ -206,6 +207,11 @@ static int node_line(pctx *c, char **tok, int n)
         if (!strcmp(tok[i], "numa") && numa < 0) {
             if (num_long(v, &numa) || numa < 0 || numa > 65535)
                 return err_at(c->e, c->file, c->line, "numa=%s is not in 0..65535", v);
+        } else if (!strcmp(tok[i], "tags") && tags < 0) {
+            if (num_long(v, &tags) || tags < 1 || tags > 16384)
+                return err_at(c->e, c->file, c->line, "tags=%s is not in 1..16384", v);
+            if (kind != TOPO_GPU)
+                return err_at(c->e, c->file, c->line, "tags= is for a gpu node (read tags)");
         } else if (!strcmp(tok[i], "parent") && !parent) {
             if (!valid_name(v))
                 return err_at(c->e, c->file, c->line, "bad parent name '%s'", v);
@@ -219,6 +225,8 @@ static int node_line(pctx *c, char **tok, int n)
     int id = topo_add_node(c->t, tok[1], (topo_kind)kind, (int)numa, c->e);
     if (id < 0)
         return c->e ? c->e->code : ERR_INPUT;
+    if (tags > 0)
+        TRY(topo_set_read_tags(c->t, id, (int)tags, c->e));
     if (parent) {
         if (c->npp >= c->cap_pp) {
             int nc = c->cap_pp ? 2 * c->cap_pp : 64;
@@ -485,6 +493,8 @@ int topo_write(const topo *t, FILE *f, err *e)
             fprintf(f, " numa=%d", n->numa);
         if (n->pci_parent >= 0)
             fprintf(f, " parent=%s", topo_node_at(t, n->pci_parent)->name);
+        if (n->read_tags > 0)
+            fprintf(f, " tags=%d", n->read_tags);
         fputc('\n', f);
     }
     for (int i = 0; i < topo_nlinks(t); i++) {
