@@ -816,15 +816,20 @@ int cb_ring_shm_sm(const coll_build *b, int from, int to)
 /* Over SM SHM the FIFO, tail and head live in host memory on the receiver's
  * side (shm.cc shmRecvSetup, NCCL_SHM_LOCALITY 2): the sender's stores and
  * its flag land there one write latency after they leave, and the receiver
- * sees the flag one read round trip after it landed (its poll). */
-sim_ps cb_ring_deliver_ps(const coll_build *b, int from, int to, int line)
+ * sees the flag one read round trip after it landed (its poll). A first
+ * line leaves a step that receives over SM SHM only once the step's own
+ * first loads are back, one read round trip after it started. */
+sim_ps cb_ring_deliver_ps(const coll_build *b, int from, int to, int line, int recv)
 {
+    int up = (from + b->n - 1) % b->n, src = b->node[from];
+    sim_ps in = line && recv && cb_ring_shm_sm(b, up, from)
+                    ? fabric_lat_ps(b->f, FAB_READ, fabric_hostmem_of(b->f, src), src) : 0;
     if (!cb_ring_shm_sm(b, from, to))
-        return line ? cb_hop_lat_ps(b, from, to) : cb_hop_deliver_ps(b, from, to);
-    int src = b->node[from], dst = b->node[to], mem = fabric_hostmem_of(b->f, dst);
+        return line ? in + cb_hop_lat_ps(b, from, to) : cb_hop_deliver_ps(b, from, to);
+    int dst = b->node[to], mem = fabric_hostmem_of(b->f, dst);
     sim_ps wl = fabric_lat_ps(b->f, FAB_WRITE, src, mem);
-    return line ? wl : wl + nccl_proto(b->proto)->flag_hops *
-                                (wl + fabric_lat_ps(b->f, FAB_READ, mem, dst));
+    return line ? in + wl : wl + nccl_proto(b->proto)->flag_hops *
+                                     (wl + fabric_lat_ps(b->f, FAB_READ, mem, dst));
 }
 
 int cb_ring_step(coll_build *b, int from, int to, double bytes, double weight, int with_lat,

@@ -111,8 +111,9 @@ int cb_ring_shm_sm(const coll_build *b, int from, int to);
 /* What a ring step's receiver waits for after the step ended (with_lat =
  * 0): cb_hop_deliver_ps; over SM SHM the data's and the flag's writes into
  * host memory and the receiver's poll of the flag (its loads of the data
- * are its own step's). line: the first line instead (LL, LL128). */
-sim_ps cb_ring_deliver_ps(const coll_build *b, int from, int to, int line);
+ * are its own step's). line: the first line instead (LL, LL128), after the
+ * step's own first loads when it receives (recv) over SM SHM. */
+sim_ps cb_ring_deliver_ps(const coll_build *b, int from, int to, int line, int recv);
 /* Does the hop from -> to use P2P (else SHM), as NCCL decides? */
 int cb_uses_p2p(const coll_build *b, int from, int to);
 /* Flag barrier among all ranks: for each rank, wait for ready[r], send a

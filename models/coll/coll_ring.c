@@ -215,8 +215,8 @@ static int ring_next(void *ctx, sched *sc)
                                    CL_SEND, to, note);
                 if (id < 0)
                     return -1;
-                sim_ps aux_ps = g->cut ? cb_ring_deliver_ps(b, r, to, 1)
-                                : with_lat ? 0 : cb_ring_deliver_ps(b, r, to, 0);
+                sim_ps aux_ps = g->cut ? cb_ring_deliver_ps(b, r, to, 1, recv)
+                                : with_lat ? 0 : cb_ring_deliver_ps(b, r, to, 0, recv);
                 /* What the receiver waits for: drawn on its track (the track
                  * only places a task on a timeline). */
                 int aux = coll_lane(b, cb_delay(b, (r + 1) % p, aux_ps, g->cut ? "first-line" : "deliver"),
