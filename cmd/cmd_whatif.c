@@ -170,9 +170,9 @@ static const char *const assumed_keys[] = {
     "accept_len", "host_us", "host_jitter", "sync_us", "efficiency",
     "draft_efficiency", "kernels_per_layer", "draft_kernels", "context_len", "routing_skew",
 };
-/* ... and those whose defaults are measured (a microbenchmark's figure,
+/* ... and those whose defaults are measured (a microbenchmark's or a public figure,
  * docs/scenario.md says which): */
-static const char *const measured_keys[] = {"eager_op_us"};
+static const char *const measured_keys[] = {"eager_op_us", "host_cycle_us"};
 
 static int varied_index(const whatif_args *g, const char *key)
 {
@@ -345,7 +345,8 @@ static void print_assumptions(report *r, const whatif_args *g, const whatif_scen
     report_meta(r, "scenario", "%s", s->name);
     report_meta(r, "sources", "config = the scenario (--set, its file's lines, or the "
                 "built-in's SCENARIO.md and config.json); assumed = an assumption of "
-                "docs/scenario.md; measured = a microbenchmark's figure (docs/scenario.md); "
+                "docs/scenario.md; measured = a measurement's figure, a microbenchmark's "
+                "or a public one (docs/scenario.md); "
                 "fitted = to the observations; topology = the preset's; "
                 "varied = per variant (the table's column)");
     snprintf(buf, sizeof buf, "%s%s%s", s->topo, s->calib[0] ? " with " : "", s->calib);
@@ -387,13 +388,20 @@ static void print_assumptions(report *r, const whatif_args *g, const whatif_scen
     report_meta(r, "syncs", "decode %d; EAGLE-3 cycle %d (draft %d, verify %d, after extend %d) "
                 "(%s)", s->decode_syncs, s->draft_syncs + s->verify_syncs + s->extend_syncs,
                 s->draft_syncs, s->verify_syncs, s->extend_syncs, src);
-    char v1[32], v2[32], v3[32], v4[32], s1[1400], s2[1400], s3[1400], s4[1400];
-    snprintf(v1, sizeof v1, "%.1f", s->host_us);
+    char v2[32], v3[32], v4[32], s1[1400], s2[1400], s3[1400], s4[1400];
+    char v1w[96];
+    if (s->host_cycle_us >= 0)   /* spread from the per-cycle figure (whatif.h) */
+        snprintf(v1w, sizeof v1w, "%.1f, from host_cycle_us %g per EAGLE-3 cycle", s->host_us,
+                 s->host_cycle_us);
+    else
+        snprintf(v1w, sizeof v1w, "%.1f", s->host_us);
     snprintf(v2, sizeof v2, "%.3f", s->host_jitter);
     snprintf(v3, sizeof v3, "%g", s->sync_us);
     snprintf(v4, sizeof v4, "%g", s->eager_op_us);
     report_meta(r, "host", "host_us per segment %s, host_jitter per-rank skew %s, sync_us %s, "
-                "eager_op_us %s", with_source(g, s, cal, "host_us", v1, s1, sizeof s1),
+                "eager_op_us %s", with_source(g, s, cal, s->host_cycle_us >= 0 &&
+                                              !set_on_cli(g, "host_us") ? "host_cycle_us" :
+                                              "host_us", v1w, s1, sizeof s1),
                 with_source(g, s, cal, "host_jitter", v2, s2, sizeof s2),
                 with_source(g, s, cal, "sync_us", v3, s3, sizeof s3),
                 with_source(g, s, cal, "eager_op_us", v4, s4, sizeof s4));

@@ -79,6 +79,10 @@ typedef struct whatif_scenario {
     int decode_syncs, draft_syncs, verify_syncs, extend_syncs;  /* blocking GPU->CPU copies
                                     per cycle in each phase */
     double host_us;              /* host work per segment (before a launch, after a sync) */
+    double host_cycle_us;        /* >= 0: the host work on the critical path of one EAGLE-3
+                                    cycle without overlap, public measurement
+                                    (WHATIF_HOST_CYCLE_US); it sets host_us by
+                                    whatif_host_segment_us; -1: host_us as given */
     double host_jitter;          /* each rank's extra on a host item: Exp, mean this
                                     fraction of the item (the ranks' skew) */
     double sync_us;              /* one sync's cost once the GPU is done (D2H, wake-up) */
@@ -266,6 +270,27 @@ int whatif_emit_cycle(const whatif_scenario *s, double tokens, whatif_op_fn *fn,
 /* Expected distinct routed experts a forward over n tokens reads, with
  * top-k of `experts` and routing_skew (docs/scenario.md). */
 double whatif_distinct_experts(int experts, int topk, double skew, double n);
+
+/* The host work on an EAGLE-3 cycle's critical path without the overlap
+ * scheduler, from what SGLang's overlap of it (spec v2) saves at batch 1
+ * (docs/scenario.md, "What the host costs per cycle"), sgl-project/sglang:
+ * PR #18906 (2026-02), TP8, Qwen3.5-397B-A17B (MoE), NEXTN 3 steps, topk 1,
+ * 3.368 accepted either way: 298.19 tok/s without, 323.72 with: 3.368 /
+ * 298.19 - 3.368 / 323.72 = 11,295 - 10,404 = 891 us per cycle. The range:
+ * low 538 us, PR #9588's least gain ("5-10%") on that cycle; high 1,417 us,
+ * the largest gain measured (PR #11398, TP1 Llama-3.1-8B + EAGLE 5 steps:
+ * 12,115 - 11,008 = 1,107 us) plus the 310 us per step of SGLang's own
+ * loop over a mocked forward (tenstorrent/tt-inference-server issue #3560),
+ * an allowance for what an overlap does not hide (its gain is only what it
+ * hides). */
+#define WHATIF_HOST_CYCLE_US 891.0
+#define WHATIF_HOST_CYCLE_LO_US 538.0
+#define WHATIF_HOST_CYCLE_HI_US 1417.0
+
+/* Host work per segment that makes an EAGLE-3 cycle's host path (its 3
+ * launches' segments, one more after each of its S syncs, and the S syncs
+ * at sync_us) cycle_us: (cycle_us - S x sync_us) / (3 + S), at least 0. */
+double whatif_host_segment_us(const whatif_scenario *s, double cycle_us);
 /* Knob names and one-line descriptions, i = 0.. (NULL past the end). */
 const char *whatif_key_name(int i);
 const char *whatif_key_desc(int i);

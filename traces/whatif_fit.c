@@ -130,6 +130,8 @@ int whatif_calibrate(whatif_ctx *c, whatif_scenario *s, whatif_calib *out, err *
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t && n < WHATIF_FIT_MAX; t = strtok_r(NULL, ",", &save)) {
         const fitdef *d = whatif_find_fitdef(t);
+        if (!strcmp(d->name, "host_us"))
+            s->host_cycle_us = -1;   /* the per-segment amount is fitted instead */
         f.names[n] = d->name;
         snprintf(out->p[n].name, sizeof out->p[n].name, "%s", d->name);
         out->p[n].value = param_get(s, d->name);

@@ -23,22 +23,33 @@ typedef struct hypdef {
     double lo, hi;       /* hi > 0: the amount's bound, for a knob the fit does not
                             take (its source in docs/scenario.md, "Hypotheses") */
     int verify;          /* 1: a mechanism of the verify: EAGLE-3 observations only */
+    int per_cycle;       /* 1: lo and hi are host work per EAGLE-3 cycle, spread over
+                            the observation's segments (whatif_host_segment_us) */
 } hypdef;
 
 static const hypdef hyps[] = {
+    /* host segments within the public measurements of the host work per
+     * cycle (WHATIF_HOST_CYCLE_LO_US..HI_US, whatif.h), not the 2 ms bound
+     * that the fit gives host_us */
     {"host", "host segments (CPU work with the GPU idle, before each launch and after each sync)",
-     "", "host_us", 0, 0, 0, 0},
+     "", "host_us", 0, 0, WHATIF_HOST_CYCLE_HI_US, 0, 1},
     {"host-skew", "host segments at their bound and the ranks' skew (the old default fit)",
-     "host_us=2000", "host_jitter", 0, 0, 0, 0},
+     "host_us=2000", "host_jitter", 0, 0, 0, 0, 0},
     {"skew", "rank skew: each rank's random extra on every host item", "", "host_jitter", 0, 0,
-     0, 0},
+     0, 0, 0},
+    /* the CPU per eager kernel up to what SGLang's own eager DeepSeek layer
+     * costs: PR #1401 (sgl-project/sglang, 2024-09) measured
+     * DeepSeek-Coder-V2-Lite (27 MLA + MoE layers, batch 1) at 6.22 ms per
+     * decode with CUDA graphs and "4x" that without: 4 x 6,220 / 27 = 921 us
+     * of CPU per layer, over the scenario's 22 kernels 41.9 us each, 37.9
+     * besides the preset's 4 us launch (docs/scenario.md) */
     {"eager-verify", "the verify forward run eagerly: the CPU launches each of its kernels",
-     "verify_graph=0", "eager_op_us", 1, 0, 0, 1},
+     "verify_graph=0", "eager_op_us", 1, 0, 37.9, 1, 0},
     /* the slowest NCCL allreduce measured on this box class up to 64 KiB on
      * 8 GPUs: 67.8 us at 64 KiB (p2pmark --allreduce on the ESC8000A-E13P,
      * the rtx6kpro wiki; docs/scenario.md) */
     {"slow-allreduce", "the verify's allreduces themselves slower than modelled (the fabric)",
-     "", "verify_allreduce_us", 0, 1, 67.8, 1},
+     "", "verify_allreduce_us", 0, 1, 67.8, 1, 0},
 };
 enum { NHYPS = sizeof hyps / sizeof hyps[0] };
 _Static_assert(NHYPS <= WHATIF_HYP_MAX, "WHATIF_HYP_MAX holds the table");
@@ -130,6 +141,10 @@ int whatif_hypotheses(whatif_ctx *c, const whatif_scenario *s, int i, whatif_hyp
         hyprun h = {.c = c};
         TRY(whatif_obs_scenario(s, i, &h.o, e));
         TRY(whatif_apply_kvs(&h.o, d->set, e));
+        if (d->per_cycle) {
+            lo = whatif_host_segment_us(&h.o, lo);
+            hi = whatif_host_segment_us(&h.o, hi);
+        }
         h.amount = (double *)(void *)((char *)&h.o + kn->off);
         whatif_hyp *y = &out[(*n)++];
         memset(y, 0, sizeof *y);

@@ -92,9 +92,11 @@ static void scenario_defaults(whatif_scenario *s)
     s->draft_syncs = 1;
     s->verify_syncs = 5;
     s->extend_syncs = 1;
-    s->host_us = 100;
     s->host_jitter = 0.1;
     s->sync_us = 10;
+    /* the host work per cycle, measured in public (whatif.h) */
+    s->host_cycle_us = WHATIF_HOST_CYCLE_US;
+    s->host_us = whatif_host_segment_us(s, s->host_cycle_us);
     /* the framework's CPU time per eager kernel besides its launch call,
      * measured in a PyTorch eager capture on h200-1x (validate/capture/
      * op_cost.py over validate/data/h200-1x/capture: 20.07 us per kernel
@@ -221,8 +223,10 @@ static const knob knobs[] = {
     {"verify_syncs", K_INT, F(verify_syncs), 0, 1000, NULL, "blocking copies in the verify (acceptance)"},
     {"extend_syncs", K_INT, F(extend_syncs), 0, 1000, NULL,
      "blocking copies after the draft extend (result processing)"},
+    {"host_cycle_us", K_DBL, F(host_cycle_us), -1, 1e7, NULL,
+     "host work on an EAGLE-3 cycle's path, spread over its segments (-1: host_us given)"},
     {"host_us", K_DBL, F(host_us), 0, 1e6, NULL,
-     "host work per segment: before each launch and after each sync"},
+     "host work per segment: before each launch and after each sync (sets host_cycle_us -1)"},
     {"host_jitter", K_DBL, F(host_jitter), 0, 10, NULL,
      "per-rank extra on each host item: exponential, mean this fraction (skew)"},
     {"sync_us", K_DBL, F(sync_us), 0, 1e5, NULL, "cost of one sync once the GPU is done"},
@@ -449,6 +453,28 @@ int whatif_observe(whatif_scenario *s, const char *spec, err *e)
 static const char *const path_names[] = {"LOC", "NVL", "NVB", "?", "PIX", "PXB", "?", "?",
                                          "PHB", "SYS"};
 
+double whatif_host_segment_us(const whatif_scenario *s, double cycle_us)
+{
+    int syncs = s->draft_syncs + s->verify_syncs + s->extend_syncs;
+    double seg = (cycle_us - syncs * s->sync_us) / (3 + syncs);
+    return seg > 0 ? seg : 0;
+}
+
+/* One source for the host amount: host_us given directly turns the per-cycle
+ * figure off; the per-cycle figure, or what it is spread over, sets host_us. */
+static void host_follow(whatif_scenario *s, const char *key)
+{
+    static const char *const spread[] = {"host_cycle_us", "sync_us", "draft_syncs",
+                                         "verify_syncs", "extend_syncs"};
+    if (!strcmp(key, "host_us")) {
+        s->host_cycle_us = -1;
+        return;
+    }
+    for (size_t i = 0; i < sizeof spread / sizeof spread[0]; i++)
+        if (!strcmp(key, spread[i]) && s->host_cycle_us >= 0)
+            s->host_us = whatif_host_segment_us(s, s->host_cycle_us);
+}
+
 int whatif_set(whatif_scenario *s, const char *key, const char *value, err *e)
 {
     if (!strncmp(key, "NCCL_", 5)) {
@@ -483,6 +509,7 @@ int whatif_set(whatif_scenario *s, const char *key, const char *value, err *e)
     case K_INT:
         TRY(cli_parse_long(key, value, (long)k->lo, (long)k->hi, &n, e));
         *(int *)(void *)base = (int)n;
+        host_follow(s, key);
         /* one source for the draft shape: with topk 1 (a chain) SGLang sets
          * num_draft_tokens = num_steps + 1 */
         if (s->draft_topk == 1 && !strcmp(key, "draft_tokens"))
@@ -497,6 +524,7 @@ int whatif_set(whatif_scenario *s, const char *key, const char *value, err *e)
         *(double *)(void *)base = d;
         if (!strcmp(key, "accept_len"))
             s->accept_nhist = 0;
+        host_follow(s, key);
         break;
     case K_STR:
         if (!value[0] || strlen(value) >= WHATIF_STR)
@@ -828,6 +856,8 @@ int whatif_write(const whatif_scenario *s, FILE *f, err *e)
         if (k->type == K_OBS || (k->type == K_HIST && s->accept_nhist == 0) ||
             (k->type == K_ENV && env_is_default(s, k)))
             continue;
+        if (!strcmp(k->name, "host_us") && s->host_cycle_us >= 0)
+            continue;   /* derived from host_cycle_us when read back */
         if (k->type == K_DBL) {
             fmt_exact(buf, sizeof buf, *(const double *)(const void *)((const char *)s + k->off));
         } else {
