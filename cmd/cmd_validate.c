@@ -19,6 +19,7 @@
 #include "cmd/cmds.h"
 #include "models/coll/coll.h"
 #include "models/fabric/fabric.h"
+#include "models/nccl/nccl_tune.h"
 #include "models/topo/topo.h"
 #include "sim/ofile.h"
 #include "traces/replay.h"
@@ -701,6 +702,14 @@ int cmd_validate(int argc, char **argv, err *e)
                      "runs one rank per GPU", vr);
             s->skipped = 1;
             continue;
+        }
+        const char *nv = meas_kind_of(m) == MEAS_COLL ? meas_nccl_unemulated(m) : NULL;
+        if (nv) {
+            /* Judged, but with the newest emulated NCCL's tuning: say so. */
+            char list[64];
+            snprintf(s->note, sizeof s->note, "NCCL %.24s is not emulated (%s): predicted as %s",
+                     nv, nccl_tune_version_list(list, sizeof list), nccl_tune_version_name(0));
+            fprintf(stderr, "collsim validate: warning: %s: %s\n", meas_name(m), s->note);
         }
         switch (meas_kind_of(m)) {
         case MEAS_COLL: rc = coll_points(s, m, t, cc, e); break;

@@ -11,7 +11,8 @@
 # A set file has `key: value` lines: name (file stem for outputs), title,
 # topo (preset or topology file), fit: FILES [-- ARGS] (what the calibration
 # is fitted to, relative to the set file; ARGS such as --patterns/--sizes go
-# to collsim calibrate), one or more check: FILES [-- ARGS] (held-out data,
+# to collsim calibrate; `fit: none` when the source has no point-to-point
+# data: the topology's own values), one or more check: FILES [-- ARGS] (held-out data,
 # predicted with the calibration), report: FILES [-- ARGS] (known gaps of the
 # model, explained in note: lines), and plot: yes (an SVG per check/report
 # line), and calib: preset (the topology preset carries this set's fit: the
@@ -151,9 +152,14 @@ for s in $sets; do
     calib=$OUT/$name.calib
     : > "$OUT/plots.md"
     : > "$OUT/xsection.md"
-    # shellcheck disable=SC2086
-    "$COLLSIM" calibrate $fitf $fitargs --topo "$topo" -o "$calib" --format csv > "$OUT/$name.fit.csv" || {
-        rc=$?; echo "$s: collsim calibrate failed" >&2; exit $rc; }
+    if [ "$fit" = none ]; then
+        # fit: none: no point-to-point data to fit; the topology's own values
+        printf 'collsim-calib 1\n' > "$calib"
+    else
+        # shellcheck disable=SC2086
+        "$COLLSIM" calibrate $fitf $fitargs --topo "$topo" -o "$calib" --format csv > "$OUT/$name.fit.csv" || {
+            rc=$?; echo "$s: collsim calibrate failed" >&2; exit $rc; }
+    fi
     usecal=$(key calib "$s")
     # calib: preset: the preset is the one source of the values; the fit only
     # checks that it still holds them (within the fit's own sd).
@@ -174,6 +180,9 @@ for s in $sets; do
     echo
     echo "## $title"
     echo
+    if [ "$fit" = none ]; then
+    echo "Topology \`$topo\`; files in \`$dir/\`; guards in \`$guards\`. Not fitted (\`fit: none\`: the source publishes no point-to-point data): every file is predicted with the topology's own values."
+    else
     echo "Topology \`$topo\`; files in \`$dir/\`; guards in \`$guards\`. Fitted to$(for f in $fit; do printf ' `%s`' "$f"; done)${fitargs:+ (\`$fitargs\`)}:"
     echo "$(table 1 "$OUT/$name.fit.csv" | sed -n 2p | cut -d, -f1) points, rms residual $(table 1 "$OUT/$name.fit.csv" | sed -n 2p | cut -d, -f5)%."
     [ "$usecal" = preset ] && echo "Every file is predicted with the preset \`$topo\` itself, which carries this fit (\`calib: preset\`: each fitted key within one sd of the preset's value, or the check fails), so these errors are those of \`collsim coll --topo $topo\`."
@@ -185,13 +194,14 @@ for s in $sets; do
             'BEGIN{d=a-b; printf "%+.3g (%.1f sd)", d, (s>0? (d<0?-d:d)/s : 0)}'); fi
         echo "| \`$k\` | $st | $fv | $sd | $diff | $status |"
     done
+    fi
     echo
     echo "| file | role | selection | points | median | worst | guard (median / worst) | target (median) | worst point | decisions (guard) | note |"
     echo "|---|---|---|---:|---:|---:|---|---|---|---|---|"
     } >> "$OUT/sections.md"
     idx=0
     # calibrate's own choices (--fix/--fit KEYS) are not validate's options
-    run_check fit $idx "$fit" "$(sed -E 's/--fi[xt] [^ ]+ ?//g' <<< "$fitargs")"
+    [ "$fit" = none ] || run_check fit $idx "$fit" "$(sed -E 's/--fi[xt] [^ ]+ ?//g' <<< "$fitargs")"
     while IFS= read -r line; do
         idx=$((idx + 1))
         role=check; [ "${line%%:*}" = report ] && role="known gap"

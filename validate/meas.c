@@ -805,6 +805,12 @@ nccl_env meas_nccl_env(const meas_set *m, const topo *t)
     return env;
 }
 
+const char *meas_nccl_unemulated(const meas_set *m)
+{
+    const char *nv = meas_meta(m, "nccl");
+    return nv && nccl_tune_version_parse(nv) < 0 ? nv : NULL;
+}
+
 int meas_dtype_parse(const char *s, coll_dtype *out)
 {
     if (!strcmp(s, "float32"))

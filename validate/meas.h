@@ -95,6 +95,9 @@ const char *meas_collective(const meas_set *m);
  * the version its `# nccl:` line names where emulated, then the `--env
  * NAME=VALUE` of its command line that the model knows (others ignored). */
 nccl_env meas_nccl_env(const meas_set *m, const topo *t);
+/* The NCCL version a coll set's `# nccl:` line names when collsim does not
+ * emulate it (meas_nccl_env then keeps the default, the newest), else NULL. */
+const char *meas_nccl_unemulated(const meas_set *m);
 /* The request a measured collective row k of m stands for, on t with
  * nranks ranks: kind, bytes, channels, graph, data type, the algorithm
  * (hwcheck's impl where algo does not name one: the custom kernels), the

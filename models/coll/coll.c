@@ -910,24 +910,24 @@ int cb_generate(coll_build *b, sched_gen_fn *fn, void *state, void (*free_fn)(vo
 
 int cb_barrier(coll_build *b, const int *ready, int *done)
 {
-    int n = b->n;
-    for (int r = 0; r < n; r++)
+    int n = b->n, np = b->period > 0 ? b->period : n;
+    for (int r = 0; r < np; r++)
         if (coll_lane(b, done[r] = cb_delay(b, r, 0, "barrier"), CL_BARRIER, CL_NONE, 0) < 0)
             return -1;
     if (n <= 64) {
         for (int r = 0; r < n; r++)
-            for (int q = 0; q < n; q++) {
+            for (int q = 0; q < np; q++) {
                 if (q == r)
                     continue;
                 /* A flag carries no bytes: its flow takes its route's latency
                  * and nothing else, the same as a delay of it, which builds
                  * no link list; a timeline (b->bundle off) keeps the flow. */
-                int fl = b->bundle ? cb_delay(b, r, fabric_lat_ps(b->f, FAB_WRITE, b->node[r],
-                                                                  b->node[q]), "flag")
+                int fl = b->bundle ? cb_delay(b, r % np, fabric_lat_ps(b->f, FAB_WRITE, b->node[r],
+                                                                       b->node[q]), "flag")
                                    : fabric_xfer(b->f, FAB_WRITE, b->node[r], b->node[q], 0, 1,
                                                  0, r, "flag", b->e);
                 coll_lane(b, fl, CL_FLAG, q, 0);
-                if (fl < 0 || cb_dep(b, ready[r], fl) || cb_dep(b, fl, done[q]))
+                if (fl < 0 || cb_dep(b, ready[r % np], fl) || cb_dep(b, fl, done[q]))
                     return -1;
             }
         return 0;
@@ -941,7 +941,7 @@ int cb_barrier(coll_build *b, const int *ready, int *done)
     if (!peers)
         return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
     int rc = 0;
-    for (int r = 0; r < n && !rc; r++) {
+    for (int r = 0; r < np && !rc; r++) {
         int k = 0;
         for (int q = 0; q < n; q++)
             if (q != r)
@@ -949,7 +949,9 @@ int cb_barrier(coll_build *b, const int *ready, int *done)
         /* Flags carry no bytes: the group takes its longest route's latency
          * and nothing else, as a delay of that latency does, which holds no
          * link list of n routes (a 4,096-GPU barrier's groups: 200 MB). A
-         * timeline (b->bundle off) keeps the group, to show its links. */
+         * timeline (b->bundle off) keeps the group, to show its links. With
+         * a period the ranks r < period stand for their classes, whose
+         * flags land as theirs do. */
         int fl;
         if (b->bundle) {
             sim_ps lat = 0;
@@ -965,7 +967,7 @@ int cb_barrier(coll_build *b, const int *ready, int *done)
         coll_lane(b, fl, CL_FLAG, CL_ALL, 0);
         rc = fl < 0 || cb_dep(b, ready[r], fl) || cb_dep(b, fl, join);
     }
-    for (int r = 0; r < n && !rc; r++)
+    for (int r = 0; r < np && !rc; r++)
         rc = cb_dep(b, join, done[r]);
     free(peers);
     return rc ? -1 : 0;

@@ -46,6 +46,8 @@ typedef struct coll_build {
     const struct nccl_tune *tune;  /* NCCL's decisions (transport per hop), or NULL */
     int stream;        /* add generated graphs as the run reaches them */
     int bundle;        /* symmetric ranks' identical flows may run as one */
+    int period;        /* > 0: only ranks 0..period-1 run, each standing for its
+                        * class r mod period (the custom kernels' bundle) */
     void *gen_state;   /* a builder's generator state, freed after the run */
     void (*gen_free)(void *);
     /* timeline names (coll_lane.c) */
@@ -117,7 +119,9 @@ sim_ps cb_ring_deliver_ps(const coll_build *b, int from, int to, int line, int r
 /* Does the hop from -> to use P2P (else SHM), as NCCL decides? */
 int cb_uses_p2p(const coll_build *b, int from, int to);
 /* Flag barrier among all ranks: for each rank, wait for ready[r], send a
- * flag to every peer; done[r] is the task after which rank r saw all. */
+ * flag to every peer; done[r] is the task after which rank r saw all. With
+ * b->period only ranks r < period have ready[r] and done[r]; a flag from rank
+ * r waits for ready[r mod period]. */
 int cb_barrier(coll_build *b, const int *ready, int *done);
 /* A builder that adds its graph through a generator (sim/sched.h
  * sched_generate) hands it here with its state (owned from now on, freed by

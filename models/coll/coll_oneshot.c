@@ -36,6 +36,10 @@ static int kernel_blocks(const coll_build *b)
     return blocks < 1 ? 1 : blocks > 36 ? 36 : (int)blocks;
 }
 
+/* The ranks that run: all, or with a period the first ones, each standing
+ * for its class (oneshot_period). */
+static int ranks_run(const coll_build *b) { return b->period > 0 ? b->period : b->n; }
+
 /* Every rank moves bytes to (write) or from (read) all its peers as one
  * interleaved group, starting after after[r], each stream capped at cta_Bps
  * (0: none); out[r] is that group. */
@@ -45,7 +49,7 @@ static int exchange(coll_build *b, fab_op op, double bytes, double cta_Bps, cons
     int *p = malloc(sizeof(int) * (size_t)b->n), rc = 0;
     if (!p)
         return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
-    for (int r = 0; r < b->n && !rc; r++) {
+    for (int r = 0; r < ranks_run(b) && !rc; r++) {
         int k = 0;
         for (int q = 1; q < b->n; q++)
             p[k++] = b->node[(r + q) % b->n];
@@ -79,7 +83,7 @@ static sim_ps local_pass_ps(const coll_build *b, int local, double bytes)
 /* Rank r's delay of dur_ps after after[r] (dur 0: after[r] itself). */
 static int after_delay(coll_build *b, int *v, sim_ps dur_ps, const char *label)
 {
-    for (int r = 0; r < b->n && dur_ps > 0; r++) {
+    for (int r = 0; r < ranks_run(b) && dur_ps > 0; r++) {
         int d = coll_lane(b, cb_delay(b, r, dur_ps, label), CL_KERNEL, CL_NONE, 0);
         if (d < 0 || cb_dep(b, v[r], d))
             return -1;
@@ -127,7 +131,7 @@ static int begin(coll_build *b, int *start, int *ready)
     sim_ps base = p->kernel_base_ps, saved = p->launch_ps - p->graph_node_ps;
     if (b->r->graph && saved > 0)
         base = base - saved > p->graph_node_ps ? base - saved : p->graph_node_ps;
-    for (int r = 0; r < b->n; r++)
+    for (int r = 0; r < ranks_run(b); r++)
         if (coll_lane(b, start[r] = cb_delay(b, r, base, "kernel"), CL_KERNEL, CL_NONE, 0) < 0)
             return -1;
     return fenced_barrier(b, start, ready);
@@ -192,6 +196,63 @@ static int oneshot_next(void *ctx, sched *sc)
     return k < 2 ? 1 : 0;
 }
 
+/* The legs of rank r's exchange (its group: to or from each peer r + q,
+ * q = 1..n-1, in the order exchange() gives them) for fabric_rotation_quotient_fn. */
+typedef struct xlegs {
+    const coll_build *b;
+    fab_op op;
+} xlegs;
+
+static int exchange_legs(void *ctx, int r, fab_op *op, int *a, int *b, int cap, int *pass_gpu)
+{
+    const xlegs *x = ctx;
+    int n = x->b->n, rd = fab_is_read(x->op);
+    if (n - 1 > cap)
+        return n - 1;
+    const int *node = x->b->node;
+    for (int q = 1; q < n; q++) {
+        int peer = node[(r + q) % n];
+        op[q - 1] = x->op, a[q - 1] = rd ? peer : node[r], b[q - 1] = rd ? node[r] : peer;
+    }
+    *pass_gpu = -1;
+    return n - 1;
+}
+
+/* The smallest p such that the custom kernel's ranks repeat every p (its
+ * exchange rank r + p's image of rank r's, fabric_rotation_quotient_fn, and so
+ * its flags, writes to every peer: for a pull, whose exchange reads, their
+ * latencies are compared), so that ranks 0..p-1 run alone on the quotient
+ * (docs/model.md "Bundled steps"); 0 when not bundled. Every phase is a
+ * per-rank delay, a flag barrier or the exchange, so the ring's proof holds. */
+static int oneshot_period(coll_build *b, fab_op op)
+{
+    int n = b->n;
+    /* A pull's check costs three routes per pair (its flags, its reads
+     * from every source, their images), which beyond about 128 ranks is
+     * more than running every rank's groups (nvswitch-256: 17.4 against 16.2
+     * ms of CPU; 64: 2.2 against 5.1): the same result either way. */
+    if (!b->bundle || n < 2 || (op == FAB_READ && n > 128))
+        return 0;
+    xlegs x = {b, op};
+    for (int p = 1; p <= n / 2; p++) {
+        if (n % p)
+            continue;
+        /* A pull's flags: source by source, which also leaves each source's
+         * routes to be walked, not searched anew, when the exchange's reads
+         * (from every peer) ask for them (models/topo/route.c). */
+        int same = 1;
+        for (int q = 0; op == FAB_READ && same && q < n; q++)
+            for (int r = 0; same && r < n; r++)
+                same = r == q || fabric_lat_ps(b->f, FAB_WRITE, b->node[q], b->node[r]) ==
+                                     fabric_lat_ps(b->f, FAB_WRITE, b->node[(q + p) % n],
+                                                   b->node[(r + p) % n]);
+        int q = same ? fabric_rotation_quotient_fn(b->f, exchange_legs, &x, n, p) : 0;
+        if (q != 0)
+            return q > 0 ? p : 0;  /* (q < 0: the routes do not turn; O(n^2) per try) */
+    }
+    return 0;
+}
+
 int coll_build_oneshot(coll_build *b)
 {
     int n = b->n;
@@ -199,6 +260,7 @@ int coll_build_oneshot(coll_build *b)
     if (!g)
         return -1;
     g->push = b->algo == ALGO_ONESHOT_PUSH;
+    b->period = oneshot_period(b, g->push ? FAB_WRITE : FAB_READ);
     g->S = (double)b->r->bytes;
     /* Pull: an iteration loads the rank's own pack and each peer's. */
     g->cta = g->push ? store_cap(b) : fabric_cta_serial_Bps(b->f, kernel_blocks(b), 1, n - 1);
@@ -251,6 +313,7 @@ int coll_build_twoshot(coll_build *b)
     if (!g)
         return -1;
     int push = g->push = b->algo == ALGO_TWOSHOT_PUSH, n = b->n;
+    b->period = oneshot_period(b, push ? FAB_WRITE : FAB_READ);
     g->part = (double)b->r->bytes / n;
     int blocks = kernel_blocks(b);
     g->rs = push ? store_cap(b) : fabric_cta_serial_Bps(b->f, blocks, 1, n - 1);

@@ -76,7 +76,9 @@ struct fabric {
     /* A rotation quotient for the next run (fabric_rotation_quotient): flows
      * cross qmap[l] for engine link l; off again at fabric_reset. */
     int quot;
-    int *qmap;
+    int *qmap;         /* and after it the links' steps from their orbit's name */
+    int *qoff;
+    int qp, qn;        /* its period and ranks */
 };
 
 static void group_ended(void *ctx, uint32_t tag);
@@ -200,7 +202,7 @@ static double collapse_rule(void *ctx, int link, const uint32_t *tags, int ntags
         ASSERTF(g->next_free == -2, "tag %u of a flow in flight names a free group", tags[i]);
         for (int k = 0; k < g->n; k++) {
             const upent *u = &g->ups[k];
-            if (u->link != link)
+            if (u->link != link || u->cpl > 1)
                 continue;
             two_add(&src[u->cpl], u->src);
             two_add(&root[u->cpl], u->root);
@@ -228,13 +230,30 @@ static double collapse_rule(void *ctx, int link, const uint32_t *tags, int ntags
  * owner count once (a channel's pipelined steps are the same blocks). A flow
  * of unknown block count (a copy engine, a kernel of one block per SM) on
  * the link leaves it at C. */
+enum { MAXO = 64 };
+
+/* One sender's blocks on an NVLink: the largest of its flows' counts, or
+ * beyond MAXO senders counted per flow. */
+static void owner_add(int *owner, double *most, int *no, double *sum, int key, double blocks)
+{
+    int k = 0;
+    while (k < *no && owner[k] != key)
+        k++;
+    if (k == *no && *no < MAXO) {
+        owner[*no] = key;
+        most[(*no)++] = blocks;
+    } else if (k < *no && blocks > most[k]) {
+        most[k] = blocks;
+    } else if (k == *no) {
+        *sum += blocks;
+    }
+}
+
 static double nvlink_rule(void *ctx, int link, const uint32_t *tags, int ntags,
                           double nominal_Bps)
 {
-    (void)link;
     const fabric *f = ctx;
     double n0 = topo_params_get(f->t)->nvlink_half_blocks;
-    enum { MAXO = 64 };
     int owner[MAXO], no = 0;
     double most[MAXO], sum = 0;
     if (n0 <= 0 || ntags < 1 || (f->off & FAB_NO_NVLINK_SAT))
@@ -246,17 +265,16 @@ static double nvlink_rule(void *ctx, int link, const uint32_t *tags, int ntags,
         ASSERTF(g->next_free == -2, "tag %u of a flow in flight names a free group", tags[i]);
         if (g->blocks <= 0)
             return nominal_Bps;
-        int k = 0;
-        while (k < no && owner[k] != g->owner)
-            k++;
-        if (k == no && no < MAXO) {
-            owner[no] = g->owner;
-            most[no++] = g->blocks;
-        } else if (k < no && g->blocks > most[k]) {
-            most[k] = g->blocks;
-        } else if (k == no) {
-            sum += g->blocks; /* beyond MAXO owners: counted per flow */
+        if (!f->quot) {
+            owner_add(owner, most, &no, &sum, g->owner, g->blocks);
+            continue;
         }
+        /* On a quotient each crossing of this link's orbit stands for its
+         * sender as many rotations back as its link is from the orbit's
+         * name (fabric_rotation_quotient): one sender per crossing. */
+        for (int k = 0; k < g->n; k++)
+            if (g->ups[k].link == link && g->ups[k].cpl == 2)
+                owner_add(owner, most, &no, &sum, g->ups[k].src, g->blocks);
     }
     for (int k = 0; k < no; k++)
         sum += most[k];
@@ -416,6 +434,9 @@ static void pcie_outs(const topo *t, int *out)
 /* Read budget of GPU node n in B/s: tags x MRRS over its shortest round trip
  * to a GPU or host memory across PCIe (one shortest-path tree from n); 0: none.
  * A single flow is also capped by its own round trip (fabric_read_cap_Bps). */
+/* The read budget of a zero round trip: above any link's rate. */
+static const double read_unbounded_Bps = 1e15;
+
 static double read_budget(const fabric *f, int n)
 {
     const topo_params *p = topo_params_get(f->t);
@@ -424,7 +445,9 @@ static double read_budget(const fabric *f, int n)
     if (one < 0 || tags <= 0)
         return 0;
     double rtt = 2.0 * (double)one + (double)p->read_extra_lat_ps;
-    return rtt > 0 ? (double)tags * p->pcie_mrrs_bytes / (rtt * 1e-12) : 0;
+    /* A zero round trip (latencies a fit ran to 0) bounds nothing: a rate no
+     * link reaches, never 0, which would stall every read. */
+    return rtt > 0 ? (double)tags * p->pcie_mrrs_bytes / (rtt * 1e-12) : read_unbounded_Bps;
 }
 
 /* buf = a sep b, cut at n - 1 bytes as snprintf would: every link has a
@@ -776,8 +799,8 @@ static int add_link(fabric *f, int n, int id, double wt)
  * link, times the TLP weight on PCIe links; the stream's uplink crossings
  * go to the group table. Returns the new count, or -1 on OOM. */
 static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double wt,
-                     double tlp, int src_gpu, int dst_root, double *min_Bps, int *first,
-                     int *nvl, int *pcie_any, int64_t *route_lat_ps)
+                     double tlp, int src_gpu, int dst_root, int owner_gpu, double *min_Bps,
+                     int *first, int *nvl, int *pcie_any, int64_t *route_lat_ps)
 {
     /* Copied, not kept: a source reaching every GPU (a one-shot) costs its
      * shortest-path tree, not a cached route per pair. */
@@ -815,7 +838,9 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
         *nvl |= f->is_nvlink[id];
         if (fab_is_read(op) && f->sock_link[id] >= 0 && !(f->off & FAB_NO_SOCKET_READ))
             n = add_link(f, n, f->sock_link[id], wt);
-        if (f->is_uplink[id]) {
+        /* On a quotient an NVLink crossing records the sender it stands for. */
+        int qnv = f->quot && f->is_nvlink[id];
+        if (f->is_uplink[id] || qnv) {
             if (g->n == g->cap) {
                 int cap = g->cap ? 2 * g->cap : 4;
                 upent *u = realloc(g->ups, sizeof *u * (size_t)cap);
@@ -824,10 +849,15 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
                 g->ups = u;
                 g->cap = cap;
             }
-            /* In a quotient the rule runs on the orbit's link (one stream
-             * there: fabric_rotation_quotient). */
-            g->ups[g->n++] = (upent){f->quot ? f->qmap[id] : id, fab_is_read(op), src_gpu,
-                                     dst_root, lu};
+            /* In a quotient the rules run on the orbit's link; a collapse
+             * rule's crossings lie on it (fabric_rotation_quotient). */
+            if (qnv)
+                g->ups[g->n++] = (upent){f->qmap[id], 2,
+                                         ((owner_gpu - f->qoff[id] * f->qp) % f->qn + f->qn) % f->qn,
+                                         -1, 0};
+            else
+                g->ups[g->n++] = (upent){f->quot ? f->qmap[id] : id, fab_is_read(op), src_gpu,
+                                         dst_root, lu};
         }
     }
     return n;
@@ -865,6 +895,7 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
     if (gi < 0)
         return err_set(e, ERR_SYSTEM, "out of memory"), -1;
     int nl = 0, nreads = 0, reader = -1, nvl = 0;
+    int owner_gpu = topo_node_at(f->t, fab_is_read(legs[0].op) ? legs[0].b : legs[0].a)->gpu;
     sim_ps lat = 0;
     double cap = 0, req_per = 1;
     for (int i = 0; i < n; i++) {
@@ -876,7 +907,7 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
         int first, pcie;
         int64_t one;
         nl = add_route(f, &f->groups[gi], nl, a, b, op, wire, tlp, src_gpu, f->root_of[b],
-                       &min_Bps, &first, &nvl, &pcie, &one);
+                       owner_gpu, &min_Bps, &first, &nvl, &pcie, &one);
         if (nl < 0) {
             group_give(f, gi);
             return err_set(e, ERR_SYSTEM, "out of memory"), -1;
@@ -1179,159 +1210,320 @@ int fabric_block_pass(fabric *f, const int *gpu, int n, double bytes, double blo
 
 /* --- rotation quotients (docs/model.md "Bundled steps") ----------------- */
 
-/* What a crossing is, so that hops r and r + p are compared slot by slot. */
-enum { XK_ROUTE, XK_SOCK, XK_HOL, XK_TAGS, XK_BLOCK, XK_MIX, XK_PASS };
+/* What a crossing is, so that hops r and r + p are compared slot by slot;
+ * XK_LEG opens each leg (x: its index in the hop's legs, not a link). */
+enum { XK_LEG, XK_ROUTE, XK_SOCK, XK_HOL, XK_TAGS, XK_BLOCK, XK_MIX, XK_PASS };
 
-/* The engine links one SM leg of op a -> b may cross, in a fixed order, with
- * their kinds: its route (a read: each socket link's peer-read budget after
- * it), the sender's posted queue (a write leaving through its own port), the
- * reader's tag budget, the issuing block's budget and the GPU's budget for
- * SM traffic with host memory; a superset of what xfer_legs adds. Returns the
- * count, or -1 if there is no route or more than cap. */
-static int leg_links(const fabric *f, fab_op op, int a, int b, int *out, int8_t *kind, int cap)
+/* One hop's legs and the links they may cross, in a fixed order. */
+typedef struct qhop {
+    fab_op *op;
+    int *a, *b, nlegs, lcap;
+    int64_t *lat;      /* per leg: its route's one-way latency */
+    int *x, m, xcap;   /* crossings: engine link (XK_LEG: the leg) */
+    int8_t *k;
+} qhop;
+
+static void qhop_free(qhop *h)
 {
-    const int *links;
-    const int8_t *dirs;
-    int h = topo_route(f->t, a, b, &links, &dirs), n = 0, rd = fab_is_read(op);
-#define PUT(x, k) do { if (n == cap) return -1; out[n] = (x); kind[n++] = (k); } while (0)
-    if (h <= 0)
-        return -1;
-    for (int i = 0; i < h; i++) {
-        int id = 2 * links[i] + dirs[i];
-        PUT(id, XK_ROUTE);
-        if (rd && f->sock_link[id] >= 0)
-            PUT(f->sock_link[id], XK_SOCK);
-    }
-    if (!rd && f->hol_link[a] >= 0 && 2 * links[0] + dirs[0] == f->hol_out[a])
-        PUT(f->hol_link[a], XK_HOL);
-    if (rd && f->read_link[b] >= 0)
-        PUT(f->read_link[b], XK_TAGS);
-    int w = leg_block(f, op, a, b), gpu = rd ? b : a;
-    if (w >= 0)
-        PUT(w, XK_BLOCK);
-    if (is_host(f->t, rd ? a : b) && f->host_mix[gpu] >= 0)
-        PUT(f->host_mix[gpu], XK_MIX);
-#undef PUT
-    return n;
+    free(h->op);
+    free(h->a);
+    free(h->b);
+    free(h->lat);
+    free(h->x);
+    free(h->k);
+    memset(h, 0, sizeof *h);
 }
 
-/* Does a capacity rule act on engine link l (an uplink's collapse, an
- * NVLink's saturation) with the parameters and switches now set? */
+static int qput(qhop *h, int x, int k)
+{
+    if (h->m == h->xcap) {
+        int cap = h->xcap ? 2 * h->xcap : 64;
+        int *nx = realloc(h->x, sizeof(int) * (size_t)cap);
+        if (nx)
+            h->x = nx;
+        int8_t *nk = realloc(h->k, (size_t)cap);
+        if (nk)
+            h->k = nk;
+        if (!nx || !nk)
+            return -1;
+        h->xcap = cap;
+    }
+    h->x[h->m] = x;
+    h->k[h->m++] = (int8_t)k;
+    return 0;
+}
+
+/* Hop r's legs (from fn) and crossings: per SM leg of op a -> b its route
+ * (a read: each socket link's peer-read budget after it), the sender's posted
+ * queue (a write leaving through its own port), the reader's tag budget, the
+ * issuing block's budget and the GPU's budget for SM traffic with host
+ * memory, a superset of what xfer_legs adds; then the pass's block. Routes
+ * are copied, not kept (a one-shot's hop reaches every GPU). 1, 0 if a leg is
+ * no SM leg or has no route, -1 out of memory. */
+static int qhop_fill(fabric *f, fabric_hop_fn *fn, void *ctx, int r, qhop *h, int **rl,
+                     int8_t **rd, int *rcap)
+{
+    int pass = -1, k;
+    while ((k = fn(ctx, r, h->op, h->a, h->b, h->lcap, &pass)) > h->lcap) {
+        int cap = k;
+        fab_op *op = realloc(h->op, sizeof *op * (size_t)cap);
+        if (op)
+            h->op = op;
+        int *a = realloc(h->a, sizeof(int) * (size_t)cap);
+        if (a)
+            h->a = a;
+        int *b = realloc(h->b, sizeof(int) * (size_t)cap);
+        if (b)
+            h->b = b;
+        int64_t *lat = realloc(h->lat, sizeof(int64_t) * (size_t)cap);
+        if (lat)
+            h->lat = lat;
+        if (!op || !a || !b || !lat)
+            return -1;
+        h->lcap = cap;
+    }
+    h->nlegs = k > 0 ? k : 0;
+    h->m = 0;
+    if (k < 1)
+        return 0;
+    for (int g = 0; g < k; g++) {
+        fab_op op = h->op[g];
+        int a = h->a[g], b = h->b[g], rdg = op == FAB_READ, hops;
+        if (op != FAB_WRITE && op != FAB_READ)
+            return 0;
+        while ((hops = topo_route_copy(f->t, a, b, *rl, *rd, *rcap, &h->lat[g])) > *rcap) {
+            int *nl = realloc(*rl, sizeof(int) * (size_t)hops);
+            if (nl)
+                *rl = nl;
+            int8_t *nd = realloc(*rd, (size_t)hops);
+            if (nd)
+                *rd = nd;
+            if (!nl || !nd)
+                return -1;
+            *rcap = hops;
+        }
+        if (hops < -1)
+            return -1;
+        if (hops <= 0)
+            return 0;
+        if (qput(h, g, XK_LEG))
+            return -1;
+        for (int i = 0; i < hops; i++) {
+            int id = 2 * (*rl)[i] + (*rd)[i];
+            if (qput(h, id, XK_ROUTE) || (rdg && f->sock_link[id] >= 0 && qput(h, f->sock_link[id], XK_SOCK)))
+                return -1;
+        }
+        int first = 2 * (*rl)[0] + (*rd)[0], w = leg_block(f, op, a, b), gpu = rdg ? b : a;
+        if ((!rdg && f->hol_link[a] >= 0 && first == f->hol_out[a] && qput(h, f->hol_link[a], XK_HOL)) ||
+            (rdg && f->read_link[b] >= 0 && qput(h, f->read_link[b], XK_TAGS)) ||
+            (w >= 0 && qput(h, w, XK_BLOCK)) ||
+            (is_host(f->t, rdg ? a : b) && f->host_mix[gpu] >= 0 && qput(h, f->host_mix[gpu], XK_MIX)))
+            return -1;
+    }
+    if (pass >= 0 && f->cta_st[pass] >= 0 && qput(h, f->cta_st[pass], XK_PASS))
+        return -1;
+    return 1;
+}
+
+/* Does a capacity rule act on engine link l with the parameters and
+ * switches now set? 1: an uplink's collapse, 2: an NVLink's saturation. */
 static int link_ruled(const fabric *f, int l)
 {
     if (l >= 2 * f->nlinks_topo)
         return 0;
     const topo_params *p = topo_params_get(f->t);
-    int cw = !(f->off & FAB_NO_COLLAPSE_WRITE) && p->arb_collapse_Bps > 0;
-    int cr = !(f->off & FAB_NO_COLLAPSE_READ) && p->arb_collapse_read_Bps > 0;
-    return (f->is_uplink[l] && (cw || cr)) ||
-           (f->is_nvlink[l] && p->nvlink_half_blocks > 0 && !(f->off & FAB_NO_NVLINK_SAT));
+    int cw = !(f->off & FAB_NO_COLLAPSE_WRITE) && (p->arb_collapse_Bps > 0 || p->tlp_turn_ps > 0);
+    int cr = !(f->off & FAB_NO_COLLAPSE_READ) &&
+             (p->arb_collapse_read_Bps > 0 || p->tlp_turn_cpl_ps > 0);
+    if (f->is_uplink[l] && (cw || cr))
+        return 1;
+    return f->is_nvlink[l] && p->nvlink_half_blocks > 0 && !(f->off & FAB_NO_NVLINK_SAT) ? 2 : 0;
 }
 
-/* One hop's crossings, flattened: off[r]..off[r+1] in x[] and k[]. */
-typedef struct xings {
-    int *x, *off;
-    int8_t *k;
-} xings;
-
-static int hop_xings(const fabric *f, const fabric_hop *hops, int n, xings *c)
+/* Hop h1 meets the fabric h0 meets, slot by slot: the same legs (op, ends
+ * in host memory or not, latency, the reader's read budget), the same kinds
+ * of crossing, each route link of the same kind, capacity, latency and
+ * rules (fabric_leg_alike's conditions, on the copied routes). budget[]
+ * caches read_budget per node (NAN: not yet). */
+static int qhop_alike(const fabric *f, const qhop *h0, const qhop *h1, double *budget)
 {
-    enum { PER = 128 };
-    size_t cap = (size_t)n * PER;
-    c->x = malloc(sizeof(int) * cap);
-    c->k = malloc(cap);
-    c->off = malloc(sizeof(int) * (size_t)(n + 1));
-    if (!c->x || !c->k || !c->off)
-        return -1;
-    int m = 0;
-    for (int r = 0; r < n; r++) {
-        const fabric_hop *h = &hops[r];
-        c->off[r] = m;
-        if (h->nlegs < 1 || h->nlegs > 2)
+    if (h0->nlegs != h1->nlegs || h0->m != h1->m)
+        return 0;
+    for (int g = 0; g < h0->nlegs; g++) {
+        int a0 = h0->a[g], b0 = h0->b[g], a1 = h1->a[g], b1 = h1->b[g];
+        if (h0->op[g] != h1->op[g] || h0->lat[g] != h1->lat[g] ||
+            is_host(f->t, a0) != is_host(f->t, a1) || is_host(f->t, b0) != is_host(f->t, b1))
             return 0;
-        for (int g = 0; g < h->nlegs; g++) {
-            if (h->op[g] != FAB_WRITE && h->op[g] != FAB_READ)
+        if (h0->op[g] == FAB_READ && topo_read_tags(f->t, b0) != topo_read_tags(f->t, b1))
+            return 0;
+        if (h0->op[g] == FAB_READ && f->read_link[b0] >= 0) {
+            if (isnan(budget[b0]))
+                budget[b0] = read_budget(f, b0);
+            if (isnan(budget[b1]))
+                budget[b1] = read_budget(f, b1);
+            if (budget[b0] != budget[b1])
                 return 0;
-            int k = leg_links(f, h->op[g], h->a[g], h->b[g], c->x + m, c->k + m, PER - 2 - (m - c->off[r]));
-            if (k < 0)
-                return 0;
-            m += k;
-        }
-        if (h->pass_gpu >= 0 && f->cta_st[h->pass_gpu] >= 0) {
-            c->x[m] = f->cta_st[h->pass_gpu];
-            c->k[m++] = XK_PASS;
         }
     }
-    c->off[n] = m;
+    for (int j = 0; j < h0->m; j++) {
+        int x = h0->x[j], y = h1->x[j];
+        if (h0->k[j] != h1->k[j])
+            return 0;
+        if (h0->k[j] != XK_ROUTE)
+            continue;
+        const topo_link *kx = topo_link_at(f->t, x / 2), *ky = topo_link_at(f->t, y / 2);
+        if (kx->kind != ky->kind || kx->lat_ps != ky->lat_ps || link_cap(f->t, x) != link_cap(f->t, y) ||
+            f->is_uplink[x] != f->is_uplink[y] || f->is_nvlink[x] != f->is_nvlink[y])
+            return 0;
+    }
     return 1;
+}
+
+typedef struct hop_arr {
+    const fabric_hop *h;
+} hop_arr;
+
+static int hop_arr_fn(void *ctx, int r, fab_op *op, int *a, int *b, int cap, int *pass_gpu)
+{
+    const fabric_hop *h = &((const hop_arr *)ctx)->h[r];
+    if (h->nlegs > cap)
+        return h->nlegs;
+    for (int g = 0; g < h->nlegs; g++) {
+        op[g] = h->op[g];
+        a[g] = h->a[g];
+        b[g] = h->b[g];
+    }
+    *pass_gpu = h->pass_gpu;
+    return h->nlegs;
 }
 
 int fabric_rotation_quotient(fabric *f, const fabric_hop *hops, int n, int p)
 {
+    hop_arr ha = {hops};
+    return fabric_rotation_quotient_fn(f, hop_arr_fn, &ha, n, p) > 0;
+}
+
+int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, int p)
+{
     if (p < 1 || n < 2 || n % p || p >= n)
         return 0;
-    /* Hop r + p meets the fabric hop r meets, leg by leg. */
-    for (int r = 0; r < n; r++) {
-        const fabric_hop *h0 = &hops[r], *h1 = &hops[(r + p) % n];
-        if (h0->nlegs != h1->nlegs || (h0->pass_gpu < 0) != (h1->pass_gpu < 0))
-            return 0;
-        for (int g = 0; g < h0->nlegs; g++)
-            if (h0->op[g] != h1->op[g] ||
-                !fabric_leg_alike(f, h0->op[g], h0->a[g], h0->b[g], h1->a[g], h1->b[g]))
-                return 0;
-    }
-    xings c = {0};
-    int nl = sched_nlinks(f->s), ok = hop_xings(f, hops, n, &c) > 0, cycle = n / p;
-    int *img = ok ? malloc(sizeof(int) * (size_t)nl * 4) : NULL;
-    int *pre = img ? img + nl : NULL, *rep = img ? img + 2 * nl : NULL, *cnt = img ? img + 3 * nl : NULL;
-    ok = ok && img;
-    for (int i = 0; ok && i < 4 * nl; i++)
+    int nl = sched_nlinks(f->s), nn = topo_nnodes(f->t), cycle = n / p, ok = 1, seen = 0;
+    /* reps[0..p-1]: hops 0..p-1; win[r % p]: hop r + p, computed at step r. */
+    qhop *reps = calloc(2 * (size_t)p, sizeof *reps), *win = reps ? reps + p : NULL;
+    int *img = malloc(sizeof(int) * (size_t)nl * 5), *rl = NULL, rcap = 0;
+    int8_t *rd = NULL;
+    double *budget = malloc(sizeof(double) * (size_t)(nn > 0 ? nn : 1));
+    int *pre = img ? img + nl : NULL, *rep = img ? img + 2 * nl : NULL;
+    int *cnt = img ? img + 3 * nl : NULL, *off = img ? img + 4 * nl : NULL;
+    ok = reps && img && budget;
+    for (int i = 0; ok && i < 5 * nl; i++)
         img[i] = i < 3 * nl ? -1 : 0;
+    for (int v = 0; ok && v < nn; v++)
+        budget[v] = NAN;
+    for (int r = 0; ok && r < p; r++)
+        ok = qhop_fill(f, fn, ctx, r, &reps[r], &rl, &rd, &rcap) > 0;
+    /* A few hops spread over the ring first: routes that do not turn with
+     * the rotation (ties broken by node order) show there at once, where the
+     * pass below would meet them only half-way, and so at half its cost. */
+    for (int k = 1; ok && n >= 16 && k < 8; k++) {
+        int r = k * (n / 8);
+        qhop h0 = {0}, h1 = {0};
+        ok = qhop_fill(f, fn, ctx, r, &h0, &rl, &rd, &rcap) > 0 &&
+             qhop_fill(f, fn, ctx, (r + p) % n, &h1, &rl, &rd, &rcap) > 0 &&
+             qhop_alike(f, &h0, &h1, budget);
+        for (int j = 0; ok && j < h0.m; j++) {
+            if (h0.k[j] == XK_LEG)
+                continue;
+            int x = h0.x[j], y = h1.x[j];
+            ok = (img[x] < 0 || img[x] == y) && (pre[y] < 0 || pre[y] == x);
+            img[x] = y;
+            pre[y] = x;
+            seen = ok ? 0 : n; /* alike hops whose links do not turn together */
+        }
+        qhop_free(&h0);
+        qhop_free(&h1);
+    }
+    for (int i = 0; ok && i < 2 * nl; i++)
+        img[i] = -1;
     /* The rotation on links: the link of crossing j of hop r goes to that of
      * crossing j of hop r + p; a permutation of the crossed links. */
     for (int r = 0; ok && r < n; r++) {
-        int r1 = (r + p) % n, m = c.off[r + 1] - c.off[r];
-        ok = c.off[r1 + 1] - c.off[r1] == m;
-        for (int j = 0; ok && j < m; j++) {
-            int x = c.x[c.off[r] + j], y = c.x[c.off[r1] + j];
-            ok = c.k[c.off[r] + j] == c.k[c.off[r1] + j] && (img[x] < 0 || img[x] == y) &&
-                 (pre[y] < 0 || pre[y] == x);
+        /* hop r: a representative, or computed at step r - p into win[r % p],
+         * which hop r + p (if any) takes over now */
+        qhop cur = {0};
+        const qhop *h0 = &reps[r < p ? r : 0], *h1;
+        if (r >= p) {
+            cur = win[r % p];
+            memset(&win[r % p], 0, sizeof win[r % p]);
+            h0 = &cur;
+        }
+        if (r + p < n) {
+            h1 = &win[r % p];
+            ok = qhop_fill(f, fn, ctx, r + p, &win[r % p], &rl, &rd, &rcap) > 0;
+        } else {
+            h1 = &reps[r + p - n];
+        }
+        ok = ok && qhop_alike(f, h0, h1, budget);
+        seen = r;
+        for (int j = 0; ok && j < h0->m; j++) {
+            if (h0->k[j] == XK_LEG)
+                continue;
+            int x = h0->x[j], y = h1->x[j];
+            ok = (img[x] < 0 || img[x] == y) && (pre[y] < 0 || pre[y] == x);
             img[x] = y;
             pre[y] = x;
         }
+        qhop_free(&cur);
     }
     /* Each orbit of n / p links, named by its first link crossed by hops
-     * 0..p-1; a rule's link carries one crossing of theirs. */
+     * 0..p-1, off[] the step of each link from it. A collapse rule's link
+     * carries crossings of those hops only on the orbit's named link (they
+     * see the pattern of the full run's streams there); an NVLink's counts
+     * the senders of a crossing at step j as the sender j rotations back. */
     for (int r = 0; ok && r < p; r++)
-        for (int j = c.off[r]; ok && j < c.off[r + 1]; j++) {
-            int x = c.x[j];
+        for (int j = 0; ok && j < reps[r].m; j++) {
+            if (reps[r].k[j] == XK_LEG)
+                continue;
+            int x = reps[r].x[j];
             if (rep[x] < 0) {
                 int y = x, len = 0;
                 do {
                     rep[y] = x;
+                    off[y] = len++;
                     y = img[y];
-                    len++;
                 } while (y >= 0 && y != x && len <= cycle);
                 ok = y == x && len == cycle;
             }
-            ok = ok && (++cnt[rep[x]] == 1 || !link_ruled(f, x));
+            cnt[rep[x]]++;
+            ok = ok && (link_ruled(f, x) != 1 || off[x] == 0);
         }
     if (ok && !f->qmap)
-        ok = (f->qmap = malloc(sizeof(int) * (size_t)nl)) != NULL;
+        ok = (f->qmap = malloc(sizeof(int) * (size_t)nl * 2)) != NULL;
     if (ok) {
-        for (int l = 0; l < nl; l++)
+        for (int l = 0; l < nl; l++) {
             f->qmap[l] = rep[l] >= 0 ? rep[l] : l;
+            f->qmap[nl + l] = rep[l] >= 0 ? off[l] : 0;
+        }
+        f->qoff = f->qmap + nl;
+        f->qp = p;
+        f->qn = n;
         /* A read budget's value is set at its first read: that of each
          * orbit's named reader before any flow maps onto it. */
         for (int r = 0; r < p; r++)
-            for (int g = 0; g < hops[r].nlegs; g++)
-                if (hops[r].op[g] == FAB_READ)
-                    read_init(f, hops[r].b[g]);
+            for (int g = 0; g < reps[r].nlegs; g++)
+                if (reps[r].op[g] == FAB_READ)
+                    read_init(f, reps[r].b[g]);
         f->quot = 1;
     }
+    for (int r = 0; reps && r < 2 * p; r++)
+        qhop_free(&reps[r]);
+    free(reps);
     free(img);
-    free(c.x);
-    free(c.k);
-    free(c.off);
-    return ok;
+    free(budget);
+    free(rl);
+    free(rd);
+    /* Refused only after hops beyond the first p matched: the routes do not
+     * turn with the rotation (a tie between equal ways broken by node order),
+     * which a longer period would meet as well. */
+    return ok ? 1 : seen >= p ? -1 : 0;
 }

@@ -156,12 +156,23 @@ typedef struct fabric_hop {
 } fabric_hop;
 /* Can hops[0..n-1] run as hops[0..p-1] alone, with the same rates? 1 when
  * hop (r + p) mod n is hop r's image under a rotation of the links: leg by
- * leg alike (fabric_leg_alike), the links they cross (budgets included) a
- * permutation whose orbits all have n / p links, a link with a capacity rule
- * crossed once per orbit. Then, until fabric_reset, every flow crosses its
- * links' orbits instead (docs/model.md "Bundled steps"). 0: not (or out of
- * memory), nothing changed. */
+ * leg alike (fabric_leg_alike's conditions), the links they cross (budgets
+ * included) a permutation whose orbits all have n / p links, an uplink with
+ * its collapse rule on crossed by hops 0..p-1 only on the orbit's first link.
+ * Then, until fabric_reset, every flow crosses its links' orbits instead, and
+ * an NVLink's saturation rule counts each crossing as the sender it stands
+ * for (docs/model.md "Bundled steps"). Ranks are GPU indices. 0: not (or out
+ * of memory), nothing changed. */
 int fabric_rotation_quotient(fabric *f, const fabric_hop *hops, int n, int p);
+/* The same with hop r's legs from fn: it writes up to cap legs into op, a, b
+ * and *pass_gpu and returns their count (more than cap: nothing written, called
+ * again with room), 0 if hop r cannot be bundled. Routes are not kept, so a
+ * hop may reach every GPU (a one-shot's). Returns 1, 0, or -1 for a refusal
+ * after hops beyond the first p matched (routes that do not turn with the
+ * rotation: a caller need not try longer periods). */
+typedef int fabric_hop_fn(void *ctx, int r, fab_op *op, int *a, int *b, int cap,
+                          int *pass_gpu);
+int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, int p);
 /* A pass of one thread block over bytes of local data on each GPU node of
  * gpu[0..n-1] (NCCL LL's final receive: reading its FIFO lines into the user
  * buffer), as fast as the block's trips allow: one flow over those blocks'

@@ -1139,6 +1139,79 @@ static void test_rotation_quotient(void **state)
     topo_free(t);
 }
 
+/* One-shot writes on an NVLink crossbar bundled on the quotient: 4 GPUs,
+ * each NVLink 400 GB/s into the switch and 100 GB/s out of it, latency 0;
+ * saturation N0 = 4 blocks; every GPU writes 1 GB to each of its 3 peers as
+ * one group of 4 blocks. A sender's link carries its own group (one sender,
+ * 4 blocks): 400 x 4 / (4 + 4) = 200 GB/s for 3 streams; a receiver's carries
+ * the groups of 3 senders, 12 blocks: 100 x 12 / 16 = 75 GB/s, 25 GB/s a
+ * stream, which binds: 0.04 s. On the quotient (p = 1) GPU 0's group alone
+ * crosses the orbit of the links out of the switch 3 times, each crossing
+ * one of the 3 senders: the same 0.04 s (counted as one sender, 100 x 4 / 8
+ * = 50 GB/s, it would take 0.06 s). */
+/* Rank r's writes to its 3 peers r + 1, r + 2, r + 3 (ctx: the GPU nodes). */
+static int xbar4_legs(void *ctx, int r, fab_op *op, int *a, int *b, int cap, int *pass_gpu)
+{
+    const int *node = ctx;
+    if (cap < 3)
+        return 3;
+    for (int q = 1; q < 4; q++)
+        op[q - 1] = FAB_WRITE, a[q - 1] = node[r], b[q - 1] = node[(r + q) % 4];
+    *pass_gpu = -1;
+    return 3;
+}
+
+static void test_quotient_nvlink_senders(void **state)
+{
+    (void)state;
+    topo *t = topo_new("xbar4");
+    err e = {0};
+    node(t, "cpu0", TOPO_CPU, 0, NULL);
+    node(t, "nvs", TOPO_NVSWITCH, -1, NULL);
+    char nm[8];
+    for (int g = 0; g < 4; g++) {
+        snprintf(nm, sizeof nm, "g%d", g);
+        node(t, nm, TOPO_GPU, 0, "cpu0");
+        /* (each GPU's PCIe link to the CPU, 1 us: no GPU pair's route) */
+        topo_link l = {.a = topo_find(t, nm), .b = topo_find(t, "nvs"), .kind = LINK_NVLINK,
+                       .nvlinks = 1, .bw_Bps = 400 * GB, .bw_back_Bps = 100 * GB, .lat_ps = 0},
+                  pl = {.a = topo_find(t, nm), .b = topo_find(t, "cpu0"), .kind = LINK_PCIE,
+                        .pcie_gen = 5, .pcie_width = 16, .bw_Bps = 10 * GB, .lat_ps = 1000000};
+        if (topo_add_link(t, &l, &e) < 0 || topo_add_link(t, &pl, &e) < 0)
+            fail_msg("link: %s", e.msg);
+    }
+    topo_params_mut(t)->nvlink_half_blocks = 4;
+    finish(t);
+    fabric *f = fabric_new(t, &e);
+    assert_non_null(f);
+    int node_of[4], peers[3];
+    for (int g = 0; g < 4; g++)
+        node_of[g] = topo_gpu_node(t, g);
+    for (int pass = 0; pass < 2; pass++) {
+        /* pass 0: every GPU's group; pass 1: GPU 0's on the quotient */
+        fabric_reset(f);
+        int run = 4;
+        if (pass == 1) {
+            assert_int_equal(fabric_rotation_quotient_fn(f, xbar4_legs, node_of, 4, 1), 1);
+            run = 1;
+        }
+        int id[4];
+        for (int r = 0; r < run; r++) {
+            for (int q = 1; q < 4; q++)
+                peers[q - 1] = node_of[(r + q) % 4];
+            id[r] = fabric_xfer_group_blocks(f, FAB_WRITE, node_of[r], peers, 3, 1e9, 1, 0, 4, 0,
+                                             r, "push", &e);
+            assert_true(id[r] >= 0);
+        }
+        assert_int_equal(sched_run(fabric_sched(f), &e), 0);
+        for (int r = 0; r < run; r++)
+            NEAR_REL((double)sched_end(fabric_sched(f), id[r]) * 1e-12, 0.04, 1e-9);
+        assert_int_equal(fabric_live_groups(f), 0);
+    }
+    fabric_free(f);
+    topo_free(t);
+}
+
 static void test_mech_parse(void **state)
 {
     (void)state;
@@ -1170,10 +1243,10 @@ int main(void)
         cmocka_unit_test(test_cta_blocks),       cmocka_unit_test(test_channel_block),
         cmocka_unit_test(test_kernel_start),     cmocka_unit_test(test_read_group_order),
         cmocka_unit_test(test_breakdown_sums),    cmocka_unit_test(test_oneshot_graph_barrier),
-        cmocka_unit_test(test_rotation_quotient), cmocka_unit_test(test_mech_parse),
-        cmocka_unit_test(test_nvlink_saturation), cmocka_unit_test(test_block_pass),
-        cmocka_unit_test(test_block_ceiling),     cmocka_unit_test(test_block_host_trip),
-        cmocka_unit_test(test_copy_staged),
+        cmocka_unit_test(test_rotation_quotient), cmocka_unit_test(test_quotient_nvlink_senders),
+        cmocka_unit_test(test_mech_parse),        cmocka_unit_test(test_nvlink_saturation),
+        cmocka_unit_test(test_block_pass),        cmocka_unit_test(test_block_ceiling),
+        cmocka_unit_test(test_block_host_trip),   cmocka_unit_test(test_copy_staged),
         cmocka_unit_test(test_host_blocks),
         cmocka_unit_test(test_host_inflight_and_mixed),
         cmocka_unit_test(test_torch_preds),       cmocka_unit_test(test_torch_issue_flow),
