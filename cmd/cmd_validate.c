@@ -18,6 +18,7 @@
 #include "cmd/cmd_ctx.h"
 #include "cmd/cmds.h"
 #include "models/coll/coll.h"
+#include "models/fabric/fabric.h"
 #include "models/nccl/nccl_tune.h"
 #include "models/topo/topo.h"
 #include "sim/ofile.h"
@@ -41,7 +42,7 @@ static const char desc[] =
 /* What the options set. */
 typedef struct validate_args {
     cmd_ctx cc;              /* --topo, --calib, --format */
-    const char *plot, *patterns, *sizes, *merge;
+    const char *plot, *patterns, *sizes, *merge, *without;
     double max_median, max_worst;
     int points;
 } validate_args;
@@ -56,6 +57,7 @@ static int set_merge(void *ctx, const char *a, err *e)
     return *a ? 0 : err_set(e, ERR_USAGE, "--merge: name the merged data set");
 }
 static int set_points(void *ctx, const char *a, err *e) { (void)a, (void)e; ARGS->points = 1; return 0; }
+static int set_without(void *ctx, const char *a, err *e) { (void)e; ARGS->without = a; return 0; }
 /* A percentage bound: a negative one would fail every set, NaN none. */
 static int parse_pct(const char *what, const char *a, double *out, err *e)
 {
@@ -77,6 +79,7 @@ static const cli_opt options[] = {
     {"sizes", 0, "SIZES", "keep only these bytes per flow: S1,S2,... or MIN:MAX (K/M/G)", set_sizes},
     {"merge", 0, "NAME", "judge all files as one data set NAME (decisions and crossovers across "
      "files: one file per algorithm or protocol)", set_merge},
+    {"without", 0, "M,...", "predict the collectives with these mechanisms off (collsim coll --without; an ablation)", set_without},
     {"format", 0, "F", "table (default), csv or json", cmd_set_format},
     {NULL, 0, NULL, NULL, NULL},
 };
@@ -675,6 +678,12 @@ int cmd_validate(int argc, char **argv, err *e)
     if ((rc = cmd_load_topo(&va.cc, &t, e)))
         goto done;
     cc = coll_ctx_new(t);   /* NULL while the collective model is missing */
+    if (va.without && cc) {
+        int off = 0;
+        if ((rc = fabric_mech_parse(va.without, &off, e)))
+            goto done;
+        coll_ctx_without(cc, off);
+    }
 
     for (int i = 0; i < nfiles && !rc; i++) {
         meas_set *m = sets[i];
@@ -766,6 +775,8 @@ int cmd_validate(int argc, char **argv, err *e)
     }
     report_meta(r, "topo", "%s", topo_name(t));
     report_meta(r, "calibration", "%s", calib_path ? calib_path : "none (topology values)");
+    if (va.without)
+        report_meta(r, "without", "%s", va.without);
     report_table(r, "validation", set_cols, 9);
     /* A check (--max-median, --max-worst) fails on the first set that
      * exceeds a bound, and on a set with nothing to compare: a check that

@@ -42,6 +42,9 @@ static const calib_param_desc params[] = {
     {"cta_store_host_GBps", "stores into pinned host memory one thread block sustains (0 = as to a peer)", 0, 1e5},
     {"cta_load_host_GBps", "loads from pinned host memory one thread block sustains (0 = as from a peer)", 0, 1e5},
     {"host_sm_mixed_GBps", "one GPU's SM loads from and stores into host memory together (0 = no bound)", 0, 1e5},
+    {"cta_ceil_GBps", "one thread block's ceiling copying inside its GPU, at any depth (0 = the reference block)", 0, 1e5},
+    {"cta_ceil_far_GBps", "the same storing outside its GPU (host memory, a peer)", 0, 1e5},
+    {"l2_load_speedup", "a block's loads from L2 against the same from HBM (<= 1 = none)", 0, 100},
     {"launch_us", "kernel launch overhead", 0, 1e4},
     {"graph_node_us", "per-node cost inside a CUDA graph", 0, 1e4},
     {"hostmem_GBps", "per-socket DRAM bandwidth for SHM staging", 1e-3, 1e5},
@@ -421,6 +424,12 @@ void calib_apply_params(const calib *c, topo_params *p)
         p->cta_load_host_Bps = v * 1e9;
     if (!calib_get(c, "host_sm_mixed_GBps", &v))
         p->host_sm_mixed_Bps = v * 1e9;
+    if (!calib_get(c, "cta_ceil_GBps", &v))
+        p->cta_ceil_Bps = v * 1e9;
+    if (!calib_get(c, "cta_ceil_far_GBps", &v))
+        p->cta_ceil_far_Bps = v * 1e9;
+    if (!calib_get(c, "l2_load_speedup", &v))
+        p->l2_load_speedup = v;
     if (!calib_get(c, "launch_us", &v))
         p->launch_ps = llround(v * 1e6);
     if (!calib_get(c, "graph_node_us", &v))

@@ -760,11 +760,11 @@ static double shm_load_inflight_B(const coll_build *b)
 int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
                 const char *label)
 {
-    return cb_nccl_hop_lat(b, from, to, bytes, weight, 1, label);
+    return cb_nccl_hop_lat(b, from, to, bytes, weight, 1, 0, 0, label);
 }
 
 int cb_nccl_hop_lat(coll_build *b, int from, int to, double bytes, double weight, int with_lat,
-                    const char *label)
+                    int recv, double local_B, const char *label)
 {
     const proto_info *pi = nccl_proto(b->proto);
     sim_ps extra = nccl_step_ps(b->t, b->proto);
@@ -779,10 +779,14 @@ int cb_nccl_hop_lat(coll_build *b, int from, int to, double bytes, double weight
     double wire = pi->wire * weight;
     int p2p = cb_uses_p2p(b, from, to);
     /* One channel is one thread block: its stores (wire bytes: LL sends a
-     * flag with every 8 bytes of data) bound the channel's flows together. */
-    if (p2p)
-        return fabric_xfer_channel(b->f, src, -1, dst, bytes, wire, pi->wire, extra, from, label,
-                                   b->e);
+     * flag with every 8 bytes of data) bound the channel's flows together,
+     * at its depth up to its ceiling (fabric_xfer_block). */
+    if (p2p) {
+        fabric_leg leg = {FAB_WRITE, src, dst};
+        fabric_block blk = nccl_block(b, from, recv, local_B);
+        blk.blocks = weight;
+        return fabric_xfer_block(b->f, &leg, 1, &blk, bytes, wire, extra, from, label, b->e);
+    }
     /* SHM: the sender writes into host memory near the receiver, which
      * loads it over its own PCIe link (NCCL_SHM_LOCALITY=2), slice by slice:
      * one pipelined transfer over both routes, so the hop starts when its
@@ -802,6 +806,85 @@ int cb_nccl_hop_lat(coll_build *b, int from, int to, double bytes, double weight
     return fabric_xfer_staged(b->f, mode & 1 ? FAB_CE_WRITE : FAB_WRITE, src, mem,
                               mode & 2 ? FAB_CE_READ : FAB_READ, dst, bytes, wire, pi->wire,
                               shm_load_inflight_B(b), extra + ce, from, label, b->e);
+}
+
+int cb_ring_shm_sm(const coll_build *b, int from, int to)
+{
+    return !cb_uses_p2p(b, from, to) && fabric_hostmem_of(b->f, b->node[to]) >= 0 &&
+           !(b->r->env.shm_memcpy && b->proto == PROTO_SIMPLE) &&
+           !(fabric_disabled(b->f) & FAB_NO_SHM_ORDER);
+}
+
+/* Over SM SHM the FIFO, tail and head live in host memory on the receiver's
+ * side (shm.cc shmRecvSetup, NCCL_SHM_LOCALITY 2): the sender's stores and
+ * its flag land there one write latency after they leave, and the receiver
+ * sees the flag one read round trip after it landed (its poll). A first
+ * line leaves a step that receives over SM SHM only once the step's own
+ * first loads are back, one read round trip after it started. */
+sim_ps cb_ring_deliver_ps(const coll_build *b, int from, int to, int line, int recv)
+{
+    int up = (from + b->n - 1) % b->n, src = b->node[from];
+    sim_ps in = line && recv && cb_ring_shm_sm(b, up, from)
+                    ? fabric_lat_ps(b->f, FAB_READ, fabric_hostmem_of(b->f, src), src) : 0;
+    if (!cb_ring_shm_sm(b, from, to))
+        return line ? in + cb_hop_lat_ps(b, from, to) : cb_hop_deliver_ps(b, from, to);
+    int dst = b->node[to], mem = fabric_hostmem_of(b->f, dst);
+    sim_ps wl = fabric_lat_ps(b->f, FAB_WRITE, src, mem);
+    return line ? in + wl : wl + nccl_proto(b->proto)->flag_hops *
+                                     (wl + fabric_lat_ps(b->f, FAB_READ, mem, dst));
+}
+
+int cb_ring_step(coll_build *b, int from, int to, double bytes, double weight, int with_lat,
+                 int recv, double local_B, const char *label)
+{
+    int p2p = cb_uses_p2p(b, from, to);
+    /* What it loads came over the hop into it (rank from - 1: with a period
+     * `from` stands for its class, and that hop is alike for all of it). */
+    int up = (from + b->n - 1) % b->n, in_shm = recv && cb_ring_shm_sm(b, up, from);
+    if (!p2p && !cb_ring_shm_sm(b, from, to))
+        return cb_nccl_hop_lat(b, from, to, bytes, weight, with_lat, recv, local_B, label);
+    const proto_info *pi = nccl_proto(b->proto);
+    int src = b->node[from], dst = b->node[to];
+    fabric_block blk = nccl_block(b, from, recv, local_B);
+    blk.blocks = weight;
+    fabric_leg legs[2];
+    int n = 0;
+    /* Over SHM the block loads what it received from the FIFO in its own
+     * host memory while it stores onward (reduceCopy). */
+    if (in_shm)
+        legs[n++] = (fabric_leg){FAB_READ, fabric_hostmem_of(b->f, src), src};
+    sim_ps wl, flag;
+    if (p2p) {
+        legs[n++] = (fabric_leg){FAB_WRITE, src, dst};
+        flag = wl = fabric_lat_ps(b->f, FAB_WRITE, src, dst);
+    } else {
+        int out = fabric_hostmem_of(b->f, dst);
+        legs[n++] = (fabric_leg){FAB_WRITE, src, out};
+        wl = fabric_lat_ps(b->f, FAB_WRITE, src, out);
+        flag = wl + fabric_lat_ps(b->f, FAB_READ, out, dst);
+    }
+    /* The flow's latency is its legs' (the first loads' round trip, the
+     * stores' one way); without it the step ends when its last byte left. */
+    sim_ps extra = nccl_step_ps(b->t, b->proto);
+    if (!with_lat)
+        extra -= wl;
+    else if (pi->flag_hops)
+        extra += pi->flag_hops * flag;
+    return fabric_xfer_block(b->f, legs, n, &blk, bytes, pi->wire * weight, extra, from, label,
+                             b->e);
+}
+
+int cb_ring_shm_recv(coll_build *b, int rank, int from, double bytes, double weight,
+                     const char *label)
+{
+    if (!cb_ring_shm_sm(b, from, rank))
+        return -2;
+    int dst = b->node[rank];
+    fabric_leg leg = {FAB_READ, fabric_hostmem_of(b->f, dst), dst};
+    fabric_block blk = nccl_block(b, rank, 1, 1);
+    blk.blocks = weight;
+    return fabric_xfer_block(b->f, &leg, 1, &blk, bytes, nccl_proto(b->proto)->wire * weight,
+                             nccl_step_ps(b->t, b->proto), rank, label, b->e);
 }
 
 int cb_uses_p2p(const coll_build *b, int from, int to)

@@ -62,6 +62,11 @@ typedef int coll_build_fn(coll_build *b);
  * against the block's store budget (models/coll/nccl.c; 0: no copy). */
 double nccl_recv_copy_wire(const coll_build *b);
 
+/* The thread block rank's ring step runs on (models/coll/nccl.c): its
+ * protocol's bytes in flight, load rounds (recv: the step loads what it
+ * received) and local_B bytes stored into its own GPU per payload byte. */
+fabric_block nccl_block(const coll_build *b, int rank, int recv, double local_B);
+
 /* Does NCCL use P2P (else SHM) from gpu_a to gpu_b: the path type within
  * NCCL_P2P_LEVEL (default PXB) and NVML's status OK; for communicators
  * above NCCL's local ranks, whose pairs the emulation does not tabulate. */
@@ -78,15 +83,39 @@ int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
 /* The same; with_lat = 0: the hop ends when its last byte has left the
  * sender and its step cost is paid: the sender's next transfer may start;
  * the route's latency and Simple's fence and flag are cb_hop_deliver_ps,
- * what the receiver waits for after. */
+ * what the receiver waits for after. recv, local_B: the sender's block
+ * loads what it received, stores local_B bytes into its own buffer per byte
+ * (nccl_block; cb_nccl_hop: 0, 0). */
 int cb_nccl_hop_lat(coll_build *b, int from, int to, double bytes, double weight, int with_lat,
-                    const char *label);
+                    int recv, double local_B, const char *label);
 /* The route latency cb_nccl_hop adds to the hop from -> to (P2P: the write's
  * one way; SHM: the write into host memory plus the receiver's read). */
 sim_ps cb_hop_lat_ps(const coll_build *b, int from, int to);
 /* After a with_lat = 0 hop ends, the time until its data (and Simple's
  * flag behind it) has reached the receiver. */
 sim_ps cb_hop_deliver_ps(const coll_build *b, int from, int to);
+/* One ring step of rank from's block (a send into to): P2P, its stores into
+ * the peer; SHM, its loads from the host FIFO it receives in (recv) and its
+ * stores into to's, one flow (docs/model.md "SHM in program order"); the
+ * copy engines' SHM (NCCL_SHM_USE_CUDA_MEMCPY, Simple) as cb_nccl_hop_lat.
+ * local_B: its stores into its own buffer per payload byte. with_lat as
+ * cb_nccl_hop_lat. */
+int cb_ring_step(coll_build *b, int from, int to, double bytes, double weight, int with_lat,
+                 int recv, double local_B, const char *label);
+/* The last receive of rank's block from `from` over SHM (its loads from the
+ * host FIFO and its stores into its buffer), or -2 when the hop is P2P or
+ * copied by the engines (the block's pass over local data instead). */
+int cb_ring_shm_recv(coll_build *b, int rank, int from, double bytes, double weight,
+                     const char *label);
+/* Does the ring hop from -> to run as SM legs through host memory (SHM
+ * without the copy engines)? */
+int cb_ring_shm_sm(const coll_build *b, int from, int to);
+/* What a ring step's receiver waits for after the step ended (with_lat =
+ * 0): cb_hop_deliver_ps; over SM SHM the data's and the flag's writes into
+ * host memory and the receiver's poll of the flag (its loads of the data
+ * are its own step's). line: the first line instead (LL, LL128), after the
+ * step's own first loads when it receives (recv) over SM SHM. */
+sim_ps cb_ring_deliver_ps(const coll_build *b, int from, int to, int line, int recv);
 /* Does the hop from -> to use P2P (else SHM), as NCCL decides? */
 int cb_uses_p2p(const coll_build *b, int from, int to);
 /* Flag barrier among all ranks: for each rank, wait for ready[r], send a

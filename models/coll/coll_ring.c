@@ -72,8 +72,10 @@ static int chain(coll_build *b, const int *start, double bytes_c, double weight)
         double sz = fmin(unit, bytes_c - (double)u * unit);
         for (int h = 0; h < n - 1 && !rc; h++) {
             int from = (root + h) % n, to = (root + h + 1) % n;
-            cur[h] = coll_lane(b, cb_nccl_hop(b, from, to, sz, weight, "bcast"), CL_SEND, to,
-                               (uint32_t)(u + 1));
+            /* (the root sends its input; the others recvCopySend: load what
+             * they received, store it into their buffer and onward) */
+            cur[h] = coll_lane(b, cb_nccl_hop_lat(b, from, to, sz, weight, 1, h > 0, h > 0, "bcast"),
+                               CL_SEND, to, (uint32_t)(u + 1));
             rc = cur[h] < 0 || cb_dep(b, h ? cur[h - 1] : start[from], cur[h]) ||
                  (u ? cb_dep(b, prev[h], cur[h]) : 0) || cb_dep(b, start[to], cur[h]);
         }
@@ -141,11 +143,35 @@ static void ring_gen_free(void *p)
 static int final_pass(coll_build *b, double chunk, int after, int prev, int rank, int from,
                       uint32_t note)
 {
-    double w = nccl_recv_copy_wire(b);
-    int id = fabric_block_pass(b->f, &b->node[rank], 1, w > 0 ? chunk : 0, w > 0 ? w : 1,
-                               nccl_step_ps(b->t, b->proto), rank, "final-recv", b->e);
+    /* (the transport of the hop into rank: with a period, `from` stands
+     * for its class, the real upstream is rank - 1) */
+    int id = cb_ring_shm_recv(b, rank, (rank + b->n - 1) % b->n, chunk,
+                              b->channels > 0 ? b->channels : 1, "final-recv");
+    if (id == -2) {
+        double w = nccl_recv_copy_wire(b);
+        id = fabric_block_pass(b->f, &b->node[rank], 1, w > 0 ? chunk : 0, w > 0 ? w : 1,
+                               w > 0 ? 1 : 0, nccl_step_ps(b->t, b->proto), rank, "final-recv",
+                               b->e);
+    }
     coll_lane(b, id, CL_RECV, from, note);
     return id < 0 || cb_dep(b, after, id) || cb_dep(b, prev, id) ? -1 : id;
+}
+
+/* What rank r's block does in step s of a loop (src/device/all_reduce.h,
+ * reduce_scatter.h, all_gather.h runRing): whether it loads what it
+ * received (every step but the first) and how many bytes it stores into its
+ * own buffer per payload byte: allreduce's recvReduceCopySend (step n-1) and
+ * recvCopySend (the all-gather half) store the result locally too, unless
+ * Simple's peer wrote it there (registered buffers: directRecv), as does
+ * all-gather's copySend of its own input (out of place, nccl-tests). */
+static void ring_prim(const coll_build *b, int s, int n, int *recv, double *local_B)
+{
+    int direct = b->proto == PROTO_SIMPLE && b->r->registered;
+    coll_kind k = b->r->kind;
+    *recv = s > 0;
+    *local_B = k == COLL_ALLREDUCE   ? (s == n - 1 || (s >= n && !direct))
+             : k == COLL_ALLGATHER ? (s == 0 || !direct)
+                                   : 0;
 }
 
 static int ring_next(void *ctx, sched *sc)
@@ -181,11 +207,16 @@ static int ring_next(void *ctx, sched *sc)
             for (int r = 0; r < p; r++) {
                 int to = (r + 1) % n, up = (r + p - 1) % p;
                 uint32_t note = coll_lane_step(b, l, s);
-                int id = coll_lane(b, cb_nccl_hop_lat(b, r, to, chunk, g->weight, with_lat, g->label),
+                int recv;
+                double local_B;
+                ring_prim(b, s, n, &recv, &local_B);
+                int id = coll_lane(b, cb_ring_step(b, r, to, chunk, g->weight, with_lat, recv,
+                                                   local_B, g->label),
                                    CL_SEND, to, note);
                 if (id < 0)
                     return -1;
-                sim_ps aux_ps = g->cut ? cb_hop_lat_ps(b, r, to) : with_lat ? 0 : cb_hop_deliver_ps(b, r, to);
+                sim_ps aux_ps = g->cut ? cb_ring_deliver_ps(b, r, to, 1, recv)
+                                : with_lat ? 0 : cb_ring_deliver_ps(b, r, to, 0, recv);
                 /* What the receiver waits for: drawn on its track (the track
                  * only places a task on a timeline). */
                 int aux = coll_lane(b, cb_delay(b, (r + 1) % p, aux_ps, g->cut ? "first-line" : "deliver"),
@@ -360,13 +391,14 @@ int coll_build_tree(coll_build *b)
     /* Each hop is a send (done when its last byte has left: the sender's
      * next chunk may follow, FIFO order) and its delivery (route latency and
      * Simple's flag), which the next hop of the same chunk waits for. */
-    int upd = -1, downd = -1;
+    int upd = -1, downd = -1, direct = b->proto == PROTO_SIMPLE && b->r->registered;
     for (long u = 0; u < nu && !rc; u++) {
         double sz = fmin(unit, bytes_c - (double)u * unit);
         for (int h = 0; h < n - 1 && !rc; h++) {
             int from = n - 1 - h, to = n - 2 - h;
             uint32_t note = (uint32_t)(u + 1);
-            up[h] = coll_lane(b, cb_nccl_hop_lat(b, from, to, sz, weight, 0, "tree-up"), CL_SEND,
+            up[h] = coll_lane(b, cb_nccl_hop_lat(b, from, to, sz, weight, 0, h > 0, 0, "tree-up"),
+                              CL_SEND,
                               to, note);
             rc = up[h] < 0 || cb_dep(b, h ? upd : start[from], up[h]) ||
                  cb_dep(b, start[to], up[h]) || (u ? cb_dep(b, pup[h], up[h]) : 0);
@@ -376,7 +408,10 @@ int coll_build_tree(coll_build *b)
         }
         for (int h = 0; h < n - 1 && !rc; h++) {
             uint32_t note = (uint32_t)(u + 1);
-            down[h] = coll_lane(b, cb_nccl_hop_lat(b, h, h + 1, sz, weight, 0, "tree-down"),
+            /* (the root sends its result; the others recvCopySend, storing
+             * it into their buffer unless Simple's peer wrote it there) */
+            down[h] = coll_lane(b, cb_nccl_hop_lat(b, h, h + 1, sz, weight, 0, h > 0,
+                                                   h > 0 && !direct, "tree-down"),
                                 CL_SEND, h + 1, note);
             rc = down[h] < 0 || cb_dep(b, h ? downd : upd, down[h]) ||
                  (u ? cb_dep(b, pdown[h], down[h]) : 0);

@@ -461,33 +461,40 @@ static void test_cache_and_env(void **state)
 }
 
 /* NCCL_P2P_DISABLE=1 on two H200s (h200-2x): Ring Simple over SHM, 4
- * channels. Each GPU stores its sends into host memory and loads its
- * receives from it; a 2-rank allreduce of S bytes sends S and receives S per
- * GPU, and both cross that GPU's host_sm_mixed budget M (79 GB/s): the
- * bandwidth term is 2 S / M. The receivers' blocks (64 KiB in flight: 8 x
- * cta_load_host 6.07 = 48.6 GB/s each, 4 channels) and the senders' (19.8
- * each) are far from binding. Each rank's block runs its loop in program
- * order (a loop: 2 steps x 2 slices of 1 MiB per channel, then the two last
- * receives) and the budget idles between loops: after a loop's last send
- * its 4 sends' steps (4 x 1.0 us) have been paid in series, the last
- * slice's delivery (write into host memory 910.9 + 202.5 + 100 = 1213.4
- * ns, the receiver's read of it, a round trip 2 x 1213.4 + 200 = 2626.8 ns,
- * and the flag over NVLink 2 x 578.3 = 1156.6 ns: 4.9968 us) and the last
- * receive's step 1.0 (Simple over SHM copies nothing more: its loads are
- * the read): 10.0 us a loop. 128 MiB more is 8 more loops of 4 MiB per
- * channel, so between 128 and 256 MiB the time grows by 2 x 128 MiB / 79
- * GB/s + 8 x 10.0 = 3397.9 + 80.0 us (fixed costs cancel), tolerance 1%.
- * Without the in-flight scaling (--without host-inflight) the receivers'
- * blocks load at the copy kernel's 8 KiB rate, 4 x 6.07 = 24.28 GB/s, and
- * bind: 128 MiB / 24.28 GB/s = 5528 us + the same 80 us, 1%. */
+ * channels, each one block per rank running its loop in program order
+ * (docs/model.md "SHM in program order"): per loop and channel a send (its
+ * stores into the peer's host FIFO), a recvReduceCopySend (its loads from
+ * its own host FIFO and its stores into the peer's, together) and the last
+ * receive (its loads alone), each 2 slices of 1 MiB. The 4 channels run
+ * alike, so each phase is bound on each GPU by one budget: the send by the
+ * GPU's PCIe link up under SM stores of 128 B (51.54 GB/s / ((128 + 24) /
+ * 128 / ((256 + 24) / 256)) = 51.54 / 1.085714 = 47.47 GB/s; the blocks'
+ * ceilings, 4 x 42.1, and host_sm_mixed, 79, do not bind); the
+ * recvReduceCopySend by host_sm_mixed, loads and stores at once, 79 / 2 =
+ * 39.5 GB/s; the last receive by the link down under 128 B loads, 47.47
+ * (the blocks, 64 KiB in flight: 4 x 8 x 6.07 = 194 GB/s). Between 128 and
+ * 256 MiB each phase moves 64 MiB more per GPU, in 8 more loops; the
+ * latencies hide behind the slices (a slice takes 22 us or more, a
+ * delivery 2 x 0.8177 us of writes into host memory + a 1.6354 us poll of
+ * the flag), and each loop adds its 6 slices' steps, 6 x 1.0 us: 64 MiB x
+ * (2 / 47.47 + 1 / 39.5) GB/s + 8 x 6 = 2827.4 + 1699.0 + 48.0 = 4574.4 us
+ * (fixed costs cancel), tolerance 1%. Without the in-flight scaling
+ * (--without host-inflight) a receiver's block loads at the copy kernel's
+ * 8 KiB rate, 4 x 6.07 = 24.28 GB/s, which binds the two phases that load,
+ * and each of their 4 slices per loop pays its read's round trip, 2 x
+ * (515.2 + 202.5 + 100) = 1635.4 ns (the preset's read_extra_lat 0; the
+ * rate no longer holds it): 64 MiB x (1 / 47.47 + 2 / 24.28) + 8 x (6 + 4 x
+ * 1.6354) = 1413.7 + 5527.9 + 100.3 = 7041.9 us, 1%. */
 static void test_shm_channel_bound(void **state)
 {
     (void)state;
     err e = {0};
     topo *t = NULL;
     assert_int_equal(topo_load("h200-2x", &t, &e), 0);
-    const double loops = 8 * (4 * 1.0 + 4.9968 + 1.0) * 1e-6;
-    const double want[2] = {2.0 * 134217728 / 79e9 + loops, 134217728 / (4 * 6.07e9) + loops};
+    const double link = 51.54e9 / ((128.0 + 24) / 128 / ((256.0 + 24) / 256)), mib64 = 67108864;
+    const double want[2] = {mib64 * (2 / link + 2 / 79e9) + 8 * 6 * 1e-6,
+                            mib64 * (1 / link + 2 / (4 * 6.07e9)) +
+                                8 * (6 + 4 * 1.6354) * 1e-6};
     const int off[2] = {0, FAB_NO_HOST_INFLIGHT};
     for (int k = 0; k < 2; k++) {
         coll_ctx *c = coll_ctx_new(t);
@@ -509,6 +516,103 @@ static void test_shm_channel_bound(void **state)
         if (fabs(dt - want[k]) > 0.01 * want[k])
             fail_msg("SHM case %d: 128 -> 256 MiB adds %.1f us, hand-derived %.1f us", k, dt * 1e6,
                      want[k] * 1e6);
+        coll_ctx_free(c);
+    }
+    topo_free(t);
+}
+
+/* Ring Simple on one forced channel between the two H200s (h200-2x; NCCL's
+ * Simple block keeps 512 workers x 8 x 16 B = 64 KiB in flight, so its
+ * depth would allow 8 x cta_store = 153 GB/s and the block's ceilings bind,
+ * docs/model.md "A block's ceiling"): per loop of 2 MiB chunks the block's
+ * send stores into the peer at the far ceiling 42.1 GB/s; its
+ * recvReduceCopySend stores into the peer and into its own buffer, 48.9 /
+ * 42.1 + 1 = 2.1615 ceiling bytes per byte: 22.62 GB/s; its last receive
+ * copies the FIFO into its buffer at the ceiling 48.9 (NVLink under one
+ * block, 379.4 / 5.27 = 72 GB/s, does not bind; each 1 MiB slice takes 24 us
+ * or more, its delivery 2 x 1.1566 us, hidden). 128 -> 256 MiB adds 32
+ * loops, 64 MiB per phase, and 6 slices' steps of 1.0 us each loop: 64 MiB
+ * x (1 / 42.1 + 2.1615 / 48.9 + 1 / 48.9) GB/s + 32 x 6 us = 5932.8 + 192
+ * = 6124.8 us, 0.5% (the copy's loads of its FIFO hit L2, twice the depth's
+ * rate, 16 x 19.13, still above the ceiling). Without the ceiling
+ * (block-ceiling off) the reference block, 19.13 GB/s for both steps that
+ * send, and the copy at its depth from L2, 2 x 8 x 19.13: 64 MiB x (2 + 1 /
+ * 16) / 19.13 GB/s + 192 = 7428.0 us, 0.5%. */
+static void test_ring_simple_ceiling(void **state)
+{
+    (void)state;
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("h200-2x", &t, &e), 0);
+    const double m = 67108864;
+    const double want[2] = {m * (1 / 42.1e9 + (48.9 / 42.1 + 1) / 48.9e9 + 1 / 48.9e9) + 192e-6,
+                            m * 2.0625 / 19.13e9 + 192e-6};
+    const int off[2] = {0, FAB_NO_BLOCK_CEIL};
+    for (int k = 0; k < 2; k++) {
+        coll_ctx *c = coll_ctx_new(t);
+        coll_ctx_without(c, off[k]);
+        sim_ps tt[2];
+        for (int i = 0; i < 2; i++) {
+            coll_req q;
+            coll_req_init(&q, t);
+            q.algo = ALGO_RING;
+            q.proto = PROTO_SIMPLE;
+            q.channels = 1;
+            q.bytes = (uint64_t)128 << (20 + i);
+            coll_result r = {0};
+            assert_int_equal(coll_predict(c, &q, &r, &e), 0);
+            tt[i] = r.time_ps;
+        }
+        double dt = (double)(tt[1] - tt[0]) * 1e-12;
+        if (fabs(dt - want[k]) > 0.005 * want[k])
+            fail_msg("case %d: 128 -> 256 MiB adds %.1f us, hand-derived %.1f us", k, dt * 1e6,
+                     want[k] * 1e6);
+        coll_ctx_free(c);
+    }
+    topo_free(t);
+}
+
+/* Ring LL on one forced channel between the two H200s (h200-2x, 512
+ * threads: each keeps one 16-byte line, 8 bytes of data, in flight, 8 KiB a
+ * block: the reference block, 19.13 GB/s of wire bytes, 9.565 of data; the
+ * ceilings, 48.9 / (2 x 48.9 / 42.1) = 21.05 and lower with the local
+ * store, 14.7, and NVLink under one block, 72 GB/s, do not bind). A loop is
+ * 2 steps of 32 KiB of data each way and the last receive's copy of 32 KiB
+ * out of the FIFO, which the peer has just written into this GPU's memory:
+ * its loads hit L2, twice as fast (l2_load_speedup 2): 32 KiB / 19.13 GB/s.
+ * Per loop: 2 x 32768 / 9.565e9 + 32768 / 19.13e9 + 3 steps x 0.2 us + the
+ * last step's latency 2 x 578.3 ns (its first lines are forwarded as they
+ * come: only a loop's last step waits for its latency) = 6.8516 + 1.7129 +
+ * 0.6 + 1.1566 = 10.321 us; 16 -> 32 MiB adds 256 loops: 2642.2 us, 0.5%.
+ * Without fifo-l2 the copy takes 3.4258 us: 12.034 us a loop, 3080.7 us. */
+static void test_ring_ll_fifo_l2(void **state)
+{
+    (void)state;
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("h200-2x", &t, &e), 0);
+    const double loop[2] = {2 * 32768 / 9.565e9 + 32768 / 19.13e9 + 0.6e-6 + 1.1566e-6,
+                            3 * 32768 / 9.565e9 + 0.6e-6 + 1.1566e-6};
+    const int off[2] = {0, FAB_NO_FIFO_L2};
+    for (int k = 0; k < 2; k++) {
+        coll_ctx *c = coll_ctx_new(t);
+        coll_ctx_without(c, off[k]);
+        sim_ps tt[2];
+        for (int i = 0; i < 2; i++) {
+            coll_req q;
+            coll_req_init(&q, t);
+            q.algo = ALGO_RING;
+            q.proto = PROTO_LL;
+            q.channels = 1;
+            q.bytes = (uint64_t)16 << (20 + i);
+            coll_result r = {0};
+            assert_int_equal(coll_predict(c, &q, &r, &e), 0);
+            tt[i] = r.time_ps;
+        }
+        double dt = (double)(tt[1] - tt[0]) * 1e-12, want = 256 * loop[k];
+        if (fabs(dt - want) > 0.005 * want)
+            fail_msg("case %d: 16 -> 32 MiB adds %.1f us, hand-derived %.1f us", k, dt * 1e6,
+                     want * 1e6);
         coll_ctx_free(c);
     }
     topo_free(t);
@@ -816,6 +920,8 @@ int main(void)
         cmocka_unit_test(test_ring_ll128_order),
         cmocka_unit_test(test_cache_and_env),
         cmocka_unit_test(test_stream_equals_whole), cmocka_unit_test(test_shm_channel_bound),
+        cmocka_unit_test(test_ring_simple_ceiling),
+        cmocka_unit_test(test_ring_ll_fifo_l2),
         cmocka_unit_test(test_bundle_equals_unbundled), cmocka_unit_test(test_custom_bundles),
         cmocka_unit_test(test_link_use),
     };

@@ -55,7 +55,28 @@ double nccl_recv_copy_wire(const coll_build *b)
         (!pi->copy_shm && b->n > 1 && !cb_uses_p2p(b, b->n - 1, 0)))
         return 0;
     int nt = (b->threads > 0 ? b->threads : pi->threads) - pi->sync_threads;
-    return pi->copy_rounds * FABRIC_CTA_REF_INFLIGHT_B / ((double)nt * pi->copy_thread_B) * pi->wire;
+    /* The FIFO it copies was written by the peer into this GPU's memory
+     * just before: its loads hit L2, whose round trip is the HBM's / l2
+     * (docs/model.md "The last receive's copy"; fifo-l2). */
+    double l2 = topo_params_get(b->t)->l2_load_speedup;
+    if (fabric_disabled(b->f) & FAB_NO_FIFO_L2)
+        l2 = 1;
+    return pi->copy_rounds * FABRIC_CTA_REF_INFLIGHT_B / ((double)nt * pi->copy_thread_B) *
+           pi->wire / (l2 > 1 ? l2 : 1);
+}
+
+/* The block of one ring step (docs/model.md "A block's ceiling"): each
+ * copying thread keeps its protocol's bytes per round in flight (LL one
+ * 16-byte line, LL128 4 x 16 bytes, Simple ncclCollUnroll() = 8 x 16 bytes;
+ * the copy columns above), a step that receives runs the protocol's load
+ * rounds (LL128: poll, then reload), one that only sends one round. */
+fabric_block nccl_block(const coll_build *b, int rank, int recv, double local_B)
+{
+    const proto_info *pi = nccl_proto(b->proto);
+    int nt = (b->threads > 0 ? b->threads : pi->threads) - pi->sync_threads;
+    return (fabric_block){.gpu = b->node[rank], .blocks = b->channels > 0 ? b->channels : 1,
+                          .inflight_B = nt * pi->copy_thread_B,
+                          .rounds = recv ? pi->copy_rounds : 1, .local_B = local_B};
 }
 
 int nccl_uses_p2p(const topo *t, const nccl_env *env, int gpu_a, int gpu_b)

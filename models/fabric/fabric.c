@@ -53,6 +53,8 @@ struct fabric {
                                the host rates are set) */
     int *host_mix;     /* per GPU node: its SM loads from and stores into host memory
                           together (host_sm_mixed), -1 */
+    int *cta_ceil;     /* per GPU node: one thread block's ceiling at any depth (its
+                          stores, far ones weighing cta_ceil / cta_ceil_far), -1 */
     int *sock_link;    /* per engine link: its virtual peer-read link, -1 */
     int *is_uplink;    /* per engine link */
     int *is_nvlink;    /* per engine link: carries the gradual-saturation rule */
@@ -371,12 +373,15 @@ double fabric_read_cap_Bps(const fabric *f, fab_op op, int reader, int target)
 }
 
 void fabric_disable(fabric *f, int off) { f->off = off; }
+int fabric_disabled(const fabric *f) { return f->off; }
 
 static const fabric_mech mechs[] = {
     {"write-collapse", FAB_NO_COLLAPSE_WRITE}, {"read-collapse", FAB_NO_COLLAPSE_READ},
     {"hol", FAB_NO_HOL}, {"req-size", FAB_NO_REQ_SIZE}, {"socket-read", FAB_NO_SOCKET_READ},
     {"nvlink-sat", FAB_NO_NVLINK_SAT}, {"serial-loads", FAB_NO_SERIAL_LOADS},
     {"host-inflight", FAB_NO_HOST_INFLIGHT}, {"host-mixed", FAB_NO_HOST_MIXED},
+    {"block-ceiling", FAB_NO_BLOCK_CEIL}, {"shm-order", FAB_NO_SHM_ORDER},
+    {"fifo-l2", FAB_NO_FIFO_L2},
 };
 
 int fabric_mech_list_parse(const fabric_mech *tab, size_t n, const char *what, const char *list,
@@ -517,6 +522,7 @@ fabric *fabric_new(const topo *t, err *e)
         !(f->cta_sth = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->cta_ldh = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->host_mix = malloc(sizeof(int) * (size_t)nn)) ||
+        !(f->cta_ceil = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->sock_link = malloc(sizeof(int) * (size_t)(2 * ntl + 1))) ||
         !(f->is_uplink = calloc((size_t)(2 * ntl + 1), sizeof(int))) ||
         !(f->is_nvlink = calloc((size_t)(2 * ntl + 1), sizeof(int))) ||
@@ -566,7 +572,7 @@ fabric *fabric_new(const topo *t, err *e)
         f->root_of[n] = topo_root_port(t, n);
         f->hostmem_of[n] = compute_hostmem(t, n);
         f->read_link[n] = f->hol_link[n] = f->hol_out[n] = f->cta_st[n] = f->cta_ld[n] = -1;
-        f->cta_sth[n] = f->cta_ldh[n] = f->host_mix[n] = -1;
+        f->cta_sth[n] = f->cta_ldh[n] = f->host_mix[n] = f->cta_ceil[n] = -1;
     }
     int *pcie_out = malloc(sizeof(int) * (size_t)(nn > 0 ? nn : 1));
     if (!pcie_out)
@@ -631,6 +637,13 @@ fabric *fabric_new(const topo *t, err *e)
             if ((f->host_mix[n] = sched_link(f->s, p->host_sm_mixed_Bps, name)) < 0)
                 goto oom;
         }
+        /* A block's ceiling whatever its depth (docs/model.md "A block's
+         * ceiling"): only with both figures and the reference block's. */
+        if (p->cta_ceil_Bps > 0 && p->cta_ceil_far_Bps > 0 && p->cta_store_Bps > 0) {
+            snprintf(name, sizeof name, "%s.block-ceiling", topo_node_at(t, n)->name);
+            if ((f->cta_ceil[n] = sched_link(f->s, p->cta_ceil_Bps, name)) < 0)
+                goto oom;
+        }
         int out = f->hol_out[n];
         if (out >= 0) {
             join_name(name, sizeof name, topo_node_at(t, n)->name, ".posted", "");
@@ -671,6 +684,7 @@ void fabric_free(fabric *f)
     free(f->cta_sth);
     free(f->cta_ldh);
     free(f->host_mix);
+    free(f->cta_ceil);
     free(f->sock_link);
     free(f->is_uplink);
     free(f->is_nvlink);
@@ -868,8 +882,9 @@ typedef struct leg {
  * halves of a staged transfer. Latency: the largest leg's (group) or their
  * sum (staged). */
 static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block,
-                     double blocks, double load_inflight_B, double bytes_each, double wire,
-                     double cap_Bps, sim_ps extra_lat_ps, int track, const char *label, err *e)
+                     double blocks, double load_inflight_B, const double *leg_bw, int ceil_gpu,
+                     double ceil_w, double bytes_each, double wire, double cap_Bps,
+                     sim_ps extra_lat_ps, int track, const char *label, err *e)
 {
     if (n < 1 || wire < 1)
         return err_set(e, ERR_SYSTEM, "fabric: bad group (n=%d wire=%g)", n, wire), -1;
@@ -931,7 +946,7 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
     /* One thread block issues the flow (an NCCL channel): the writer's stores
      * and the reader's loads share that block's budget with its other flows
      * (the steps of pipelined loops). */
-    for (int i = 0; block > 0 && i < n; i++) {
+    for (int i = 0; (block > 0 || leg_bw) && i < n; i++) {
         if (legs[i].op != FAB_WRITE && legs[i].op != FAB_READ)
             continue;   /* a copy engine's leg: no thread block */
         int rd = fab_is_read(legs[i].op), far = rd ? legs[i].a : legs[i].b;
@@ -940,11 +955,14 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
                    : (host ? f->cta_sth : f->cta_st)[legs[i].a];
         /* Against host memory a block's loads move its bytes in flight per
          * round trip: more in flight, a lighter weight on the reference budget. */
-        double wb = rd && host && load_inflight_B > 0 && !(f->off & FAB_NO_HOST_INFLIGHT)
+        double wb = leg_bw ? leg_bw[i]
+                  : rd && host && load_inflight_B > 0 && !(f->off & FAB_NO_HOST_INFLIGHT)
                         ? block * FABRIC_CTA_REF_INFLIGHT_B / load_inflight_B : block;
-        if (w >= 0)
+        if (w >= 0 && wb > 0)
             nl = add_link(f, nl, w, wb);
     }
+    if (ceil_gpu >= 0 && ceil_w > 0 && f->cta_ceil[ceil_gpu] >= 0)
+        nl = add_link(f, nl, f->cta_ceil[ceil_gpu], ceil_w);
     /* SM traffic to and from host memory: the issuing GPU's mixed budget. */
     for (int i = 0; i < n; i++) {
         if (legs[i].op != FAB_WRITE && legs[i].op != FAB_READ)
@@ -1042,8 +1060,8 @@ int fabric_xfer_group_blocks(fabric *f, fab_op op, int initiator, const int *pee
         return err_set(e, ERR_SYSTEM, "out of memory"), -1;
     for (int i = 0; i < n; i++)
         legs[i] = fab_is_read(op) ? (leg){op, peers[i], initiator} : (leg){op, initiator, peers[i]};
-    int id = xfer_legs(f, legs, n, 0, 0, blocks, 0, bytes_each, wire, cap_Bps, extra_lat_ps, track,
-                       label, e);
+    int id = xfer_legs(f, legs, n, 0, 0, blocks, 0, NULL, -1, 0, bytes_each, wire, cap_Bps,
+                       extra_lat_ps, track, label, e);
     if (legs != one)
         free(legs);
     return id;
@@ -1056,8 +1074,8 @@ int fabric_xfer_channel(fabric *f, int src, int stage, int dst, double bytes, do
     leg legs[2] = {{FAB_WRITE, src, stage >= 0 ? stage : dst}, {FAB_READ, stage, dst}};
     /* wire / block_wire: the channels this flow carries, each one block. */
     double blocks = block_wire > 0 ? wire / block_wire : 0;
-    return xfer_legs(f, legs, stage >= 0 ? 2 : 1, stage >= 0, block_wire, blocks, 0, bytes, wire,
-                     0, extra_lat_ps, track, label, e);
+    return xfer_legs(f, legs, stage >= 0 ? 2 : 1, stage >= 0, block_wire, blocks, 0, NULL, -1, 0,
+                     bytes, wire, 0, extra_lat_ps, track, label, e);
 }
 
 int fabric_xfer_staged(fabric *f, fab_op up, int src, int stage, fab_op down, int dst,
@@ -1068,8 +1086,8 @@ int fabric_xfer_staged(fabric *f, fab_op up, int src, int stage, fab_op down, in
         return err_set(e, ERR_SYSTEM, "fabric: a staged transfer is a write then a read"), -1;
     leg legs[2] = {{up, src, stage}, {down, stage, dst}};
     double blocks = block_wire > 0 ? wire / block_wire : 0;
-    return xfer_legs(f, legs, 2, 1, block_wire, blocks, load_inflight_B, bytes, wire, 0,
-                     extra_lat_ps, track, label, e);
+    return xfer_legs(f, legs, 2, 1, block_wire, blocks, load_inflight_B, NULL, -1, 0, bytes,
+                     wire, 0, extra_lat_ps, track, label, e);
 }
 
 int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
@@ -1082,9 +1100,51 @@ int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double 
     for (int i = 0; i < n; i++)
         legs[i] = (leg){FAB_WRITE, src[i], dst[i]};
     int id = xfer_legs(f, legs, n, 0, block_wire, block_wire > 0 ? wire / block_wire : 0, 0,
-                       bytes, wire, 0, extra_lat_ps, track, label, e);
+                       NULL, -1, 0, bytes, wire, 0, extra_lat_ps, track, label, e);
     free(legs);
     return id;
+}
+
+int fabric_xfer_block(fabric *f, const fabric_leg *legs, int n, const fabric_block *blk,
+                      double bytes, double wire, sim_ps extra_lat_ps, int track, const char *label,
+                      err *e)
+{
+    if (n < 1 || n > 2)
+        return err_set(e, ERR_SYSTEM, "fabric: a block's step has 1 or 2 legs (%d)", n), -1;
+    const topo_params *p = topo_params_get(f->t);
+    double per = blk->blocks > 0 ? wire / blk->blocks : wire;
+    int ceil = blk->gpu >= 0 && f->cta_ceil[blk->gpu] >= 0 && !(f->off & FAB_NO_BLOCK_CEIL);
+    double ref = blk->inflight_B > 0 ? FABRIC_CTA_REF_INFLIGHT_B / blk->inflight_B : 1;
+    double rounds = blk->rounds > 0 ? blk->rounds : 1;
+    leg l[2];
+    double bw[2], cw = ceil ? blk->local_B : 0;
+    for (int i = 0; i < n; i++) {
+        l[i] = (leg){legs[i].op, legs[i].a, legs[i].b};
+        int rd = fab_is_read(legs[i].op), host = is_host(f->t, rd ? legs[i].a : legs[i].b);
+        /* The block's loads move its bytes in flight per round trip: from
+         * host memory under host-inflight, elsewhere under a ceiling
+         * (block-ceiling); else the reference block's weight. Against host
+         * memory the leg's latency L is a round trip the rate holds too:
+         * the block's bytes at its rate take t = bytes x weight / budget, and
+         * the step max(L, t), not L + t (its latency shrinks by min(L, t)). */
+        if (rd && host && (f->off & FAB_NO_HOST_INFLIGHT)) {
+            bw[i] = per;
+        } else if (rd && host) {
+            bw[i] = per * ref * (ceil ? rounds : 1);
+            double cap = p->cta_load_host_Bps > 0 ? p->cta_load_host_Bps : p->cta_load_Bps;
+            double lat = (double)fabric_lat_ps(f, FAB_READ, legs[i].a, legs[i].b);
+            double t = cap > 0 ? bytes * bw[i] / cap * 1e12 : 0;
+            extra_lat_ps -= (sim_ps)(t < lat ? t : lat);
+        } else
+            bw[i] = per * (ceil ? ref * rounds : 1);
+        /* Its stores leave the GPU: each byte weighs ceiling / far ceiling. */
+        if (ceil && !rd && legs[i].op == FAB_WRITE)
+            cw += per * p->cta_ceil_Bps / p->cta_ceil_far_Bps;
+        if (legs[i].op != FAB_WRITE && legs[i].op != FAB_READ)
+            bw[i] = 0;
+    }
+    return xfer_legs(f, l, n, 1, 0, blk->blocks, 0, bw, blk->gpu, cw, bytes, wire, 0, extra_lat_ps,
+                     track, label, e);
 }
 
 /* The block budget link a leg of op a -> b crosses (as xfer_legs), or -1. */
@@ -1128,14 +1188,17 @@ int fabric_leg_alike(const fabric *f, fab_op op, int a0, int b0, int a1, int b1)
 }
 
 int fabric_block_pass(fabric *f, const int *gpu, int n, double bytes, double block_wire,
-                      sim_ps extra_lat_ps, int track, const char *label, err *e)
+                      double local_B, sim_ps extra_lat_ps, int track, const char *label, err *e)
 {
-    if (grow(f, n + 1, e))
+    if (grow(f, 2 * n + 1, e))
         return -1;
     int nl = 0;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         if (f->cta_st[gpu[i]] >= 0)
             nl = add_link(f, nl, f->cta_st[gpu[i]], block_wire);
+        if (local_B > 0 && f->cta_ceil[gpu[i]] >= 0 && !(f->off & FAB_NO_BLOCK_CEIL))
+            nl = add_link(f, nl, f->cta_ceil[gpu[i]], local_B);
+    }
     for (int i = 0; i < nl; i++)
         f->slot[f->lk[i]] = -1;
     int id = sched_flow_w(f->s, f->lk, f->w, nl, nl ? bytes : 0, 0, extra_lat_ps, 0, track,

@@ -115,6 +115,29 @@ int fabric_xfer_staged(fabric *f, fab_op up, int src, int stage, fab_op down, in
 int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
                        double wire, double block_wire, sim_ps extra_lat_ps, int track,
                        const char *label, err *e);
+/* One thread block's step (docs/model.md "A block's ceiling"): n = 1 or 2
+ * legs moving the same bytes at one rate (a reduceCopy loading over one and
+ * storing over the other), latency their sum. A leg: FAB_WRITE stores a ->
+ * b, FAB_READ loads into b from a (SM; copy-engine legs cross no block). */
+typedef struct fabric_leg {
+    fab_op op;
+    int a, b;
+} fabric_leg;
+/* The block: its GPU node, the blocks the flow stands for (NCCL channels:
+ * wire / blocks is one channel's), the bytes it keeps in flight per round
+ * (<= 0: FABRIC_CTA_REF_INFLIGHT_B), rounds of loads per trip (LL128's poll
+ * and reload: 2; <= 0: 1) and bytes it stores into its own GPU per payload
+ * byte. With the GPU's ceiling (cta_ceil, cta_ceil_far; block-ceiling on)
+ * each leg weighs wire x rounds x REF / inflight on its block budget and
+ * the stores (far ones x cta_ceil / cta_ceil_far) cross the ceiling;
+ * without, the reference block's weight (host loads: scaled by depth). */
+typedef struct fabric_block {
+    int gpu;
+    double blocks, inflight_B, rounds, local_B;
+} fabric_block;
+int fabric_xfer_block(fabric *f, const fabric_leg *legs, int n, const fabric_block *blk,
+                      double bytes, double wire, sim_ps extra_lat_ps, int track, const char *label,
+                      err *e);
 /* 1 when a leg of op (FAB_WRITE: SM stores, FAB_READ: SM loads) a1 -> b1
  * meets the same fabric as a0 -> b0: as many links, each of the same kind,
  * capacity, latency and rules (uplink, NVLink, socket reads), the same
@@ -153,10 +176,11 @@ int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, 
 /* A pass of one thread block over bytes of local data on each GPU node of
  * gpu[0..n-1] (NCCL LL's final receive: reading its FIFO lines into the user
  * buffer), as fast as the block's trips allow: one flow over those blocks'
- * store budgets with weight block_wire; no fabric link. Without a block
+ * store budgets with weight block_wire and, with a ceiling, their ceilings
+ * with weight local_B (its stores per byte); no fabric link. Without a block
  * budget it takes extra_lat_ps only. */
 int fabric_block_pass(fabric *f, const int *gpu, int n, double bytes, double block_wire,
-                      sim_ps extra_lat_ps, int track, const char *label, err *e);
+                      double local_B, sim_ps extra_lat_ps, int track, const char *label, err *e);
 /* Latency of a transfer: one way for a write, the round trip for a read. */
 sim_ps fabric_lat_ps(const fabric *f, fab_op op, int src, int dst);
 /* The read bound of one reader from one target with requests of op's size:
@@ -175,10 +199,16 @@ double fabric_turn_rate(const int *src, const int *root, const double *cnt, cons
  * (all on by default); a bit set in off disables it for the next runs. */
 enum { FAB_NO_COLLAPSE_WRITE = 1, FAB_NO_COLLAPSE_READ = 2, FAB_NO_HOL = 4,
        FAB_NO_REQ_SIZE = 8, FAB_NO_SOCKET_READ = 16, FAB_NO_NVLINK_SAT = 32,
-       FAB_NO_SERIAL_LOADS = 64, FAB_NO_HOST_INFLIGHT = 128, FAB_NO_HOST_MIXED = 256 };
+       FAB_NO_SERIAL_LOADS = 64, FAB_NO_HOST_INFLIGHT = 128, FAB_NO_HOST_MIXED = 256,
+       FAB_NO_BLOCK_CEIL = 512, FAB_NO_SHM_ORDER = 1024, FAB_NO_FIFO_L2 = 2048 };
 void fabric_disable(fabric *f, int off);
+/* The FAB_NO_* bits set (for mechanisms the callers apply: shm-order, the
+ * SHM ring's legs in program order; fifo-l2, the last receive's loads of
+ * its FIFO from L2: models/coll). */
+int fabric_disabled(const fabric *f);
 /* Parse "hol,read-collapse" (names: write-collapse, read-collapse, hol,
- * req-size, socket-read, nvlink-sat, serial-loads, host-inflight, host-mixed)
+ * req-size, socket-read, nvlink-sat, serial-loads, host-inflight, host-mixed,
+ * block-ceiling, shm-order, fifo-l2)
  * into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
 int fabric_mech_parse(const char *list, int *off, err *e);
 /* A mechanism's name and its ablation bit (fabric's, or another engine's). */

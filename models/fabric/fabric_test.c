@@ -631,16 +631,99 @@ static void test_block_pass(void **state)
     fabric *f = fabric_new(t, &e);
     sched *s = fabric_sched(f);
     int g0 = topo_gpu_node(t, 0), g1 = topo_gpu_node(t, 1);
-    int a = fabric_block_pass(f, &g0, 1, 1e9, 2, 0, 0, "pass", &e);
+    int a = fabric_block_pass(f, &g0, 1, 1e9, 2, 0, 0, 0, "pass", &e);
     assert_true(a >= 0);
     assert_int_equal(sched_run(s, &e), 0);
     NEAR_REL((double)sched_end(s, a) * 1e-12, 2.0 / 3.0, 1e-9);
     fabric_reset(f);
-    a = fabric_block_pass(f, &g0, 1, 1e9, 2, 0, 0, "pass", &e);
+    a = fabric_block_pass(f, &g0, 1, 1e9, 2, 0, 0, 0, "pass", &e);
     int b = fabric_xfer_channel(f, g0, -1, g1, 1e9, 1, 1, 0, 0, "hop", &e);
     assert_int_equal(sched_run(s, &e), 0);
     NEAR_REL((double)sched_end(s, a) * 1e-12, 1.0, 1e-9);
     NEAR_REL((double)sched_end(s, b) * 1e-12, 1.0, 1e-6);
+    fabric_free(f);
+    topo_free(t);
+}
+
+/* One NCCL channel's block on h200-2x (cta_store 19.13 GB/s at the
+ * reference 8 KiB in flight; ceilings 48.9 copying inside the GPU, 42.1
+ * storing outside it), sending 1 GB into the peer over NVLink (379.4 GB/s,
+ * one block: 379.4 / (1 + 4.27) = 72.0 GB/s; route 2 x 578.3 ns):
+ * - Simple's send (64 KiB in flight, one round): its depth allows 8 x 19.13
+ *   = 153 GB/s, its far stores the ceiling 42.1: 1e9 / 42.1e9 + 1.1566 us;
+ * - with one local store per byte too (recvReduceCopySend): the ceiling
+ *   sees 48.9 / 42.1 + 1 = 2.1615 per byte: 22.62 GB/s;
+ * - LL128's recv-and-send (640 threads x 64 B = 40 KiB, two rounds, 128/120
+ *   wire bytes): depth 19.13 / (1.0667 x 2 x 8192 / 40960) = 44.8 GB/s,
+ *   ceiling 48.9 / (1.0667 x 48.9 / 42.1) = 39.47 GB/s;
+ * - block-ceiling off: the reference block, 19.13 GB/s, whatever the depth.
+ * Tolerance 1e-6. */
+static void test_block_ceiling(void **state)
+{
+    (void)state;
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("h200-2x", &t, &e), 0);
+    fabric *f = fabric_new(t, &e);
+    sched *s = fabric_sched(f);
+    int g0 = topo_gpu_node(t, 0), g1 = topo_gpu_node(t, 1);
+    fabric_leg leg = {FAB_WRITE, g0, g1};
+    const double lat = 2 * 578.3e-9, ll128 = 128.0 / 120;
+    const struct {
+        fabric_block blk;
+        double wire, rate;
+        int off;
+    } c[] = {
+        {{g0, 1, 65536, 1, 0}, 1, 42.1e9, 0},
+        {{g0, 1, 65536, 1, 1}, 1, 48.9e9 / (48.9 / 42.1 + 1), 0},
+        {{g0, 1, 40960, 2, 0}, ll128, 48.9e9 / (ll128 * 48.9 / 42.1), 0},
+        {{g0, 1, 65536, 1, 1}, 1, 19.13e9, FAB_NO_BLOCK_CEIL},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        fabric_reset(f);
+        fabric_disable(f, c[i].off);
+        int a = fabric_xfer_block(f, &leg, 1, &c[i].blk, 1e9, c[i].wire, 0, 0, "step", &e);
+        assert_true(a >= 0);
+        assert_int_equal(sched_run(s, &e), 0);
+        NEAR_REL((double)sched_end(s, a) * 1e-12, 1e9 / c[i].rate + lat, 1e-6);
+    }
+    fabric_free(f);
+    topo_free(t);
+}
+
+/* SHM receivers' blocks loading from host memory, 4 channels as one flow
+ * (h200-2x: cta_load_host 6.07 GB/s at 8 KiB, Simple's 64 KiB in flight:
+ * 48.56 GB/s a block; the PCIe link down under 128-byte loads, 51.54 /
+ * 1.085714 = 47.47 GB/s, binds: 11.87 a channel; a stream's 256 read tags,
+ * 256 x 128 B over the round trip, 12.47, do not; the read's round trip L =
+ * 2 x (515.2 + 202.5 + 100) ns = 1.6354 us, the preset's read_extra_lat 0). The rate holds the round
+ * trip: a step takes max(L, t) with t a block's own time at its rate, so its
+ * latency is L - min(L, t):
+ * - 1 MiB a channel: t = 1 MiB / 48.56 GB/s = 21.6 us > L: 1 MiB / 11.87;
+ * - 16 KiB: t = 0.3374 us: (L - 0.3374 us) + 16 KiB / 11.87 GB/s.
+ * Tolerance 1e-6. */
+static void test_block_host_trip(void **state)
+{
+    (void)state;
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("h200-2x", &t, &e), 0);
+    fabric *f = fabric_new(t, &e);
+    sched *s = fabric_sched(f);
+    int g0 = topo_gpu_node(t, 0);
+    fabric_leg leg = {FAB_READ, fabric_hostmem_of(f, g0), g0};
+    fabric_block blk = {g0, 4, 65536, 1, 0};
+    const double L = 2 * (515.2e-9 + 202.5e-9 + 100e-9);
+    const double link = 51.54e9 / ((128.0 + 24) / 128 / ((256.0 + 24) / 256));
+    const double bytes[2] = {1048576, 16384};
+    for (int i = 0; i < 2; i++) {
+        fabric_reset(f);
+        int a = fabric_xfer_block(f, &leg, 1, &blk, bytes[i], 4, 0, 0, "recv", &e);
+        assert_true(a >= 0);
+        assert_int_equal(sched_run(s, &e), 0);
+        double tb = bytes[i] / (8 * 6.07e9), want = (tb < L ? L - tb : 0) + bytes[i] / (link / 4);
+        NEAR_REL((double)sched_end(s, a) * 1e-12, want, 1e-6);
+    }
     fabric_free(f);
     topo_free(t);
 }
@@ -1139,13 +1222,14 @@ static void test_mech_parse(void **state)
     assert_int_equal(fabric_mech_parse("hol,bogus", &off, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "'bogus'"));
     /* Every mechanism the message offers parses, each to its own bit: all
-     * nine together switch off 1 + 2 + 4 + ... + 256 = 511. */
+     * twelve together switch off 1 + 2 + 4 + ... + 2048 = 4095. */
     assert_non_null(strstr(e.msg, "(write-collapse, read-collapse, hol, req-size, socket-read, "
-                               "nvlink-sat, serial-loads, host-inflight, host-mixed)"));
+                               "nvlink-sat, serial-loads, host-inflight, host-mixed, "
+                               "block-ceiling, shm-order, fifo-l2)"));
     assert_int_equal(fabric_mech_parse("write-collapse,read-collapse,hol,req-size,socket-read,"
-                                       "nvlink-sat,serial-loads,host-inflight,host-mixed", &off,
-                                       &e), 0);
-    assert_int_equal(off, 511);
+                                       "nvlink-sat,serial-loads,host-inflight,host-mixed,"
+                                       "block-ceiling,shm-order,fifo-l2", &off, &e), 0);
+    assert_int_equal(off, 4095);
 }
 
 int main(void)
@@ -1159,8 +1243,10 @@ int main(void)
         cmocka_unit_test(test_cta_blocks),       cmocka_unit_test(test_channel_block),
         cmocka_unit_test(test_kernel_start),     cmocka_unit_test(test_read_group_order),
         cmocka_unit_test(test_breakdown_sums),    cmocka_unit_test(test_oneshot_graph_barrier),
-        cmocka_unit_test(test_rotation_quotient), cmocka_unit_test(test_quotient_nvlink_senders), cmocka_unit_test(test_mech_parse),        cmocka_unit_test(test_nvlink_saturation),
-        cmocka_unit_test(test_block_pass),        cmocka_unit_test(test_copy_staged),
+        cmocka_unit_test(test_rotation_quotient), cmocka_unit_test(test_quotient_nvlink_senders),
+        cmocka_unit_test(test_mech_parse),        cmocka_unit_test(test_nvlink_saturation),
+        cmocka_unit_test(test_block_pass),        cmocka_unit_test(test_block_ceiling),
+        cmocka_unit_test(test_block_host_trip),   cmocka_unit_test(test_copy_staged),
         cmocka_unit_test(test_host_blocks),
         cmocka_unit_test(test_host_inflight_and_mixed),
         cmocka_unit_test(test_torch_preds),       cmocka_unit_test(test_torch_issue_flow),

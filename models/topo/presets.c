@@ -276,6 +276,17 @@ static void h200_host_blocks(topo *t)
     p->cta_load_host_Bps = 6.07e9;
     p->cta_store_host_Bps = 19.8e9;
     p->host_sm_mixed_Bps = 79.0e9;
+    /* A block's ceiling at any depth (micro/local/, 256 MiB, one block of
+     * 512 threads: 20.1, 37.0, 48.7, 48.9 GB/s for U = 1, 2, 4, 8; 1024
+     * threads 48.2-49.0 from U = 2): 48.9 copying inside the GPU; storing
+     * into host memory (micro/inflight/ d2h rows, U = 4, 8; 256 and 1024
+     * threads at U = 8: 42.0-42.2): 42.1, taken for a peer too. */
+    p->cta_ceil_Bps = 48.9e9;
+    p->cta_ceil_far_Bps = 42.1e9;
+    /* Loads that hit L2 (micro/local/, one block of 512 threads, U = 1,
+     * 4 MiB copied: 8 MiB in L2): 40.31 GB/s against 20.12 from HBM (256
+     * MiB); 128 and 256 threads: 10.81 / 5.18, 20.82 / 10.33: 2.0. */
+    p->l2_load_speedup = 2.0;
     p->fence_sys_ps = 495000;
 }
 

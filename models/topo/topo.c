@@ -60,6 +60,8 @@ static void default_params(topo_params *p)
     p->nvlink_half_blocks = 0;
     p->cta_store_host_Bps = p->cta_load_host_Bps = 0;
     p->host_sm_mixed_Bps = 0;
+    p->cta_ceil_Bps = p->cta_ceil_far_Bps = 0;
+    p->l2_load_speedup = 0;
     p->tlp_rcb_bytes = 64;
     p->tlp_cpl_bytes = 256;
     p->tlp_sw_hdr = 128;
@@ -765,7 +767,10 @@ int topo_finish(topo *t, const char *where, err *e)
         !(p->nvlink_half_blocks >= 0) || p->nvlink_half_blocks > 1e4 ||
         !(p->cta_store_host_Bps >= 0) || p->cta_store_host_Bps > TOPO_MAX_BW_Bps ||
         !(p->cta_load_host_Bps >= 0) || p->cta_load_host_Bps > TOPO_MAX_BW_Bps ||
-        !(p->host_sm_mixed_Bps >= 0) || p->host_sm_mixed_Bps > TOPO_MAX_BW_Bps)
+        !(p->host_sm_mixed_Bps >= 0) || p->host_sm_mixed_Bps > TOPO_MAX_BW_Bps ||
+        !(p->cta_ceil_Bps >= 0) || p->cta_ceil_Bps > TOPO_MAX_BW_Bps ||
+        !(p->cta_ceil_far_Bps >= 0) || p->cta_ceil_far_Bps > TOPO_MAX_BW_Bps ||
+        !(p->l2_load_speedup >= 0) || p->l2_load_speedup > 100)
         return err_at(e, t->where, 0, "topology parameters out of range "
                       "(docs/formats.md lists the ranges)");
     for (int i = 0; i < t->nlinks; i++) {

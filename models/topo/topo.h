@@ -93,6 +93,15 @@ typedef struct topo_params {
     double host_sm_mixed_Bps;      /* one GPU's SM loads from and stores into pinned host
                                       memory together, over its PCIe link (both
                                       directions counted); 0 = no such bound */
+    double cta_ceil_Bps;           /* one thread block's ceiling copying inside its GPU,
+                                      however many bytes it keeps in flight; with
+                                      cta_ceil_far_Bps set, a block's rate follows its
+                                      bytes in flight up to these; 0 = the reference
+                                      block (cta_store) for every depth */
+    double cta_ceil_far_Bps;       /* the same storing outside its GPU (host memory,
+                                      assumed for a peer) */
+    double l2_load_speedup;        /* a block's loads hitting L2 against the same from
+                                      HBM (the round trip's ratio); <= 1 = none */
     int64_t launch_ps;             /* kernel launch overhead */
     int64_t graph_node_ps;         /* per-node cost inside a CUDA graph */
     double hostmem_Bps;            /* per-socket DRAM bandwidth for SHM staging */

@@ -84,6 +84,9 @@ static const struct param_def {
     {"cta_store_host_GBps", P_DBL, offsetof(topo_params, cta_store_host_Bps), 1e9, 0, 1e5, 0},
     {"cta_load_host_GBps", P_DBL, offsetof(topo_params, cta_load_host_Bps), 1e9, 0, 1e5, 0},
     {"host_sm_mixed_GBps", P_DBL, offsetof(topo_params, host_sm_mixed_Bps), 1e9, 0, 1e5, 0},
+    {"cta_ceil_GBps", P_DBL, offsetof(topo_params, cta_ceil_Bps), 1e9, 0, 1e5, 0},
+    {"cta_ceil_far_GBps", P_DBL, offsetof(topo_params, cta_ceil_far_Bps), 1e9, 0, 1e5, 0},
+    {"l2_load_speedup", P_DBL, offsetof(topo_params, l2_load_speedup), 1, 0, 100, 0},
 };
 enum { NPARAMS = sizeof param_defs / sizeof param_defs[0] };
 
