@@ -460,6 +460,23 @@ static void test_cache_and_env(void **state)
     topo_free(t);
 }
 
+/* The time a request adds when its size doubles from q's bytes, with the
+ * mechanisms off switched off (coll_ctx_without), in seconds; *big gets the
+ * doubled request's result. */
+static double doubling_s(const topo *t, const coll_req *q, int off, coll_result *big)
+{
+    err e = {0};
+    coll_ctx *c = coll_ctx_new(t);
+    coll_ctx_without(c, off);
+    coll_req r = *q;
+    coll_result a = {0};
+    assert_int_equal(coll_predict(c, &r, &a, &e), 0);
+    r.bytes *= 2;
+    assert_int_equal(coll_predict(c, &r, big, &e), 0);
+    coll_ctx_free(c);
+    return (double)(big->time_ps - a.time_ps) * 1e-12;
+}
+
 /* NCCL_P2P_DISABLE=1 on two H200s (h200-2x): Ring Simple over SHM, 4
  * channels, each one block per rank running its loop in program order
  * (docs/model.md "SHM in program order"): per loop and channel a send (its
@@ -496,27 +513,19 @@ static void test_shm_channel_bound(void **state)
                             mib64 * (1 / link + 2 / (4 * 6.07e9)) +
                                 8 * (6 + 4 * 1.6354) * 1e-6};
     const int off[2] = {0, FAB_NO_HOST_INFLIGHT};
+    coll_req q;
+    coll_req_init(&q, t);
+    q.env.p2p_disable = 1;
+    q.bytes = (uint64_t)128 << 20;
     for (int k = 0; k < 2; k++) {
-        coll_ctx *c = coll_ctx_new(t);
-        coll_ctx_without(c, off[k]);
-        sim_ps tt[2];
-        for (int i = 0; i < 2; i++) {
-            coll_req q;
-            coll_req_init(&q, t);
-            q.env.p2p_disable = 1;
-            q.bytes = (uint64_t)128 << (20 + i);
-            coll_result r = {0};
-            assert_int_equal(coll_predict(c, &q, &r, &e), 0);
-            assert_int_equal(r.algo, ALGO_RING);
-            assert_int_equal(r.proto, PROTO_SIMPLE);
-            assert_int_equal(r.channels, 4);
-            tt[i] = r.time_ps;
-        }
-        double dt = (double)(tt[1] - tt[0]) * 1e-12;
+        coll_result r = {0};
+        double dt = doubling_s(t, &q, off[k], &r);
+        assert_int_equal(r.algo, ALGO_RING);
+        assert_int_equal(r.proto, PROTO_SIMPLE);
+        assert_int_equal(r.channels, 4);
         if (fabs(dt - want[k]) > 0.01 * want[k])
             fail_msg("SHM case %d: 128 -> 256 MiB adds %.1f us, hand-derived %.1f us", k, dt * 1e6,
                      want[k] * 1e6);
-        coll_ctx_free(c);
     }
     topo_free(t);
 }
@@ -548,26 +557,18 @@ static void test_ring_simple_ceiling(void **state)
     const double want[2] = {m * (1 / 42.1e9 + (48.9 / 42.1 + 1) / 48.9e9 + 1 / 48.9e9) + 192e-6,
                             m * 2.0625 / 19.13e9 + 192e-6};
     const int off[2] = {0, FAB_NO_BLOCK_CEIL};
+    coll_req q;
+    coll_req_init(&q, t);
+    q.algo = ALGO_RING;
+    q.proto = PROTO_SIMPLE;
+    q.channels = 1;
+    q.bytes = (uint64_t)128 << 20;
     for (int k = 0; k < 2; k++) {
-        coll_ctx *c = coll_ctx_new(t);
-        coll_ctx_without(c, off[k]);
-        sim_ps tt[2];
-        for (int i = 0; i < 2; i++) {
-            coll_req q;
-            coll_req_init(&q, t);
-            q.algo = ALGO_RING;
-            q.proto = PROTO_SIMPLE;
-            q.channels = 1;
-            q.bytes = (uint64_t)128 << (20 + i);
-            coll_result r = {0};
-            assert_int_equal(coll_predict(c, &q, &r, &e), 0);
-            tt[i] = r.time_ps;
-        }
-        double dt = (double)(tt[1] - tt[0]) * 1e-12;
+        coll_result r = {0};
+        double dt = doubling_s(t, &q, off[k], &r);
         if (fabs(dt - want[k]) > 0.005 * want[k])
             fail_msg("case %d: 128 -> 256 MiB adds %.1f us, hand-derived %.1f us", k, dt * 1e6,
                      want[k] * 1e6);
-        coll_ctx_free(c);
     }
     topo_free(t);
 }
@@ -594,26 +595,18 @@ static void test_ring_ll_fifo_l2(void **state)
     const double loop[2] = {2 * 32768 / 9.565e9 + 32768 / 19.13e9 + 0.6e-6 + 1.1566e-6,
                             3 * 32768 / 9.565e9 + 0.6e-6 + 1.1566e-6};
     const int off[2] = {0, FAB_NO_FIFO_L2};
+    coll_req q;
+    coll_req_init(&q, t);
+    q.algo = ALGO_RING;
+    q.proto = PROTO_LL;
+    q.channels = 1;
+    q.bytes = (uint64_t)16 << 20;
     for (int k = 0; k < 2; k++) {
-        coll_ctx *c = coll_ctx_new(t);
-        coll_ctx_without(c, off[k]);
-        sim_ps tt[2];
-        for (int i = 0; i < 2; i++) {
-            coll_req q;
-            coll_req_init(&q, t);
-            q.algo = ALGO_RING;
-            q.proto = PROTO_LL;
-            q.channels = 1;
-            q.bytes = (uint64_t)16 << (20 + i);
-            coll_result r = {0};
-            assert_int_equal(coll_predict(c, &q, &r, &e), 0);
-            tt[i] = r.time_ps;
-        }
-        double dt = (double)(tt[1] - tt[0]) * 1e-12, want = 256 * loop[k];
+        coll_result r = {0};
+        double dt = doubling_s(t, &q, off[k], &r), want = 256 * loop[k];
         if (fabs(dt - want) > 0.005 * want)
             fail_msg("case %d: 16 -> 32 MiB adds %.1f us, hand-derived %.1f us", k, dt * 1e6,
                      want * 1e6);
-        coll_ctx_free(c);
     }
     topo_free(t);
 }
