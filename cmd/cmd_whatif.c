@@ -172,7 +172,7 @@ static const char *const assumed_keys[] = {
 };
 /* ... and those whose defaults are measured (a microbenchmark's or a public figure,
  * docs/scenario.md says which): */
-static const char *const measured_keys[] = {"eager_op_us", "host_cycle_us"};
+static const char *const measured_keys[] = {"eager_op_us", "eager_coll_us", "host_cycle_us"};
 
 static int varied_index(const whatif_args *g, const char *key)
 {
@@ -297,7 +297,7 @@ static void hyp_line(report *r, const whatif_scenario *s, int i, const whatif_hy
     if (y->reached)
         snprintf(need, sizeof need, "needs %s %.4g (bound %g..%g) for the observed %g tok/s",
                  y->knob, y->value, y->lo, y->hi, ob->tok_per_s);
-    else if (y->value <= y->lo)
+    else if (y->rising ? y->value >= y->hi : y->value <= y->lo)
         snprintf(need, sizeof need, "the model is slower than observed already at %s %g "
                  "(%.2f tok/s)", y->knob, y->value, y->tok_per_s);
     else
@@ -388,7 +388,7 @@ static void print_assumptions(report *r, const whatif_args *g, const whatif_scen
     report_meta(r, "syncs", "decode %d; EAGLE-3 cycle %d (draft %d, verify %d, after extend %d) "
                 "(%s)", s->decode_syncs, s->draft_syncs + s->verify_syncs + s->extend_syncs,
                 s->draft_syncs, s->verify_syncs, s->extend_syncs, src);
-    char v2[32], v3[32], v4[32], s1[1400], s2[1400], s3[1400], s4[1400];
+    char v2[32], v3[32], v4[32], v5[32], s1[1400], s2[1400], s3[1400], s4[1400], s5[1400];
     char v1w[96];
     if (s->host_cycle_us >= 0)   /* spread from the per-cycle figure (whatif.h) */
         snprintf(v1w, sizeof v1w, "%.1f, from host_cycle_us %g per EAGLE-3 cycle", s->host_us,
@@ -398,13 +398,15 @@ static void print_assumptions(report *r, const whatif_args *g, const whatif_scen
     snprintf(v2, sizeof v2, "%.3f", s->host_jitter);
     snprintf(v3, sizeof v3, "%g", s->sync_us);
     snprintf(v4, sizeof v4, "%g", s->eager_op_us);
+    snprintf(v5, sizeof v5, "%g", s->eager_coll_us);
     report_meta(r, "host", "host_us per segment %s, host_jitter per-rank skew %s, sync_us %s, "
-                "eager_op_us %s", with_source(g, s, cal, s->host_cycle_us >= 0 &&
+                "eager_op_us %s, eager_coll_us %s", with_source(g, s, cal, s->host_cycle_us >= 0 &&
                                               !set_on_cli(g, "host_us") ? "host_cycle_us" :
                                               "host_us", v1w, s1, sizeof s1),
                 with_source(g, s, cal, "host_jitter", v2, s2, sizeof s2),
                 with_source(g, s, cal, "sync_us", v3, s3, sizeof s3),
-                with_source(g, s, cal, "eager_op_us", v4, s4, sizeof s4));
+                with_source(g, s, cal, "eager_op_us", v4, s4, sizeof s4),
+                with_source(g, s, cal, "eager_coll_us", v5, s5, sizeof s5));
     snprintf(buf, sizeof buf, "%g", gpu_GBps);
     if (s->gpu_mem_GBps > 0 || varied_index(g, "gpu_mem_GBps") >= 0)
         meta_src(r, g, s, cal, "gpu_mem_GBps", "gpu_mem_GBps", buf);

@@ -419,6 +419,7 @@ static int run_with(whatif_ctx *c, const whatif_scenario *s0, whatif_result *out
     o.graph = -1;       /* each phase says */
     o.measured = 1;     /* the phase overrides */
     o.op_host_us = s.eager_op_us;
+    o.coll_host_us = s.eager_coll_us;
     o.sync_us = s.sync_us;
     o.host_jitter = s.host_jitter;
     o.ranks = s.tp;

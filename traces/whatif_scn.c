@@ -102,6 +102,12 @@ static void scenario_defaults(whatif_scenario *s)
      * op_cost.py over validate/data/h200-1x/capture: 20.07 us per kernel
      * with its 5.44 us launch call, 57 steps) */
     s->eager_op_us = 14.6;
+    /* the c10d layer of an eager allreduce (SGLang's eager path outside CUDA
+     * graphs is torch.distributed.all_reduce): measured on h200-1x
+     * (validate/data/h200-1x/micro/hostcall/, one session): dist.all_reduce
+     * 20.05 / 19.65 us of host per call back to back (torch-r1, -r2), NCCL's
+     * own ncclAllReduce 4.18 / 4.00 / 5.26 (launch-r1..r3): 19.85 - 4.48 */
+    s->eager_coll_us = 15.4;
     s->allreduce = ALGO_AUTO;
     env_default(&s->env);
     s->draft_steps = 2;
@@ -232,6 +238,8 @@ static const knob knobs[] = {
     {"sync_us", K_DBL, F(sync_us), 0, 1e5, NULL, "cost of one sync once the GPU is done"},
     {"eager_op_us", K_DBL, F(eager_op_us), 0, 1e5, NULL,
      "eager: framework CPU work per kernel besides the launch call"},
+    {"eager_coll_us", K_DBL, F(eager_coll_us), 0, 1e5, NULL,
+     "eager: framework CPU work per NCCL allreduce besides NCCL's call (c10d)"},
     {"decode_allreduce_us", K_DBL, F(decode_allreduce_us), 0, 1e7, NULL,
      "force the decode forward's allreduces to this time (0: predict)"},
     {"verify_allreduce_us", K_DBL, F(verify_allreduce_us), 0, 1e7, NULL,
