@@ -337,6 +337,18 @@ static void hyp_summary(report *r, const whatif_scenario *s, int i, const whatif
                 buf[0] ? buf : "none");
 }
 
+/* Why the phases run as they do: the batch against SGLang's captured sizes. */
+static void graph_reason(const whatif_scenario *s, char *out, size_t n)
+{
+    if (s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs)
+        snprintf(out, n, "batch %d above cuda_graph_max_bs %d: no graph captured, every phase "
+                 "eager", s->batch, s->cuda_graph_max_bs);
+    else if (s->cuda_graph_max_bs > 0)
+        snprintf(out, n, "batch %d within cuda_graph_max_bs %d", s->batch, s->cuda_graph_max_bs);
+    else
+        snprintf(out, n, "cuda_graph_max_bs: no limit");
+}
+
 static void print_assumptions(report *r, const whatif_args *g, const whatif_scenario *s,
                               const whatif_calib *cal, const whatif_result *basel, double gpu_GBps,
                               const obs_hyps *hy)
@@ -373,13 +385,16 @@ static void print_assumptions(report *r, const whatif_args *g, const whatif_scen
     group_src(g, env_keys, src, sizeof src);
     report_meta(r, "nccl_env", "%s (%s)", buf, src);
     static const char *const launch_keys[] = {"graph", "decode_graph", "draft_graph",
-                                              "verify_graph", "extend_graph", NULL};
+                                              "verify_graph", "extend_graph",
+                                              "cuda_graph_max_bs", "batch", NULL};
     group_src(g, launch_keys, src, sizeof src);
-    report_meta(r, "launch", "decode %s; draft %s, verify %s, draft extend %s (%s)",
+    char why[128];
+    graph_reason(s, why, sizeof why);
+    report_meta(r, "launch", "decode %s; draft %s, verify %s, draft extend %s; %s (%s)",
                 mode_word(whatif_phase_graph(s, PHASE_DECODE)),
                 mode_word(whatif_phase_graph(s, PHASE_DRAFT)),
                 mode_word(whatif_phase_graph(s, PHASE_VERIFY)),
-                mode_word(whatif_phase_graph(s, PHASE_PREFILL)), src);
+                mode_word(whatif_phase_graph(s, PHASE_PREFILL)), why, src);
     meta_src(r, g, s, cal, "overlap", "overlap", s->overlap < 0 ? "as SGLang: on for decode, "
              "off for EAGLE-3" : s->overlap ? "on" : "off");
     static const char *const sync_keys[] = {"decode_syncs", "draft_syncs", "verify_syncs",
@@ -524,11 +539,20 @@ static int verdict(whatif_ctx *c, const whatif_scenario *base, const whatif_cali
     if (fabs(unexpl) >= 50 && at < n)
         at += (size_t)snprintf(out + at, n - at, ", unexplained %.1f ms (%.0f%%)", unexpl / 1e3,
                                100 * unexpl / cycle);
+    char why[128];
+    if (vg || (s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs))
+        graph_reason(s, why, sizeof why);
+    else
+        snprintf(why, sizeof why, "verify_graph=0");
     if (at < n)
-        at += (size_t)snprintf(out + at, n - at, "; if the verify ran %s: %.1f tok/s; break-even "
-                               "accept length %s (draft tokens %d)",
-                               vg ? "eagerly" : "in a CUDA graph", ra.tok_per_s, be.text,
-                               s->draft_tokens);
+        at += (size_t)snprintf(out + at, n - at, "; the verify %s (%s)",
+                               vg ? "in a CUDA graph" : "eager", why);
+    if (at < n && !(s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs))
+        at += (size_t)snprintf(out + at, n - at, "; if the verify ran %s: %.1f tok/s",
+                               vg ? "eagerly" : "in a CUDA graph", ra.tok_per_s);
+    if (at < n)
+        at += (size_t)snprintf(out + at, n - at, "; break-even accept length %s (draft tokens %d)",
+                               be.text, s->draft_tokens);
     return 0;
 }
 

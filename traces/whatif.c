@@ -132,6 +132,11 @@ static int target_tokens(const whatif_scenario *s)
 
 int whatif_phase_graph(const whatif_scenario *s, trace_phase p)
 {
+    /* SGLang's graph runners capture batches up to --cuda-graph-max-bs and
+     * run a larger one eagerly (can_run: batch_size <= max_bs; the target's
+     * runner serves decode and TARGET_VERIFY, the draft runners theirs). */
+    if (s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs)
+        return 0;
     int g = p == PHASE_DECODE ? s->decode_graph : p == PHASE_DRAFT ? s->draft_graph
             : p == PHASE_VERIFY ? s->verify_graph : s->extend_graph;
     return g >= 0 ? g : s->graph;

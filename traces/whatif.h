@@ -74,6 +74,9 @@ typedef struct whatif_scenario {
     int batch;                   /* concurrent requests: tokens per forward x batch */
     int graph;                   /* 1 = CUDA graphs: the launch mode of every phase set to -1 */
     int decode_graph, draft_graph, verify_graph, extend_graph;  /* per phase; -1 = graph */
+    int cuda_graph_max_bs;       /* SGLang's --cuda-graph-max-bs: a batch of more requests
+                                    runs every phase eagerly (no graph captured for it);
+                                    0 = no limit */
     int overlap;                 /* overlap scheduler: 1 on, 0 off, -1 = as SGLang (decode
                                     on, EAGLE-3 off) */
     int decode_syncs, draft_syncs, verify_syncs, extend_syncs;  /* blocking GPU->CPU copies

@@ -85,6 +85,8 @@ static void scenario_defaults(whatif_scenario *s)
     s->graph = 1;
     s->decode_graph = s->draft_graph = s->verify_graph = s->extend_graph = -1;
     s->overlap = -1;
+    /* SCENARIO.md: CUDA graphs on, --cuda-graph-max-bs 128 */
+    s->cuda_graph_max_bs = 128;
     /* SGLang's EAGLE worker (docs/scenario.md, "The host side"): one blocking
      * copy in the draft preprocess, five in the verify's acceptance, one in
      * the scheduler's result processing; decode has the last one only. */
@@ -222,6 +224,8 @@ static const knob knobs[] = {
     {"draft_graph", K_INT, F(draft_graph), -1, 1, NULL, "draft forwards: 1 graph, 0 eager, -1 = graph"},
     {"verify_graph", K_INT, F(verify_graph), -1, 1, NULL, "verify forward: 1 graph, 0 eager, -1 = graph"},
     {"extend_graph", K_INT, F(extend_graph), -1, 1, NULL, "draft-extend forward: 1 graph, 0 eager, -1 = graph"},
+    {"cuda_graph_max_bs", K_INT, F(cuda_graph_max_bs), 0, 1 << 20, NULL,
+     "SGLang's --cuda-graph-max-bs: a larger batch runs eagerly (0: no limit)"},
     {"overlap", K_INT, F(overlap), -1, 1, NULL,
      "overlap scheduler: 1 on, 0 off, -1 = as SGLang (decode on, EAGLE-3 off)"},
     {"decode_syncs", K_INT, F(decode_syncs), 0, 1000, NULL, "blocking GPU->CPU copies per decode step"},
@@ -397,7 +401,8 @@ int whatif_observe(whatif_scenario *s, const char *spec, err *e)
      * observation keeps its topology, tp, batch and launch modes whatever
      * the scenario is set to later. Keys the spec names are not pinned. */
     static const char *const box[] = {"topo", "tp", "batch", "graph", "calib", "decode_graph",
-                                      "draft_graph", "verify_graph", "extend_graph", "overlap"};
+                                      "draft_graph", "verify_graph", "extend_graph", "overlap",
+                                      "cuda_graph_max_bs"};
     size_t at = 0;
     for (size_t m = 0; m < sizeof box / sizeof box[0]; m++) {
         char v[WHATIF_STR + 8], pat[32];

@@ -540,6 +540,34 @@ static void test_hypotheses(void **state)
     }
 }
 
+/* SGLang captures CUDA graphs for batches up to --cuda-graph-max-bs (the
+ * scenario's 128) and runs a larger batch eagerly, every phase
+ * (cuda_graph_runner can_run: batch_size <= max_bs): batch 128 is a graph,
+ * 129 the same cycle as with graph=0, and no limit (0) graphs it again. */
+static void test_graph_max_bs(void **state)
+{
+    (void)state;
+    whatif_scenario s, o;
+    err e = {0};
+    assert_int_equal(whatif_scenario_load("kimi-k2-eagle3-8x-pcie5", &s, &e), 0);
+    assert_int_equal(s.cuda_graph_max_bs, 128);
+    set(&s, "batch", "128");
+    assert_int_equal(whatif_phase_graph(&s, PHASE_VERIFY), 1);
+    assert_int_equal(whatif_phase_graph(&s, PHASE_DECODE), 1);
+    set(&s, "batch", "129");
+    assert_int_equal(whatif_phase_graph(&s, PHASE_VERIFY), 0);
+    assert_int_equal(whatif_phase_graph(&s, PHASE_DRAFT), 0);
+    assert_int_equal(whatif_phase_graph(&s, PHASE_PREFILL), 0);
+    o = s;
+    set(&o, "cuda_graph_max_bs", "0");
+    assert_int_equal(whatif_phase_graph(&o, PHASE_VERIFY), 1);
+    set(&o, "graph", "0");
+    whatif_result a, b;
+    run(&s, &a);
+    run(&o, &b);
+    REL(a.tok_per_s, b.tok_per_s, 1e-12);
+}
+
 static void test_box(void **state)
 {
     (void)state;
@@ -621,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_reference_points), cmocka_unit_test(test_files),
         cmocka_unit_test(test_ar_kernel),        cmocka_unit_test(test_hypotheses),
         cmocka_unit_test(test_draft_shape),      cmocka_unit_test(test_box),
+        cmocka_unit_test(test_graph_max_bs),
         cmocka_unit_test(test_host_cycle),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
