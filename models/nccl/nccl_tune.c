@@ -87,12 +87,15 @@ enum { MAX_NODES = 4 * NCCL_TUNE_MAX_RANKS + 64, MAX_LINKS = NCCL_TUNE_MAX_RANKS
 typedef struct nlink {
     int to, type;
     float bw;     /* remaining: the search subtracts from it */
+    int from;     /* the node it leaves */
+    int rev;      /* index of to's link back to from of the same type (link_reverse) */
+    int exact;    /* exact_bw of its starting bandwidth (link_reverse) */
 } nlink;
 
 typedef struct nnode {
     int type, rank;   /* rank for GPUs, else -1 */
-    int nlinks;
-    nlink links[MAX_LINKS];
+    int nlinks, cap;  /* links[0 .. nlinks), MAX_LINKS at most; cap allocated */
+    nlink *links;
 } nnode;
 
 /* A path to a base node: its hops are this node's first hop (link id
@@ -162,10 +165,7 @@ static int add_node(sys *s, int type, int rank)
 {
     if (s->nn == MAX_NODES)
         return -1;
-    nnode *n = &s->node[s->nn];
-    memset(n, 0, sizeof *n);
-    n->type = type;
-    n->rank = rank;
+    s->node[s->nn] = (nnode){type, rank, 0, 0, NULL};
     return s->nn++;
 }
 
@@ -181,7 +181,15 @@ static int link_nodes(sys *s, int a, int b, int type, float bw)
     if (i == n->nlinks) {
         if (n->nlinks == MAX_LINKS)
             return -1;
-        n->links[n->nlinks++] = (nlink){b, type, 0};
+        if (n->nlinks == n->cap) {
+            int cap = n->cap ? 2 * n->cap : 4;
+            nlink *l = realloc(n->links, sizeof *l * (size_t)cap);
+            if (!l)
+                return -1;
+            n->links = l;
+            n->cap = cap;
+        }
+        n->links[n->nlinks++] = (nlink){b, type, 0, a, -1, 0};
     }
     n->links[i].bw += bw;
     while (i > 0 && n->links[i - 1].bw < n->links[i].bw) {
@@ -225,14 +233,40 @@ static float pcie_bw(const topo_link *l)
     return (float)(w * speed[g]) / 80.0f;
 }
 
-static const topo_link *find_link(const topo *t, int a, int b)
+/* up[v]: the first link (by index) between node v and its PCI parent, or
+ * NULL; one pass over the links. */
+static void parent_links(const topo *t, const topo_link **up)
 {
+    for (int v = 0; v < topo_nnodes(t); v++)
+        up[v] = NULL;
     for (int i = 0; i < topo_nlinks(t); i++) {
         const topo_link *l = topo_link_at(t, i);
-        if ((l->a == a && l->b == b) || (l->a == b && l->b == a))
-            return l;
+        if (!up[l->a] && topo_node_at(t, l->a)->pci_parent == l->b)
+            up[l->a] = l;
+        if (!up[l->b] && topo_node_at(t, l->b)->pci_parent == l->a)
+            up[l->b] = l;
     }
-    return NULL;
+}
+
+static int exact_bw(float v);
+
+/* Each link's rev: the index of the link back (set_paths walks paths
+ * backwards), -1 if none, and whether its bandwidth is exact; after the
+ * links are final (link_nodes sorts). */
+static void link_reverse(sys *s)
+{
+    for (int v = 0; v < s->nn; v++)
+        for (int l = 0; l < s->node[v].nlinks; l++) {
+            nlink *k = &s->node[v].links[l];
+            const nnode *w = &s->node[k->to];
+            k->exact = exact_bw(k->bw);
+            k->rev = -1;
+            for (int j = 0; j < w->nlinks; j++)
+                if (w->links[j].to == v && w->links[j].type == k->type) {
+                    k->rev = j;
+                    break;
+                }
+        }
 }
 
 /* NCCL's nodes for collsim's: GPUs of the communicator, switches as PCI
@@ -242,8 +276,13 @@ static int build_sys(sys *s, const topo *t, int nranks, err *e)
 {
     int nt = topo_nnodes(t);
     int *map = malloc(sizeof(int) * (size_t)nt);
-    if (!map)
+    const topo_link **up = malloc(sizeof *up * (size_t)nt);
+    if (!map || !up) {
+        free(map);
+        free(up);
         return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    parent_links(t, up);
     const topo_params *tp = topo_params_get(t);
     s->cpu = tp->cpu;
     s->sm = tp->gpu_sm > 0 ? tp->gpu_sm : 80;
@@ -295,7 +334,7 @@ static int build_sys(sys *s, const topo *t, int nranks, err *e)
         if ((n->kind != TOPO_GPU && n->kind != TOPO_SWITCH) || map[v] < 0 || n->pci_parent < 0 ||
             map[n->pci_parent] < 0)
             continue;
-        float bw = pcie_bw(find_link(t, v, n->pci_parent));
+        float bw = pcie_bw(up[v]);
         rc = link_nodes(s, map[v], map[n->pci_parent], L_PCI, bw) ||
              link_nodes(s, map[n->pci_parent], map[v], L_PCI, bw);
     }
@@ -308,12 +347,20 @@ static int build_sys(sys *s, const topo *t, int nranks, err *e)
         rc = link_nodes(s, map[l->a], map[l->b], L_NVL, bw) ||
              link_nodes(s, map[l->b], map[l->a], L_NVL, bw);
     }
-    /* topo.cc ncclTopoConnectCpus: every CPU pair, one figure per family. */
-    for (int a = 0; a < s->nn && !rc; a++)
-        for (int b = 0; b < s->nn && !rc; b++)
-            if (a != b && s->node[a].type == N_CPU && s->node[b].type == N_CPU)
-                rc = link_nodes(s, a, b, L_SYS, socket_bw(s->cpu));
+    /* topo.cc ncclTopoConnectCpus: every CPU pair, one figure per family
+     * (map reused for the CPUs' node ids). */
+    int ncpu = 0;
+    for (int a = 0; a < s->nn; a++)
+        if (s->node[a].type == N_CPU)
+            map[ncpu++] = a;
+    for (int a = 0; a < ncpu && !rc; a++)
+        for (int b = 0; b < ncpu && !rc; b++)
+            if (a != b)
+                rc = link_nodes(s, map[a], map[b], L_SYS, socket_bw(s->cpu));
+    if (!rc)
+        link_reverse(s);
     free(map);
+    free(up);
     if (rc)
         return err_set(e, ERR_USAGE, "topology '%s' is too large for the NCCL emulation",
                        topo_name(t));
@@ -325,50 +372,48 @@ static int build_sys(sys *s, const topo *t, int nranks, err *e)
  * except one NVLink hop (NVB). */
 static void set_paths(sys *s, int base)
 {
+    npath *row = PATH(s, 0, base);   /* row[v]: v -> base */
     for (int v = 0; v < s->nn; v++)
-        *PATH(s, v, base) = (npath){0, P_DIS, 0, -1, -1};
-    npath *bp = PATH(s, base, base);
-    bp->bw = LOC_BW;
-    bp->type = P_LOC;
-    int cur[MAX_NODES], next[MAX_NODES], queued[MAX_NODES] = {0}, nc = 1, nx;
+        row[v] = (npath){0, P_DIS, 0, -1, -1};
+    row[base].bw = LOC_BW;
+    row[base].type = P_LOC;
+    int cur[MAX_NODES], next[MAX_NODES], queued[MAX_NODES], nc = 1, nx;
+    memset(queued, 0, sizeof *queued * (size_t)s->nn);
     cur[0] = base;
     while (nc) {
         nx = 0;
         for (int i = 0; i < nc; i++) {
             int v = cur[i];
-            nnode *n = &s->node[v];
-            npath *p = PATH(s, v, base);
+            const nnode *n = &s->node[v];
+            const npath *p = &row[v];
+            /* No transit through a GPU but one NVLink hop to a GPU. */
+            int gpu_transit = v != base && n->type == N_GPU;
+            if (gpu_transit && p->count > 1)
+                continue;
             for (int l = 0; l < n->nlinks; l++) {
-                nlink *k = &n->links[l];
-                int w = k->to;
-                npath *rp = PATH(s, w, base);
-                float bw = fminf(p->bw, k->bw);
-                if (v != base && n->type == N_GPU &&
-                    (k->type != L_NVL || s->node[w].type != N_GPU || p->count > 1))
+                const nlink *k = &n->links[l];
+                int w = k->to, wtype = s->node[w].type;
+                if (gpu_transit && (k->type != L_NVL || wtype != N_GPU))
                     continue;
+                npath *rp = &row[w];
+                float bw = p->bw < k->bw ? p->bw : k->bw;
                 if (!((rp->bw == 0 || rp->count > p->count) && rp->bw < bw))
                     continue;
-                int rev = -1;
-                for (int j = 0; j < s->node[w].nlinks; j++)
-                    if (s->node[w].links[j].to == v && s->node[w].links[j].type == k->type) {
-                        rev = j;
-                        break;
-                    }
-                if (rev < 0 || p->count + 1 > MAX_HOPS)
+                if (k->rev < 0 || p->count + 1 > MAX_HOPS)
                     continue;
-                rp->hop0 = w * MAX_LINKS + rev;
+                rp->hop0 = w * MAX_LINKS + k->rev;
                 rp->count = p->count + 1;
                 rp->bw = bw;
                 int type = k->type;
-                if (n->type == N_PCI && s->node[w].type == N_PCI)
+                if (n->type == N_PCI && wtype == N_PCI)
                     type = P_PXB;
-                if (k->type == L_PCI && (n->type == N_CPU || s->node[w].type == N_CPU))
+                if (k->type == L_PCI && (n->type == N_CPU || wtype == N_CPU))
                     type = P_PHB;
                 if (n->type == N_GPU && p->type == P_NVL && type == P_NVL && rp->count > 1)
                     type = P_NVB;
                 rp->type = p->type > type ? p->type : type;
-                if (queued[w] != base + 1) {
-                    queued[w] = base + 1;
+                if (!queued[w]) {
+                    queued[w] = 1;
                     next[nx++] = w;
                 }
             }
@@ -510,16 +555,42 @@ static void try_gpu(search *x, sgraph *g, int step, int back_first, int order, i
     follow_gpu(x->s, g, from, to, -1);
 }
 
-typedef struct score { int g, start, hops, bw; } score;
+/* A candidate's sort key: its path's bandwidth (as an int), then hops. */
+typedef struct score { int hops, bw; } score;
 
-static int cmp_score(const void *a, const void *b)
+static int score_before(score p, score q) { return p.bw != q.bw ? p.bw > q.bw : p.hops < q.hops; }
+
+/* a's candidates in ncclTopoSearchNextGpuSort's order into out: by key,
+ * ties by distance in index. Candidates come in that distance, so each
+ * key's in turn, in the order of the keys (a GPU's paths have few). */
+static int sort_candidates(const sys *s, int a, int *out)
 {
-    const score *p = a, *q = b;
-    if (q->bw != p->bw)
-        return q->bw - p->bw;
-    if (p->hops != q->hops)
-        return p->hops - q->hops;
-    return p->start - q->start;
+    int n = s->ngpu, nkey = 0, count = 0;
+    score key[NCCL_TUNE_MAX_RANKS], of[NCCL_TUNE_MAX_RANKS];
+    int g[NCCL_TUNE_MAX_RANKS];
+    for (int i = 1; i < n; i++) {
+        int r = (a + i) % n;
+        const gpath *p = GP(s, a, r);
+        if (!p->count)
+            continue;
+        score k = {p->count, (int)PATH(s, s->gpu[a], s->gpu[r])->bw};
+        g[count] = r;
+        of[count++] = k;
+        int j = 0;
+        while (j < nkey && score_before(key[j], k))
+            j++;
+        if (j < nkey && key[j].bw == k.bw && key[j].hops == k.hops)
+            continue;
+        memmove(key + j + 1, key + j, sizeof *key * (size_t)(nkey - j));
+        key[j] = k;
+        nkey++;
+    }
+    int c = 0;
+    for (int j = 0; j < nkey; j++)
+        for (int i = 0; i < count; i++)
+            if (of[i].bw == key[j].bw && of[i].hops == key[j].hops)
+                out[c++] = g[i];
+    return c;
 }
 
 /* ncclTopoSearchNextGpuSort (intra-node): unused GPUs by path bandwidth
@@ -567,11 +638,9 @@ static int search_prep(sys *s)
                 }
                 if (p->type == P_PHB && is_intel(s->cpu) && s->node[k->to].type == N_CPU)
                     q->intel_phb = 1;
-                q->exact &= (uint8_t)exact_bw(k->bw);
-                if (k->type == L_PCI)
-                    q->min_pci = fminf(q->min_pci, k->bw);
-                else
-                    q->min_other = fminf(q->min_other, k->bw);
+                q->exact &= (uint8_t)k->exact;
+                float *m = k->type == L_PCI ? &q->min_pci : &q->min_other;
+                *m = k->bw < *m ? k->bw : *m;
             }
             if (!q->count)
                 continue;
@@ -582,22 +651,11 @@ static int search_prep(sys *s)
     free(seen);
     if (!(s->caps = malloc(sizeof *s->caps * MAX_CAPS * (size_t)(s->nlk > 0 ? s->nlk : 1))))
         return -1;
-    for (int a = 0; a < n; a++) {
-        score sc[NCCL_TUNE_MAX_RANKS];
-        int count = 0;
-        for (int i = 1; i < n; i++) {
-            int r = (a + i) % n;
-            const gpath *p = GP(s, a, r);
-            if (p->count)
-                sc[count++] = (score){r, i, p->count, (int)PATH(s, s->gpu[a], s->gpu[r])->bw};
-        }
-        qsort(sc, (size_t)count, sizeof *sc, cmp_score);
-        for (int i = 0; i < count; i++)
-            s->order[a * n + i] = sc[i].g;
-        s->norder[a] = count;
-    }
     for (int v = 0; v < s->nn; v++)
         s->has_nvs |= s->node[v].type == N_NVS;
+    /* With NVSwitches next_gpus takes index neighbours, not this order. */
+    for (int a = 0; a < n && !s->has_nvs; a++)
+        s->norder[a] = sort_candidates(s, a, s->order + a * n);
     return 0;
 }
 
@@ -1017,10 +1075,8 @@ static int nvs_try(search *x, sgraph *g)
     /* 2n links, each on its own: GPU a's own link up, and a link of a
      * node that is no GPU down to b. */
     for (int a = 0; a < n; a++) {
-        size_t ou = (size_t)((const char *)up[a] - (const char *)s->node) / sizeof *s->node;
-        size_t od = (size_t)((const char *)down[a] - (const char *)s->node) / sizeof *s->node;
-        if ((int)ou != s->gpu[a] || down[a]->to != s->gpu[a] || (int)od >= s->nn ||
-            s->node[od].type == N_GPU)
+        if (up[a]->from != s->gpu[a] || down[a]->to != s->gpu[a] ||
+            s->node[down[a]->from].type == N_GPU)
             return 0;
     }
     for (int a = 0; a < n; a++) {
@@ -1611,6 +1667,8 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
     }
     if (!rc)
         p2p_chunk(nt, env);
+    for (int v = 0; s.node && v < s.nn; v++)
+        free(s.node[v].links);
     free(s.node);
     free(s.path);
     free(s.slot);
