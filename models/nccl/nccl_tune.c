@@ -538,9 +538,27 @@ typedef struct search {
     sgraph *save;
     int time;
     int completed;   /* channels completed (step n reached) in this try */
+    uint64_t digest; /* the time left at each completion (nccl_tune's search_digest) */
 } search;
 
 static void rec(search *x, sgraph *g);
+
+/* FNV-1a over v's 8 bytes (nccl_tune's search_digest). */
+static uint64_t digest(uint64_t h, uint64_t v)
+{
+    if (!h)
+        h = 14695981039346656037ULL;
+    for (int i = 0; i < 8; i++, v >>= 8)
+        h = (h ^ (v & 0xff)) * 1099511628211ULL;
+    return h;
+}
+
+/* A channel completed: counted, and the time left then digested. */
+static void completion(search *x)
+{
+    x->completed++;
+    x->digest = digest(x->digest, (uint64_t)(int64_t)x->time);
+}
 static void rec_gpu(search *x, sgraph *g, int gpu, int step, int back_first, int order);
 
 static void try_gpu(search *x, sgraph *g, int step, int back_first, int order, int from, int to)
@@ -752,7 +770,7 @@ static int better(const sgraph *g, const sgraph *ref)
 static int channel_done(search *x, sgraph *g)
 {
     g->nch++;
-    x->completed++;
+    completion(x);
     if (better(g, x->save)) {
         memcpy(x->save, g, sizeof *g);
         if (g->nch == g->max_ch)
@@ -864,23 +882,44 @@ typedef struct nvs_run {
     int cap_up[NCCL_TUNE_MAX_RANKS], cap_down[NCCL_TUNE_MAX_RANKS];
     int up[NCCL_TUNE_MAX_RANKS], down[NCCL_TUNE_MAX_RANKS];   /* uses */
     int ups_spent;               /* links up at their cap */
+    /* Links taken off at least once (nvs_cap: a link's first figure that is
+     * not exact becomes after_up/after_down then). */
+    uint8_t touched_up[NCCL_TUNE_MAX_RANKS], touched_down[NCCL_TUNE_MAX_RANKS];
+    float after_up[NCCL_TUNE_MAX_RANKS], after_down[NCCL_TUNE_MAX_RANKS];
+    int inexact;                 /* some link's figure is not exact */
     /* Rings on links of one cap: at channel c every link is in use c times,
      * so a chain goes through whole (c < cap) or stops at its first hop;
      * a channel is its start and direction (rows written when saved). */
     int open_below, start[MAX_SEARCH_CH], dir[MAX_SEARCH_CH];
 } nvs_run;
 
-/* How many times an exact link of bandwidth v gives f (at most one more
- * than a try can use: a link serves one hop per channel); -1 if not exact. */
-static int nvs_cap(float v, float f)
+static int cap_count(float v, float f)
 {
-    if (!exact_bw(v))
-        return -1;
     int c = 0;
     while (v >= f && c <= MAX_SEARCH_CH) {
         v = round3(v - f);
         c++;
     }
+    return c;
+}
+
+/* How many times a link of bandwidth v gives the exact amount f (at most
+ * one more than a try can use: a link serves one hop per channel), or -1
+ * where a use count cannot stand for it. Exact v: a use and its undo leave
+ * it as it was (exact_bw). Not exact (a link's first figure): its first use
+ * and undo leave it at *after = round3(round3(v - f) + f); where that is
+ * exact and taking f off it gives the same v1 = round3(v - f) again, it
+ * counts as v does from then on, so the count stands if v gives f at all. */
+static int nvs_cap(float v, float f, float *after)
+{
+    int c = cap_count(v, f);
+    *after = v;
+    if (exact_bw(v) || c == 0)
+        return c;
+    float v1 = round3(v - f), v2 = round3(v1 + f);
+    if (!(v < 1024.0f) || !exact_bw(v1) || !exact_bw(v2) || !(v2 >= f) || round3(v2 - f) != v1)
+        return -1;
+    *after = v2;
     return c;
 }
 
@@ -895,8 +934,12 @@ static int nvs_tick(search *x)
 /* followPath a -> b: 1 if it went through (its uses counted). */
 static int nvs_follow(nvs_run *r, int a, int b)
 {
-    if (r->up[a] >= r->cap_up[a] || r->down[b] >= r->cap_down[b])
+    if (r->up[a] >= r->cap_up[a])
         return 0;
+    r->touched_up[a] = 1;   /* taken off, and given back if down refuses */
+    if (r->down[b] >= r->cap_down[b])
+        return 0;
+    r->touched_down[b] = 1;
     r->ups_spent += ++r->up[a] == r->cap_up[a];
     r->down[b]++;
     r->g->nhops += 2;
@@ -980,6 +1023,189 @@ static void nvs_rec(nvs_run *r)
     }
 }
 
+/* nvs_rec by bit masks (n <= 64, exact links): the links at their cap are
+ * bits, so that a chain's first refused hop is found at once. A chain going
+ * d from s meets hop k (x_{k-1} -> x_k, x_k = s + k d) refused where GPU
+ * x_{k-1}'s link up or x_k's down is at its cap: bit x_{k-1} of up_full |
+ * (down_full shifted by d). A chain that completes uses every link but
+ * (a tree) its last GPU's up and its first's down, so with c channels
+ * GPU v's up is in use c - miss_up[v] times and at its cap when key
+ * cap_up[v] + miss_up[v] <= c: a chain adds a channel and moves one GPU's
+ * key, in O(1). Follows, ticks, closing hop, completion and saves are
+ * nvs_chain's, in the same order; rows are written when saved
+ * (nvs_uniform_chain's rule). */
+typedef uint64_t nvs_mask;
+
+typedef struct nvs_fast {
+    nvs_run *r;
+    int n, base;                 /* GPUs; g->nhops before the try */
+    nvs_mask full;               /* n bits */
+    int key_up[64], key_down[64];
+    nvs_mask by_key_up[2 * MAX_SEARCH_CH + 8], by_key_down[2 * MAX_SEARCH_CH + 8];
+} nvs_fast;
+
+/* Bit y of the result: bit (y + k) mod n of m (0 <= k < n). */
+static nvs_mask rot_right(nvs_mask m, int k, int n, nvs_mask full)
+{
+    return k ? ((m >> k) | (m << (n - k))) & full : m;
+}
+
+static void fast_move(int *key, nvs_mask *by_key, int v, int add)
+{
+    by_key[key[v]] &= ~(1ULL << v);
+    key[v] += add;
+    by_key[key[v]] |= 1ULL << v;
+}
+
+static void nvs_fast_rec(nvs_fast *f, nvs_mask up_full, nvs_mask down_full);
+
+/* The refusals of chains going d: bit y where hop x_{k-1} = y -> y + d is refused. */
+static nvs_mask refusals(const nvs_fast *f, nvs_mask up_full, nvs_mask down_full, int d)
+{
+    return up_full | rot_right(down_full, d > 0 ? 1 : f->n - 1, f->n, f->full);
+}
+
+/* The follows of the chains from every start, where each stops at its first
+ * refusal (bits of m, at least one): from a start in a gap of L between two
+ * refusals, L - 1 down to 0 (the refusal's own start), sum L(L-1)/2. */
+static long gap_steps(nvs_mask m, int n)
+{
+    int first = __builtin_ctzll(m), prev = first;
+    long sum = 0;
+    for (nvs_mask q = m & (m - 1); q; q &= q - 1) {
+        int b = __builtin_ctzll(q);
+        sum += (long)(b - prev) * (b - prev - 1) / 2;
+        prev = b;
+    }
+    int l = first + n - prev;
+    return sum + (long)l * (l - 1) / 2;
+}
+
+static void nvs_fast_chain(nvs_fast *f, int s, int d, nvs_mask up_full, nvs_mask down_full)
+{
+    nvs_run *r = f->r;
+    search *x = r->x;
+    sgraph *g = r->g;
+    int n = f->n, c = g->nch, t;
+    nvs_mask m = refusals(f, up_full, down_full, d);
+    if (d > 0) {
+        nvs_mask q = rot_right(m, s, n, f->full);
+        t = q ? __builtin_ctzll(q) : n;
+    } else {
+        /* bit n-1-t of q: bit (s - t) mod n */
+        nvs_mask q = rot_right(m, s + 1 < n ? s + 1 : 0, n, f->full);
+        t = q ? n - 1 - (63 - __builtin_clzll(q)) : n;
+    }
+    int hops = t < n - 1 ? t : n - 1;   /* follows that go through */
+    /* A tick after each (nvs_tick: none once the time is out). */
+    if (x->time <= 0)
+        return;
+    if (x->time < hops) {
+        x->time = 0;
+        return;
+    }
+    x->time -= hops;
+    if (hops < n - 1)
+        return;
+    /* Step n reached: a tree completes with its tick, a ring closes first. */
+    if (r->ring && t < n)
+        return;
+    if (!nvs_tick(x))
+        return;
+    r->start[c] = s;
+    r->dir[c] = d;
+    int last = s - d < 0 ? n - 1 : s - d >= n ? 0 : s - d;
+    nvs_mask uf = up_full | f->by_key_up[c + 1], df = down_full | f->by_key_down[c + 1];
+    if (!r->ring) {
+        uf = up_full | (f->by_key_up[c + 1] & ~(1ULL << last));
+        df = down_full | (f->by_key_down[c + 1] & ~(1ULL << s));
+        fast_move(f->key_up, f->by_key_up, last, 1);
+        fast_move(f->key_down, f->by_key_down, s, 1);
+    }
+    g->nch++;
+    completion(x);
+    g->nhops = f->base + 2 * (r->ring ? n : n - 1) * g->nch;
+    if (better(g, x->save)) {
+        for (int k = 0; k < g->nch; k++) {
+            int *row = g->intra + k * n;
+            for (int i = 0, v = r->start[k]; i < n; i++) {
+                row[i] = v;
+                v += r->dir[k];
+                v = v < 0 ? n - 1 : v >= n ? 0 : v;
+            }
+        }
+        memcpy(x->save, g, sizeof *g);
+        if (g->nch == g->max_ch)
+            x->time = -1;
+    }
+    if (g->nch < g->max_ch)
+        nvs_fast_rec(f, uf, df);
+    g->nch--;
+    g->nhops = f->base + 2 * (r->ring ? n : n - 1) * g->nch;
+    if (!r->ring) {
+        fast_move(f->key_up, f->by_key_up, last, -1);
+        fast_move(f->key_down, f->by_key_down, s, -1);
+    }
+}
+
+static void nvs_fast_rec(nvs_fast *f, nvs_mask up_full, nvs_mask down_full)
+{
+    nvs_run *r = f->r;
+    search *x = r->x;
+    sgraph *g = r->g;
+    int n = f->n, c = g->nch;
+    if (up_full == f->full) {
+        /* Every first hop is refused: one step per start tried. */
+        int steps = g->same && c > 0 ? 1 : 1 + n;
+        x->time = x->time > steps ? x->time - steps : x->time > 0 ? 0 : x->time;
+        return;
+    }
+    if (nvs_tick(x))
+        nvs_fast_chain(f, c ? r->start[c - 1] : 0, c ? r->dir[c - 1] : 1, up_full, down_full);
+    if (g->same && c > 0)
+        return;
+    /* Where no chain of the loop below can complete (a tree's, with two
+     * refusals; a ring's, with one), it only takes steps: a tick per start
+     * and each chain's follows, each taken while time is left, so in all
+     * the time less their sum, or nothing left. */
+    long steps = n;
+    int completes = 0;
+    for (int k = 0; k < r->nf; k++) {
+        nvs_mask m = refusals(f, up_full, down_full, r->first[k]);
+        completes |= __builtin_popcountll(m) < (r->ring ? 1 : 2);
+        if (m)
+            steps += gap_steps(m, n);
+    }
+    if (!completes) {
+        if (x->time > 0)
+            x->time = x->time > steps ? x->time - (int)steps : 0;
+        return;
+    }
+    for (int s = 0; s < n && x->time > 0; s++) {
+        if (!nvs_tick(x))
+            return;
+        for (int k = 0; k < r->nf && x->time > 0; k++)
+            nvs_fast_chain(f, s, r->first[k], up_full, down_full);
+    }
+}
+
+/* nvs_fast_rec from channel 0. */
+static void nvs_fast_try(nvs_run *r, int base)
+{
+    nvs_fast f = {.r = r, .n = r->n, .base = base};
+    f.full = f.n == 64 ? ~0ULL : (1ULL << f.n) - 1;
+    nvs_mask uf = 0, df = 0;
+    for (int a = 0; a < f.n; a++) {
+        f.key_up[a] = r->cap_up[a];
+        f.key_down[a] = r->cap_down[a];
+        f.by_key_up[r->cap_up[a]] |= 1ULL << a;
+        f.by_key_down[r->cap_down[a]] |= 1ULL << a;
+        uf |= (nvs_mask)(r->cap_up[a] == 0) << a;
+        df |= (nvs_mask)(r->cap_down[a] == 0) << a;
+    }
+    nvs_fast_rec(&f, uf, df);
+}
+
 static void nvs_uniform_rec(nvs_run *r);
 
 /* A chain of nvs_uniform_rec: n steps and the completion, or nothing. */
@@ -999,7 +1225,7 @@ static void nvs_uniform_chain(nvs_run *r, int start, int d, int base_hops)
     r->dir[c] = d;
     g->nch++;
     g->nhops = base_hops + 2 * n * g->nch;
-    x->completed++;
+    completion(x);
     if (better(g, x->save)) {
         for (int k = 0; k < g->nch; k++)
             for (int i = 0; i < n; i++)
@@ -1080,23 +1306,43 @@ static int nvs_try(search *x, sgraph *g)
             return 0;
     }
     for (int a = 0; a < n; a++) {
-        r.cap_up[a] = nvs_cap(up[a]->bw, g->bw_intra);
-        r.cap_down[a] = nvs_cap(down[a]->bw, g->bw_intra);
+        r.cap_up[a] = nvs_cap(up[a]->bw, g->bw_intra, &r.after_up[a]);
+        r.cap_down[a] = nvs_cap(down[a]->bw, g->bw_intra, &r.after_down[a]);
         if (r.cap_up[a] < 0 || r.cap_down[a] < 0)
             return 0;
+        r.inexact |= r.after_up[a] != up[a]->bw || r.after_down[a] != down[a]->bw;
         r.ups_spent += r.cap_up[a] == 0;
     }
     int base = g->nhops, uniform = r.ring;
     for (int a = 0; a < n; a++)
         uniform &= r.cap_up[a] == r.cap_up[0] && r.cap_down[a] == r.cap_down[0];
-    x->completed = 0;
     if (uniform) {
         r.open_below = r.cap_up[0] < r.cap_down[0] ? r.cap_up[0] : r.cap_down[0];
+        /* Its first chain goes all round (open_below > 0, the budget more
+         * than n), taking off every link; else the links it touches are not
+         * followed here. */
+        if (r.inexact && (r.open_below == 0 || x->time <= n))
+            return 0;
+        memset(r.touched_up, 1, sizeof r.touched_up);
+        memset(r.touched_down, 1, sizeof r.touched_down);
+    }
+    x->completed = 0;
+    if (uniform) {
         nvs_uniform_rec(&r);
+    } else if (n <= 64 && !r.inexact) {
+        nvs_fast_try(&r, base);
     } else {
         nvs_rec(&r);
     }
     g->nhops = base;
+    /* What the step-by-step search leaves on the links: the figures after
+     * a first use where they were not exact. */
+    for (int a = 0; a < n && r.inexact; a++) {
+        if (r.touched_up[a])
+            up[a]->bw = r.after_up[a];
+        if (r.touched_down[a])
+            down[a]->bw = r.after_down[a];
+    }
     return 1;
 }
 
@@ -1170,13 +1416,16 @@ static void compute(sys *s, const struct nccl_version *ver, sgraph *graph, int m
     nt->speed_first_GBps = speed[si];
     nt->speed_last_GBps = speed[ns - 1];
     long global = 1L << 19;
-    search x = {s, graph, 0, 0};
+    search x = {s, graph, 0, 0, 0};
     for (;;) {
         /* search: */
         x.time = tmp.same ? 1 << 8 : 1 << 14;
         tmp.nch = 0;
         global -= x.time;
+        int budget = x.time;
         search_try(&x, &tmp);
+        nt->search_digest = digest(nt->search_digest ^ x.digest, (uint64_t)(int64_t)(budget - x.time));
+        x.digest = 0;
         int done = x.time == -1 || (float)graph->nch * graph->bw_inter >= s->total_bw;
         if (!done && pass == 1) {
             if (tmp.same == 1 && !(amd && tmp.type_intra == P_SYS)) {
@@ -1649,6 +1898,11 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
         nc = nc < maxc ? nc : maxc;
         nc = nc > minc ? nc : minc;
         nt->nchannels = nc;
+        for (int l = 0; l < s.nlk; l++) {
+            uint32_t bits;
+            memcpy(&bits, &s.lk[l]->bw, sizeof bits);
+            nt->search_digest = digest(nt->search_digest, bits);
+        }
         tune(nt, &versions[ver], tree->pattern, env);
         nt->all_nvlink = max_type < P_PIX;   /* paths.cc ncclTopoPathAllNVLink */
         p2p_channels(nt, &s);
