@@ -618,12 +618,26 @@ static int sort_candidates(const sys *s, int a, int *out)
  * it is sorted once per GPU here and filtered by use in next_gpus: the same
  * sequence as sorting the unused ones at every step. Also the search's copy
  * of the GPU pairs' paths (gpath), read where it runs. */
+/* With NVSwitches the search reads only the paths between index neighbours
+ * (next_gpus, and the replays and closing hops of chains made of them), so
+ * only theirs are copied and only their links and types count for the
+ * tries' memo, which is sound: nothing else can act on a try. The
+ * step-by-step search keeps every pair, so the tests compare the two. */
+static int search_pair(const sys *s, int a, int b)
+{
+    int n = s->ngpu;
+    return !s->has_nvs || s->every_step || b == (a + 1) % n || a == (b + 1) % n;
+}
+
 static int search_prep(sys *s)
 {
     int n = s->ngpu, nh = 0;
+    for (int v = 0; v < s->nn; v++)
+        s->has_nvs |= s->node[v].type == N_NVS;
     for (int a = 0; a < n; a++)
         for (int b = 0; b < n; b++)
-            nh += PATH(s, s->gpu[a], s->gpu[b])->count;
+            if (search_pair(s, a, b))
+                nh += PATH(s, s->gpu[a], s->gpu[b])->count;
     s->order = malloc(sizeof(int) * (size_t)n * (size_t)n);
     s->cand = malloc(sizeof(int) * (size_t)n * (size_t)n);
     s->gp = malloc(sizeof *s->gp * (size_t)n * (size_t)n);
@@ -641,6 +655,8 @@ static int search_prep(sys *s)
     nh = 0;
     for (int a = 0; a < n; a++)
         for (int b = 0; b < n; b++) {
+            if (!search_pair(s, a, b))
+                continue;
             const npath *p = PATH(s, s->gpu[a], s->gpu[b]);
             gpath *q = GP(s, a, b);
             *q = (gpath){(uint8_t)p->type, (uint8_t)PATH(s, s->gpu[b], s->gpu[a])->type, 0, 1,
@@ -669,8 +685,6 @@ static int search_prep(sys *s)
     free(seen);
     if (!(s->caps = malloc(sizeof *s->caps * MAX_CAPS * (size_t)(s->nlk > 0 ? s->nlk : 1))))
         return -1;
-    for (int v = 0; v < s->nn; v++)
-        s->has_nvs |= s->node[v].type == N_NVS;
     /* With NVSwitches next_gpus takes index neighbours, not this order. */
     for (int a = 0; a < n && !s->has_nvs; a++)
         s->norder[a] = sort_candidates(s, a, s->order + a * n);
@@ -1305,9 +1319,24 @@ static int nvs_try(search *x, sgraph *g)
             s->node[down[a]->from].type == N_GPU)
             return 0;
     }
+    /* Links of one figure have one count: the last few figures' kept. */
+    float seen_v[4], seen_after[4];
+    int seen_cap[4], nseen = 0;
+    for (int a = 0; a < 2 * n; a++) {
+        nlink *k = a < n ? up[a] : down[a - n];
+        int i = 0, *cap = a < n ? &r.cap_up[a] : &r.cap_down[a - n];
+        float *after = a < n ? &r.after_up[a] : &r.after_down[a - n];
+        while (i < nseen && seen_v[i] != k->bw)
+            i++;
+        if (i == nseen) {
+            i = nseen < 4 ? nseen++ : 3;
+            seen_v[i] = k->bw;
+            seen_cap[i] = nvs_cap(k->bw, g->bw_intra, &seen_after[i]);
+        }
+        *cap = seen_cap[i];
+        *after = seen_after[i];
+    }
     for (int a = 0; a < n; a++) {
-        r.cap_up[a] = nvs_cap(up[a]->bw, g->bw_intra, &r.after_up[a]);
-        r.cap_down[a] = nvs_cap(down[a]->bw, g->bw_intra, &r.after_down[a]);
         if (r.cap_up[a] < 0 || r.cap_down[a] < 0)
             return 0;
         r.inexact |= r.after_up[a] != up[a]->bw || r.after_down[a] != down[a]->bw;
@@ -1898,11 +1927,12 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
         nc = nc < maxc ? nc : maxc;
         nc = nc > minc ? nc : minc;
         nt->nchannels = nc;
-        for (int l = 0; l < s.nlk; l++) {
-            uint32_t bits;
-            memcpy(&bits, &s.lk[l]->bw, sizeof bits);
-            nt->search_digest = digest(nt->search_digest, bits);
-        }
+        for (int v = 0; v < s.nn; v++)
+            for (int l = 0; l < s.node[v].nlinks; l++) {
+                uint32_t bits;
+                memcpy(&bits, &s.node[v].links[l].bw, sizeof bits);
+                nt->search_digest = digest(nt->search_digest, bits);
+            }
         tune(nt, &versions[ver], tree->pattern, env);
         nt->all_nvlink = max_type < P_PIX;   /* paths.cc ncclTopoPathAllNVLink */
         p2p_channels(nt, &s);
