@@ -131,6 +131,7 @@ typedef struct sys {
     float max_bw, total_bw;
     topo_cpu cpu;
     int sm;
+    int nends;                      /* GPU and CPU nodes: every path read starts at one */
     /* The search's candidate order (next_gpus), fixed once the paths are:
      * order[r * ngpu + i] for i < norder[r], computed by search_prep; cand,
      * ncand: the same less what one try refuses whatever happens. */
@@ -359,6 +360,8 @@ static int build_sys(sys *s, const topo *t, int nranks, err *e)
                 rc = link_nodes(s, map[a], map[b], L_SYS, socket_bw(s->cpu));
     if (!rc)
         link_reverse(s);
+    for (int v = 0; v < s->nn; v++)
+        s->nends += s->node[v].type == N_GPU || s->node[v].type == N_CPU;
     free(map);
     free(up);
     if (rc)
@@ -369,7 +372,10 @@ static int build_sys(sys *s, const topo *t, int nranks, err *e)
 
 /* paths.cc ncclTopoSetPaths: breadth-first from base; a node takes the
  * path of fewest hops, then of highest bandwidth; no transit through a GPU
- * except one NVLink hop (NVB). */
+ * except one NVLink hop (NVB). Only paths from GPUs and CPUs are read (and
+ * the nodes on them, nearer the base), and a node's path is final once the
+ * layer before it is done, so the search stops after the layer that
+ * reached the last GPU and CPU: the farther nodes keep no path. */
 static void set_paths(sys *s, int base)
 {
     npath *row = PATH(s, 0, base);   /* row[v]: v -> base */
@@ -378,9 +384,10 @@ static void set_paths(sys *s, int base)
     row[base].bw = LOC_BW;
     row[base].type = P_LOC;
     int cur[MAX_NODES], next[MAX_NODES], queued[MAX_NODES], nc = 1, nx;
+    int ends = s->node[base].type == N_GPU || s->node[base].type == N_CPU;
     memset(queued, 0, sizeof *queued * (size_t)s->nn);
     cur[0] = base;
-    while (nc) {
+    while (nc && ends < s->nends) {
         nx = 0;
         for (int i = 0; i < nc; i++) {
             int v = cur[i];
@@ -401,6 +408,7 @@ static void set_paths(sys *s, int base)
                     continue;
                 if (k->rev < 0 || p->count + 1 > MAX_HOPS)
                     continue;
+                ends += rp->bw == 0 && (wtype == N_GPU || wtype == N_CPU);
                 rp->hop0 = w * MAX_LINKS + k->rev;
                 rp->count = p->count + 1;
                 rp->bw = bw;
