@@ -90,6 +90,7 @@ typedef struct nlink {
     int from;     /* the node it leaves */
     int rev;      /* index of to's link back to from of the same type (link_reverse) */
     int exact;    /* exact_bw of its starting bandwidth (link_reverse) */
+    int32_t milli;   /* bw in thousandths during a try in thousandths (search_try) */
 } nlink;
 
 typedef struct nnode {
@@ -148,6 +149,10 @@ typedef struct sys {
      * paths, their use counts per amount (caps, one row per amount in
      * caps_f, rows equal to an earlier one share its class), the tries. */
     int every_step;                 /* nccl_env's search_every_step: none of the shortcuts */
+    /* A try in thousandths (search_try): the links' and amounts' figures as
+     * integers, lk_exact while every link on a GPU path is exact. */
+    int milli, lk_exact;
+    int32_t milli_bw, milli_pci;
     int memo_ok, any_intel_phb, types;
     nlink **lk;
     int nlk, ncaps, nmemo;
@@ -190,7 +195,7 @@ static int link_nodes(sys *s, int a, int b, int type, float bw)
             n->links = l;
             n->cap = cap;
         }
-        n->links[n->nlinks++] = (nlink){b, type, 0, a, -1, 0};
+        n->links[n->nlinks++] = (nlink){b, type, 0, a, -1, 0, 0};
     }
     n->links[i].bw += bw;
     while (i > 0 && n->links[i - 1].bw < n->links[i].bw) {
@@ -515,6 +520,24 @@ static int follow(const gpath *p, nlink *const *hop, int max_steps, float bw)
     return max_steps;
 }
 
+/* follow in thousandths: for exact links and amounts (exact_bw) each
+ * round3(v - f) is (V - F) / 1000 exactly and v < f is V < F (distinct
+ * thousandths below 1024 are distinct floats), so integers take the same
+ * steps and leave the same figures (written back by search_try). */
+static int follow_milli(const gpath *p, nlink *const *hop, int max_steps, int32_t bw,
+                        int32_t pci)
+{
+    int32_t pci_bw = p->intel_phb ? pci : bw;
+    for (int i = 0; i < max_steps; i++) {
+        nlink *k = hop[i];
+        int32_t fw = k->type == L_PCI ? pci_bw : bw;
+        if (k->milli < fw)
+            return i;
+        k->milli -= fw;
+    }
+    return max_steps;
+}
+
 #define GP(s, a, b) (&(s)->gp[(size_t)(a) * (size_t)(s)->ngpu + (size_t)(b)])
 
 /* ncclTopoFollowPath between the GPUs of ranks a -> b (a < 0: the start).
@@ -532,6 +555,16 @@ static int follow_gpu(sys *s, sgraph *g, int a, int b, float mult)
         return -1;
     float bw = g->bw_intra * mult;
     nlink *const *hop = s->ghop + p->off;
+    if (s->milli) {
+        int32_t m = (int32_t)mult;
+        int step = follow_milli(p, hop, p->count, m * s->milli_bw, m * s->milli_pci);
+        if (step < p->count) {
+            follow_milli(p, hop, step, -m * s->milli_bw, -m * s->milli_pci);
+            return -1;
+        }
+        g->nhops += (int)mult * p->count;
+        return b;
+    }
     int step = follow(p, hop, p->count, bw);
     if (step < p->count) {
         follow(p, hop, step, -bw);
@@ -691,6 +724,9 @@ static int search_prep(sys *s)
             s->any_intel_phb |= q->intel_phb;
         }
     free(seen);
+    s->lk_exact = 1;
+    for (int l = 0; l < s->nlk; l++)
+        s->lk_exact &= s->lk[l]->exact;
     if (!(s->caps = malloc(sizeof *s->caps * MAX_CAPS * (size_t)(s->nlk > 0 ? s->nlk : 1))))
         return -1;
     /* With NVSwitches next_gpus takes index neighbours, not this order. */
@@ -1411,7 +1447,22 @@ static void search_try(search *x, sgraph *g)
         if (!s->has_nvs)
             try_candidates(s, g);
         x->completed = 0;
+        float pci = g->bw_intra * 6 / 5;
+        s->milli = !s->every_step && s->lk_exact && exact_bw(g->bw_intra) && exact_bw(pci);
+        if (s->milli) {
+            s->milli_bw = (int32_t)round_half_away(g->bw_intra * 1000);
+            s->milli_pci = (int32_t)round_half_away(pci * 1000);
+            for (int l = 0; l < s->nlk; l++)
+                s->lk[l]->milli = (int32_t)round_half_away(s->lk[l]->bw * 1000);
+        }
         rec(x, g);
+        if (s->milli)
+            for (int l = 0; l < s->nlk; l++)
+                s->lk[l]->bw = (float)s->lk[l]->milli / 1000;
+        else
+            for (int l = 0; l < s->nlk; l++)
+                s->lk_exact &= exact_bw(s->lk[l]->bw);
+        s->milli = 0;
     }
     if (key.caps >= 0 && !x->completed && s->nmemo < MAX_MEMO) {
         key.left = x->time;
