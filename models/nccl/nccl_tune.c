@@ -82,6 +82,9 @@ enum { P_LOC = 0, P_NVL = 1, P_NVB = 2, P_PIX = 4, P_PXB = 5, P_PXN = 7, P_PHB =
        P_DIS = 11 };
 enum { MAX_NODES = 4 * NCCL_TUNE_MAX_RANKS + 64, MAX_LINKS = NCCL_TUNE_MAX_RANKS + 64,
        MAX_HOPS = 32, MAX_SEARCH_CH = 32 };
+/* A link id: node << HOP_SHIFT | its index among the node's links. */
+enum { HOP_SHIFT = 8 };
+_Static_assert(MAX_LINKS <= 1 << HOP_SHIFT, "link index fits below HOP_SHIFT");
 #define LOC_BW 5000.0f
 
 typedef struct nlink {
@@ -100,13 +103,14 @@ typedef struct nnode {
 } nnode;
 
 /* A path to a base node: its hops are this node's first hop (link id
- * node*MAX_LINKS + index), then the path of the node it leads to (the
+ * node << HOP_SHIFT | index), then the path of the node it leads to (the
  * breadth-first search builds each path on one already final), or (via >= 0,
  * a GPU pair's detour through a CPU) the path to via, then via's. */
 typedef struct npath {
-    int count, type;
     float bw;
-    int hop0, via;
+    int32_t hop0;
+    int16_t via;
+    uint8_t count, type;   /* MAX_HOPS, P_DIS at most */
 } npath;
 
 /* One GPU pair's path as the search reads it (search_prep). */
@@ -142,7 +146,8 @@ typedef struct sys {
     float cand_bw;
     int has_nvs;
     /* The search's state and its copy of the GPU pairs' paths, by rank. */
-    gpath *gp;                      /* gp[a * ngpu + b] */
+    gpath *gp;                      /* gp_at */
+    int gp_nbr;
     nlink **ghop;
     uint64_t used[NCCL_TUNE_MAX_RANKS];   /* bit per channel */
     /* Tries answered from earlier ones (search_try): the links on GPU
@@ -165,7 +170,10 @@ typedef struct sys {
 #define PATH(s, from, base) \
     (&(s)->path[(size_t)(s)->slot[base] * (size_t)(s)->nn + (size_t)(from)])
 
-static nlink *hop_link(sys *s, int h) { return &s->node[h / MAX_LINKS].links[h % MAX_LINKS]; }
+static nlink *hop_link(const sys *s, int h)
+{
+    return &s->node[h >> HOP_SHIFT].links[h & ((1 << HOP_SHIFT) - 1)];
+}
 
 static int add_node(sys *s, int type, int rank)
 {
@@ -385,7 +393,7 @@ static void set_paths(sys *s, int base)
 {
     npath *row = PATH(s, 0, base);   /* row[v]: v -> base */
     for (int v = 0; v < s->nn; v++)
-        row[v] = (npath){0, P_DIS, 0, -1, -1};
+        row[v] = (npath){0, -1, -1, 0, P_DIS};
     row[base].bw = LOC_BW;
     row[base].type = P_LOC;
     int cur[MAX_NODES], next[MAX_NODES], queued[MAX_NODES], nc = 1, nx;
@@ -414,8 +422,8 @@ static void set_paths(sys *s, int base)
                 if (k->rev < 0 || p->count + 1 > MAX_HOPS)
                     continue;
                 ends += rp->bw == 0 && (wtype == N_GPU || wtype == N_CPU);
-                rp->hop0 = w * MAX_LINKS + k->rev;
-                rp->count = p->count + 1;
+                rp->hop0 = w << HOP_SHIFT | k->rev;
+                rp->count = (uint8_t)(p->count + 1);
                 rp->bw = bw;
                 int type = k->type;
                 if (n->type == N_PCI && wtype == N_PCI)
@@ -424,7 +432,7 @@ static void set_paths(sys *s, int base)
                     type = P_PHB;
                 if (n->type == N_GPU && p->type == P_NVL && type == P_NVL && rp->count > 1)
                     type = P_NVB;
-                rp->type = p->type > type ? p->type : type;
+                rp->type = (uint8_t)(p->type > type ? p->type : type);
                 if (!queued[w]) {
                     queued[w] = 1;
                     next[nx++] = w;
@@ -446,7 +454,7 @@ static int path_hops(const sys *s, int from, int base, int *out)
     }
     for (int i = 0, v = from; i < p->count; i++) {
         out[i] = PATH(s, v, base)->hop0;
-        v = s->node[out[i] / MAX_LINKS].links[out[i] % MAX_LINKS].to;
+        v = hop_link(s, out[i])->to;
     }
     return p->count;
 }
@@ -538,7 +546,17 @@ static int follow_milli(const gpath *p, nlink *const *hop, int max_steps, int32_
     return max_steps;
 }
 
-#define GP(s, a, b) (&(s)->gp[(size_t)(a) * (size_t)(s)->ngpu + (size_t)(b)])
+/* GPU pair a -> b's gpath: gp[a * ngpu + b], or with gp_nbr (search_pair:
+ * only index neighbours) gp[2a] for b = a + 1 and gp[2a + 1] for a - 1. */
+static inline gpath *gp_at(const sys *s, int a, int b)
+{
+    if (__builtin_expect(s->gp_nbr, 0))
+        return &s->gp[2 * a + (b != a + 1 && b != a + 1 - s->ngpu)];
+    return &s->gp[a * s->ngpu + b];
+}
+#define GP(s, a, b) gp_at(s, a, b)
+/* The same without NVSwitches (never gp_nbr there). */
+#define GP_ALL(s, a, b) (&(s)->gp[(a) * (s)->ngpu + (b)])
 
 /* ncclTopoFollowPath between the GPUs of ranks a -> b (a < 0: the start).
  * Returns b, or -1 when the path type or bandwidth does not fit (undone). */
@@ -629,7 +647,7 @@ static int sort_candidates(const sys *s, int a, int *out)
     int g[NCCL_TUNE_MAX_RANKS];
     for (int i = 1; i < n; i++) {
         int r = (a + i) % n;
-        const gpath *p = GP(s, a, r);
+        const gpath *p = GP_ALL(s, a, r);
         if (!p->count)
             continue;
         score k = {p->count, (int)PATH(s, s->gpu[a], s->gpu[r])->bw};
@@ -681,12 +699,13 @@ static int search_prep(sys *s)
                 nh += PATH(s, s->gpu[a], s->gpu[b])->count;
     s->order = malloc(sizeof(int) * (size_t)n * (size_t)n);
     s->cand = malloc(sizeof(int) * (size_t)n * (size_t)n);
-    s->gp = malloc(sizeof *s->gp * (size_t)n * (size_t)n);
+    s->gp_nbr = s->has_nvs && !s->every_step;
+    s->gp = malloc(sizeof *s->gp * (s->gp_nbr ? 2 * (size_t)n : (size_t)n * (size_t)n));
     s->ghop = malloc(sizeof *s->ghop * (size_t)(nh > 0 ? nh : 1));
     if (!s->order || !s->cand || !s->gp || !s->ghop)
         return -1;
     /* ... and the links on GPU paths, once each, for the tries' use counts. */
-    uint8_t *seen = calloc((size_t)s->nn * MAX_LINKS, 1);
+    uint8_t *seen = calloc((size_t)s->nn << HOP_SHIFT, 1);
     s->lk = malloc(sizeof *s->lk * (size_t)(nh > 0 ? nh : 1));
     s->memo_ok = 1;
     if (!seen || !s->lk) {
@@ -768,7 +787,7 @@ static void try_candidates(sys *s, const sgraph *g)
         int c = 0;
         for (int i = 0; i < s->norder[a]; i++) {
             int r = s->order[a * n + i];
-            if (!refused(s, g, GP(s, a, r), pci_bw, exact))
+            if (!refused(s, g, GP_ALL(s, a, r), pci_bw, exact))
                 s->cand[a * n + c++] = r;
         }
         s->ncand[a] = c;
@@ -1929,10 +1948,10 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
                         rc = err_set(e, ERR_USAGE, "GPU%d -> GPU%d: no path through a CPU", p, g);
                     if (!rc) {
                         /* hop0 stays: an NVB path through this GPU walks it. */
-                        pp->count = a->count + b->count;
+                        pp->count = (uint8_t)(a->count + b->count);
                         pp->type = a->type > b->type ? a->type : b->type;
                         pp->bw = fminf(a->bw, b->bw);
-                        pp->via = c;
+                        pp->via = (int16_t)c;
                     }
                 }
                 nt->path_bw_GBps[p][g] = pp->bw;
