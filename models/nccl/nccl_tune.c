@@ -88,13 +88,15 @@ _Static_assert(MAX_LINKS <= 1 << HOP_SHIFT, "link index fits below HOP_SHIFT");
 #define LOC_BW 5000.0f
 
 typedef struct nlink {
-    int to, type;
-    float bw;     /* remaining: the search subtracts from it */
-    int from;     /* the node it leaves */
-    int rev;      /* index of to's link back to from of the same type (link_reverse) */
-    int exact;    /* exact_bw of its starting bandwidth (link_reverse) */
-    int32_t milli;   /* bw in thousandths during a try in thousandths (search_try) */
+    float bw;        /* remaining: the search subtracts from it */
+    int32_t milli;   /* bw in thousandths during a try in integers (search_try) */
+    int16_t to, from;   /* the nodes it joins (MAX_NODES fits) */
+    int16_t rev;     /* index of to's link back to from of the same type (link_reverse) */
+    uint8_t type;
+    uint8_t exact;   /* exact_bw of its starting bandwidth (link_reverse) */
+    uint8_t on_path; /* listed in the search's lk (search_prep) */
 } nlink;
+_Static_assert(MAX_NODES < 32768 && MAX_LINKS < 32768, "nlink's node and link fields fit");
 
 typedef struct nnode {
     int type, rank;   /* rank for GPUs, else -1 */
@@ -203,7 +205,8 @@ static int link_nodes(sys *s, int a, int b, int type, float bw)
             n->links = l;
             n->cap = cap;
         }
-        n->links[n->nlinks++] = (nlink){b, type, 0, a, -1, 0, 0};
+        n->links[n->nlinks++] =
+            (nlink){.to = (int16_t)b, .from = (int16_t)a, .rev = -1, .type = (uint8_t)type};
     }
     n->links[i].bw += bw;
     while (i > 0 && n->links[i - 1].bw < n->links[i].bw) {
@@ -273,11 +276,11 @@ static void link_reverse(sys *s)
         for (int l = 0; l < s->node[v].nlinks; l++) {
             nlink *k = &s->node[v].links[l];
             const nnode *w = &s->node[k->to];
-            k->exact = exact_bw(k->bw);
+            k->exact = (uint8_t)exact_bw(k->bw);
             k->rev = -1;
             for (int j = 0; j < w->nlinks; j++)
                 if (w->links[j].to == v && w->links[j].type == k->type) {
-                    k->rev = j;
+                    k->rev = (int16_t)j;
                     break;
                 }
         }
@@ -705,13 +708,10 @@ static int search_prep(sys *s)
     if (!s->order || !s->cand || !s->gp || !s->ghop)
         return -1;
     /* ... and the links on GPU paths, once each, for the tries' use counts. */
-    uint8_t *seen = calloc((size_t)s->nn << HOP_SHIFT, 1);
     s->lk = malloc(sizeof *s->lk * (size_t)(nh > 0 ? nh : 1));
     s->memo_ok = 1;
-    if (!seen || !s->lk) {
-        free(seen);
+    if (!s->lk)
         return -1;
-    }
     nh = 0;
     for (int a = 0; a < n; a++)
         for (int b = 0; b < n; b++) {
@@ -726,8 +726,8 @@ static int search_prep(sys *s)
             for (int i = 0; i < p->count; i++) {
                 nlink *k = hop_link(s, hops[i]);
                 s->ghop[nh++] = k;
-                if (!seen[hops[i]]) {
-                    seen[hops[i]] = 1;
+                if (!k->on_path) {
+                    k->on_path = 1;
                     s->lk[s->nlk++] = k;
                 }
                 if (p->type == P_PHB && is_intel(s->cpu) && s->node[k->to].type == N_CPU)
@@ -742,7 +742,6 @@ static int search_prep(sys *s)
             s->memo_ok &= q->exact;
             s->any_intel_phb |= q->intel_phb;
         }
-    free(seen);
     s->lk_exact = 1;
     for (int l = 0; l < s->nlk; l++)
         s->lk_exact &= s->lk[l]->exact;
