@@ -688,7 +688,8 @@ static int sort_candidates(const sys *s, int a, int *out)
 static int search_pair(const sys *s, int a, int b)
 {
     int n = s->ngpu;
-    return !s->has_nvs || s->every_step || b == (a + 1) % n || a == (b + 1) % n;
+    return !s->has_nvs || s->every_step || b == a + 1 || a == b + 1 || b == a + 1 - n ||
+           a == b + 1 - n;
 }
 
 static int search_prep(sys *s)
@@ -1149,12 +1150,12 @@ static long gap_steps(nvs_mask m, int n)
     int first = __builtin_ctzll(m), prev = first;
     long sum = 0;
     for (nvs_mask q = m & (m - 1); q; q &= q - 1) {
-        int b = __builtin_ctzll(q);
-        sum += (long)(b - prev) * (b - prev - 1) / 2;
+        int b = __builtin_ctzll(q), l = b - prev;
+        sum += l * (l - 1) >> 1;
         prev = b;
     }
     int l = first + n - prev;
-    return sum + (long)l * (l - 1) / 2;
+    return sum + (l * (l - 1) >> 1);
 }
 
 static void nvs_fast_chain(nvs_fast *f, int s, int d, nvs_mask up_full, nvs_mask down_full)
