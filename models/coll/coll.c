@@ -754,7 +754,7 @@ static double shm_load_inflight_B(const coll_build *b)
     if (b->proto != PROTO_SIMPLE)
         return 0;
     int workers = b->tune ? b->tune->max_threads[1][2] : 512;
-    return (double)workers * 8 * 16;
+    return (double)workers * nccl_copy_thread_B(b);
 }
 
 int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,
