@@ -71,6 +71,7 @@ typedef struct node {
     int nact;          /* of those, the ones still running: act[fl_off ..] */
     int cls_rr;
     int64_t tags;      /* free tags */
+    int64_t ce_tags;   /* of those, free to its copy engine's reads */
     fifo cplq;         /* completions generated here, not yet sent */
 } node;
 
@@ -550,7 +551,8 @@ static int32_t pick_local(tlp_net *n, int v, int pe)
             continue;
         }
         int want_read = c == C_NP;
-        if (want_read && nd->tags <= 0 && !(n->off & TLP_NO_TAGS))
+        int tagged = want_read && !(n->off & TLP_NO_TAGS);
+        if (tagged && nd->tags <= 0)
             continue;
         /* Concurrent transfers of one device interleave in an order the
          * model cannot know: the next one is drawn (deterministically),
@@ -563,7 +565,7 @@ static int32_t pick_local(tlp_net *n, int v, int pe)
                 act[j] = act[--nd->nact];
                 continue;
             }
-            m += tlp_is_read(g->op) == want_read;
+            m += tlp_is_read(g->op) == want_read && !(tagged && g->op == TLP_CE_READ && nd->ce_tags <= 0);
             j++;
         }
         if (m == 0)
@@ -576,7 +578,8 @@ static int32_t pick_local(tlp_net *n, int v, int pe)
         for (int j = 0; j < nd->nact; j++) {
             int fi = act[j];
             flow *f = &n->fl[fi];
-            if (tlp_is_read(f->op) != want_read || k-- > 0)
+            if (tlp_is_read(f->op) != want_read ||
+                (tagged && f->op == TLP_CE_READ && nd->ce_tags <= 0) || k-- > 0)
                 continue;
             int64_t left = f->total - f->issued;
             int b = left < f->req_bytes ? (int)left : f->req_bytes;
@@ -592,6 +595,7 @@ static int32_t pick_local(tlp_net *n, int v, int pe)
                 POOL_AT(&n->rq, reqrec, q).left = b;
                 P(n, i)->rq = q;
                 nd->tags--;
+                nd->ce_tags -= f->op == TLP_CE_READ;
             }
             f->issued += b;
             nd->cls_rr = c + 1;
@@ -721,6 +725,7 @@ static int arrive(tlp_net *n, int32_t i)
     if (q->left <= 0) {
         pool_put(&n->rq, k->rq);
         n->nodes[v].tags++;
+        n->nodes[v].ce_tags += f->op == TLP_CE_READ;
         pool_put(&n->pk, i);
         return try_send(n, n->nodes[f->init].out);
     }
@@ -812,6 +817,7 @@ static int begin_phase(tlp_net *n)
                 n->act[nd->fl_off + nd->nact++] = fi;
         }
         nd->tags = topo_read_tags(n->t, v);
+        nd->ce_tags = topo_ce_read_tags(n->t, v);
         nd->cplq.head = nd->cplq.tail = -1;
     }
     for (int v = 0; v < n->nnodes; v++)

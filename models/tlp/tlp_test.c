@@ -183,6 +183,16 @@ static void test_tag_bound_reader(void **state)
     assert_int_equal(topo_set_read_tags(t, topo_gpu_node(t, 0), 4, &e), 0);
     run(t, 1, op, src, dst, bytes, end);
     NEAR_REL(end[0], bytes / (4 * 512 / rtt), 0.02);
+    /* The copy engine's own cap (ce_read_tags): the GPU back at 16 tags, its
+     * engine at 4, the 4-tag time; a cap above the GPU's tags (64) leaves
+     * the GPU's 16. */
+    assert_int_equal(topo_set_read_tags(t, topo_gpu_node(t, 0), 16, &e), 0);
+    topo_params_mut(t)->ce_read_tags = 4;
+    run(t, 1, op, src, dst, bytes, end);
+    NEAR_REL(end[0], bytes / (4 * 512 / rtt), 0.02);
+    topo_params_mut(t)->ce_read_tags = 64;
+    run(t, 1, op, src, dst, bytes, end);
+    NEAR_REL(end[0], bytes / (16 * 512 / rtt), 0.02);
     topo_free(t);
 }
 
