@@ -60,6 +60,11 @@ graph-beside|a measurement file's relative NCCL_GRAPH_FILE is read from the work
 barrier-fence|a custom kernel's barrier signal pays no system-scope fence|models/coll/coll_oneshot.c|    if (after_delay(b, ready, topo_params_get(b->t)->fence_sys_ps, "fence"))|    if (after_delay(b, ready, 0, "fence"))
 host-spread|the per-cycle host figure spread over the segments with its syncs' cost left in|traces/whatif_scn.c|    double seg = (cycle_us - syncs * s->sync_us) / (3 + syncs);|    double seg = cycle_us / (3 + syncs);
 loop-floor|hwcheck's timed transfer loops cost no host issue (the transfer alone)|validate/points.c|        pred_us[i] = (double)(end > issue ? end : issue) * 1e-6;|        pred_us[i] = (double)end * 1e-6;
+replay-nccl-call|an eager NCCL collective in a replay costs its CPU a kernel launch only (NCCL's host work per call dropped)|traces/replay.c|    r->call_ps = call > 0 ? call : 0;|    r->call_ps = 0;
+replay-coll-host|a replay's eager NCCL call pays the framework's per-kernel work, not its collective layer (PyTorch c10d)|traces/replay.c|    c.first_host = jittered(r, k, nccl ? r->coll_host_ps : r->op_host_ps);|    c.first_host = jittered(r, k, r->op_host_ps);
+replay-nccl-node|an NCCL collective inside a replayed CUDA graph costs a kernel's graph node, not NCCL's|traces/replay.c|        r->call_node_ps = p->nccl_graph_call_ps;|        r->call_node_ps = r->node_ps;
+hyp-rising|a what-if hypothesis whose amount raises tok/s (accept_len) solved as if it lowered it|traces/whatif_hyp.c|        y->rising = d->rising;|        y->rising = 0;
+graph-max-bs|a what-if batch above --cuda-graph-max-bs still replays its phases as CUDA graphs|traces/whatif.c|    if (s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs)|    if (0 && s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs)
 EOF
 )
 

@@ -372,7 +372,7 @@ static void canon(coll_req *k, const coll_req *r)
 static cache_ent *cache_slot(coll_ctx *c, const coll_req *k)
 {
     if (c->len * 2 >= c->cap) {
-        size_t ncap = c->cap ? c->cap * 2 : 256;
+        size_t ncap = c->cap ? c->cap * 2 : 16;
         cache_ent *nt = calloc(ncap, sizeof *nt);
         if (!nt)
             return NULL;

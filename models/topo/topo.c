@@ -652,12 +652,6 @@ int topo_gpu_node(const topo *t, int gpu)
     return gpu >= 0 && gpu < t->ngpus ? t->gpus[gpu] : -1;
 }
 
-int topo_is_transit(const topo *t, int v)
-{
-    topo_kind k = t->nodes[v].kind;
-    return k != TOPO_GPU && k != TOPO_HOSTMEM;
-}
-
 static int build_adjacency(topo *t)
 {
     t->adj_start = calloc((size_t)t->nnodes + 1, sizeof(int));
@@ -681,8 +675,6 @@ static int build_adjacency(topo *t)
     free(fill);
     return 0;
 }
-
-int topo_other_end(const topo_link *l, int v) { return l->a == v ? l->b : l->a; }
 
 /* Reachability over routable paths from src, or from every GPU if src < 0
  * (sources expand; other GPUs and host memory never do); seen[v] = 1 for
