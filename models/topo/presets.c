@@ -165,6 +165,10 @@ static int build_2s(topo *t, err *e)
      * in flight per GPU (PCIe Base spec; facts.md 3.2, docs/model.md); GPUs 6
      * and 7 have their own 256 (below). */
     topo_params_mut(t)->read_tags = 768;
+    /* A GPU's copy engine keeps at most 256 of them (the 8-bit tag space): a
+     * hypothesis, checked on p2pmark's 56 copy-engine reads (docs/model.md,
+     * "A copy engine's reads"); the SMs' loads use all 768. */
+    topo_params_mut(t)->ce_read_tags = 256;
     /* The collapse: the root ports' ordering turnaround, fitted by `collsim
      * calibrate --engine tlp` to the same-uplink rows (the 2- and 4-flow
      * write collapse; scripts/fit-tlp.sh, docs/model.md): 94.85 +- 2.3 ns;

@@ -526,6 +526,12 @@ int topo_read_tags(const topo *t, int node)
     return own > 0 ? own : t->params.read_tags;
 }
 
+int topo_ce_read_tags(const topo *t, int node)
+{
+    int tags = topo_read_tags(t, node), ce = t->params.ce_read_tags;
+    return ce > 0 && ce < tags ? ce : tags;
+}
+
 int topo_set_parent(topo *t, int node, int parent, err *e)
 {
     ASSERTF(node >= 0 && node < t->nnodes, "node %d", node);

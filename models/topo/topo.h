@@ -75,6 +75,7 @@ typedef struct topo_params {
     int pcie_mrrs_bytes;           /* max read request size */
     int pcie_tlp_overhead_bytes;   /* framing + header + LCRC per TLP */
     int read_tags;                 /* outstanding non-posted reads per GPU */
+    int ce_read_tags;              /* of those, a GPU's copy engine may hold; 0 = all */
     int64_t read_extra_lat_ps;     /* completer turnaround added to a read RTT */
     double arb_collapse_Bps;       /* posted-write arbitration collapse rate,
                                       0 = switches do not collapse */
@@ -195,6 +196,9 @@ int topo_set_parent(topo *t, int node, int parent, err *e);
 int topo_set_read_tags(topo *t, int node, int tags, err *e);
 /* The outstanding reads node may keep: its own limit or the params'. */
 int topo_read_tags(const topo *t, int node);
+/* The outstanding reads node's copy engine may keep: topo_read_tags capped
+ * at the params' ce_read_tags (0 = no cap). */
+int topo_ce_read_tags(const topo *t, int node);
 topo_params *topo_params_mut(topo *t);
 const topo_params *topo_params_get(const topo *t);
 /* Check the graph (connected GPUs, positive bandwidths, no PCI cycles) and
