@@ -575,7 +575,8 @@ static void write_meta(report *rep, const run *r, const topo *t, int argc, char 
                     "for NCCL (back to back, as nccl-tests and hwcheck time them)",
                     g->launch == 2 ? "graph" : "eager",
                     (double)topo_nccl_issue_ps(topo_params_get(t), g->launch == 2, r->nranks,
-                                               coll_p2p_ops(r->kind, r->nranks)) / 1e6);
+                                               coll_p2p_ops(r->kind, r->nranks),
+                                               r->req.thread_ranks) / 1e6);
     report_meta(rep, "algo", "%s", algos);
     report_meta(rep, "proto", "%s", coll_proto_name(g->proto));
     if (g->nccl)
@@ -1104,6 +1105,9 @@ int cmd_coll(int argc, char **argv, err *e)
     r.req.registered = g.reg > 0 || g.graph;
     r.req.env = g.cc.env;
     r.req.nranks = r.nranks;
+    /* One host thread drives -g GPUs (nccl-tests' layout; all ranks when
+     * none of --np, -t, -g is given: one process of one thread). */
+    r.req.thread_ranks = g.ranks_set ? (int)g.ng : r.nranks;
     /* The report is built in memory and written only once every size is
      * predicted, so a request the model refuses prints nothing but the error. */
     char *buf = NULL;

@@ -211,51 +211,58 @@ static void test_nccl_keys_reach_the_model(void **state)
     (void)state;
     /* A ring allreduce on 2 ranks starts with one kernel start per rank in
      * series with everything else (8 B is one LL unit). So nccl_start_ll_us
-     * from h200-2x's fitted 4.657 to 10 adds exactly 5.343 us. Then 2(n-1) = 2 sends and the last
+     * from h200-2x's fitted 4.615 to 10 adds exactly 5.385 us. Then 2(n-1) = 2 sends and the last
      * receive, each a step; an LL send follows the rank's previous one or
      * the upstream step's first line (1.16 us after it started), whichever
      * is later: with steps of 2 us and more, the former, so all three are in
      * series and nccl_step_ll_us 2 -> 3 adds 3 x 1.0 = 3.0 us (integer
      * picoseconds: exact). */
     long long base = ring_ll_8b_ps("collsim-calib 1\n");
-    assert_int_equal(ring_ll_8b_ps("collsim-calib 1\nnccl_start_ll_us 10\n") - base, 5343000);
+    assert_int_equal(ring_ll_8b_ps("collsim-calib 1\nnccl_start_ll_us 10\n") - base, 5385000);
     assert_int_equal(ring_ll_8b_ps("collsim-calib 1\nnccl_step_ll_us 3\n") -
                          ring_ll_8b_ps("collsim-calib 1\nnccl_step_ll_us 2\n"),
                      3000000);
     /* The Simple keys do not touch an LL run. */
     assert_int_equal(ring_ll_8b_ps("collsim-calib 1\nnccl_start_simple_us 20\n"
                                    "nccl_step_simple_us 5\n") - base, 0);
-    /* The host cost of a call: the key when set, else the plain kernel's. */
+    /* The host cost of a call: the key when set, else the plain kernel's,
+     * once per rank that the thread drives (a 2-rank call from one thread
+     * launches two kernels: 8.0 us; from one thread per rank 4.0). */
     calib *c;
     err e = {0};
     assert_int_equal(parse_str("collsim-calib 1\nnccl_call_us 12.5\n", &c, &e), 0);
     topo_params p = {.launch_ps = 4000000, .graph_node_ps = 1500000};
-    assert_int_equal(topo_nccl_issue_ps(&p, 0, 2, 0), 4000000);
-    assert_int_equal(topo_nccl_issue_ps(&p, 1, 2, 0), 1500000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 0, 2, 0, 0), 8000000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 0, 2, 0, 1), 4000000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 1, 2, 0, 0), 1500000);
     calib_apply_params(c, &p);
-    assert_int_equal(topo_nccl_issue_ps(&p, 0, 2, 0), 12500000);
-    assert_int_equal(topo_nccl_issue_ps(&p, 1, 2, 0), 1500000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 0, 2, 0, 0), 12500000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 1, 2, 0, 0), 1500000);
     calib_free(c);
     /* NCCL's own work (docs/model.md "NCCL's host cost per call"), launch 5.1
      * us, nccl_host 0.985, nccl_group 2.515, nccl_p2p_op 0.261: a one-rank
      * collective 5.1 + 0.985 = 6.085; a one-rank all-to-all (2 calls) 5.1 +
-     * 2.515 + 2 x 0.261 = 8.137; on 8 ranks (16 calls) 5.1 + 2.515 + 4.176 =
-     * 11.791; a collective on 2 ranks takes the group path: 7.615. With
-     * nccl_call_us 12.76 set (fitted on 2-rank runs) collectives cost that;
-     * a group keeps its own; in a graph nccl_graph_call_us 0.817. */
+     * 2.515 + 2 x 0.261 = 8.137; 8 ranks of one thread each (16 calls a
+     * rank) 5.1 + 2.515 + 4.176 = 11.791, all 8 from one thread 8 x 11.791 =
+     * 94.328; a collective on 2 ranks (one call a rank) 5.1 + 2.515 + 0.261
+     * = 7.876 a rank, 15.752 from one thread. With nccl_call_us 12.76 set
+     * collectives cost that; a group keeps its own; in a graph
+     * nccl_graph_call_us 0.817 whatever the thread drives. */
     assert_int_equal(parse_str("collsim-calib 1\nnccl_host_us 0.985\nnccl_group_us 2.515\n"
                                "nccl_p2p_op_us 0.261\nnccl_graph_call_us 0.817\n", &c, &e), 0);
     topo_params q = {.launch_ps = 5100000, .graph_node_ps = 499000};
     calib_apply_params(c, &q);
     calib_free(c);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 0), 6085000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 2), 8137000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16), 11791000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 2, 0), 7615000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 1, 8, 16), 817000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 0, 0), 6085000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 2, 0), 8137000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16, 1), 11791000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16, 0), 94328000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 2, 0, 1), 7876000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 2, 0, 0), 15752000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 1, 8, 16, 0), 817000);
     q.nccl_call_ps = 12760000;
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 0), 12760000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16), 11791000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 0, 0), 12760000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16, 1), 11791000);
 }
 
 int main(void)

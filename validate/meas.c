@@ -31,6 +31,7 @@ struct meas_set {
     int nmeta;
     const char *meta_key[MAX_META], *meta_val[MAX_META];
     int nccl_ranks;              /* Rank lines seen in nccl-tests output */
+    int nccl_gpus;               /* nccl-tests' nGpus: GPUs one thread drives (0 unknown) */
     const char *nccl_coll;       /* collective named in nccl-tests text */
     void *rows;                  /* array of the kind's row type */
     size_t nrows, caprows, rowsize;
@@ -609,6 +610,9 @@ static int read_nccl_tests(meas_set *m, FILE *f, err *e)
             char *g = strstr(s, "graph: ");
             if (strstr(s, "nThread") && g)
                 graph = atoi(g + 7) != 0;
+            const char *ng = strstr(s, "nThread") ? strstr(s, "nGpus ") : NULL;
+            if (ng)
+                m->nccl_gpus = atoi(ng + 6);
             if (strstr(s, " Rank ") && strstr(s, "device"))
                 m->nccl_ranks++;
             if (!strncmp(s, "# predicted_by: collsim", 23))
@@ -840,6 +844,7 @@ int meas_coll_req(const meas_set *m, const meas_coll *k, const topo *t, coll_kin
     q->nranks = nranks;
     q->channels = k->channels;
     q->graph = k->graph;
+    q->thread_ranks = meas_thread_ranks(m);
     const char *buffers = meas_meta(m, "buffers");
     q->registered = k->graph && !(buffers && !strcmp(buffers, "cudaMalloc"));
     if (meas_dtype_parse(k->dtype, &q->dtype))
@@ -857,6 +862,26 @@ int meas_coll_req(const meas_set *m, const meas_coll *k, const topo *t, coll_kin
     if (algo_name)
         *algo_name = algo;
     return 0;
+}
+
+int meas_thread_ranks(const meas_set *m)
+{
+    if (m->nccl_gpus > 0)
+        return m->nccl_gpus;
+    const char *cmd = meas_meta(m, "command");
+    if (!cmd)
+        return 1;
+    if (!strncmp(cmd, "hwcheck ", 8))
+        return 0;
+    /* nccl-tests' -g N (or -gN) as a converted file's command quotes it. */
+    for (const char *s = strstr(cmd, "-g"); s; s = strstr(s + 2, "-g")) {
+        const char *d = s + 2;
+        while (*d == ' ')
+            d++;
+        if ((s == cmd || s[-1] == ' ') && isdigit((unsigned char)*d) && d - s <= 3)
+            return atoi(d);
+    }
+    return 1;
 }
 
 int meas_ranks(const meas_set *m)

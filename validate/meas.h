@@ -113,6 +113,11 @@ int meas_coll_req(const meas_set *m, const meas_coll *k, const topo *t, coll_kin
 /* A data type as hwcheck and nccl-tests name it ("float", "float32",
  * "half", "float16", "bfloat16") or collsim does; 0 ok, -1 unknown. */
 int meas_dtype_parse(const char *s, coll_dtype *out);
+/* Ranks one host thread drove, each in turn (coll_req.thread_ranks): 0 (all)
+ * for hwcheck, nccl-tests' nGpus for its output, the -g N of a converted
+ * file's command, else 1 (one process or thread per GPU, as torch.distributed
+ * runs). */
+int meas_thread_ranks(const meas_set *m);
 /* Number of ranks of a coll set (metadata `ranks`, hwcheck `virtual_ranks`,
  * nccl-tests Rank lines, or the entries of `gpus`); 0 if unknown. */
 int meas_ranks(const meas_set *m);

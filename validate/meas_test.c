@@ -165,7 +165,37 @@ static void test_nccl_tests(void **state)
     assert_string_equal(k->proto, "auto");
     assert_int_equal(k->graph, 1);
     assert_int_equal(k->line, 12);
+    /* nThread 1 nGpus 2: one thread drove both ranks. */
+    assert_int_equal(meas_thread_ranks(m), 2);
     meas_free(m);
+}
+
+/* Which ranks one host thread drove: hwcheck drives all (0), a converted
+ * file's nccl-tests command its -g N (also -gN), anything else (PyTorch's one
+ * process per GPU, --graph, -G 10) one. */
+static void test_thread_ranks(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *cmd;
+        int want;
+    } cases[] = {{"hwcheck coll allreduce -b 8 -e 256M", 0},
+                 {"./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8 (as printed)", 8},
+                 {"./build/all_reduce_perf -b 8 -e 1024M -f 2 -g2 (as printed)", 2},
+                 {"scripts/convert-public.py (torch.distributed all_reduce)", 1},
+                 {"all_reduce_perf -b 8 -e 1M --graph -G 10", 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "# format: collsim-meas 1\n# kind: coll\n# command: %s\n"
+                 "size_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,busbw_GBps,"
+                 "impl,graph,wrong\n8,2,float,auto,auto,0,10,0,0,nccl,0,0\n", cases[i].cmd);
+        meas_set *m;
+        err e = {0};
+        assert_int_equal(read_str(text, "t.csv", &m, &e), 0);
+        assert_int_equal(meas_thread_ranks(m), cases[i].want);
+        meas_free(m);
+    }
 }
 
 static void expect_error(const char *text, const char *where, const char *what)
@@ -356,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_flows),
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_nccl_tests),
+        cmocka_unit_test(test_thread_ranks),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_collsim_tables),
         cmocka_unit_test(test_virtual_ranks),

@@ -35,6 +35,8 @@ typedef struct coll_req {
                            graph capture of cuMem buffers under NCCL_GRAPH_REGISTER=1): Ring
                            Simple then writes into the peer's output and its last receive
                            copies nothing (src/register/coll_reg.cc) */
+    int thread_ranks;   /* ranks one host thread drives, issuing each in turn (eager host cost,
+                           topo_nccl_issue_ps); 0 = all nranks, as hwcheck and nccl-tests -g N */
     nccl_env env;
 } coll_req;
 

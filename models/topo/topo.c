@@ -90,19 +90,26 @@ static void default_params(topo_params *p)
     p->nccl_p2p_op_ps = 0;
 }
 
-int64_t topo_nccl_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops)
+int64_t topo_nccl_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops,
+                           int thread_ranks)
 {
     if (graph)
         return p->nccl_graph_call_ps > 0 ? p->nccl_graph_call_ps : p->graph_node_ps;
-    /* nccl_call_us, fitted on multi-rank runs, stands for a collective call
-     * and, without a group key, for a group too. */
+    /* nccl_call_us, when given, stands for a collective call and, without a
+     * group key, for a group too. */
     if (p->nccl_call_ps > 0 && (p2p_ops == 0 || p->nccl_group_ps == 0))
         return p->nccl_call_ps;
     /* One rank: the front end ends in a copy (enqueue.cc ncclLaunchOneRank). */
     if (p2p_ops == 0 && nranks <= 1)
         return p->launch_ps + p->nccl_host_ps;
-    /* Otherwise group end, plan and one kernel launch (group.cc doLaunches). */
-    return p->launch_ps + p->nccl_group_ps + p2p_ops * p->nccl_p2p_op_ps;
+    /* Otherwise, per rank, its calls' appends, then group end, plan and one
+     * kernel launch (group.cc doLaunches); a thread that drives several
+     * ranks plans and launches for each in turn. */
+    int calls = p2p_ops > 0 ? p2p_ops : 1;
+    int per_thread = thread_ranks > 0 && thread_ranks < nranks ? thread_ranks : nranks;
+    if (per_thread < 1)
+        per_thread = 1;
+    return per_thread * (p->launch_ps + p->nccl_group_ps + calls * p->nccl_p2p_op_ps);
 }
 
 static const char *const cpu_names[CPU_NKINDS] = {
