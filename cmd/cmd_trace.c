@@ -153,6 +153,9 @@ static int cmd_gen(int argc, char **argv, err *e)
     snprintf(buf, sizeof buf, "%.17g", s.eager_op_us);
     if (!rc)
         rc = trace_write_meta(w, "op_host_us", buf, e);
+    snprintf(buf, sizeof buf, "%.17g", s.eager_coll_us);
+    if (!rc)
+        rc = trace_write_meta(w, "coll_host_us", buf, e);
     if (!rc)
         rc = trace_write_meta(w, "source", "collsim trace gen", e);
     /* The scenario's NCCL settings and topology travel with the trace, so a

@@ -233,7 +233,9 @@ static int replay_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc
         trace_path(m, x->trace, path, sizeof path);
         replay_opts o;
         replay_opts_init(&o);
-        /* "trace" / "auto": as the trace says; "nccl": NCCL's choice. */
+        /* "trace" / "auto": as the trace says; "nccl": NCCL's choice for every
+         * allreduce, as hwcheck replay --allreduce nccl runs them. */
+        o.nccl_allreduce = !strcmp(x->allreduce, "nccl");
         if (strcmp(x->allreduce, "auto") && strcmp(x->allreduce, "nccl") &&
             strcmp(x->allreduce, "trace") &&
             coll_algo_parse(x->allreduce, &o.allreduce))

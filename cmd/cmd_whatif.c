@@ -172,7 +172,7 @@ static const char *const assumed_keys[] = {
 };
 /* ... and those whose defaults are measured (a microbenchmark's or a public figure,
  * docs/scenario.md says which): */
-static const char *const measured_keys[] = {"eager_op_us", "host_cycle_us"};
+static const char *const measured_keys[] = {"eager_op_us", "eager_coll_us", "host_cycle_us"};
 
 static int varied_index(const whatif_args *g, const char *key)
 {
@@ -297,7 +297,7 @@ static void hyp_line(report *r, const whatif_scenario *s, int i, const whatif_hy
     if (y->reached)
         snprintf(need, sizeof need, "needs %s %.4g (bound %g..%g) for the observed %g tok/s",
                  y->knob, y->value, y->lo, y->hi, ob->tok_per_s);
-    else if (y->value <= y->lo)
+    else if (y->rising ? y->value >= y->hi : y->value <= y->lo)
         snprintf(need, sizeof need, "the model is slower than observed already at %s %g "
                  "(%.2f tok/s)", y->knob, y->value, y->tok_per_s);
     else
@@ -337,6 +337,18 @@ static void hyp_summary(report *r, const whatif_scenario *s, int i, const whatif
                 buf[0] ? buf : "none");
 }
 
+/* Why the phases run as they do: the batch against SGLang's captured sizes. */
+static void graph_reason(const whatif_scenario *s, char *out, size_t n)
+{
+    if (s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs)
+        snprintf(out, n, "batch %d above cuda_graph_max_bs %d: no graph captured, every phase "
+                 "eager", s->batch, s->cuda_graph_max_bs);
+    else if (s->cuda_graph_max_bs > 0)
+        snprintf(out, n, "batch %d within cuda_graph_max_bs %d", s->batch, s->cuda_graph_max_bs);
+    else
+        snprintf(out, n, "cuda_graph_max_bs: no limit");
+}
+
 static void print_assumptions(report *r, const whatif_args *g, const whatif_scenario *s,
                               const whatif_calib *cal, const whatif_result *basel, double gpu_GBps,
                               const obs_hyps *hy)
@@ -373,13 +385,16 @@ static void print_assumptions(report *r, const whatif_args *g, const whatif_scen
     group_src(g, env_keys, src, sizeof src);
     report_meta(r, "nccl_env", "%s (%s)", buf, src);
     static const char *const launch_keys[] = {"graph", "decode_graph", "draft_graph",
-                                              "verify_graph", "extend_graph", NULL};
+                                              "verify_graph", "extend_graph",
+                                              "cuda_graph_max_bs", "batch", NULL};
     group_src(g, launch_keys, src, sizeof src);
-    report_meta(r, "launch", "decode %s; draft %s, verify %s, draft extend %s (%s)",
+    char why[128];
+    graph_reason(s, why, sizeof why);
+    report_meta(r, "launch", "decode %s; draft %s, verify %s, draft extend %s; %s (%s)",
                 mode_word(whatif_phase_graph(s, PHASE_DECODE)),
                 mode_word(whatif_phase_graph(s, PHASE_DRAFT)),
                 mode_word(whatif_phase_graph(s, PHASE_VERIFY)),
-                mode_word(whatif_phase_graph(s, PHASE_PREFILL)), src);
+                mode_word(whatif_phase_graph(s, PHASE_PREFILL)), why, src);
     meta_src(r, g, s, cal, "overlap", "overlap", s->overlap < 0 ? "as SGLang: on for decode, "
              "off for EAGLE-3" : s->overlap ? "on" : "off");
     static const char *const sync_keys[] = {"decode_syncs", "draft_syncs", "verify_syncs",
@@ -388,7 +403,7 @@ static void print_assumptions(report *r, const whatif_args *g, const whatif_scen
     report_meta(r, "syncs", "decode %d; EAGLE-3 cycle %d (draft %d, verify %d, after extend %d) "
                 "(%s)", s->decode_syncs, s->draft_syncs + s->verify_syncs + s->extend_syncs,
                 s->draft_syncs, s->verify_syncs, s->extend_syncs, src);
-    char v2[32], v3[32], v4[32], s1[1400], s2[1400], s3[1400], s4[1400];
+    char v2[32], v3[32], v4[32], v5[32], s1[1400], s2[1400], s3[1400], s4[1400], s5[1400];
     char v1w[96];
     if (s->host_cycle_us >= 0)   /* spread from the per-cycle figure (whatif.h) */
         snprintf(v1w, sizeof v1w, "%.1f, from host_cycle_us %g per EAGLE-3 cycle", s->host_us,
@@ -398,13 +413,15 @@ static void print_assumptions(report *r, const whatif_args *g, const whatif_scen
     snprintf(v2, sizeof v2, "%.3f", s->host_jitter);
     snprintf(v3, sizeof v3, "%g", s->sync_us);
     snprintf(v4, sizeof v4, "%g", s->eager_op_us);
+    snprintf(v5, sizeof v5, "%g", s->eager_coll_us);
     report_meta(r, "host", "host_us per segment %s, host_jitter per-rank skew %s, sync_us %s, "
-                "eager_op_us %s", with_source(g, s, cal, s->host_cycle_us >= 0 &&
+                "eager_op_us %s, eager_coll_us %s", with_source(g, s, cal, s->host_cycle_us >= 0 &&
                                               !set_on_cli(g, "host_us") ? "host_cycle_us" :
                                               "host_us", v1w, s1, sizeof s1),
                 with_source(g, s, cal, "host_jitter", v2, s2, sizeof s2),
                 with_source(g, s, cal, "sync_us", v3, s3, sizeof s3),
-                with_source(g, s, cal, "eager_op_us", v4, s4, sizeof s4));
+                with_source(g, s, cal, "eager_op_us", v4, s4, sizeof s4),
+                with_source(g, s, cal, "eager_coll_us", v5, s5, sizeof s5));
     snprintf(buf, sizeof buf, "%g", gpu_GBps);
     if (s->gpu_mem_GBps > 0 || varied_index(g, "gpu_mem_GBps") >= 0)
         meta_src(r, g, s, cal, "gpu_mem_GBps", "gpu_mem_GBps", buf);
@@ -522,11 +539,20 @@ static int verdict(whatif_ctx *c, const whatif_scenario *base, const whatif_cali
     if (fabs(unexpl) >= 50 && at < n)
         at += (size_t)snprintf(out + at, n - at, ", unexplained %.1f ms (%.0f%%)", unexpl / 1e3,
                                100 * unexpl / cycle);
+    char why[128];
+    if (vg || (s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs))
+        graph_reason(s, why, sizeof why);
+    else
+        snprintf(why, sizeof why, "verify_graph=0");
     if (at < n)
-        at += (size_t)snprintf(out + at, n - at, "; if the verify ran %s: %.1f tok/s; break-even "
-                               "accept length %s (draft tokens %d)",
-                               vg ? "eagerly" : "in a CUDA graph", ra.tok_per_s, be.text,
-                               s->draft_tokens);
+        at += (size_t)snprintf(out + at, n - at, "; the verify %s (%s)",
+                               vg ? "in a CUDA graph" : "eager", why);
+    if (at < n && !(s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs))
+        at += (size_t)snprintf(out + at, n - at, "; if the verify ran %s: %.1f tok/s",
+                               vg ? "eagerly" : "in a CUDA graph", ra.tok_per_s);
+    if (at < n)
+        at += (size_t)snprintf(out + at, n - at, "; break-even accept length %s (draft tokens %d)",
+                               be.text, s->draft_tokens);
     return 0;
 }
 

@@ -402,7 +402,7 @@ def nccl_1161(path, out_dir):
                 "to [23]); NCCL version and environment not shown (NCCL's defaults; collsim's "
                 "default NCCL emulated)",
                 "topology: h100pcie-2x-nvlink.topo, written by hand (the post prints no nvidia-smi "
-                "topo -m): NV12 between the GPUs, each on its own Gen5 root port"],
+                "topo -m): NV18 between the GPUs (the lane count NCCL's 24 channels imply), each on its own Gen5 root port"],
                rows, "allreduce", 2)
 
 

@@ -37,6 +37,8 @@ host-trip|an SHM receiver's step pays its read's round trip on top of its rate (
 fifo-l2|the last receive loads its FIFO from HBM (the L2's round trip ignored)|models/coll/nccl.c|    double l2 = topo_params_get(b->t)->l2_load_speedup;|    double l2 = 1;
 proto-threshold|NCCL's ring LL bandwidth at a quarter of the bus rate, not half (LL gives way to Simple at smaller sizes)|models/nccl/nccl_tune.c|                    bus = fminf(ll_max_bw[arch], bus * .5f);|                    bus = fminf(ll_max_bw[arch], bus * .25f);
 channels|NCCL's channel count not doubled after the ring search (connect.cc)|models/nccl/nccl_tune.c|        nc = nc * 2 < NCCL_TUNE_MAX_CHANNELS ? nc * 2 : NCCL_TUNE_MAX_CHANNELS;|        nc = nc < NCCL_TUNE_MAX_CHANNELS ? nc : NCCL_TUNE_MAX_CHANNELS;
+nvl-view|NCCL's emulation rates an NVLink at the link's real rate, not its lanes x NCCL's per-lane figure (a bridge's lane count no longer sets the channels)|models/nccl/nccl_tune.c|        float bw = (float)(l->nvlinks > 0 ? l->nvlinks : 1) * nvlink_bw(s->sm);|        float bw = (float)(l->bw_Bps / 1e9);
+hostmem-nps|topo import smi gives every NUMA node a whole socket's host memory under NPS (the socket's rate not divided over its nodes)|models/topo/topo_smi.c|                       .bw_Bps = mem_Bps / nps, .lat_ps = mem_lat};|                       .bw_Bps = mem_Bps, .lat_ps = mem_lat};
 expert-union|the experts of n tokens counted as n x top-k, no overlap|traces/whatif.c|    return pool * (1 - pow(1 - topk / pool, n));|    return topk * n < pool ? topk * n : pool;
 ring-steps|a ring allreduce takes 2n - 1 steps instead of 2(n - 1)|models/coll/coll_ring.c|    g->steps = k == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;|    g->steps = k == COLL_ALLREDUCE ? 2 * n - 1 : n - 1;
 launch|an eager kernel launch costs the issuing CPU half the launch time|traces/replay.c|    c.first_launch = jittered(r, k, r->launch_ps);|    c.first_launch = jittered(r, k, r->launch_ps / 2);
@@ -59,6 +61,11 @@ graph-beside|a measurement file's relative NCCL_GRAPH_FILE is read from the work
 barrier-fence|a custom kernel's barrier signal pays no system-scope fence|models/coll/coll_oneshot.c|    if (after_delay(b, ready, topo_params_get(b->t)->fence_sys_ps, "fence"))|    if (after_delay(b, ready, 0, "fence"))
 host-spread|the per-cycle host figure spread over the segments with its syncs' cost left in|traces/whatif_scn.c|    double seg = (cycle_us - syncs * s->sync_us) / (3 + syncs);|    double seg = cycle_us / (3 + syncs);
 loop-floor|hwcheck's timed transfer loops cost no host issue (the transfer alone)|validate/points.c|        pred_us[i] = (double)(end > issue ? end : issue) * 1e-6;|        pred_us[i] = (double)end * 1e-6;
+replay-nccl-call|an eager NCCL collective in a replay costs its CPU a kernel launch only (NCCL's host work per call dropped)|traces/replay.c|    r->call_ps = call > 0 ? call : 0;|    r->call_ps = 0;
+replay-coll-host|a replay's eager NCCL call pays the framework's per-kernel work, not its collective layer (PyTorch c10d)|traces/replay.c|    c.first_host = jittered(r, k, nccl ? r->coll_host_ps : r->op_host_ps);|    c.first_host = jittered(r, k, r->op_host_ps);
+replay-nccl-node|an NCCL collective inside a replayed CUDA graph costs a kernel's graph node, not NCCL's|traces/replay.c|        r->call_node_ps = p->nccl_graph_call_ps;|        r->call_node_ps = r->node_ps;
+hyp-rising|a what-if hypothesis whose amount raises tok/s (accept_len) solved as if it lowered it|traces/whatif_hyp.c|        y->rising = d->rising;|        y->rising = 0;
+graph-max-bs|a what-if batch above --cuda-graph-max-bs still replays its phases as CUDA graphs|traces/whatif.c|    if (s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs)|    if (0 && s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs)
 EOF
 )
 

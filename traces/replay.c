@@ -77,7 +77,11 @@ struct replay {
     const topo *t;
     coll_ctx *c;
     replay_opts o;
-    sim_ps launch_ps, node_ps, op_host_ps, sync_ps;
+    sim_ps launch_ps, node_ps, op_host_ps, coll_host_ps, sync_ps;
+    /* the collective being fed (coll_issue): NCCL's host work in an eager
+     * call beyond the launch, its node in a CUDA graph, 1 if NCCL's */
+    sim_ps call_ps, call_node_ps;
+    int call_nccl;
     int ngpus;
     int nranks;                    /* ranks simulated (1 without jitter) */
     int nranks_group;              /* ranks the trace stands for (stratified quantiles) */
@@ -156,6 +160,7 @@ void replay_opts_init(replay_opts *o)
     o->launch_us = -1;
     o->graph_node_us = -1;
     o->sync_us = -1;
+    o->coll_host_us = -1;
 }
 
 replay *replay_new(const topo *t, coll_ctx *c, const replay_opts *o)
@@ -181,6 +186,7 @@ replay *replay_new(const topo *t, coll_ctx *c, const replay_opts *o)
     if (r->o.captured_overhead)
         r->launch_ps = r->node_ps = 0;
     r->op_host_ps = r->o.op_host_us > 0 ? us_to_ps(r, r->o.op_host_us) : 0;
+    r->coll_host_ps = r->o.coll_host_us >= 0 ? us_to_ps(r, r->o.coll_host_us) : r->op_host_ps;
     r->sync_ps = r->o.sync_us > 0 ? us_to_ps(r, r->o.sync_us) : 0;
     r->ngpus = t ? topo_ngpus(t) : 0;
     int group = r->o.ranks > 0 ? r->o.ranks : r->ngpus > 0 ? r->ngpus : 1;
@@ -423,6 +429,17 @@ static sim_ps jittered(const replay *r, int k, sim_ps c)
     return c + (sim_ps)llround((double)c * r->o.host_jitter * r->qtab[r->perm[k]]);
 }
 
+/* The algorithm op asks for: the options' override of an allreduce, else
+ * the trace's (ALGO_AUTO: as NCCL chooses). */
+static coll_algo req_algo(const replay *r, const trace_op *op)
+{
+    if (op->coll != COLL_ALLREDUCE)
+        return op->algo;
+    if (r->o.allreduce != ALGO_AUTO)
+        return r->o.allreduce;
+    return r->o.nccl_allreduce ? ALGO_AUTO : op->algo;
+}
+
 static int coll_time(replay *r, const trace_op *op, sim_ps *out, coll_algo *algo, err *e)
 {
     if (algo)
@@ -449,9 +466,7 @@ static int coll_time(replay *r, const trace_op *op, sim_ps *out, coll_algo *algo
     q.bytes = op->bytes;
     q.dtype = op->dtype;
     q.nranks = op->group > 0 ? op->group : r->ngpus;
-    q.algo = op->algo;
-    if (op->coll == COLL_ALLREDUCE && r->o.allreduce != ALGO_AUTO)
-        q.algo = r->o.allreduce;
+    q.algo = req_algo(r, op);
     q.proto = r->o.proto;
     q.env = r->o.env;
     q.graph = r->graph;
@@ -471,12 +486,35 @@ static int coll_time(replay *r, const trace_op *op, sim_ps *out, coll_algo *algo
     return 0;
 }
 
+/* What issuing collective op costs beyond a kernel's (it is fed next; algo
+ * is what it runs): an NCCL call's host work in front of its launch,
+ * topo_nccl_issue_ps less the launch (enqueue, group end, plan: docs/model.md
+ * "NCCL's host cost per call"), and inside a CUDA graph its node
+ * (nccl_graph_call_us, else a kernel's graph node); a custom kernel costs
+ * what a kernel does. Captured overheads are in the trace already. */
+static void coll_issue(replay *r, const trace_op *op, coll_algo algo)
+{
+    r->call_ps = 0;
+    r->call_node_ps = r->node_ps;
+    r->call_nccl = !coll_algo_is_custom(algo);
+    if (!r->t || !r->call_nccl || r->o.captured_overhead)
+        return;
+    const topo_params *p = topo_params_get(r->t);
+    int n = op->group > 0 ? op->group : r->ngpus;
+    int64_t call = topo_nccl_issue_ps(p, 0, n, coll_p2p_ops(op->coll, n)) - p->launch_ps;
+    r->call_ps = call > 0 ? call : 0;
+    if (p->nccl_graph_call_ps > 0)
+        r->call_node_ps = p->nccl_graph_call_ps;
+}
+
 /* What an eager op's kernels cost the CPU that issues them: each kernel a
  * launch call (launch_ps) and the framework's work around it (op_host_ps),
- * or the captured issue time. */
+ * or the captured issue time; an NCCL collective's first kernel NCCL's call
+ * beyond the launch (call_ps) and the framework's collective layer
+ * (coll_host_ps) instead. */
 typedef struct issue {
-    sim_ps first_launch, first_host;  /* the first kernel */
-    sim_ps rest_launch, rest_host;    /* the others */
+    sim_ps first_launch, first_call, first_host;  /* the first kernel */
+    sim_ps rest_launch, rest_host;                /* the others */
 } issue;
 
 static issue issue_cost(replay *r, int k, const trace_op *op, int kernels)
@@ -486,10 +524,12 @@ static issue issue_cost(replay *r, int k, const trace_op *op, int kernels)
         c.first_host = jittered(r, k, us_to_ps(r, op->issue_us));
         return c;
     }
+    int nccl = op->kind == OP_COLL && r->call_nccl;
     c.first_launch = jittered(r, k, r->launch_ps);
-    c.first_host = jittered(r, k, r->op_host_ps);
+    c.first_call = nccl ? jittered(r, k, r->call_ps) : 0;
+    c.first_host = jittered(r, k, nccl ? r->coll_host_ps : r->op_host_ps);
     c.rest_launch = mul_ps(r, c.first_launch, kernels - 1);
-    c.rest_host = mul_ps(r, c.first_host, kernels - 1);
+    c.rest_host = mul_ps(r, jittered(r, k, r->op_host_ps), kernels - 1);
     return c;
 }
 
@@ -501,12 +541,16 @@ static issue op_start(replay *r, int k, int s, int kernels, const trace_op *op)
 {
     issue c = {0};
     if ((r->graph && op->issue_us < 0) || kernels <= 0) {
-        if (r->graph && kernels > 0 && r->node_ps > 0)
-            advance(r, k, s, P_LAUNCH, mul_ps(r, r->node_ps, kernels), NULL, "graph nodes");
+        if (r->graph && kernels > 0) {
+            sim_ps first = op->kind == OP_COLL ? r->call_node_ps : r->node_ps;
+            advance(r, k, s, P_LAUNCH, first + mul_ps(r, r->node_ps, kernels - 1), NULL,
+                    "graph nodes");
+        }
         return c;
     }
     c = issue_cost(r, k, op, kernels);
     advance(r, k, LANE_CPU, P_LAUNCH, c.first_launch, NULL, "launch");
+    advance(r, k, LANE_CPU, P_LAUNCH, c.first_call, NULL, "nccl call");
     advance(r, k, LANE_CPU, P_HOST, c.first_host, NULL, "issue");
     adopt(r, k, s, &r->rk[k].lane[LANE_CPU]);
     return c;
@@ -638,11 +682,14 @@ int replay_op(replay *r, const trace_op *op, err *e)
             advance(r, k, LANE_CPU, P_HOST, r->sync_ps, op, "sync");
         }
         break;
-    case OP_COLL:
+    case OP_COLL: {
         TRY(coll_time(r, op, &d, &r->last_algo, e));
+        /* what it ran, or with a given time what the trace or the options ask */
+        coll_issue(r, op, r->last_algo != ALGO_AUTO ? r->last_algo : req_algo(r, op));
         run_coll(r, s, d, op);
         r->colls++;
         break;
+    }
     case OP_WAIT:
         for (int k = 0; k < r->nranks; k++)
             adopt(r, k, s, &r->rk[k].lane[op->on]);
@@ -916,16 +963,19 @@ int replay_reader(trace_reader *tr, const char *path, const topo *t, coll_ctx *c
     const char *mv;
     if ((ro.host_jitter <= 0 && meta_num(tr, path, "host_jitter", &ro.host_jitter, e)) ||
         (ro.sync_us < 0 && meta_num(tr, path, "sync_us", &ro.sync_us, e)) ||
-        (ro.op_host_us <= 0 && meta_num(tr, path, "op_host_us", &ro.op_host_us, e))) {
+        (ro.op_host_us <= 0 && meta_num(tr, path, "op_host_us", &ro.op_host_us, e)) ||
+        (ro.coll_host_us < 0 && meta_num(tr, path, "coll_host_us", &ro.coll_host_us, e))) {
         trace_close(tr);
         return ERR_INPUT;
     }
     if (ro.ranks <= 0 && (mv = trace_meta(tr, "ranks")) && atoi(mv) > 0)
         ro.ranks = atoi(mv);
     if (!(ro.host_jitter >= 0 && ro.host_jitter <= 10) || !(ro.sync_us <= 1e6) ||
-        !(ro.op_host_us >= 0 && ro.op_host_us <= 1e6)) {
+        !(ro.op_host_us >= 0 && ro.op_host_us <= 1e6) || !(ro.coll_host_us <= 1e6) ||
+        (ro.coll_host_us < 0 && ro.coll_host_us != -1)) {
         trace_close(tr);
-        return err_set(e, ERR_INPUT, "%s: meta host_jitter, sync_us or op_host_us out of range",
+        return err_set(e, ERR_INPUT,
+                       "%s: meta host_jitter, sync_us, op_host_us or coll_host_us out of range",
                        path);
     }
     const char *te = trace_meta(tr, "nccl_env");

@@ -3,7 +3,8 @@
  * (host work, launch calls, syncs) and GPU streams; each stream is a chain,
  * a phase start joins a rank's streams, OP_WAIT joins two, OP_SYNC makes the
  * CPU wait for its GPU, an eager kernel or a graph launch costs the CPU a
- * launch and the GPU cannot start it before, and a collective starts when
+ * launch and the GPU cannot start it before (an eager NCCL collective NCCL's
+ * host work per call on top, a captured one its graph node), and a collective starts when
  * the last rank's kernel is ready. Compute and idle take their duration
  * (scaled), a collective its coll_predict time (identical requests are
  * predicted once). The cycle time is the critical path; its breakdown
@@ -24,6 +25,9 @@
 
 typedef struct replay_opts {
     coll_algo allreduce;   /* override every allreduce's algorithm; ALGO_AUTO = trace's */
+    int nccl_allreduce;    /* 1 (with allreduce ALGO_AUTO): every allreduce through NCCL,
+                              as NCCL chooses, whatever the trace's algo= says (hwcheck
+                              replay --allreduce nccl) */
     coll_proto proto;      /* PROTO_AUTO = as NCCL would */
     nccl_env env;          /* NCCL settings for NCCL collectives */
     int env_given;         /* 1 = env replaces the trace's "meta nccl_env" */
@@ -37,6 +41,9 @@ typedef struct replay_opts {
                               (imported traces: "meta overhead captured") */
     double op_host_us;     /* eager: the framework's CPU work per kernel besides the
                               launch call (PyTorch dispatch, Python); 0 = none */
+    double coll_host_us;   /* eager: the framework's CPU work per NCCL collective call
+                              besides NCCL's own call (PyTorch's c10d layer of
+                              dist.all_reduce); < 0 = op_host_us, as for a kernel */
     double sync_us;        /* > 0: CPU cost of each OP_SYNC after the GPU is done
                               (the D2H copy and the wake-up); <= 0: none */
     double host_jitter;    /* > 0: every host item (host op, eager kernel's CPU cost,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "models/topo/topo.h"
 #include "traces/replay.h"
 
 static void feed(replay *r, const trace_op *ops, int n)
@@ -275,6 +276,90 @@ static void test_graph_and_cycles(void **state)
     assert_true(fabs(res.tok_per_s - 4 / 59.5e-6) < 1e-6);
 }
 
+/* Three pairs of a 1 us kernel and an 8-rank NCCL allreduce (forced to 5 us)
+ * on a topology whose NCCL host keys are set: launch 4 us (the option), NCCL's
+ * group end and plan 2.5 us beyond the launch (nccl_group_us: a collective on
+ * 8 ranks, docs/model.md "NCCL's host cost per call"), one rank's call 1 us
+ * beyond it (nccl_host_us), a graph node 0.5, an NCCL node 0.8. */
+static replay_result nccl_pairs(replay_opts *o, int graph, coll_algo algo, int group)
+{
+    topo *t;
+    err e = {0};
+    assert_int_equal(topo_load("h200-8x-nvswitch", &t, &e), 0);
+    topo_params *tp = topo_params_mut(t);
+    tp->nccl_group_ps = 2500000;
+    tp->nccl_host_ps = 1000000;
+    tp->nccl_graph_call_ps = 800000;
+    o->coll_us = 5;
+    o->launch_us = 4;
+    o->graph_node_us = 0.5;
+    trace_op ops[8];
+    ops[0] = mk(OP_CYCLE, 0, 0);
+    ops[0].tokens = 1;
+    ops[1] = mk(OP_PHASE, 0, 0);
+    ops[1].phase = PHASE_VERIFY;
+    ops[1].graph = graph;
+    for (int i = 0; i < 3; i++) {
+        ops[2 + 2 * i] = mk(OP_COMPUTE, 0, 1);
+        ops[3 + 2 * i] = mk(OP_COLL, 0, 0);
+        ops[3 + 2 * i].algo = algo;
+        ops[3 + 2 * i].group = group;
+    }
+    replay *r = replay_new(t, NULL, o);
+    assert_non_null(r);
+    feed(r, ops, 8);
+    replay_result res;
+    if (replay_finish(r, &res, &e) != 0)
+        fail_msg("finish: %s", e.msg);
+    replay_free(r);
+    topo_free(t);
+    return res;
+}
+
+static void test_nccl_host_per_call(void **state)
+{
+    (void)state;
+    replay_opts o;
+    replay_opts_init(&o);
+    o.op_host_us = 2;     /* the framework per kernel */
+    o.coll_host_us = 10;  /* the framework's collective layer per NCCL call (c10d) */
+    /* Eager: the CPU issues a kernel in 4 + 2 = 6 us and an NCCL call in
+     * launch 4 + NCCL's 2.5 + c10d 10 = 16.5 us; the GPU's 1 us kernel and 5 us
+     * allreduce finish before the next issue, so the path is the CPU's: the
+     * last allreduce starts at 3 x (6 + 16.5) = 67.5 us, the cycle ends at
+     * 72.5. Launch 3 x (4 + 4 + 2.5) = 31.5, host 3 x (2 + 10) = 36, comm 5. */
+    replay_result res = nccl_pairs(&o, 0, ALGO_AUTO, 0);
+    NEAR(res.cycle_us, 72.5);
+    NEAR(res.launch_us, 31.5);
+    NEAR(res.host_us, 36);
+    NEAR(res.comm_us, 5);
+    NEAR(res.compute_us, 0);
+    /* One rank: NCCL's call ends in its one-rank copy, 1 us beyond the
+     * launch instead of the group's 2.5: 3 x 1.5 = 4.5 us less, 68. */
+    res = nccl_pairs(&o, 0, ALGO_AUTO, 1);
+    NEAR(res.cycle_us, 68);
+    /* Without a collective layer of its own the framework costs what it
+     * costs a kernel (2 us): 3 x (6 + 4 + 2.5 + 2) = 43.5 + 5 = 48.5. */
+    o.coll_host_us = -1;
+    res = nccl_pairs(&o, 0, ALGO_AUTO, 0);
+    NEAR(res.cycle_us, 48.5);
+    /* A custom kernel (the one-shot) is a kernel: 3 x (6 + 6) + 5 = 41. */
+    o.coll_host_us = 10;
+    res = nccl_pairs(&o, 0, ALGO_ONESHOT, 0);
+    NEAR(res.cycle_us, 41);
+    /* In a CUDA graph nothing of the eager call is paid: one graph launch
+     * (4 us) on the CPU, then on the GPU each kernel a node (0.5 + 1) and
+     * each NCCL allreduce its node (0.8 + 5): 4 + 3 x 7.3 = 25.9 us, launch
+     * 4 + 3 x 1.3 = 7.9. */
+    res = nccl_pairs(&o, 1, ALGO_AUTO, 0);
+    NEAR(res.cycle_us, 25.9);
+    NEAR(res.launch_us, 7.9);
+    NEAR(res.host_us, 0);
+    /* The one-shot's node is a kernel's: 3 x 0.3 = 0.9 us less, 25.0. */
+    res = nccl_pairs(&o, 1, ALGO_ONESHOT, 0);
+    NEAR(res.cycle_us, 25.0);
+}
+
 static void test_bad_stream_refused(void **state)
 {
     (void)state;
@@ -348,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_overlap_critical_path),
         cmocka_unit_test(test_overlap_hidden),
         cmocka_unit_test(test_graph_and_cycles),
+        cmocka_unit_test(test_nccl_host_per_call),
         cmocka_unit_test(test_bad_stream_refused),
         cmocka_unit_test(test_file_roundtrip),
     };

@@ -132,6 +132,11 @@ static int target_tokens(const whatif_scenario *s)
 
 int whatif_phase_graph(const whatif_scenario *s, trace_phase p)
 {
+    /* SGLang's graph runners capture batches up to --cuda-graph-max-bs and
+     * run a larger one eagerly (can_run: batch_size <= max_bs; the target's
+     * runner serves decode and TARGET_VERIFY, the draft runners theirs). */
+    if (s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs)
+        return 0;
     int g = p == PHASE_DECODE ? s->decode_graph : p == PHASE_DRAFT ? s->draft_graph
             : p == PHASE_VERIFY ? s->verify_graph : s->extend_graph;
     return g >= 0 ? g : s->graph;
@@ -419,6 +424,7 @@ static int run_with(whatif_ctx *c, const whatif_scenario *s0, whatif_result *out
     o.graph = -1;       /* each phase says */
     o.measured = 1;     /* the phase overrides */
     o.op_host_us = s.eager_op_us;
+    o.coll_host_us = s.eager_coll_us;
     o.sync_us = s.sync_us;
     o.host_jitter = s.host_jitter;
     o.ranks = s.tp;

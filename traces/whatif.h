@@ -74,6 +74,9 @@ typedef struct whatif_scenario {
     int batch;                   /* concurrent requests: tokens per forward x batch */
     int graph;                   /* 1 = CUDA graphs: the launch mode of every phase set to -1 */
     int decode_graph, draft_graph, verify_graph, extend_graph;  /* per phase; -1 = graph */
+    int cuda_graph_max_bs;       /* SGLang's --cuda-graph-max-bs: a batch of more requests
+                                    runs every phase eagerly (no graph captured for it);
+                                    0 = no limit */
     int overlap;                 /* overlap scheduler: 1 on, 0 off, -1 = as SGLang (decode
                                     on, EAGLE-3 off) */
     int decode_syncs, draft_syncs, verify_syncs, extend_syncs;  /* blocking GPU->CPU copies
@@ -88,6 +91,9 @@ typedef struct whatif_scenario {
     double sync_us;              /* one sync's cost once the GPU is done (D2H, wake-up) */
     double eager_op_us;          /* eager: the framework's CPU work per kernel besides the
                                     launch call */
+    double eager_coll_us;        /* eager: the framework's CPU work per NCCL allreduce call
+                                    besides NCCL's own call (PyTorch's c10d layer, which
+                                    SGLang's eager allreduce goes through) */
     coll_algo allreduce;         /* ALGO_AUTO = as NCCL would choose */
     nccl_env env;                /* NCCL settings (nccl_proto, nccl_p2p_level, ...) */
     double decode_allreduce_us;  /* > 0: force the decode forward's allreduces */
@@ -183,6 +189,7 @@ typedef struct whatif_hyp {
     const char *knob;            /* the amount solved (static) */
     const char *set;             /* what else it sets, "k=v,..." (static) */
     double lo, hi;               /* the amount's physical bound */
+    int rising;                  /* 1: tok/s rises with the amount (else it falls) */
     double base_value;           /* the amount as the scenario has it */
     double base_tok_per_s;       /* the model with the mechanism at base_value */
     double base_ar_us;           /* and its target-forward allreduce kernel */

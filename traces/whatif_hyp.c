@@ -25,6 +25,7 @@ typedef struct hypdef {
     int verify;          /* 1: a mechanism of the verify: EAGLE-3 observations only */
     int per_cycle;       /* 1: lo and hi are host work per EAGLE-3 cycle, spread over
                             the observation's segments (whatif_host_segment_us) */
+    int rising;          /* 1: tok/s rises with the amount */
 } hypdef;
 
 static const hypdef hyps[] = {
@@ -32,11 +33,11 @@ static const hypdef hyps[] = {
      * cycle (WHATIF_HOST_CYCLE_LO_US..HI_US, whatif.h), not the 2 ms bound
      * that the fit gives host_us */
     {"host", "host segments (CPU work with the GPU idle, before each launch and after each sync)",
-     "", "host_us", 0, 0, WHATIF_HOST_CYCLE_HI_US, 0, 1},
+     "", "host_us", 0, 0, WHATIF_HOST_CYCLE_HI_US, 0, 1, 0},
     {"host-skew", "host segments at their bound and the ranks' skew (the old default fit)",
-     "host_us=2000", "host_jitter", 0, 0, 0, 0, 0},
+     "host_us=2000", "host_jitter", 0, 0, 0, 0, 0, 0},
     {"skew", "rank skew: each rank's random extra on every host item", "", "host_jitter", 0, 0,
-     0, 0, 0},
+     0, 0, 0, 0},
     /* the CPU per eager kernel up to what SGLang's own eager DeepSeek layer
      * costs: PR #1401 (sgl-project/sglang, 2024-09) measured
      * DeepSeek-Coder-V2-Lite (27 MLA + MoE layers, batch 1) at 6.22 ms per
@@ -44,12 +45,20 @@ static const hypdef hyps[] = {
      * of CPU per layer, over the scenario's 22 kernels 41.9 us each, 37.9
      * besides the preset's 4 us launch (docs/scenario.md) */
     {"eager-verify", "the verify forward run eagerly: the CPU launches each of its kernels",
-     "verify_graph=0", "eager_op_us", 1, 0, 37.9, 1, 0},
+     "verify_graph=0", "eager_op_us", 1, 0, 37.9, 1, 0, 0},
     /* the slowest NCCL allreduce measured on this box class up to 64 KiB on
      * 8 GPUs: 67.8 us at 64 KiB (p2pmark --allreduce on the ESC8000A-E13P,
      * the rtx6kpro wiki; docs/scenario.md) */
     {"slow-allreduce", "the verify's allreduces themselves slower than modelled (the fabric)",
-     "", "verify_allreduce_us", 0, 1, 67.8, 1, 0},
+     "", "verify_allreduce_us", 0, 1, 67.8, 1, 0, 0},
+    /* fewer tokens accepted per cycle, down to the bonus token alone: an
+     * EAGLE-3 draft served under --speculative-algorithm EAGLE is fed one
+     * hidden state instead of three and accepts exactly 1.00, with this
+     * model's own draft (sgl-project/sglang PR #21272, Kimi-K2.5 +
+     * lightseekorg/kimi-k2.5-eagle3; docs/scenario.md); the bound is the
+     * fit's, 1..draft_tokens */
+    {"accept", "fewer draft tokens accepted per cycle (the draft's predictions rejected)", "",
+     "accept_len", 0, 0, 0, 1, 0, 1},
 };
 enum { NHYPS = sizeof hyps / sizeof hyps[0] };
 _Static_assert(NHYPS <= WHATIF_HYP_MAX, "WHATIF_HYP_MAX holds the table");
@@ -77,24 +86,28 @@ static void keep(whatif_hyp *y, double v, const whatif_result *res, double launc
 }
 
 /* Solve h's amount in [lo, hi] for tok/s = target (tok/s falls as the
- * amount grows); fills y. */
+ * amount grows, or rises with y->rising); fills y. */
 static int solve(hyprun *h, whatif_hyp *y, double target, double launch_us, err *e)
 {
     whatif_result rl, rh, rm;
     double lo = y->lo, hi = y->hi;
     TRY(eval(h, lo, &rl, e));
     TRY(eval(h, hi, &rh, e));
-    if (target >= rl.tok_per_s) {     /* already as slow at the low bound */
-        y->reached = target <= rl.tok_per_s * (1 + 1e-6);
-        keep(y, lo, &rl, launch_us);
+    /* the fast and the slow end of the bound */
+    double vf = y->rising ? hi : lo, vs = y->rising ? lo : hi;
+    const whatif_result *rf = y->rising ? &rh : &rl, *rs = y->rising ? &rl : &rh;
+    if (target >= rf->tok_per_s) {    /* already as slow at the fast end */
+        y->reached = target <= rf->tok_per_s * (1 + 1e-6);
+        keep(y, vf, rf, launch_us);
         return 0;
     }
-    if (target < rh.tok_per_s) {      /* not reached within the bound */
+    if (target < rs->tok_per_s) {     /* not reached within the bound */
         y->reached = 0;
-        keep(y, hi, &rh, launch_us);
+        keep(y, vs, rs, launch_us);
         return 0;
     }
-    /* regula falsi, Illinois variant, on f(v) = ln(tok(v) / target) */
+    /* regula falsi, Illinois variant, on f(v) = ln(tok(v) / target), whose
+     * signs at lo and hi differ */
     double fl = log(rl.tok_per_s / target), fh = log(rh.tok_per_s / target);
     double v = lo;
     rm = rl;
@@ -105,7 +118,7 @@ static int solve(hyprun *h, whatif_hyp *y, double target, double launch_us, err 
         double fm = log(rm.tok_per_s / target);
         if (fabs(fm) < 1e-5 || hi - lo <= 1e-9 * (fabs(hi) + 1))
             break;
-        if (fm > 0) {
+        if ((fm > 0) == (fl > 0)) {
             lo = v, fl = fm;
             if (side == 1)
                 fh /= 2;
@@ -154,6 +167,7 @@ int whatif_hypotheses(whatif_ctx *c, const whatif_scenario *s, int i, whatif_hyp
         y->set = d->set;
         y->lo = lo;
         y->hi = hi < 0 ? h.o.draft_tokens : hi;
+        y->rising = d->rising;
         y->base_value = *h.amount;
         double launch_us = -1;
         if (d->eager)

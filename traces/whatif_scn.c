@@ -85,6 +85,8 @@ static void scenario_defaults(whatif_scenario *s)
     s->graph = 1;
     s->decode_graph = s->draft_graph = s->verify_graph = s->extend_graph = -1;
     s->overlap = -1;
+    /* SCENARIO.md: CUDA graphs on, --cuda-graph-max-bs 128 */
+    s->cuda_graph_max_bs = 128;
     /* SGLang's EAGLE worker (docs/scenario.md, "The host side"): one blocking
      * copy in the draft preprocess, five in the verify's acceptance, one in
      * the scheduler's result processing; decode has the last one only. */
@@ -102,6 +104,12 @@ static void scenario_defaults(whatif_scenario *s)
      * op_cost.py over validate/data/h200-1x/capture: 20.07 us per kernel
      * with its 5.44 us launch call, 57 steps) */
     s->eager_op_us = 14.6;
+    /* the c10d layer of an eager allreduce (SGLang's eager path outside CUDA
+     * graphs is torch.distributed.all_reduce): measured on h200-1x
+     * (validate/data/h200-1x/micro/hostcall/, one session): dist.all_reduce
+     * 20.05 / 19.65 us of host per call back to back (torch-r1, -r2), NCCL's
+     * own ncclAllReduce 4.18 / 4.00 / 5.26 (launch-r1..r3): 19.85 - 4.48 */
+    s->eager_coll_us = 15.4;
     s->allreduce = ALGO_AUTO;
     env_default(&s->env);
     s->draft_steps = 2;
@@ -216,6 +224,8 @@ static const knob knobs[] = {
     {"draft_graph", K_INT, F(draft_graph), -1, 1, NULL, "draft forwards: 1 graph, 0 eager, -1 = graph"},
     {"verify_graph", K_INT, F(verify_graph), -1, 1, NULL, "verify forward: 1 graph, 0 eager, -1 = graph"},
     {"extend_graph", K_INT, F(extend_graph), -1, 1, NULL, "draft-extend forward: 1 graph, 0 eager, -1 = graph"},
+    {"cuda_graph_max_bs", K_INT, F(cuda_graph_max_bs), 0, 1 << 20, NULL,
+     "SGLang's --cuda-graph-max-bs: a larger batch runs eagerly (0: no limit)"},
     {"overlap", K_INT, F(overlap), -1, 1, NULL,
      "overlap scheduler: 1 on, 0 off, -1 = as SGLang (decode on, EAGLE-3 off)"},
     {"decode_syncs", K_INT, F(decode_syncs), 0, 1000, NULL, "blocking GPU->CPU copies per decode step"},
@@ -232,6 +242,8 @@ static const knob knobs[] = {
     {"sync_us", K_DBL, F(sync_us), 0, 1e5, NULL, "cost of one sync once the GPU is done"},
     {"eager_op_us", K_DBL, F(eager_op_us), 0, 1e5, NULL,
      "eager: framework CPU work per kernel besides the launch call"},
+    {"eager_coll_us", K_DBL, F(eager_coll_us), 0, 1e5, NULL,
+     "eager: framework CPU work per NCCL allreduce besides NCCL's call (c10d)"},
     {"decode_allreduce_us", K_DBL, F(decode_allreduce_us), 0, 1e7, NULL,
      "force the decode forward's allreduces to this time (0: predict)"},
     {"verify_allreduce_us", K_DBL, F(verify_allreduce_us), 0, 1e7, NULL,
@@ -389,7 +401,8 @@ int whatif_observe(whatif_scenario *s, const char *spec, err *e)
      * observation keeps its topology, tp, batch and launch modes whatever
      * the scenario is set to later. Keys the spec names are not pinned. */
     static const char *const box[] = {"topo", "tp", "batch", "graph", "calib", "decode_graph",
-                                      "draft_graph", "verify_graph", "extend_graph", "overlap"};
+                                      "draft_graph", "verify_graph", "extend_graph", "overlap",
+                                      "cuda_graph_max_bs"};
     size_t at = 0;
     for (size_t m = 0; m < sizeof box / sizeof box[0]; m++) {
         char v[WHATIF_STR + 8], pat[32];

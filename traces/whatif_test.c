@@ -489,10 +489,17 @@ static void test_hypotheses(void **state)
      * not reach 54.1 tok/s within 2 ms; at 2 ms with 22% skew they do (the
      * old two-point fit: host_jitter 0.216); within the public figures of
      * the host work per cycle (at most 1,417 us: 134.7 us a segment) they
-     * do not either; an eager verify does with
-     * about 28 us of CPU per kernel (24 besides the 4 us launch), and only
-     * it predicts verify allreduce kernels near the profile's 225 us
-     * (7/8 x (340 - 98) + 20/8 = 214 us). */
+     * do not either; an eager verify does, its 122 allreduces at 4 us of
+     * launch + 15.4 of PyTorch's c10d layer (the preset has no NCCL host
+     * keys) and its 61 x 20 + 1 = 1,221 other kernels at c us of CPU each,
+     * x 1.1 for the 10% mean skew, plus 650 us of host segments and syncs
+     * filling the ~42.5 ms the observed cycle leaves beside the drafts:
+     * 1,221 c = 42,500 / 1.1 - 650 / 1.1 - 122 x 19.4 = 35,678, c = 29.2 us
+     * (25.2 besides the launch), and only it predicts verify allreduce
+     * kernels near the profile's 225 us (7/8 x (340 - 98) + 20/8 = 214 us).
+     * Fewer accepted tokens do not reach it: at the bound, 1 token a cycle,
+     * the graphed cycle of 2.4 tokens at 136.49 tok/s gives 136.49 / 2.4 =
+     * 56.87 tok/s, and verify allreduce kernels of their 20 us transfer. */
     whatif_scenario s;
     err e = {0};
     assert_int_equal(whatif_scenario_load("kimi-k2-eagle3-8x-pcie5", &s, &e), 0);
@@ -500,7 +507,7 @@ static void test_hypotheses(void **state)
     whatif_hyp h[WHATIF_HYP_MAX];
     int n = 0;
     assert_int_equal(whatif_hypotheses(ctx, &s, 1, h, &n, &e), 0);
-    assert_int_equal(n, 5);
+    assert_int_equal(n, 6);
     assert_string_equal(h[0].name, "host");
     assert_int_equal(h[0].reached, 0);
     REL(h[0].value, 134.7, 1e-9);
@@ -511,7 +518,7 @@ static void test_hypotheses(void **state)
     REL(h[1].tok_per_s, 54.1, 1e-4);
     assert_string_equal(h[3].name, "eager-verify");
     assert_int_equal(h[3].reached, 1);
-    REL(h[3].cpu_per_kernel_us, 28, 0.05);
+    REL(h[3].cpu_per_kernel_us, 29.2, 0.02);
     /* its bound: SGLang's eager DeepSeek layer, 4 x 6,220 us / 27 layers
      * = 921 us of CPU, 41.9 us per kernel of 22, 37.9 besides the 4 us
      * launch (PR #1401) */
@@ -523,10 +530,42 @@ static void test_hypotheses(void **state)
     assert_string_equal(h[4].name, "slow-allreduce");
     assert_int_equal(h[4].reached, 0);
     REL(h[4].tok_per_s, 102.4, 0.02);
+    assert_string_equal(h[5].name, "accept");
+    assert_int_equal(h[5].reached, 0);
+    REL(h[5].value, 1, 1e-12);
+    REL(h[5].tok_per_s, 136.49 / 2.4, 1e-3);
     for (int k = 0; k < n; k++) {
         assert_int_equal(h[k].ar_checked, 1);
         assert_int_equal(h[k].ar_consistent, k == 3);
     }
+}
+
+/* SGLang captures CUDA graphs for batches up to --cuda-graph-max-bs (the
+ * scenario's 128) and runs a larger batch eagerly, every phase
+ * (cuda_graph_runner can_run: batch_size <= max_bs): batch 128 is a graph,
+ * 129 the same cycle as with graph=0, and no limit (0) graphs it again. */
+static void test_graph_max_bs(void **state)
+{
+    (void)state;
+    whatif_scenario s, o;
+    err e = {0};
+    assert_int_equal(whatif_scenario_load("kimi-k2-eagle3-8x-pcie5", &s, &e), 0);
+    assert_int_equal(s.cuda_graph_max_bs, 128);
+    set(&s, "batch", "128");
+    assert_int_equal(whatif_phase_graph(&s, PHASE_VERIFY), 1);
+    assert_int_equal(whatif_phase_graph(&s, PHASE_DECODE), 1);
+    set(&s, "batch", "129");
+    assert_int_equal(whatif_phase_graph(&s, PHASE_VERIFY), 0);
+    assert_int_equal(whatif_phase_graph(&s, PHASE_DRAFT), 0);
+    assert_int_equal(whatif_phase_graph(&s, PHASE_PREFILL), 0);
+    o = s;
+    set(&o, "cuda_graph_max_bs", "0");
+    assert_int_equal(whatif_phase_graph(&o, PHASE_VERIFY), 1);
+    set(&o, "graph", "0");
+    whatif_result a, b;
+    run(&s, &a);
+    run(&o, &b);
+    REL(a.tok_per_s, b.tok_per_s, 1e-12);
 }
 
 static void test_box(void **state)
@@ -610,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_reference_points), cmocka_unit_test(test_files),
         cmocka_unit_test(test_ar_kernel),        cmocka_unit_test(test_hypotheses),
         cmocka_unit_test(test_draft_shape),      cmocka_unit_test(test_box),
+        cmocka_unit_test(test_graph_max_bs),
         cmocka_unit_test(test_host_cycle),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -341,6 +341,62 @@ static void test_h200_two(void **state)
     topo_free(t);
 }
 
+/* Two SM 90 GPUs on a direct NVLink bridge of `lanes` lanes (each on its own
+ * root port), NCCL 2.28: the channel count follows the lane count NCCL sees,
+ * not the link's real rate (238.1 GB/s on both: NCCL rates lanes x 20.6).
+ * 18 lanes: maxBw = totalBw = 370.8; Ring 0->1->0 at 60 fits 6 channels
+ * (360 < 370.8: the search goes on, 50 x 7 = 350, 40 x 9 = 30 x 12 = 360
+ * are not better, 24/60 < .49 stops); DupChannels (60 >= 50) -> 12 at 30;
+ * Tree from min 12 channels at 60 (totalBw x 2/1 = 741.6 >= 720) -> 12;
+ * connect.cc x2 -> 24 (the 24 channels of NVIDIA/nccl issue #1161's log).
+ * 12 lanes: 247.2; Ring 4 x 60 = 240 (5 x 50 = 250 > 247.2 does not fit,
+ * 6 x 40 = 8 x 30 = 240 equal) -> Dup 8 at 30; Tree 8 at 60; x2 -> 16. */
+static const char bridge_fmt[] =
+    "collsim-topo 1\nname bridge\nparam gpu_sm 90\n"
+    "node cpu0 cpu numa=0\nnode mem0 hostmem numa=0\n"
+    "node rp0 root numa=0 parent=cpu0\nnode rp1 root numa=0 parent=cpu0\n"
+    "node gpu0 gpu numa=0 parent=rp0\nnode gpu1 gpu numa=0 parent=rp1\n"
+    "link cpu0 mem0 mem bw_GBps=200 lat_ns=100\nlink rp0 cpu0 fabric bw_GBps=100 lat_ns=200\n"
+    "link rp1 cpu0 fabric bw_GBps=100 lat_ns=200\nlink gpu0 rp0 pcie gen=5 width=16 lat_ns=300\n"
+    "link gpu1 rp1 pcie gen=5 width=16 lat_ns=300\n"
+    "link gpu0 gpu1 nvlink lanes=%d bw_GBps=238.1 lat_ns=250\n";
+
+static void bridge_channels(int lanes, double max_bw, int search_ch, int ring_ch, int tree_ch,
+                            int nch)
+{
+    char text[1024];
+    snprintf(text, sizeof text, bridge_fmt, lanes);
+    err e = {0};
+    FILE *f = fmemopen(text, strlen(text), "r");
+    assert_non_null(f);
+    topo *t;
+    if (topo_parse(f, "bridge", &t, &e))
+        fail_msg("topo_parse: %s", e.msg);
+    fclose(f);
+    coll_req r;
+    coll_req_init(&r, t);
+    r.env.version = nccl_tune_version_parse("2.28");
+    nccl_tune *nt = NULL;
+    if (nccl_tune_new(t, 2, &r.env, &nt, &e))
+        fail_msg("nccl_tune_new: %s", e.msg);
+    NEAR(nt->max_bw_GBps, max_bw, 1e-3);
+    assert_int_equal(nt->ring.search_channels, search_ch);
+    NEAR(nt->ring.search_bw_GBps, 60, 1e-6);
+    assert_int_equal(nt->ring.nchannels, ring_ch);
+    NEAR(nt->ring.bw_intra_GBps, 30, 1e-6);
+    assert_int_equal(nt->tree.nchannels, tree_ch);
+    assert_int_equal(nt->nchannels, nch);
+    nccl_tune_free(nt);
+    topo_free(t);
+}
+
+static void test_bridge_lanes(void **state)
+{
+    (void)state;
+    bridge_channels(18, 370.8, 6, 12, 12, 24);
+    bridge_channels(12, 247.2, 4, 8, 8, 16);
+}
+
 /* rtxpro6000-8x-pcie5-1s: GPUs 0-3 and 4-7 on two switches under one CPU;
  * 3->4 and 7->0 go through the CPU (PHB, SHM). Ring at 40 takes 40 from
  * each direction of the two switch uplinks (48): one channel; 2 x 24 = 48
@@ -640,7 +696,8 @@ int main(void)
         cmocka_unit_test(test_2s_seeds),     cmocka_unit_test(test_2s_version_and_min),
         cmocka_unit_test(test_2s_ll128_named),
         cmocka_unit_test(test_2s_two_gpus),  cmocka_unit_test(test_h200_8),
-        cmocka_unit_test(test_h200_two),     cmocka_unit_test(test_1s),
+        cmocka_unit_test(test_h200_two),     cmocka_unit_test(test_bridge_lanes),
+        cmocka_unit_test(test_1s),
         cmocka_unit_test(test_coll_auto),    cmocka_unit_test(test_p2p_status),
         cmocka_unit_test(test_ladders),      cmocka_unit_test(test_spread_versions),
         cmocka_unit_test(test_alltoall_nvswitch), cmocka_unit_test(test_alltoall_pcie),

@@ -491,6 +491,22 @@ static int numa_socket(const smi *s, int numa, int *how)
 
 /* Two NUMA nodes of one socket: the socket's internal fabric, a SYS hop for
  * nvidia-smi (different NUMA nodes), at the fabric's default rate. */
+/* How many NUMA nodes share numa's socket (the NPS setting): the nodes within
+ * distance < 20 (numactl -H), or lscpu's nodes / sockets; 1 without either. */
+static int numa_per_socket(const smi *s, int numa)
+{
+    int k = 0;
+    if (numa >= 0 && numa < s->nd)
+        for (int j = 0; j < s->nd; j++)
+            k += s->dist[numa][j] > 0 && s->dist[numa][j] < 20;
+    if (k > 0)
+        return k;
+    if (numa >= 0 && s->sockets > 0 && s->numa_nodes >= s->sockets &&
+        s->numa_nodes % s->sockets == 0 && numa < s->numa_nodes)
+        return s->numa_nodes / s->sockets;
+    return 1;
+}
+
 static void mk_quadrant(bctx *b, int x, int y)
 {
     if (b->rc)
@@ -586,7 +602,7 @@ static int build(const smi *s, topo *t, err *e)
     int *pxb = malloc(sizeof(int) * (size_t)n), *pix = malloc(sizeof(int) * (size_t)n);
     int *gpar = malloc(sizeof(int) * (size_t)n), *cpu_of = malloc(sizeof(int) * (size_t)n);
     int *rp_of = malloc(sizeof(int) * (size_t)n), *psw_of = malloc(sizeof(int) * (size_t)n);
-    int *lsw_of = malloc(sizeof(int) * (size_t)n);
+    int *lsw_of = malloc(sizeof(int) * (size_t)n), *mem_of = malloc(sizeof(int) * (size_t)n);
     bctx b = {t, e, 0, 0, 0, 5, 16};
     if (!sock || !root || !pxb || !pix || !gpar || !cpu_of || !rp_of || !psw_of || !lsw_of) {
         b.rc = err_set(e, ERR_SYSTEM, "out of memory");
@@ -629,7 +645,7 @@ static int build(const smi *s, topo *t, err *e)
     if (!known)
         assume(&b, "PCIe Gen5 x16 on every link (no `nvidia-smi -q` or `lspci -vv` text)");
     for (int g = 0; g < n; g++)
-        cpu_of[g] = rp_of[g] = psw_of[g] = lsw_of[g] = -1;
+        cpu_of[g] = rp_of[g] = psw_of[g] = lsw_of[g] = mem_of[g] = -1;
     /* cpu_of/rp_of/psw_of/lsw_of are indexed by the representative GPU. */
     for (int g = 0; g < n && !b.rc; g++) {
         int cs = -1;
@@ -640,8 +656,7 @@ static int build(const smi *s, topo *t, err *e)
             snprintf(name, sizeof name, "cpu%d", sock[g]);
             cs = mk_node(&b, name, TOPO_CPU, sock[g], -1);
             snprintf(name, sizeof name, "mem%d", sock[g]);
-            int m = mk_node(&b, name, TOPO_HOSTMEM, sock[g], -1);
-            mk_link(&b, cs, m, LINK_MEM, 0);
+            mem_of[g] = mk_node(&b, name, TOPO_HOSTMEM, sock[g], -1);
         }
         cpu_of[g] = cs;
         int r = root[g];
@@ -736,6 +751,31 @@ static int build(const smi *s, topo *t, err *e)
                 mk_link(&b, cpu_of[h], cpu_of[g], LINK_SOCKET, 0);
         }
     free(pkg);
+    /* Host memory per NUMA node: the socket's default DRAM rate split over the
+     * socket's NUMA nodes (under NPS2/NPS4 a node interleaves only its own
+     * share of the memory channels, and NCCL's SHM buffers sit on the GPU's
+     * node); the text names no DIMMs, so the socket's rate is assumed. */
+    int nps_max = 1;
+    double mem_Bps;
+    int64_t mem_lat;
+    topo_default_link(LINK_MEM, 90, &mem_Bps, &mem_lat);
+    for (int g = 0; g < n && !b.rc; g++) {
+        if (mem_of[g] < 0)
+            continue;
+        int nps = grouped ? numa_per_socket(s, sock[g]) : 1;
+        nps_max = nps > nps_max ? nps : nps_max;
+        topo_link l = {.a = cpu_of[g], .b = mem_of[g], .kind = LINK_MEM,
+                       .bw_Bps = mem_Bps / nps, .lat_ps = mem_lat};
+        if (topo_add_link(t, &l, e) < 0)
+            b.rc = e ? e->code : ERR_INPUT;
+    }
+    if (nps_max > 1)
+        assume(&b, "host memory %.1f GB/s per NUMA node: collsim's %.0f GB/s socket default over "
+               "the %d NUMA nodes of a socket (each interleaves its own memory channels); the "
+               "text names no DIMMs", mem_Bps / 1e9 / nps_max, mem_Bps / 1e9, nps_max);
+    else
+        assume(&b, "host memory %.0f GB/s per socket (collsim's default; the text names no "
+               "DIMMs)", mem_Bps / 1e9);
     /* NVLink: one NVSwitch if every pair (3+ GPUs) has the same NV#. */
     int same = n >= 3, k0 = n >= 2 ? s->nv[1] : 0;
     for (int a = 0; a < n; a++)
@@ -763,6 +803,7 @@ out:
     free(rp_of);
     free(psw_of);
     free(lsw_of);
+    free(mem_of);
     return b.rc;
 }
 

@@ -92,7 +92,10 @@ static int has_assumption(const topo *t, const char *text)
  * full mesh of quadrant links (2 x 6 at the fabric's 100 GB/s) and across by
  * one socket link cpu0-cpu4 (83.2 GB/s): 13 socket-kind links, not the 28 of
  * a mesh of 8 "sockets". nvidia-smi -q: RTX 4090 (SM 89), Gen4 x16 (Max, not
- * the idle Current of 1). Only the grouping is assumed. */
+ * the idle Current of 1). Host memory per NUMA node: collsim's 200 GB/s
+ * socket default over the 4 nodes of a socket (NPS4: a node interleaves
+ * its own 2 of the socket's 8 channels) = 50 GB/s on each cpuN-memN link.
+ * Assumed: the grouping and that host memory rate. */
 static void test_nps4(void **state)
 {
     (void)state;
@@ -110,8 +113,15 @@ static void test_nps4(void **state)
     assert_int_equal(g->pcie_width, 16);
     char buf[8];
     assert_string_equal(topo_gpu_path_smi(t, 1, 2, buf), "SYS");
-    assert_int_equal(topo_nassumed(t), 1);
+    for (int k = 0; k < 8; k++) {
+        char c[8], m[8];
+        snprintf(c, sizeof c, "cpu%d", k);
+        snprintf(m, sizeof m, "mem%d", k);
+        assert_true(fabs(link_between(t, c, m)->bw_Bps - 50e9) < 1);
+    }
+    assert_int_equal(topo_nassumed(t), 2);
     assert_true(has_assumption(t, "numactl -H"));
+    assert_true(has_assumption(t, "host memory 50.0 GB/s per NUMA node"));
     topo_free(t);
 }
 
@@ -127,6 +137,9 @@ static void test_nps4_without(void **state)
     topo *t = import(NPS4, no_dist);
     assert_int_equal(count_links(t, LINK_SOCKET), 28);
     assert_true(has_assumption(t, "each of the 8 NUMA nodes is its own socket"));
+    /* Each node its own socket: each its own 200 GB/s, said as a socket's. */
+    assert_true(fabs(link_between(t, "cpu3", "mem3")->bw_Bps - 200e9) < 1);
+    assert_true(has_assumption(t, "host memory 200 GB/s per socket"));
     topo_free(t);
     static const char *const bare[] = {"node distances", "  0:", "  1:", "  2:", "  3:",
                                        "  4:", "  5:", "  6:", "  7:", "Max", "Product", NULL};
@@ -155,6 +168,8 @@ static void test_lscpu(void **state)
     free(txt);
     assert_int_equal(count_links(t, LINK_SOCKET), 13);
     assert_true(has_assumption(t, "socket k / 4"));
+    /* lscpu's NPS 4: 200 / 4 = 50 GB/s per node, as with the distances. */
+    assert_true(fabs(link_between(t, "cpu6", "mem6")->bw_Bps - 50e9) < 1);
     topo_free(t);
 }
 
@@ -164,7 +179,8 @@ static void test_lscpu(void **state)
  * without the rates: 4 x NCCL's SM 90 figure 20.6 = 82.4, 1.85x). Product
  * RTX 3090: gpu_sm 86, whose NCCL figure 4 x 12.0 = 48 is above the lanes'
  * real rate. lspci: LnkCap 16 GT/s (Gen4) x16, not LnkSta's idle 2.5 GT/s;
- * the audio function is not a GPU. Nothing assumed. */
+ * the audio function is not a GPU. Only host memory is assumed (collsim's
+ * 200 GB/s socket default: the text names no DIMMs). */
 static void test_bridge(void **state)
 {
     (void)state;
@@ -175,7 +191,8 @@ static void test_bridge(void **state)
     assert_int_equal(topo_params_get(t)->gpu_sm, 86);
     assert_true(topo_nvlink_lane_GBps(86) * 4 > nv->bw_Bps / 1e9);
     assert_int_equal(link_between(t, "gpu1", "rp1")->pcie_gen, 4);
-    assert_int_equal(topo_nassumed(t), 0);
+    assert_int_equal(topo_nassumed(t), 1);
+    assert_true(has_assumption(t, "host memory 200 GB/s per socket"));
     topo_free(t);
     static const char *const no_rates[] = {"Link ", "GPU 0:", "GPU 1:", NULL};
     t = import(BRIDGE, no_rates);
