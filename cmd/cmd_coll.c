@@ -576,7 +576,7 @@ static void write_meta(report *rep, const run *r, const topo *t, int argc, char 
                     g->launch == 2 ? "graph" : "eager",
                     (double)topo_nccl_issue_ps(topo_params_get(t), g->launch == 2, r->nranks,
                                                coll_p2p_ops(r->kind, r->nranks),
-                                               r->req.thread_ranks) / 1e6);
+                                               r->req.thread_ranks, 0) / 1e6);
     report_meta(rep, "algo", "%s", algos);
     report_meta(rep, "proto", "%s", coll_proto_name(g->proto));
     if (g->nccl)

@@ -162,7 +162,8 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
         sim_ps issue = device_only ? 0
                        : !strcmp(k->impl, "nccl")
                            ? topo_nccl_issue_ps(tpp, q.graph, q.nranks,
-                                                coll_p2p_ops(q.kind, q.nranks), q.thread_ranks)
+                                                coll_p2p_ops(q.kind, q.nranks), q.thread_ranks,
+                                                q.host_probe_ps)
                        : q.graph ? tpp->graph_node_ps : tpp->launch_ps;
         v->pred = (double)(res.time_ps > issue ? res.time_ps : issue) * 1e-6;
         char g[48];

@@ -525,6 +525,39 @@ static int fence_sys(gpu_ctx *g, const opts *o, double *us, double *rel, int *n,
     return 0;
 }
 
+int launch_host_probe(gpu_ctx *g, double *launch_host_us, double *p2p1_host_us, err *e)
+{
+    enum { ROUNDS = 5, CALLS = 200 };
+    node_src kern = {0}, src = {0};
+    GPU_CU(0, cudaSetDevice(0));
+    TRY(gpu_nccl_one(g, &src.comm, e));
+    double t[2][ROUNDS], us;
+    int rc = 0;
+    if (cudaMalloc(&src.in, NCCL_BYTES) != cudaSuccess ||
+        cudaMalloc(&src.out, NCCL_BYTES) != cudaSuccess)
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: host probe buffers (%d bytes) failed", NCCL_BYTES);
+    if (rc == 0)   /* warm-up: NCCL connects the rank to itself at first use */
+        rc = timed_calls(g, &src, 1, CALLS / 10, &us, &t[1][0], e);
+    if (rc == 0)
+        rc = timed2(g, &kern, NULL, CALLS / 10, &us, &t[0][0], e);
+    for (int r = 0; r < ROUNDS && rc == 0; r++) {
+        rc = timed2(g, &kern, NULL, CALLS, &us, &t[0][r], e);
+        if (rc == 0)
+            rc = timed_calls(g, &src, 1, CALLS, &us, &t[1][r], e);
+    }
+    if (!g->wedged) {
+        ncclCommDestroy(src.comm);
+        cudaFree(src.in);
+        cudaFree(src.out);
+    }
+    TRY(rc);
+    for (int i = 0; i < 2; i++)
+        qsort(t[i], ROUNDS, sizeof t[i][0], cmp_double);
+    *launch_host_us = t[0][ROUNDS / 2];
+    *p2p1_host_us = t[1][ROUNDS / 2];
+    return 0;
+}
+
 int launch_measure(gpu_ctx *g, const opts *o, out_file *out, err *e)
 {
     cudaStream_t s = g->stream[0];

@@ -232,12 +232,12 @@ static void test_nccl_keys_reach_the_model(void **state)
     err e = {0};
     assert_int_equal(parse_str("collsim-calib 1\nnccl_call_us 12.5\n", &c, &e), 0);
     topo_params p = {.launch_ps = 4000000, .graph_node_ps = 1500000};
-    assert_int_equal(topo_nccl_issue_ps(&p, 0, 2, 0, 0), 8000000);
-    assert_int_equal(topo_nccl_issue_ps(&p, 0, 2, 0, 1), 4000000);
-    assert_int_equal(topo_nccl_issue_ps(&p, 1, 2, 0, 0), 1500000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 0, 2, 0, 0, 0), 8000000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 0, 2, 0, 1, 0), 4000000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 1, 2, 0, 0, 0), 1500000);
     calib_apply_params(c, &p);
-    assert_int_equal(topo_nccl_issue_ps(&p, 0, 2, 0, 0), 12500000);
-    assert_int_equal(topo_nccl_issue_ps(&p, 1, 2, 0, 0), 1500000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 0, 2, 0, 0, 0), 12500000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 1, 2, 0, 0, 0), 1500000);
     calib_free(c);
     /* NCCL's own work (docs/model.md "NCCL's host cost per call"), launch 5.1
      * us, nccl_host 0.985, nccl_group 2.515, nccl_p2p_op 0.261: a one-rank
@@ -253,16 +253,25 @@ static void test_nccl_keys_reach_the_model(void **state)
     topo_params q = {.launch_ps = 5100000, .graph_node_ps = 499000};
     calib_apply_params(c, &q);
     calib_free(c);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 0, 0), 6085000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 2, 0), 8137000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16, 1), 11791000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16, 0), 94328000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 2, 0, 1), 7876000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 2, 0, 0), 15752000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 1, 8, 16, 0), 817000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 0, 0, 0), 6085000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 2, 0, 0), 8137000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16, 1, 0), 11791000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16, 0, 0), 94328000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 2, 0, 1, 0), 7876000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 2, 0, 0, 0), 15752000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 1, 8, 16, 0, 0), 817000);
+    /* A file's host probe (its process's one-rank group of one send and one
+     * receive, 7.19 us) stands for launch + group + 2 calls: a 2-rank
+     * collective of one thread 2 x (7.19 - 0.261) = 13.858, a 2-rank
+     * all-to-all (4 calls a rank) 2 x (7.19 + 2 x 0.261) = 15.424; one rank
+     * keeps NCCL's one-rank path, a graph its node. */
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 2, 0, 0, 7190000), 13858000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 2, 4, 0, 7190000), 15424000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 0, 0, 7190000), 6085000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 1, 2, 0, 0, 7190000), 817000);
     q.nccl_call_ps = 12760000;
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 0, 0), 12760000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16, 1), 11791000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 0, 0, 0), 12760000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16, 1, 0), 11791000);
 }
 
 int main(void)

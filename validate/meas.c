@@ -845,6 +845,7 @@ int meas_coll_req(const meas_set *m, const meas_coll *k, const topo *t, coll_kin
     q->channels = k->channels;
     q->graph = k->graph;
     q->thread_ranks = meas_thread_ranks(m);
+    q->host_probe_ps = meas_host_probe_ps(m);
     const char *buffers = meas_meta(m, "buffers");
     q->registered = k->graph && !(buffers && !strcmp(buffers, "cudaMalloc"));
     if (meas_dtype_parse(k->dtype, &q->dtype))
@@ -862,6 +863,16 @@ int meas_coll_req(const meas_set *m, const meas_coll *k, const topo *t, coll_kin
     if (algo_name)
         *algo_name = algo;
     return 0;
+}
+
+int64_t meas_host_probe_ps(const meas_set *m)
+{
+    const char *s = meas_meta(m, "host_probe");
+    double launch, p2p;
+    if (!s || sscanf(s, "launch-host %lf us, nccl-p2p-1-host %lf us", &launch, &p2p) != 2 ||
+        !(p2p > 0 && p2p < 1e4))
+        return 0;
+    return (int64_t)llround(p2p * 1e6);
 }
 
 int meas_thread_ranks(const meas_set *m)

@@ -118,6 +118,9 @@ int meas_dtype_parse(const char *s, coll_dtype *out);
  * file's command, else 1 (one process or thread per GPU, as torch.distributed
  * runs). */
 int meas_thread_ranks(const meas_set *m);
+/* The file's host probe (hwcheck coll's `host_probe`: its process's one-rank
+ * NCCL group of one send and one receive, nccl-p2p-1-host) in ps; 0 if none. */
+int64_t meas_host_probe_ps(const meas_set *m);
 /* Number of ranks of a coll set (metadata `ranks`, hwcheck `virtual_ranks`,
  * nccl-tests Rank lines, or the entries of `gpus`); 0 if unknown. */
 int meas_ranks(const meas_set *m);

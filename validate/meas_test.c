@@ -194,6 +194,28 @@ static void test_thread_ranks(void **state)
         err e = {0};
         assert_int_equal(read_str(text, "t.csv", &m, &e), 0);
         assert_int_equal(meas_thread_ranks(m), cases[i].want);
+        assert_int_equal(meas_host_probe_ps(m), 0);   /* no host_probe line */
+        meas_free(m);
+    }
+    /* hwcheck coll's host probe: nccl-p2p-1-host in ps; a line that does not
+     * read as the two figures gives none. */
+    static const struct {
+        const char *line;
+        long long want;
+    } probes[] = {{"launch-host 4.360 us, nccl-p2p-1-host 7.190 us (this process)", 7190000},
+                  {"launch-host 4.360 us", 0},
+                  {"nccl-p2p-1-host 7.19 us", 0}};
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "# format: collsim-meas 1\n# kind: coll\n# command: hwcheck coll allreduce\n"
+                 "# host_probe: %s\n"
+                 "size_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,busbw_GBps,"
+                 "impl,graph,wrong\n8,2,float,auto,auto,0,10,0,0,nccl,0,0\n", probes[i].line);
+        meas_set *m;
+        err e = {0};
+        assert_int_equal(read_str(text, "t.csv", &m, &e), 0);
+        assert_int_equal(meas_host_probe_ps(m), probes[i].want);
         meas_free(m);
     }
 }

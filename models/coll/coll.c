@@ -234,7 +234,7 @@ sim_ps coll_issue_ps(const topo *t, const coll_req *q, const coll_result *res, i
     if (coll_algo_is_custom(res->algo))
         return graph ? p->graph_node_ps : p->launch_ps;
     return topo_nccl_issue_ps(p, graph, q->nranks, coll_p2p_ops(q->kind, q->nranks),
-                              q->thread_ranks);
+                              q->thread_ranks, q->host_probe_ps);
 }
 
 int coll_nccl_graph_derived(int nranks) { return nranks > NCCL_TUNE_MAX_RANKS; }

@@ -37,6 +37,8 @@ typedef struct coll_req {
                            copies nothing (src/register/coll_reg.cc) */
     int thread_ranks;   /* ranks one host thread drives, issuing each in turn (eager host cost,
                            topo_nccl_issue_ps); 0 = all nranks, as hwcheck and nccl-tests -g N */
+    int64_t host_probe_ps; /* the measuring process's own one-rank NCCL group of one send and
+                           one receive (hwcheck coll's host_probe); 0 = the topology's */
     nccl_env env;
 } coll_req;
 

@@ -91,7 +91,7 @@ static void default_params(topo_params *p)
 }
 
 int64_t topo_nccl_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops,
-                           int thread_ranks)
+                           int thread_ranks, int64_t probe_ps)
 {
     if (graph)
         return p->nccl_graph_call_ps > 0 ? p->nccl_graph_call_ps : p->graph_node_ps;
@@ -109,6 +109,8 @@ int64_t topo_nccl_issue_ps(const topo_params *p, int graph, int nranks, int p2p_
     int per_thread = thread_ranks > 0 && thread_ranks < nranks ? thread_ranks : nranks;
     if (per_thread < 1)
         per_thread = 1;
+    if (probe_ps > 0)   /* the process's own group of 2 calls, then its other calls */
+        return per_thread * (probe_ps + (calls - 2) * p->nccl_p2p_op_ps);
     return per_thread * (p->launch_ps + p->nccl_group_ps + calls * p->nccl_p2p_op_ps);
 }
 

@@ -159,9 +159,12 @@ enum { TOPO_NCCL_LL, TOPO_NCCL_LL128, TOPO_NCCL_SIMPLE, TOPO_NCCL_NPROTO };
  * or as a node of a CUDA graph (graph 1): a collective (p2p_ops 0) or a
  * group of p2p_ops sends and receives per rank (an all-to-all of n ranks:
  * 2n), when one host thread drives thread_ranks of the ranks (each in turn;
- * 0 = all nranks). docs/model.md "NCCL's host cost per call". */
+ * 0 = all nranks); probe_ps > 0: the measuring process's own one-rank group of
+ * one send and one receive (its launch and NCCL's group path), in place of
+ * launch_ps + nccl_group_ps + 2 nccl_p2p_op_ps. docs/model.md "NCCL's host
+ * cost per call". */
 int64_t topo_nccl_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops,
-                           int thread_ranks);
+                           int thread_ranks, int64_t probe_ps);
 
 /* P2P capability between two GPUs as NVML reports it (`nvidia-smi topo -p2p r`
  * and `-p2p w`; NCCL reads both): OK, or why it is not supported (NS not
