@@ -501,8 +501,7 @@ static void coll_issue(replay *r, const trace_op *op, coll_algo algo)
         return;
     const topo_params *p = topo_params_get(r->t);
     int n = op->group > 0 ? op->group : r->ngpus;
-    /* Each rank's CPU issues its own rank's call (thread_ranks 1). */
-    int64_t call = topo_nccl_issue_ps(p, 0, n, coll_p2p_ops(op->coll, n), 1, 0) - p->launch_ps;
+    int64_t call = topo_nccl_issue_ps(p, 0, n, coll_p2p_ops(op->coll, n)) - p->launch_ps;
     r->call_ps = call > 0 ? call : 0;
     if (p->nccl_graph_call_ps > 0)
         r->call_node_ps = p->nccl_graph_call_ps;

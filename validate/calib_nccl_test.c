@@ -47,8 +47,8 @@ static void test_points_and_predictions(void **state)
      * 7.332 us (the start, 2 steps and the last receive, calib_test), above the
      * graph node (0.501): the graph point predicts it. The preset's eager
      * call, hwcheck's one thread driving both ranks, 2 x (launch 3.16 +
-     * nccl_group 2.515 + one call 0.261) = 11.872 us of host work, is above
-     * it: the eager point is host-bound, exactly 11.872. With nccl_call_us 12
+     * nccl_group 2.515 + its one call 0.261) = 11.872 us of host work, is
+     * above it: the eager point is host-bound, exactly 11.872. With nccl_call_us 12
      * the eager point is exactly 12 us; the graph point stays at the device
      * time. */
     double pred[2];

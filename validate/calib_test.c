@@ -225,53 +225,66 @@ static void test_nccl_keys_reach_the_model(void **state)
     /* The Simple keys do not touch an LL run. */
     assert_int_equal(ring_ll_8b_ps("collsim-calib 1\nnccl_start_simple_us 20\n"
                                    "nccl_step_simple_us 5\n") - base, 0);
-    /* The host cost of a call: the key when set, else the plain kernel's,
-     * once per rank that the thread drives (a 2-rank call from one thread
-     * launches two kernels: 8.0 us; from one thread per rank 4.0). */
+    /* The host cost of a call: the key when set, else the plain kernel's. */
     calib *c;
     err e = {0};
     assert_int_equal(parse_str("collsim-calib 1\nnccl_call_us 12.5\n", &c, &e), 0);
     topo_params p = {.launch_ps = 4000000, .graph_node_ps = 1500000};
-    assert_int_equal(topo_nccl_issue_ps(&p, 0, 2, 0, 0, 0), 8000000);
-    assert_int_equal(topo_nccl_issue_ps(&p, 0, 2, 0, 1, 0), 4000000);
-    assert_int_equal(topo_nccl_issue_ps(&p, 1, 2, 0, 0, 0), 1500000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 0, 2, 0), 4000000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 1, 2, 0), 1500000);
     calib_apply_params(c, &p);
-    assert_int_equal(topo_nccl_issue_ps(&p, 0, 2, 0, 0, 0), 12500000);
-    assert_int_equal(topo_nccl_issue_ps(&p, 1, 2, 0, 0, 0), 1500000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 0, 2, 0), 12500000);
+    assert_int_equal(topo_nccl_issue_ps(&p, 1, 2, 0), 1500000);
     calib_free(c);
     /* NCCL's own work (docs/model.md "NCCL's host cost per call"), launch 5.1
      * us, nccl_host 0.985, nccl_group 2.515, nccl_p2p_op 0.261: a one-rank
      * collective 5.1 + 0.985 = 6.085; a one-rank all-to-all (2 calls) 5.1 +
-     * 2.515 + 2 x 0.261 = 8.137; 8 ranks of one thread each (16 calls a
-     * rank) 5.1 + 2.515 + 4.176 = 11.791, all 8 from one thread 8 x 11.791 =
-     * 94.328; a collective on 2 ranks (one call a rank) 5.1 + 2.515 + 0.261
-     * = 7.876 a rank, 15.752 from one thread. With nccl_call_us 12.76 set
-     * collectives cost that; a group keeps its own; in a graph
-     * nccl_graph_call_us 0.817 whatever the thread drives. */
+     * 2.515 + 2 x 0.261 = 8.137; on 8 ranks (16 calls) 5.1 + 2.515 + 4.176 =
+     * 11.791; a collective on 2 ranks takes the group path with its one call
+     * (taskAppend, costed as a send's): 5.1 + 2.515 + 0.261 = 7.876. With
+     * nccl_call_us 12.76 set (fitted on 2-rank runs) collectives cost that;
+     * a group keeps its own; in a graph nccl_graph_call_us 0.817. */
     assert_int_equal(parse_str("collsim-calib 1\nnccl_host_us 0.985\nnccl_group_us 2.515\n"
                                "nccl_p2p_op_us 0.261\nnccl_graph_call_us 0.817\n", &c, &e), 0);
     topo_params q = {.launch_ps = 5100000, .graph_node_ps = 499000};
     calib_apply_params(c, &q);
     calib_free(c);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 0, 0, 0), 6085000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 2, 0, 0), 8137000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16, 1, 0), 11791000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16, 0, 0), 94328000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 2, 0, 1, 0), 7876000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 2, 0, 0, 0), 15752000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 1, 8, 16, 0, 0), 817000);
-    /* A file's host probe (its process's one-rank group of one send and one
-     * receive, 7.19 us) stands for launch + group + 2 calls: a 2-rank
-     * collective of one thread 2 x (7.19 - 0.261) = 13.858, a 2-rank
-     * all-to-all (4 calls a rank) 2 x (7.19 + 2 x 0.261) = 15.424; one rank
-     * keeps NCCL's one-rank path, a graph its node. */
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 2, 0, 0, 7190000), 13858000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 2, 4, 0, 7190000), 15424000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 0, 0, 7190000), 6085000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 1, 2, 0, 0, 7190000), 817000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 0), 6085000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 2), 8137000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16), 11791000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 2, 0), 7876000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 1, 8, 16), 817000);
+    /* One thread driving g of the ranks (nccl-tests -g g) issues g calls
+     * per iteration in one group, each with its plan and launch: a
+     * collective on 8 ranks from one thread 8 x 7.876 = 63.008 us, from 2
+     * threads of 4 GPUs 4 x 7.876 = 31.504; an 8-rank all-to-all 8 x 11.791 =
+     * 94.328; g is at most the ranks (2 ranks: 2 x 7.876); one rank, g 1 or a
+     * graph: one call's. */
+    assert_int_equal(topo_nccl_thread_issue_ps(&q, 0, 8, 0, 8), 63008000);
+    assert_int_equal(topo_nccl_thread_issue_ps(&q, 0, 8, 0, 4), 31504000);
+    assert_int_equal(topo_nccl_thread_issue_ps(&q, 0, 8, 16, 8), 94328000);
+    assert_int_equal(topo_nccl_thread_issue_ps(&q, 0, 2, 0, 8), 15752000);
+    assert_int_equal(topo_nccl_thread_issue_ps(&q, 0, 1, 0, 8), 6085000);
+    assert_int_equal(topo_nccl_thread_issue_ps(&q, 0, 8, 0, 1), 7876000);
+    assert_int_equal(topo_nccl_thread_issue_ps(&q, 1, 8, 16, 8), 817000);
     q.nccl_call_ps = 12760000;
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 0, 0, 0), 12760000);
-    assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16, 1, 0), 11791000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 0), 12760000);
+    assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16), 11791000);
+    /* nccl_call_us was fitted per iteration of its own layout: kept. */
+    assert_int_equal(topo_nccl_thread_issue_ps(&q, 0, 2, 0, 2), 12760000);
+    assert_int_equal(topo_nccl_probe_issue_ps(&q, 0, 2, 0, 2, 7190000), 12760000);
+    /* A file's host probe (its process's one-rank group of one send and one
+     * receive, 7.19 us) stands for launch + group + 2 calls on each rank the
+     * thread drives: a 2-rank collective (one call) 2 x (7.19 - 0.261) =
+     * 13.858, a 2-rank all-to-all (4 calls a rank) 2 x (7.19 + 2 x 0.261) =
+     * 15.424; without a probe the thread's issue (2 x 7.876); one rank keeps
+     * NCCL's one-rank path, a graph its node. */
+    q.nccl_call_ps = 0;
+    assert_int_equal(topo_nccl_probe_issue_ps(&q, 0, 2, 0, 2, 7190000), 13858000);
+    assert_int_equal(topo_nccl_probe_issue_ps(&q, 0, 2, 4, 2, 7190000), 15424000);
+    assert_int_equal(topo_nccl_probe_issue_ps(&q, 0, 2, 0, 2, 0), 15752000);
+    assert_int_equal(topo_nccl_probe_issue_ps(&q, 0, 1, 0, 1, 7190000), 6085000);
+    assert_int_equal(topo_nccl_probe_issue_ps(&q, 1, 2, 0, 2, 7190000), 817000);
 }
 
 int main(void)

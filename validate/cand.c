@@ -291,7 +291,7 @@ int cand_build(const topo *t, const pts *p, const calib_nccl *nc_pts, const cand
             (!graph && tp->nccl_group_ps > 0 && tp->nccl_call_ps == 0))
             continue;
         int64_t v = graph ? tp->nccl_graph_call_ps : tp->nccl_call_ps;
-        double plain = (double)topo_nccl_issue_ps(tp, graph, 2, 0, 0, 0) / 1e6;
+        double plain = (double)topo_nccl_issue_ps(tp, graph, 2, 0) / 1e6;
         TRY(add_param(c, n, graph ? "nccl_graph_call_us" : "nccl_call_us", (double)v / 1e6,
                       plain > 0 ? plain : 1, 0, 1e4, v == 0, e));
     }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -165,38 +166,40 @@ static void test_nccl_tests(void **state)
     assert_string_equal(k->proto, "auto");
     assert_int_equal(k->graph, 1);
     assert_int_equal(k->line, 12);
-    /* nThread 1 nGpus 2: one thread drove both ranks. */
-    assert_int_equal(meas_thread_ranks(m), 2);
+    /* The header's nGpus 2: one thread drove both GPUs. */
+    assert_int_equal(meas_gpus_per_thread(m), 2);
     meas_free(m);
-}
-
-/* Which ranks one host thread drove: hwcheck drives all (0), a converted
- * file's nccl-tests command its -g N (also -gN), anything else (PyTorch's one
- * process per GPU, --graph, -G 10) one. */
-static void test_thread_ranks(void **state)
-{
-    (void)state;
-    static const struct {
-        const char *cmd;
-        int want;
-    } cases[] = {{"hwcheck coll allreduce -b 8 -e 256M", 0},
-                 {"./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8 (as printed)", 8},
-                 {"./build/all_reduce_perf -b 8 -e 1024M -f 2 -g2 (as printed)", 2},
-                 {"scripts/convert-public.py (torch.distributed all_reduce)", 1},
-                 {"all_reduce_perf -b 8 -e 1M --graph -G 10", 1}};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    /* A converted table: -g from an nccl-tests command line (-g 8, -g8,
+     * --ngpus=4); none, or a command that is not nccl-tests', is 1. */
+    static const char *const cmds[][2] = {
+        {"./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8", "8"},
+        {"./build/all_reduce_perf -b 8 -e 1024M -f 2 -g2 (as the post prints it)", "2"},
+        {"all_gather_perf --ngpus=4 -b 8", "4"},
+        {"mpirun -np 8 ./build/all_reduce_perf -b 8 -e 128M", "1"},
+        {"hwcheck coll -g 2 --impl nccl", "2"},   /* one thread drives hwcheck's GPUs */
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         char text[512];
         snprintf(text, sizeof text,
-                 "# format: collsim-meas 1\n# kind: coll\n# command: %s\n"
-                 "size_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,busbw_GBps,"
-                 "impl,graph,wrong\n8,2,float,auto,auto,0,10,0,0,nccl,0,0\n", cases[i].cmd);
-        meas_set *m;
-        err e = {0};
-        assert_int_equal(read_str(text, "t.csv", &m, &e), 0);
-        assert_int_equal(meas_thread_ranks(m), cases[i].want);
+                 "# format: collsim-meas 1\n# kind: coll\n# collective: allreduce\n"
+                 "# command: %s\nsize_bytes,count,dtype,algo,proto,channels,time_us,"
+                 "algbw_GBps,busbw_GBps,impl,graph,wrong\n8,2,fp32,auto,auto,0,10,0,0,nccl,0,0\n",
+                 cmds[i][0]);
+        assert_int_equal(read_str(text, "c.csv", &m, &e), 0);
+        assert_int_equal(meas_gpus_per_thread(m), atoi(cmds[i][1]));
         assert_int_equal(meas_host_probe_ps(m), 0);   /* no host_probe line */
         meas_free(m);
     }
+    /* hwcheck: every GPU of the file from one thread, its ranks from the gpus
+     * line (2 here, no -g in the command). */
+    const char hw[] = "# format: collsim-meas 1\n# kind: coll\n# command: hwcheck coll allreduce\n"
+                      "# gpus: 0: NVIDIA H200 (0000:00:06.0, 132 SMs); 1: NVIDIA H200 "
+                      "(0000:00:07.0, 132 SMs)\n"
+                      "size_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,busbw_GBps,"
+                      "impl,graph,wrong\n8,4,bf16,auto,auto,0,10,0,0,nccl,0,0\n";
+    assert_int_equal(read_str(hw, "hw.csv", &m, &e), 0);
+    assert_int_equal(meas_gpus_per_thread(m), 2);
+    meas_free(m);
     /* hwcheck coll's host probe: nccl-p2p-1-host in ps; a line that does not
      * read as the two figures gives none. */
     static const struct {
@@ -212,8 +215,6 @@ static void test_thread_ranks(void **state)
                  "# host_probe: %s\n"
                  "size_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,busbw_GBps,"
                  "impl,graph,wrong\n8,2,float,auto,auto,0,10,0,0,nccl,0,0\n", probes[i].line);
-        meas_set *m;
-        err e = {0};
         assert_int_equal(read_str(text, "t.csv", &m, &e), 0);
         assert_int_equal(meas_host_probe_ps(m), probes[i].want);
         meas_free(m);
@@ -408,7 +409,6 @@ int main(void)
         cmocka_unit_test(test_flows),
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_nccl_tests),
-        cmocka_unit_test(test_thread_ranks),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_collsim_tables),
         cmocka_unit_test(test_virtual_ranks),

@@ -465,7 +465,7 @@ static int predict(const pts *p, const topo *t, int64_t window_ps, double *pred_
             const sim_ps by_kind[PTS_NKINDS] = {
                 tp->launch_ps, tp->graph_node_ps, tp->copy_issue_ps, tp->fence_sys_ps,
                 tp->nccl_host_ps, tp->nccl_group_ps + x->ops * tp->nccl_p2p_op_ps,
-                topo_nccl_issue_ps(tp, 1, 1, 0, 0, 0)};
+                topo_nccl_issue_ps(tp, 1, 1, 0)};
             static const char *const key[PTS_NKINDS] = {
                 "launch_us", "graph_node_us", "copy_issue_us", "fence_sys_us", "nccl_host_us",
                 "nccl_group_us", "nccl_graph_call_us"};

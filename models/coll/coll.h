@@ -35,10 +35,6 @@ typedef struct coll_req {
                            graph capture of cuMem buffers under NCCL_GRAPH_REGISTER=1): Ring
                            Simple then writes into the peer's output and its last receive
                            copies nothing (src/register/coll_reg.cc) */
-    int thread_ranks;   /* ranks one host thread drives, issuing each in turn (eager host cost,
-                           topo_nccl_issue_ps); 0 = all nranks, as hwcheck and nccl-tests -g N */
-    int64_t host_probe_ps; /* the measuring process's own one-rank NCCL group of one send and
-                           one receive (hwcheck coll's host_probe); 0 = the topology's */
     nccl_env env;
 } coll_req;
 
@@ -94,10 +90,12 @@ int coll_nccl_graph_derived(int nranks);
     "\"NCCL's decisions\")"
 /* The host's cost of issuing one call of what res ran for q (an NCCL
  * collective, or for an all-to-all its group of 2 x nranks sends and
- * receives: topo_nccl_issue_ps; a custom kernel: launch_us or graph_node_us).
+ * receives: topo_nccl_thread_issue_ps for a thread driving gpus of the
+ * ranks, nccl-tests -g; a custom kernel: launch_us or graph_node_us).
  * Back to back, as nccl-tests and hwcheck time them, a call takes at least
  * this. */
-sim_ps coll_issue_ps(const topo *t, const coll_req *q, const coll_result *res, int graph);
+sim_ps coll_issue_ps(const topo *t, const coll_req *q, const coll_result *res, int graph,
+                     int gpus);
 /* The send and receive calls NCCL's all-to-all makes on one rank (2 per
  * peer, itself included, as nccl-tests' alltoall.cu); 0 for other kinds. */
 int coll_p2p_ops(coll_kind kind, int nranks);

@@ -79,7 +79,13 @@ struct fabric {
     int *qmap;         /* and after it the links' steps from their orbit's name */
     int *qoff;
     int qp, qn;        /* its period and ranks */
+    /* Route latencies between GPUs (topology only, so kept across runs):
+     * glat[src * ngpu + dst] = latency + 2, 0 not asked yet; up to
+     * GLAT_MAX GPUs (a barrier asks for every pair, twice). */
+    int64_t *glat;
 };
+
+enum { GLAT_MAX = 128 };
 
 static void group_ended(void *ctx, uint32_t tag);
 
@@ -308,9 +314,17 @@ static sim_ps lat_of(const fabric *f, fab_op op, sim_ps one)
     return 2 * one + topo_params_get(f->t)->read_extra_lat_ps;
 }
 
-sim_ps fabric_lat_ps(const fabric *f, fab_op op, int src, int dst)
+sim_ps fabric_lat_ps(const fabric *fc, fab_op op, int src, int dst)
 {
-    return lat_of(f, op, topo_route_lat_ps(f->t, src, dst));
+    fabric *f = (fabric *)fc; /* the latency cache is logically const */
+    int n = topo_ngpus(f->t), gs = topo_node_at(f->t, src)->gpu, gd = topo_node_at(f->t, dst)->gpu;
+    if (gs < 0 || gd < 0 || n > GLAT_MAX ||
+        (!f->glat && !(f->glat = calloc((size_t)n * (size_t)n, sizeof *f->glat))))
+        return lat_of(f, op, topo_route_lat_ps(f->t, src, dst));
+    int64_t *c = &f->glat[(size_t)gs * (size_t)n + (size_t)gd];
+    if (!*c)
+        *c = topo_route_lat_ps(f->t, src, dst) + 2;
+    return lat_of(f, op, *c - 2);
 }
 
 /* Does the route a->b cross a PCIe link? The outstanding-request bound is a
@@ -697,6 +711,7 @@ void fabric_free(fabric *f)
     free(f->w);
     free(f->slot);
     free(f->qmap);
+    free(f->glat);
     free(f);
 }
 

@@ -82,27 +82,37 @@ enum { P_LOC = 0, P_NVL = 1, P_NVB = 2, P_PIX = 4, P_PXB = 5, P_PXN = 7, P_PHB =
        P_DIS = 11 };
 enum { MAX_NODES = 4 * NCCL_TUNE_MAX_RANKS + 64, MAX_LINKS = NCCL_TUNE_MAX_RANKS + 64,
        MAX_HOPS = 32, MAX_SEARCH_CH = 32 };
+/* A link id: node << HOP_SHIFT | its index among the node's links. */
+enum { HOP_SHIFT = 8 };
+_Static_assert(MAX_LINKS <= 1 << HOP_SHIFT, "link index fits below HOP_SHIFT");
 #define LOC_BW 5000.0f
 
 typedef struct nlink {
-    int to, type;
-    float bw;     /* remaining: the search subtracts from it */
+    float bw;        /* remaining: the search subtracts from it */
+    int32_t milli;   /* bw in thousandths during a try in integers (search_try) */
+    int16_t to, from;   /* the nodes it joins (MAX_NODES fits) */
+    int16_t rev;     /* index of to's link back to from of the same type (link_reverse) */
+    uint8_t type;
+    uint8_t exact;   /* exact_bw of its starting bandwidth (link_reverse) */
+    uint8_t on_path; /* listed in the search's lk (search_prep) */
 } nlink;
+_Static_assert(MAX_NODES < 32768 && MAX_LINKS < 32768, "nlink's node and link fields fit");
 
 typedef struct nnode {
     int type, rank;   /* rank for GPUs, else -1 */
-    int nlinks;
-    nlink links[MAX_LINKS];
+    int nlinks, cap;  /* links[0 .. nlinks), MAX_LINKS at most; cap allocated */
+    nlink *links;
 } nnode;
 
 /* A path to a base node: its hops are this node's first hop (link id
- * node*MAX_LINKS + index), then the path of the node it leads to (the
+ * node << HOP_SHIFT | index), then the path of the node it leads to (the
  * breadth-first search builds each path on one already final), or (via >= 0,
  * a GPU pair's detour through a CPU) the path to via, then via's. */
 typedef struct npath {
-    int count, type;
     float bw;
-    int hop0, via;
+    int32_t hop0;
+    int16_t via;
+    uint8_t count, type;   /* MAX_HOPS, P_DIS at most */
 } npath;
 
 /* One GPU pair's path as the search reads it (search_prep). */
@@ -128,6 +138,7 @@ typedef struct sys {
     float max_bw, total_bw;
     topo_cpu cpu;
     int sm;
+    int nends;                      /* GPU and CPU nodes: every path read starts at one */
     /* The search's candidate order (next_gpus), fixed once the paths are:
      * order[r * ngpu + i] for i < norder[r], computed by search_prep; cand,
      * ncand: the same less what one try refuses whatever happens. */
@@ -137,13 +148,18 @@ typedef struct sys {
     float cand_bw;
     int has_nvs;
     /* The search's state and its copy of the GPU pairs' paths, by rank. */
-    gpath *gp;                      /* gp[a * ngpu + b] */
+    gpath *gp;                      /* gp_at */
+    int gp_nbr;
     nlink **ghop;
     uint64_t used[NCCL_TUNE_MAX_RANKS];   /* bit per channel */
     /* Tries answered from earlier ones (search_try): the links on GPU
      * paths, their use counts per amount (caps, one row per amount in
      * caps_f, rows equal to an earlier one share its class), the tries. */
     int every_step;                 /* nccl_env's search_every_step: none of the shortcuts */
+    /* A try in thousandths (search_try): the links' and amounts' figures as
+     * integers, lk_exact while every link on a GPU path is exact. */
+    int milli, lk_exact;
+    int32_t milli_bw, milli_pci;
     int memo_ok, any_intel_phb, types;
     nlink **lk;
     int nlk, ncaps, nmemo;
@@ -156,16 +172,16 @@ typedef struct sys {
 #define PATH(s, from, base) \
     (&(s)->path[(size_t)(s)->slot[base] * (size_t)(s)->nn + (size_t)(from)])
 
-static nlink *hop_link(sys *s, int h) { return &s->node[h / MAX_LINKS].links[h % MAX_LINKS]; }
+static nlink *hop_link(const sys *s, int h)
+{
+    return &s->node[h >> HOP_SHIFT].links[h & ((1 << HOP_SHIFT) - 1)];
+}
 
 static int add_node(sys *s, int type, int rank)
 {
     if (s->nn == MAX_NODES)
         return -1;
-    nnode *n = &s->node[s->nn];
-    memset(n, 0, sizeof *n);
-    n->type = type;
-    n->rank = rank;
+    s->node[s->nn] = (nnode){type, rank, 0, 0, NULL};
     return s->nn++;
 }
 
@@ -181,7 +197,16 @@ static int link_nodes(sys *s, int a, int b, int type, float bw)
     if (i == n->nlinks) {
         if (n->nlinks == MAX_LINKS)
             return -1;
-        n->links[n->nlinks++] = (nlink){b, type, 0};
+        if (n->nlinks == n->cap) {
+            int cap = n->cap ? 2 * n->cap : 4;
+            nlink *l = realloc(n->links, sizeof *l * (size_t)cap);
+            if (!l)
+                return -1;
+            n->links = l;
+            n->cap = cap;
+        }
+        n->links[n->nlinks++] =
+            (nlink){.to = (int16_t)b, .from = (int16_t)a, .rev = -1, .type = (uint8_t)type};
     }
     n->links[i].bw += bw;
     while (i > 0 && n->links[i - 1].bw < n->links[i].bw) {
@@ -225,14 +250,40 @@ static float pcie_bw(const topo_link *l)
     return (float)(w * speed[g]) / 80.0f;
 }
 
-static const topo_link *find_link(const topo *t, int a, int b)
+/* up[v]: the first link (by index) between node v and its PCI parent, or
+ * NULL; one pass over the links. */
+static void parent_links(const topo *t, const topo_link **up)
 {
+    for (int v = 0; v < topo_nnodes(t); v++)
+        up[v] = NULL;
     for (int i = 0; i < topo_nlinks(t); i++) {
         const topo_link *l = topo_link_at(t, i);
-        if ((l->a == a && l->b == b) || (l->a == b && l->b == a))
-            return l;
+        if (!up[l->a] && topo_node_at(t, l->a)->pci_parent == l->b)
+            up[l->a] = l;
+        if (!up[l->b] && topo_node_at(t, l->b)->pci_parent == l->a)
+            up[l->b] = l;
     }
-    return NULL;
+}
+
+static int exact_bw(float v);
+
+/* Each link's rev: the index of the link back (set_paths walks paths
+ * backwards), -1 if none, and whether its bandwidth is exact; after the
+ * links are final (link_nodes sorts). */
+static void link_reverse(sys *s)
+{
+    for (int v = 0; v < s->nn; v++)
+        for (int l = 0; l < s->node[v].nlinks; l++) {
+            nlink *k = &s->node[v].links[l];
+            const nnode *w = &s->node[k->to];
+            k->exact = (uint8_t)exact_bw(k->bw);
+            k->rev = -1;
+            for (int j = 0; j < w->nlinks; j++)
+                if (w->links[j].to == v && w->links[j].type == k->type) {
+                    k->rev = (int16_t)j;
+                    break;
+                }
+        }
 }
 
 /* NCCL's nodes for collsim's: GPUs of the communicator, switches as PCI
@@ -242,8 +293,13 @@ static int build_sys(sys *s, const topo *t, int nranks, err *e)
 {
     int nt = topo_nnodes(t);
     int *map = malloc(sizeof(int) * (size_t)nt);
-    if (!map)
+    const topo_link **up = malloc(sizeof *up * (size_t)nt);
+    if (!map || !up) {
+        free(map);
+        free(up);
         return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    parent_links(t, up);
     const topo_params *tp = topo_params_get(t);
     s->cpu = tp->cpu;
     s->sm = tp->gpu_sm > 0 ? tp->gpu_sm : 80;
@@ -295,7 +351,7 @@ static int build_sys(sys *s, const topo *t, int nranks, err *e)
         if ((n->kind != TOPO_GPU && n->kind != TOPO_SWITCH) || map[v] < 0 || n->pci_parent < 0 ||
             map[n->pci_parent] < 0)
             continue;
-        float bw = pcie_bw(find_link(t, v, n->pci_parent));
+        float bw = pcie_bw(up[v]);
         rc = link_nodes(s, map[v], map[n->pci_parent], L_PCI, bw) ||
              link_nodes(s, map[n->pci_parent], map[v], L_PCI, bw);
     }
@@ -308,12 +364,22 @@ static int build_sys(sys *s, const topo *t, int nranks, err *e)
         rc = link_nodes(s, map[l->a], map[l->b], L_NVL, bw) ||
              link_nodes(s, map[l->b], map[l->a], L_NVL, bw);
     }
-    /* topo.cc ncclTopoConnectCpus: every CPU pair, one figure per family. */
-    for (int a = 0; a < s->nn && !rc; a++)
-        for (int b = 0; b < s->nn && !rc; b++)
-            if (a != b && s->node[a].type == N_CPU && s->node[b].type == N_CPU)
-                rc = link_nodes(s, a, b, L_SYS, socket_bw(s->cpu));
+    /* topo.cc ncclTopoConnectCpus: every CPU pair, one figure per family
+     * (map reused for the CPUs' node ids). */
+    int ncpu = 0;
+    for (int a = 0; a < s->nn; a++)
+        if (s->node[a].type == N_CPU)
+            map[ncpu++] = a;
+    for (int a = 0; a < ncpu && !rc; a++)
+        for (int b = 0; b < ncpu && !rc; b++)
+            if (a != b)
+                rc = link_nodes(s, map[a], map[b], L_SYS, socket_bw(s->cpu));
+    if (!rc)
+        link_reverse(s);
+    for (int v = 0; v < s->nn; v++)
+        s->nends += s->node[v].type == N_GPU || s->node[v].type == N_CPU;
     free(map);
+    free(up);
     if (rc)
         return err_set(e, ERR_USAGE, "topology '%s' is too large for the NCCL emulation",
                        topo_name(t));
@@ -322,53 +388,56 @@ static int build_sys(sys *s, const topo *t, int nranks, err *e)
 
 /* paths.cc ncclTopoSetPaths: breadth-first from base; a node takes the
  * path of fewest hops, then of highest bandwidth; no transit through a GPU
- * except one NVLink hop (NVB). */
+ * except one NVLink hop (NVB). Only paths from GPUs and CPUs are read (and
+ * the nodes on them, nearer the base), and a node's path is final once the
+ * layer before it is done, so the search stops after the layer that
+ * reached the last GPU and CPU: the farther nodes keep no path. */
 static void set_paths(sys *s, int base)
 {
+    npath *row = PATH(s, 0, base);   /* row[v]: v -> base */
     for (int v = 0; v < s->nn; v++)
-        *PATH(s, v, base) = (npath){0, P_DIS, 0, -1, -1};
-    npath *bp = PATH(s, base, base);
-    bp->bw = LOC_BW;
-    bp->type = P_LOC;
-    int cur[MAX_NODES], next[MAX_NODES], queued[MAX_NODES] = {0}, nc = 1, nx;
+        row[v] = (npath){0, -1, -1, 0, P_DIS};
+    row[base].bw = LOC_BW;
+    row[base].type = P_LOC;
+    int cur[MAX_NODES], next[MAX_NODES], queued[MAX_NODES], nc = 1, nx;
+    int ends = s->node[base].type == N_GPU || s->node[base].type == N_CPU;
+    memset(queued, 0, sizeof *queued * (size_t)s->nn);
     cur[0] = base;
-    while (nc) {
+    while (nc && ends < s->nends) {
         nx = 0;
         for (int i = 0; i < nc; i++) {
             int v = cur[i];
-            nnode *n = &s->node[v];
-            npath *p = PATH(s, v, base);
+            const nnode *n = &s->node[v];
+            const npath *p = &row[v];
+            /* No transit through a GPU but one NVLink hop to a GPU. */
+            int gpu_transit = v != base && n->type == N_GPU;
+            if (gpu_transit && p->count > 1)
+                continue;
             for (int l = 0; l < n->nlinks; l++) {
-                nlink *k = &n->links[l];
-                int w = k->to;
-                npath *rp = PATH(s, w, base);
-                float bw = fminf(p->bw, k->bw);
-                if (v != base && n->type == N_GPU &&
-                    (k->type != L_NVL || s->node[w].type != N_GPU || p->count > 1))
+                const nlink *k = &n->links[l];
+                int w = k->to, wtype = s->node[w].type;
+                if (gpu_transit && (k->type != L_NVL || wtype != N_GPU))
                     continue;
+                npath *rp = &row[w];
+                float bw = p->bw < k->bw ? p->bw : k->bw;
                 if (!((rp->bw == 0 || rp->count > p->count) && rp->bw < bw))
                     continue;
-                int rev = -1;
-                for (int j = 0; j < s->node[w].nlinks; j++)
-                    if (s->node[w].links[j].to == v && s->node[w].links[j].type == k->type) {
-                        rev = j;
-                        break;
-                    }
-                if (rev < 0 || p->count + 1 > MAX_HOPS)
+                if (k->rev < 0 || p->count + 1 > MAX_HOPS)
                     continue;
-                rp->hop0 = w * MAX_LINKS + rev;
-                rp->count = p->count + 1;
+                ends += rp->bw == 0 && (wtype == N_GPU || wtype == N_CPU);
+                rp->hop0 = w << HOP_SHIFT | k->rev;
+                rp->count = (uint8_t)(p->count + 1);
                 rp->bw = bw;
                 int type = k->type;
-                if (n->type == N_PCI && s->node[w].type == N_PCI)
+                if (n->type == N_PCI && wtype == N_PCI)
                     type = P_PXB;
-                if (k->type == L_PCI && (n->type == N_CPU || s->node[w].type == N_CPU))
+                if (k->type == L_PCI && (n->type == N_CPU || wtype == N_CPU))
                     type = P_PHB;
                 if (n->type == N_GPU && p->type == P_NVL && type == P_NVL && rp->count > 1)
                     type = P_NVB;
-                rp->type = p->type > type ? p->type : type;
-                if (queued[w] != base + 1) {
-                    queued[w] = base + 1;
+                rp->type = (uint8_t)(p->type > type ? p->type : type);
+                if (!queued[w]) {
+                    queued[w] = 1;
                     next[nx++] = w;
                 }
             }
@@ -388,7 +457,7 @@ static int path_hops(const sys *s, int from, int base, int *out)
     }
     for (int i = 0, v = from; i < p->count; i++) {
         out[i] = PATH(s, v, base)->hop0;
-        v = s->node[out[i] / MAX_LINKS].links[out[i] % MAX_LINKS].to;
+        v = hop_link(s, out[i])->to;
     }
     return p->count;
 }
@@ -462,7 +531,35 @@ static int follow(const gpath *p, nlink *const *hop, int max_steps, float bw)
     return max_steps;
 }
 
-#define GP(s, a, b) (&(s)->gp[(size_t)(a) * (size_t)(s)->ngpu + (size_t)(b)])
+/* follow in thousandths: for exact links and amounts (exact_bw) each
+ * round3(v - f) is (V - F) / 1000 exactly and v < f is V < F (distinct
+ * thousandths below 1024 are distinct floats), so integers take the same
+ * steps and leave the same figures (written back by search_try). */
+static int follow_milli(const gpath *p, nlink *const *hop, int max_steps, int32_t bw,
+                        int32_t pci)
+{
+    int32_t pci_bw = p->intel_phb ? pci : bw;
+    for (int i = 0; i < max_steps; i++) {
+        nlink *k = hop[i];
+        int32_t fw = k->type == L_PCI ? pci_bw : bw;
+        if (k->milli < fw)
+            return i;
+        k->milli -= fw;
+    }
+    return max_steps;
+}
+
+/* GPU pair a -> b's gpath: gp[a * ngpu + b], or with gp_nbr (search_pair:
+ * only index neighbours) gp[2a] for b = a + 1 and gp[2a + 1] for a - 1. */
+static inline gpath *gp_at(const sys *s, int a, int b)
+{
+    if (__builtin_expect(s->gp_nbr, 0))
+        return &s->gp[2 * a + (b != a + 1 && b != a + 1 - s->ngpu)];
+    return &s->gp[a * s->ngpu + b];
+}
+#define GP(s, a, b) gp_at(s, a, b)
+/* The same without NVSwitches (never gp_nbr there). */
+#define GP_ALL(s, a, b) (&(s)->gp[(a) * (s)->ngpu + (b)])
 
 /* ncclTopoFollowPath between the GPUs of ranks a -> b (a < 0: the start).
  * Returns b, or -1 when the path type or bandwidth does not fit (undone). */
@@ -479,6 +576,16 @@ static int follow_gpu(sys *s, sgraph *g, int a, int b, float mult)
         return -1;
     float bw = g->bw_intra * mult;
     nlink *const *hop = s->ghop + p->off;
+    if (s->milli) {
+        int32_t m = (int32_t)mult;
+        int step = follow_milli(p, hop, p->count, m * s->milli_bw, m * s->milli_pci);
+        if (step < p->count) {
+            follow_milli(p, hop, step, -m * s->milli_bw, -m * s->milli_pci);
+            return -1;
+        }
+        g->nhops += (int)mult * p->count;
+        return b;
+    }
     int step = follow(p, hop, p->count, bw);
     if (step < p->count) {
         follow(p, hop, step, -bw);
@@ -493,9 +600,27 @@ typedef struct search {
     sgraph *save;
     int time;
     int completed;   /* channels completed (step n reached) in this try */
+    uint64_t digest; /* the time left at each completion (nccl_tune's search_digest) */
 } search;
 
 static void rec(search *x, sgraph *g);
+
+/* FNV-1a over v's 8 bytes (nccl_tune's search_digest). */
+static uint64_t digest(uint64_t h, uint64_t v)
+{
+    if (!h)
+        h = 14695981039346656037ULL;
+    for (int i = 0; i < 8; i++, v >>= 8)
+        h = (h ^ (v & 0xff)) * 1099511628211ULL;
+    return h;
+}
+
+/* A channel completed: counted, and the time left then digested. */
+static void completion(search *x)
+{
+    x->completed++;
+    x->digest = digest(x->digest, (uint64_t)(int64_t)x->time);
+}
 static void rec_gpu(search *x, sgraph *g, int gpu, int step, int back_first, int order);
 
 static void try_gpu(search *x, sgraph *g, int step, int back_first, int order, int from, int to)
@@ -510,16 +635,42 @@ static void try_gpu(search *x, sgraph *g, int step, int back_first, int order, i
     follow_gpu(x->s, g, from, to, -1);
 }
 
-typedef struct score { int g, start, hops, bw; } score;
+/* A candidate's sort key: its path's bandwidth (as an int), then hops. */
+typedef struct score { int hops, bw; } score;
 
-static int cmp_score(const void *a, const void *b)
+static int score_before(score p, score q) { return p.bw != q.bw ? p.bw > q.bw : p.hops < q.hops; }
+
+/* a's candidates in ncclTopoSearchNextGpuSort's order into out: by key,
+ * ties by distance in index. Candidates come in that distance, so each
+ * key's in turn, in the order of the keys (a GPU's paths have few). */
+static int sort_candidates(const sys *s, int a, int *out)
 {
-    const score *p = a, *q = b;
-    if (q->bw != p->bw)
-        return q->bw - p->bw;
-    if (p->hops != q->hops)
-        return p->hops - q->hops;
-    return p->start - q->start;
+    int n = s->ngpu, nkey = 0, count = 0;
+    score key[NCCL_TUNE_MAX_RANKS], of[NCCL_TUNE_MAX_RANKS];
+    int g[NCCL_TUNE_MAX_RANKS];
+    for (int i = 1; i < n; i++) {
+        int r = (a + i) % n;
+        const gpath *p = GP_ALL(s, a, r);
+        if (!p->count)
+            continue;
+        score k = {p->count, (int)PATH(s, s->gpu[a], s->gpu[r])->bw};
+        g[count] = r;
+        of[count++] = k;
+        int j = 0;
+        while (j < nkey && score_before(key[j], k))
+            j++;
+        if (j < nkey && key[j].bw == k.bw && key[j].hops == k.hops)
+            continue;
+        memmove(key + j + 1, key + j, sizeof *key * (size_t)(nkey - j));
+        key[j] = k;
+        nkey++;
+    }
+    int c = 0;
+    for (int j = 0; j < nkey; j++)
+        for (int i = 0; i < count; i++)
+            if (of[i].bw == key[j].bw && of[i].hops == key[j].hops)
+                out[c++] = g[i];
+    return c;
 }
 
 /* ncclTopoSearchNextGpuSort (intra-node): unused GPUs by path bandwidth
@@ -529,29 +680,44 @@ static int cmp_score(const void *a, const void *b)
  * it is sorted once per GPU here and filtered by use in next_gpus: the same
  * sequence as sorting the unused ones at every step. Also the search's copy
  * of the GPU pairs' paths (gpath), read where it runs. */
+/* With NVSwitches the search reads only the paths between index neighbours
+ * (next_gpus, and the replays and closing hops of chains made of them), so
+ * only theirs are copied and only their links and types count for the
+ * tries' memo, which is sound: nothing else can act on a try. The
+ * step-by-step search keeps every pair, so the tests compare the two. */
+static int search_pair(const sys *s, int a, int b)
+{
+    int n = s->ngpu;
+    return !s->has_nvs || s->every_step || b == a + 1 || a == b + 1 || b == a + 1 - n ||
+           a == b + 1 - n;
+}
+
 static int search_prep(sys *s)
 {
     int n = s->ngpu, nh = 0;
+    for (int v = 0; v < s->nn; v++)
+        s->has_nvs |= s->node[v].type == N_NVS;
     for (int a = 0; a < n; a++)
         for (int b = 0; b < n; b++)
-            nh += PATH(s, s->gpu[a], s->gpu[b])->count;
+            if (search_pair(s, a, b))
+                nh += PATH(s, s->gpu[a], s->gpu[b])->count;
     s->order = malloc(sizeof(int) * (size_t)n * (size_t)n);
     s->cand = malloc(sizeof(int) * (size_t)n * (size_t)n);
-    s->gp = malloc(sizeof *s->gp * (size_t)n * (size_t)n);
+    s->gp_nbr = s->has_nvs && !s->every_step;
+    s->gp = malloc(sizeof *s->gp * (s->gp_nbr ? 2 * (size_t)n : (size_t)n * (size_t)n));
     s->ghop = malloc(sizeof *s->ghop * (size_t)(nh > 0 ? nh : 1));
     if (!s->order || !s->cand || !s->gp || !s->ghop)
         return -1;
     /* ... and the links on GPU paths, once each, for the tries' use counts. */
-    uint8_t *seen = calloc((size_t)s->nn * MAX_LINKS, 1);
     s->lk = malloc(sizeof *s->lk * (size_t)(nh > 0 ? nh : 1));
     s->memo_ok = 1;
-    if (!seen || !s->lk) {
-        free(seen);
+    if (!s->lk)
         return -1;
-    }
     nh = 0;
     for (int a = 0; a < n; a++)
         for (int b = 0; b < n; b++) {
+            if (!search_pair(s, a, b))
+                continue;
             const npath *p = PATH(s, s->gpu[a], s->gpu[b]);
             gpath *q = GP(s, a, b);
             *q = (gpath){(uint8_t)p->type, (uint8_t)PATH(s, s->gpu[b], s->gpu[a])->type, 0, 1,
@@ -561,17 +727,15 @@ static int search_prep(sys *s)
             for (int i = 0; i < p->count; i++) {
                 nlink *k = hop_link(s, hops[i]);
                 s->ghop[nh++] = k;
-                if (!seen[hops[i]]) {
-                    seen[hops[i]] = 1;
+                if (!k->on_path) {
+                    k->on_path = 1;
                     s->lk[s->nlk++] = k;
                 }
                 if (p->type == P_PHB && is_intel(s->cpu) && s->node[k->to].type == N_CPU)
                     q->intel_phb = 1;
-                q->exact &= (uint8_t)exact_bw(k->bw);
-                if (k->type == L_PCI)
-                    q->min_pci = fminf(q->min_pci, k->bw);
-                else
-                    q->min_other = fminf(q->min_other, k->bw);
+                q->exact &= (uint8_t)k->exact;
+                float *m = k->type == L_PCI ? &q->min_pci : &q->min_other;
+                *m = k->bw < *m ? k->bw : *m;
             }
             if (!q->count)
                 continue;
@@ -579,25 +743,14 @@ static int search_prep(sys *s)
             s->memo_ok &= q->exact;
             s->any_intel_phb |= q->intel_phb;
         }
-    free(seen);
+    s->lk_exact = 1;
+    for (int l = 0; l < s->nlk; l++)
+        s->lk_exact &= s->lk[l]->exact;
     if (!(s->caps = malloc(sizeof *s->caps * MAX_CAPS * (size_t)(s->nlk > 0 ? s->nlk : 1))))
         return -1;
-    for (int a = 0; a < n; a++) {
-        score sc[NCCL_TUNE_MAX_RANKS];
-        int count = 0;
-        for (int i = 1; i < n; i++) {
-            int r = (a + i) % n;
-            const gpath *p = GP(s, a, r);
-            if (p->count)
-                sc[count++] = (score){r, i, p->count, (int)PATH(s, s->gpu[a], s->gpu[r])->bw};
-        }
-        qsort(sc, (size_t)count, sizeof *sc, cmp_score);
-        for (int i = 0; i < count; i++)
-            s->order[a * n + i] = sc[i].g;
-        s->norder[a] = count;
-    }
-    for (int v = 0; v < s->nn; v++)
-        s->has_nvs |= s->node[v].type == N_NVS;
+    /* With NVSwitches next_gpus takes index neighbours, not this order. */
+    for (int a = 0; a < n && !s->has_nvs; a++)
+        s->norder[a] = sort_candidates(s, a, s->order + a * n);
     return 0;
 }
 
@@ -634,7 +787,7 @@ static void try_candidates(sys *s, const sgraph *g)
         int c = 0;
         for (int i = 0; i < s->norder[a]; i++) {
             int r = s->order[a * n + i];
-            if (!refused(s, g, GP(s, a, r), pci_bw, exact))
+            if (!refused(s, g, GP_ALL(s, a, r), pci_bw, exact))
                 s->cand[a * n + c++] = r;
         }
         s->ncand[a] = c;
@@ -694,7 +847,7 @@ static int better(const sgraph *g, const sgraph *ref)
 static int channel_done(search *x, sgraph *g)
 {
     g->nch++;
-    x->completed++;
+    completion(x);
     if (better(g, x->save)) {
         memcpy(x->save, g, sizeof *g);
         if (g->nch == g->max_ch)
@@ -806,23 +959,44 @@ typedef struct nvs_run {
     int cap_up[NCCL_TUNE_MAX_RANKS], cap_down[NCCL_TUNE_MAX_RANKS];
     int up[NCCL_TUNE_MAX_RANKS], down[NCCL_TUNE_MAX_RANKS];   /* uses */
     int ups_spent;               /* links up at their cap */
+    /* Links taken off at least once (nvs_cap: a link's first figure that is
+     * not exact becomes after_up/after_down then). */
+    uint8_t touched_up[NCCL_TUNE_MAX_RANKS], touched_down[NCCL_TUNE_MAX_RANKS];
+    float after_up[NCCL_TUNE_MAX_RANKS], after_down[NCCL_TUNE_MAX_RANKS];
+    int inexact;                 /* some link's figure is not exact */
     /* Rings on links of one cap: at channel c every link is in use c times,
      * so a chain goes through whole (c < cap) or stops at its first hop;
      * a channel is its start and direction (rows written when saved). */
     int open_below, start[MAX_SEARCH_CH], dir[MAX_SEARCH_CH];
 } nvs_run;
 
-/* How many times an exact link of bandwidth v gives f (at most one more
- * than a try can use: a link serves one hop per channel); -1 if not exact. */
-static int nvs_cap(float v, float f)
+static int cap_count(float v, float f)
 {
-    if (!exact_bw(v))
-        return -1;
     int c = 0;
     while (v >= f && c <= MAX_SEARCH_CH) {
         v = round3(v - f);
         c++;
     }
+    return c;
+}
+
+/* How many times a link of bandwidth v gives the exact amount f (at most
+ * one more than a try can use: a link serves one hop per channel), or -1
+ * where a use count cannot stand for it. Exact v: a use and its undo leave
+ * it as it was (exact_bw). Not exact (a link's first figure): its first use
+ * and undo leave it at *after = round3(round3(v - f) + f); where that is
+ * exact and taking f off it gives the same v1 = round3(v - f) again, it
+ * counts as v does from then on, so the count stands if v gives f at all. */
+static int nvs_cap(float v, float f, float *after)
+{
+    int c = cap_count(v, f);
+    *after = v;
+    if (exact_bw(v) || c == 0)
+        return c;
+    float v1 = round3(v - f), v2 = round3(v1 + f);
+    if (!(v < 1024.0f) || !exact_bw(v1) || !exact_bw(v2) || !(v2 >= f) || round3(v2 - f) != v1)
+        return -1;
+    *after = v2;
     return c;
 }
 
@@ -837,8 +1011,12 @@ static int nvs_tick(search *x)
 /* followPath a -> b: 1 if it went through (its uses counted). */
 static int nvs_follow(nvs_run *r, int a, int b)
 {
-    if (r->up[a] >= r->cap_up[a] || r->down[b] >= r->cap_down[b])
+    if (r->up[a] >= r->cap_up[a])
         return 0;
+    r->touched_up[a] = 1;   /* taken off, and given back if down refuses */
+    if (r->down[b] >= r->cap_down[b])
+        return 0;
+    r->touched_down[b] = 1;
     r->ups_spent += ++r->up[a] == r->cap_up[a];
     r->down[b]++;
     r->g->nhops += 2;
@@ -922,6 +1100,189 @@ static void nvs_rec(nvs_run *r)
     }
 }
 
+/* nvs_rec by bit masks (n <= 64, exact links): the links at their cap are
+ * bits, so that a chain's first refused hop is found at once. A chain going
+ * d from s meets hop k (x_{k-1} -> x_k, x_k = s + k d) refused where GPU
+ * x_{k-1}'s link up or x_k's down is at its cap: bit x_{k-1} of up_full |
+ * (down_full shifted by d). A chain that completes uses every link but
+ * (a tree) its last GPU's up and its first's down, so with c channels
+ * GPU v's up is in use c - miss_up[v] times and at its cap when key
+ * cap_up[v] + miss_up[v] <= c: a chain adds a channel and moves one GPU's
+ * key, in O(1). Follows, ticks, closing hop, completion and saves are
+ * nvs_chain's, in the same order; rows are written when saved
+ * (nvs_uniform_chain's rule). */
+typedef uint64_t nvs_mask;
+
+typedef struct nvs_fast {
+    nvs_run *r;
+    int n, base;                 /* GPUs; g->nhops before the try */
+    nvs_mask full;               /* n bits */
+    int key_up[64], key_down[64];
+    nvs_mask by_key_up[2 * MAX_SEARCH_CH + 8], by_key_down[2 * MAX_SEARCH_CH + 8];
+} nvs_fast;
+
+/* Bit y of the result: bit (y + k) mod n of m (0 <= k < n). */
+static nvs_mask rot_right(nvs_mask m, int k, int n, nvs_mask full)
+{
+    return k ? ((m >> k) | (m << (n - k))) & full : m;
+}
+
+static void fast_move(int *key, nvs_mask *by_key, int v, int add)
+{
+    by_key[key[v]] &= ~(1ULL << v);
+    key[v] += add;
+    by_key[key[v]] |= 1ULL << v;
+}
+
+static void nvs_fast_rec(nvs_fast *f, nvs_mask up_full, nvs_mask down_full);
+
+/* The refusals of chains going d: bit y where hop x_{k-1} = y -> y + d is refused. */
+static nvs_mask refusals(const nvs_fast *f, nvs_mask up_full, nvs_mask down_full, int d)
+{
+    return up_full | rot_right(down_full, d > 0 ? 1 : f->n - 1, f->n, f->full);
+}
+
+/* The follows of the chains from every start, where each stops at its first
+ * refusal (bits of m, at least one): from a start in a gap of L between two
+ * refusals, L - 1 down to 0 (the refusal's own start), sum L(L-1)/2. */
+static long gap_steps(nvs_mask m, int n)
+{
+    int first = __builtin_ctzll(m), prev = first;
+    long sum = 0;
+    for (nvs_mask q = m & (m - 1); q; q &= q - 1) {
+        int b = __builtin_ctzll(q), l = b - prev;
+        sum += l * (l - 1) >> 1;
+        prev = b;
+    }
+    int l = first + n - prev;
+    return sum + (l * (l - 1) >> 1);
+}
+
+static void nvs_fast_chain(nvs_fast *f, int s, int d, nvs_mask up_full, nvs_mask down_full)
+{
+    nvs_run *r = f->r;
+    search *x = r->x;
+    sgraph *g = r->g;
+    int n = f->n, c = g->nch, t;
+    nvs_mask m = refusals(f, up_full, down_full, d);
+    if (d > 0) {
+        nvs_mask q = rot_right(m, s, n, f->full);
+        t = q ? __builtin_ctzll(q) : n;
+    } else {
+        /* bit n-1-t of q: bit (s - t) mod n */
+        nvs_mask q = rot_right(m, s + 1 < n ? s + 1 : 0, n, f->full);
+        t = q ? n - 1 - (63 - __builtin_clzll(q)) : n;
+    }
+    int hops = t < n - 1 ? t : n - 1;   /* follows that go through */
+    /* A tick after each (nvs_tick: none once the time is out). */
+    if (x->time <= 0)
+        return;
+    if (x->time < hops) {
+        x->time = 0;
+        return;
+    }
+    x->time -= hops;
+    if (hops < n - 1)
+        return;
+    /* Step n reached: a tree completes with its tick, a ring closes first. */
+    if (r->ring && t < n)
+        return;
+    if (!nvs_tick(x))
+        return;
+    r->start[c] = s;
+    r->dir[c] = d;
+    int last = s - d < 0 ? n - 1 : s - d >= n ? 0 : s - d;
+    nvs_mask uf = up_full | f->by_key_up[c + 1], df = down_full | f->by_key_down[c + 1];
+    if (!r->ring) {
+        uf = up_full | (f->by_key_up[c + 1] & ~(1ULL << last));
+        df = down_full | (f->by_key_down[c + 1] & ~(1ULL << s));
+        fast_move(f->key_up, f->by_key_up, last, 1);
+        fast_move(f->key_down, f->by_key_down, s, 1);
+    }
+    g->nch++;
+    completion(x);
+    g->nhops = f->base + 2 * (r->ring ? n : n - 1) * g->nch;
+    if (better(g, x->save)) {
+        for (int k = 0; k < g->nch; k++) {
+            int *row = g->intra + k * n;
+            for (int i = 0, v = r->start[k]; i < n; i++) {
+                row[i] = v;
+                v += r->dir[k];
+                v = v < 0 ? n - 1 : v >= n ? 0 : v;
+            }
+        }
+        memcpy(x->save, g, sizeof *g);
+        if (g->nch == g->max_ch)
+            x->time = -1;
+    }
+    if (g->nch < g->max_ch)
+        nvs_fast_rec(f, uf, df);
+    g->nch--;
+    g->nhops = f->base + 2 * (r->ring ? n : n - 1) * g->nch;
+    if (!r->ring) {
+        fast_move(f->key_up, f->by_key_up, last, -1);
+        fast_move(f->key_down, f->by_key_down, s, -1);
+    }
+}
+
+static void nvs_fast_rec(nvs_fast *f, nvs_mask up_full, nvs_mask down_full)
+{
+    nvs_run *r = f->r;
+    search *x = r->x;
+    sgraph *g = r->g;
+    int n = f->n, c = g->nch;
+    if (up_full == f->full) {
+        /* Every first hop is refused: one step per start tried. */
+        int steps = g->same && c > 0 ? 1 : 1 + n;
+        x->time = x->time > steps ? x->time - steps : x->time > 0 ? 0 : x->time;
+        return;
+    }
+    if (nvs_tick(x))
+        nvs_fast_chain(f, c ? r->start[c - 1] : 0, c ? r->dir[c - 1] : 1, up_full, down_full);
+    if (g->same && c > 0)
+        return;
+    /* Where no chain of the loop below can complete (a tree's, with two
+     * refusals; a ring's, with one), it only takes steps: a tick per start
+     * and each chain's follows, each taken while time is left, so in all
+     * the time less their sum, or nothing left. */
+    long steps = n;
+    int completes = 0;
+    for (int k = 0; k < r->nf; k++) {
+        nvs_mask m = refusals(f, up_full, down_full, r->first[k]);
+        completes |= __builtin_popcountll(m) < (r->ring ? 1 : 2);
+        if (m)
+            steps += gap_steps(m, n);
+    }
+    if (!completes) {
+        if (x->time > 0)
+            x->time = x->time > steps ? x->time - (int)steps : 0;
+        return;
+    }
+    for (int s = 0; s < n && x->time > 0; s++) {
+        if (!nvs_tick(x))
+            return;
+        for (int k = 0; k < r->nf && x->time > 0; k++)
+            nvs_fast_chain(f, s, r->first[k], up_full, down_full);
+    }
+}
+
+/* nvs_fast_rec from channel 0. */
+static void nvs_fast_try(nvs_run *r, int base)
+{
+    nvs_fast f = {.r = r, .n = r->n, .base = base};
+    f.full = f.n == 64 ? ~0ULL : (1ULL << f.n) - 1;
+    nvs_mask uf = 0, df = 0;
+    for (int a = 0; a < f.n; a++) {
+        f.key_up[a] = r->cap_up[a];
+        f.key_down[a] = r->cap_down[a];
+        f.by_key_up[r->cap_up[a]] |= 1ULL << a;
+        f.by_key_down[r->cap_down[a]] |= 1ULL << a;
+        uf |= (nvs_mask)(r->cap_up[a] == 0) << a;
+        df |= (nvs_mask)(r->cap_down[a] == 0) << a;
+    }
+    nvs_fast_rec(&f, uf, df);
+}
+
 static void nvs_uniform_rec(nvs_run *r);
 
 /* A chain of nvs_uniform_rec: n steps and the completion, or nothing. */
@@ -941,7 +1302,7 @@ static void nvs_uniform_chain(nvs_run *r, int start, int d, int base_hops)
     r->dir[c] = d;
     g->nch++;
     g->nhops = base_hops + 2 * n * g->nch;
-    x->completed++;
+    completion(x);
     if (better(g, x->save)) {
         for (int k = 0; k < g->nch; k++)
             for (int i = 0; i < n; i++)
@@ -1017,30 +1378,63 @@ static int nvs_try(search *x, sgraph *g)
     /* 2n links, each on its own: GPU a's own link up, and a link of a
      * node that is no GPU down to b. */
     for (int a = 0; a < n; a++) {
-        size_t ou = (size_t)((const char *)up[a] - (const char *)s->node) / sizeof *s->node;
-        size_t od = (size_t)((const char *)down[a] - (const char *)s->node) / sizeof *s->node;
-        if ((int)ou != s->gpu[a] || down[a]->to != s->gpu[a] || (int)od >= s->nn ||
-            s->node[od].type == N_GPU)
+        if (up[a]->from != s->gpu[a] || down[a]->to != s->gpu[a] ||
+            s->node[down[a]->from].type == N_GPU)
             return 0;
     }
+    /* Links of one figure have one count: the last few figures' kept. */
+    float seen_v[4], seen_after[4];
+    int seen_cap[4], nseen = 0;
+    for (int a = 0; a < 2 * n; a++) {
+        nlink *k = a < n ? up[a] : down[a - n];
+        int i = 0, *cap = a < n ? &r.cap_up[a] : &r.cap_down[a - n];
+        float *after = a < n ? &r.after_up[a] : &r.after_down[a - n];
+        while (i < nseen && seen_v[i] != k->bw)
+            i++;
+        if (i == nseen) {
+            i = nseen < 4 ? nseen++ : 3;
+            seen_v[i] = k->bw;
+            seen_cap[i] = nvs_cap(k->bw, g->bw_intra, &seen_after[i]);
+        }
+        *cap = seen_cap[i];
+        *after = seen_after[i];
+    }
     for (int a = 0; a < n; a++) {
-        r.cap_up[a] = nvs_cap(up[a]->bw, g->bw_intra);
-        r.cap_down[a] = nvs_cap(down[a]->bw, g->bw_intra);
         if (r.cap_up[a] < 0 || r.cap_down[a] < 0)
             return 0;
+        r.inexact |= r.after_up[a] != up[a]->bw || r.after_down[a] != down[a]->bw;
         r.ups_spent += r.cap_up[a] == 0;
     }
     int base = g->nhops, uniform = r.ring;
     for (int a = 0; a < n; a++)
         uniform &= r.cap_up[a] == r.cap_up[0] && r.cap_down[a] == r.cap_down[0];
-    x->completed = 0;
     if (uniform) {
         r.open_below = r.cap_up[0] < r.cap_down[0] ? r.cap_up[0] : r.cap_down[0];
+        /* Its first chain goes all round (open_below > 0, the budget more
+         * than n), taking off every link; else the links it touches are not
+         * followed here. */
+        if (r.inexact && (r.open_below == 0 || x->time <= n))
+            return 0;
+        memset(r.touched_up, 1, sizeof r.touched_up);
+        memset(r.touched_down, 1, sizeof r.touched_down);
+    }
+    x->completed = 0;
+    if (uniform) {
         nvs_uniform_rec(&r);
+    } else if (n <= 64 && !r.inexact) {
+        nvs_fast_try(&r, base);
     } else {
         nvs_rec(&r);
     }
     g->nhops = base;
+    /* What the step-by-step search leaves on the links: the figures after
+     * a first use where they were not exact. */
+    for (int a = 0; a < n && r.inexact; a++) {
+        if (r.touched_up[a])
+            up[a]->bw = r.after_up[a];
+        if (r.touched_down[a])
+            down[a]->bw = r.after_down[a];
+    }
     return 1;
 }
 
@@ -1072,7 +1466,22 @@ static void search_try(search *x, sgraph *g)
         if (!s->has_nvs)
             try_candidates(s, g);
         x->completed = 0;
+        float pci = g->bw_intra * 6 / 5;
+        s->milli = !s->every_step && s->lk_exact && exact_bw(g->bw_intra) && exact_bw(pci);
+        if (s->milli) {
+            s->milli_bw = (int32_t)round_half_away(g->bw_intra * 1000);
+            s->milli_pci = (int32_t)round_half_away(pci * 1000);
+            for (int l = 0; l < s->nlk; l++)
+                s->lk[l]->milli = (int32_t)round_half_away(s->lk[l]->bw * 1000);
+        }
         rec(x, g);
+        if (s->milli)
+            for (int l = 0; l < s->nlk; l++)
+                s->lk[l]->bw = (float)s->lk[l]->milli / 1000;
+        else
+            for (int l = 0; l < s->nlk; l++)
+                s->lk_exact &= exact_bw(s->lk[l]->bw);
+        s->milli = 0;
     }
     if (key.caps >= 0 && !x->completed && s->nmemo < MAX_MEMO) {
         key.left = x->time;
@@ -1114,13 +1523,16 @@ static void compute(sys *s, const struct nccl_version *ver, sgraph *graph, int m
     nt->speed_first_GBps = speed[si];
     nt->speed_last_GBps = speed[ns - 1];
     long global = 1L << 19;
-    search x = {s, graph, 0, 0};
+    search x = {s, graph, 0, 0, 0};
     for (;;) {
         /* search: */
         x.time = tmp.same ? 1 << 8 : 1 << 14;
         tmp.nch = 0;
         global -= x.time;
+        int budget = x.time;
         search_try(&x, &tmp);
+        nt->search_digest = digest(nt->search_digest ^ x.digest, (uint64_t)(int64_t)(budget - x.time));
+        x.digest = 0;
         int done = x.time == -1 || (float)graph->nch * graph->bw_inter >= s->total_bw;
         if (!done && pass == 1) {
             if (tmp.same == 1 && !(amd && tmp.type_intra == P_SYS)) {
@@ -1536,10 +1948,10 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
                         rc = err_set(e, ERR_USAGE, "GPU%d -> GPU%d: no path through a CPU", p, g);
                     if (!rc) {
                         /* hop0 stays: an NVB path through this GPU walks it. */
-                        pp->count = a->count + b->count;
+                        pp->count = (uint8_t)(a->count + b->count);
                         pp->type = a->type > b->type ? a->type : b->type;
                         pp->bw = fminf(a->bw, b->bw);
-                        pp->via = c;
+                        pp->via = (int16_t)c;
                     }
                 }
                 nt->path_bw_GBps[p][g] = pp->bw;
@@ -1593,6 +2005,12 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
         nc = nc < maxc ? nc : maxc;
         nc = nc > minc ? nc : minc;
         nt->nchannels = nc;
+        for (int v = 0; v < s.nn; v++)
+            for (int l = 0; l < s.node[v].nlinks; l++) {
+                uint32_t bits;
+                memcpy(&bits, &s.node[v].links[l].bw, sizeof bits);
+                nt->search_digest = digest(nt->search_digest, bits);
+            }
         tune(nt, &versions[ver], tree->pattern, env);
         nt->all_nvlink = max_type < P_PIX;   /* paths.cc ncclTopoPathAllNVLink */
         p2p_channels(nt, &s);
@@ -1611,6 +2029,8 @@ int nccl_tune_new(const topo *t, int nranks, const nccl_env *env, nccl_tune **ou
     }
     if (!rc)
         p2p_chunk(nt, env);
+    for (int v = 0; s.node && v < s.nn; v++)
+        free(s.node[v].links);
     free(s.node);
     free(s.path);
     free(s.slot);

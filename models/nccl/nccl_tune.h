@@ -92,6 +92,10 @@ typedef struct nccl_tune {
     int p2p_per_peer;      /* comm->p2pnChannelsPerPeer */
     int p2p_chunk_bytes;   /* comm->p2pChunkSize (Simple's step) */
     int all_nvlink;        /* comm->isAllNvlink */
+    /* Not NCCL's: a digest of the search's course (the steps each try took,
+     * then the figures left on the links), so that tests can tell two
+     * searches apart that end in the same graphs. */
+    uint64_t search_digest;
 } nccl_tune;
 
 /* Computes NCCL's view for GPUs 0..nranks-1 of t under env. ERR_USAGE

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -647,8 +648,10 @@ static void test_beyond_local_ranks(void **state)
 /* The search's shortcuts (candidates refused whatever happens, tries that
  * complete nothing answered from an identical earlier one, NVSwitch tries
  * replayed chain by chain) are exact by construction, so every field of
- * the result must equal the step-by-step search's (search_every_step), on
- * NVSwitch and PCIe presets, at several P2P levels and versions. */
+ * the result must equal the step-by-step search's (search_every_step), its
+ * search_digest included (each try's steps, the time left at each completed
+ * channel, the links' figures at the end), on NVSwitch and PCIe presets, at
+ * several P2P levels and versions. */
 static void test_search_shortcuts(void **state)
 {
     (void)state;
@@ -689,6 +692,69 @@ static void test_search_shortcuts(void **state)
             }
 }
 
+/* The NVSwitch replays (use counts per link, bit masks of the links at
+ * their cap, whole loops of chains that complete nothing counted in one
+ * sum) are exact by construction too: on GPUs whose NVLinks have different
+ * lane counts (so that links reach their cap at different channels) every
+ * field must equal the step-by-step search's, for each count and ladder. */
+static void test_search_shortcuts_mixed_nvlinks(void **state)
+{
+    (void)state;
+    static const int sizes[] = {3, 5, 8, 13, 31, 64, 72};
+    static const int sms[] = {80, 90, 100};
+    /* GPU i's lanes: every lane count from 1 to 18 in turn, all 18, or two groups. */
+    for (int pat = 0; pat < 3; pat++)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+            for (size_t m = 0; m < sizeof sms / sizeof sms[0]; m++) {
+                int n = sizes[k];
+                char *text = NULL;
+                size_t len = 0;
+                FILE *f = open_memstream(&text, &len);
+                assert_non_null(f);
+                fprintf(f, "collsim-topo 1\nparam gpu_sm %d\nnode c cpu numa=0\n"
+                        "node m hostmem numa=0\nnode nv nvswitch\n"
+                        "link c m mem bw_GBps=100 lat_ns=10\n", sms[m]);
+                for (int i = 0; i < n; i++) {
+                    int lanes = pat == 0 ? 1 + (i * 7) % 18 : pat == 1 ? 18 : i % 3 ? 18 : 12;
+                    fprintf(f, "node r%d root parent=c\nnode g%d gpu parent=r%d\n"
+                            "link r%d c fabric bw_GBps=50 lat_ns=10\n"
+                            "link g%d r%d pcie gen=5 width=16 lat_ns=100\n"
+                            "link g%d nv nvlink lanes=%d bw_GBps=%d lat_ns=250\n",
+                            i, i, i, i, i, i, i, lanes, 20 * lanes);
+                }
+                fclose(f);
+                FILE *in = fmemopen(text, len, "r");
+                assert_non_null(in);
+                err e = {0};
+                topo *t = NULL;
+                int rc = topo_parse(in, "mixed", &t, &e);
+                fclose(in);
+                free(text);
+                if (rc)
+                    fail_msg("topo_parse: %s", e.msg);
+                for (int ver = 0; ver < nccl_tune_nversions(); ver += 2) {
+                    coll_req r;
+                    coll_req_init(&r, t);
+                    r.env.version = ver;
+                    nccl_tune *fast = NULL, *slow = NULL;
+                    assert_int_equal(nccl_tune_new(t, n, &r.env, &fast, &e), 0);
+                    r.env.search_every_step = 1;
+                    assert_int_equal(nccl_tune_new(t, n, &r.env, &slow, &e), 0);
+                    if (memcmp(fast, slow, sizeof *fast))
+                        fail_msg("%d GPUs, lanes %d, SM %d, version %s: the shortcuts changed "
+                                 "the result (ring %d ch at %.2f, tree %d, step by step %d ch "
+                                 "at %.2f, tree %d)", n, pat, sms[m],
+                                 nccl_tune_version_name(ver), fast->ring.nchannels,
+                                 (double)fast->ring.bw_intra_GBps, fast->tree.nchannels,
+                                 slow->ring.nchannels, (double)slow->ring.bw_intra_GBps,
+                                 slow->tree.nchannels);
+                    nccl_tune_free(fast);
+                    nccl_tune_free(slow);
+                }
+                topo_free(t);
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -703,6 +769,7 @@ int main(void)
         cmocka_unit_test(test_alltoall_nvswitch), cmocka_unit_test(test_alltoall_pcie),
         cmocka_unit_test(test_alltoall_versions), cmocka_unit_test(test_blackwell_ll128_cap),
         cmocka_unit_test(test_beyond_local_ranks), cmocka_unit_test(test_search_shortcuts),
+        cmocka_unit_test(test_search_shortcuts_mixed_nvlinks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,9 +70,23 @@ static void link_asym(bld *b, const char *x, const char *y, topo_link_kind k, do
         b->rc = b->e ? b->e->code : ERR_INPUT;
 }
 
+/* prefix followed by i (>= 0) in decimal, in buf (32 bytes): a preset's
+ * node names, formatted without printf (some 300 per 64-GPU preset). */
 static const char *nm(char *buf, const char *prefix, int i)
 {
-    snprintf(buf, 32, "%s%d", prefix, i);
+    size_t l = strlen(prefix);
+    char digits[12];
+    int nd = 0;
+    unsigned u = (unsigned)i;
+    do {
+        digits[nd++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    ASSERTF(i >= 0 && l + (size_t)nd < 32, "preset node name %s%d", prefix, i);
+    memcpy(buf, prefix, l);
+    for (int k = 0; k < nd; k++)
+        buf[l + (size_t)k] = digits[nd - 1 - k];
+    buf[l + (size_t)nd] = 0;
     return buf;
 }
 
@@ -84,6 +98,7 @@ static const char *nm(char *buf, const char *prefix, int i)
 #define NVL_NS 250.0           /* GPU <-> NVSwitch hop */
 #define RTX_MEM_GBps 1792.0    /* RTX PRO 6000 GDDR7 peak */
 #define H200_MEM_GBps 4800.0   /* H200 HBM3e peak */
+#define H100_MEM_GBps 3350.0   /* H100 SXM5 80GB HBM3 peak (NVIDIA H100 datasheet) */
 
 int64_t topo_default_pci_lat_ps(topo_kind child, topo_kind parent)
 {
@@ -223,11 +238,11 @@ static void h200_measured(topo *t)
 
 /* HGX-style boxes of 8 GPUs: per socket two PCIe switches (own root port
  * each) with 2 GPUs each; all GPUs on one non-blocking NVSwitch node. */
-static int build_hgx(topo *t, int ngpu, err *e)
+static int build_hgx(topo *t, int ngpu, double gpu_mem_GBps, err *e)
 {
     bld b = {t, e, 0};
     char n1[32], n2[32], n3[32];
-    set_params(t, 0, 245.8, H200_MEM_GBps);
+    set_params(t, 0, 245.8, gpu_mem_GBps);
     h200_measured(t);
     node(&b, "nvs0", TOPO_NVSWITCH, -1, NULL);
     int nsock = (ngpu + 3) / 4;
@@ -253,7 +268,12 @@ static int build_hgx(topo *t, int ngpu, err *e)
     return b.rc;
 }
 
-static int build_h200_8x(topo *t, err *e) { return build_hgx(t, 8, e); }
+static int build_h200_8x(topo *t, err *e) { return build_hgx(t, 8, H200_MEM_GBps, e); }
+/* HGX H100: the same GH100 GPU, 18 NVLink 4 lanes and third-generation
+ * NVSwitch as HGX H200 (NVIDIA's H100 and H200 datasheets); only the memory
+ * differs (HBM3, 3.35 TB/s). The host-side costs measured on one H200 are
+ * taken for the H100 (the same die and driver path; not measured on one). */
+static int build_h100_8x(topo *t, err *e) { return build_hgx(t, 8, H100_MEM_GBps, e); }
 
 /* One H200's thread blocks against pinned host memory (validate/data/h200-1x/
  * micro/host-kernel-b*.csv, hwcheck host --op kernel, 256 MiB): one block of
@@ -352,8 +372,8 @@ static int build_h200_2x(topo *t, err *e)
     /* NCCL's host work per call beyond a launch, not measured on this
      * machine: the one-H200 VM's `hwcheck launch --nccl-only` (h200-1x set's
      * fit of micro/hostcall/); one thread drives both GPUs, so an eager
-     * 2-rank call is 2 x (launch + group + one call), 11.87 us
-     * (micro/hostmode/: two communicators in one group cost 1.96-2.13 x one). */
+     * 2-rank call is 2 x (launch + group + its call), 11.87 us (micro/hostmode/: two
+     * communicators in one group cost 1.63-2.13 x one, median 1.92). */
     p->nccl_host_ps = 985000;
     p->nccl_group_ps = 2515000;
     p->nccl_p2p_op_ps = 261000;
@@ -430,7 +450,7 @@ static int family_n(const char *name, const char *prefix, const char *suffix)
 
 static int build_nvswitch_n(topo *t, const char *name, err *e)
 {
-    return build_hgx(t, family_n(name, "nvswitch-", ""), e);
+    return build_hgx(t, family_n(name, "nvswitch-", ""), H200_MEM_GBps, e);
 }
 
 static int build_pcie_n(topo *t, const char *name, err *e)
@@ -466,6 +486,8 @@ static const struct preset {
      build_1s, NULL, NULL},
     {"h200-8x-nvswitch", "8x H200 SXM, NVLink 4 (18 lanes) via NVSwitch; Gen5 host links via 4 "
      "switches, 2 sockets", build_h200_8x, NULL, NULL},
+    {"h100-8x-nvswitch", "8x H100 SXM (HBM3), otherwise as h200-8x-nvswitch", build_h100_8x, NULL,
+     NULL},
     {"h200-1x", "1x H200, PCIe Gen5 x16 host link to socket 0", build_h200_1x, NULL, NULL},
     {"h200-2x", "2x H200 SXM, NV18 between them (via NVSwitch), each on its own Gen5 x16 root "
      "port of socket 0", build_h200_2x, NULL, NULL},

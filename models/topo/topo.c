@@ -90,8 +90,7 @@ static void default_params(topo_params *p)
     p->nccl_p2p_op_ps = 0;
 }
 
-int64_t topo_nccl_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops,
-                           int thread_ranks, int64_t probe_ps)
+int64_t topo_nccl_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops)
 {
     if (graph)
         return p->nccl_graph_call_ps > 0 ? p->nccl_graph_call_ps : p->graph_node_ps;
@@ -102,16 +101,32 @@ int64_t topo_nccl_issue_ps(const topo_params *p, int graph, int nranks, int p2p_
     /* One rank: the front end ends in a copy (enqueue.cc ncclLaunchOneRank). */
     if (p2p_ops == 0 && nranks <= 1)
         return p->launch_ps + p->nccl_host_ps;
-    /* Otherwise, per rank, its calls' appends, then group end, plan and one
-     * kernel launch (group.cc doLaunches); a thread that drives several
-     * ranks plans and launches for each in turn. */
+    /* Otherwise the calls' appends (a collective is one call: taskAppend, as
+     * a send's p2pTaskAppend), group end, plan and one kernel launch
+     * (group.cc doLaunches). */
     int calls = p2p_ops > 0 ? p2p_ops : 1;
-    int per_thread = thread_ranks > 0 && thread_ranks < nranks ? thread_ranks : nranks;
-    if (per_thread < 1)
-        per_thread = 1;
-    if (probe_ps > 0)   /* the process's own group of 2 calls, then its other calls */
-        return per_thread * (probe_ps + (calls - 2) * p->nccl_p2p_op_ps);
-    return per_thread * (p->launch_ps + p->nccl_group_ps + calls * p->nccl_p2p_op_ps);
+    return p->launch_ps + p->nccl_group_ps + calls * p->nccl_p2p_op_ps;
+}
+
+int64_t topo_nccl_thread_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops,
+                                  int gpus)
+{
+    int64_t one = topo_nccl_issue_ps(p, graph, nranks, p2p_ops);
+    if (graph || gpus <= 1 || nranks <= 1 || p->nccl_call_ps > 0)
+        return one;
+    return (gpus < nranks ? gpus : nranks) * one;
+}
+
+int64_t topo_nccl_probe_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops,
+                                 int gpus, int64_t probe_ps)
+{
+    if (probe_ps <= 0 || graph || nranks <= 1 || p->nccl_call_ps > 0)
+        return topo_nccl_thread_issue_ps(p, graph, nranks, p2p_ops, gpus);
+    /* The process's own group of one send and one receive stands for its
+     * launch, NCCL's group path and 2 calls; then the rank's own calls. */
+    int g = gpus < 1 ? 1 : gpus < nranks ? gpus : nranks;
+    int calls = p2p_ops > 0 ? p2p_ops : 1;
+    return g * (probe_ps + (calls - 2) * p->nccl_p2p_op_ps);
 }
 
 static const char *const cpu_names[CPU_NKINDS] = {
@@ -655,12 +670,6 @@ int topo_gpu_node(const topo *t, int gpu)
     return gpu >= 0 && gpu < t->ngpus ? t->gpus[gpu] : -1;
 }
 
-int topo_is_transit(const topo *t, int v)
-{
-    topo_kind k = t->nodes[v].kind;
-    return k != TOPO_GPU && k != TOPO_HOSTMEM;
-}
-
 static int build_adjacency(topo *t)
 {
     t->adj_start = calloc((size_t)t->nnodes + 1, sizeof(int));
@@ -684,8 +693,6 @@ static int build_adjacency(topo *t)
     free(fill);
     return 0;
 }
-
-int topo_other_end(const topo_link *l, int v) { return l->a == v ? l->b : l->a; }
 
 /* Reachability over routable paths from src, or from every GPU if src < 0
  * (sources expand; other GPUs and host memory never do); seen[v] = 1 for

@@ -92,9 +92,14 @@ struct topo {
 /* The route a->b (computed on first use, then cached; all = store every route
  * of a's tree at once); NULL when out of memory. */
 const route *topo_get_route(const topo *t, int a, int b, int all);
-/* 1 for nodes data may cross (switches, CPUs), 0 for endpoints (GPU, host memory). */
-int topo_is_transit(const topo *t, int v);
-int topo_other_end(const topo_link *l, int v);
+/* 1 for nodes data may cross (switches, CPUs), 0 for endpoints (GPU, host
+ * memory); inline, as the route searches ask for every link they relax. */
+static inline int topo_is_transit(const topo *t, int v)
+{
+    topo_kind k = t->nodes[v].kind;
+    return k != TOPO_GPU && k != TOPO_HOSTMEM;
+}
+static inline int topo_other_end(const topo_link *l, int v) { return l->a == v ? l->b : l->a; }
 /* The largest k such that GPUs 0..k-1 are pairwise NVLinked: the longest
  * prefix attached to one NVSwitch, then extended pair by pair (direct
  * meshes), so O(GPUs x links) on NVSwitch boxes. */
