@@ -169,6 +169,13 @@ int64_t topo_nccl_issue_ps(const topo_params *p, int graph, int nranks, int p2p_
  * per iteration of the layout it was measured in). */
 int64_t topo_nccl_thread_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops,
                                   int gpus);
+/* The same where the measuring process's own host cost is known: probe_ps >
+ * 0, its one-rank NCCL group of one send and one receive (hwcheck coll's
+ * host_probe), stands for launch_ps + nccl_group_ps + 2 nccl_p2p_op_ps on each
+ * of the gpus ranks; as topo_nccl_thread_issue_ps for probe_ps 0, in a graph,
+ * on one rank and under nccl_call_ps. */
+int64_t topo_nccl_probe_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops,
+                                 int gpus, int64_t probe_ps);
 
 /* P2P capability between two GPUs as NVML reports it (`nvidia-smi topo -p2p r`
  * and `-p2p w`; NCCL reads both): OK, or why it is not supported (NS not
