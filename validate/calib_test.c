@@ -253,9 +253,24 @@ static void test_nccl_keys_reach_the_model(void **state)
     assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16), 11791000);
     assert_int_equal(topo_nccl_issue_ps(&q, 0, 2, 0), 7615000);
     assert_int_equal(topo_nccl_issue_ps(&q, 1, 8, 16), 817000);
+    /* One thread driving g of the ranks (nccl-tests -g g) issues g calls
+     * per iteration in one group, each with its plan and launch: a
+     * collective on 8 ranks from one thread 8 x 7.615 = 60.92 us, from 2
+     * threads of 4 GPUs 4 x 7.615 = 30.46; an 8-rank all-to-all 8 x 11.791 =
+     * 94.328; g is at most the ranks (2 ranks: 2 x 7.615); one rank, g 1 or a
+     * graph: one call's. */
+    assert_int_equal(topo_nccl_thread_issue_ps(&q, 0, 8, 0, 8), 60920000);
+    assert_int_equal(topo_nccl_thread_issue_ps(&q, 0, 8, 0, 4), 30460000);
+    assert_int_equal(topo_nccl_thread_issue_ps(&q, 0, 8, 16, 8), 94328000);
+    assert_int_equal(topo_nccl_thread_issue_ps(&q, 0, 2, 0, 8), 15230000);
+    assert_int_equal(topo_nccl_thread_issue_ps(&q, 0, 1, 0, 8), 6085000);
+    assert_int_equal(topo_nccl_thread_issue_ps(&q, 0, 8, 0, 1), 7615000);
+    assert_int_equal(topo_nccl_thread_issue_ps(&q, 1, 8, 16, 8), 817000);
     q.nccl_call_ps = 12760000;
     assert_int_equal(topo_nccl_issue_ps(&q, 0, 1, 0), 12760000);
     assert_int_equal(topo_nccl_issue_ps(&q, 0, 8, 16), 11791000);
+    /* nccl_call_us was fitted per iteration of its own layout: kept. */
+    assert_int_equal(topo_nccl_thread_issue_ps(&q, 0, 2, 0, 2), 12760000);
 }
 
 int main(void)

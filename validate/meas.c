@@ -31,6 +31,7 @@ struct meas_set {
     int nmeta;
     const char *meta_key[MAX_META], *meta_val[MAX_META];
     int nccl_ranks;              /* Rank lines seen in nccl-tests output */
+    int nccl_gpus;               /* its header's nGpus (GPUs per thread), 0 if none */
     const char *nccl_coll;       /* collective named in nccl-tests text */
     void *rows;                  /* array of the kind's row type */
     size_t nrows, caprows, rowsize;
@@ -609,6 +610,9 @@ static int read_nccl_tests(meas_set *m, FILE *f, err *e)
             char *g = strstr(s, "graph: ");
             if (strstr(s, "nThread") && g)
                 graph = atoi(g + 7) != 0;
+            const char *ng = strstr(s, "nGpus ");
+            if (strstr(s, "nThread") && ng && atoi(ng + 6) > 0 && atoi(ng + 6) < 1 << 20)
+                m->nccl_gpus = atoi(ng + 6);
             if (strstr(s, " Rank ") && strstr(s, "device"))
                 m->nccl_ranks++;
             if (!strncmp(s, "# predicted_by: collsim", 23))
@@ -857,6 +861,30 @@ int meas_coll_req(const meas_set *m, const meas_coll *k, const topo *t, coll_kin
     if (algo_name)
         *algo_name = algo;
     return 0;
+}
+
+int meas_gpus_per_thread(const meas_set *m)
+{
+    if (m->nccl_gpus > 0)
+        return m->nccl_gpus;
+    const char *cmd = meas_meta(m, "command");
+    if (!cmd || !strstr(cmd, "_perf"))
+        return 1;
+    char buf[LINE_MAX_BYTES];
+    snprintf(buf, sizeof buf, "%s", cmd);
+    char *save = NULL, *prev = NULL;
+    long v = 1;
+    for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        const char *num = prev && (!strcmp(prev, "-g") || !strcmp(prev, "--ngpus")) ? tok
+                          : !strncmp(tok, "--ngpus=", 8)                             ? tok + 8
+                          : !strncmp(tok, "-g", 2) && tok[2]                         ? tok + 2
+                                                                                     : NULL;
+        long n;
+        if (num && num_long(num, &n) == 0 && n > 0 && n < 1 << 20)
+            v = n;
+        prev = tok;
+    }
+    return (int)v;
 }
 
 int meas_ranks(const meas_set *m)

@@ -116,6 +116,10 @@ int meas_dtype_parse(const char *s, coll_dtype *out);
 /* Number of ranks of a coll set (metadata `ranks`, hwcheck `virtual_ranks`,
  * nccl-tests Rank lines, or the entries of `gpus`); 0 if unknown. */
 int meas_ranks(const meas_set *m);
+/* GPUs one host thread drove in an nccl-tests run: its header's `nGpus N`,
+ * else `-g N` / `-gN` / `--ngpus N` in a `# command:` line naming an
+ * nccl-tests binary (`*_perf`); 1 otherwise. */
+int meas_gpus_per_thread(const meas_set *m);
 /* N when the file's ranks were N virtual ranks on one GPU (hwcheck
  * --virtual-ranks, metadata `virtual_ranks`); 0 when they were real GPUs. */
 int meas_virtual_ranks(const meas_set *m);

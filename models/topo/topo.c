@@ -105,6 +105,15 @@ int64_t topo_nccl_issue_ps(const topo_params *p, int graph, int nranks, int p2p_
     return p->launch_ps + p->nccl_group_ps + p2p_ops * p->nccl_p2p_op_ps;
 }
 
+int64_t topo_nccl_thread_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops,
+                                  int gpus)
+{
+    int64_t one = topo_nccl_issue_ps(p, graph, nranks, p2p_ops);
+    if (graph || gpus <= 1 || nranks <= 1 || p->nccl_call_ps > 0)
+        return one;
+    return (gpus < nranks ? gpus : nranks) * one;
+}
+
 static const char *const cpu_names[CPU_NKINDS] = {
     "unknown", "amd", "intel-bdw", "intel-skl", "intel-srp", "intel-erp",
     "arm", "power", "zhaoxin", "zhaoxin-yongfeng"};
