@@ -66,6 +66,7 @@ typedef struct flows_args {
     double window_us;
     flows_issue issue;     /* --issue */
     long repeat;           /* --repeat */
+    int orders;            /* --orders: FLOWS_ORDER_* bits, 0 = both */
 } flows_args;
 
 #define ARGS ((flows_args *)ctx)
@@ -96,6 +97,21 @@ static int set_issue(void *ctx, const char *a, err *e)
     return flows_issue_parse(a, &ARGS->issue) ? err_set(e, ERR_USAGE, "--issue: '%s' (streams or torch)", a) : 0;
 }
 static int set_repeat(void *ctx, const char *a, err *e) { return cli_parse_long("--repeat", a, 1, 1000, &ARGS->repeat, e); }
+static int set_orders(void *ctx, const char *a, err *e)
+{
+    ARGS->orders = 0;
+    for (const char *p = a; *p;) {
+        size_t len = strcspn(p, ",");
+        int bit = len == 2 && !strncmp(p, "ce", 2)    ? FLOWS_ORDER_CE
+                  : len == 3 && !strncmp(p, "dst", 3) ? FLOWS_ORDER_DST
+                                                      : 0;
+        if (!bit)
+            return err_set(e, ERR_USAGE, "--orders: '%.*s' (ce or dst)", (int)len, p);
+        ARGS->orders |= bit;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
 static int set_blocks(void *ctx, const char *a, err *e) { return cli_parse_long("--blocks", a, 1, 1024, &ARGS->blocks, e); }
 
 static int set_op(void *ctx, const char *a, err *e)
@@ -127,6 +143,7 @@ static const cli_opt options[] = {
     {"window", 0, "US", "--engine tlp: simulate TLPs for US microseconds per phase, then extrapolate (default 50; 0 = every TLP)", set_window},
     {"issue", 0, "HOW", "streams (default: every flow from its own stream, all at once) or torch (each flow one PyTorch copy_, issued in order: docs/model.md)", set_issue},
     {"repeat", 0, "N", "issue the flow list N times in order, as a benchmark's timed loop (default 1)", set_repeat},
+    {"orders", 0, "O,...", "--issue torch: which orderings apply, ce (one copy engine per GPU, its copies in order) and dst (copies into a GPU wait on its stream); default both", set_orders},
     {"blocks", 0, "N", "thread blocks per write/read kernel, as hwcheck --blocks (default: enough for the links)", set_blocks},
     {"format", 0, "F", "table (default), csv or json", cmd_set_format},
     {"output", 0, "FILE", "write the report to FILE (default stdout)", cmd_set_output},
@@ -178,6 +195,7 @@ int cmd_flows(int argc, char **argv, err *e)
     for (int k = 0; k < ncases && !rc; k++) {
         cases[k].blocks = (int)g.blocks;
         cases[k].issue = g.issue;
+        cases[k].orders = g.orders;
         if (g.repeat > 1 && flows_case_repeat(&cases[k], (int)g.repeat))
             rc = err_set(e, ERR_SYSTEM, "out of memory");
         if (!rc)
@@ -213,8 +231,11 @@ int cmd_flows(int argc, char **argv, err *e)
         if (g.tlp)
             report_meta(rep, "engine", "tlp (transaction level, window %g us)", g.window_us);
         if (g.issue == FLOWS_ISSUE_TORCH || g.repeat > 1)
-            report_meta(rep, "issue", "%s, %ld round%s", g.issue == FLOWS_ISSUE_TORCH ? "torch" : "streams",
-                        g.repeat > 1 ? g.repeat : 1, g.repeat > 1 ? "s" : "");
+            report_meta(rep, "issue", "%s, %ld round%s%s", g.issue == FLOWS_ISSUE_TORCH ? "torch" : "streams",
+                        g.repeat > 1 ? g.repeat : 1, g.repeat > 1 ? "s" : "",
+                        g.orders == FLOWS_ORDER_CE    ? ", orders ce"
+                        : g.orders == FLOWS_ORDER_DST ? ", orders dst"
+                                                      : "");
         char cmdline[1024];
         report_meta(rep, "command", "%s",
                     cli_command_line(cmdline, sizeof cmdline, "collsim", argc, argv));

@@ -28,6 +28,7 @@ static const calib_param_desc params[] = {
     {"pcie_mrrs_bytes", "PCIe max read request size", 64, 4096},
     {"pcie_tlp_overhead_bytes", "framing, header and LCRC bytes per TLP", 0, 64},
     {"read_tags", "outstanding non-posted reads per GPU", 1, 16384},
+    {"ce_read_tags", "of those, what a GPU's copy engine may hold (0 = all)", 0, 16384},
     {"read_extra_lat_ns", "completer turnaround added to a read round trip", 0, 1e5},
     {"arb_collapse_GBps", "posted-write arbitration collapse rate (0 = none)", 0, 1e3},
     {"arb_collapse_read_GBps", "read-completion arbitration collapse rate (0 = none)", 0, 1e3},
@@ -400,6 +401,8 @@ void calib_apply_params(const calib *c, topo_params *p)
         p->pcie_tlp_overhead_bytes = (int)lround(v);
     if (!calib_get(c, "read_tags", &v))
         p->read_tags = (int)lround(v);
+    if (!calib_get(c, "ce_read_tags", &v))
+        p->ce_read_tags = (int)lround(v);
     if (!calib_get(c, "read_extra_lat_ns", &v))
         p->read_extra_lat_ps = llround(v * 1e3);
     if (!calib_get(c, "arb_collapse_GBps", &v))

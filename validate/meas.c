@@ -863,13 +863,33 @@ int meas_coll_req(const meas_set *m, const meas_coll *k, const topo *t, coll_kin
     return 0;
 }
 
+int64_t meas_host_probe_ps(const meas_set *m)
+{
+    const char *s = meas_meta(m, "host_probe");
+    double launch, p2p;
+    if (!s || sscanf(s, "launch-host %lf us, nccl-p2p-1-host %lf us", &launch, &p2p) != 2 ||
+        !(p2p > 0 && p2p < 1e4))
+        return 0;
+    return (int64_t)llround(p2p * 1e6);
+}
+
+int64_t meas_nccl_issue_ps(const meas_set *m, const topo_params *tp, const coll_req *q)
+{
+    return topo_nccl_probe_issue_ps(tp, q->graph, q->nranks, coll_p2p_ops(q->kind, q->nranks),
+                                    meas_gpus_per_thread(m), meas_host_probe_ps(m));
+}
+
 int meas_gpus_per_thread(const meas_set *m)
 {
     if (m->nccl_gpus > 0)
         return m->nccl_gpus;
     const char *cmd = meas_meta(m, "command");
-    if (!cmd || !strstr(cmd, "_perf"))
+    int hwcheck = cmd && !strncmp(cmd, "hwcheck ", 8);
+    if (!cmd || (!strstr(cmd, "_perf") && !hwcheck))
         return 1;
+    /* hwcheck drives every GPU of the run from one thread (its -g). */
+    if (hwcheck && meas_ranks(m) > 0)
+        return meas_ranks(m);
     char buf[LINE_MAX_BYTES];
     snprintf(buf, sizeof buf, "%s", cmd);
     char *save = NULL, *prev = NULL;

@@ -373,7 +373,7 @@ double fabric_tlp_weight(const fabric *f, fab_op op)
  * round trip: its tags (its own or the topology's) x request / RTT. */
 static double read_cap(const fabric *f, fab_op op, int reader, int pcie, sim_ps rtt)
 {
-    int tags = topo_read_tags(f->t, reader);
+    int tags = op == FAB_CE_READ ? topo_ce_read_tags(f->t, reader) : topo_read_tags(f->t, reader);
     if (!pcie || tags <= 0 || rtt <= 0)
         return 0;
     return (double)tags * req_bytes(f, op) / ((double)rtt * 1e-12);
@@ -943,6 +943,10 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
             nreads++;
             reader = b;
             req_per = (double)topo_params_get(f->t)->pcie_mrrs_bytes / req_bytes(f, op);
+            /* A copy engine holding fewer tags than its GPU: each of its
+             * requests weighs the GPU's tags over the engine's. */
+            if (op == FAB_CE_READ)
+                req_per *= (double)topo_read_tags(f->t, b) / topo_ce_read_tags(f->t, b);
             double c = read_cap(f, op, b, pcie, l);
             if (c > 0 && (cap == 0 || c < cap))
                 cap = c;

@@ -307,6 +307,29 @@ static void test_gpu_read_tags(void **state)
     topo_free(t);
 }
 
+static void test_ce_read_tags(void **state)
+{
+    (void)state;
+    /* A copy engine's own cap on its GPU's tags (ce_read_tags; the reference
+     * box's 256 of 768): a 1 us completer turnaround and no link latency, so
+     * every round trip is 1 us. With ce_read_tags 10, g3 reads 1 GB from g1
+     * with copy-engine requests of 512 B at 10 x 512 B / 1 us = 5.12 GB/s:
+     * 0.1953 s (plus the round trip); its SM loads (of MPS here) keep the
+     * GPU's 16384 tags and are held by the 10 GB/s link: 0.1 s. Two copy-engine reads of g2 (from g0 and g1) share
+     * its engine's 10 tags: 2.56 GB/s each, 0.3906 s. With ce_read_tags 0
+     * (no cap) the copy-engine read is the link's: 0.1 s. */
+    topo *t = build();
+    topo_params_mut(t)->read_extra_lat_ps = 1000000;
+    topo_params_mut(t)->ce_read_tags = 10;
+    finish(t);
+    NEAR_REL(run_case(t, "1>3", FLOWS_COPY_READ, 0), 1e9 / 5.12e9 + 1e-6, 1e-6);
+    NEAR_REL(run_case(t, "1>3", FLOWS_READ, 0), 0.1 + 1e-6, 1e-6);
+    NEAR_REL(run_case(t, "0>2,1>2", FLOWS_COPY_READ, 0), 2e9 / 5.12e9 + 1e-6, 1e-6);
+    topo_params_mut(t)->ce_read_tags = 0;
+    NEAR_REL(run_case(t, "1>3", FLOWS_COPY_READ, 0), 0.1 + 1e-6, 1e-6);
+    topo_free(t);
+}
+
 /* A streamed chain: each call adds the next write g0 -> g2 after the last. */
 typedef struct chain {
     fabric *f;
@@ -1237,6 +1260,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_collapse),     cmocka_unit_test(test_write_collapse_group),
         cmocka_unit_test(test_turn_collapse),    cmocka_unit_test(test_gpu_read_tags),
+        cmocka_unit_test(test_ce_read_tags),
         cmocka_unit_test(test_groups_released),
         cmocka_unit_test(test_head_of_line),      cmocka_unit_test(test_request_size),
         cmocka_unit_test(test_socket_read_and_back_rate), cmocka_unit_test(test_staged),

@@ -212,7 +212,8 @@ int flows_issue_parse(const char *s, flows_issue *is)
 int flows_issue_check(const flows_case *c, err *e)
 {
     if (c->issue != FLOWS_ISSUE_TORCH)
-        return 0;
+        return c->orders ? err_set(e, ERR_USAGE, "--orders: the orderings of --issue torch; "
+                                   "streams issue every flow at once") : 0;
     if (c->op != FLOWS_COPY && c->op != FLOWS_COPY_WRITE && c->op != FLOWS_COPY_READ)
         return err_set(e, ERR_USAGE, "--issue torch: PyTorch's copy_ is a copy-engine copy "
                        "(--op copy, copy-write or copy-read), not %s", op_names[c->op]);

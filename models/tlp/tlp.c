@@ -68,8 +68,10 @@ typedef struct node {
     int out;           /* an endpoint's one port out, -1 */
     int endpoint;
     int fl_off, nfl;   /* flows this endpoint initiates: fl_list[fl_off ..] */
-    int wr_rr, rd_rr, cls_rr;
+    int nact;          /* of those, the ones still running: act[fl_off ..] */
+    int cls_rr;
     int64_t tags;      /* free tags */
+    int64_t ce_tags;   /* of those, free to its copy engine's reads */
     fifo cplq;         /* completions generated here, not yet sent */
 } node;
 
@@ -111,6 +113,7 @@ struct tlp_net {
     int *routes;
     int nroutes, routes_cap;
     int *fl_list;
+    int *act;          /* per endpoint, its flows with bytes left this phase */
     dep *deps;
     int ndeps, deps_cap;
     /* run state */
@@ -243,6 +246,7 @@ void tlp_free(tlp_net *n)
     free(n->fl);
     free(n->routes);
     free(n->fl_list);
+    free(n->act);
     free(n->deps);
     evq_free(n->q);
     pool_fini(&n->pk);
@@ -547,25 +551,41 @@ static int32_t pick_local(tlp_net *n, int v, int pe)
             continue;
         }
         int want_read = c == C_NP;
-        if (want_read && nd->tags <= 0 && !(n->off & TLP_NO_TAGS))
+        int tagged = want_read && !(n->off & TLP_NO_TAGS);
+        if (tagged && nd->tags <= 0)
             continue;
-        int *rr = want_read ? &nd->rd_rr : &nd->wr_rr;
-        if (nd->nfl > 1) {
-            /* Concurrent transfers of one device interleave in an order the
-             * model cannot know: the next one is drawn (deterministically). */
-            n->rng = n->rng * 6364136223846793005ULL + 1442695040888963407ULL;
-            *rr = (int)((n->rng >> 33) % (uint64_t)nd->nfl);
+        /* Concurrent transfers of one device interleave in an order the
+         * model cannot know: the next one is drawn (deterministically),
+         * uniformly among those with bytes of this kind left to issue. The
+         * active list drops transfers fully issued as it is scanned. */
+        int *act = n->act + nd->fl_off, m = 0;
+        for (int j = 0; j < nd->nact;) {
+            const flow *g = &n->fl[act[j]];
+            if (g->done || g->issued >= g->total) {
+                act[j] = act[--nd->nact];
+                continue;
+            }
+            m += tlp_is_read(g->op) == want_read && !(tagged && g->op == TLP_CE_READ && nd->ce_tags <= 0);
+            j++;
         }
-        for (int j = 0; j < nd->nfl; j++) {
-            int fi = n->fl_list[nd->fl_off + (*rr + j) % nd->nfl];
+        if (m == 0)
+            continue;
+        int k = 0;
+        if (m > 1) {
+            n->rng = n->rng * 6364136223846793005ULL + 1442695040888963407ULL;
+            k = (int)((n->rng >> 33) % (uint64_t)m);
+        }
+        for (int j = 0; j < nd->nact; j++) {
+            int fi = act[j];
             flow *f = &n->fl[fi];
-            if (f->done || tlp_is_read(f->op) != want_read || f->issued >= f->total)
+            if (tlp_is_read(f->op) != want_read ||
+                (tagged && f->op == TLP_CE_READ && nd->ce_tags <= 0) || k-- > 0)
                 continue;
             int64_t left = f->total - f->issued;
             int b = left < f->req_bytes ? (int)left : f->req_bytes;
             if (!credit_ok(n, out, c, want_read ? 0 : b))
                 break;
-            int32_t i = new_pkt(n, fi, c, want_read ? b : b);
+            int32_t i = new_pkt(n, fi, c, b);
             if (i < 0)
                 return -1;
             if (want_read) {
@@ -575,9 +595,9 @@ static int32_t pick_local(tlp_net *n, int v, int pe)
                 POOL_AT(&n->rq, reqrec, q).left = b;
                 P(n, i)->rq = q;
                 nd->tags--;
+                nd->ce_tags -= f->op == TLP_CE_READ;
             }
             f->issued += b;
-            *rr = (*rr + j + 1) % nd->nfl;
             nd->cls_rr = c + 1;
             return i;
         }
@@ -705,6 +725,7 @@ static int arrive(tlp_net *n, int32_t i)
     if (q->left <= 0) {
         pool_put(&n->rq, k->rq);
         n->nodes[v].tags++;
+        n->nodes[v].ce_tags += f->op == TLP_CE_READ;
         pool_put(&n->pk, i);
         return try_send(n, n->nodes[f->init].out);
     }
@@ -788,8 +809,15 @@ static int begin_phase(tlp_net *n)
         n->qs[i].head = n->qs[i].tail = -1;
     for (int v = 0; v < n->nnodes; v++) {
         node *nd = &n->nodes[v];
-        nd->wr_rr = nd->rd_rr = nd->cls_rr = 0;
+        nd->cls_rr = 0;
+        nd->nact = 0;
+        for (int j = 0; j < nd->nfl; j++) {
+            int fi = n->fl_list[nd->fl_off + j];
+            if (n->fl[fi].total > 0)
+                n->act[nd->fl_off + nd->nact++] = fi;
+        }
         nd->tags = topo_read_tags(n->t, v);
+        nd->ce_tags = topo_ce_read_tags(n->t, v);
         nd->cplq.head = nd->cplq.tail = -1;
     }
     for (int v = 0; v < n->nnodes; v++)
@@ -813,8 +841,10 @@ static double window_rate(const flow *f, double span)
 static int build_lists(tlp_net *n, err *e)
 {
     free(n->fl_list);
+    free(n->act);
     n->fl_list = malloc(((size_t)n->nfl + 1) * sizeof *n->fl_list);
-    if (!n->fl_list)
+    n->act = malloc(((size_t)n->nfl + 1) * sizeof *n->act);
+    if (!n->fl_list || !n->act)
         return err_set(e, ERR_SYSTEM, "out of memory");
     int k = 0;
     for (int v = 0; v < n->nnodes; v++) {

@@ -165,6 +165,10 @@ static int build_2s(topo *t, err *e)
      * in flight per GPU (PCIe Base spec; facts.md 3.2, docs/model.md); GPUs 6
      * and 7 have their own 256 (below). */
     topo_params_mut(t)->read_tags = 768;
+    /* A GPU's copy engine keeps at most 256 of them (the 8-bit tag space): a
+     * hypothesis, checked on p2pmark's 56 copy-engine reads (docs/model.md,
+     * "A copy engine's reads"); the SMs' loads use all 768. */
+    topo_params_mut(t)->ce_read_tags = 256;
     /* The collapse: the root ports' ordering turnaround, fitted by `collsim
      * calibrate --engine tlp` to the same-uplink rows (the 2- and 4-flow
      * write collapse; scripts/fit-tlp.sh, docs/model.md): 94.85 +- 2.3 ns;
@@ -341,10 +345,12 @@ static int build_h200_1x(topo *t, err *e)
  * alone: the set fits with it fixed), graph node 0.501 us, one block of
  * 512 threads stores 19.13 +- 1.0 GB/s and
  * loads 7.70 +- 0.32 GB/s into / from the peer. NCCL's fixed costs are the
- * set's fit of the Ring-forced rows that isolate them (one channel, at most
- * 64 KiB; docs/model.md "Protocol constants and NCCL's fixed costs"): kernel
- * starts LL 4.657, LL128 11.86, Simple 11.10 us, 12.76 us of host work per
- * eager call. The set is predicted with this preset (`calib: preset`) and
+ * set's fit of the Ring-forced rows in a CUDA graph that isolate them (one
+ * channel, at most 64 KiB; docs/model.md "Protocol constants and NCCL's fixed
+ * costs"): kernel starts LL 4.615, LL128 10.30, Simple 10.99 us (eager rows
+ * carry the process's host cost, which is not the device's); NCCL's host work per call
+ * (group, plan, launch, once per rank: one thread drives both) is the
+ * one-H200 VM's, below. The set is predicted with this preset (`calib: preset`) and
  * fails when its fit leaves any of these values by more than one sd. */
 static int build_h200_2x(topo *t, err *e)
 {
@@ -364,10 +370,17 @@ static int build_h200_2x(topo *t, err *e)
     p->kernel_base_ps = 2408000;
     p->cta_store_Bps = 19.13e9;
     p->cta_load_Bps = 7.698e9;
-    p->nccl_start_ps[TOPO_NCCL_LL] = 4657000;
-    p->nccl_start_ps[TOPO_NCCL_LL128] = 11860000;
-    p->nccl_start_ps[TOPO_NCCL_SIMPLE] = 11100000;
-    p->nccl_call_ps = 12760000;
+    p->nccl_start_ps[TOPO_NCCL_LL] = 4615000;
+    p->nccl_start_ps[TOPO_NCCL_LL128] = 10300000;
+    p->nccl_start_ps[TOPO_NCCL_SIMPLE] = 10990000;
+    /* NCCL's host work per call beyond a launch, not measured on this
+     * machine: the one-H200 VM's `hwcheck launch --nccl-only` (h200-1x set's
+     * fit of micro/hostcall/); one thread drives both GPUs, so an eager
+     * 2-rank call is 2 x (launch + group + its call), 11.87 us (micro/hostmode/: two
+     * communicators in one group cost 1.63-2.13 x one, median 1.92). */
+    p->nccl_host_ps = 985000;
+    p->nccl_group_ps = 2515000;
+    p->nccl_p2p_op_ps = 261000;
     /* Gradual saturation (docs/model.md "Thread blocks"): the 36-block copy
      * kernel stores 339.2 GB/s at 256 MiB (p2p-write-blocks36.csv, mean of both
      * directions) on the fitted 379.4: N0 = 36 (379.4 / 339.2 - 1). */

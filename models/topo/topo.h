@@ -75,6 +75,7 @@ typedef struct topo_params {
     int pcie_mrrs_bytes;           /* max read request size */
     int pcie_tlp_overhead_bytes;   /* framing + header + LCRC per TLP */
     int read_tags;                 /* outstanding non-posted reads per GPU */
+    int ce_read_tags;              /* of those, a GPU's copy engine may hold; 0 = all */
     int64_t read_extra_lat_ps;     /* completer turnaround added to a read RTT */
     double arb_collapse_Bps;       /* posted-write arbitration collapse rate,
                                       0 = switches do not collapse */
@@ -168,6 +169,13 @@ int64_t topo_nccl_issue_ps(const topo_params *p, int graph, int nranks, int p2p_
  * per iteration of the layout it was measured in). */
 int64_t topo_nccl_thread_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops,
                                   int gpus);
+/* The same where the measuring process's own host cost is known: probe_ps >
+ * 0, its one-rank NCCL group of one send and one receive (hwcheck coll's
+ * host_probe), stands for launch_ps + nccl_group_ps + 2 nccl_p2p_op_ps on each
+ * of the gpus ranks; as topo_nccl_thread_issue_ps for probe_ps 0, in a graph,
+ * on one rank and under nccl_call_ps. */
+int64_t topo_nccl_probe_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops,
+                                 int gpus, int64_t probe_ps);
 
 /* P2P capability between two GPUs as NVML reports it (`nvidia-smi topo -p2p r`
  * and `-p2p w`; NCCL reads both): OK, or why it is not supported (NS not
@@ -195,6 +203,9 @@ int topo_set_parent(topo *t, int node, int parent, err *e);
 int topo_set_read_tags(topo *t, int node, int tags, err *e);
 /* The outstanding reads node may keep: its own limit or the params'. */
 int topo_read_tags(const topo *t, int node);
+/* The outstanding reads node's copy engine may keep: topo_read_tags capped
+ * at the params' ce_read_tags (0 = no cap). */
+int topo_ce_read_tags(const topo *t, int node);
 topo_params *topo_params_mut(topo *t);
 const topo_params *topo_params_get(const topo *t);
 /* Check the graph (connected GPUs, positive bandwidths, no PCI cycles) and

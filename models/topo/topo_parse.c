@@ -32,6 +32,7 @@ static const struct param_def {
     {"pcie_tlp_overhead_bytes", P_INT, offsetof(topo_params, pcie_tlp_overhead_bytes), 1,
      0, 64, 0},
     {"read_tags", P_INT, offsetof(topo_params, read_tags), 1, 1, 16384, 0},
+    {"ce_read_tags", P_INT, offsetof(topo_params, ce_read_tags), 1, 0, 16384, 0},
     {"read_extra_lat_ns", P_I64, offsetof(topo_params, read_extra_lat_ps), 1e3, 0, 1e6, 0},
     {"arb_collapse_GBps", P_DBL, offsetof(topo_params, arb_collapse_Bps), 1e9, 0, 1e5, 0},
     {"arb_collapse_read_GBps", P_DBL, offsetof(topo_params, arb_collapse_read_Bps), 1e9, 0,
