@@ -491,7 +491,8 @@ static int predict(run *r, coll_algo a, uint64_t sz, cell *c, err *e)
     c->ok = 1;
     sim_ps t_ps = c->res.time_ps;
     if (r->g->launch) { /* back to back: no faster than the host issues them */
-        sim_ps issue = coll_issue_ps(r->t, &r->req, &c->res, r->g->launch == 2);
+        sim_ps issue = coll_issue_ps(r->t, &r->req, &c->res, r->g->launch == 2,
+                                     r->g->ranks_set ? (int)r->g->ng : r->nranks);
         if (issue > t_ps)
             t_ps = issue;
     }
@@ -574,8 +575,10 @@ static void write_meta(report *rep, const run *r, const topo *t, int argc, char 
         report_meta(rep, "launch", "%s: a call costs at least the host's issue of one, %.3g us "
                     "for NCCL (back to back, as nccl-tests and hwcheck time them)",
                     g->launch == 2 ? "graph" : "eager",
-                    (double)topo_nccl_issue_ps(topo_params_get(t), g->launch == 2, r->nranks,
-                                               coll_p2p_ops(r->kind, r->nranks)) / 1e6);
+                    (double)topo_nccl_thread_issue_ps(topo_params_get(t), g->launch == 2,
+                                                      r->nranks, coll_p2p_ops(r->kind, r->nranks),
+                                                      g->ranks_set ? (int)g->ng : r->nranks) /
+                        1e6);
     report_meta(rep, "algo", "%s", algos);
     report_meta(rep, "proto", "%s", coll_proto_name(g->proto));
     if (g->nccl)

@@ -156,13 +156,13 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
         v->meas = k->time_us;
         /* Measured back to back: an iteration costs at least the host's
          * issue cost of one operation (a launch, or a graph node; for NCCL
-         * the nccl_call_us / nccl_graph_call_us keys when set), except in
-         * collsim's own device-time tables. */
+         * the nccl_call_us / nccl_graph_call_us keys when set; one per GPU
+         * the issuing thread drives, nccl-tests -g), except in collsim's own
+         * device-time tables. */
         const topo_params *tpp = topo_params_get(t);
         sim_ps issue = device_only ? 0
                        : !strcmp(k->impl, "nccl")
-                           ? topo_nccl_issue_ps(tpp, q.graph, q.nranks,
-                                                coll_p2p_ops(q.kind, q.nranks))
+                           ? meas_nccl_issue_ps(m, tpp, &q)
                        : q.graph ? tpp->graph_node_ps : tpp->launch_ps;
         v->pred = (double)(res.time_ps > issue ? res.time_ps : issue) * 1e-6;
         char g[48];

@@ -540,6 +540,21 @@ int coll_run(int argc, char **argv, err *e)
                    o.vranks);
     if (rc == 0 && o.impl == OPTS_IMPL_NCCL)
         meas_extra(&g->meta, "buffers", "%s", o.cuda_alloc ? "cudaMalloc" : "ncclMemAlloc");
+    /* The process's own host cost of a call, for an eager NCCL sweep: it
+     * differs between processes of one machine by up to 1.7x (docs/model.md
+     * "One thread, several ranks"), and back to back an eager row costs at
+     * least it once per rank. Measured after the sweep's communicators exist
+     * (gpu_nccl applies --env first: NCCL caches its parameters at first read). */
+    double probe_launch = 0, probe_p2p = 0;
+    if (rc == 0 && o.impl == OPTS_IMPL_NCCL && !o.graph && !o.vranks) {
+        rc = gpu_nccl(g, o.env, o.nenv, e);
+        if (rc == 0)
+            rc = launch_host_probe(g, &probe_launch, &probe_p2p, e);
+    }
+    if (rc == 0 && probe_p2p > 0)
+        meas_extra(&g->meta, "host_probe", "launch-host %.3f us, nccl-p2p-1-host %.3f us (this "
+                   "process, GPU 0: a one-rank group of one send and one receive to itself, "
+                   "medians of 5 rounds of 200, before the sweep)", probe_launch, probe_p2p);
     out_file out;
     if (rc == 0)
         rc = out_open(&out, o.out, o.fmt, MEAS_COLL, &g->meta, e);

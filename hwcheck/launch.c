@@ -29,8 +29,17 @@
  *                  and host time per group; unlike the allreduce this runs
  *                  NCCL's full path on one rank (group end, plan, kernel launch)
  *   nccl-p2p-1-idle-host  one K = 1 group's host time with the stream drained
- * --nccl-only: launch-host, nccl-call-host and nccl-p2p-K-host alone, each
- * the median of 7 interleaved rounds, then the two NCCL graph rows.
+ *   nccl-p2p-1-size-B-host (--nccl-only) one K = 1 group of B bytes (128 KiB -
+ *                  4 MiB), host time per group: NCCL's per-channel work, as the
+ *                  pair spreads over B / 64 KiB channels
+ *   nccl-2comm-p2p-1-host (--nccl-only) one group holding a K = 1 pair on each
+ *                  of two one-rank communicators of GPU 0 (own streams), host
+ *                  time per group: one thread planning and launching for two
+ *                  communicators in turn (group.cc doLaunches), as a process
+ *                  driving two GPUs does
+ * --nccl-only: launch-host, nccl-call-host, nccl-p2p-K-host and
+ * nccl-2comm-p2p-1-host alone, each the median of 7 interleaved rounds, then
+ * the two NCCL graph rows.
  * Times are host wall clock (gpu_now_us) around back-to-back loops after a
  * warm-up; the flag round trip is timed with events around the kernel. */
 #include <math.h>
@@ -40,6 +49,11 @@
 #include "hwcheck/modes.h"
 
 enum { GRAPH_NODES = 100, MAX_SWEEP_NODES = 256, NCCL_BYTES = 1024, P2P_MAX_K = 8 };
+/* The sizes of the --nccl-only one-pair groups that spread over channels:
+ * a send to self of B bytes takes min(p2p channels per peer, B / 64 KiB)
+ * channels (enqueue.cc addP2pToPlan: minPartSize = p2pChunkSize / 8). */
+static const size_t sized_bytes[] = {131072, 262144, 524288, 1048576, 2097152, 4194304};
+enum { NSIZED = sizeof sized_bytes / sizeof sized_bytes[0], NCCL_BUF_BYTES = 4194304 };
 
 static void row(out_file *out, const char *what, long long count, double us)
 {
@@ -49,10 +63,14 @@ static void row(out_file *out, const char *what, long long count, double us)
     report_end_row(out->rep);
 }
 
-/* What a graph node is: an empty kernel, or a 1-rank NCCL allreduce. */
+/* What a graph node is: an empty kernel, or a 1-rank NCCL allreduce. comm2
+ * (--nccl-only): a second one-rank communicator on GPU 0 with its own stream
+ * s2, for groups that span two communicators driven by one thread. */
 typedef struct node_src {
     ncclComm_t comm; /* NULL: empty kernels */
     void *in, *out;
+    ncclComm_t comm2;
+    cudaStream_t s2;
 } node_src;
 
 static int enqueue(const node_src *src, cudaStream_t s, err *e)
@@ -221,6 +239,77 @@ static int p2p_group(const node_src *src, int k, cudaStream_t s, err *e)
     return 0;
 }
 
+/* One group of one send/receive pair of bytes to self. */
+static int p2p_group_sized(const node_src *src, size_t bytes, cudaStream_t s, err *e)
+{
+    GPU_NC(0, ncclGroupStart());
+    ncclResult_t r = ncclSend(src->in, bytes / 2, ncclBfloat16, 0, src->comm, s);
+    if (r == ncclSuccess)
+        r = ncclRecv(src->out, bytes / 2, ncclBfloat16, 0, src->comm, s);
+    ncclResult_t end = ncclGroupEnd();
+    if (r != ncclSuccess)
+        return err_set(e, ERR_SYSTEM, "GPU 0: ncclSend/ncclRecv of %zu bytes to self: %s", bytes,
+                       ncclGetErrorString(r));
+    if (end != ncclSuccess)
+        return err_set(e, ERR_SYSTEM, "GPU 0: ncclGroupEnd: %s", ncclGetErrorString(end));
+    return 0;
+}
+
+/* n back-to-back groups of one pair of bytes: *host_us per group on the host. */
+static int timed_sized(gpu_ctx *g, const node_src *src, size_t bytes, int n, double *host_us,
+                       err *e)
+{
+    cudaStream_t s = g->stream[0];
+    gpu_step(g, 0, "NCCL send/recv groups of one size");
+    double t0 = gpu_now_us();
+    for (int i = 0; i < n; i++)
+        TRY(p2p_group_sized(src, bytes, s, e));
+    double t1 = gpu_now_us();
+    TRY(gpu_wait(g, 0, s, "NCCL groups of one size", e));
+    *host_us = (t1 - t0) / n;
+    return 0;
+}
+
+/* One group of a send/receive pair to self on each of src's two
+ * communicators (comm on the stream s, comm2 on s2; the second pair one
+ * NCCL_BYTES further into the buffers). */
+static int p2p_group2(const node_src *src, cudaStream_t s, err *e)
+{
+    GPU_NC(0, ncclGroupStart());
+    ncclResult_t r = ncclSuccess;
+    for (int c = 0; c < 2 && r == ncclSuccess; c++) {
+        ncclComm_t comm = c ? src->comm2 : src->comm;
+        cudaStream_t st = c ? src->s2 : s;
+        size_t off = (size_t)c * NCCL_BYTES;
+        r = ncclSend((char *)src->in + off, NCCL_BYTES / 2, ncclBfloat16, 0, comm, st);
+        if (r == ncclSuccess)
+            r = ncclRecv((char *)src->out + off, NCCL_BYTES / 2, ncclBfloat16, 0, comm, st);
+    }
+    ncclResult_t end = ncclGroupEnd();
+    if (r != ncclSuccess)
+        return err_set(e, ERR_SYSTEM, "GPU 0: ncclSend/ncclRecv to self (two communicators): %s",
+                       ncclGetErrorString(r));
+    if (end != ncclSuccess)
+        return err_set(e, ERR_SYSTEM, "GPU 0: ncclGroupEnd: %s", ncclGetErrorString(end));
+    return 0;
+}
+
+/* n back-to-back groups over src's two communicators: *host_us per group on
+ * the host alone (both streams drained at the end). */
+static int timed_groups2(gpu_ctx *g, const node_src *src, int n, double *host_us, err *e)
+{
+    cudaStream_t s = g->stream[0];
+    gpu_step(g, 0, "NCCL groups over two communicators");
+    double t0 = gpu_now_us();
+    for (int i = 0; i < n; i++)
+        TRY(p2p_group2(src, s, e));
+    double t1 = gpu_now_us();
+    TRY(gpu_wait(g, 0, s, "NCCL groups (first communicator)", e));
+    TRY(gpu_wait(g, 0, src->s2, "NCCL groups (second communicator)", e));
+    *host_us = (t1 - t0) / n;
+    return 0;
+}
+
 /* n back-to-back calls (k > 0: p2p groups of k pairs; 0: src's allreduce):
  * *us per call until all finished, *host_us per call on the host alone. */
 static int timed_calls(gpu_ctx *g, const node_src *src, int k, int n, double *us,
@@ -288,7 +377,7 @@ static int cmp_double(const void *a, const void *b)
  * (launch-host), the 1-rank allreduce (nccl-call-host) and the groups of K
  * send/receive pairs (nccl-p2p-K-host) back to back, so slow drift of the
  * machine hits all of a round alike; each row is the median over rounds. */
-enum { HOST_ROUNDS = 7, HOST_ROWS = 2 + 4 };
+enum { HOST_ROUNDS = 7, HOST_ROWS = 2 + 4 + 1 + NSIZED };
 static int nccl_host_rows(gpu_ctx *g, const opts *o, const node_src *src, out_file *out, err *e)
 {
     node_src kern = {0};
@@ -297,17 +386,27 @@ static int nccl_host_rows(gpu_ctx *g, const opts *o, const node_src *src, out_fi
     TRY(timed2(g, &kern, NULL, warm, &us, &t[0][0], e));
     for (int k = 0; k <= P2P_MAX_K; k = k ? 2 * k : 1)
         TRY(timed_calls(g, src, k, warm, &us, &t[1][0], e));
+    TRY(timed_groups2(g, src, warm, &t[6][0], e));
+    for (int j = 0; j < NSIZED; j++)
+        TRY(timed_sized(g, src, sized_bytes[j], warm, &t[7 + j][0], e));
     for (int r = 0; r < HOST_ROUNDS; r++) {
         TRY(timed2(g, &kern, NULL, n, &us, &t[0][r], e));
         int i = 1;
         for (int k = 0; k <= P2P_MAX_K; k = k ? 2 * k : 1)
             TRY(timed_calls(g, src, k, n, &us, &t[i++][r], e));
+        TRY(timed_groups2(g, src, n, &t[i++][r], e));
+        for (int j = 0; j < NSIZED; j++)
+            TRY(timed_sized(g, src, sized_bytes[j], n, &t[i++][r], e));
     }
     for (int i = 0; i < HOST_ROWS; i++) {
         qsort(t[i], HOST_ROUNDS, sizeof t[i][0], cmp_double);
-        char name[32];
+        char name[48];
         if (i < 2)
             snprintf(name, sizeof name, "%s", i ? "nccl-call-host" : "launch-host");
+        else if (i == 6)
+            snprintf(name, sizeof name, "nccl-2comm-p2p-1-host");
+        else if (i > 6)
+            snprintf(name, sizeof name, "nccl-p2p-1-size-%zu-host", sized_bytes[i - 7]);
         else
             snprintf(name, sizeof name, "nccl-p2p-%d-host", 1 << (i - 2));
         row(out, name, (long long)n * HOST_ROUNDS, t[i][HOST_ROUNDS / 2]);
@@ -322,15 +421,18 @@ static int nccl_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
     cudaStream_t s = g->stream[0];
     TRY(gpu_nccl_one(g, &src.comm, e));
     int rc = 0;
-    if (cudaMalloc(&src.in, P2P_MAX_K * NCCL_BYTES) != cudaSuccess ||
-        cudaMalloc(&src.out, P2P_MAX_K * NCCL_BYTES) != cudaSuccess ||
-        cudaMemset(src.in, 0x3c, P2P_MAX_K * NCCL_BYTES) != cudaSuccess)
-        rc = err_set(e, ERR_SYSTEM, "GPU 0: NCCL buffers (%d bytes) failed",
-                     P2P_MAX_K * NCCL_BYTES);
+    if (cudaMalloc(&src.in, NCCL_BUF_BYTES) != cudaSuccess ||
+        cudaMalloc(&src.out, NCCL_BUF_BYTES) != cudaSuccess ||
+        cudaMemset(src.in, 0x3c, NCCL_BUF_BYTES) != cudaSuccess)
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: NCCL buffers (%d bytes) failed", NCCL_BUF_BYTES);
     double us = 0, host = 0, warm;
     int n = o->iters;
     if (rc == 0 && o->nccl_only) {
-        rc = nccl_host_rows(g, o, &src, out, e);
+        rc = gpu_nccl_one(g, &src.comm2, e);
+        if (rc == 0 && cudaStreamCreateWithFlags(&src.s2, cudaStreamNonBlocking) != cudaSuccess)
+            rc = err_set(e, ERR_SYSTEM, "GPU 0: cudaStreamCreate for the second communicator");
+        if (rc == 0)
+            rc = nccl_host_rows(g, o, &src, out, e);
         goto graph;
     }
     if (rc == 0)
@@ -374,6 +476,10 @@ graph:;
     if (!g->wedged) {
         gpu_step(g, 0, "ncclCommDestroy (1 rank)");
         ncclCommDestroy(src.comm);
+        if (src.comm2)
+            ncclCommDestroy(src.comm2);
+        if (src.s2)
+            cudaStreamDestroy(src.s2);
         gpu_step_done(g);
         cudaFree(src.in);
         cudaFree(src.out);
@@ -416,6 +522,39 @@ static int fence_sys(gpu_ctx *g, const opts *o, double *us, double *rel, int *n,
         return err_set(e, ERR_SYSTEM, "GPU 0: fence-sys kernel: %s", cudaGetErrorString(c));
     *us = (t[2] - t[1]) / *n;
     *rel = (t[1] - t[0]) / *n;
+    return 0;
+}
+
+int launch_host_probe(gpu_ctx *g, double *launch_host_us, double *p2p1_host_us, err *e)
+{
+    enum { ROUNDS = 5, CALLS = 200 };
+    node_src kern = {0}, src = {0};
+    GPU_CU(0, cudaSetDevice(0));
+    TRY(gpu_nccl_one(g, &src.comm, e));
+    double t[2][ROUNDS], us;
+    int rc = 0;
+    if (cudaMalloc(&src.in, NCCL_BYTES) != cudaSuccess ||
+        cudaMalloc(&src.out, NCCL_BYTES) != cudaSuccess)
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: host probe buffers (%d bytes) failed", NCCL_BYTES);
+    if (rc == 0)   /* warm-up: NCCL connects the rank to itself at first use */
+        rc = timed_calls(g, &src, 1, CALLS / 10, &us, &t[1][0], e);
+    if (rc == 0)
+        rc = timed2(g, &kern, NULL, CALLS / 10, &us, &t[0][0], e);
+    for (int r = 0; r < ROUNDS && rc == 0; r++) {
+        rc = timed2(g, &kern, NULL, CALLS, &us, &t[0][r], e);
+        if (rc == 0)
+            rc = timed_calls(g, &src, 1, CALLS, &us, &t[1][r], e);
+    }
+    if (!g->wedged) {
+        ncclCommDestroy(src.comm);
+        cudaFree(src.in);
+        cudaFree(src.out);
+    }
+    TRY(rc);
+    for (int i = 0; i < 2; i++)
+        qsort(t[i], ROUNDS, sizeof t[i][0], cmp_double);
+    *launch_host_us = t[0][ROUNDS / 2];
+    *p2p1_host_us = t[1][ROUNDS / 2];
     return 0;
 }
 

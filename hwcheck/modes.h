@@ -25,5 +25,10 @@ int coll_measure(gpu_ctx *g, const opts *o, out_file *out, long long *wrong, err
  * when the pattern needs more GPUs. */
 int xfer_measure(gpu_ctx *g, const opts *o, const char *pattern, out_file *out, err *e);
 int launch_measure(gpu_ctx *g, const opts *o, out_file *out, err *e);
+/* This process's own host cost of a call, on GPU 0 (hwcheck coll's header
+ * `host_probe`): the host time inside an empty kernel launch and inside a
+ * one-rank NCCL group of one send and one receive to itself, medians of 5
+ * rounds of 200 back to back, in us. The communicator is made and freed here. */
+int launch_host_probe(gpu_ctx *g, double *launch_host_us, double *p2p1_host_us, err *e);
 
 #endif

@@ -293,11 +293,10 @@ def chlc_4090(path, out_dir):
 # 8x H100 SXM (HGX, NVSwitch), from nccl-tests issue threads as the public-code
 # index mirrors them ("# [Issue #N] title", "source: URL" and the thread).
 
-H100_META = [("gpus", ",".join(["NVIDIA H100 80GB HBM3"] * 8)), ("preset", "h200-8x-nvswitch")]
-H100_PRESET_NOTE = ("topology: preset h200-8x-nvswitch (8 GPUs on NVSwitch, NVLink 4 with 18 lanes, "
-                    "2 sockets): the H100 SXM has the same NVLink 4 x18 and NVSwitch; its HBM3 (3.35 "
-                    "TB/s) is slower than the H200's 4.8, and the preset's gpu_mem_GBps (the H200's) "
-                    "is kept: an assumption")
+H100_META = [("gpus", ",".join(["NVIDIA H100 80GB HBM3"] * 8)), ("preset", "h100-8x-nvswitch")]
+H100_PRESET_NOTE = ("topology: preset h100-8x-nvswitch (8 GPUs on NVSwitch, NVLink 4 with 18 lanes, "
+                    "2 sockets, the H100 SXM's HBM3 at 3.35 TB/s; otherwise h200-8x-nvswitch: the "
+                    "same GH100 GPU, NVLink 4 x18 and NVSwitch)")
 
 
 def issue_src(text, path, n):

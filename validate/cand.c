@@ -288,8 +288,11 @@ int cand_build(const topo *t, const pts *p, const calib_nccl *nc_pts, const cand
         TRY(add_param(c, n, key, sp, sp > 0 ? sp : 0.1, 0, 1e4, 0, e));
     }
     for (int graph = 0; graph < 2; graph++) {
+        /* Eager, with NCCL's group path known (nccl_group_us, from hwcheck
+         * launch --nccl-only) the call's cost is derived from it, not fitted. */
         if (!calib_nccl_has(nc_pts, PROTO_AUTO, graph) ||
-            (graph && pts_has_launch(p, "nccl-graph-node")))   /* already a candidate */
+            (graph && pts_has_launch(p, "nccl-graph-node")) ||   /* already a candidate */
+            (!graph && tp->nccl_group_ps > 0 && tp->nccl_call_ps == 0))
             continue;
         int64_t v = graph ? tp->nccl_graph_call_ps : tp->nccl_call_ps;
         double plain = (double)topo_nccl_issue_ps(tp, graph, 2, 0) / 1e6;

@@ -31,6 +31,7 @@ struct meas_set {
     int nmeta;
     const char *meta_key[MAX_META], *meta_val[MAX_META];
     int nccl_ranks;              /* Rank lines seen in nccl-tests output */
+    int nccl_gpus;               /* its header's nGpus (GPUs per thread), 0 if none */
     const char *nccl_coll;       /* collective named in nccl-tests text */
     void *rows;                  /* array of the kind's row type */
     size_t nrows, caprows, rowsize;
@@ -609,6 +610,9 @@ static int read_nccl_tests(meas_set *m, FILE *f, err *e)
             char *g = strstr(s, "graph: ");
             if (strstr(s, "nThread") && g)
                 graph = atoi(g + 7) != 0;
+            const char *ng = strstr(s, "nGpus ");
+            if (strstr(s, "nThread") && ng && atoi(ng + 6) > 0 && atoi(ng + 6) < 1 << 20)
+                m->nccl_gpus = atoi(ng + 6);
             if (strstr(s, " Rank ") && strstr(s, "device"))
                 m->nccl_ranks++;
             if (!strncmp(s, "# predicted_by: collsim", 23))
@@ -857,6 +861,50 @@ int meas_coll_req(const meas_set *m, const meas_coll *k, const topo *t, coll_kin
     if (algo_name)
         *algo_name = algo;
     return 0;
+}
+
+int64_t meas_host_probe_ps(const meas_set *m)
+{
+    const char *s = meas_meta(m, "host_probe");
+    double launch, p2p;
+    if (!s || sscanf(s, "launch-host %lf us, nccl-p2p-1-host %lf us", &launch, &p2p) != 2 ||
+        !(p2p > 0 && p2p < 1e4))
+        return 0;
+    return (int64_t)llround(p2p * 1e6);
+}
+
+int64_t meas_nccl_issue_ps(const meas_set *m, const topo_params *tp, const coll_req *q)
+{
+    return topo_nccl_probe_issue_ps(tp, q->graph, q->nranks, coll_p2p_ops(q->kind, q->nranks),
+                                    meas_gpus_per_thread(m), meas_host_probe_ps(m));
+}
+
+int meas_gpus_per_thread(const meas_set *m)
+{
+    if (m->nccl_gpus > 0)
+        return m->nccl_gpus;
+    const char *cmd = meas_meta(m, "command");
+    int hwcheck = cmd && !strncmp(cmd, "hwcheck ", 8);
+    if (!cmd || (!strstr(cmd, "_perf") && !hwcheck))
+        return 1;
+    /* hwcheck drives every GPU of the run from one thread (its -g). */
+    if (hwcheck && meas_ranks(m) > 0)
+        return meas_ranks(m);
+    char buf[LINE_MAX_BYTES];
+    snprintf(buf, sizeof buf, "%s", cmd);
+    char *save = NULL, *prev = NULL;
+    long v = 1;
+    for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        const char *num = prev && (!strcmp(prev, "-g") || !strcmp(prev, "--ngpus")) ? tok
+                          : !strncmp(tok, "--ngpus=", 8)                             ? tok + 8
+                          : !strncmp(tok, "-g", 2) && tok[2]                         ? tok + 2
+                                                                                     : NULL;
+        long n;
+        if (num && num_long(num, &n) == 0 && n > 0 && n < 1 << 20)
+            v = n;
+        prev = tok;
+    }
+    return (int)v;
 }
 
 int meas_ranks(const meas_set *m)

@@ -116,6 +116,17 @@ int meas_dtype_parse(const char *s, coll_dtype *out);
 /* Number of ranks of a coll set (metadata `ranks`, hwcheck `virtual_ranks`,
  * nccl-tests Rank lines, or the entries of `gpus`); 0 if unknown. */
 int meas_ranks(const meas_set *m);
+/* GPUs one host thread drove in an nccl-tests run: its header's `nGpus N`,
+ * else `-g N` / `-gN` / `--ngpus N` in a `# command:` line naming an
+ * nccl-tests binary (`*_perf`); for hwcheck, which drives every GPU of a run
+ * from one thread, the file's ranks (else its -g); 1 otherwise. */
+int meas_gpus_per_thread(const meas_set *m);
+/* The file's host probe (hwcheck coll's `host_probe`: its process's one-rank
+ * NCCL group of one send and one receive, nccl-p2p-1-host) in ps; 0 if none. */
+int64_t meas_host_probe_ps(const meas_set *m);
+/* Host cost of one back-to-back NCCL iteration of q as m's run issued it:
+ * topo_nccl_probe_issue_ps with the file's GPUs per thread and host probe. */
+int64_t meas_nccl_issue_ps(const meas_set *m, const topo_params *tp, const struct coll_req *q);
 /* N when the file's ranks were N virtual ranks on one GPU (hwcheck
  * --virtual-ranks, metadata `virtual_ranks`); 0 when they were real GPUs. */
 int meas_virtual_ranks(const meas_set *m);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -165,7 +166,59 @@ static void test_nccl_tests(void **state)
     assert_string_equal(k->proto, "auto");
     assert_int_equal(k->graph, 1);
     assert_int_equal(k->line, 12);
+    /* The header's nGpus 2: one thread drove both GPUs. */
+    assert_int_equal(meas_gpus_per_thread(m), 2);
     meas_free(m);
+    /* A converted table: -g from an nccl-tests command line (-g 8, -g8,
+     * --ngpus=4); none, or a command that is not nccl-tests', is 1. */
+    static const char *const cmds[][2] = {
+        {"./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8", "8"},
+        {"./build/all_reduce_perf -b 8 -e 1024M -f 2 -g2 (as the post prints it)", "2"},
+        {"all_gather_perf --ngpus=4 -b 8", "4"},
+        {"mpirun -np 8 ./build/all_reduce_perf -b 8 -e 128M", "1"},
+        {"hwcheck coll -g 2 --impl nccl", "2"},   /* one thread drives hwcheck's GPUs */
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "# format: collsim-meas 1\n# kind: coll\n# collective: allreduce\n"
+                 "# command: %s\nsize_bytes,count,dtype,algo,proto,channels,time_us,"
+                 "algbw_GBps,busbw_GBps,impl,graph,wrong\n8,2,fp32,auto,auto,0,10,0,0,nccl,0,0\n",
+                 cmds[i][0]);
+        assert_int_equal(read_str(text, "c.csv", &m, &e), 0);
+        assert_int_equal(meas_gpus_per_thread(m), atoi(cmds[i][1]));
+        assert_int_equal(meas_host_probe_ps(m), 0);   /* no host_probe line */
+        meas_free(m);
+    }
+    /* hwcheck: every GPU of the file from one thread, its ranks from the gpus
+     * line (2 here, no -g in the command). */
+    const char hw[] = "# format: collsim-meas 1\n# kind: coll\n# command: hwcheck coll allreduce\n"
+                      "# gpus: 0: NVIDIA H200 (0000:00:06.0, 132 SMs); 1: NVIDIA H200 "
+                      "(0000:00:07.0, 132 SMs)\n"
+                      "size_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,busbw_GBps,"
+                      "impl,graph,wrong\n8,4,bf16,auto,auto,0,10,0,0,nccl,0,0\n";
+    assert_int_equal(read_str(hw, "hw.csv", &m, &e), 0);
+    assert_int_equal(meas_gpus_per_thread(m), 2);
+    meas_free(m);
+    /* hwcheck coll's host probe: nccl-p2p-1-host in ps; a line that does not
+     * read as the two figures gives none. */
+    static const struct {
+        const char *line;
+        long long want;
+    } probes[] = {{"launch-host 4.360 us, nccl-p2p-1-host 7.190 us (this process)", 7190000},
+                  {"launch-host 4.360 us", 0},
+                  {"nccl-p2p-1-host 7.19 us", 0}};
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "# format: collsim-meas 1\n# kind: coll\n# command: hwcheck coll allreduce\n"
+                 "# host_probe: %s\n"
+                 "size_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,busbw_GBps,"
+                 "impl,graph,wrong\n8,2,float,auto,auto,0,10,0,0,nccl,0,0\n", probes[i].line);
+        assert_int_equal(read_str(text, "t.csv", &m, &e), 0);
+        assert_int_equal(meas_host_probe_ps(m), probes[i].want);
+        meas_free(m);
+    }
 }
 
 static void expect_error(const char *text, const char *where, const char *what)

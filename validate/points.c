@@ -276,7 +276,7 @@ static int build_set(pts *p, const meas_set *m, const topo *t, const pts_filter 
             if (!pt)
                 return ERR_SYSTEM;
             *pt = (pts_point){m, x->line, ci, x->flow < 0 ? -1 : (int)(k - i) - (agg && agg < x),
-                              t_us, NULL, 0};
+                              t_us, NULL, 0, 1};
             if (fc->n == 1 || x->flow >= 0)
                 snprintf(lab, sizeof lab, "%s %s %s>%s", x->pattern, meas_op_name(x->op),
                          meas_ep_name(x->flow < 0 ? meas_xfer_at(m, i + (agg == first))->src
@@ -306,8 +306,9 @@ static const meas_launch *launch_row(const meas_set *m, const char *what)
 }
 
 /* Which parameter a launch row measures (PTS_*), -1 for none; *ops = the
- * send/receive calls of an nccl-p2p-K-host row (2K). */
-static int launch_kind(const char *what, int *ops)
+ * send/receive calls of an nccl-p2p-K-host row (2K) per communicator, *comms
+ * the communicators of an nccl-Ccomm-p2p-K-host row (C; else 1). */
+static int launch_kind(const char *what, int *ops, int *comms)
 {
     static const struct {
         const char *what;
@@ -319,13 +320,21 @@ static int launch_kind(const char *what, int *ops)
                 {"nccl-call-host", PTS_NCCL_HOST},
                 {"nccl-graph-node", PTS_NCCL_GRAPH}};
     *ops = 0;
+    *comms = 1;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         if (!strcmp(what, rows[i].what))
             return rows[i].kind;
-    int k = 0, end = 0;
+    int k = 0, c = 0, end = 0;
     if (sscanf(what, "nccl-p2p-%d-host%n", &k, &end) == 1 && what[end] == 0 && k >= 1 &&
         k <= 8) {
         *ops = 2 * k;
+        return PTS_NCCL_GROUP;
+    }
+    end = 0;
+    if (sscanf(what, "nccl-%dcomm-p2p-%d-host%n", &c, &k, &end) == 2 && what[end] == 0 &&
+        c >= 2 && c <= 8 && k >= 1 && k <= 8) {
+        *ops = 2 * k;
+        *comms = c;
         return PTS_NCCL_GROUP;
     }
     return -1;
@@ -341,7 +350,7 @@ static int build_launch(pts *p, const meas_set *m, err *e)
     int nccl_only = cmd && strstr(cmd, "--nccl-only");
     for (size_t i = 0; i < meas_nlaunch(m); i++) {
         const meas_launch *l = meas_launch_at(m, i);
-        int ops, kind = launch_kind(l->what, &ops);
+        int ops, comms, kind = launch_kind(l->what, &ops, &comms);
         int relative = kind == PTS_NCCL_HOST || kind == PTS_NCCL_GROUP;
         int nccl = relative || kind == PTS_NCCL_GRAPH;
         if (kind < 0 || (relative && !base) || (nccl && !nccl_only))
@@ -349,14 +358,17 @@ static int build_launch(pts *p, const meas_set *m, err *e)
         pts_point *pt = add_point(p, e);
         if (!pt)
             return ERR_SYSTEM;
-        char lab[64];
-        snprintf(lab, sizeof lab, relative ? "%s - launch-host" : "%s", l->what);
+        char lab[80];
+        if (comms > 1)
+            snprintf(lab, sizeof lab, "%s - %d x launch-host", l->what, comms);
+        else
+            snprintf(lab, sizeof lab, relative ? "%s - launch-host" : "%s", l->what);
         size_t off = add_label(p, lab, e);
         if (off == (size_t)-1)
             return ERR_SYSTEM;
         *pt = (pts_point){m, l->line, -1, kind,
-                          relative ? l->time_us - base->time_us : l->time_us,
-                          (const char *)(uintptr_t)off, ops};
+                          relative ? l->time_us - comms * base->time_us : l->time_us,
+                          (const char *)(uintptr_t)off, ops, comms};
         p->launch |= kind == PTS_LAUNCH;
         p->graph_node |= kind == PTS_GRAPH_NODE;
         p->memcpy_host |= kind == PTS_COPY_ISSUE;
@@ -457,7 +469,8 @@ static int predict(const pts *p, const topo *t, int64_t window_ps, double *pred_
             static const char *const key[PTS_NKINDS] = {
                 "launch_us", "graph_node_us", "copy_issue_us", "fence_sys_us", "nccl_host_us",
                 "nccl_group_us", "nccl_graph_call_us"};
-            sim_ps v = by_kind[x->flow];
+            /* A group over C communicators: each one's group work in turn. */
+            sim_ps v = by_kind[x->flow] * (x->flow == PTS_NCCL_GROUP ? x->comms : 1);
             if (v <= 0) {   /* 0 is "not known" (topo.h): no prediction to compare */
                 rc = err_at(e, meas_name(x->set), x->line,
                             "the topology does not know %s (0), which this row measures: fit "

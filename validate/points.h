@@ -22,6 +22,8 @@ typedef struct pts_point {
     double meas_us;      /* measured time */
     const char *label;   /* "pair 0>4", "same-uplink (2 flows)", "launch" */
     int ops;             /* a launch point's ncclSend/ncclRecv calls (nccl-p2p-K: 2K) */
+    int comms;           /* communicators a launch point's group spans, one thread driving
+                            them in turn (nccl-Ccomm-p2p-K: C; else 1) */
 } pts_point;
 
 /* What a launch point measures (its flow field): the parameter it maps to. */

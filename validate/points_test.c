@@ -175,7 +175,10 @@ static void test_loop_floor(void **state)
  * nccl-graph-node stays as it is; launch-host and nccl-graph-launch have no
  * parameter. Predicted with nccl_host 0.985, nccl_group 2.5 and nccl_p2p_op
  * 0.25 us: 0.985, 2.5 + 2 x 0.25 = 3.0, 2.5 + 4 x 0.25 = 3.5; the graph row
- * with nccl_graph_call 0 falls back to graph_node_us (0.5). A file without
+ * with nccl_graph_call 0 falls back to graph_node_us (0.5). A group over two
+ * communicators (nccl-2comm-p2p-1-host 11.5) is taken less two launch-hosts,
+ * 5.5, and predicted as each communicator's group in turn: 2 x 3.0 = 6.0.
+ * A file without
  * launch-host gives no NCCL host points, and a full `hwcheck launch` file
  * (no --nccl-only) no NCCL points at all. */
 static void test_launch_rows(void **state)
@@ -192,21 +195,24 @@ static void test_launch_rows(void **state)
 #define NCCL_ROWS                                                                  \
     "what,count,time_us\nlaunch-host,10,3.0\nnccl-call-host,10,4.0\n"               \
     "nccl-p2p-1-host,10,5.5\nnccl-p2p-2-host,10,6.0\nnccl-graph-launch,10,1.7\n"    \
-    "nccl-graph-node,10,0.8\n"
+    "nccl-graph-node,10,0.8\nnccl-2comm-p2p-1-host,10,11.5\n"
     meas_set *m = meas_text("l.csv", "# format: collsim-meas 1\n# kind: launch\n"
                                      "# command: hwcheck launch --nccl-only -o l.csv\n" NCCL_ROWS);
     pts *p;
     assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), 0);
-    assert_int_equal(pts_count(p), 4);
-    static const double meas[4] = {1.0, 2.5, 3.0, 0.8}, pred[4] = {0.985, 3.0, 3.5, 0.5};
-    static const int ops[4] = {0, 2, 4, 0};
-    double got[4];
+    assert_int_equal(pts_count(p), 5);
+    static const double meas[5] = {1.0, 2.5, 3.0, 0.8, 5.5},
+                        pred[5] = {0.985, 3.0, 3.5, 0.5, 6.0};
+    static const int ops[5] = {0, 2, 4, 0, 2}, comms[5] = {1, 1, 1, 1, 2};
+    double got[5];
     assert_int_equal(pts_predict(p, t, got, &e), 0);
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < 5; i++) {
         assert_true(fabs(pts_at(p, i)->meas_us - meas[i]) < 1e-9);
         assert_int_equal(pts_at(p, i)->ops, ops[i]);
+        assert_int_equal(pts_at(p, i)->comms, comms[i]);
         assert_true(fabs(got[i] - pred[i]) < 1e-9);
     }
+    assert_string_equal(pts_at(p, 4)->label, "nccl-2comm-p2p-1-host - 2 x launch-host");
     assert_string_equal(pts_at(p, 1)->label, "nccl-p2p-1-host - launch-host");
     assert_true(pts_has_launch(p, "nccl-call-host") && pts_has_launch(p, "nccl-p2p"));
     assert_true(pts_group_ops_vary(p) && pts_has_launch(p, "nccl-graph-node"));

@@ -228,12 +228,13 @@ int coll_algo_is_custom(coll_algo a)
 
 int coll_p2p_ops(coll_kind kind, int nranks) { return kind == COLL_ALLTOALL ? 2 * nranks : 0; }
 
-sim_ps coll_issue_ps(const topo *t, const coll_req *q, const coll_result *res, int graph)
+sim_ps coll_issue_ps(const topo *t, const coll_req *q, const coll_result *res, int graph,
+                     int gpus)
 {
     const topo_params *p = topo_params_get(t);
     if (coll_algo_is_custom(res->algo))
         return graph ? p->graph_node_ps : p->launch_ps;
-    return topo_nccl_issue_ps(p, graph, q->nranks, coll_p2p_ops(q->kind, q->nranks));
+    return topo_nccl_thread_issue_ps(p, graph, q->nranks, coll_p2p_ops(q->kind, q->nranks), gpus);
 }
 
 int coll_nccl_graph_derived(int nranks) { return nranks > NCCL_TUNE_MAX_RANKS; }
@@ -754,7 +755,7 @@ static double shm_load_inflight_B(const coll_build *b)
     if (b->proto != PROTO_SIMPLE)
         return 0;
     int workers = b->tune ? b->tune->max_threads[1][2] : 512;
-    return (double)workers * 8 * 16;
+    return (double)workers * nccl_copy_thread_B(b);
 }
 
 int cb_nccl_hop(coll_build *b, int from, int to, double bytes, double weight,

@@ -90,10 +90,12 @@ int coll_nccl_graph_derived(int nranks);
     "\"NCCL's decisions\")"
 /* The host's cost of issuing one call of what res ran for q (an NCCL
  * collective, or for an all-to-all its group of 2 x nranks sends and
- * receives: topo_nccl_issue_ps; a custom kernel: launch_us or graph_node_us).
+ * receives: topo_nccl_thread_issue_ps for a thread driving gpus of the
+ * ranks, nccl-tests -g; a custom kernel: launch_us or graph_node_us).
  * Back to back, as nccl-tests and hwcheck time them, a call takes at least
  * this. */
-sim_ps coll_issue_ps(const topo *t, const coll_req *q, const coll_result *res, int graph);
+sim_ps coll_issue_ps(const topo *t, const coll_req *q, const coll_result *res, int graph,
+                     int gpus);
 /* The send and receive calls NCCL's all-to-all makes on one rank (2 per
  * peer, itself included, as nccl-tests' alltoall.cu); 0 for other kinds. */
 int coll_p2p_ops(coll_kind kind, int nranks);

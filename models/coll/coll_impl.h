@@ -26,6 +26,9 @@ typedef struct proto_info {
 } proto_info;
 
 const proto_info *nccl_proto(coll_proto p);
+/* NCCL's ncclCollUnroll for GPUs of compute capability sm x 10 (0 = unknown,
+ * taken as 80): Simple's 16-byte loads in flight per worker thread. */
+int nccl_coll_unroll(int sm);
 /* The protocol's kernel start per collective (algorithm a) and device-side
  * cost per pipelined step (sync, polling) on t: calibration keys
  * nccl_start_*_us and nccl_step_*_us (topo_params). */
@@ -57,6 +60,9 @@ typedef struct coll_build {
 
 typedef int coll_build_fn(coll_build *b);
 
+/* Bytes one copying thread of b's protocol keeps in flight per round: LL 16,
+ * LL128 64, Simple ncclCollUnroll(b's GPUs) x 16. */
+double nccl_copy_thread_B(const coll_build *b);
 /* The last receive's copy of a ring chunk out of the FIFO into the user
  * buffer by the receiving block: wire-weighted bytes per payload byte
  * against the block's store budget (models/coll/nccl.c; 0: no copy). */

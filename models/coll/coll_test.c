@@ -530,6 +530,40 @@ static void test_shm_channel_bound(void **state)
     topo_free(t);
 }
 
+/* NCCL's Simple loads in flight per worker, ncclCollUnroll (src/include/
+ * device.h, v2.27-v2.30): 8 from SM 80 (H100/H200, A100, RTX 4090), 6 on SM
+ * 12.x (RTX 5090, RTX PRO 6000), 4 below SM 80 (RTX 2080 Ti); unknown = SM
+ * 80. A copying thread keeps unroll x 16 B: an SHM receiver's block of 512
+ * workers 64 KiB on SM 90 and 89, 48 KiB on SM 120, 32 KiB on SM 75; LL and
+ * LL128 keep their 16 and 64 B. */
+static void test_coll_unroll(void **state)
+{
+    (void)state;
+    assert_int_equal(nccl_coll_unroll(90), 8);
+    assert_int_equal(nccl_coll_unroll(89), 8);
+    assert_int_equal(nccl_coll_unroll(80), 8);
+    assert_int_equal(nccl_coll_unroll(100), 8);
+    assert_int_equal(nccl_coll_unroll(120), 6);
+    assert_int_equal(nccl_coll_unroll(121), 6);
+    assert_int_equal(nccl_coll_unroll(75), 4);
+    assert_int_equal(nccl_coll_unroll(0), 8);
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("h200-2x", &t, &e), 0);
+    coll_build b = {.t = t, .proto = PROTO_SIMPLE};
+    const int sm[4] = {90, 89, 120, 75};
+    const double want[4] = {65536, 65536, 49152, 32768};
+    for (int k = 0; k < 4; k++) {
+        topo_params_mut(t)->gpu_sm = sm[k];
+        NEAR(512 * nccl_copy_thread_B(&b), want[k], 1e-9);
+    }
+    b.proto = PROTO_LL;
+    NEAR(nccl_copy_thread_B(&b), 16, 1e-9);
+    b.proto = PROTO_LL128;
+    NEAR(nccl_copy_thread_B(&b), 64, 1e-9);
+    topo_free(t);
+}
+
 /* Ring Simple on one forced channel between the two H200s (h200-2x; NCCL's
  * Simple block keeps 512 workers x 8 x 16 B = 64 KiB in flight, so its
  * depth would allow 8 x cta_store = 153 GB/s and the block's ceilings bind,
@@ -913,7 +947,7 @@ int main(void)
         cmocka_unit_test(test_ring_ll128_order),
         cmocka_unit_test(test_cache_and_env),
         cmocka_unit_test(test_stream_equals_whole), cmocka_unit_test(test_shm_channel_bound),
-        cmocka_unit_test(test_ring_simple_ceiling),
+        cmocka_unit_test(test_ring_simple_ceiling), cmocka_unit_test(test_coll_unroll),
         cmocka_unit_test(test_ring_ll_fifo_l2),
         cmocka_unit_test(test_bundle_equals_unbundled), cmocka_unit_test(test_custom_bundles),
         cmocka_unit_test(test_link_use),

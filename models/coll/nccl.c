@@ -13,8 +13,9 @@
  * per trip, one round (prims_ll.h LLGenericOp: readLL, then storeData);
  * LL128, 4 x 16 bytes of lines per thread, loaded until every flag of the
  * warp's 16 lines matches and then loaded again (prims_ll128.h
- * recvReduceSendCopy): two rounds; Simple, ncclCollUnroll() = 8 loads of 16
- * bytes per worker before its stores (common_kernel.h reduceCopyPacks), the
+ * recvReduceSendCopy): two rounds; Simple, ncclCollUnroll() loads of 16 bytes
+ * per worker before its stores (8 in this table; nccl_copy_thread_B takes the
+ * GPU's: 4 below SM 80, 6 on SM 12.x; common_kernel.h reduceCopyPacks), the
  * ring's sync warp aside (enqueue.cc nt += WARP_SIZE), none into registered
  * buffers (the peer's directSend wrote them: register/coll_reg.cc). Over
  * SHM the receiver's loads from host memory are the hop's read leg: only
@@ -29,6 +30,24 @@ static const proto_info protos[PROTO_N] = {
 const proto_info *nccl_proto(coll_proto p)
 {
     return p > PROTO_AUTO && p < PROTO_N ? &protos[p] : &protos[PROTO_SIMPLE];
+}
+
+int nccl_coll_unroll(int sm)
+{
+    /* src/include/device.h ncclCollUnroll (v2.27-v2.30; v2.26: SM 120 only
+     * of the 12.x): 8 from SM 80, 6 on SM 12.x, 4 below SM 80; NCCL's
+     * emulation takes an unknown SM as 80. */
+    if (sm <= 0)
+        sm = 80;
+    return sm >= 80 ? (sm / 10 == 12 ? 6 : 8) : 4;
+}
+
+double nccl_copy_thread_B(const coll_build *b)
+{
+    const proto_info *pi = nccl_proto(b->proto);
+    if (b->proto != PROTO_SIMPLE)
+        return pi->copy_thread_B;
+    return nccl_coll_unroll(topo_params_get(b->t)->gpu_sm) * 16.0;
 }
 
 sim_ps nccl_start_ps(const topo *t, coll_proto p, coll_algo a)
@@ -61,13 +80,13 @@ double nccl_recv_copy_wire(const coll_build *b)
     double l2 = topo_params_get(b->t)->l2_load_speedup;
     if (fabric_disabled(b->f) & FAB_NO_FIFO_L2)
         l2 = 1;
-    return pi->copy_rounds * FABRIC_CTA_REF_INFLIGHT_B / ((double)nt * pi->copy_thread_B) *
+    return pi->copy_rounds * FABRIC_CTA_REF_INFLIGHT_B / ((double)nt * nccl_copy_thread_B(b)) *
            pi->wire / (l2 > 1 ? l2 : 1);
 }
 
 /* The block of one ring step (docs/model.md "A block's ceiling"): each
  * copying thread keeps its protocol's bytes per round in flight (LL one
- * 16-byte line, LL128 4 x 16 bytes, Simple ncclCollUnroll() = 8 x 16 bytes;
+ * 16-byte line, LL128 4 x 16 bytes, Simple ncclCollUnroll() x 16 bytes;
  * the copy columns above), a step that receives runs the protocol's load
  * rounds (LL128: poll, then reload), one that only sends one round. */
 fabric_block nccl_block(const coll_build *b, int rank, int recv, double local_B)
@@ -75,7 +94,7 @@ fabric_block nccl_block(const coll_build *b, int rank, int recv, double local_B)
     const proto_info *pi = nccl_proto(b->proto);
     int nt = (b->threads > 0 ? b->threads : pi->threads) - pi->sync_threads;
     return (fabric_block){.gpu = b->node[rank], .blocks = b->channels > 0 ? b->channels : 1,
-                          .inflight_B = nt * pi->copy_thread_B,
+                          .inflight_B = nt * nccl_copy_thread_B(b),
                           .rounds = recv ? pi->copy_rounds : 1, .local_B = local_B};
 }
 

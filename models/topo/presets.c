@@ -98,6 +98,7 @@ static const char *nm(char *buf, const char *prefix, int i)
 #define NVL_NS 250.0           /* GPU <-> NVSwitch hop */
 #define RTX_MEM_GBps 1792.0    /* RTX PRO 6000 GDDR7 peak */
 #define H200_MEM_GBps 4800.0   /* H200 HBM3e peak */
+#define H100_MEM_GBps 3350.0   /* H100 SXM5 80GB HBM3 peak (NVIDIA H100 datasheet) */
 
 int64_t topo_default_pci_lat_ps(topo_kind child, topo_kind parent)
 {
@@ -241,11 +242,11 @@ static void h200_measured(topo *t)
 
 /* HGX-style boxes of 8 GPUs: per socket two PCIe switches (own root port
  * each) with 2 GPUs each; all GPUs on one non-blocking NVSwitch node. */
-static int build_hgx(topo *t, int ngpu, err *e)
+static int build_hgx(topo *t, int ngpu, double gpu_mem_GBps, err *e)
 {
     bld b = {t, e, 0};
     char n1[32], n2[32], n3[32];
-    set_params(t, 0, 245.8, H200_MEM_GBps);
+    set_params(t, 0, 245.8, gpu_mem_GBps);
     h200_measured(t);
     node(&b, "nvs0", TOPO_NVSWITCH, -1, NULL);
     int nsock = (ngpu + 3) / 4;
@@ -271,7 +272,12 @@ static int build_hgx(topo *t, int ngpu, err *e)
     return b.rc;
 }
 
-static int build_h200_8x(topo *t, err *e) { return build_hgx(t, 8, e); }
+static int build_h200_8x(topo *t, err *e) { return build_hgx(t, 8, H200_MEM_GBps, e); }
+/* HGX H100: the same GH100 GPU, 18 NVLink 4 lanes and third-generation
+ * NVSwitch as HGX H200 (NVIDIA's H100 and H200 datasheets); only the memory
+ * differs (HBM3, 3.35 TB/s). The host-side costs measured on one H200 are
+ * taken for the H100 (the same die and driver path; not measured on one). */
+static int build_h100_8x(topo *t, err *e) { return build_hgx(t, 8, H100_MEM_GBps, e); }
 
 /* One H200's thread blocks against pinned host memory (validate/data/h200-1x/
  * micro/host-kernel-b*.csv, hwcheck host --op kernel, 256 MiB): one block of
@@ -339,10 +345,12 @@ static int build_h200_1x(topo *t, err *e)
  * alone: the set fits with it fixed), graph node 0.501 us, one block of
  * 512 threads stores 19.13 +- 1.0 GB/s and
  * loads 7.70 +- 0.32 GB/s into / from the peer. NCCL's fixed costs are the
- * set's fit of the Ring-forced rows that isolate them (one channel, at most
- * 64 KiB; docs/model.md "Protocol constants and NCCL's fixed costs"): kernel
- * starts LL 4.657, LL128 11.86, Simple 11.10 us, 12.76 us of host work per
- * eager call. The set is predicted with this preset (`calib: preset`) and
+ * set's fit of the Ring-forced rows in a CUDA graph that isolate them (one
+ * channel, at most 64 KiB; docs/model.md "Protocol constants and NCCL's fixed
+ * costs"): kernel starts LL 4.615, LL128 10.30, Simple 10.99 us (eager rows
+ * carry the process's host cost, which is not the device's); NCCL's host work per call
+ * (group, plan, launch, once per rank: one thread drives both) is the
+ * one-H200 VM's, below. The set is predicted with this preset (`calib: preset`) and
  * fails when its fit leaves any of these values by more than one sd. */
 static int build_h200_2x(topo *t, err *e)
 {
@@ -362,10 +370,17 @@ static int build_h200_2x(topo *t, err *e)
     p->kernel_base_ps = 2408000;
     p->cta_store_Bps = 19.13e9;
     p->cta_load_Bps = 7.698e9;
-    p->nccl_start_ps[TOPO_NCCL_LL] = 4657000;
-    p->nccl_start_ps[TOPO_NCCL_LL128] = 11860000;
-    p->nccl_start_ps[TOPO_NCCL_SIMPLE] = 11100000;
-    p->nccl_call_ps = 12760000;
+    p->nccl_start_ps[TOPO_NCCL_LL] = 4615000;
+    p->nccl_start_ps[TOPO_NCCL_LL128] = 10300000;
+    p->nccl_start_ps[TOPO_NCCL_SIMPLE] = 10990000;
+    /* NCCL's host work per call beyond a launch, not measured on this
+     * machine: the one-H200 VM's `hwcheck launch --nccl-only` (h200-1x set's
+     * fit of micro/hostcall/); one thread drives both GPUs, so an eager
+     * 2-rank call is 2 x (launch + group + its call), 11.87 us (micro/hostmode/: two
+     * communicators in one group cost 1.63-2.13 x one, median 1.92). */
+    p->nccl_host_ps = 985000;
+    p->nccl_group_ps = 2515000;
+    p->nccl_p2p_op_ps = 261000;
     /* Gradual saturation (docs/model.md "Thread blocks"): the 36-block copy
      * kernel stores 339.2 GB/s at 256 MiB (p2p-write-blocks36.csv, mean of both
      * directions) on the fitted 379.4: N0 = 36 (379.4 / 339.2 - 1). */
@@ -439,7 +454,7 @@ static int family_n(const char *name, const char *prefix, const char *suffix)
 
 static int build_nvswitch_n(topo *t, const char *name, err *e)
 {
-    return build_hgx(t, family_n(name, "nvswitch-", ""), e);
+    return build_hgx(t, family_n(name, "nvswitch-", ""), H200_MEM_GBps, e);
 }
 
 static int build_pcie_n(topo *t, const char *name, err *e)
@@ -475,6 +490,8 @@ static const struct preset {
      build_1s, NULL, NULL},
     {"h200-8x-nvswitch", "8x H200 SXM, NVLink 4 (18 lanes) via NVSwitch; Gen5 host links via 4 "
      "switches, 2 sockets", build_h200_8x, NULL, NULL},
+    {"h100-8x-nvswitch", "8x H100 SXM (HBM3), otherwise as h200-8x-nvswitch", build_h100_8x, NULL,
+     NULL},
     {"h200-1x", "1x H200, PCIe Gen5 x16 host link to socket 0", build_h200_1x, NULL, NULL},
     {"h200-2x", "2x H200 SXM, NV18 between them (via NVSwitch), each on its own Gen5 x16 root "
      "port of socket 0", build_h200_2x, NULL, NULL},

@@ -94,15 +94,39 @@ int64_t topo_nccl_issue_ps(const topo_params *p, int graph, int nranks, int p2p_
 {
     if (graph)
         return p->nccl_graph_call_ps > 0 ? p->nccl_graph_call_ps : p->graph_node_ps;
-    /* nccl_call_us, fitted on multi-rank runs, stands for a collective call
-     * and, without a group key, for a group too. */
+    /* nccl_call_us, when given, stands for a collective call and, without a
+     * group key, for a group too. */
     if (p->nccl_call_ps > 0 && (p2p_ops == 0 || p->nccl_group_ps == 0))
         return p->nccl_call_ps;
     /* One rank: the front end ends in a copy (enqueue.cc ncclLaunchOneRank). */
     if (p2p_ops == 0 && nranks <= 1)
         return p->launch_ps + p->nccl_host_ps;
-    /* Otherwise group end, plan and one kernel launch (group.cc doLaunches). */
-    return p->launch_ps + p->nccl_group_ps + p2p_ops * p->nccl_p2p_op_ps;
+    /* Otherwise the calls' appends (a collective is one call: taskAppend, as
+     * a send's p2pTaskAppend), group end, plan and one kernel launch
+     * (group.cc doLaunches). */
+    int calls = p2p_ops > 0 ? p2p_ops : 1;
+    return p->launch_ps + p->nccl_group_ps + calls * p->nccl_p2p_op_ps;
+}
+
+int64_t topo_nccl_thread_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops,
+                                  int gpus)
+{
+    int64_t one = topo_nccl_issue_ps(p, graph, nranks, p2p_ops);
+    if (graph || gpus <= 1 || nranks <= 1 || p->nccl_call_ps > 0)
+        return one;
+    return (gpus < nranks ? gpus : nranks) * one;
+}
+
+int64_t topo_nccl_probe_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops,
+                                 int gpus, int64_t probe_ps)
+{
+    if (probe_ps <= 0 || graph || nranks <= 1 || p->nccl_call_ps > 0)
+        return topo_nccl_thread_issue_ps(p, graph, nranks, p2p_ops, gpus);
+    /* The process's own group of one send and one receive stands for its
+     * launch, NCCL's group path and 2 calls; then the rank's own calls. */
+    int g = gpus < 1 ? 1 : gpus < nranks ? gpus : nranks;
+    int calls = p2p_ops > 0 ? p2p_ops : 1;
+    return g * (probe_ps + (calls - 2) * p->nccl_p2p_op_ps);
 }
 
 static const char *const cpu_names[CPU_NKINDS] = {

@@ -161,6 +161,21 @@ enum { TOPO_NCCL_LL, TOPO_NCCL_LL128, TOPO_NCCL_SIMPLE, TOPO_NCCL_NPROTO };
  * group of p2p_ops sends and receives (an all-to-all of n ranks: 2n).
  * docs/model.md "NCCL's host cost per call". */
 int64_t topo_nccl_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops);
+/* The same for one host thread that drives gpus of the ranks (nccl-tests -g):
+ * each iteration it calls NCCL once per GPU inside one group, and the group's
+ * end plans and launches each GPU's kernel in turn (group.cc doLaunches), so
+ * an eager iteration on >= 2 ranks costs gpus x topo_nccl_issue_ps; unchanged
+ * in a CUDA graph, on one rank, for gpus <= 1, and under nccl_call_ps (fitted
+ * per iteration of the layout it was measured in). */
+int64_t topo_nccl_thread_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops,
+                                  int gpus);
+/* The same where the measuring process's own host cost is known: probe_ps >
+ * 0, its one-rank NCCL group of one send and one receive (hwcheck coll's
+ * host_probe), stands for launch_ps + nccl_group_ps + 2 nccl_p2p_op_ps on each
+ * of the gpus ranks; as topo_nccl_thread_issue_ps for probe_ps 0, in a graph,
+ * on one rank and under nccl_call_ps. */
+int64_t topo_nccl_probe_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops,
+                                 int gpus, int64_t probe_ps);
 
 /* P2P capability between two GPUs as NVML reports it (`nvidia-smi topo -p2p r`
  * and `-p2p w`; NCCL reads both): OK, or why it is not supported (NS not

@@ -1,6 +1,7 @@
 /* Unit tests of the topology layer: link math, path types of the presets
  * against nvidia-smi, routes, the text format (round trip, bad inputs with
  * their line numbers) and the generated families. Run from the repo root. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -169,6 +170,16 @@ static void test_paths_nvswitch(void **state)
     /* Host memory of socket 1 from GPU 0: gpu0-sw0-rp0-cpu0-cpu1-mem1. */
     assert_int_equal(topo_route(t, topo_gpu_node(t, 0), topo_find(t, "mem1"), &links, &dirs), 5);
     topo_free(t);
+    /* HGX H100: the same board (18 lanes x 20.6 = 370.8 GB/s to nvs0, the
+     * same routes) with the H100 SXM's HBM3, 3350 GB/s (H200: 4800). */
+    topo *h = load("h100-8x-nvswitch");
+    assert_int_equal(topo_ngpus(h), 8);
+    assert_true(fabs(topo_params_get(h)->gpu_mem_Bps - 3350e9) < 1);
+    assert_int_equal(topo_route(h, topo_gpu_node(h, 0), topo_gpu_node(h, 7), &links, &dirs), 2);
+    assert_int_equal(topo_link_at(h, links[0])->nvlinks, 18);
+    assert_true(fabs(topo_link_at(h, links[0])->bw_Bps - 370.8e9) < 1e3);
+    assert_string_equal(topo_gpu_path_smi(h, 2, 5, buf), "NV18");
+    topo_free(h);
 }
 
 /* The route a->b as "n0>n1>...", from the hop list and its directions. */
