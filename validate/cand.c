@@ -198,6 +198,10 @@ int cand_build(const topo *t, const pts *p, const calib_nccl *nc_pts, const cand
         {"read_tags", tp->read_tags, tp->read_tags, 1, 16384,
          pts_has_op(p, MEAS_READ) || pts_has_op(p, MEAS_COPY) || pts_has_op(p, MEAS_COPY_READ),
          0},
+        /* A copy engine's own cap on the read tags, where the topology has
+         * one (ce_read_tags > 0: the reference box). */
+        {"ce_read_tags", tp->ce_read_tags, tp->ce_read_tags, 1, 16384,
+         tp->ce_read_tags > 0 && (pts_has_op(p, MEAS_COPY) || pts_has_op(p, MEAS_COPY_READ)), 0},
         {"read_extra_lat_ns", (double)tp->read_extra_lat_ps / 1e3,
          tp->read_extra_lat_ps > 1000 ? (double)tp->read_extra_lat_ps / 1e3 : 1, 0, 1e5,
          pts_has_op(p, MEAS_READ) || pts_has_op(p, MEAS_COPY) || pts_has_op(p, MEAS_COPY_READ),

@@ -8,8 +8,8 @@
  * credits at a sender never go below zero; a TLP leaves an ingress only from
  * the head of its FIFO, and a non-posted or completion head only if no older
  * posted TLP of the same ingress waits for the same egress; a reader never holds
- * more requests than its tags. Events are (time, insertion order), so a run
- * is deterministic. */
+ * more requests than its tags, nor its copy engine more than ce_read_tags.
+ * Events are (time, insertion order), so a run is deterministic. */
 #include "models/tlp/tlp.h"
 
 #include <math.h>
@@ -565,7 +565,8 @@ static int32_t pick_local(tlp_net *n, int v, int pe)
                 act[j] = act[--nd->nact];
                 continue;
             }
-            m += tlp_is_read(g->op) == want_read && !(tagged && g->op == TLP_CE_READ && nd->ce_tags <= 0);
+            int engine_full = tagged && g->op == TLP_CE_READ && nd->ce_tags <= 0;
+            m += tlp_is_read(g->op) == want_read && !engine_full;
             j++;
         }
         if (m == 0)
