@@ -44,6 +44,7 @@ thread-issue|a host thread driving g GPUs (nccl-tests -g) pays one NCCL call per
 expert-union|the experts of n tokens counted as n x top-k, no overlap|traces/whatif.c|    return pool * (1 - pow(1 - topk / pool, n));|    return topk * n < pool ? topk * n : pool;
 ring-steps|a ring allreduce takes 2n - 1 steps instead of 2(n - 1)|models/coll/coll_ring.c|    g->steps = k == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;|    g->steps = k == COLL_ALLREDUCE ? 2 * n - 1 : n - 1;
 launch|an eager kernel launch costs the issuing CPU half the launch time|traces/replay.c|    c.first_launch = jittered(r, k, r->launch_ps);|    c.first_launch = jittered(r, k, r->launch_ps / 2);
+kernel-turn|an eager kernel queued behind the previous one starts the moment it ends (the GPU's turnaround per kernel, a graph node's cost, dropped)|traces/replay.c|    if (r->rk[k].lane[s].t + r->node_ps > r->rk[k].lane[LANE_CPU].t)|    if (0)
 kernel-start|NCCL's ring kernel start (per protocol) halved|models/coll/coll_ring.c|        if (coll_lane(b, start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING),|        if (coll_lane(b, start[r] = cb_delay(b, r, nccl_start_ps(b->t, b->proto, ALGO_RING) / 2,
 hop-latency|every link's latency counts twice on a route|models/topo/route.c|            int64_t nd = tr->dist_ps[u] + l->lat_ps;|            int64_t nd = tr->dist_ps[u] + 2 * l->lat_ps;
 tie-rule|the engine's rounding tie rule: a quotient within FLOWNET_EPS of an integer no longer rounds to it (always up)|sim/flownet.c|    if (fabs(x - r) <= FLOWNET_EPS * x)|    if (fabs(x - r) < 0 * x)
