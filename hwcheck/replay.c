@@ -8,7 +8,9 @@
  * Reported per trace: cycles, tokens, cycle time and tok/s from the host
  * clock, and a breakdown along stream 0 of GPU 0: compute and idle are the
  * requested durations, comm the event-timed collectives, launch the rest
- * (launch gaps and host overhead); for single-stream traces that is the
+ * (the host's launch gaps and the GPU's own time between kernels, which a
+ * device-bound stream pays eager or in a graph alike, and the spin kernels'
+ * own start and exit); for single-stream traces that is the
  * critical path. Launch modes: phases marked graph=1 (or all, under `meta
  * graph 1`) are captured as CUDA graphs, one per phase and GPU, built once
  * after an eager pass (NCCL connects on first use, never inside a capture)

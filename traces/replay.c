@@ -533,6 +533,18 @@ static issue issue_cost(replay *r, int k, const trace_op *op, int kernels)
     return c;
 }
 
+/* An eager kernel queued behind the previous one on stream s of rank k
+ * starts no sooner than the GPU's turnaround after it ends: node_ps, what a
+ * kernel node costs the GPU back to back in a graph (hwcheck launch's
+ * graph-node row; docs/model.md "The GPU's turnaround per kernel"). A graph
+ * saves the host's launches, not this; a kernel the CPU issues later starts
+ * when issued (the caller's adopt), so it shows only on a device-bound stream. */
+static void kernel_turn(replay *r, int k, int s)
+{
+    if (r->rk[k].lane[s].t + r->node_ps > r->rk[k].lane[LANE_CPU].t)
+        advance(r, k, s, P_LAUNCH, r->node_ps, NULL, "kernel turnaround");
+}
+
 /* The start of an op of `kernels` kernels on stream s of rank k: in a CUDA
  * graph each node costs node_ps on the GPU, in series (the graph launch was
  * paid at the phase); eagerly the CPU issues the first kernel and the stream
@@ -552,6 +564,7 @@ static issue op_start(replay *r, int k, int s, int kernels, const trace_op *op)
     advance(r, k, LANE_CPU, P_LAUNCH, c.first_launch, NULL, "launch");
     advance(r, k, LANE_CPU, P_LAUNCH, c.first_call, NULL, "nccl call");
     advance(r, k, LANE_CPU, P_HOST, c.first_host, NULL, "issue");
+    kernel_turn(r, k, s);
     adopt(r, k, s, &r->rk[k].lane[LANE_CPU]);
     return c;
 }
@@ -565,6 +578,8 @@ static void op_end(replay *r, int k, int s, int kernels, int part, sim_ps d, con
     advance(r, k, s, part, d, op, NULL);
     if ((r->graph && op->issue_us < 0) || kernels <= 1 || op->issue_us >= 0)
         return;
+    /* device-bound: each further kernel's turnaround (kernel_turn) */
+    advance(r, k, s, P_LAUNCH, mul_ps(r, r->node_ps, kernels - 1), NULL, "kernel turnaround");
     advance(r, k, LANE_CPU, P_LAUNCH, c.rest_launch, NULL, "launch");
     advance(r, k, LANE_CPU, P_HOST, c.rest_host, NULL, "issue");
     spath *cpu = &r->rk[k].lane[LANE_CPU];

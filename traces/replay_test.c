@@ -96,6 +96,40 @@ static void test_launch_bound(void **state)
     NEAR(res.launch_us, 4);
 }
 
+static void test_kernel_turnaround(void **state)
+{
+    (void)state;
+    replay_opts o;
+    replay_opts_init(&o);
+    o.launch_us = 1;        /* the launch call */
+    o.graph_node_us = 0.5;  /* the GPU's turnaround per kernel */
+    o.coll_us = 4;
+    trace_op ops[4] = {mk(OP_CYCLE, 0, 0), mk(OP_COMPUTE, 0, 10), mk(OP_COMPUTE, 0, 3),
+                       mk(OP_COLL, 0, 0)};
+    ops[0].tokens = 1;
+    ops[1].kernels = 2;
+    ops[3].bytes = 14336;
+    replay_result res = run(&o, ops, 4);
+    /* Eager, device-bound: the CPU issues at 1, 2 (the op's second kernel),
+     * 3 and 4 us. The first kernel waits for its launch (stream 0 + 0.5 <
+     * 1): 1..6; the second starts a turnaround after it, 6.5..11.5; the
+     * 3 us kernel 12..15, the allreduce 15.5..19.5. Cycle 19.5 = compute
+     * 13 + comm 4 + launch 1 + 3 x 0.5 (18 without the turnarounds). */
+    NEAR(res.cycle_us, 19.5);
+    NEAR(res.compute_us, 13);
+    NEAR(res.comm_us, 4);
+    NEAR(res.launch_us, 2.5);
+    /* Host-bound: kernels of 0.2 us issued 1 us apart; kernel k's stream is
+     * free at k - 1 + 0.2 + 0.5 < k, so no turnaround shows: the last
+     * starts at 4 and the cycle is 4.2, as without it. */
+    trace_op short_ops[5] = {mk(OP_CYCLE, 0, 0), mk(OP_COMPUTE, 0, 0.2), mk(OP_COMPUTE, 0, 0.2),
+                             mk(OP_COMPUTE, 0, 0.2), mk(OP_COMPUTE, 0, 0.2)};
+    short_ops[0].tokens = 1;
+    res = run(&o, short_ops, 5);
+    NEAR(res.cycle_us, 4.2);
+    NEAR(res.launch_us, 4);
+}
+
 static void test_eager_launch_wait(void **state)
 {
     (void)state;
@@ -427,6 +461,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_serial_sum),
         cmocka_unit_test(test_launch_bound),
+        cmocka_unit_test(test_kernel_turnaround),
         cmocka_unit_test(test_eager_launch_wait),
         cmocka_unit_test(test_rendezvous_skew),
         cmocka_unit_test(test_sync_points),

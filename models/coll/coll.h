@@ -79,6 +79,9 @@ int coll_algo_is_custom(coll_algo a);
 /* A custom kernel's local reduce of m buffers of bytes each from GPU memory
  * into one: (m + 1) x bytes at gpu_mem_Bps, 0 when that is unset. */
 sim_ps coll_local_reduce_ps(const topo *t, int m, double bytes);
+/* What a custom kernel's barrier costs B blocks beyond one block:
+ * block_wait_ps x (H_B - 1), H_B = 1 + 1/2 + ... + 1/B (0 for B <= 1). */
+sim_ps coll_block_wait_ps(sim_ps block_wait_ps, int blocks);
 /* 1 when nranks is more than NCCL's local ranks (NCCL_TUNE_MAX_RANKS): NCCL's
  * search ran on the first of them and its graph stands for all ranks;
  * COLL_DERIVED_GRAPH_NOTE says so on the output. */

@@ -18,6 +18,7 @@
  * Every thread loads its 16-byte packs of one iteration one after another
  * (the loop over ranks adds each load before it issues the next), so an
  * iteration costs the sum of its loads' latencies: fabric_cta_serial_Bps. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "models/coll/coll_impl.h"
@@ -92,12 +93,32 @@ static int after_delay(coll_build *b, int *v, sim_ps dur_ps, const char *label)
     return 0;
 }
 
+/* What B blocks' barrier costs beyond one block's: every block of the
+ * kernel signals and waits on its own flags (kernels/allreduce.cu barrier:
+ * block b meets block b of each peer only) and the kernel ends with its
+ * slowest block. Each block's wait past the flag's arrival (the poll that
+ * sees it, its fence draining) is taken as exponential of mean block_wait,
+ * so the slowest of B waits block_wait x H_B (H_B = 1 + 1/2 + .. + 1/B,
+ * the mean maximum of B such waits); one block's mean is inside the
+ * measured latencies. Each barrier is charged as if the blocks met after
+ * it (they do not: an upper bound on the sum over barriers). */
+sim_ps coll_block_wait_ps(sim_ps block_wait_ps, int blocks)
+{
+    double h = 0;
+    for (int i = 2; i <= blocks; i++)
+        h += 1.0 / i;
+    return (sim_ps)llround((double)block_wait_ps * h);
+}
+
 /* A flag barrier as the kernels signal it: each rank's system-scope fence
  * (fence_sys_ps, hwcheck launch's fence-sys: what the fence adds to the
- * release store the link latency was measured with), then its flags. */
+ * release store the link latency was measured with) and its blocks' wait
+ * (coll_block_wait_ps), then its flags. */
 static int fenced_barrier(coll_build *b, int *ready, int *done)
 {
-    if (after_delay(b, ready, topo_params_get(b->t)->fence_sys_ps, "fence"))
+    const topo_params *p = topo_params_get(b->t);
+    sim_ps wait = coll_block_wait_ps(p->block_wait_ps, kernel_blocks(b));
+    if (after_delay(b, ready, p->fence_sys_ps + wait, "fence"))
         return -1;
     return cb_barrier(b, ready, done);
 }

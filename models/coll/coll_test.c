@@ -285,6 +285,39 @@ static void test_barrier_fence(void **state)
     topo_free(t);
 }
 
+static void test_block_wait(void **state)
+{
+    (void)state;
+    /* A barrier of B blocks costs block_wait x (H_B - 1) over one block's:
+     * H_1 - 1 = 0; H_4 - 1 = 1/2 + 1/3 + 1/4 = 13/12, so 1 us a block gives
+     * 1.083333 us; H_36 - 1 = 3.174559. */
+    assert_int_equal(coll_block_wait_ps(1000000, 1), 0);
+    assert_int_equal(coll_block_wait_ps(1000000, 0), 0);
+    assert_int_equal(coll_block_wait_ps(1000000, 4), 1083333);
+    NEAR((double)coll_block_wait_ps(1000000, 36) / 1e6, 3.174559, 1e-5);
+    /* In the kernels, fabric and sizes of test_twoshot_and_push (1 MB: 36
+     * blocks), block_wait 0.1 us, no fence: every barrier adds 0.1 x
+     * 3.174559 = 0.317456 us. The one-shot pull meets at 2 barriers, 306 +
+     * 0.634912 = 306.634912 us; the two-shot pull at 2, 158.634912; the
+     * one-shot push at 2, 306.634912; the two-shot push at 3, 159 + 0.952368
+     * = 159.952368. */
+    topo *t = uniform(4, 4096);
+    topo_params_mut(t)->block_wait_ps = 100000;
+    NEAR(predict_us(t, ALGO_ONESHOT, PROTO_AUTO, 1000000, 0), 306.634912, 0.01);
+    NEAR(predict_us(t, ALGO_TWOSHOT, PROTO_AUTO, 1000000, 0), 158.634912, 0.01);
+    NEAR(predict_us(t, ALGO_ONESHOT_PUSH, PROTO_AUTO, 1000000, 0), 306.634912, 0.01);
+    NEAR(predict_us(t, ALGO_TWOSHOT_PUSH, PROTO_AUTO, 1000000, 0), 159.952368, 0.01);
+    /* 32 KiB = 2048 packs of 16 B: 4 blocks of 512 threads. The one-shot
+     * pull's 2 barriers add 2 x 0.1 x 13/12 = 0.216667 us to what the same
+     * fabric predicts without the wait; one block (8 KiB) adds nothing. */
+    double with4 = predict_us(t, ALGO_ONESHOT, PROTO_AUTO, 32768, 0);
+    double with1 = predict_us(t, ALGO_ONESHOT, PROTO_AUTO, 8192, 0);
+    topo_params_mut(t)->block_wait_ps = 0;
+    NEAR(with4 - predict_us(t, ALGO_ONESHOT, PROTO_AUTO, 32768, 0), 0.216667, 0.001);
+    NEAR(with1 - predict_us(t, ALGO_ONESHOT, PROTO_AUTO, 8192, 0), 0.0, 0.001);
+    topo_free(t);
+}
+
 static void test_alltoall_push(void **state)
 {
     (void)state;
@@ -940,6 +973,7 @@ int main(void)
         cmocka_unit_test(test_ring_channels_share), cmocka_unit_test(test_alltoall_channels), cmocka_unit_test(test_oneshot_pull),
         cmocka_unit_test(test_read_bound),    cmocka_unit_test(test_twoshot_and_push),
         cmocka_unit_test(test_barrier_fence),
+        cmocka_unit_test(test_block_wait),
         cmocka_unit_test(test_alltoall_push),
         cmocka_unit_test(test_serial_loads),
         cmocka_unit_test(test_tree_chain),    cmocka_unit_test(test_one_rank),

@@ -312,6 +312,13 @@ static void h200_host_blocks(topo *t)
      * MiB); 128 and 256 threads: 10.81 / 5.18, 20.82 / 10.33: 2.0. */
     p->l2_load_speedup = 2.0;
     p->fence_sys_ps = 495000;
+    /* A custom kernel's barrier per block (docs/model.md "A barrier's
+     * blocks"): the four kernels as 2 virtual ranks on one H200 in a CUDA
+     * graph, 1 to 32 blocks (micro/kblocks/*-v2-graph.csv, 8 - 256 KiB: one
+     * pack per thread, the same work per block), each file's growth over its
+     * one-block time against k x (H_B - 1), k its barriers (2, 2, 2, 3):
+     * least squares over the 20 points, 0.157 us (rms 0.17 us). */
+    p->block_wait_ps = 157000;
 }
 
 static int build_h200_1x(topo *t, err *e)

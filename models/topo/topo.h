@@ -114,6 +114,11 @@ typedef struct topo_params {
     int64_t fence_sys_ps;          /* a system-scope fence before a release store
                                       (a custom kernel's barrier signal) beyond
                                       the release store alone; 0 = not known */
+    int64_t block_wait_ps;         /* a custom kernel's barrier, per block: the mean
+                                      of each block's own wait (its flag seen at a
+                                      poll, its fence drained), so B blocks' slowest
+                                      pays block_wait x (H_B - 1) more than one
+                                      block's; 0 = not known: none */
     int64_t copy_issue_ps;         /* host cost of issuing one cudaMemcpyAsync: a
                                       timed loop's floor per copy, as launch_ps is
                                       per kernel; 0 = not known (no floor) */
