@@ -314,7 +314,7 @@ static void h200_host_blocks(topo *t)
     p->fence_sys_ps = 495000;
     /* A custom kernel's barrier per block (docs/model.md "A barrier's
      * blocks"): the four kernels as 2 virtual ranks on one H200 in a CUDA
-     * graph, 1 to 32 blocks (micro/kblocks/*-v2-graph.csv, 8 - 256 KiB: one
+     * graph, 1 to 32 blocks (micro/kblocks/, the -v2-graph files, 8 - 256 KiB: one
      * pack per thread, the same work per block), each file's growth over its
      * one-block time against k x (H_B - 1), k its barriers (2, 2, 2, 3):
      * least squares over the 20 points, 0.157 us (rms 0.17 us). */
