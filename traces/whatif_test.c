@@ -41,6 +41,22 @@ static void set(whatif_scenario *s, const char *k, const char *v)
         fail_msg("%s=%s: %s", k, v, e.msg);
 }
 
+/* s written out as a scenario file and loaded back into back. */
+static void write_load(const whatif_scenario *s, whatif_scenario *back)
+{
+    err e = {0};
+    char path[] = "/tmp/collsim_scenXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_int_equal(whatif_write(s, f, &e), 0);
+    fclose(f);
+    int rc = whatif_scenario_load(path, back, &e);
+    unlink(path);
+    if (rc != 0)
+        fail_msg("%s", e.msg);
+}
+
 /* The built-in scenario without its observations (nothing fitted). */
 static void base(whatif_scenario *s)
 {
@@ -412,16 +428,8 @@ static void test_host_cycle(void **state)
     REL(s.host_us, 100, 1e-12);
     /* and survives a scenario file: written with host_cycle_us -1 first,
      * host_us 100 after it */
-    err e = {0};
-    char path[] = "/tmp/collsim_hostXXXXXX";
-    int fd = mkstemp(path);
-    FILE *f = fdopen(fd, "w");
-    assert_int_equal(whatif_write(&s, f, &e), 0);
-    fclose(f);
     whatif_scenario back;
-    if (whatif_scenario_load(path, &back, &e) != 0)
-        fail_msg("%s", e.msg);
-    unlink(path);
+    write_load(&s, &back);
     REL(back.host_us, 100, 1e-12);
     REL(back.host_cycle_us, -1, 1e-12);
 }
@@ -617,14 +625,8 @@ static void test_files(void **state)
     set(&s, "observe", "mode=decode,tok_per_s=82");
     set(&s, "graph", "0");
     set(&s, "fit", "none");
-    char path[] = "/tmp/collsim_scenXXXXXX";
-    int fd = mkstemp(path);
-    FILE *f = fdopen(fd, "w");
-    assert_int_equal(whatif_write(&s, f, &e), 0);
-    fclose(f);
     whatif_scenario back;
-    if (whatif_scenario_load(path, &back, &e) != 0)
-        fail_msg("%s", e.msg);
+    write_load(&s, &back);
     for (int k = 0; whatif_key_name(k); k++) {
         whatif_get(&s, whatif_key_name(k), buf, sizeof buf, NULL);
         whatif_get(&back, whatif_key_name(k), buf2, sizeof buf2, NULL);
@@ -635,7 +637,10 @@ static void test_files(void **state)
     assert_int_equal(back.nobs, 1);
     assert_string_equal(back.fit, "");
     /* errors with file:line */
-    f = fopen(path, "w");
+    char path[] = "/tmp/collsim_scenXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
     fputs("collsim-scenario 1\nbatch = 4\nobserve = mode=decode\n", f);
     fclose(f);
     assert_int_equal(whatif_scenario_load(path, &back, &e), ERR_INPUT);
