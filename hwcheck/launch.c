@@ -60,6 +60,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hwcheck/chase.h"
 #include "hwcheck/modes.h"
 
 enum { GRAPH_NODES = 100, MAX_SWEEP_NODES = 256, NCCL_BYTES = 1024, P2P_MAX_K = 8 };
@@ -386,42 +387,15 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* A chain of dependent loads through lines of 64 bytes, each holding the
- * index of the next: line i is followed by (A i + C) mod n, n a power of
- * two, C odd and A - 1 a multiple of 4, one cycle through every line
- * (Hull-Dobell), in an order the prefetchers do not follow. */
-enum { CHASE_LINE = 64, CHASE_L1_BYTES = 16384, CHASE_LOADS = 32 };
+enum { CHASE_L1_BYTES = 16384, CHASE_LOADS = 32 };
 #define CHASE_DRAM_BYTES ((size_t)1 << 30)
-typedef struct chase {
-    size_t *mem;
-    size_t n, at;
-} chase;
-
-static int chase_init(chase *c, size_t bytes, err *e)
-{
-    const size_t per = CHASE_LINE / sizeof(size_t);
-    c->n = bytes / CHASE_LINE;
-    c->at = 0;
-    c->mem = aligned_alloc(4096, bytes);
-    if (!c->mem)
-        return err_set(e, ERR_SYSTEM, "host: %zu bytes for the load chain", bytes);
-    for (size_t i = 0; i < c->n; i++)
-        c->mem[i * per] = (i * 0x5DEECE66Du + 0x9E3779B97F4A7C15u) & (c->n - 1);
-    return 0;
-}
 
 /* Host time per load of n x CHASE_LOADS dependent loads. */
 static double chase_time(chase *c, int n)
 {
-    const size_t per = CHASE_LINE / sizeof(size_t);
-    volatile size_t *m = c->mem;
-    size_t at = c->at;
     double t0 = gpu_now_us();
-    for (long i = 0; i < (long)n * CHASE_LOADS; i++)
-        at = m[at * per];
-    double t1 = gpu_now_us();
-    c->at = at;
-    return (t1 - t0) / ((double)n * CHASE_LOADS);
+    chase_run(c, (long)n * CHASE_LOADS);
+    return (gpu_now_us() - t0) / ((double)n * CHASE_LOADS);
 }
 
 /* /proc/stat's steal column summed over the CPUs, in us; 0 where there is
@@ -527,8 +501,8 @@ static int nccl_host_rows(gpu_ctx *g, const opts *o, const node_src *src, out_fi
         snprintf(name, sizeof name, "r%d-steal", r + 1);
         row(out, name, 1, steal[r]);
     }
-    free(l1.mem);
-    free(dram.mem);
+    chase_free(&l1);
+    chase_free(&dram);
     free(t);
     free(steal);
     free(col);
