@@ -39,18 +39,21 @@
  *                  driving two GPUs does
  * --nccl-only: launch-host, nccl-call-host, nccl-p2p-K-host and
  * nccl-2comm-p2p-1-host alone, each the median of 7 interleaved rounds, then
- * the two NCCL graph rows. In the same rounds two host-only references that
- * touch no GPU, no driver and no system call, whether the host's own speed
- * moves with NCCL's rows:
- *   cpu-l1-load-host   one load of a chain of dependent loads through 16 KiB
- *                  (in L1): the core's speed
- *   cpu-dram-load-host one load of such a chain through 1 GiB (past the last
- *                  level cache): the memory path's latency
+ * the two NCCL graph rows. In the same rounds three host-only references that
+ * touch no GPU, no driver and no system call (hwcheck/hostref.h), whether the
+ * host's own speed moves with NCCL's rows:
+ *   cpu-l1-1000-loads-host  1000 dependent loads through 16 KiB (in L1):
+ *                  latency-bound, the core's clock
+ *   cpu-mul-1000-host  1000 steps of 8 independent multiply-adds:
+ *                  throughput-bound, slowed too by another thread on the core
+ *   cpu-dram-load-host one dependent load through 1 GiB (past the last level
+ *                  cache): the memory path's latency
  * --rounds R (--nccl-only): R rounds in place of 7, and each round's own
  * rows too (rR-launch-host, rR-nccl-p2p-1-host, rR-nccl-2comm-p2p-1-host,
- * rR-cpu-l1-load-host, rR-cpu-dram-load-host, and rR-steal: the time the
- * hypervisor ran something else on any of the VM's CPUs during the round,
- * /proc/stat's steal column summed over CPUs, in us; 0 where not counted),
+ * rR-cpu-l1-1000-loads-host, rR-cpu-mul-1000-host, rR-cpu-dram-load-host,
+ * and rR-steal: the time the hypervisor ran something else on any of the
+ * VM's CPUs during the round, /proc/stat's steal column summed over CPUs,
+ * in us; 0 where not counted),
  * so that a change of the host's speed inside one process shows.
  * Times are host wall clock (gpu_now_us) around back-to-back loops after a
  * warm-up; the flag round trip is timed with events around the kernel. */
@@ -60,7 +63,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hwcheck/chase.h"
+#include "hwcheck/hostref.h"
 #include "hwcheck/modes.h"
 
 enum { GRAPH_NODES = 100, MAX_SWEEP_NODES = 256, NCCL_BYTES = 1024, P2P_MAX_K = 8 };
@@ -387,15 +390,24 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-enum { CHASE_L1_BYTES = 16384, CHASE_LOADS = 32 };
-#define CHASE_DRAM_BYTES ((size_t)1 << 30)
+enum { L1_BYTES = 16384, L1_LOADS = 1000, DRAM_LOADS = 32, MUL_STEPS = 1000 };
+#define DRAM_BYTES ((size_t)1 << 30)
 
-/* Host time per load of n x CHASE_LOADS dependent loads. */
-static double chase_time(chase *c, int n)
+/* Host time of n x loads dependent loads, per `per` loads. */
+static double chain_time(hostref_chain *c, int n, long loads, long per)
 {
     double t0 = gpu_now_us();
-    chase_run(c, (long)n * CHASE_LOADS);
-    return (gpu_now_us() - t0) / ((double)n * CHASE_LOADS);
+    hostref_chain_run(c, (long)n * loads);
+    return (gpu_now_us() - t0) / ((double)n * (double)loads / (double)per);
+}
+
+/* Host time per MUL_STEPS steps of the multiply-adds, n x MUL_STEPS timed. */
+static double mul_time(int n)
+{
+    double t0 = gpu_now_us();
+    volatile uint64_t sink = hostref_mul((long)n * MUL_STEPS); /* keeps the loop */
+    (void)sink;
+    return (gpu_now_us() - t0) / n;
 }
 
 /* /proc/stat's steal column summed over the CPUs, in us; 0 where there is
@@ -416,10 +428,10 @@ static double steal_us(void)
 /* `launch --nccl-only`: NCCL's host cost per call against the kernel launch
  * it ends in, measured in rounds (7, or --rounds), each timing the launch
  * calls (launch-host), the 1-rank allreduce (nccl-call-host), the groups of
- * K send/receive pairs (nccl-p2p-K-host) and the two host-only load chains
+ * K send/receive pairs (nccl-p2p-K-host) and the host-only references
  * back to back, so slow drift of the machine hits all of a round alike;
  * each row is the median over rounds. */
-enum { HOST_ROUNDS = 7, ROW_L1 = 7 + NSIZED, ROW_DRAM, HOST_ROWS };
+enum { HOST_ROUNDS = 7, ROW_L1 = 7 + NSIZED, ROW_MUL, ROW_DRAM, HOST_ROWS };
 static const char *host_row_name(int i, char *name, size_t len)
 {
     if (i < 2)
@@ -427,7 +439,9 @@ static const char *host_row_name(int i, char *name, size_t len)
     else if (i == 6)
         snprintf(name, len, "nccl-2comm-p2p-1-host");
     else if (i == ROW_L1)
-        snprintf(name, len, "cpu-l1-load-host");
+        snprintf(name, len, "cpu-l1-1000-loads-host");
+    else if (i == ROW_MUL)
+        snprintf(name, len, "cpu-mul-1000-host");
     else if (i == ROW_DRAM)
         snprintf(name, len, "cpu-dram-load-host");
     else if (i > 6)
@@ -438,10 +452,10 @@ static const char *host_row_name(int i, char *name, size_t len)
 }
 
 /* The rows a --rounds series writes for every round. */
-static const int series_rows[] = {0, 2, 6, ROW_L1, ROW_DRAM};
+static const int series_rows[] = {0, 2, 6, ROW_L1, ROW_MUL, ROW_DRAM};
 
 static int host_rounds(gpu_ctx *g, const opts *o, const node_src *src, double (*t)[HOST_ROWS],
-                       double *steal, int rounds, chase *l1, chase *dram, err *e)
+                       double *steal, int rounds, hostref_chain *l1, hostref_chain *dram, err *e)
 {
     node_src kern = {0};
     double us;
@@ -452,8 +466,9 @@ static int host_rounds(gpu_ctx *g, const opts *o, const node_src *src, double (*
     TRY(timed_groups2(g, src, warm, &t[0][6], e));
     for (int j = 0; j < NSIZED; j++)
         TRY(timed_sized(g, src, sized_bytes[j], warm, &t[0][7 + j], e));
-    chase_time(l1, warm);
-    chase_time(dram, warm);
+    chain_time(l1, warm, L1_LOADS, L1_LOADS);
+    mul_time(warm);
+    chain_time(dram, warm, DRAM_LOADS, 1);
     for (int r = 0; r < rounds; r++) {
         double s0 = steal_us();
         TRY(timed2(g, &kern, NULL, n, &us, &t[r][0], e));
@@ -463,8 +478,9 @@ static int host_rounds(gpu_ctx *g, const opts *o, const node_src *src, double (*
         TRY(timed_groups2(g, src, n, &t[r][i++], e));
         for (int j = 0; j < NSIZED; j++)
             TRY(timed_sized(g, src, sized_bytes[j], n, &t[r][i++], e));
-        t[r][ROW_L1] = chase_time(l1, n);
-        t[r][ROW_DRAM] = chase_time(dram, n);
+        t[r][ROW_L1] = chain_time(l1, n, L1_LOADS, L1_LOADS);
+        t[r][ROW_MUL] = mul_time(n);
+        t[r][ROW_DRAM] = chain_time(dram, n, DRAM_LOADS, 1);
         steal[r] = steal_us() - s0;
     }
     return 0;
@@ -476,12 +492,12 @@ static int nccl_host_rows(gpu_ctx *g, const opts *o, const node_src *src, out_fi
     double (*t)[HOST_ROWS] = calloc((size_t)rounds, sizeof *t);
     double *steal = calloc((size_t)rounds, sizeof *steal), *col = calloc((size_t)rounds,
                                                                           sizeof *col);
-    chase l1 = {0}, dram = {0};
+    hostref_chain l1 = {0}, dram = {0};
     int rc = t && steal && col ? 0 : err_set(e, ERR_SYSTEM, "host: %d rounds", rounds);
     if (rc == 0)
-        rc = chase_init(&l1, CHASE_L1_BYTES, e);
+        rc = hostref_chain_init(&l1, L1_BYTES, e);
     if (rc == 0)
-        rc = chase_init(&dram, CHASE_DRAM_BYTES, e);
+        rc = hostref_chain_init(&dram, DRAM_BYTES, e);
     if (rc == 0)
         rc = host_rounds(g, o, src, t, steal, rounds, &l1, &dram, e);
     char name[64], what[48];
@@ -501,8 +517,8 @@ static int nccl_host_rows(gpu_ctx *g, const opts *o, const node_src *src, out_fi
         snprintf(name, sizeof name, "r%d-steal", r + 1);
         row(out, name, 1, steal[r]);
     }
-    chase_free(&l1);
-    chase_free(&dram);
+    hostref_chain_free(&l1);
+    hostref_chain_free(&dram);
     free(t);
     free(steal);
     free(col);

@@ -7,10 +7,11 @@
 #                   source, nvidia-smi topo -m
 #   series-K.csv    hwcheck launch --nccl-only -n 300 -w 50 --rounds 100,
 #                   K = 1..3: each round's launch-host, nccl-p2p-1-host,
-#                   nccl-2comm-p2p-1-host, the host-only load chains (L1 and
-#                   DRAM) and the VM's steal time, about 50 ms a round: does
-#                   the host's speed change inside one process, and do the
-#                   host-only chains move with NCCL's rows
+#                   nccl-2comm-p2p-1-host, the host-only references (an L1
+#                   load chain, independent multiply-adds, a DRAM load chain)
+#                   and the VM's steal time, about 50 ms a round: does the
+#                   host's speed change inside one process, and do the
+#                   host-only references move with NCCL's rows
 #   plain-K.csv     hwcheck launch --nccl-only -n 2000 -w 200, K = 1..4 (as
 #                   validate/data/h200-1x/micro/hostmode/, now with the chains)
 #   norand-K.csv    the same under setarch -R (no address randomization),
