@@ -41,6 +41,28 @@ static int kernel_blocks(const coll_build *b)
  * for its class (oneshot_period). */
 static int ranks_run(const coll_build *b) { return b->period > 0 ? b->period : b->n; }
 
+/* One round of a custom kernel's stream: one 16-byte pack per thread of
+ * each of its blocks (512 threads), the bytes every stream moves before
+ * any thread issues its second load. */
+static double round_bytes(const coll_build *b) { return kernel_blocks(b) * 512.0 * 16.0; }
+
+/* An exchange stream's per-block cap cta_Bps over bytes, its first round
+ * inside the route's latency: the link latencies and kernel_base are fitted
+ * on copy kernels at sizes below one round (docs/model.md "Serial loads":
+ * their data time there is nil, so the first round's loads sit in those
+ * latencies), and one thread's round costs what all 512 threads' does
+ * (h200-1x micro/kblocks/copy/: a whole round 0.16 us over one thread's,
+ * the second round 0.25). So only the bytes past one round go at the
+ * per-block rate: the cap that gives bytes at cap the time of
+ * (bytes - round) at cta_Bps; 0 (none: the link alone) within one round. */
+static double first_round_cap(const coll_build *b, double cta_Bps, double bytes)
+{
+    if (cta_Bps <= 0 || (fabric_disabled(b->f) & FAB_NO_FIRST_ROUND))
+        return cta_Bps;
+    double rest = bytes - round_bytes(b);
+    return rest > 0 ? cta_Bps * bytes / rest : 0;
+}
+
 /* Every rank moves bytes to (write) or from (read) all its peers as one
  * interleaved group, starting after after[r], each stream capped at cta_Bps
  * (0: none); out[r] is that group. */
@@ -50,6 +72,7 @@ static int exchange(coll_build *b, fab_op op, double bytes, double cta_Bps, cons
     int *p = malloc(sizeof(int) * (size_t)b->n), rc = 0;
     if (!p)
         return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+    cta_Bps = first_round_cap(b, cta_Bps, bytes);
     for (int r = 0; r < ranks_run(b) && !rc; r++) {
         int k = 0;
         for (int q = 1; q < b->n; q++)
