@@ -82,8 +82,10 @@ EOF
 t0=$(date +%s)
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/collsim-mutate.XXXXXX") || exit 4
 trap 'rm -rf "$SCRATCH"' EXIT
-# The working tree as it is (tracked and untracked files, not what git ignores).
-git ls-files -z -c -o --exclude-standard | xargs -0 cp --parents -t "$SCRATCH" 2>/dev/null
+# The working tree as it is (tracked and untracked files, not what git ignores;
+# links as links: -P, or a link to a folder, validate/data/h200-1x/micro/traces,
+# is left out and the tests that read through it fail).
+git ls-files -z -c -o --exclude-standard | xargs -0 cp -P --parents -t "$SCRATCH" 2>/dev/null
 [ -f "$SCRATCH/Makefile" ] || { echo "mutate: could not copy the tree to $SCRATCH" >&2; exit 4; }
 cd "$SCRATCH" || exit 4
 # The unit tests as the Makefile lists them (check-unit's, without hwcheck's).
