@@ -456,6 +456,17 @@ int topo_route_copy(const topo *tc, int a, int b, int *links, int8_t *dirs, int 
     return r->n;
 }
 
+void topo_route_expect_many(const topo *tc, int src)
+{
+    topo *t = (topo *)tc; /* the cache is logically const */
+    ASSERTF(t->finished, "topo_route_expect_many before topo_finish");
+    ASSERTF(src >= 0 && src < t->nnodes, "src=%d", src);
+    pthread_mutex_lock(&t->mu);
+    if (t->nparts[src] < 2)
+        t->nparts[src] = 2;
+    pthread_mutex_unlock(&t->mu);
+}
+
 int topo_route(const topo *t, int a, int b, const int **links, const int8_t **dirs)
 {
     ASSERTF(t->finished, "topo_route before topo_finish");
