@@ -290,7 +290,7 @@ const route *topo_get_route(const topo *tc, int a, int b, int all)
 static void tree_keep(topo *t, tree *tr)
 {
     tree *old = t->tc[t->tc_next];
-    if (old && old->uses >= 16 && !t->walk[old->src]) {
+    if (old && old->uses >= ROUTES_KEPT && !t->walk[old->src]) {
         /* Many walks: its predecessors stay, for walks without a search. */
         tree_grow(t, old, -1);
         t->walk[old->src] = old->pred;
@@ -408,11 +408,15 @@ int topo_route_copy(const topo *tc, int a, int b, int *links, int8_t *dirs, int 
         tree *tr = r ? NULL : cached_tree(t, a);
         if (!r && !tr && (t->ntrees[a] > 0 || t->nparts[a] >= 2) && t->ntrees[a] < 2) {
             if ((tr = tree_start(t, a, -1))) {
+                /* A source said to reach many targets keeps no route per
+                 * pair: its routes are walked from the start. */
+                if (t->nparts[a] == PARTS_MANY)
+                    tr->uses = ROUTES_KEPT;
                 tree_keep(t, tr);
                 t->ntrees[a]++;
             }
         }
-        if (tr && tr->uses < 16) {
+        if (tr && tr->uses < ROUTES_KEPT) {
             /* A source's first routes are kept: a ring or SHM hop asks for
              * the same few pairs again and again. */
             tr->uses++;
@@ -462,8 +466,7 @@ void topo_route_expect_many(const topo *tc, int src)
     ASSERTF(t->finished, "topo_route_expect_many before topo_finish");
     ASSERTF(src >= 0 && src < t->nnodes, "src=%d", src);
     pthread_mutex_lock(&t->mu);
-    if (t->nparts[src] < 2)
-        t->nparts[src] = 2;
+    t->nparts[src] = PARTS_MANY;
     pthread_mutex_unlock(&t->mu);
 }
 

@@ -37,7 +37,9 @@ typedef struct tree {
 /* Free a tree and its search state (NULL ok). */
 void topo_tree_free(tree *tr);
 
-enum { TREE_CACHE = 8 };
+/* TREE_CACHE trees kept; a tree's first ROUTES_KEPT routes are stored per
+ * pair, later ones walked; nparts PARTS_MANY: topo_route_expect_many. */
+enum { TREE_CACHE = 8, ROUTES_KEPT = 16, PARTS_MANY = 3 };
 
 struct topo {
     arena *ar;
@@ -80,7 +82,8 @@ struct topo {
      * served many routes (a one-shot's source reaches every node): routes
      * from it are walked, neither kept per pair nor searched again. */
     int **walk;
-    unsigned char *nparts; /* per source: searches stopped at a target (route.c) */
+    unsigned char *nparts; /* per source: searches stopped at a target (route.c), or
+                              PARTS_MANY: said to reach many (topo_route_expect_many) */
     /* Lock-free first look: per source node, the route last asked for (a
      * ring asks the same pair again and again). */
     _Atomic(route *) *last;

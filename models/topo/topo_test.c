@@ -748,9 +748,10 @@ static void test_route_copy(void **state)
 }
 
 /* topo_route_expect_many: a hinted source's first route builds its whole
- * tree (one tree kept, ntrees 1; its two searches stopped at one target
- * each marked as done, nparts 2), where an unhinted source's first route is
- * a search stopped at its target (no tree, nparts 1); topologies of more
+ * tree (one tree kept, ntrees 1; nparts PARTS_MANY) and stores no route per
+ * pair (plen 0: walked from the tree), where an unhinted source's first
+ * route is a search stopped at its target (no tree, nparts 1) whose route
+ * is stored (plen 1); topologies of more
  * than 64 endpoints, whose routes are not all computed at topo_finish.
  * Either way every route is the same: for every source and every endpoint
  * of pcie-72 (ties between the two ways round its ring of sockets),
@@ -774,9 +775,11 @@ static void test_route_expect_many(void **state)
         assert_true(topo_route_copy(h, g0, g1, links, dirs, 64, &lat) > 0);
         assert_true(topo_route_copy(u, g0, g1, ul, ud, 64, &ulat) > 0);
         assert_int_equal(h->ntrees[g0], 1);
-        assert_int_equal(h->nparts[g0], 2);
+        assert_int_equal(h->nparts[g0], PARTS_MANY);
+        assert_int_equal(h->plen, 0);
         assert_int_equal(u->ntrees[g0], 0);
         assert_int_equal(u->nparts[g0], 1);
+        assert_int_equal(u->plen, 1);
         for (int x = 0; x < n; x++)
             for (int y = 0; y < n; y++) {
                 topo_kind kx = topo_node_at(h, x)->kind, ky = topo_node_at(h, y)->kind;
