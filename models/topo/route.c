@@ -12,21 +12,21 @@
 
 /* ---- routes ---------------------------------------------------------------- */
 
+/* A heap entry: the key (off, d, h, v) in two words compared as unsigned,
+ * off above a latency d (>= 0, so below 2^63), hops h above node v (both
+ * >= 0), which orders entries as the key's fields in turn. */
 typedef struct hent {
-    int off;
-    int64_t d;
-    int h, v;
+    uint64_t od, hv;
 } hent;
+
+static hent hkey(int off, int64_t d, int h, int v)
+{
+    return (hent){(uint64_t)off << 63 | (uint64_t)d, (uint64_t)(uint32_t)h << 32 | (uint32_t)v};
+}
 
 static int hless(const hent *x, const hent *y)
 {
-    if (x->off != y->off)
-        return x->off < y->off;
-    if (x->d != y->d)
-        return x->d < y->d;
-    if (x->h != y->h)
-        return x->h < y->h;
-    return x->v < y->v;
+    return x->od != y->od ? x->od < y->od : x->hv < y->hv;
 }
 
 static void hpush(hent *hp, int *n, hent x)
@@ -116,7 +116,7 @@ static tree *tree_start(topo *t, int src, int only)
     }
     tr->dist_ps[src] = 0;
     tr->off[src] = 0;
-    hpush(tr->hp, &tr->nh, (hent){0, 0, 0, src});
+    hpush(tr->hp, &tr->nh, hkey(0, 0, 0, src));
     return tr;
 }
 
@@ -132,7 +132,7 @@ static int tree_step(const topo *t, tree *tr)
     int src = tr->src, only = tr->only;
     while (hp && tr->nh > 0) {
         hent x = hpop(hp, &tr->nh);
-        int u = x.v;
+        int u = (int)(uint32_t)x.hv;
         if (done[u])
             continue;
         done[u] = 1;
@@ -159,7 +159,7 @@ static int tree_step(const topo *t, tree *tr)
                 tr->off[v] = (unsigned char)noff;
                 tr->hops[v] = nhops;
                 tr->pred[v] = li;
-                hpush(hp, &tr->nh, (hent){noff, nd, nhops, v});
+                hpush(hp, &tr->nh, hkey(noff, nd, nhops, v));
             }
         }
         return u;
