@@ -1391,7 +1391,9 @@ static int qhop_alike(const fabric *f, const qhop *h0, const qhop *h1, double *b
         int x = h0->x[j], y = h1->x[j];
         if (h0->k[j] != h1->k[j])
             return 0;
-        if (h0->k[j] != XK_ROUTE || alike[x] == y)
+        if (h0->k[j] != XK_ROUTE)
+            continue;
+        if (alike[x] == y) /* found alike already */
             continue;
         const topo_link *kx = topo_link_at(f->t, x / 2), *ky = topo_link_at(f->t, y / 2);
         if (kx->kind != ky->kind || kx->lat_ps != ky->lat_ps || link_cap(f->t, x) != link_cap(f->t, y) ||
