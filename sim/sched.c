@@ -198,6 +198,13 @@ int sched_link(sched *s, double cap_Bps, const char *name)
 
 int sched_nlinks(const sched *s) { return flownet_nlinks(s->net); }
 
+int sched_reserve_links(sched *s, int nlinks)
+{
+    if (nlinks < 0 || grow(&s->link_names, &s->link_names_cap, (size_t)nlinks, sizeof(char *)))
+        return -1;
+    return flownet_reserve_links(s->net, nlinks);
+}
+
 const char *sched_link_name(const sched *s, int link)
 {
     ASSERTF(link >= 0 && link < sched_nlinks(s), "link %d of %d", link, sched_nlinks(s));

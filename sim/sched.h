@@ -36,6 +36,9 @@ void sched_free(sched *s);              /* NULL ok */
  * its id (>= 0) or -1 on OOM. name is copied. */
 int sched_link(sched *s, double cap_Bps, const char *name);
 int sched_nlinks(const sched *s);
+/* Room for nlinks links in all at once (a builder that knows how many it
+ * adds); 0, or -1 on OOM. */
+int sched_reserve_links(sched *s, int nlinks);
 const char *sched_link_name(const sched *s, int link);
 void sched_link_rule(sched *s, int link, sched_cap_fn *fn, void *ctx);
 /* Set a link's capacity later (while no flow has used it), e.g. once it is

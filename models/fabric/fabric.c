@@ -546,6 +546,16 @@ fabric *fabric_new(const topo *t, err *e)
     f->t = t;
     f->nlinks_topo = ntl;
     const topo_params *p = topo_params_get(t);
+    /* Room for the engine links made below at once (at most): each topology
+     * link's two directions, a socket link's peer reads, a GPU's budgets. */
+    int nsock = 0, per_gpu = 2 + (p->cta_store_Bps > 0) + (p->cta_load_Bps > 0) +
+                             (p->cta_store_host_Bps > 0) + (p->cta_load_host_Bps > 0) +
+                             (p->host_sm_mixed_Bps > 0) +
+                             (p->cta_ceil_Bps > 0 && p->cta_ceil_far_Bps > 0 && p->cta_store_Bps > 0);
+    for (int l = 0; p->socket_read_Bps > 0 && l < ntl; l++)
+        nsock += 2 * (topo_link_at(t, l)->kind == LINK_SOCKET);
+    if (sched_reserve_links(f->s, 2 * ntl + nsock + per_gpu * topo_ngpus(t)))
+        goto oom;
     char name[160];
     for (int l = 0; l < ntl; l++) {
         const topo_link *tl = topo_link_at(t, l);
