@@ -89,25 +89,31 @@ void topo_tree_free(tree *tr)
  * gives b the route the whole tree gives, and growing it further later
  * changes no settled node. With only >= 0 the search is for that node alone:
  * other endpoints are dead ends on the way and are never entered, so only
- * only's route may be read from it. */
-static tree *tree_start(topo *t, int src, int only)
+ * only's route may be read from it. tree_init (re)starts tr's search from
+ * src, allocating the arrays it lacks (0, or -1 out of memory); tree_start
+ * makes a new tree. */
+static int tree_init(const topo *t, tree *tr, int src, int only)
 {
     int n = t->nnodes;
-    tree *tr = calloc(1, sizeof *tr);
-    if (!tr)
-        return NULL;
+    if (!tr->dist_ps)
+        tr->dist_ps = malloc(sizeof(int64_t) * (size_t)n);
+    if (!tr->off)
+        tr->off = malloc((size_t)n);
+    if (!tr->hops)
+        tr->hops = malloc(sizeof(int) * (size_t)n);
+    if (!tr->pred)
+        tr->pred = malloc(sizeof(int) * (size_t)n);
+    if (!tr->hp)
+        tr->hp = malloc(sizeof(hent) * (size_t)(2 * t->nlinks + 2));
+    if (!tr->done)
+        tr->done = malloc((size_t)n);
+    if (!tr->dist_ps || !tr->off || !tr->hops || !tr->pred || !tr->hp || !tr->done)
+        return -1;
     tr->src = src;
     tr->only = only;
-    tr->dist_ps = malloc(sizeof(int64_t) * (size_t)n);
-    tr->off = malloc((size_t)n);
-    tr->hops = malloc(sizeof(int) * (size_t)n);
-    tr->pred = malloc(sizeof(int) * (size_t)n);
-    tr->hp = malloc(sizeof(hent) * (size_t)(2 * t->nlinks + 2));
-    tr->done = calloc((size_t)n, 1);
-    if (!tr->dist_ps || !tr->off || !tr->hops || !tr->pred || !tr->hp || !tr->done) {
-        topo_tree_free(tr);
-        return NULL;
-    }
+    tr->uses = 0;
+    tr->nh = 0;
+    memset(tr->done, 0, (size_t)n);
     for (int v = 0; v < n; v++) {
         tr->dist_ps[v] = INT64_MAX;
         tr->off[v] = 1;
@@ -117,6 +123,16 @@ static tree *tree_start(topo *t, int src, int only)
     tr->dist_ps[src] = 0;
     tr->off[src] = 0;
     hpush(tr->hp, &tr->nh, hkey(0, 0, 0, src));
+    return 0;
+}
+
+static tree *tree_start(topo *t, int src, int only)
+{
+    tree *tr = calloc(1, sizeof *tr);
+    if (tr && tree_init(t, tr, src, only)) {
+        topo_tree_free(tr);
+        tr = NULL;
+    }
     return tr;
 }
 
@@ -179,15 +195,6 @@ static void tree_grow(const topo *t, tree *tr, int target)
     int u;
     while ((u = tree_step(t, tr)) >= 0 && u != target)
         ;
-}
-
-/* The whole tree from src, or (target >= 0) the search for target alone. */
-static tree *compute_tree(topo *t, int src, int target)
-{
-    tree *tr = tree_start(t, src, target);
-    if (tr)
-        tree_grow(t, tr, target);
-    return tr;
 }
 
 static size_t route_slot(const topo *t, uint64_t key)
@@ -326,9 +333,12 @@ static route *get_route_locked(topo *t, int a, int b, int all)
         /* One of a source's first two targets: a search that stops at b,
          * not kept (a ring asks each GPU for its neighbour and host memory). */
         t->nparts[a]++;
-        tree *part = compute_tree(t, a, b);
+        if (!t->part)
+            t->part = calloc(1, sizeof *t->part);
+        tree *part = t->part && !tree_init(t, t->part, a, b) ? t->part : NULL;
+        if (part)
+            tree_grow(t, part, b);
         route *x = part ? make_route(t, part, b) : NULL;
-        topo_tree_free(part);
         if (x && !pair_put(t, key, x))
             r = x;
         goto out;

@@ -24,7 +24,7 @@ typedef struct route {
 typedef struct tree {
     int src;
     int64_t *dist_ps;   /* INT64_MAX = unreachable */
-    unsigned char *off; /* 1 once the path left the NVLink fabric (see compute_tree) */
+    unsigned char *off; /* 1 once the path left the NVLink fabric (see tree_step) */
     int *hops;
     int *pred;          /* link id into the node, -1 at the source */
     unsigned uses;      /* routes walked from it (topo_route_copy) */
@@ -76,6 +76,7 @@ struct topo {
     route **pval;
     size_t pcap, plen;
     tree *tc[TREE_CACHE];
+    tree *part; /* the arrays of the searches stopped at one target, reused (route.c) */
     int tc_next;
     unsigned char *ntrees;
     /* Per source, the predecessor links of its whole tree once that tree
