@@ -76,6 +76,8 @@ graph-max-bs|a what-if batch above --cuda-graph-max-bs still replays its phases 
 route-many|a one-shot's sources are not said to reach many targets (each searches twice for one target before building its tree, and keeps its first 16 routes per pair)|models/topo/route.c|    t->nparts[src] = PARTS_MANY;|    t->nparts[src] = t->nparts[src];
 alike-memo|the rotation check takes every pair of route links as alike once any pair was compared (their figures no longer compared)|models/fabric/fabric.c|        if (alike[x] == y) /* found alike already */|        if (alike[x] >= -1)
 chunk-reuse|a streamed run's recycled task chunks are freed, not kept for reuse|sim/sched.c|        s->spare = s->chunk[c];|        free(s->chunk[c]);
+one-rank|a one-rank (tp 1) what-if cycle calls its allreduces as if the group had ranks to reduce with|traces/whatif.c|    if (s->tp <= 1)|    if (0)
+replay-launch|collsim validate replays a replay file's traces as they mark, whatever its '# launch:' line says hwcheck did (eager, every phase a graph)|cmd/cmd_validate.c|        o.graph = graph;|        o.graph = -1;
 EOF
 )
 
