@@ -100,9 +100,8 @@ sim_ps sched_end(const sched *s, int task);    /* -1: never ended */
 sim_ps sched_makespan(const sched *s);     /* latest end of any task */
 int sched_ntasks(const sched *s);
 uint64_t sched_events(const sched *s);     /* events processed by the last run */
-/* Room for how many tasks has been allocated since sched_new (chunks of
- * tasks; a streamed run's ended chunks are reused, so its room follows the
- * tasks alive at once, not all it made). */
+/* Tasks' room allocated since sched_new, in tasks: a streamed run reuses
+ * its ended chunks, so its room follows the tasks alive at once. */
 size_t sched_task_room(const sched *s);
 /* Bytes carried by a link in the last run (for utilisation reports). */
 double sched_link_bytes(const sched *s, int link);
