@@ -78,6 +78,7 @@ hyp-rising|a what-if hypothesis whose amount raises tok/s (accept_len) solved as
 graph-max-bs|a what-if batch above --cuda-graph-max-bs still replays its phases as CUDA graphs|traces/whatif.c|    if (s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs)|    if (0 && s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs)
 one-rank|a one-rank (tp 1) what-if cycle calls its allreduces as if the group had ranks to reduce with|traces/whatif.c|    if (s->tp <= 1)|    if (0)
 replay-launch|collsim validate replays a replay file's traces as they mark, whatever its '# launch:' line says hwcheck did (eager, every phase a graph)|cmd/cmd_validate.c|        o.graph = graph;|        o.graph = -1;
+kernel-turn-key|an eager queued kernel's turnaround taken from the graph node, not the topology's kernel_turn (the H200's 1.288 us measured in micro/spin ignored)|traces/replay.c|    r->turn_ps = tp && tp->kernel_turn_ps > 0 && !r->o.captured_overhead && r->o.graph_node_us < 0|    r->turn_ps = 0 && tp && tp->kernel_turn_ps > 0 && !r->o.captured_overhead && r->o.graph_node_us < 0
 EOF
 )
 
