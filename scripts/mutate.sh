@@ -64,6 +64,7 @@ hwcheck-thread|an hwcheck file's ranks taken as one per thread (hwcheck drives e
 comm-groups|a group over two communicators of one thread predicted as one communicator's group (hwcheck launch's nccl-2comm row)|validate/points.c|            sim_ps v = by_kind[x->flow] * (x->flow == PTS_NCCL_GROUP ? x->comms : 1);|            sim_ps v = by_kind[x->flow];
 host-probe|a file's host probe ignored (the topology's launch and group path instead of the process's own)|models/topo/topo.c|    return g * (probe_ps + (calls - 2) * p->nccl_p2p_op_ps);|    return topo_nccl_thread_issue_ps(p, graph, nranks, p2p_ops, gpus);
 probe-parse|hwcheck coll's host_probe header line never read|validate/meas.c|    return (int64_t)llround(p2p * 1e6);|    return 0;
+row-probe|a row's own host probe (hwcheck coll's probe_us, taken before each size) ignored for the file's|validate/meas.c|    int64_t probe = k && k->probe_us > 0 ? (int64_t)llround(k->probe_us * 1e6)|    int64_t probe = 0 ? (int64_t)llround(k->probe_us * 1e6)
 graph-beside|a measurement file's relative NCCL_GRAPH_FILE is read from the working directory, not beside the file|validate/meas.c|    if (env.graph_file[0] && env.graph_file[0] != '/' && slash) {|    if (env.graph_file[0] && env.graph_file[0] != '/' && slash && 0) {
 barrier-fence|a custom kernel's barrier signal pays no system-scope fence|models/coll/coll_oneshot.c|    if (after_delay(b, ready, p->fence_sys_ps + wait, "fence"))|    if (after_delay(b, ready, wait, "fence"))
 block-wait|a custom kernel's barrier costs B blocks what it costs one (its slowest block's wait not modelled)|models/coll/coll_oneshot.c|    sim_ps wait = coll_block_wait_ps(p->block_wait_ps, kernel_blocks(b));|    sim_ps wait = coll_block_wait_ps(p->block_wait_ps, 1);
@@ -77,6 +78,9 @@ replay-coll-host|a replay's eager NCCL call pays the framework's per-kernel work
 replay-nccl-node|an NCCL collective inside a replayed CUDA graph costs a kernel's graph node, not NCCL's|traces/replay.c|        r->call_node_ps = p->nccl_graph_call_ps;|        r->call_node_ps = r->node_ps;
 hyp-rising|a what-if hypothesis whose amount raises tok/s (accept_len) solved as if it lowered it|traces/whatif_hyp.c|        y->rising = d->rising;|        y->rising = 0;
 graph-max-bs|a what-if batch above --cuda-graph-max-bs still replays its phases as CUDA graphs|traces/whatif.c|    if (s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs)|    if (0 && s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs)
+route-many|a one-shot's sources are not said to reach many targets (each searches twice for one target before building its tree, and keeps its first 16 routes per pair)|models/topo/route.c|    t->nparts[src] = PARTS_MANY;|    t->nparts[src] = t->nparts[src];
+alike-memo|the rotation check takes every pair of route links as alike once any pair was compared (their figures no longer compared)|models/fabric/fabric.c|        if (alike[x] == y) /* found alike already */|        if (alike[x] >= -1)
+chunk-reuse|a streamed run's recycled task chunks are freed, not kept for reuse|sim/sched.c|        s->spare = s->chunk[c];|        free(s->chunk[c]);
 one-rank|a one-rank (tp 1) what-if cycle calls its allreduces as if the group had ranks to reduce with|traces/whatif.c|    if (s->tp <= 1)|    if (0)
 replay-launch|collsim validate replays a replay file's traces as they mark, whatever its '# launch:' line says hwcheck did (eager, every phase a graph)|cmd/cmd_validate.c|        o.graph = graph;|        o.graph = -1;
 EOF
