@@ -55,6 +55,7 @@ ce-order|PyTorch-issued copies of one GPU no longer wait for its copy engine (th
 dst-order|PyTorch-issued copies into one GPU no longer wait for each other on its stream|models/fabric/flows.c|        if (dst < 0 && dst_wait && c->dst[j] == c->dst[i])|        if (dst < 0 && dst_wait && c->dst[j] == c->dst[i] && 0)
 flow-after|a flow waiting for another starts at once in the transaction-level engine|models/tlp/tlp.c|        f->waiting = f->npred;|        f->waiting = 0;
 even-draw|a device's next transfer at the transaction level is always the first with bytes left, not drawn among them|models/tlp/tlp.c|            k = (int)((n->rng >> 33) % (uint64_t)m);|            k = 0;
+hdr-credits|a receiver's header credits never bind at the transaction level (only its data credits)|models/tlp/tlp.c|    return pt->hdr[cls] >= 1 && pt->data[cls] >= d;|    return pt->data[cls] >= d;
 ce-tags|a GPU's copy engine holds all of its GPU's read tags (ce_read_tags ignored)|models/topo/topo.c|    return ce > 0 && ce < tags ? ce : tags;|    return tags;
 amd-bw|NCCL rates an AMD socket link at 40 GB/s, not AMD_BW's 16 (its search then finds rings across the sockets)|models/nccl/nccl_tune.c|    case CPU_AMD: return 16.0f;            /* AMD_BW */|    case CPU_AMD: return 40.0f;            /* AMD_BW */
 nccl-host-base|NCCL's host-cost rows fitted as measured, not less the same run's launch-host|validate/points.c|                          relative ? l->time_us - comms * base->time_us : l->time_us,|                          l->time_us,
