@@ -1310,14 +1310,15 @@ static void test_mech_parse(void **state)
     assert_int_equal(fabric_mech_parse("hol,bogus", &off, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "'bogus'"));
     /* Every mechanism the message offers parses, each to its own bit: all
-     * twelve together switch off 1 + 2 + 4 + ... + 2048 = 4095. */
+     * fourteen together switch off 1 + 2 + 4 + ... + 8192 = 16383. */
     assert_non_null(strstr(e.msg, "(write-collapse, read-collapse, hol, req-size, socket-read, "
                                "nvlink-sat, serial-loads, host-inflight, host-mixed, "
-                               "block-ceiling, shm-order, fifo-l2)"));
+                               "block-ceiling, shm-order, fifo-l2, first-round, l2-sources)"));
     assert_int_equal(fabric_mech_parse("write-collapse,read-collapse,hol,req-size,socket-read,"
                                        "nvlink-sat,serial-loads,host-inflight,host-mixed,"
-                                       "block-ceiling,shm-order,fifo-l2", &off, &e), 0);
-    assert_int_equal(off, 4095);
+                                       "block-ceiling,shm-order,fifo-l2,first-round,l2-sources", &off,
+                                       &e), 0);
+    assert_int_equal(off, 16383);
 }
 
 int main(void)

@@ -103,6 +103,8 @@ typedef struct topo_params {
                                       assumed for a peer) */
     double l2_load_speedup;        /* a block's loads hitting L2 against the same from
                                       HBM (the round trip's ratio); <= 1 = none */
+    double l2_bytes;               /* a GPU's L2: a custom kernel whose buffers fit
+                                      loads its own sources from it; 0 = not known */
     int64_t launch_ps;             /* kernel launch overhead */
     int64_t graph_node_ps;         /* per-node cost inside a CUDA graph */
     double hostmem_Bps;            /* per-socket DRAM bandwidth for SHM staging */
