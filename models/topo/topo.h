@@ -107,6 +107,8 @@ typedef struct topo_params {
                                       loads its own sources from it; 0 = not known */
     int64_t launch_ps;             /* kernel launch overhead */
     int64_t graph_node_ps;         /* per-node cost inside a CUDA graph */
+    int64_t kernel_turn_ps;        /* an eager kernel queued behind another on its stream:
+                                      the GPU's turnaround between them; 0 = graph_node_ps */
     double hostmem_Bps;            /* per-socket DRAM bandwidth for SHM staging */
     int64_t kernel_base_ps;        /* device-side fixed cost of a custom
                                       allreduce kernel (start to finish) */
@@ -278,6 +280,10 @@ int64_t topo_route_lat_ps(const topo *t, int a, int b);
  * of memory. */
 int topo_route_copy(const topo *t, int a, int b, int *links, int8_t *dirs, int cap,
                     int64_t *lat_ps);
+/* Routes from src to many targets follow (a one-shot's source): its next
+ * route builds its whole tree and no route is kept per pair (route.c).
+ * Only the work changes, not any route. */
+void topo_route_expect_many(const topo *t, int src);
 /* The smallest route latency from src to another GPU or to host memory over
  * a route that leaves the NVLink fabric (crosses PCIe or the host); -1 if
  * none. One shortest-path tree, not a route per target. */
