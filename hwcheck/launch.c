@@ -37,6 +37,12 @@
  *                  time per group: one thread planning and launching for two
  *                  communicators in turn (group.cc doLaunches), as a process
  *                  driving two GPUs does
+ *   post-W-S, post-W-S-fence (--post alone) NCCL Simple's slice post: one block
+ *                  of 512 threads stores S bytes into W (host: pinned host memory,
+ *                  an SHM sender's FIFO; dev: device memory), meets at a barrier,
+ *                  one thread stores a flag into W (with fence.acq_rel.sys before
+ *                  it: -fence), the block meets again; time per slice (post-W-0:
+ *                  no data, the loop and the flag alone)
  * --nccl-only: launch-host, nccl-call-host, nccl-p2p-K-host and
  * nccl-2comm-p2p-1-host alone, each the median of 7 interleaved rounds, then
  * the two NCCL graph rows.
@@ -525,6 +531,65 @@ static int fence_sys(gpu_ctx *g, const opts *o, double *us, double *rel, int *n,
     return 0;
 }
 
+/* NCCL Simple's slice post (--post): per slice of a one-block loop of n
+ * slices (kern_post_loop), events around the second of two runs, for data
+ * and flag in pinned host memory (an SHM sender's FIFO and tail) and in
+ * device memory, S bytes of data per slice, with and without the fence. */
+static int post_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
+{
+    static const size_t sizes[] = {0, 4096, 16384, 65536, 262144, 1048576};
+    enum { NSIZES = sizeof sizes / sizeof sizes[0], MAXB = 1048576 };
+    cudaStream_t s = g->stream[0];
+    void *h = NULL, *hd = NULL, *d = NULL;
+    cudaEvent_t a = NULL, b = NULL;
+    cudaError_t c = cudaHostAlloc(&h, MAXB + 4096, cudaHostAllocMapped | cudaHostAllocPortable);
+    if (c == cudaSuccess)
+        c = cudaHostGetDevicePointer(&hd, h, 0);
+    if (c == cudaSuccess)
+        c = cudaMalloc(&d, MAXB + 4096);
+    if (c == cudaSuccess)
+        c = cudaEventCreate(&a);
+    if (c == cudaSuccess)
+        c = cudaEventCreate(&b);
+    int rc = c == cudaSuccess ? 0
+                              : err_set(e, ERR_SYSTEM, "GPU 0: post buffers: %s", cudaGetErrorString(c));
+    for (int where = 0; where < 2 && rc == 0; where++) {
+        char *base = where ? (char *)d : (char *)hd;
+        unsigned int *flag = (unsigned int *)(base + MAXB);
+        for (int k = 0; k < NSIZES && rc == 0; k++)
+            for (int mode = sizes[k] ? 1 : 0; mode < (sizes[k] ? 3 : 1) && rc == 0; mode++) {
+                size_t per = sizes[k] > 16384 ? sizes[k] : 16384;
+                int n = (int)((size_t)64 * (size_t)o->iters * 16384 / per);
+                if (n < 200)
+                    n = 200;
+                float ms = 0;
+                for (int rep = 0; rep < 2 && c == cudaSuccess; rep++)
+                    if ((c = cudaEventRecord(a, s)) == cudaSuccess &&
+                        (c = kern_post_loop(base, sizes[k], flag, n, mode, s)) == cudaSuccess &&
+                        (c = cudaEventRecord(b, s)) == cudaSuccess &&
+                        (c = cudaEventSynchronize(b)) == cudaSuccess)
+                        c = cudaEventElapsedTime(&ms, a, b);
+                if (c != cudaSuccess) {
+                    rc = err_set(e, ERR_SYSTEM, "GPU 0: post kernel: %s", cudaGetErrorString(c));
+                    break;
+                }
+                char name[48];
+                snprintf(name, sizeof name, "post-%s-%zu%s", where ? "dev" : "host", sizes[k],
+                         mode == 2 ? "-fence" : "");
+                row(out, name, n, (double)ms * 1e3 / n);
+            }
+    }
+    if (a)
+        cudaEventDestroy(a);
+    if (b)
+        cudaEventDestroy(b);
+    if (!g->wedged) {
+        cudaFreeHost(h);
+        cudaFree(d);
+    }
+    return rc;
+}
+
 int launch_host_probe(gpu_ctx *g, double *launch_host_us, double *p2p1_host_us, err *e)
 {
     enum { ROUNDS = 5, CALLS = 200 };
@@ -564,6 +629,8 @@ int launch_measure(gpu_ctx *g, const opts *o, out_file *out, err *e)
     GPU_CU(0, cudaSetDevice(0));
     if (o->nccl_only)
         return nccl_rows(g, o, out, e);
+    if (o->post)
+        return post_rows(g, o, out, e);
     double us;
     TRY(timed(g, NULL, o->warmup > 0 ? o->warmup : 1, &us, e));
     TRY(timed(g, NULL, o->iters, &us, e));

@@ -117,6 +117,13 @@ static int set_nccl_only(opts *o, const char *a, err *e)
     return 0;
 }
 
+static int set_post(opts *o, const char *a, err *e)
+{
+    (void)a, (void)e;
+    o->post = 1;
+    return 0;
+}
+
 static int set_list(opts *o, const char *a, err *e)
 {
     (void)a, (void)e;
@@ -245,6 +252,10 @@ static const opt_def table[] = {
     {"nccl-only", 0, NULL, OPTS_LAUNCH,
      "launch: only NCCL's host cost per call, 7 rounds against launch-host, medians",
      set_nccl_only},
+    {"post", 0, NULL, OPTS_LAUNCH,
+     "launch: only NCCL Simple's slice post (post-W-S rows): a block's stores into host or "
+     "device memory, its barrier, a flag with and without fence.acq_rel.sys",
+     set_post},
     {"eager", 0, NULL, OPTS_REPLAY, "replay: launch every op on its own, capture no phase",
      set_eager},
     {"alloc", 0, "A", OPTS_COLL,

@@ -104,7 +104,42 @@ __global__ void signal_loop(volatile unsigned int *flag, int n, int mode)
     }
 }
 
+/* A slice's post as NCCL's Simple sender makes it (src/device/prims_simple.h
+ * genericOp, postPeer): the block's 512 threads store bytes of data, the
+ * block meets at a barrier, one thread fences (fence.acq_rel.sys, mode 2;
+ * mode 1: no fence) and stores the step into *flag (st.relaxed.sys), and the
+ * block meets again before the next slice, n slices in turn. Mode 0 stores
+ * no data (the loop, the barriers and the flag alone). */
+__global__ void __launch_bounds__(512) post_loop(uint4 *data, size_t n16,
+                                                 volatile unsigned int *flag, int n, int mode)
+{
+    const uint4 v = make_uint4(1u, 2u, 3u, 4u);
+    for (int i = 1; i <= n; i++) {
+        if (mode > 0)
+            for (size_t k = threadIdx.x; k < n16; k += blockDim.x)
+                data[k] = v;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            if (mode == 2)
+                asm volatile("fence.acq_rel.sys;" ::: "memory");
+            asm volatile("st.relaxed.sys.global.u32 [%1], %0;" ::"r"((unsigned int)i),
+                         "l"(flag)
+                         : "memory");
+        }
+        __syncthreads();
+    }
+}
+
 } // namespace
+
+extern "C" cudaError_t kern_post_loop(void *data, size_t bytes, unsigned int *flag, int n,
+                                      int mode, cudaStream_t s)
+{
+    if (bytes % 16 || n < 1 || mode < 0 || mode > 2 || (uintptr_t)data % 16)
+        return cudaErrorInvalidValue;
+    post_loop<<<1, 512, 0, s>>>((uint4 *)data, bytes / 16, flag, n, mode);
+    return cudaGetLastError();
+}
 
 extern "C" cudaError_t kern_copy(void *dst, const void *src, size_t bytes, int blocks,
                                  cudaStream_t s)
