@@ -224,17 +224,39 @@ static void trace_path(const meas_set *m, const char *trace, char *path, size_t 
     }
 }
 
+/* How hwcheck replay launched the file's traces (its "# launch:" line):
+ * 0 eager, 1 every phase a CUDA graph, -1 as each trace marks, which is
+ * also hwcheck replay's default and what files without the line ran. */
+static int replay_launch(const meas_set *m, int *graph, err *e)
+{
+    const char *l = meas_meta(m, "launch");
+    *graph = -1;
+    if (!l || !strncmp(l, "as the trace marks", 18))
+        return 0;
+    if (!strncmp(l, "eager", 5))
+        *graph = 0;
+    else if (!strncmp(l, "graph", 5))
+        *graph = 1;
+    else
+        return err_set(e, ERR_INPUT, "%s: '# launch: %s': not eager, graph or as the trace marks",
+                       meas_name(m), l);
+    return 0;
+}
+
 static int replay_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, err *e)
 {
     if (!cc)
         return err_set(e, ERR_SYSTEM, "%s: the collective model is not available in this build",
                        meas_name(m));
+    int graph;
+    TRY(replay_launch(m, &graph, e));
     for (size_t i = 0; i < meas_nreplay(m); i++) {
         const meas_replay *x = meas_replay_at(m, i);
         char path[4096];
         trace_path(m, x->trace, path, sizeof path);
         replay_opts o;
         replay_opts_init(&o);
+        o.graph = graph;
         /* "trace" / "auto": as the trace says; "nccl": NCCL's choice for every
          * allreduce, as hwcheck replay --allreduce nccl runs them. */
         o.nccl_allreduce = !strcmp(x->allreduce, "nccl");

@@ -886,7 +886,7 @@ int cmd_whatif(int argc, char **argv, err *e)
                 report_num(r, res[k].allreduce_us);
                 report_num(r, res[k].ar_kernel_us);
                 report_num(r, res[k].draft_ar_kernel_us);
-                report_str(r, coll_algo_name(res[k].algo));
+                report_str(r, res[k].no_allreduce ? "-" : coll_algo_name(res[k].algo));
                 report_str(r, res[k].proto == PROTO_AUTO ? "-" : coll_proto_name(res[k].proto));
                 report_num(r, res[k].alltoall_us);
             }

@@ -74,6 +74,8 @@ replay-coll-host|a replay's eager NCCL call pays the framework's per-kernel work
 replay-nccl-node|an NCCL collective inside a replayed CUDA graph costs a kernel's graph node, not NCCL's|traces/replay.c|        r->call_node_ps = p->nccl_graph_call_ps;|        r->call_node_ps = r->node_ps;
 hyp-rising|a what-if hypothesis whose amount raises tok/s (accept_len) solved as if it lowered it|traces/whatif_hyp.c|        y->rising = d->rising;|        y->rising = 0;
 graph-max-bs|a what-if batch above --cuda-graph-max-bs still replays its phases as CUDA graphs|traces/whatif.c|    if (s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs)|    if (0 && s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs)
+one-rank|a one-rank (tp 1) what-if cycle calls its allreduces as if the group had ranks to reduce with|traces/whatif.c|    if (s->tp <= 1)|    if (0)
+replay-launch|collsim validate replays a replay file's traces as they mark, whatever its '# launch:' line says hwcheck did (eager, every phase a graph)|cmd/cmd_validate.c|        o.graph = graph;|        o.graph = -1;
 EOF
 )
 

@@ -164,6 +164,11 @@ static int emit_compute(emitter *m, double us, int kernels, const char *name, er
  * place the payload is derived). */
 static int emit_ar(emitter *m, const whatif_scenario *s, int ntok, double forced_us, err *e)
 {
+    /* One rank: vLLM's GroupCoordinator.all_reduce, which SGLang's
+     * parallel_state derives from, returns its input when the group has one
+     * rank; no collective is called, so none is charged. */
+    if (s->tp <= 1)
+        return 0;
     trace_op op;
     trace_op_init(&op, OP_COLL);
     op.coll = COLL_ALLREDUCE;
@@ -484,7 +489,11 @@ static int run_with(whatif_ctx *c, const whatif_scenario *s0, whatif_result *out
         TRY(coll_predict(cc, &a, &ar, e));
         out->alltoall_us = (double)ar.time_ps / 1e6;
     }
-    /* the target forward's allreduce, for the report */
+    /* the target forward's allreduce, for the report: none on one rank */
+    if (s.tp <= 1) {
+        out->no_allreduce = 1;
+        return 0;
+    }
     double forced = eagle ? s.verify_allreduce_us : s.decode_allreduce_us;
     if (forced > 0) {
         out->allreduce_us = forced;

@@ -149,6 +149,7 @@ typedef struct whatif_result {
     double ar_kernel_us, ar_kernel_max_us, draft_ar_kernel_us;
     double alltoall_us;          /* moe=ep: one dispatch (= one combine) all-to-all; 0 else */
     coll_algo algo;              /* what that allreduce ran */
+    int no_allreduce;            /* 1: tp 1, no allreduce at all (allreduce_us 0, algo unset) */
     coll_proto proto;
     int channels;
     double target_MB;            /* bytes one GPU reads per target forward */

@@ -294,8 +294,9 @@ int whatif_solve(whatif_ctx *c, const whatif_scenario *s, const whatif_scenario 
     }
     if (!strcmp(key, "verify_allreduce_us")) {
         TRY(solve_cycle_target(c, base, tok_per_s, &T, e));
-        if (eg.allreduces_per_layer == 0) {
-            snprintf(out->text, sizeof out->text, "none (no verify allreduces)");
+        if (eg.allreduces_per_layer == 0 || eg.tp <= 1) {
+            snprintf(out->text, sizeof out->text, "none (no verify allreduces%s)",
+                     eg.tp <= 1 ? ": tp 1" : "");
             return 0;
         }
         /* The cycle grows with the forced time (linearly with CUDA graphs):
@@ -309,6 +310,12 @@ int whatif_solve(whatif_ctx *c, const whatif_scenario *s, const whatif_scenario 
             eg.verify_allreduce_us = a1;
             TRY(whatif_run_ctx(c, &eg, &re, e));
             c1 = re.cycle_us;
+            if (c1 == c0 && it == 0) {
+                /* 10 and 110 us give the same cycle: it does not depend on
+                 * the verify's allreduces, so no value answers */
+                snprintf(out->text, sizeof out->text, "none (the cycle does not depend on it)");
+                return 0;
+            }
             if (c1 == c0)
                 break;
             double a2 = a1 + (want - c1) * (a1 - a0) / (c1 - c0);

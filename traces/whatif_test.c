@@ -580,6 +580,39 @@ static void test_graph_max_bs(void **state)
     REL(a.tok_per_s, b.tok_per_s, 1e-12);
 }
 
+static void test_one_rank(void **state)
+{
+    (void)state;
+    /* tp 1: vLLM's and SGLang's group allreduce returns its input on one
+     * rank, so the cycle has no collective at all: no communication time,
+     * no allreduce in the report, and no verify allreduce time to solve. */
+    whatif_scenario s;
+    err e = {0};
+    assert_int_equal(whatif_scenario_load("kimi-k2-eagle3-8x-pcie5", &s, &e), 0);
+    set(&s, "tp", "1");
+    assert_int_equal(whatif_derive(ctx, &s, &e), 0);
+    whatif_result r;
+    run(&s, &r);
+    assert_true(r.no_allreduce);
+    assert_true(r.parts.comm_us == 0);
+    assert_true(r.allreduce_us == 0 && r.ar_kernel_us == 0 && r.draft_ar_kernel_us == 0);
+    /* forcing the verify's allreduce time changes nothing: there is none */
+    whatif_scenario f = s;
+    f.verify_allreduce_us = 500;
+    whatif_result rf;
+    run(&f, &rf);
+    REL(rf.cycle_us, r.cycle_us, 1e-12);
+    whatif_solved a;
+    assert_int_equal(whatif_solve(ctx, &s, &s, "verify_allreduce_us", 0, &a, &e), 0);
+    assert_false(a.found);
+    assert_non_null(strstr(a.text, "tp 1"));
+    /* two ranks do pay them */
+    set(&s, "tp", "2");
+    run(&s, &r);
+    assert_false(r.no_allreduce);
+    assert_true(r.parts.comm_us > 0 && r.allreduce_us > 0);
+}
+
 static void test_box(void **state)
 {
     (void)state;
@@ -659,7 +692,7 @@ int main(void)
         cmocka_unit_test(test_ar_kernel),        cmocka_unit_test(test_hypotheses),
         cmocka_unit_test(test_draft_shape),      cmocka_unit_test(test_box),
         cmocka_unit_test(test_graph_max_bs),
-        cmocka_unit_test(test_host_cycle),
+        cmocka_unit_test(test_host_cycle),       cmocka_unit_test(test_one_rank),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     whatif_ctx_free(ctx);
