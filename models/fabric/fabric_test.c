@@ -1245,14 +1245,14 @@ static void test_mech_parse(void **state)
     assert_int_equal(fabric_mech_parse("hol,bogus", &off, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "'bogus'"));
     /* Every mechanism the message offers parses, each to its own bit: all
-     * twelve together switch off 1 + 2 + 4 + ... + 2048 = 4095. */
+     * thirteen together switch off 1 + 2 + 4 + ... + 4096 = 8191. */
     assert_non_null(strstr(e.msg, "(write-collapse, read-collapse, hol, req-size, socket-read, "
                                "nvlink-sat, serial-loads, host-inflight, host-mixed, "
-                               "block-ceiling, shm-order, fifo-l2)"));
+                               "block-ceiling, shm-order, fifo-l2, shm-poll)"));
     assert_int_equal(fabric_mech_parse("write-collapse,read-collapse,hol,req-size,socket-read,"
                                        "nvlink-sat,serial-loads,host-inflight,host-mixed,"
-                                       "block-ceiling,shm-order,fifo-l2", &off, &e), 0);
-    assert_int_equal(off, 4095);
+                                       "block-ceiling,shm-order,fifo-l2,shm-poll", &off, &e), 0);
+    assert_int_equal(off, 8191);
 }
 
 int main(void)
