@@ -59,6 +59,7 @@ ce-tags|a GPU's copy engine holds all of its GPU's read tags (ce_read_tags ignor
 amd-bw|NCCL rates an AMD socket link at 40 GB/s, not AMD_BW's 16 (its search then finds rings across the sockets)|models/nccl/nccl_tune.c|    case CPU_AMD: return 16.0f;            /* AMD_BW */|    case CPU_AMD: return 40.0f;            /* AMD_BW */
 shm-poll|an SHM Simple receive no longer polls its tail in its block's program order (the poll overlaps the previous slice again)|models/coll/coll.c|    return fabric_lat_ps(b->f, FAB_READ, fabric_hostmem_of(b->f, dst), dst);|    return 0 * fabric_lat_ps(b->f, FAB_READ, fabric_hostmem_of(b->f, dst), dst);
 shm-poll-ahead|an SHM Simple receive polls its tail in program order even where its sender receives over P2P and runs ahead (the cached tail ignored)|models/coll/coll.c|    int lockstep = cb_ring_shm_sm(b, (from + b->n - 1) % b->n, from);|    int lockstep = 1;
+trip-issue|a block's trip of loads from host memory takes one round trip whatever its depth (the SM's issue of the loads and bytes, trip_load_ns and trip_GBps, ignored)|models/fabric/fabric.c|    return ref + grow > 0.1 * ref ? scale * ref / (ref + grow) : scale * 10;|    return scale;
 run-env|collsim validate --env ignored: a file run under a setting it does not record (nccl-tests NCCL_P2P_DISABLE=1) is predicted under the defaults|validate/meas.c|    snprintf(buf, sizeof buf, "%s", m->run_env ? m->run_env : "");|    snprintf(buf, sizeof buf, "%s", "");
 nccl-host-base|NCCL's host-cost rows fitted as measured, not less the same run's launch-host|validate/points.c|                          relative ? l->time_us - comms * base->time_us : l->time_us,|                          l->time_us,
 p2p-ops|a send/receive group's calls cost the host nothing (an all-to-all's issue is one group's)|models/topo/topo.c|    return p->launch_ps + p->nccl_group_ps + calls * p->nccl_p2p_op_ps;|    return p->launch_ps + p->nccl_group_ps;
@@ -85,7 +86,7 @@ t0=$(date +%s)
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/collsim-mutate.XXXXXX") || exit 4
 trap 'rm -rf "$SCRATCH"' EXIT
 # The working tree as it is (tracked and untracked files, not what git ignores).
-git ls-files -z -c -o --exclude-standard | xargs -0 cp --parents -t "$SCRATCH" 2>/dev/null
+git ls-files -z -c -o --exclude-standard | xargs -0 cp -P --parents -t "$SCRATCH" 2>/dev/null
 [ -f "$SCRATCH/Makefile" ] || { echo "mutate: could not copy the tree to $SCRATCH" >&2; exit 4; }
 cd "$SCRATCH" || exit 4
 # The unit tests as the Makefile lists them (check-unit's, without hwcheck's).

@@ -311,6 +311,14 @@ static void h200_host_blocks(topo *t)
      * 4 MiB copied: 8 MiB in L2): 40.31 GB/s against 20.12 from HBM (256
      * MiB); 128 and 256 threads: 10.81 / 5.18, 20.82 / 10.33: 2.0. */
     p->l2_load_speedup = 2.0;
+    /* A trip's issue (docs/model.md "A trip's issue"): the copy inside the
+     * GPU (micro/local/, one block, 256 MiB, the 10 shapes below 32 KiB in
+     * flight, where the ceiling does not bind: 128-1024 threads, U = 1-8)
+     * takes 385 ns + 17.2 (+- 0.5) ns per load in flight per thread beyond
+     * the first + its bytes at 390 (+- 30) GB/s a trip, least squares (rms
+     * 2.9 ns); the same SM issues a trip of loads from host memory. */
+    p->trip_load_ps = 17200;
+    p->trip_Bps = 390e9;
     p->fence_sys_ps = 495000;
     /* A custom kernel's barrier per block (docs/model.md "A barrier's
      * blocks"): the four kernels as 2 virtual ranks on one H200 in a CUDA
