@@ -459,9 +459,11 @@ def aikitoria_5090(path, out_dir):
             "6000) left out",
             "bytes: the sample's 10,000,000 ints (40,000,000 B) per copy; it times 5 copies back "
             "to back and divides their bytes by the time",
-            ("latency rows: the 'P2P=Enabled Latency (P2P Writes) Matrix' (GPU part), which the "
-             "sample times as back-to-back 4-byte copies; taken as one-way latency (op write, 4 "
-             "B), as rtxpro6000-1s-flat-latency.csv takes it" if name == "p2p" else
+            ("latency rows: the 'P2P=Enabled Latency (P2P Writes) Matrix' (GPU part): the sample "
+             "queues 100 cudaMemcpyPeerAsync of one int4 back to back in one stream and divides "
+             "the GPU time by 100, the time per copy of a stream of copy-engine pushes: op "
+             "copy-write with pattern latency (docs/formats.md), 4 B, as "
+             "rtxpro6000-1s-flat-latency.csv takes it" if name == "p2p" else
              "not converted: the latency matrices")])
         for i in range(8):
             for j in range(8):
@@ -473,13 +475,14 @@ def aikitoria_5090(path, out_dir):
                     out.xfer_case("bidir", [(i, j), (j, i)], P2PBLT_BYTES, total_gbps=b[i + 1][j + 1],
                                   op=op)
         if name == "p2p":
-            # The P2P=Enabled latency matrix (GPU part): taken as one-way latency rows, as the
-            # project's other p2pBandwidthLatencyTest latency files take it.
+            # The P2P=Enabled latency matrix (GPU part): back-to-back copies, time per copy, as
+            # the project's other p2pBandwidthLatencyTest latency files take it.
             lat = p2pblt_matrix(text, path, "P2P=Enabled Latency (P2P Writes) Matrix", 9)
             for i in range(8):
                 for j in range(8):
                     if i != j:
-                        out.xfer_case("latency", [(i, j)], 4, time_us=lat[i + 1][j + 1])
+                        out.xfer_case("latency", [(i, j)], 4, time_us=lat[i + 1][j + 1],
+                                      latency_op="copy-write")
         out.write(os.path.join(out_dir, f"rtx5090-8x-{name}.csv"))
 
 

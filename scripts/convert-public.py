@@ -65,15 +65,17 @@ class Out:
         self.case = 0
 
     def xfer_case(self, pattern, flows, bytes_each, total_gbps=None, flow_gbps=None,
-                  time_us=None, op="copy-write"):
+                  time_us=None, op="copy-write", latency_op="write"):
         """One case: flows [(src, dst)]; published per-flow bandwidth, total
         bandwidth or (latency) one-way time. Bandwidth rows come from copy
         engines (cudaMemcpyPeer, torch copy_): op copy-write, or copy-read for
-        the read rows; latency rows are a flag store: op write."""
+        the read rows; latency rows are a flag store: op write, or, for
+        p2pBandwidthLatencyTest's matrix (back-to-back copies in a stream, time
+        per copy), latency_op copy-write."""
         c = self.case
         self.case += 1
         if time_us is not None:
-            op = "write"
+            op = latency_op
         for k, (s, d) in enumerate(flows):
             if time_us is not None:
                 t = time_us
@@ -651,21 +653,30 @@ def flat(wiki, out_dir):
                 bid.xfer_case("bidir", [(i, j), (j, i)], MIB256, total_gbps=bm[i][j])
     bid.write(os.path.join(out_dir, "rtxpro6000-1s-flat-bidir.csv"))
 
-    lat = Out("p2p", meta, [
-        layout,
-        "latency rows: the 'P2P=Enabled Write Latency' matrix of p2pBandwidthLatencyTest (rows 0, 1 "
-        "and 4 as published, diagonal left out); the CUDA sample times back-to-back 4-byte "
-        "copy-engine writes in a stream, which the model's one-way flag latency (op write) only "
-        "approximates: cross-switch pairs (through the CPU) read the same 0.45-0.53 us as "
-        "same-switch ones",
-        "not converted: p2pmark's 128-byte remote-read latencies (a read round trip, 0.72 us PIX, "
-        "1.40-1.45 us NODE) and its 7.48 us under-load figure: no measurement kind for them"])
+    # latency: p2pBandwidthLatencyTest's matrix, same-switch pairs (fit) and
+    # cross-switch pairs (held out) in two files.
     lm = partial_matrix(md_section(text, path, "P2P=Enabled Write Latency"), path, 8)
-    for i in sorted(lm):
-        for j in range(8):
-            if i != j:
-                lat.xfer_case("latency", [(i, j)], 4, time_us=lm[i][j])
-    lat.write(os.path.join(out_dir, "rtxpro6000-1s-flat-latency.csv"))
+    for name, cross in (("rtxpro6000-1s-flat-latency.csv", False),
+                        ("rtxpro6000-1s-flat-latency-cross.csv", True)):
+        lat = Out("p2p", meta, [
+            layout,
+            "latency rows: the 'P2P=Enabled Write Latency' matrix of p2pBandwidthLatencyTest (rows "
+            "0, 1 and 4 as published, diagonal left out), " +
+            ("the pairs on different switches (through the CPU's root ports)" if cross else
+             "the pairs on one switch") + "; the CUDA sample queues 100 cudaMemcpyPeerAsync of one "
+            "int4 back to back in one stream behind a spin kernel and divides the GPU time by 100 "
+            "(outputLatencyMatrix): the time per copy of a stream of copy-engine pushes, op "
+            "copy-write with pattern latency (docs/formats.md); bytes: 4 (the current sample copies one int4, 16 B; either moves "
+            "less than the table's 0.01 us at these rates)",
+            "not converted: p2pmark's 128-byte remote-read latencies (a read round trip, 0.72 us "
+            "PIX, 1.40-1.45 us NODE) and its 7.48 us under-load figure: no measurement kind for "
+            "them"])
+        for i in sorted(lm):
+            for j in range(8):
+                if i != j and ((i < 4) != (j < 4)) == cross:
+                    lat.xfer_case("latency", [(i, j)], 4, time_us=lm[i][j],
+                                  latency_op="copy-write")
+        lat.write(os.path.join(out_dir, name))
 
     # flows (held out): the multi-flow table and the no-collapse test.
     fl = Out("flows", meta, [

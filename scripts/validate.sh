@@ -11,8 +11,8 @@
 # A set file has `key: value` lines: name (file stem for outputs), title,
 # topo (preset or topology file), fit: FILES [-- ARGS] (what the calibration
 # is fitted to, relative to the set file; ARGS such as --patterns/--sizes go
-# to collsim calibrate; `fit: none` when the source has no point-to-point
-# data: the topology's own values), one or more check: FILES [-- ARGS] (held-out data,
+# to collsim calibrate; `fit: none` when no point-to-point data of the source
+# calibrates the model: the topology's own values), one or more check: FILES [-- ARGS] (held-out data,
 # predicted with the calibration), report: FILES [-- ARGS] (known gaps of the
 # model, explained in note: lines), and plot: yes (an SVG per check/report
 # line), and calib: preset (the topology preset carries this set's fit: the
@@ -153,7 +153,7 @@ for s in $sets; do
     : > "$OUT/plots.md"
     : > "$OUT/xsection.md"
     if [ "$fit" = none ]; then
-        # fit: none: no point-to-point data to fit; the topology's own values
+        # fit: none: no point-to-point data that calibrates the model; the topology's own values
         printf 'collsim-calib 1\n' > "$calib"
     else
         # shellcheck disable=SC2086
@@ -181,7 +181,7 @@ for s in $sets; do
     echo "## $title"
     echo
     if [ "$fit" = none ]; then
-    echo "Topology \`$topo\`; files in \`$dir/\`; guards in \`$guards\`. Not fitted (\`fit: none\`: the source publishes no point-to-point data): every file is predicted with the topology's own values."
+    echo "Topology \`$topo\`; files in \`$dir/\`; guards in \`$guards\`. Not fitted (\`fit: none\`: no point-to-point data of the source calibrates the model; the note says why): every file is predicted with the topology's own values."
     else
     echo "Topology \`$topo\`; files in \`$dir/\`; guards in \`$guards\`. Fitted to$(for f in $fit; do printf ' `%s`' "$f"; done)${fitargs:+ (\`$fitargs\`)}:"
     echo "$(table 1 "$OUT/$name.fit.csv" | sed -n 2p | cut -d, -f1) points, rms residual $(table 1 "$OUT/$name.fit.csv" | sed -n 2p | cut -d, -f5)%."

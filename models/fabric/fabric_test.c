@@ -815,6 +815,71 @@ static void test_kernel_start(void **state)
     topo_free(t);
 }
 
+/* Two GPUs on one switch, each GPU link 10 GB/s with 500 ns one way: a
+ * route g0 -> g1 of 1 us. */
+static topo *build_lat(void)
+{
+    topo *t = topo_new("fabric-test-lat");
+    node(t, "cpu0", TOPO_CPU, 0, NULL);
+    node(t, "sw0", TOPO_SWITCH, 0, "cpu0");
+    add(t, "sw0", "cpu0", LINK_PCIE, 10 * GB);
+    static const char *const g[] = {"g0", "g1"};
+    for (int i = 0; i < 2; i++) {
+        node(t, g[i], TOPO_GPU, 0, "sw0");
+        err e = {0};
+        topo_link l = {.a = topo_find(t, g[i]), .b = topo_find(t, "sw0"), .kind = LINK_PCIE,
+                       .pcie_gen = 5, .pcie_width = 16, .bw_Bps = 10 * GB, .lat_ps = 500000};
+        if (topo_add_link(t, &l, &e) < 0)
+            fail_msg("link: %s", e.msg);
+    }
+    topo_params *p = topo_params_mut(t);
+    p->read_tags = 16384;
+    p->read_extra_lat_ps = 0;
+    p->sm_req_bytes = 256;
+    p->copy_setup_ps = 500000; /* 0.5 us per copy-engine copy */
+    p->kernel_base_ps = 0;
+    finish(t);
+    return t;
+}
+
+static double run_4B(const topo *t, const char *pattern, flows_op op)
+{
+    err e = {0};
+    fabric *f = fabric_new(t, &e);
+    flows_case c = {0};
+    sim_ps tp[1];
+    assert_int_equal(flows_parse(t, "0>1", op, 4, &c, &e), 0);
+    c.pattern = pattern;
+    if (flows_run(f, &c, tp, &e))
+        fail_msg("%s: %s", pattern, e.msg);
+    flows_case_free(&c);
+    fabric_free(f);
+    return (double)tp[0] * 1e-12;
+}
+
+static void test_stream_of_pushes(void **state)
+{
+    (void)state;
+    /* p2pBandwidthLatencyTest's latency matrix: copies queued back to back
+     * in one stream, timed per copy. g0 -> g1 is 1 us one way, 4 B move in
+     * 0.4 ns at 10 GB/s, a copy-engine copy costs 0.5 us of setup.
+     * - a flag (op write, pattern latency): the flight, 1 us + 0.4 ns;
+     * - one copy alone (pattern pair, copy-write): setup + flight + bytes,
+     *   1.5 us + 0.4 ns;
+     * - a stream of pushes (pattern latency, copy-write): a copy is done when
+     *   its last write has left, so each costs setup + bytes, 0.5 us + 0.4 ns,
+     *   whatever the route (the flight is paid once per stream);
+     * - a stream of pulls (copy-read) waits for each copy's completions:
+     *   setup + the round trip 2 x 1 us + bytes = 2.5 us + 0.4 ns. */
+    topo *t = build_lat();
+    const double b = 4 / 10e9;
+    NEAR_REL(run_4B(t, "latency", FLOWS_WRITE), 1e-6 + b, 1e-6);
+    NEAR_REL(run_4B(t, "pair", FLOWS_COPY_WRITE), 1.5e-6 + b, 1e-6);
+    NEAR_REL(run_4B(t, "latency", FLOWS_COPY_WRITE), 0.5e-6 + b, 1e-6);
+    NEAR_REL(run_4B(t, "latency", FLOWS_COPY_READ), 2.5e-6 + b, 1e-6);
+    topo_free(t);
+}
+
 static void test_read_group_order(void **state)
 {
     (void)state;
@@ -1312,8 +1377,8 @@ int main(void)
         cmocka_unit_test(test_rotation_quotient), cmocka_unit_test(test_quotient_nvlink_senders),
         cmocka_unit_test(test_mech_parse),        cmocka_unit_test(test_nvlink_saturation),
         cmocka_unit_test(test_block_pass),        cmocka_unit_test(test_block_ceiling),
-        cmocka_unit_test(test_block_host_trip), cmocka_unit_test(test_trip_issue),
-        cmocka_unit_test(test_copy_staged),
+        cmocka_unit_test(test_block_host_trip),   cmocka_unit_test(test_trip_issue),
+        cmocka_unit_test(test_copy_staged),       cmocka_unit_test(test_stream_of_pushes),
         cmocka_unit_test(test_host_blocks),
         cmocka_unit_test(test_host_inflight_and_mixed),
         cmocka_unit_test(test_torch_preds),       cmocka_unit_test(test_torch_issue_flow),

@@ -31,6 +31,9 @@ int tlp_flows_run(tlp_net *n, const flows_case *c, int64_t window_ps, int64_t *t
     if (c->op == FLOWS_COPY_STAGED)
         return err_set(e, ERR_USAGE, "copy-staged (a peer copy through host memory) runs on the "
                        "flow engine only");
+    if (c->pattern && !strcmp(c->pattern, "latency") && c->op == FLOWS_COPY_WRITE)
+        return err_set(e, ERR_USAGE, "a latency case of copy-engine pushes (back-to-back copies "
+                       "in one stream) runs on the flow engine only");
     TRY(flows_issue_check(c, e));
     tlp_reset(n);
     int64_t *setup = malloc(sizeof *setup * (size_t)(c->n > 0 ? c->n : 1));
