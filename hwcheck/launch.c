@@ -45,13 +45,31 @@
  *                  no data, the loop and the flag alone)
  * --nccl-only: launch-host, nccl-call-host, nccl-p2p-K-host and
  * nccl-2comm-p2p-1-host alone, each the median of 7 interleaved rounds, then
- * the two NCCL graph rows.
+ * the two NCCL graph rows. In the same rounds three host-only references that
+ * touch no GPU, no driver and no system call (hwcheck/hostref.h), whether the
+ * host's own speed moves with NCCL's rows:
+ *   cpu-l1-1000-loads-host  1000 dependent loads through 16 KiB (in L1):
+ *                  latency-bound, the core's clock
+ *   cpu-mul-1000-host  1000 steps of 8 independent multiply-adds:
+ *                  throughput-bound, slowed too by another thread on the core
+ *   cpu-dram-load-host one dependent load through 1 GiB (past the last level
+ *                  cache): the memory path's latency
+ * --rounds R (--nccl-only): R rounds in place of 7, and each round's own
+ * rows too (rR-launch-host, rR-nccl-p2p-1-host, rR-nccl-2comm-p2p-1-host,
+ * rR-cpu-l1-1000-loads-host, rR-cpu-mul-1000-host, rR-cpu-dram-load-host,
+ * and rR-steal: the time the hypervisor ran something else on any of the
+ * VM's CPUs during the round, /proc/stat's steal column summed over CPUs,
+ * in us; 0 where not counted),
+ * so that a change of the host's speed inside one process shows.
  * Times are host wall clock (gpu_now_us) around back-to-back loops after a
  * warm-up; the flag round trip is timed with events around the kernel. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "hwcheck/hostref.h"
 #include "hwcheck/modes.h"
 
 enum { GRAPH_NODES = 100, MAX_SWEEP_NODES = 256, NCCL_BYTES = 1024, P2P_MAX_K = 8 };
@@ -378,46 +396,139 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+enum { L1_BYTES = 16384, L1_LOADS = 1000, DRAM_LOADS = 32, MUL_STEPS = 1000 };
+#define DRAM_BYTES ((size_t)1 << 30)
+
+/* Host time of n x loads dependent loads, per `per` loads. */
+static double chain_time(hostref_chain *c, int n, long loads, long per)
+{
+    double t0 = gpu_now_us();
+    hostref_chain_run(c, (long)n * loads);
+    return (gpu_now_us() - t0) / ((double)n * (double)loads / (double)per);
+}
+
+/* Host time per MUL_STEPS steps of the multiply-adds, n x MUL_STEPS timed. */
+static double mul_time(int n)
+{
+    double t0 = gpu_now_us();
+    volatile uint64_t sink = hostref_mul((long)n * MUL_STEPS); /* keeps the loop */
+    (void)sink;
+    return (gpu_now_us() - t0) / n;
+}
+
+/* /proc/stat's steal column summed over the CPUs, in us; 0 where there is
+ * none (not a VM, or the kernel does not count it). */
+static double steal_us(void)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return 0;
+    unsigned long long v[8] = {0};
+    int got = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                     &v[3], &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    return got == 8 && hz > 0 ? (double)v[7] * 1e6 / (double)hz : 0;
+}
+
 /* `launch --nccl-only`: NCCL's host cost per call against the kernel launch
- * it ends in, measured in HOST_ROUNDS rounds, each timing the launch calls
- * (launch-host), the 1-rank allreduce (nccl-call-host) and the groups of K
- * send/receive pairs (nccl-p2p-K-host) back to back, so slow drift of the
- * machine hits all of a round alike; each row is the median over rounds. */
-enum { HOST_ROUNDS = 7, HOST_ROWS = 2 + 4 + 1 + NSIZED };
-static int nccl_host_rows(gpu_ctx *g, const opts *o, const node_src *src, out_file *out, err *e)
+ * it ends in, measured in rounds (7, or --rounds), each timing the launch
+ * calls (launch-host), the 1-rank allreduce (nccl-call-host), the groups of
+ * K send/receive pairs (nccl-p2p-K-host) and the host-only references
+ * back to back, so slow drift of the machine hits all of a round alike;
+ * each row is the median over rounds. */
+enum { HOST_ROUNDS = 7, ROW_L1 = 7 + NSIZED, ROW_MUL, ROW_DRAM, HOST_ROWS };
+static const char *host_row_name(int i, char *name, size_t len)
+{
+    if (i < 2)
+        snprintf(name, len, "%s", i ? "nccl-call-host" : "launch-host");
+    else if (i == 6)
+        snprintf(name, len, "nccl-2comm-p2p-1-host");
+    else if (i == ROW_L1)
+        snprintf(name, len, "cpu-l1-1000-loads-host");
+    else if (i == ROW_MUL)
+        snprintf(name, len, "cpu-mul-1000-host");
+    else if (i == ROW_DRAM)
+        snprintf(name, len, "cpu-dram-load-host");
+    else if (i > 6)
+        snprintf(name, len, "nccl-p2p-1-size-%zu-host", sized_bytes[i - 7]);
+    else
+        snprintf(name, len, "nccl-p2p-%d-host", 1 << (i - 2));
+    return name;
+}
+
+/* The rows a --rounds series writes for every round. */
+static const int series_rows[] = {0, 2, 6, ROW_L1, ROW_MUL, ROW_DRAM};
+
+static int host_rounds(gpu_ctx *g, const opts *o, const node_src *src, double (*t)[HOST_ROWS],
+                       double *steal, int rounds, hostref_chain *l1, hostref_chain *dram, err *e)
 {
     node_src kern = {0};
-    double t[HOST_ROWS][HOST_ROUNDS], us;
+    double us;
     int n = o->iters, warm = o->warmup > 0 ? o->warmup : 1;
     TRY(timed2(g, &kern, NULL, warm, &us, &t[0][0], e));
     for (int k = 0; k <= P2P_MAX_K; k = k ? 2 * k : 1)
-        TRY(timed_calls(g, src, k, warm, &us, &t[1][0], e));
-    TRY(timed_groups2(g, src, warm, &t[6][0], e));
+        TRY(timed_calls(g, src, k, warm, &us, &t[0][1], e));
+    TRY(timed_groups2(g, src, warm, &t[0][6], e));
     for (int j = 0; j < NSIZED; j++)
-        TRY(timed_sized(g, src, sized_bytes[j], warm, &t[7 + j][0], e));
-    for (int r = 0; r < HOST_ROUNDS; r++) {
-        TRY(timed2(g, &kern, NULL, n, &us, &t[0][r], e));
+        TRY(timed_sized(g, src, sized_bytes[j], warm, &t[0][7 + j], e));
+    chain_time(l1, warm, L1_LOADS, L1_LOADS);
+    mul_time(warm);
+    chain_time(dram, warm, DRAM_LOADS, 1);
+    for (int r = 0; r < rounds; r++) {
+        double s0 = steal_us();
+        TRY(timed2(g, &kern, NULL, n, &us, &t[r][0], e));
         int i = 1;
         for (int k = 0; k <= P2P_MAX_K; k = k ? 2 * k : 1)
-            TRY(timed_calls(g, src, k, n, &us, &t[i++][r], e));
-        TRY(timed_groups2(g, src, n, &t[i++][r], e));
+            TRY(timed_calls(g, src, k, n, &us, &t[r][i++], e));
+        TRY(timed_groups2(g, src, n, &t[r][i++], e));
         for (int j = 0; j < NSIZED; j++)
-            TRY(timed_sized(g, src, sized_bytes[j], n, &t[i++][r], e));
-    }
-    for (int i = 0; i < HOST_ROWS; i++) {
-        qsort(t[i], HOST_ROUNDS, sizeof t[i][0], cmp_double);
-        char name[48];
-        if (i < 2)
-            snprintf(name, sizeof name, "%s", i ? "nccl-call-host" : "launch-host");
-        else if (i == 6)
-            snprintf(name, sizeof name, "nccl-2comm-p2p-1-host");
-        else if (i > 6)
-            snprintf(name, sizeof name, "nccl-p2p-1-size-%zu-host", sized_bytes[i - 7]);
-        else
-            snprintf(name, sizeof name, "nccl-p2p-%d-host", 1 << (i - 2));
-        row(out, name, (long long)n * HOST_ROUNDS, t[i][HOST_ROUNDS / 2]);
+            TRY(timed_sized(g, src, sized_bytes[j], n, &t[r][i++], e));
+        t[r][ROW_L1] = chain_time(l1, n, L1_LOADS, L1_LOADS);
+        t[r][ROW_MUL] = mul_time(n);
+        t[r][ROW_DRAM] = chain_time(dram, n, DRAM_LOADS, 1);
+        steal[r] = steal_us() - s0;
     }
     return 0;
+}
+
+static int nccl_host_rows(gpu_ctx *g, const opts *o, const node_src *src, out_file *out, err *e)
+{
+    int rounds = o->rounds > 0 ? o->rounds : HOST_ROUNDS;
+    double (*t)[HOST_ROWS] = calloc((size_t)rounds, sizeof *t);
+    double *steal = calloc((size_t)rounds, sizeof *steal), *col = calloc((size_t)rounds,
+                                                                          sizeof *col);
+    hostref_chain l1 = {0}, dram = {0};
+    int rc = t && steal && col ? 0 : err_set(e, ERR_SYSTEM, "host: %d rounds", rounds);
+    if (rc == 0)
+        rc = hostref_chain_init(&l1, L1_BYTES, e);
+    if (rc == 0)
+        rc = hostref_chain_init(&dram, DRAM_BYTES, e);
+    if (rc == 0)
+        rc = host_rounds(g, o, src, t, steal, rounds, &l1, &dram, e);
+    char name[64], what[48];
+    for (int i = 0; i < HOST_ROWS && rc == 0; i++) {
+        for (int r = 0; r < rounds; r++)
+            col[r] = t[r][i];
+        qsort(col, (size_t)rounds, sizeof col[0], cmp_double);
+        row(out, host_row_name(i, what, sizeof what), (long long)o->iters * rounds,
+            col[rounds / 2]);
+    }
+    for (int r = 0; r < rounds && rc == 0 && o->rounds > 0; r++) {
+        for (size_t k = 0; k < sizeof series_rows / sizeof series_rows[0]; k++) {
+            snprintf(name, sizeof name, "r%d-%s", r + 1,
+                     host_row_name(series_rows[k], what, sizeof what));
+            row(out, name, o->iters, t[r][series_rows[k]]);
+        }
+        snprintf(name, sizeof name, "r%d-steal", r + 1);
+        row(out, name, 1, steal[r]);
+    }
+    hostref_chain_free(&l1);
+    hostref_chain_free(&dram);
+    free(t);
+    free(steal);
+    free(col);
+    return rc;
 }
 
 /* The NCCL rows, on a communicator of one rank on GPU 0. */

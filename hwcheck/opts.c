@@ -45,6 +45,7 @@ static int set_iters(opts *o, const char *a, err *e) { return set_long("-n", a, 
 static int set_warmup(opts *o, const char *a, err *e) { return set_long("-w", a, 0, 1000000, &o->warmup, e); }
 static int set_check(opts *o, const char *a, err *e) { return set_long("-c", a, 0, 1000, &o->check, e); }
 static int set_vranks(opts *o, const char *a, err *e) { return set_long("--virtual-ranks", a, 2, 8, &o->vranks, e); }
+static int set_rounds(opts *o, const char *a, err *e) { return set_long("--rounds", a, 1, 1000, &o->rounds, e); }
 static int set_blocks(opts *o, const char *a, err *e)
 {
     /* allreduce kernels take at most 36 blocks; copy kernels up to 1024 */
@@ -256,6 +257,9 @@ static const opt_def table[] = {
      "launch: only NCCL Simple's slice post (post-W-S rows): a block's stores into host or "
      "device memory, its barrier, a flag with and without fence.acq_rel.sys",
      set_post},
+    {"rounds", 0, "R", OPTS_LAUNCH,
+     "launch --nccl-only: R rounds in place of 7, each round's rows written too (rR-...)",
+     set_rounds},
     {"eager", 0, NULL, OPTS_REPLAY, "replay: launch every op on its own, capture no phase",
      set_eager},
     {"alloc", 0, "A", OPTS_COLL,
@@ -385,6 +389,8 @@ int opts_parse(opts *o, int argc, char **argv, err *e)
     }
     if (o->graph && o->eager)
         return err_set(e, ERR_USAGE, "%s: --graph and --eager exclude each other", mode);
+    if (o->rounds && !o->nccl_only)
+        return err_set(e, ERR_USAGE, "%s: --rounds needs --nccl-only", mode);
     if (o->min_bytes > o->max_bytes)
         return err_set(e, ERR_USAGE, "%s: -b %llu is larger than -e %llu", mode,
                        (unsigned long long)o->min_bytes, (unsigned long long)o->max_bytes);

@@ -124,6 +124,32 @@ static void test_errors(void **state)
     assert_int_equal(parse(&o, OPTS_LAUNCH, 2, k, &e), ERR_USAGE);
 }
 
+static void test_rounds(void **state)
+{
+    (void)state;
+    opts o;
+    err e = {0};
+    /* launch --nccl-only --rounds 100: 100 rounds, each written; without
+     * --rounds 0 (7 rounds, medians only); --rounds without --nccl-only, 0
+     * and 1001 (past its 1..1000) are usage errors. */
+    const char *a[] = {"launch", "--nccl-only", "--rounds", "100"};
+    assert_int_equal(parse(&o, OPTS_LAUNCH, 4, a, &e), 0);
+    assert_int_equal(o.rounds, 100);
+    assert_int_equal(o.nccl_only, 1);
+    const char *b[] = {"launch", "--nccl-only"};
+    assert_int_equal(parse(&o, OPTS_LAUNCH, 2, b, &e), 0);
+    assert_int_equal(o.rounds, 0);
+    const char *c[] = {"launch", "--rounds", "10"};
+    assert_int_equal(parse(&o, OPTS_LAUNCH, 3, c, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "--nccl-only"));
+    const char *d[] = {"launch", "--nccl-only", "--rounds", "0"};
+    assert_int_equal(parse(&o, OPTS_LAUNCH, 4, d, &e), ERR_USAGE);
+    const char *f[] = {"launch", "--nccl-only", "--rounds", "1001"};
+    assert_int_equal(parse(&o, OPTS_LAUNCH, 4, f, &e), ERR_USAGE);
+    const char *g[] = {"coll", "--rounds", "10"};
+    assert_int_equal(parse(&o, OPTS_COLL, 3, g, &e), ERR_USAGE);
+}
+
 static void test_defaults(void **state)
 {
     (void)state;
@@ -238,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_custom),
         cmocka_unit_test(test_limits_alloc_blocks),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_rounds),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_host_kernel_and_replay_modes),
         cmocka_unit_test(test_copy_kernel_shape),
