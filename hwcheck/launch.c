@@ -43,6 +43,11 @@
  *                  one thread stores a flag into W (with fence.acq_rel.sys before
  *                  it: -fence), the block meets again; time per slice (post-W-0:
  *                  no data, the loop and the flag alone)
+ *   recv-host-S, recv-host-S-tail (--post) NCCL Simple's slice receive: the
+ *                  block loads S bytes from pinned host memory, 8 16-byte loads
+ *                  in flight per thread, between two barriers; -tail: one thread
+ *                  reads the tail flag in host memory first (already set: one
+ *                  read), as waitPeer does; time per slice
  * --nccl-only: launch-host, nccl-call-host, nccl-p2p-K-host and
  * nccl-2comm-p2p-1-host alone, each the median of 7 interleaved rounds, then
  * the two NCCL graph rows. In the same rounds three host-only references that
@@ -690,6 +695,36 @@ static int post_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
                 row(out, name, n, (double)ms * 1e3 / n);
             }
     }
+    /* The receive: the tail read before the slice's loads, from host memory
+     * (the flag set above n: one read each) and without it. */
+    void *sink = NULL;
+    if (rc == 0 && (c = cudaMalloc(&sink, 512 * 16)) != cudaSuccess)
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: recv sink: %s", cudaGetErrorString(c));
+    if (rc == 0)
+        ((volatile unsigned int *)h)[MAXB / sizeof(unsigned int)] = 0x7fffffffu;
+    for (int k = 2; k < NSIZES && rc == 0; k++)
+        for (int mode = 0; mode < 2 && rc == 0; mode++) {
+            int n = (int)((size_t)64 * (size_t)o->iters * 16384 / sizes[k]);
+            if (n < 200)
+                n = 200;
+            float ms = 0;
+            for (int rep = 0; rep < 2 && c == cudaSuccess; rep++)
+                if ((c = cudaEventRecord(a, s)) == cudaSuccess &&
+                    (c = kern_recv_loop(hd, sizes[k], (unsigned int *)((char *)hd + MAXB), n, mode,
+                                        sink, s)) == cudaSuccess &&
+                    (c = cudaEventRecord(b, s)) == cudaSuccess &&
+                    (c = cudaEventSynchronize(b)) == cudaSuccess)
+                    c = cudaEventElapsedTime(&ms, a, b);
+            if (c != cudaSuccess) {
+                rc = err_set(e, ERR_SYSTEM, "GPU 0: recv kernel: %s", cudaGetErrorString(c));
+                break;
+            }
+            char name[48];
+            snprintf(name, sizeof name, "recv-host-%zu%s", sizes[k], mode ? "-tail" : "");
+            row(out, name, n, (double)ms * 1e3 / n);
+        }
+    if (sink && !g->wedged)
+        cudaFree(sink);
     if (a)
         cudaEventDestroy(a);
     if (b)

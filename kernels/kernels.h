@@ -163,6 +163,14 @@ cudaError_t kern_signal_loop(unsigned int *flag, int n, int mode, cudaStream_t s
 cudaError_t kern_post_loop(void *data, size_t bytes, unsigned int *flag, int n, int mode,
                            cudaStream_t s);
 
+/* NCCL Simple's slice receive, one block of 512 threads, n slices in turn:
+ * in mode 1 one thread reads the tail *flag (set beforehand, so one read
+ * suffices) and the block meets, then the threads load bytes (a multiple
+ * of 4096) from data, 8 16-byte loads in flight each, and meet again; mode
+ * 0 without the flag's read. sink: device memory of 512 x 16 bytes. */
+cudaError_t kern_recv_loop(const void *data, size_t bytes, const unsigned int *flag, int n,
+                           int mode, void *sink, cudaStream_t s);
+
 /* An empty kernel of one thread (launch overhead). */
 cudaError_t kern_empty(cudaStream_t s);
 
