@@ -171,6 +171,7 @@ static int show(const char *name, int routes, report_format fmt, err *e)
     report_meta(r, "cta_ceil_GBps", "%g", p->cta_ceil_Bps / 1e9);
     report_meta(r, "cta_ceil_far_GBps", "%g", p->cta_ceil_far_Bps / 1e9);
     report_meta(r, "l2_load_speedup", "%g", p->l2_load_speedup);
+    report_meta(r, "l2_MB", "%g", p->l2_bytes / 1e6);
     report_meta(r, "launch_us", "%g", (double)p->launch_ps / 1e6);
     report_meta(r, "graph_node_us", "%g", (double)p->graph_node_ps / 1e6);
     report_meta(r, "hostmem_GBps", "%g", p->hostmem_Bps / 1e9);

@@ -37,6 +37,13 @@
  *                  time per group: one thread planning and launching for two
  *                  communicators in turn (group.cc doLaunches), as a process
  *                  driving two GPUs does
+ *   copy-node-bN-S (--copy-only) per node of a graph of 100 copy kernels of N
+ *                  blocks x 512 threads moving S bytes inside GPU 0 (N = 1 ..
+ *                  132; S = 16, one pack per thread N x 8 KiB, two N x 16 KiB),
+ *                  (T(100 nodes) - T(1 node)) / 99 as graph-node: what a
+ *                  kernel's blocks cost without their data (S = 16: one
+ *                  thread works, the others only start and retire) and what
+ *                  their first and second round of loads add
  *   post-W-S, post-W-S-fence (--post alone) NCCL Simple's slice post: one block
  *                  of 512 threads stores S bytes into W (host: pinned host memory,
  *                  an SHM sender's FIFO; dev: device memory), meets at a barrier,
@@ -48,6 +55,7 @@
  *                  in flight per thread, between two barriers; -tail: one thread
  *                  reads the tail flag in host memory first (already set: one
  *                  read), as waitPeer does; time per slice
+ * --copy-only: graph-node and the copy-node rows alone.
  * --nccl-only: launch-host, nccl-call-host, nccl-p2p-K-host and
  * nccl-2comm-p2p-1-host alone, each the median of 7 interleaved rounds, then
  * the two NCCL graph rows. In the same rounds three host-only references that
@@ -96,15 +104,19 @@ static void row(out_file *out, const char *what, long long count, double us)
  * (--nccl-only): a second one-rank communicator on GPU 0 with its own stream
  * s2, for groups that span two communicators driven by one thread. */
 typedef struct node_src {
-    ncclComm_t comm; /* NULL: empty kernels */
+    ncclComm_t comm; /* NULL: empty kernels (or copy kernels, cblocks > 0) */
     void *in, *out;
     ncclComm_t comm2;
     cudaStream_t s2;
+    int cblocks;     /* > 0: a copy kernel of cblocks x 512 threads, cbytes in to out */
+    size_t cbytes;
 } node_src;
 
 static int enqueue(const node_src *src, cudaStream_t s, err *e)
 {
-    if (!src->comm)
+    if (src->cblocks > 0)
+        GPU_CU(0, kern_copy_unroll(src->out, src->in, src->cbytes, src->cblocks, 512, 1, s));
+    else if (!src->comm)
         GPU_CU(0, kern_empty(s));
     else
         GPU_NC(0, ncclAllReduce(src->in, src->out, NCCL_BYTES / 2, ncclBfloat16, ncclSum,
@@ -769,12 +781,56 @@ int launch_host_probe(gpu_ctx *g, double *launch_host_us, double *p2p1_host_us, 
     return 0;
 }
 
+/* Per node of a graph of src's nodes: (T(GRAPH_NODES) - T(1)) / (GRAPH_NODES - 1),
+ * each graph launched n times after a warm-up (graph_time). */
+static int per_node(gpu_ctx *g, const node_src *src, int n, double *us, err *e)
+{
+    double t1 = 0, tk = 0;
+    TRY(graph_time(g, src, 1, n, &t1, NULL, e));
+    TRY(graph_time(g, src, GRAPH_NODES, n, &tk, NULL, e));
+    *us = (tk - t1) / (GRAPH_NODES - 1);
+    return 0;
+}
+
+/* `launch --copy-only`: graph-node (the empty kernel), then the copy-node
+ * rows, every block count and size in turn. */
+static int copy_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
+{
+    static const int nblocks[] = {1, 2, 4, 8, 16, 32, 36, 64, 132};
+    enum { NB = sizeof nblocks / sizeof nblocks[0], PACKS = 512 * 16 };
+    size_t cap = (size_t)132 * 2 * PACKS;
+    node_src src = {0};
+    int gl = o->iters / 10 > 10 ? o->iters / 10 : 10, rc = 0;
+    if (cudaMalloc(&src.in, cap) != cudaSuccess || cudaMalloc(&src.out, cap) != cudaSuccess ||
+        cudaMemset(src.in, 0x3c, cap) != cudaSuccess)
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: copy buffers (%zu bytes) failed", cap);
+    double us = 0;
+    node_src none = {0};
+    if (rc == 0 && (rc = per_node(g, &none, gl, &us, e)) == 0)
+        row(out, "graph-node", (long long)gl * GRAPH_NODES, us);
+    for (int i = 0; i < NB && rc == 0; i++)
+        for (int k = 0; k < 3 && rc == 0; k++) {
+            src.cblocks = nblocks[i];
+            src.cbytes = k == 0 ? 16 : (size_t)nblocks[i] * (size_t)k * PACKS;
+            if ((rc = per_node(g, &src, gl, &us, e)) == 0) {
+                char name[48];
+                snprintf(name, sizeof name, "copy-node-b%d-%zu", src.cblocks, src.cbytes);
+                row(out, name, (long long)gl * GRAPH_NODES, us);
+            }
+        }
+    cudaFree(src.in);
+    cudaFree(src.out);
+    return rc;
+}
+
 int launch_measure(gpu_ctx *g, const opts *o, out_file *out, err *e)
 {
     cudaStream_t s = g->stream[0];
     GPU_CU(0, cudaSetDevice(0));
     if (o->nccl_only)
         return nccl_rows(g, o, out, e);
+    if (o->copy_only)
+        return copy_rows(g, o, out, e);
     if (o->post)
         return post_rows(g, o, out, e);
     double us;

@@ -125,6 +125,13 @@ static int set_post(opts *o, const char *a, err *e)
     return 0;
 }
 
+static int set_copy_only(opts *o, const char *a, err *e)
+{
+    (void)a, (void)e;
+    o->copy_only = 1;
+    return 0;
+}
+
 static int set_list(opts *o, const char *a, err *e)
 {
     (void)a, (void)e;
@@ -257,6 +264,10 @@ static const opt_def table[] = {
      "launch: only NCCL Simple's slice post (post-W-S rows): a block's stores into host or "
      "device memory, its barrier, a flag with and without fence.acq_rel.sys",
      set_post},
+    {"copy-only", 0, NULL, OPTS_LAUNCH,
+     "launch: only graph-node and copy kernels of 1-132 blocks at 16 B and one and two packs "
+     "per thread, per graph node",
+     set_copy_only},
     {"rounds", 0, "R", OPTS_LAUNCH,
      "launch --nccl-only: R rounds in place of 7, each round's rows written too (rR-...)",
      set_rounds},
@@ -387,6 +398,8 @@ int opts_parse(opts *o, int argc, char **argv, err *e)
         else if (n > 5 && !strcmp(o->out + n - 5, ".json"))
             o->fmt = REPORT_JSON;
     }
+    if (o->nccl_only && o->copy_only)
+        return err_set(e, ERR_USAGE, "%s: --nccl-only and --copy-only exclude each other", mode);
     if (o->graph && o->eager)
         return err_set(e, ERR_USAGE, "%s: --graph and --eager exclude each other", mode);
     if (o->rounds && !o->nccl_only)

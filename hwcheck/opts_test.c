@@ -207,6 +207,15 @@ static void test_host_kernel_and_replay_modes(void **state)
     /* --eager is replay's alone. */
     const char *i[] = {"coll", "--eager"};
     assert_int_equal(parse(&o, OPTS_COLL, 2, i, &e), ERR_USAGE);
+    /* launch: --copy-only alone, or --nccl-only alone; not both; launch's alone. */
+    const char *j[] = {"launch", "--copy-only"};
+    assert_int_equal(parse(&o, OPTS_LAUNCH, 2, j, &e), 0);
+    assert_true(o.copy_only == 1 && o.nccl_only == 0);
+    const char *k[] = {"launch", "--copy-only", "--nccl-only"};
+    assert_int_equal(parse(&o, OPTS_LAUNCH, 3, k, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "exclude"));
+    const char *l[] = {"coll", "--copy-only"};
+    assert_int_equal(parse(&o, OPTS_COLL, 2, l, &e), ERR_USAGE);
 }
 
 static void test_copy_kernel_shape(void **state)

@@ -70,6 +70,8 @@ probe-parse|hwcheck coll's host_probe header line never read|validate/meas.c|   
 graph-beside|a measurement file's relative NCCL_GRAPH_FILE is read from the working directory, not beside the file|validate/meas.c|    if (env.graph_file[0] && env.graph_file[0] != '/' && slash) {|    if (env.graph_file[0] && env.graph_file[0] != '/' && slash && 0) {
 barrier-fence|a custom kernel's barrier signal pays no system-scope fence|models/coll/coll_oneshot.c|    if (after_delay(b, ready, p->fence_sys_ps + wait, "fence"))|    if (after_delay(b, ready, wait, "fence"))
 block-wait|a custom kernel's barrier costs B blocks what it costs one (its slowest block's wait not modelled)|models/coll/coll_oneshot.c|    sim_ps wait = coll_block_wait_ps(p->block_wait_ps, kernel_blocks(b));|    sim_ps wait = coll_block_wait_ps(p->block_wait_ps, 1);
+first-round|a custom kernel's exchange pays its first round of packs at the per-block rate besides the route's latency (the round counted twice)|models/coll/coll_oneshot.c|    cta_Bps = first_round_cap(b, cta_Bps, bytes);|    (void)first_round_cap;
+l2-sources|a custom kernel whose buffers fit its GPU's L2 loads its own sources at their HBM rate (the L2 ignored)|models/coll/coll_oneshot.c|    return bufs * (double)b->r->bytes <= p->l2_bytes ? p->l2_load_speedup : 1;|    return bufs * (double)b->r->bytes < 0 ? p->l2_load_speedup : 1;
 stream-push|p2pBandwidthLatencyTest's back-to-back copy-engine pushes each pay the route's flight latency (timed as one copy alone)|models/fabric/flows.c|            time_ps[i] -= fabric_lat_ps(f, FAB_CE_WRITE, s, d);|            time_ps[i] -= 0;
 host-spread|the per-cycle host figure spread over the segments with its syncs' cost left in|traces/whatif_scn.c|    double seg = (cycle_us - syncs * s->sync_us) / (3 + syncs);|    double seg = cycle_us / (3 + syncs);
 loop-floor|hwcheck's timed transfer loops cost no host issue (the transfer alone)|validate/points.c|        pred_us[i] = (double)(end > issue ? end : issue) * 1e-6;|        pred_us[i] = (double)end * 1e-6;
@@ -86,7 +88,8 @@ EOF
 t0=$(date +%s)
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/collsim-mutate.XXXXXX") || exit 4
 trap 'rm -rf "$SCRATCH"' EXIT
-# The working tree as it is (tracked and untracked files, not what git ignores).
+# The working tree as it is (tracked and untracked files, not what git ignores;
+# symbolic links as links, so a tracked link to a directory keeps pointing at it).
 git ls-files -z -c -o --exclude-standard | xargs -0 cp -P --parents -t "$SCRATCH" 2>/dev/null
 [ -f "$SCRATCH/Makefile" ] || { echo "mutate: could not copy the tree to $SCRATCH" >&2; exit 4; }
 cd "$SCRATCH" || exit 4

@@ -41,6 +41,64 @@ static int kernel_blocks(const coll_build *b)
  * for its class (oneshot_period). */
 static int ranks_run(const coll_build *b) { return b->period > 0 ? b->period : b->n; }
 
+/* Sources in L2 [l2-sources]: a custom kernel whose buffers on a GPU fit
+ * its L2 (l2_bytes) finds its own sources there, as a benchmark's loop over
+ * the same buffers and a step that just wrote its input do, so its loads
+ * from its own memory go at l2_load_speedup times their rate from HBM (one
+ * H200, micro/local/: 40.31 against 20.12 GB/s a block). Its buffers as
+ * kernels/allreduce.cu lays them out: input and output (S each), the pull
+ * two-shot's scratch (S), the push kernels' inbox (a slot of S per rank).
+ * The peers' loads keep their rate (the NVLink round trip is most of it).
+ * 1 when it does not fit, or either figure is not known. */
+static double l2_factor(const coll_build *b)
+{
+    const topo_params *p = topo_params_get(b->t);
+    if (p->l2_load_speedup <= 1 || p->l2_bytes <= 0 ||
+        (fabric_disabled(b->f) & FAB_NO_L2_SOURCES))
+        return 1;
+    int push = b->algo == ALGO_ONESHOT_PUSH || b->algo == ALGO_TWOSHOT_PUSH;
+    double bufs = push ? 2 + b->n : b->algo == ALGO_TWOSHOT ? 3 : 2;
+    return bufs * (double)b->r->bytes <= p->l2_bytes ? p->l2_load_speedup : 1;
+}
+
+/* A block's serial-load rate (fabric_cta_serial_Bps) with its local loads
+ * from L2 when l2_factor says so. */
+static double serial_Bps(const coll_build *b, int blocks, int local, int remote)
+{
+    double l2 = l2_factor(b);
+    if (l2 <= 1 || local <= 0)
+        return fabric_cta_serial_Bps(b->f, blocks, local, remote);
+    double all = fabric_cta_serial_Bps(b->f, 1, local, remote);
+    double rem = remote > 0 ? fabric_cta_serial_Bps(b->f, 1, 0, remote) : 0;
+    if (all <= 0)
+        return 0;
+    /* per block: 1/all = local/cta_store + remote/cta_load; the local part / l2 */
+    double t_rem = rem > 0 ? 1 / rem : 0, t_loc = 1 / all - t_rem;
+    return blocks / (t_loc / l2 + t_rem);
+}
+
+/* One round of a custom kernel's stream: one 16-byte pack per thread of
+ * each of its blocks (512 threads), the bytes every stream moves before
+ * any thread issues its second load. */
+static double round_bytes(const coll_build *b) { return kernel_blocks(b) * 512.0 * 16.0; }
+
+/* An exchange stream's per-block cap cta_Bps over bytes, its first round
+ * inside the route's latency: the link latencies and kernel_base are fitted
+ * on copy kernels at sizes below one round (docs/model.md "Serial loads":
+ * their data time there is nil, so the first round's loads sit in those
+ * latencies), and one thread's round costs what all 512 threads' does
+ * (h200-1x micro/kblocks/copy/: a whole round 0.16 us over one thread's,
+ * the second round 0.25). So only the bytes past one round go at the
+ * per-block rate: the cap that gives bytes at cap the time of
+ * (bytes - round) at cta_Bps; 0 (none: the link alone) within one round. */
+static double first_round_cap(const coll_build *b, double cta_Bps, double bytes)
+{
+    if (cta_Bps <= 0 || (fabric_disabled(b->f) & FAB_NO_FIRST_ROUND))
+        return cta_Bps;
+    double rest = bytes - round_bytes(b);
+    return rest > 0 ? cta_Bps * bytes / rest : 0;
+}
+
 /* Every rank moves bytes to (write) or from (read) all its peers as one
  * interleaved group, starting after after[r], each stream capped at cta_Bps
  * (0: none); out[r] is that group. */
@@ -50,6 +108,7 @@ static int exchange(coll_build *b, fab_op op, double bytes, double cta_Bps, cons
     int *p = malloc(sizeof(int) * (size_t)b->n), rc = 0;
     if (!p)
         return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+    cta_Bps = first_round_cap(b, cta_Bps, bytes);
     for (int r = 0; r < ranks_run(b) && !rc; r++) {
         int k = 0;
         for (int q = 1; q < b->n; q++)
@@ -67,7 +126,7 @@ static int exchange(coll_build *b, fab_op op, double bytes, double cta_Bps, cons
 /* The kernel's blocks share their stores among the n-1 streams. */
 static double store_cap(const coll_build *b)
 {
-    return fabric_cta_cap_Bps(b->f, FAB_WRITE, kernel_blocks(b)) / (b->n - 1);
+    return fabric_cta_cap_Bps(b->f, FAB_WRITE, kernel_blocks(b)) * l2_factor(b) / (b->n - 1);
 }
 
 /* A pass of the kernel's blocks over bytes whose every pack is loaded from
@@ -75,7 +134,7 @@ static double store_cap(const coll_build *b)
  * HBM's (local + 1) x bytes if that is slower; 0 when neither is known. */
 static sim_ps local_pass_ps(const coll_build *b, int local, double bytes)
 {
-    double bw = fabric_cta_serial_Bps(b->f, kernel_blocks(b), local, 0);
+    double bw = serial_Bps(b, kernel_blocks(b), local, 0);
     double blk = bw > 0 ? bytes / bw * 1e12 : 0;
     sim_ps mem = coll_local_reduce_ps(b->t, local, bytes);
     return (sim_ps)blk > mem ? (sim_ps)blk : mem;
@@ -284,7 +343,7 @@ int coll_build_oneshot(coll_build *b)
     b->period = oneshot_period(b, g->push ? FAB_WRITE : FAB_READ);
     g->S = (double)b->r->bytes;
     /* Pull: an iteration loads the rank's own pack and each peer's. */
-    g->cta = g->push ? store_cap(b) : fabric_cta_serial_Bps(b->f, kernel_blocks(b), 1, n - 1);
+    g->cta = g->push ? store_cap(b) : serial_Bps(b, kernel_blocks(b), 1, n - 1);
     return cb_generate(b, oneshot_next, g, phased_free);
 }
 
@@ -337,7 +396,7 @@ int coll_build_twoshot(coll_build *b)
     b->period = oneshot_period(b, push ? FAB_WRITE : FAB_READ);
     g->part = (double)b->r->bytes / n;
     int blocks = kernel_blocks(b);
-    g->rs = push ? store_cap(b) : fabric_cta_serial_Bps(b->f, blocks, 1, n - 1);
+    g->rs = push ? store_cap(b) : serial_Bps(b, blocks, 1, n - 1);
     g->ag = push ? store_cap(b) : fabric_cta_serial_Bps(b->f, blocks, 0, n - 1);
     /* The own slice's local copy, before the peers' (none when local loads
      * are free: serial-loads off, or no per-block rate known). */
@@ -346,7 +405,7 @@ int coll_build_twoshot(coll_build *b)
         g->own = local_pass_ps(b, 1, g->part);
     }
     /* Push, fused: the all-gather's streams go at the reduce's pace. */
-    g->fused = g->serial ? fabric_cta_serial_Bps(b->f, blocks, n, 0) : 0;
+    g->fused = g->serial ? serial_Bps(b, blocks, n, 0) : 0;
     if (push && g->fused > 0 && (g->ag <= 0 || g->fused < g->ag))
         g->ag = g->fused;
     return cb_generate(b, twoshot_next, g, phased_free);

@@ -365,15 +365,90 @@ static void test_serial_loads(void **state)
      *   the own slice's copy 16384 / 16e9 = 1.024; ag loads the peer's at
      *   4 GB/s: 4.096 + 2, and done: t = 2 + 1 + 7.12 + 1 + 1.024 + 6.096
      *   = 18.24. */
+    /* (The exchanges' first round charged as bandwidth, first-round off:
+     * test_first_round.) */
     topo *t = uniform(2, 4096);
     topo_params *p = topo_params_mut(t);
     p->cta_load_Bps = 1e9;
     p->cta_store_Bps = 4e9;
-    NEAR(predict_off_us(t, ALGO_ONESHOT, 32768, 0), 16.24, 0.01);
-    NEAR(predict_off_us(t, ALGO_ONESHOT, 32768, FAB_NO_SERIAL_LOADS), 14.192, 0.01);
+    const int fr = FAB_NO_FIRST_ROUND;
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 32768, fr), 16.24, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 32768, fr | FAB_NO_SERIAL_LOADS), 14.192, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT_PUSH, 32768, fr), 13.3728, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT_PUSH, 32768, fr | FAB_NO_SERIAL_LOADS), 9.2768, 0.01);
+    NEAR(predict_off_us(t, ALGO_TWOSHOT, 32768, fr), 18.24, 0.01);
+    topo_free(t);
+}
+
+static void test_first_round(void **state)
+{
+    (void)state;
+    /* An exchange's first round (one 16-byte pack per thread of each block,
+     * B x 8 KiB) is inside the route's latency: only the bytes past it go
+     * at the per-block rate. Fabric of test_serial_loads (n = 2, links 10
+     * GB/s, one way 1 us, base 2, barriers 1 each).
+     * S = 32 KiB: 4 blocks, exactly one round: the reads go at the link,
+     *   32768 / 10e9 = 3.2768 us: t = 2 + 1 + 3.2768 + round trip 2 + 1 =
+     *   9.2768 (16.24 with the round charged at 3.2 GB/s).
+     * Slower blocks, cta_load 0.1 and cta_store 0.4 GB/s: a block's pull
+     *   rate 1 / (1/0.4 + 1/0.1) = 0.08 GB/s, 36 blocks 2.88 GB/s. S = 576
+     *   KiB = 589824 B: 36 blocks, a round 36 x 8192 = 294912 B, so 294912
+     *   B past it: 294912 / 2.88e9 = 102.4 us (the link's 58.98 does not
+     *   bind): t = 2 + 1 + 102.4 + 2 + 1 = 108.4; with the round charged,
+     *   589824 / 2.88e9 = 204.8 us, t = 210.8.
+     * Push one-shot, S = 32 KiB: the writes go at the link, 3.2768 us + one
+     *   way 1 (as test_serial_loads: the store cap 16 GB/s is above it),
+     *   the local reduce is no exchange and keeps its round (4.096): t =
+     *   13.3728 either way. */
+    topo *t = uniform(2, 4096);
+    topo_params *p = topo_params_mut(t);
+    p->cta_load_Bps = 1e9;
+    p->cta_store_Bps = 4e9;
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 32768, 0), 9.2768, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 32768, FAB_NO_FIRST_ROUND), 16.24, 0.01);
     NEAR(predict_off_us(t, ALGO_ONESHOT_PUSH, 32768, 0), 13.3728, 0.01);
-    NEAR(predict_off_us(t, ALGO_ONESHOT_PUSH, 32768, FAB_NO_SERIAL_LOADS), 9.2768, 0.01);
-    NEAR(predict_off_us(t, ALGO_TWOSHOT, 32768, 0), 18.24, 0.01);
+    p->cta_load_Bps = 0.1e9;
+    p->cta_store_Bps = 0.4e9;
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, 0), 108.4, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, FAB_NO_FIRST_ROUND), 210.8, 0.01);
+    topo_free(t);
+}
+
+static void test_l2_sources(void **state)
+{
+    (void)state;
+    /* A custom kernel whose buffers fit the L2 loads its own sources at
+     * l2_load_speedup times their HBM rate (here 2: cta_store 4 -> 8 GB/s a
+     * block for local loads); the peers' loads keep theirs. Fabric of
+     * test_serial_loads (n = 2, links 10 GB/s, one way 1 us, base 2,
+     * barriers 1 each).
+     * Push one-shot, S = 32 KiB (4 blocks, one round): buffers (2 + n) S =
+     *   131072 B. The writes go at the link (one round: first-round), 3.2768
+     *   + one way 1; the reduce, two local loads an iteration, at 4 / (2/8)
+     *   = 16 GB/s: 32768 / 16e9 = 2.048 us (4.096 from HBM): t = 2 + 1 +
+     *   3.2768 + 1 + fence 1 + barrier 1 + 2.048 = 11.3248 (13.3728 when the
+     *   L2 is 1e5 B, too small, or l2-sources is off).
+     * Pull one-shot, cta_load 0.1 and cta_store 0.4 GB/s, S = 576 KiB (36
+     *   blocks, a round 294912 B): buffers 2 S = 1179648 B. A block's rate
+     *   1 / (1 / 0.8 + 1 / 0.1) = 0.0888 GB/s, 36 blocks 3.2 GB/s; the
+     *   294912 B past the first round take 92.16 us: t = 2 + 1 + 92.16 + 2 +
+     *   1 = 98.16 (108.4 from HBM, test_first_round). */
+    topo *t = uniform(2, 4096);
+    topo_params *p = topo_params_mut(t);
+    p->cta_load_Bps = 1e9;
+    p->cta_store_Bps = 4e9;
+    p->l2_load_speedup = 2;
+    p->l2_bytes = 1e6;
+    NEAR(predict_off_us(t, ALGO_ONESHOT_PUSH, 32768, 0), 11.3248, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT_PUSH, 32768, FAB_NO_L2_SOURCES), 13.3728, 0.01);
+    p->l2_bytes = 1e5;
+    NEAR(predict_off_us(t, ALGO_ONESHOT_PUSH, 32768, 0), 13.3728, 0.01);
+    p->cta_load_Bps = 0.1e9;
+    p->cta_store_Bps = 0.4e9;
+    p->l2_bytes = 2e6;
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, 0), 98.16, 0.01);
+    p->l2_bytes = 1e6;
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, 0), 108.4, 0.01);
     topo_free(t);
 }
 
@@ -1031,7 +1106,8 @@ int main(void)
         cmocka_unit_test(test_barrier_fence),
         cmocka_unit_test(test_block_wait),
         cmocka_unit_test(test_alltoall_push),
-        cmocka_unit_test(test_serial_loads),
+        cmocka_unit_test(test_serial_loads), cmocka_unit_test(test_first_round),
+        cmocka_unit_test(test_l2_sources),
         cmocka_unit_test(test_tree_chain),    cmocka_unit_test(test_one_rank),
         cmocka_unit_test(test_copy_setup),    cmocka_unit_test(test_ring_cta_rate),
         cmocka_unit_test(test_ring_ll128_order),

@@ -319,6 +319,11 @@ static void h200_host_blocks(topo *t)
      * 2.9 ns); the same SM issues a trip of loads from host memory. */
     p->trip_load_ps = 17200;
     p->trip_Bps = 390e9;
+    /* Its size: 50 MB, the H100's (NVIDIA's Hopper architecture post: "a 50 MB
+     * L2 cache in H100"; the H200 is the same GH100 die with other memory).
+     * One H200 brackets it (micro/local/, 16 blocks: 16 MiB copied, 32 MiB of
+     * buffers, at L2 rates, 506 GB/s; 64 MiB copied, 128 MiB, at HBM's, 295). */
+    p->l2_bytes = 50e6;
     p->fence_sys_ps = 495000;
     /* A custom kernel's barrier per block (docs/model.md "A barrier's
      * blocks"): the four kernels as 2 virtual ranks on one H200 in a CUDA

@@ -110,6 +110,8 @@ typedef struct topo_params {
     double trip_Bps;               /* the SM's issue of a trip's bytes: a trip takes
                                       bytes / trip_Bps longer; 0 = nothing (both:
                                       docs/model.md "A trip's issue") */
+    double l2_bytes;               /* a GPU's L2: a custom kernel whose buffers fit
+                                      loads its own sources from it; 0 = not known */
     int64_t launch_ps;             /* kernel launch overhead */
     int64_t graph_node_ps;         /* per-node cost inside a CUDA graph */
     double hostmem_Bps;            /* per-socket DRAM bandwidth for SHM staging */
