@@ -13,7 +13,7 @@
 
 #include "hwcheck/modes.h"
 
-enum { MAXR = GPU_MAX };
+enum { MAXR = GPU_MAX, PROBE_CALLS = 100 };
 
 typedef struct rank_bufs {
     int dev;
@@ -36,6 +36,7 @@ typedef struct state {
     cudaGraphExec_t exec[MAXR];
     int nexec;
     cudaEvent_t fork, join[MAXR];
+    launch_probe *probe;   /* eager NCCL: the host probe taken before each size */
 } state;
 
 static ncclDataType_t nccl_type(ref_dtype t)
@@ -414,7 +415,7 @@ static int sweep(gpu_ctx *g, const opts *o, state *st, out_file *out, long long 
             for (int i = 0; i < warm; i++)
                 TRY(enqueue(g, o, st, in_count, out_count, e));
             TRY(wait_ranks(g, st, "warm-up", e));
-            double us;
+            double us, probe_us = 0;
             if (o->graph) {
                 /* As nccl-tests -G: -n collectives back to back in one graph,
                  * launched once untimed (upload) and once timed. */
@@ -427,6 +428,10 @@ static int sweep(gpu_ctx *g, const opts *o, state *st, out_file *out, long long 
                                                  : ref_coll_name(o->coll), e));
                 us = (gpu_now_us() - t0) / o->iters;
             } else {
+                /* The host's level can change between sizes (docs/model.md
+                 * "What sets the host's speed"): probe it right before. */
+                if (st->probe)
+                    TRY(launch_probe_run(g, st->probe, PROBE_CALLS, &probe_us, e));
                 double t0 = gpu_now_us();
                 for (int i = 0; i < o->iters; i++)
                     TRY(launch_once(g, o, st, in_count, out_count, e));
@@ -465,6 +470,7 @@ static int sweep(gpu_ctx *g, const opts *o, state *st, out_file *out, long long 
             report_str(rp, opts_impl_name(o->impl));
             report_int(rp, o->graph);
             report_int(rp, o->check ? wrong : -1);
+            report_num(rp, probe_us);
             report_end_row(rp);
             *total_wrong += wrong;
         }
@@ -509,12 +515,15 @@ int coll_measure(gpu_ctx *g, const opts *o, out_file *out, long long *wrong, err
     if (!st.custom && o->coll == REF_BROADCAST && o->root >= st.n)
         return err_set(e, ERR_USAGE, "coll: --root %d but only %d ranks", o->root, st.n);
     int rc = setup(g, o, &st, e);
+    if (rc == 0 && !st.custom && !o->graph && !st.virt)
+        rc = launch_probe_open(g, &st.probe, e);
     if (rc == 0) {
         if (st.virt && (o->blocks == 0 || o->blocks > st.blocks_cap))
             report_note(out->rep, "%d virtual ranks on GPU 0: at most %d blocks per rank so that "
                         "all ranks are resident at once", st.n, st.blocks_cap);
         rc = sweep(g, o, &st, out, wrong, e);
     }
+    launch_probe_free(g, st.probe);
     free_state(g, &st);
     return rc;
 }

@@ -748,6 +748,52 @@ static int post_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
     return rc;
 }
 
+struct launch_probe {
+    node_src src;
+};
+
+void launch_probe_free(gpu_ctx *g, launch_probe *p)
+{
+    if (!p)
+        return;
+    if (!g->wedged) {
+        if (p->src.comm)
+            ncclCommDestroy(p->src.comm);
+        cudaFree(p->src.in);
+        cudaFree(p->src.out);
+    }
+    free(p);
+}
+
+int launch_probe_open(gpu_ctx *g, launch_probe **out, err *e)
+{
+    *out = NULL;
+    launch_probe *p = calloc(1, sizeof *p);
+    if (!p)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    GPU_CU(0, cudaSetDevice(0));
+    int rc = gpu_nccl_one(g, &p->src.comm, e);
+    if (rc == 0 && (cudaMalloc(&p->src.in, NCCL_BYTES) != cudaSuccess ||
+                    cudaMalloc(&p->src.out, NCCL_BYTES) != cudaSuccess))
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: host probe buffers (%d bytes) failed", NCCL_BYTES);
+    double us, host;
+    if (rc == 0)   /* NCCL connects the rank to itself at first use */
+        rc = timed_calls(g, &p->src, 1, 20, &us, &host, e);
+    if (rc) {
+        launch_probe_free(g, p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+int launch_probe_run(gpu_ctx *g, launch_probe *p, int calls, double *p2p1_host_us, err *e)
+{
+    double us;
+    GPU_CU(0, cudaSetDevice(0));
+    return timed_calls(g, &p->src, 1, calls, &us, p2p1_host_us, e);
+}
+
 int launch_host_probe(gpu_ctx *g, double *launch_host_us, double *p2p1_host_us, err *e)
 {
     enum { ROUNDS = 5, CALLS = 200 };

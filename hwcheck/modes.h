@@ -30,5 +30,13 @@ int launch_measure(gpu_ctx *g, const opts *o, out_file *out, err *e);
  * one-rank NCCL group of one send and one receive to itself, medians of 5
  * rounds of 200 back to back, in us. The communicator is made and freed here. */
 int launch_host_probe(gpu_ctx *g, double *launch_host_us, double *p2p1_host_us, err *e);
+/* The same group's host time at any moment of a sweep (hwcheck coll's
+ * `probe_us` column): open makes the one-rank communicator on GPU 0 and
+ * connects it; run times `calls` groups back to back on GPU 0's stream
+ * (drained after), *p2p1_host_us per group; free(NULL) is a no-op. */
+typedef struct launch_probe launch_probe;
+int launch_probe_open(gpu_ctx *g, launch_probe **out, err *e);
+int launch_probe_run(gpu_ctx *g, launch_probe *p, int calls, double *p2p1_host_us, err *e);
+void launch_probe_free(gpu_ctx *g, launch_probe *p);
 
 #endif

@@ -16,6 +16,7 @@
 typedef struct npoint {
     calib_nccl_point p;
     coll_req q;
+    const meas_coll *row;  /* the row, for its host probe */
 } npoint;
 
 struct calib_nccl {
@@ -81,6 +82,7 @@ static int add_set(calib_nccl *c, const meas_set *m, const topo *t, coll_ctx *cc
         }
         npoint *x = &c->pt[c->n++];
         x->q = q;
+        x->row = k;
         x->p = (calib_nccl_point){m, k->line, k->time_us, q.proto, q.graph, k->bytes, ""};
         snprintf(x->p.label, sizeof x->p.label, "%s ring(%s) %llu B%s", coll_kind_name(kind),
                  coll_proto_name(q.proto), (unsigned long long)k->bytes, q.graph ? " graph" : "");
@@ -155,7 +157,7 @@ int calib_nccl_predict(const calib_nccl *c, const topo *t, double *pred_us, err 
             err_wrap(e, "%s:%ld", meas_name(c->pt[i].p.set), c->pt[i].p.line);
             break;
         }
-        int64_t issue = meas_nccl_issue_ps(c->pt[i].p.set, tp, &q);
+        int64_t issue = meas_nccl_issue_ps(c->pt[i].p.set, c->pt[i].row, tp, &q);
         pred_us[i] = (double)(res.time_ps > issue ? res.time_ps : issue) * 1e-6;
     }
     coll_ctx_free(cc);

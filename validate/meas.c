@@ -208,11 +208,16 @@ typedef struct csv_ctx {
     const char *const *need;
     int col[MAX_FIELDS];   /* need[i] -> field index */
     int nfields;
+    int probe_col;         /* coll: the optional probe_us column's field, -1 if none */
 } csv_ctx;
 
 static int csv_header(csv_ctx *c, char **f, int n, long line, err *e)
 {
     c->nfields = n;
+    c->probe_col = -1;
+    for (int j = 0; j < n && c->m->kind == MEAS_COLL; j++)
+        if (!strcmp(f[j], "probe_us"))
+            c->probe_col = j;
     for (int i = 0; c->need[i]; i++) {
         c->col[i] = -1;
         for (int j = 0; j < n; j++)
@@ -329,6 +334,12 @@ static int csv_row(csv_ctx *c, char **f, int n, long line, err *e)
         k->graph = (int)v;
         if (num_long(CELL(11), &k->wrong) || k->wrong < 0)
             return BAD("wrong");
+        k->probe_us = 0; /* the optional column; empty or absent: none */
+        if (c->probe_col >= 0 && (parse_num(cell = f[c->probe_col], 1, &k->probe_us) ||
+                                  k->probe_us >= 1e4))
+            return BAD("probe_us");
+        if (isnan(k->probe_us))
+            k->probe_us = 0;
         break;
     }
     case MEAS_REPLAY: {
@@ -893,10 +904,13 @@ int64_t meas_host_probe_ps(const meas_set *m)
     return (int64_t)llround(p2p * 1e6);
 }
 
-int64_t meas_nccl_issue_ps(const meas_set *m, const topo_params *tp, const coll_req *q)
+int64_t meas_nccl_issue_ps(const meas_set *m, const meas_coll *k, const topo_params *tp,
+                           const coll_req *q)
 {
+    int64_t probe = k && k->probe_us > 0 ? (int64_t)llround(k->probe_us * 1e6)
+                                         : meas_host_probe_ps(m);
     return topo_nccl_probe_issue_ps(tp, q->graph, q->nranks, coll_p2p_ops(q->kind, q->nranks),
-                                    meas_gpus_per_thread(m), meas_host_probe_ps(m));
+                                    meas_gpus_per_thread(m), probe);
 }
 
 int meas_gpus_per_thread(const meas_set *m)

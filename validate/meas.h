@@ -62,6 +62,7 @@ typedef struct meas_coll {
     double time_us, algbw_GBps, busbw_GBps;
     int graph;
     long wrong;
+    double probe_us;       /* the host probe taken before the row (hwcheck coll's probe_us), 0 = none */
     long line;
 } meas_coll;
 
@@ -132,8 +133,10 @@ int meas_gpus_per_thread(const meas_set *m);
  * NCCL group of one send and one receive, nccl-p2p-1-host) in ps; 0 if none. */
 int64_t meas_host_probe_ps(const meas_set *m);
 /* Host cost of one back-to-back NCCL iteration of q as m's run issued it:
- * topo_nccl_probe_issue_ps with the file's GPUs per thread and host probe. */
-int64_t meas_nccl_issue_ps(const meas_set *m, const topo_params *tp, const struct coll_req *q);
+ * topo_nccl_probe_issue_ps with the file's GPUs per thread and the host probe
+ * of row k (its probe_us; k may be NULL), else of the file, else none. */
+int64_t meas_nccl_issue_ps(const meas_set *m, const meas_coll *k, const topo_params *tp,
+                           const struct coll_req *q);
 /* N when the file's ranks were N virtual ranks on one GPU (hwcheck
  * --virtual-ranks, metadata `virtual_ranks`); 0 when they were real GPUs. */
 int meas_virtual_ranks(const meas_set *m);

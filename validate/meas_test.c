@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "models/coll/coll.h"
 #include "models/nccl/nccl_tune.h"
 #include "validate/meas.h"
 
@@ -443,6 +444,49 @@ static void test_run_env(void **state)
     topo_free(t);
 }
 
+static void test_row_probe(void **state)
+{
+    (void)state;
+    meas_set *m = NULL;
+    err e = {0};
+    /* hwcheck coll's probe_us column: the host probe taken right before each
+     * row (the host's level changes inside a process); 0 = not taken. The
+     * file's own host_probe is 7.19 us. */
+    const char text[] = "# format: collsim-meas 1\n# kind: coll\n# command: hwcheck coll allreduce\n"
+                        "# gpus: 0: NVIDIA H200 (0000:00:06.0, 132 SMs); 1: NVIDIA H200 "
+                        "(0000:00:07.0, 132 SMs)\n"
+                        "# host_probe: launch-host 4.360 us, nccl-p2p-1-host 7.190 us (x)\n"
+                        "size_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,busbw_GBps,"
+                        "impl,graph,wrong,probe_us\n"
+                        "8,4,bf16,auto,auto,0,19,0,0,nccl,0,0,9.500\n"
+                        "16,8,bf16,auto,auto,0,13,0,0,nccl,0,0,0.000\n";
+    assert_int_equal(read_str(text, "p.csv", &m, &e), 0);
+    const meas_coll *a = meas_coll_at(m, 0), *b = meas_coll_at(m, 1);
+    assert_true(fabs(a->probe_us - 9.5) < 1e-9 && b->probe_us == 0);
+    /* A 2-rank allreduce (one call a rank) from one thread costs 2 x (P -
+     * nccl_p2p_op) (docs/model.md "One thread, several ranks"): with the
+     * row's 9.5 us, 2 x (9.5 - 0.261) = 18.478 us; a row without one takes
+     * the file's 7.19: 2 x (7.19 - 0.261) = 13.858; so does no row. */
+    topo_params tp;
+    memset(&tp, 0, sizeof tp);
+    tp.nccl_p2p_op_ps = 261000;
+    coll_req q;
+    memset(&q, 0, sizeof q);
+    q.kind = COLL_ALLREDUCE;
+    q.nranks = 2;
+    assert_int_equal(meas_nccl_issue_ps(m, a, &tp, &q), 18478000);
+    assert_int_equal(meas_nccl_issue_ps(m, b, &tp, &q), 13858000);
+    assert_int_equal(meas_nccl_issue_ps(m, NULL, &tp, &q), 13858000);
+    meas_free(m);
+    /* A probe that is not a number, or negative, names its place. */
+    const char bad[] = "# format: collsim-meas 1\n# kind: coll\n"
+                       "size_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,busbw_GBps,"
+                       "impl,graph,wrong,probe_us\n8,4,bf16,auto,auto,0,19,0,0,nccl,0,0,-1\n";
+    assert_int_equal(read_str(bad, "q.csv", &m, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "q.csv:4"));
+    assert_non_null(strstr(e.msg, "probe_us"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -454,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_collsim_tables),
         cmocka_unit_test(test_virtual_ranks),
         cmocka_unit_test(test_nccl_env),
+        cmocka_unit_test(test_row_probe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
