@@ -81,6 +81,9 @@ replay-coll-host|a replay's eager NCCL call pays the framework's per-kernel work
 replay-nccl-node|an NCCL collective inside a replayed CUDA graph costs a kernel's graph node, not NCCL's|traces/replay.c|        r->call_node_ps = p->nccl_graph_call_ps;|        r->call_node_ps = r->node_ps;
 hyp-rising|a what-if hypothesis whose amount raises tok/s (accept_len) solved as if it lowered it|traces/whatif_hyp.c|        y->rising = d->rising;|        y->rising = 0;
 graph-max-bs|a what-if batch above --cuda-graph-max-bs still replays its phases as CUDA graphs|traces/whatif.c|    if (s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs)|    if (0 && s->cuda_graph_max_bs > 0 && s->batch > s->cuda_graph_max_bs)
+route-many|a one-shot's sources are not said to reach many targets (each searches twice for one target before building its tree, and keeps its first 16 routes per pair)|models/topo/route.c|    t->nparts[src] = PARTS_MANY;|    t->nparts[src] = t->nparts[src];
+alike-memo|the rotation check takes every pair of route links as alike once any pair was compared (their figures no longer compared)|models/fabric/fabric.c|        if (alike[x] == y) /* found alike already */|        if (alike[x] >= -1)
+chunk-reuse|a streamed run's recycled task chunks are freed, not kept for reuse|sim/sched.c|        s->spare = s->chunk[c];|        free(s->chunk[c]);
 one-rank|a one-rank (tp 1) what-if cycle calls its allreduces as if the group had ranks to reduce with|traces/whatif.c|    if (s->tp <= 1)|    if (0)
 replay-launch|collsim validate replays a replay file's traces as they mark, whatever its '# launch:' line says hwcheck did (eager, every phase a graph)|cmd/cmd_validate.c|        o.graph = graph;|        o.graph = -1;
 EOF

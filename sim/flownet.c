@@ -179,6 +179,26 @@ int flownet_add_link(flownet *n, double cap_Bps)
 
 int flownet_nlinks(const flownet *n) { return n->nlinks; }
 
+int flownet_reserve_links(flownet *n, int nlinks)
+{
+    if (nlinks <= n->links_cap)
+        return 0;
+    size_t cap = (size_t)nlinks;
+    struct link *l = realloc(n->links, cap * sizeof *l);
+    if (!l)
+        return -1;
+    n->links = l;
+    n->links_cap = nlinks;
+    if (cap > n->dirty_cap) {
+        int32_t *d = realloc(n->dirty, cap * sizeof *d);
+        if (!d)
+            return -1;
+        n->dirty = d;
+        n->dirty_cap = cap;
+    }
+    return 0;
+}
+
 void flownet_set_cap(flownet *n, int link, double cap_Bps)
 {
     ASSERTF(link >= 0 && link < n->nlinks && isfinite(cap_Bps) && cap_Bps >= 0,

@@ -30,6 +30,9 @@ void flownet_free(flownet *n);   /* NULL ok */
 /* Add a link of cap_Bps (finite, >= 0); returns its id or -1 on OOM. */
 int flownet_add_link(flownet *n, double cap_Bps);
 int flownet_nlinks(const flownet *n);
+/* Room for n links in all, allocated at once (no growth while they are
+ * added); 0, or -1 on OOM (nothing changed). */
+int flownet_reserve_links(flownet *n, int nlinks);
 /* Set the nominal capacity of a link no flow has used since the last reset. */
 void flownet_set_cap(flownet *n, int link, double cap_Bps);
 /* Capacity rule, called by flownet_solve for a link whose flow set changed. */

@@ -23,7 +23,7 @@
 #include "sim/json.h"
 
 enum { EV_FLOW_DONE = 1, EV_TASK_END = 2 };
-enum { TCHUNK_BITS = 12, TCHUNK = 1 << TCHUNK_BITS, RBLOCK = 1 << 14 };
+enum { TCHUNK_BITS = 9, TCHUNK = 1 << TCHUNK_BITS, RBLOCK = 1 << 14 };
 
 struct task {
     sim_ps start_ps, end_ps; /* -1 until started / ended */
@@ -64,8 +64,10 @@ struct rblock {
 struct sched {
     struct task **chunk;     /* task id >> TCHUNK_BITS -> TCHUNK tasks */
     size_t nchunk_cap;
+    size_t nchunk_made;      /* chunks allocated (sched_task_room) */
     size_t ntasks;           /* ids handed out */
-    struct task *spare;      /* a recycled chunk kept for reuse */
+    struct task *spare;      /* recycled chunks kept for reuse, linked through
+                                their first bytes (spare_next) */
     struct rblock *blocks;   /* [bhead, nblocks) live, the last one current */
     size_t bhead, nblocks, blocks_cap;
     struct dep *deps;        /* successor lists, linked newest first */
@@ -104,6 +106,14 @@ struct sched {
 static inline struct task *T(const sched *s, size_t id)
 {
     return &s->chunk[id >> TCHUNK_BITS][id & (TCHUNK - 1)];
+}
+
+/* The recycled chunk after c (sched.spare's list). */
+static struct task *spare_next(struct task *c)
+{
+    struct task *next;
+    memcpy(&next, c, sizeof next);
+    return next;
 }
 
 static void tlw_free(sched *s);
@@ -150,7 +160,11 @@ void sched_free(sched *s)
     for (size_t c = 0; c < s->nchunk_cap; c++)
         free(s->chunk[c]);
     free(s->chunk);
-    free(s->spare);
+    while (s->spare) {
+        struct task *next = spare_next(s->spare);
+        free(s->spare);
+        s->spare = next;
+    }
     for (size_t b = s->bhead; b < s->nblocks; b++) {
         free(s->blocks[b].links);
         free(s->blocks[b].w);
@@ -183,6 +197,13 @@ int sched_link(sched *s, double cap_Bps, const char *name)
 }
 
 int sched_nlinks(const sched *s) { return flownet_nlinks(s->net); }
+
+int sched_reserve_links(sched *s, int nlinks)
+{
+    if (nlinks < 0 || grow(&s->link_names, &s->link_names_cap, (size_t)nlinks, sizeof(char *)))
+        return -1;
+    return flownet_reserve_links(s->net, nlinks);
+}
 
 const char *sched_link_name(const sched *s, int link)
 {
@@ -218,9 +239,11 @@ static int new_task(sched *s)
     if (!s->chunk[c]) {
         if (s->spare) {
             s->chunk[c] = s->spare;
-            s->spare = NULL;
+            s->spare = spare_next(s->spare);
         } else if (!(s->chunk[c] = malloc(sizeof(struct task) * TCHUNK))) {
             return -1;
+        } else {
+            s->nchunk_made++;
         }
     }
     T(s, id)->succ = -1;
@@ -359,9 +382,9 @@ void sched_reset(sched *s)
         free(s->chunk[c]);
         s->chunk[c] = NULL;
     }
-    if (s->nchunk_cap && !s->chunk[0]) {
+    if (s->nchunk_cap && !s->chunk[0] && s->spare) {
         s->chunk[0] = s->spare;
-        s->spare = NULL;
+        s->spare = spare_next(s->spare);
     }
     size_t keep = s->nblocks > s->bhead && s->blocks[s->bhead].cap == RBLOCK ? 1 : 0;
     for (size_t b = s->bhead + keep; b < s->nblocks; b++) {
@@ -458,10 +481,8 @@ static void recycle(sched *s)
     while (lo < s->ntasks && lo < s->horizon && T(s, lo)->end_ps >= 0)
         lo++;
     for (size_t c = s->lo >> TCHUNK_BITS; c < lo >> TCHUNK_BITS; c++) {
-        if (!s->spare)
-            s->spare = s->chunk[c];
-        else
-            free(s->chunk[c]);
+        memcpy(s->chunk[c], &s->spare, sizeof s->spare);
+        s->spare = s->chunk[c];
         s->chunk[c] = NULL;
     }
     s->lo = lo;
@@ -697,6 +718,7 @@ sim_ps sched_end(const sched *s, int task)
 sim_ps sched_makespan(const sched *s) { return s->makespan; }
 int sched_ntasks(const sched *s) { return (int)s->ntasks; }
 uint64_t sched_events(const sched *s) { return s->events; }
+size_t sched_task_room(const sched *s) { return s->nchunk_made * TCHUNK; }
 
 double sched_link_bytes(const sched *s, int link)
 {

@@ -36,6 +36,9 @@ void sched_free(sched *s);              /* NULL ok */
  * its id (>= 0) or -1 on OOM. name is copied. */
 int sched_link(sched *s, double cap_Bps, const char *name);
 int sched_nlinks(const sched *s);
+/* Room for nlinks links in all at once (a builder that knows how many it
+ * adds); 0, or -1 on OOM. */
+int sched_reserve_links(sched *s, int nlinks);
 const char *sched_link_name(const sched *s, int link);
 void sched_link_rule(sched *s, int link, sched_cap_fn *fn, void *ctx);
 /* Set a link's capacity later (while no flow has used it), e.g. once it is
@@ -97,6 +100,9 @@ sim_ps sched_end(const sched *s, int task);    /* -1: never ended */
 sim_ps sched_makespan(const sched *s);     /* latest end of any task */
 int sched_ntasks(const sched *s);
 uint64_t sched_events(const sched *s);     /* events processed by the last run */
+/* Tasks' room allocated since sched_new, in tasks: a streamed run reuses
+ * its ended chunks, so its room follows the tasks alive at once. */
+size_t sched_task_room(const sched *s);
 /* Bytes carried by a link in the last run (for utilisation reports). */
 double sched_link_bytes(const sched *s, int link);
 /* With sched_trace_links on, the time a link carried any flow in the last

@@ -830,6 +830,52 @@ static int late_next(void *ctx, sched *s)
     return rc;
 }
 
+/* Generator for test_generated_room: `left` phases of 1,000 parallel
+ * delays of 1 us, each waiting for the join (a 0 us delay) of the phase
+ * before, then this phase's join. */
+struct phase_gen {
+    int left, join;
+};
+
+static int phase_next(void *ctx, sched *s)
+{
+    struct phase_gen *g = ctx;
+    int first = sched_ntasks(s), id[1000];
+    for (int i = 0; i < 1000; i++) {
+        id[i] = sched_delay(s, 1 * US, 0, "p");
+        if (g->join >= 0)
+            sched_dep(s, g->join, id[i]);
+    }
+    g->join = sched_delay(s, 0, 0, "join");
+    for (int i = 0; i < 1000; i++)
+        sched_dep(s, id[i], g->join);
+    sched_horizon(s, first);
+    return --g->left > 0;
+}
+
+/* 20 streamed phases of 1,001 tasks (1,000 delays of 1 us and a join) end
+ * at 20 us. A phase is made when the first task of the one before ends
+ * (its dependents must exist first), and by then the phase before that
+ * has ended and its chunks are recycled: at most three phases' tasks hold
+ * room at once, 3,003 tasks, and their chunks (512 tasks each) may each
+ * straddle two phases: room for at most 3,003 + 3 x 512 = 4,539 tasks,
+ * whatever the number of phases (one spare chunk kept, the rest freed and
+ * allocated again, would make room for every phase: about 20,000). */
+static void test_generated_room(void **state)
+{
+    (void)state;
+    err e = {0};
+    sched *s = sched_new();
+    struct phase_gen g = {20, -1};
+    sched_keep(s, 0);
+    sched_generate(s, phase_next, &g);
+    assert_int_equal(sched_run(s, &e), 0);
+    assert_int_equal(sched_makespan(s), 20 * US);
+    assert_int_equal(sched_ntasks(s), 20 * 1001);
+    assert_true(sched_task_room(s) <= 3003 + 3 * 512);
+    sched_free(s);
+}
+
 static void test_generated_chain(void **state)
 {
     (void)state;
@@ -898,6 +944,7 @@ int main(void)
         cmocka_unit_test(test_timeline_named_lanes),
         cmocka_unit_test(test_link_busy_only),
         cmocka_unit_test(test_generated_chain),
+        cmocka_unit_test(test_generated_room),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -333,12 +333,23 @@ static int oneshot_period(coll_build *b, fab_op op)
     return 0;
 }
 
+/* Every rank's routes reach every peer (flags, writes or loads, the
+ * period's check): more than two targets per source, so each source's
+ * whole route tree at once (topo_route_expect_many; the same routes). */
+static void expect_routes(const coll_build *b)
+{
+    if (b->n > 3)
+        for (int r = 0; r < b->n; r++)
+            topo_route_expect_many(b->t, b->node[r]);
+}
+
 int coll_build_oneshot(coll_build *b)
 {
     int n = b->n;
     phased *g = phased_new(b);
     if (!g)
         return -1;
+    expect_routes(b);
     g->push = b->algo == ALGO_ONESHOT_PUSH;
     b->period = oneshot_period(b, g->push ? FAB_WRITE : FAB_READ);
     g->S = (double)b->r->bytes;
@@ -393,6 +404,7 @@ int coll_build_twoshot(coll_build *b)
     if (!g)
         return -1;
     int push = g->push = b->algo == ALGO_TWOSHOT_PUSH, n = b->n;
+    expect_routes(b);
     b->period = oneshot_period(b, push ? FAB_WRITE : FAB_READ);
     g->part = (double)b->r->bytes / n;
     int blocks = kernel_blocks(b);

@@ -548,6 +548,16 @@ fabric *fabric_new(const topo *t, err *e)
     f->t = t;
     f->nlinks_topo = ntl;
     const topo_params *p = topo_params_get(t);
+    /* Room for the engine links made below at once (at most): each topology
+     * link's two directions, a socket link's peer reads, a GPU's budgets. */
+    int nsock = 0, per_gpu = 2 + (p->cta_store_Bps > 0) + (p->cta_load_Bps > 0) +
+                             (p->cta_store_host_Bps > 0) + (p->cta_load_host_Bps > 0) +
+                             (p->host_sm_mixed_Bps > 0) +
+                             (p->cta_ceil_Bps > 0 && p->cta_ceil_far_Bps > 0 && p->cta_store_Bps > 0);
+    for (int l = 0; p->socket_read_Bps > 0 && l < ntl; l++)
+        nsock += 2 * (topo_link_at(t, l)->kind == LINK_SOCKET);
+    if (sched_reserve_links(f->s, 2 * ntl + nsock + per_gpu * topo_ngpus(t)))
+        goto oom;
     char name[160];
     for (int l = 0; l < ntl; l++) {
         const topo_link *tl = topo_link_at(t, l);
@@ -1381,8 +1391,11 @@ static int link_ruled(const fabric *f, int l)
  * in host memory or not, latency, the reader's read budget), the same kinds
  * of crossing, each route link of the same kind, capacity, latency and
  * rules (fabric_leg_alike's conditions, on the copied routes). budget[]
- * caches read_budget per node (NAN: not yet). */
-static int qhop_alike(const fabric *f, const qhop *h0, const qhop *h1, double *budget)
+ * caches read_budget per node (NAN: not yet); alike[x] == y says route
+ * links x and y were found alike already (their figures are the links'
+ * own, whichever hops cross them), so they are not compared again. */
+static int qhop_alike(const fabric *f, const qhop *h0, const qhop *h1, double *budget,
+                      int *alike)
 {
     if (h0->nlegs != h1->nlegs || h0->m != h1->m)
         return 0;
@@ -1408,10 +1421,13 @@ static int qhop_alike(const fabric *f, const qhop *h0, const qhop *h1, double *b
             return 0;
         if (h0->k[j] != XK_ROUTE)
             continue;
+        if (alike[x] == y) /* found alike already */
+            continue;
         const topo_link *kx = topo_link_at(f->t, x / 2), *ky = topo_link_at(f->t, y / 2);
         if (kx->kind != ky->kind || kx->lat_ps != ky->lat_ps || link_cap(f->t, x) != link_cap(f->t, y) ||
             f->is_uplink[x] != f->is_uplink[y] || f->is_nvlink[x] != f->is_nvlink[y])
             return 0;
+        alike[x] = y;
     }
     return 1;
 }
@@ -1447,14 +1463,15 @@ int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, 
     int nl = sched_nlinks(f->s), nn = topo_nnodes(f->t), cycle = n / p, ok = 1, seen = 0;
     /* reps[0..p-1]: hops 0..p-1; win[r % p]: hop r + p, computed at step r. */
     qhop *reps = calloc(2 * (size_t)p, sizeof *reps), *win = reps ? reps + p : NULL;
-    int *img = malloc(sizeof(int) * (size_t)nl * 5), *rl = NULL, rcap = 0;
+    int *img = malloc(sizeof(int) * (size_t)nl * 6), *rl = NULL, rcap = 0;
     int8_t *rd = NULL;
     double *budget = malloc(sizeof(double) * (size_t)(nn > 0 ? nn : 1));
     int *pre = img ? img + nl : NULL, *rep = img ? img + 2 * nl : NULL;
     int *cnt = img ? img + 3 * nl : NULL, *off = img ? img + 4 * nl : NULL;
+    int *alike = img ? img + 5 * nl : NULL;
     ok = reps && img && budget;
-    for (int i = 0; ok && i < 5 * nl; i++)
-        img[i] = i < 3 * nl ? -1 : 0;
+    for (int i = 0; ok && i < 6 * nl; i++)
+        img[i] = i < 3 * nl || i >= 5 * nl ? -1 : 0;
     for (int v = 0; ok && v < nn; v++)
         budget[v] = NAN;
     for (int r = 0; ok && r < p; r++)
@@ -1467,7 +1484,7 @@ int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, 
         qhop h0 = {0}, h1 = {0};
         ok = qhop_fill(f, fn, ctx, r, &h0, &rl, &rd, &rcap) > 0 &&
              qhop_fill(f, fn, ctx, (r + p) % n, &h1, &rl, &rd, &rcap) > 0 &&
-             qhop_alike(f, &h0, &h1, budget);
+             qhop_alike(f, &h0, &h1, budget, alike);
         for (int j = 0; ok && j < h0.m; j++) {
             if (h0.k[j] == XK_LEG)
                 continue;
@@ -1500,7 +1517,7 @@ int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, 
         } else {
             h1 = &reps[r + p - n];
         }
-        ok = ok && qhop_alike(f, h0, h1, budget);
+        ok = ok && qhop_alike(f, h0, h1, budget, alike);
         seen = r;
         for (int j = 0; ok && j < h0->m; j++) {
             if (h0->k[j] == XK_LEG)

@@ -1341,6 +1341,45 @@ static void test_quotient_nvlink_senders(void **state)
     topo_free(t);
 }
 
+/* The rotation's check compares the figures of every pair of route links
+ * it maps (and, once a pair is found alike, not again): on the crossbar of
+ * test_quotient_nvlink_senders with every link alike, GPU r's writes to its
+ * 3 peers are GPU 0's rotated r times (accepted, p = 1); with g3's link out
+ * of the switch at 50 GB/s (100 for the others), hop 0's write to g2 and
+ * hop 1's to g3 cross links of different capacities at the same place, so
+ * hop 1 is no image of hop 0: refused at the first hop (0). */
+static void test_quotient_unlike_links(void **state)
+{
+    (void)state;
+    for (int slow = 0; slow < 2; slow++) {
+        topo *t = topo_new("xbar4");
+        err e = {0};
+        node(t, "cpu0", TOPO_CPU, 0, NULL);
+        node(t, "nvs", TOPO_NVSWITCH, -1, NULL);
+        char nm[8];
+        for (int g = 0; g < 4; g++) {
+            snprintf(nm, sizeof nm, "g%d", g);
+            node(t, nm, TOPO_GPU, 0, "cpu0");
+            topo_link l = {.a = topo_find(t, nm), .b = topo_find(t, "nvs"), .kind = LINK_NVLINK,
+                           .nvlinks = 1, .bw_Bps = 400 * GB,
+                           .bw_back_Bps = (slow && g == 3 ? 50 : 100) * GB, .lat_ps = 0},
+                      pl = {.a = topo_find(t, nm), .b = topo_find(t, "cpu0"), .kind = LINK_PCIE,
+                            .pcie_gen = 5, .pcie_width = 16, .bw_Bps = 10 * GB, .lat_ps = 1000000};
+            if (topo_add_link(t, &l, &e) < 0 || topo_add_link(t, &pl, &e) < 0)
+                fail_msg("link: %s", e.msg);
+        }
+        finish(t);
+        fabric *f = fabric_new(t, &e);
+        assert_non_null(f);
+        int node_of[4];
+        for (int g = 0; g < 4; g++)
+            node_of[g] = topo_gpu_node(t, g);
+        assert_int_equal(fabric_rotation_quotient_fn(f, xbar4_legs, node_of, 4, 1), !slow);
+        fabric_free(f);
+        topo_free(t);
+    }
+}
+
 static void test_mech_parse(void **state)
 {
     (void)state;
@@ -1376,6 +1415,7 @@ int main(void)
         cmocka_unit_test(test_kernel_start),     cmocka_unit_test(test_read_group_order),
         cmocka_unit_test(test_breakdown_sums),    cmocka_unit_test(test_oneshot_graph_barrier),
         cmocka_unit_test(test_rotation_quotient), cmocka_unit_test(test_quotient_nvlink_senders),
+        cmocka_unit_test(test_quotient_unlike_links),
         cmocka_unit_test(test_mech_parse),        cmocka_unit_test(test_nvlink_saturation),
         cmocka_unit_test(test_block_pass),        cmocka_unit_test(test_block_ceiling),
         cmocka_unit_test(test_block_host_trip),   cmocka_unit_test(test_trip_issue),

@@ -12,21 +12,21 @@
 
 /* ---- routes ---------------------------------------------------------------- */
 
+/* A heap entry: the key (off, d, h, v) in two words compared as unsigned,
+ * off above a latency d (>= 0, so below 2^63), hops h above node v (both
+ * >= 0), which orders entries as the key's fields in turn. */
 typedef struct hent {
-    int off;
-    int64_t d;
-    int h, v;
+    uint64_t od, hv;
 } hent;
+
+static hent hkey(int off, int64_t d, int h, int v)
+{
+    return (hent){(uint64_t)off << 63 | (uint64_t)d, (uint64_t)(uint32_t)h << 32 | (uint32_t)v};
+}
 
 static int hless(const hent *x, const hent *y)
 {
-    if (x->off != y->off)
-        return x->off < y->off;
-    if (x->d != y->d)
-        return x->d < y->d;
-    if (x->h != y->h)
-        return x->h < y->h;
-    return x->v < y->v;
+    return x->od != y->od ? x->od < y->od : x->hv < y->hv;
 }
 
 static void hpush(hent *hp, int *n, hent x)
@@ -89,25 +89,31 @@ void topo_tree_free(tree *tr)
  * gives b the route the whole tree gives, and growing it further later
  * changes no settled node. With only >= 0 the search is for that node alone:
  * other endpoints are dead ends on the way and are never entered, so only
- * only's route may be read from it. */
-static tree *tree_start(topo *t, int src, int only)
+ * only's route may be read from it. tree_init (re)starts tr's search from
+ * src, allocating the arrays it lacks (0, or -1 out of memory); tree_start
+ * makes a new tree. */
+static int tree_init(const topo *t, tree *tr, int src, int only)
 {
     int n = t->nnodes;
-    tree *tr = calloc(1, sizeof *tr);
-    if (!tr)
-        return NULL;
+    if (!tr->dist_ps)
+        tr->dist_ps = malloc(sizeof(int64_t) * (size_t)n);
+    if (!tr->off)
+        tr->off = malloc((size_t)n);
+    if (!tr->hops)
+        tr->hops = malloc(sizeof(int) * (size_t)n);
+    if (!tr->pred)
+        tr->pred = malloc(sizeof(int) * (size_t)n);
+    if (!tr->hp)
+        tr->hp = malloc(sizeof(hent) * (size_t)(2 * t->nlinks + 2));
+    if (!tr->done)
+        tr->done = malloc((size_t)n);
+    if (!tr->dist_ps || !tr->off || !tr->hops || !tr->pred || !tr->hp || !tr->done)
+        return -1;
     tr->src = src;
     tr->only = only;
-    tr->dist_ps = malloc(sizeof(int64_t) * (size_t)n);
-    tr->off = malloc((size_t)n);
-    tr->hops = malloc(sizeof(int) * (size_t)n);
-    tr->pred = malloc(sizeof(int) * (size_t)n);
-    tr->hp = malloc(sizeof(hent) * (size_t)(2 * t->nlinks + 2));
-    tr->done = calloc((size_t)n, 1);
-    if (!tr->dist_ps || !tr->off || !tr->hops || !tr->pred || !tr->hp || !tr->done) {
-        topo_tree_free(tr);
-        return NULL;
-    }
+    tr->uses = 0;
+    tr->nh = 0;
+    memset(tr->done, 0, (size_t)n);
     for (int v = 0; v < n; v++) {
         tr->dist_ps[v] = INT64_MAX;
         tr->off[v] = 1;
@@ -116,7 +122,17 @@ static tree *tree_start(topo *t, int src, int only)
     }
     tr->dist_ps[src] = 0;
     tr->off[src] = 0;
-    hpush(tr->hp, &tr->nh, (hent){0, 0, 0, src});
+    hpush(tr->hp, &tr->nh, hkey(0, 0, 0, src));
+    return 0;
+}
+
+static tree *tree_start(topo *t, int src, int only)
+{
+    tree *tr = calloc(1, sizeof *tr);
+    if (tr && tree_init(t, tr, src, only)) {
+        topo_tree_free(tr);
+        tr = NULL;
+    }
     return tr;
 }
 
@@ -132,7 +148,7 @@ static int tree_step(const topo *t, tree *tr)
     int src = tr->src, only = tr->only;
     while (hp && tr->nh > 0) {
         hent x = hpop(hp, &tr->nh);
-        int u = x.v;
+        int u = (int)(uint32_t)x.hv;
         if (done[u])
             continue;
         done[u] = 1;
@@ -159,7 +175,7 @@ static int tree_step(const topo *t, tree *tr)
                 tr->off[v] = (unsigned char)noff;
                 tr->hops[v] = nhops;
                 tr->pred[v] = li;
-                hpush(hp, &tr->nh, (hent){noff, nd, nhops, v});
+                hpush(hp, &tr->nh, hkey(noff, nd, nhops, v));
             }
         }
         return u;
@@ -179,15 +195,6 @@ static void tree_grow(const topo *t, tree *tr, int target)
     int u;
     while ((u = tree_step(t, tr)) >= 0 && u != target)
         ;
-}
-
-/* The whole tree from src, or (target >= 0) the search for target alone. */
-static tree *compute_tree(topo *t, int src, int target)
-{
-    tree *tr = tree_start(t, src, target);
-    if (tr)
-        tree_grow(t, tr, target);
-    return tr;
 }
 
 static size_t route_slot(const topo *t, uint64_t key)
@@ -290,7 +297,7 @@ const route *topo_get_route(const topo *tc, int a, int b, int all)
 static void tree_keep(topo *t, tree *tr)
 {
     tree *old = t->tc[t->tc_next];
-    if (old && old->uses >= 16 && !t->walk[old->src]) {
+    if (old && old->uses >= ROUTES_KEPT && !t->walk[old->src]) {
         /* Many walks: its predecessors stay, for walks without a search. */
         tree_grow(t, old, -1);
         t->walk[old->src] = old->pred;
@@ -326,9 +333,12 @@ static route *get_route_locked(topo *t, int a, int b, int all)
         /* One of a source's first two targets: a search that stops at b,
          * not kept (a ring asks each GPU for its neighbour and host memory). */
         t->nparts[a]++;
-        tree *part = compute_tree(t, a, b);
+        if (!t->part)
+            t->part = calloc(1, sizeof *t->part);
+        tree *part = t->part && !tree_init(t, t->part, a, b) ? t->part : NULL;
+        if (part)
+            tree_grow(t, part, b);
         route *x = part ? make_route(t, part, b) : NULL;
-        topo_tree_free(part);
         if (x && !pair_put(t, key, x))
             r = x;
         goto out;
@@ -408,11 +418,15 @@ int topo_route_copy(const topo *tc, int a, int b, int *links, int8_t *dirs, int 
         tree *tr = r ? NULL : cached_tree(t, a);
         if (!r && !tr && (t->ntrees[a] > 0 || t->nparts[a] >= 2) && t->ntrees[a] < 2) {
             if ((tr = tree_start(t, a, -1))) {
+                /* A source said to reach many targets keeps no route per
+                 * pair: its routes are walked from the start. */
+                if (t->nparts[a] == PARTS_MANY)
+                    tr->uses = ROUTES_KEPT;
                 tree_keep(t, tr);
                 t->ntrees[a]++;
             }
         }
-        if (tr && tr->uses < 16) {
+        if (tr && tr->uses < ROUTES_KEPT) {
             /* A source's first routes are kept: a ring or SHM hop asks for
              * the same few pairs again and again. */
             tr->uses++;
@@ -454,6 +468,16 @@ int topo_route_copy(const topo *tc, int a, int b, int *links, int8_t *dirs, int 
         dirs[i] = r->dirs[i];
     }
     return r->n;
+}
+
+void topo_route_expect_many(const topo *tc, int src)
+{
+    topo *t = (topo *)tc; /* the cache is logically const */
+    ASSERTF(t->finished, "topo_route_expect_many before topo_finish");
+    ASSERTF(src >= 0 && src < t->nnodes, "src=%d", src);
+    pthread_mutex_lock(&t->mu);
+    t->nparts[src] = PARTS_MANY;
+    pthread_mutex_unlock(&t->mu);
 }
 
 int topo_route(const topo *t, int a, int b, const int **links, const int8_t **dirs)

@@ -193,6 +193,7 @@ void topo_free(topo *t)
     free(t->pval);
     for (int i = 0; i < TREE_CACHE; i++)
         topo_tree_free(t->tc[i]);
+    topo_tree_free(t->part);
     for (int v = 0; t->walk && v < t->nnodes; v++)
         free(t->walk[v]);
     free(t->walk);

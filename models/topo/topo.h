@@ -285,6 +285,10 @@ int64_t topo_route_lat_ps(const topo *t, int a, int b);
  * of memory. */
 int topo_route_copy(const topo *t, int a, int b, int *links, int8_t *dirs, int cap,
                     int64_t *lat_ps);
+/* Routes from src to many targets follow (a one-shot's source): its next
+ * route builds its whole tree and no route is kept per pair (route.c).
+ * Only the work changes, not any route. */
+void topo_route_expect_many(const topo *t, int src);
 /* The smallest route latency from src to another GPU or to host memory over
  * a route that leaves the NVLink fabric (crosses PCIe or the host); -1 if
  * none. One shortest-path tree, not a route per target. */

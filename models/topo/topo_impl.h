@@ -24,7 +24,7 @@ typedef struct route {
 typedef struct tree {
     int src;
     int64_t *dist_ps;   /* INT64_MAX = unreachable */
-    unsigned char *off; /* 1 once the path left the NVLink fabric (see compute_tree) */
+    unsigned char *off; /* 1 once the path left the NVLink fabric (see tree_step) */
     int *hops;
     int *pred;          /* link id into the node, -1 at the source */
     unsigned uses;      /* routes walked from it (topo_route_copy) */
@@ -37,7 +37,9 @@ typedef struct tree {
 /* Free a tree and its search state (NULL ok). */
 void topo_tree_free(tree *tr);
 
-enum { TREE_CACHE = 8 };
+/* TREE_CACHE trees kept; a tree's first ROUTES_KEPT routes are stored per
+ * pair, later ones walked; nparts PARTS_MANY: topo_route_expect_many. */
+enum { TREE_CACHE = 8, ROUTES_KEPT = 16, PARTS_MANY = 3 };
 
 struct topo {
     arena *ar;
@@ -74,13 +76,15 @@ struct topo {
     route **pval;
     size_t pcap, plen;
     tree *tc[TREE_CACHE];
+    tree *part; /* the arrays of the searches stopped at one target, reused (route.c) */
     int tc_next;
     unsigned char *ntrees;
     /* Per source, the predecessor links of its whole tree once that tree
      * served many routes (a one-shot's source reaches every node): routes
      * from it are walked, neither kept per pair nor searched again. */
     int **walk;
-    unsigned char *nparts; /* per source: searches stopped at a target (route.c) */
+    unsigned char *nparts; /* per source: searches stopped at a target (route.c), or
+                              PARTS_MANY: said to reach many (topo_route_expect_many) */
     /* Lock-free first look: per source node, the route last asked for (a
      * ring asks the same pair again and again). */
     _Atomic(route *) *last;

@@ -13,6 +13,7 @@
 #include <pthread.h>
 
 #include "models/topo/topo.h"
+#include "models/topo/topo_impl.h" /* the route cache's counters (test_route_expect_many) */
 
 static topo *load(const char *name)
 {
@@ -746,6 +747,57 @@ static void test_route_copy(void **state)
     }
 }
 
+/* topo_route_expect_many: a hinted source's first route builds its whole
+ * tree (one tree kept, ntrees 1; nparts PARTS_MANY) and stores no route per
+ * pair (plen 0: walked from the tree), where an unhinted source's first
+ * route is a search stopped at its target (no tree, nparts 1) whose route
+ * is stored (plen 1); topologies of more
+ * than 64 endpoints, whose routes are not all computed at topo_finish.
+ * Either way every route is the same: for every source and every endpoint
+ * of pcie-72 (ties between the two ways round its ring of sockets),
+ * pcie-68-star and nvswitch-72, the hinted topology's routes (hops, links, directions,
+ * latency) equal a fresh unhinted one's (exact), asked in the same order. */
+static void test_route_expect_many(void **state)
+{
+    (void)state;
+    const char *presets[] = {"pcie-72", "pcie-68-star", "nvswitch-72"};
+    for (int pi = 0; pi < 3; pi++) {
+        topo *h = load(presets[pi]), *u = load(presets[pi]);
+        int n = topo_nnodes(h), g0 = topo_gpu_node(h, 0), g1 = topo_gpu_node(h, 1);
+        for (int x = 0; x < n; x++) {
+            topo_kind k = topo_node_at(h, x)->kind;
+            if (k == TOPO_GPU || k == TOPO_HOSTMEM)
+                topo_route_expect_many(h, x);
+        }
+        int links[64], ul[64];
+        int8_t dirs[64], ud[64];
+        int64_t lat, ulat;
+        assert_true(topo_route_copy(h, g0, g1, links, dirs, 64, &lat) > 0);
+        assert_true(topo_route_copy(u, g0, g1, ul, ud, 64, &ulat) > 0);
+        assert_int_equal(h->ntrees[g0], 1);
+        assert_int_equal(h->nparts[g0], PARTS_MANY);
+        assert_int_equal(h->plen, 0);
+        assert_int_equal(u->ntrees[g0], 0);
+        assert_int_equal(u->nparts[g0], 1);
+        assert_int_equal(u->plen, 1);
+        for (int x = 0; x < n; x++)
+            for (int y = 0; y < n; y++) {
+                topo_kind kx = topo_node_at(h, x)->kind, ky = topo_node_at(h, y)->kind;
+                if ((kx != TOPO_GPU && kx != TOPO_HOSTMEM) || (ky != TOPO_GPU && ky != TOPO_HOSTMEM))
+                    continue;
+                int nh = topo_route_copy(h, x, y, links, dirs, 64, &lat);
+                assert_int_equal(topo_route_copy(u, x, y, ul, ud, 64, &ulat), nh);
+                assert_int_equal(lat, ulat);
+                for (int i = 0; i < nh; i++) {
+                    assert_int_equal(links[i], ul[i]);
+                    assert_int_equal(dirs[i], ud[i]);
+                }
+            }
+        topo_free(h);
+        topo_free(u);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -758,6 +810,7 @@ int main(void)
         cmocka_unit_test(test_bad_inputs),    cmocka_unit_test(test_too_many_gpus),
         cmocka_unit_test(test_p2p_status),
         cmocka_unit_test(test_generated),     cmocka_unit_test(test_lazy_routes_threads),
+        cmocka_unit_test(test_route_expect_many),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
