@@ -86,6 +86,7 @@ alike-memo|the rotation check takes every pair of route links as alike once any 
 chunk-reuse|a streamed run's recycled task chunks are freed, not kept for reuse|sim/sched.c|        s->spare = s->chunk[c];|        free(s->chunk[c]);
 one-rank|a one-rank (tp 1) what-if cycle calls its allreduces as if the group had ranks to reduce with|traces/whatif.c|    if (s->tp <= 1)|    if (0)
 replay-launch|collsim validate replays a replay file's traces as they mark, whatever its '# launch:' line says hwcheck did (eager, every phase a graph)|cmd/cmd_validate.c|        o.graph = graph;|        o.graph = -1;
+kernel-turn-key|an eager queued kernel's turnaround taken from the graph node, not the topology's kernel_turn (the H200's 1.288 us measured in micro/spin ignored)|traces/replay.c|    r->turn_ps = tp && tp->kernel_turn_ps > 0 && !r->o.captured_overhead && r->o.graph_node_us < 0|    r->turn_ps = 0 && tp && tp->kernel_turn_ps > 0 && !r->o.captured_overhead && r->o.graph_node_us < 0
 EOF
 )
 

@@ -77,7 +77,7 @@ struct replay {
     const topo *t;
     coll_ctx *c;
     replay_opts o;
-    sim_ps launch_ps, node_ps, op_host_ps, coll_host_ps, sync_ps;
+    sim_ps launch_ps, node_ps, turn_ps, op_host_ps, coll_host_ps, sync_ps;
     /* the collective being fed (coll_issue): NCCL's host work in an eager
      * call beyond the launch, its node in a CUDA graph, 1 if NCCL's */
     sim_ps call_ps, call_node_ps;
@@ -185,6 +185,9 @@ replay *replay_new(const topo *t, coll_ctx *c, const replay_opts *o)
         r->node_ps = us_to_ps(r, r->o.graph_node_us);
     if (r->o.captured_overhead)
         r->launch_ps = r->node_ps = 0;
+    /* an eager kernel's turnaround: the topology's, else a graph node's */
+    r->turn_ps = tp && tp->kernel_turn_ps > 0 && !r->o.captured_overhead && r->o.graph_node_us < 0
+                     ? tp->kernel_turn_ps : r->node_ps;
     r->op_host_ps = r->o.op_host_us > 0 ? us_to_ps(r, r->o.op_host_us) : 0;
     r->coll_host_ps = r->o.coll_host_us >= 0 ? us_to_ps(r, r->o.coll_host_us) : r->op_host_ps;
     r->sync_ps = r->o.sync_us > 0 ? us_to_ps(r, r->o.sync_us) : 0;
@@ -534,15 +537,16 @@ static issue issue_cost(replay *r, int k, const trace_op *op, int kernels)
 }
 
 /* An eager kernel queued behind the previous one on stream s of rank k
- * starts no sooner than the GPU's turnaround after it ends: node_ps, what a
- * kernel node costs the GPU back to back in a graph (hwcheck launch's
- * graph-node row; docs/model.md "The GPU's turnaround per kernel"). A graph
- * saves the host's launches, not this; a kernel the CPU issues later starts
- * when issued (the caller's adopt), so it shows only on a device-bound stream. */
+ * starts no sooner than the GPU's turnaround after it ends: turn_ps, the
+ * topology's kernel_turn (on the H200 1.29 us, against 0.50 for a kernel
+ * node back to back in a graph: validate/data/h200-1x/micro/spin/), else a
+ * graph node's cost (docs/model.md "The GPU's turnaround per kernel"). A
+ * kernel the CPU issues later starts when issued (the caller's adopt), so
+ * it shows only on a device-bound stream. */
 static void kernel_turn(replay *r, int k, int s)
 {
-    if (r->rk[k].lane[s].t + r->node_ps > r->rk[k].lane[LANE_CPU].t)
-        advance(r, k, s, P_LAUNCH, r->node_ps, NULL, "kernel turnaround");
+    if (r->rk[k].lane[s].t + r->turn_ps > r->rk[k].lane[LANE_CPU].t)
+        advance(r, k, s, P_LAUNCH, r->turn_ps, NULL, "kernel turnaround");
 }
 
 /* The start of an op of `kernels` kernels on stream s of rank k: in a CUDA
@@ -579,7 +583,7 @@ static void op_end(replay *r, int k, int s, int kernels, int part, sim_ps d, con
     if ((r->graph && op->issue_us < 0) || kernels <= 1 || op->issue_us >= 0)
         return;
     /* device-bound: each further kernel's turnaround (kernel_turn) */
-    advance(r, k, s, P_LAUNCH, mul_ps(r, r->node_ps, kernels - 1), NULL, "kernel turnaround");
+    advance(r, k, s, P_LAUNCH, mul_ps(r, r->turn_ps, kernels - 1), NULL, "kernel turnaround");
     advance(r, k, LANE_CPU, P_LAUNCH, c.rest_launch, NULL, "launch");
     advance(r, k, LANE_CPU, P_HOST, c.rest_host, NULL, "issue");
     spath *cpu = &r->rk[k].lane[LANE_CPU];

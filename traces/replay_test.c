@@ -130,6 +130,45 @@ static void test_kernel_turnaround(void **state)
     NEAR(res.launch_us, 4);
 }
 
+static void test_kernel_turn_topo(void **state)
+{
+    (void)state;
+    /* The topology's kernel_turn, not its graph node, is an eager queued
+     * kernel's turnaround: h200-1x launches in 5.1 us and turns a queued
+     * kernel around in 1.288 us (micro/spin/), a graph node 0.499. Three
+     * eager 10 us kernels, issued at 5.1, 10.2, 15.3 us: the first runs
+     * 5.1..15.1, the second waits its turnaround, 16.388..26.388, the third
+     * 27.676..37.676: cycle 5.1 + 30 + 2 x 1.288 = 37.676 us (36.098 with
+     * the graph node's 0.499). In a graph each kernel costs a node: the
+     * same kernels take 3 x 0.499 + 30 after the graph's launch. */
+    topo *t = NULL;
+    err e = {0};
+    assert_int_equal(topo_load("h200-1x", &t, &e), 0);
+    assert_int_equal(topo_params_get(t)->kernel_turn_ps, 1288000);
+    replay_opts o;
+    replay_opts_init(&o);
+    trace_op ops[4] = {mk(OP_CYCLE, 0, 0), mk(OP_COMPUTE, 0, 10), mk(OP_COMPUTE, 0, 10),
+                       mk(OP_COMPUTE, 0, 10)};
+    ops[0].tokens = 1;
+    replay *r = replay_new(t, NULL, &o);
+    assert_non_null(r);
+    feed(r, ops, 4);
+    replay_result res;
+    assert_int_equal(replay_finish(r, &res, &e), 0);
+    replay_free(r);
+    NEAR(res.cycle_us, 37.676);
+    NEAR(res.compute_us, 30);
+    /* a given graph_node_us stands for both, as before the key */
+    o.graph_node_us = 0.499;
+    r = replay_new(t, NULL, &o);
+    assert_non_null(r);
+    feed(r, ops, 4);
+    assert_int_equal(replay_finish(r, &res, &e), 0);
+    replay_free(r);
+    NEAR(res.cycle_us, 36.098);
+    topo_free(t);
+}
+
 static void test_eager_launch_wait(void **state)
 {
     (void)state;
@@ -462,6 +501,7 @@ int main(void)
         cmocka_unit_test(test_serial_sum),
         cmocka_unit_test(test_launch_bound),
         cmocka_unit_test(test_kernel_turnaround),
+        cmocka_unit_test(test_kernel_turn_topo),
         cmocka_unit_test(test_eager_launch_wait),
         cmocka_unit_test(test_rendezvous_skew),
         cmocka_unit_test(test_sync_points),

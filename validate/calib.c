@@ -50,6 +50,7 @@ static const calib_param_desc params[] = {
     {"trip_GBps", "the SM's issue of a trip's bytes: a trip grows by its bytes at this rate (0 = none)", 0, 1e5},
     {"launch_us", "kernel launch overhead", 0, 1e4},
     {"graph_node_us", "per-node cost inside a CUDA graph", 0, 1e4},
+    {"kernel_turn_us", "an eager kernel queued behind another: the GPU's turnaround (0 = graph_node_us)", 0, 1e4},
     {"hostmem_GBps", "per-socket DRAM bandwidth for SHM staging", 1e-3, 1e5},
     {"copy_setup_us", "fixed cost of one copy-engine transfer", 0, 1e4},
     {"copy_issue_us", "host cost of issuing one copy (a timed loop's floor per copy)", 0, 1e4},
@@ -443,6 +444,8 @@ void calib_apply_params(const calib *c, topo_params *p)
         p->launch_ps = llround(v * 1e6);
     if (!calib_get(c, "graph_node_us", &v))
         p->graph_node_ps = llround(v * 1e6);
+    if (!calib_get(c, "kernel_turn_us", &v))
+        p->kernel_turn_ps = llround(v * 1e6);
     if (!calib_get(c, "copy_setup_us", &v))
         p->copy_setup_ps = llround(v * 1e6);
     if (!calib_get(c, "copy_issue_us", &v))

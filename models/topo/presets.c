@@ -237,6 +237,11 @@ static void h200_measured(topo *t)
     p->cpu = CPU_INTEL_SRP; /* assumption: Sapphire Rapids hosts (docs/model.md) */
     p->launch_ps = 5100000;
     p->graph_node_ps = 499000;
+    /* An eager kernel queued behind another: graph_node + 0.789 us, the
+     * eager rows' time per 10-us spin kernel beyond the same kernels' in a
+     * graph (validate/data/h200-1x/micro/spin/: 272.5 against 114.7 us per
+     * 200 kernels, two runs each). */
+    p->kernel_turn_ps = 1288000;
     p->copy_setup_ps = 1845000;
 }
 
@@ -384,6 +389,7 @@ static int build_h200_2x(topo *t, err *e)
     p->cpu = CPU_INTEL_ERP;
     p->launch_ps = 3160000;
     p->graph_node_ps = 501000;
+    p->kernel_turn_ps = 1288000; /* the one-H200 VM's (micro/spin/); not measured here */
     p->copy_setup_ps = 1669000;
     p->copy_issue_ps = 1941000;
     p->read_extra_lat_ps = 0;   /* the fit runs the completer turnaround to 0 */

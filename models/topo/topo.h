@@ -114,6 +114,8 @@ typedef struct topo_params {
                                       loads its own sources from it; 0 = not known */
     int64_t launch_ps;             /* kernel launch overhead */
     int64_t graph_node_ps;         /* per-node cost inside a CUDA graph */
+    int64_t kernel_turn_ps;        /* an eager kernel queued behind another on its stream:
+                                      the GPU's turnaround between them; 0 = graph_node_ps */
     double hostmem_Bps;            /* per-socket DRAM bandwidth for SHM staging */
     int64_t kernel_base_ps;        /* device-side fixed cost of a custom
                                       allreduce kernel (start to finish) */

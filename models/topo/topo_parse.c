@@ -43,6 +43,7 @@ static const struct param_def {
     {"cta_load_GBps", P_DBL, offsetof(topo_params, cta_load_Bps), 1e9, 0, 1e5, 0},
     {"launch_us", P_I64, offsetof(topo_params, launch_ps), 1e6, 0, 1e6, 0},
     {"graph_node_us", P_I64, offsetof(topo_params, graph_node_ps), 1e6, 0, 1e6, 0},
+    {"kernel_turn_us", P_I64, offsetof(topo_params, kernel_turn_ps), 1e6, 0, 1e6, 0},
     {"hostmem_GBps", P_DBL, offsetof(topo_params, hostmem_Bps), 1e9, 1e-3, 1e5, 0},
     {"kernel_base_us", P_I64, offsetof(topo_params, kernel_base_ps), 1e6, 0, 1e6, 0},
     {"gpu_mem_GBps", P_DBL, offsetof(topo_params, gpu_mem_Bps), 1e9, 0, 1e5, 0},
