@@ -68,11 +68,11 @@ static void default_params(topo_params *p)
     p->l2_bytes = 0;
     p->tlp_rcb_bytes = 64;
     p->tlp_cpl_bytes = 256;
-    p->tlp_sw_hdr = 128;
+    p->tlp_sw_hdr = 256;
     p->tlp_sw_data_bytes = 32768;
-    p->tlp_rc_hdr = 128;
+    p->tlp_rc_hdr = 256;
     p->tlp_rc_data_bytes = 32768;
-    p->tlp_ep_hdr = 128;
+    p->tlp_ep_hdr = 256;
     p->tlp_ep_data_bytes = 32768;
     p->tlp_rc_cpl_hdr = p->tlp_rc_cpl_data_bytes = 0;
     p->tlp_fc_ps = 100000;
