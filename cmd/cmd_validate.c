@@ -80,6 +80,8 @@ static const cli_opt options[] = {
     {"merge", 0, "NAME", "judge all files as one data set NAME (decisions and crossovers across "
      "files: one file per algorithm or protocol)", set_merge},
     {"without", 0, "M,...", "predict the collectives with these mechanisms off (collsim coll --without; an ablation)", set_without},
+    {"env", 0, "NAME=VALUE", "an NCCL setting every file's run had that the file does not record "
+     "(nccl-tests output); repeatable; a file's own command line wins", cmd_set_env},
     {"format", 0, "F", "table (default), csv or json", cmd_set_format},
     {NULL, 0, NULL, NULL, NULL},
 };
@@ -677,7 +679,8 @@ int cmd_validate(int argc, char **argv, err *e)
     report *r = NULL;
     int rc = 0;
     for (int i = 0; i < nfiles && !rc; i++)
-        rc = meas_load(files[i], &sets[i], e);
+        if (!(rc = meas_load(files[i], &sets[i], e)) && va.cc.env_given)
+            rc = meas_set_run_env(sets[i], va.cc.envs, e);
     if (rc)
         goto done;
     char hdr_topo[2][1024];
@@ -799,6 +802,8 @@ int cmd_validate(int argc, char **argv, err *e)
     }
     report_meta(r, "topo", "%s", topo_name(t));
     report_meta(r, "calibration", "%s", calib_path ? calib_path : "none (topology values)");
+    if (va.cc.env_given)
+        report_meta(r, "env", "%s (--env: the runs' settings the files do not record)", va.cc.envs);
     if (va.without)
         report_meta(r, "without", "%s", va.without);
     report_table(r, "validation", set_cols, 9);

@@ -44,6 +44,17 @@
  *                  kernel's blocks cost without their data (S = 16: one
  *                  thread works, the others only start and retire) and what
  *                  their first and second round of loads add
+ *   post-W-S, post-W-S-fence (--post alone) NCCL Simple's slice post: one block
+ *                  of 512 threads stores S bytes into W (host: pinned host memory,
+ *                  an SHM sender's FIFO; dev: device memory), meets at a barrier,
+ *                  one thread stores a flag into W (with fence.acq_rel.sys before
+ *                  it: -fence), the block meets again; time per slice (post-W-0:
+ *                  no data, the loop and the flag alone)
+ *   recv-host-S, recv-host-S-tail (--post) NCCL Simple's slice receive: the
+ *                  block loads S bytes from pinned host memory, 8 16-byte loads
+ *                  in flight per thread, between two barriers; -tail: one thread
+ *                  reads the tail flag in host memory first (already set: one
+ *                  read), as waitPeer does; time per slice
  * --copy-only: graph-node and the copy-node rows alone.
  * --nccl-only: launch-host, nccl-call-host, nccl-p2p-K-host and
  * nccl-2comm-p2p-1-host alone, each the median of 7 interleaved rounds, then
@@ -648,6 +659,95 @@ static int fence_sys(gpu_ctx *g, const opts *o, double *us, double *rel, int *n,
     return 0;
 }
 
+/* NCCL Simple's slice post (--post): per slice of a one-block loop of n
+ * slices (kern_post_loop), events around the second of two runs, for data
+ * and flag in pinned host memory (an SHM sender's FIFO and tail) and in
+ * device memory, S bytes of data per slice, with and without the fence. */
+static int post_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
+{
+    static const size_t sizes[] = {0, 4096, 16384, 65536, 262144, 1048576};
+    enum { NSIZES = sizeof sizes / sizeof sizes[0], MAXB = 1048576 };
+    cudaStream_t s = g->stream[0];
+    void *h = NULL, *hd = NULL, *d = NULL;
+    cudaEvent_t a = NULL, b = NULL;
+    cudaError_t c = cudaHostAlloc(&h, MAXB + 4096, cudaHostAllocMapped | cudaHostAllocPortable);
+    if (c == cudaSuccess)
+        c = cudaHostGetDevicePointer(&hd, h, 0);
+    if (c == cudaSuccess)
+        c = cudaMalloc(&d, MAXB + 4096);
+    if (c == cudaSuccess)
+        c = cudaEventCreate(&a);
+    if (c == cudaSuccess)
+        c = cudaEventCreate(&b);
+    int rc = c == cudaSuccess ? 0
+                              : err_set(e, ERR_SYSTEM, "GPU 0: post buffers: %s", cudaGetErrorString(c));
+    for (int where = 0; where < 2 && rc == 0; where++) {
+        char *base = where ? (char *)d : (char *)hd;
+        unsigned int *flag = (unsigned int *)(base + MAXB);
+        for (int k = 0; k < NSIZES && rc == 0; k++)
+            for (int mode = sizes[k] ? 1 : 0; mode < (sizes[k] ? 3 : 1) && rc == 0; mode++) {
+                size_t per = sizes[k] > 16384 ? sizes[k] : 16384;
+                int n = (int)((size_t)64 * (size_t)o->iters * 16384 / per);
+                if (n < 200)
+                    n = 200;
+                float ms = 0;
+                for (int rep = 0; rep < 2 && c == cudaSuccess; rep++)
+                    if ((c = cudaEventRecord(a, s)) == cudaSuccess &&
+                        (c = kern_post_loop(base, sizes[k], flag, n, mode, s)) == cudaSuccess &&
+                        (c = cudaEventRecord(b, s)) == cudaSuccess &&
+                        (c = cudaEventSynchronize(b)) == cudaSuccess)
+                        c = cudaEventElapsedTime(&ms, a, b);
+                if (c != cudaSuccess) {
+                    rc = err_set(e, ERR_SYSTEM, "GPU 0: post kernel: %s", cudaGetErrorString(c));
+                    break;
+                }
+                char name[48];
+                snprintf(name, sizeof name, "post-%s-%zu%s", where ? "dev" : "host", sizes[k],
+                         mode == 2 ? "-fence" : "");
+                row(out, name, n, (double)ms * 1e3 / n);
+            }
+    }
+    /* The receive: the tail read before the slice's loads, from host memory
+     * (the flag set above n: one read each) and without it. */
+    void *sink = NULL;
+    if (rc == 0 && (c = cudaMalloc(&sink, 512 * 16)) != cudaSuccess)
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: recv sink: %s", cudaGetErrorString(c));
+    if (rc == 0)
+        ((volatile unsigned int *)h)[MAXB / sizeof(unsigned int)] = 0x7fffffffu;
+    for (int k = 2; k < NSIZES && rc == 0; k++)
+        for (int mode = 0; mode < 2 && rc == 0; mode++) {
+            int n = (int)((size_t)64 * (size_t)o->iters * 16384 / sizes[k]);
+            if (n < 200)
+                n = 200;
+            float ms = 0;
+            for (int rep = 0; rep < 2 && c == cudaSuccess; rep++)
+                if ((c = cudaEventRecord(a, s)) == cudaSuccess &&
+                    (c = kern_recv_loop(hd, sizes[k], (unsigned int *)((char *)hd + MAXB), n, mode,
+                                        sink, s)) == cudaSuccess &&
+                    (c = cudaEventRecord(b, s)) == cudaSuccess &&
+                    (c = cudaEventSynchronize(b)) == cudaSuccess)
+                    c = cudaEventElapsedTime(&ms, a, b);
+            if (c != cudaSuccess) {
+                rc = err_set(e, ERR_SYSTEM, "GPU 0: recv kernel: %s", cudaGetErrorString(c));
+                break;
+            }
+            char name[48];
+            snprintf(name, sizeof name, "recv-host-%zu%s", sizes[k], mode ? "-tail" : "");
+            row(out, name, n, (double)ms * 1e3 / n);
+        }
+    if (sink && !g->wedged)
+        cudaFree(sink);
+    if (a)
+        cudaEventDestroy(a);
+    if (b)
+        cudaEventDestroy(b);
+    if (!g->wedged) {
+        cudaFreeHost(h);
+        cudaFree(d);
+    }
+    return rc;
+}
+
 struct launch_probe {
     node_src src;
 };
@@ -777,6 +877,8 @@ int launch_measure(gpu_ctx *g, const opts *o, out_file *out, err *e)
         return nccl_rows(g, o, out, e);
     if (o->copy_only)
         return copy_rows(g, o, out, e);
+    if (o->post)
+        return post_rows(g, o, out, e);
     double us;
     TRY(timed(g, NULL, o->warmup > 0 ? o->warmup : 1, &us, e));
     TRY(timed(g, NULL, o->iters, &us, e));

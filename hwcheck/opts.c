@@ -118,6 +118,13 @@ static int set_nccl_only(opts *o, const char *a, err *e)
     return 0;
 }
 
+static int set_post(opts *o, const char *a, err *e)
+{
+    (void)a, (void)e;
+    o->post = 1;
+    return 0;
+}
+
 static int set_copy_only(opts *o, const char *a, err *e)
 {
     (void)a, (void)e;
@@ -253,6 +260,10 @@ static const opt_def table[] = {
     {"nccl-only", 0, NULL, OPTS_LAUNCH,
      "launch: only NCCL's host cost per call, 7 rounds against launch-host, medians",
      set_nccl_only},
+    {"post", 0, NULL, OPTS_LAUNCH,
+     "launch: only NCCL Simple's slice post (post-W-S rows): a block's stores into host or "
+     "device memory, its barrier, a flag with and without fence.acq_rel.sys",
+     set_post},
     {"copy-only", 0, NULL, OPTS_LAUNCH,
      "launch: only graph-node and copy kernels of 1-132 blocks at 16 B and one and two packs "
      "per thread, per graph node",

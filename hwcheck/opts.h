@@ -47,6 +47,7 @@ typedef struct opts {
     int graph;                /* --graph (coll: in a CUDA graph; replay: capture every phase) */
     int eager;                /* replay --eager: capture no phase */
     int nccl_only;            /* launch --nccl-only: NCCL's host-cost rows alone */
+    int post;                 /* launch --post: the slice-post rows alone */
     int copy_only;            /* launch --copy-only: graph-node and the copy-node rows */
     int rounds;               /* launch --nccl-only --rounds: rounds, each written (0 = 7, medians) */
     int cuda_alloc;           /* --alloc cuda: NCCL buffers from cudaMalloc (default ncclMemAlloc) */

@@ -154,6 +154,23 @@ cudaError_t kern_spin(uint64_t duration_ns, int blocks, kern_ctl *ctl, cudaStrea
  * store; differences per store isolate the fence and the release. */
 cudaError_t kern_signal_loop(unsigned int *flag, int n, int mode, cudaStream_t s);
 
+/* NCCL Simple's slice post, one block of 512 threads, n slices in turn: each
+ * stores bytes (a multiple of 16) of data into data (host or device memory),
+ * meets at a barrier, and one thread stores the slice number into *flag,
+ * after fence.acq_rel.sys in mode 2 (NCCL's postPeer), without it in mode 1;
+ * mode 0 stores no data. Differences per slice isolate the fence after the
+ * data's stores and the stores themselves. */
+cudaError_t kern_post_loop(void *data, size_t bytes, unsigned int *flag, int n, int mode,
+                           cudaStream_t s);
+
+/* NCCL Simple's slice receive, one block of 512 threads, n slices in turn:
+ * in mode 1 one thread reads the tail *flag (set beforehand, so one read
+ * suffices) and the block meets, then the threads load bytes (a multiple
+ * of 4096) from data, 8 16-byte loads in flight each, and meet again; mode
+ * 0 without the flag's read. sink: device memory of 512 x 16 bytes. */
+cudaError_t kern_recv_loop(const void *data, size_t bytes, const unsigned int *flag, int n,
+                           int mode, void *sink, cudaStream_t s);
+
 /* An empty kernel of one thread (launch overhead). */
 cudaError_t kern_empty(cudaStream_t s);
 

@@ -104,7 +104,88 @@ __global__ void signal_loop(volatile unsigned int *flag, int n, int mode)
     }
 }
 
+/* A slice's post as NCCL's Simple sender makes it (src/device/prims_simple.h
+ * genericOp, postPeer): the block's 512 threads store bytes of data, the
+ * block meets at a barrier, one thread fences (fence.acq_rel.sys, mode 2;
+ * mode 1: no fence) and stores the step into *flag (st.relaxed.sys), and the
+ * block meets again before the next slice, n slices in turn. Mode 0 stores
+ * no data (the loop, the barriers and the flag alone). */
+__global__ void __launch_bounds__(512) post_loop(uint4 *data, size_t n16,
+                                                 volatile unsigned int *flag, int n, int mode)
+{
+    const uint4 v = make_uint4(1u, 2u, 3u, 4u);
+    for (int i = 1; i <= n; i++) {
+        if (mode > 0)
+            for (size_t k = threadIdx.x; k < n16; k += blockDim.x)
+                data[k] = v;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            if (mode == 2)
+                asm volatile("fence.acq_rel.sys;" ::: "memory");
+            asm volatile("st.relaxed.sys.global.u32 [%1], %0;" ::"r"((unsigned int)i),
+                         "l"(flag)
+                         : "memory");
+        }
+        __syncthreads();
+    }
+}
+
+/* A slice's receive as NCCL's Simple receiver makes it (prims_simple.h
+ * genericOp: waitPeer, then reduceCopy): in mode 1 one thread first reads
+ * the tail *flag (ld.volatile, as loadStepValue; the flag already holds
+ * more than n, so one read suffices) and the block meets; then its 512
+ * threads load bytes of data with 8 16-byte loads in flight each (a warp
+ * takes 8 x 32 packs a trip, ncclCollUnroll), fold them into one register
+ * and meet again; n slices in turn, the fold stored into *sink at the end.
+ * Mode 0 loads without reading the flag. */
+__global__ void __launch_bounds__(512) recv_loop(const uint4 *data, size_t n16,
+                                                 const volatile unsigned int *flag, int n,
+                                                 int mode, uint4 *sink)
+{
+    __shared__ unsigned int seen;
+    uint4 acc = make_uint4(0u, 0u, 0u, 0u);
+    const size_t hunk = 8 * 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const size_t warps = blockDim.x / 32;
+    for (int i = 1; i <= n; i++) {
+        if (mode == 1 && threadIdx.x == 0)
+            seen = *flag;
+        __syncthreads();
+        for (size_t base = warp * hunk; base + hunk <= n16; base += warps * hunk) {
+            uint4 v[8];
+#pragma unroll
+            for (int u = 0; u < 8; u++)
+                v[u] = ld_volatile16(data + base + (size_t)u * 32 + lane);
+#pragma unroll
+            for (int u = 0; u < 8; u++)
+                acc.x ^= v[u].x, acc.y ^= v[u].y, acc.z ^= v[u].z, acc.w ^= v[u].w;
+        }
+        __syncthreads();
+    }
+    if (mode == 1 && threadIdx.x == 0)
+        acc.x ^= seen;
+    if (acc.x == 0x9e3779b9u && acc.y == 0x7f4a7c15u) /* practically never: keeps the loads */
+        sink[threadIdx.x] = acc;
+}
+
 } // namespace
+
+extern "C" cudaError_t kern_recv_loop(const void *data, size_t bytes, const unsigned int *flag,
+                                      int n, int mode, void *sink, cudaStream_t s)
+{
+    if (bytes % (16 * 8 * 32) || n < 1 || mode < 0 || mode > 1 || (uintptr_t)data % 16)
+        return cudaErrorInvalidValue;
+    recv_loop<<<1, 512, 0, s>>>((const uint4 *)data, bytes / 16, flag, n, mode, (uint4 *)sink);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t kern_post_loop(void *data, size_t bytes, unsigned int *flag, int n,
+                                      int mode, cudaStream_t s)
+{
+    if (bytes % 16 || n < 1 || mode < 0 || mode > 2 || (uintptr_t)data % 16)
+        return cudaErrorInvalidValue;
+    post_loop<<<1, 512, 0, s>>>((uint4 *)data, bytes / 16, flag, n, mode);
+    return cudaGetLastError();
+}
 
 extern "C" cudaError_t kern_copy(void *dst, const void *src, size_t bytes, int blocks,
                                  cudaStream_t s)

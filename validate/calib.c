@@ -46,6 +46,8 @@ static const calib_param_desc params[] = {
     {"cta_ceil_GBps", "one thread block's ceiling copying inside its GPU, at any depth (0 = the reference block)", 0, 1e5},
     {"cta_ceil_far_GBps", "the same storing outside its GPU (host memory, a peer)", 0, 1e5},
     {"l2_load_speedup", "a block's loads from L2 against the same from HBM (<= 1 = none)", 0, 100},
+    {"trip_load_ns", "a block's trip of loads grows by this per load each thread keeps in flight beyond one (0 = none)", 0, 1e6},
+    {"trip_GBps", "the SM's issue of a trip's bytes: a trip grows by its bytes at this rate (0 = none)", 0, 1e5},
     {"launch_us", "kernel launch overhead", 0, 1e4},
     {"graph_node_us", "per-node cost inside a CUDA graph", 0, 1e4},
     {"kernel_turn_us", "an eager kernel queued behind another: the GPU's turnaround (0 = graph_node_us)", 0, 1e4},
@@ -434,6 +436,10 @@ void calib_apply_params(const calib *c, topo_params *p)
         p->cta_ceil_far_Bps = v * 1e9;
     if (!calib_get(c, "l2_load_speedup", &v))
         p->l2_load_speedup = v;
+    if (!calib_get(c, "trip_load_ns", &v))
+        p->trip_load_ps = llround(v * 1e3);
+    if (!calib_get(c, "trip_GBps", &v))
+        p->trip_Bps = v * 1e9;
     if (!calib_get(c, "launch_us", &v))
         p->launch_ps = llround(v * 1e6);
     if (!calib_get(c, "graph_node_us", &v))

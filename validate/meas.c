@@ -33,6 +33,7 @@ struct meas_set {
     int nccl_ranks;              /* Rank lines seen in nccl-tests output */
     int nccl_gpus;               /* its header's nGpus (GPUs per thread), 0 if none */
     const char *nccl_coll;       /* collective named in nccl-tests text */
+    const char *run_env;         /* meas_set_run_env's settings, NULL if none */
     void *rows;                  /* array of the kind's row type */
     size_t nrows, caprows, rowsize;
 };
@@ -804,10 +805,20 @@ nccl_env meas_nccl_env(const meas_set *m, const topo *t)
     int ver = nv ? nccl_tune_version_parse(nv) : -1;
     if (ver >= 0)
         env.version = ver;
-    const char *cmd = meas_meta(m, "command");
+    /* The settings the caller says the run had (meas_set_run_env) come
+     * first; the --env of the file's own command line then win. */
     char buf[LINE_MAX_BYTES];
-    snprintf(buf, sizeof buf, "%s", cmd ? cmd : "");
+    snprintf(buf, sizeof buf, "%s", m->run_env ? m->run_env : "");
     char *save = NULL, *prev = NULL;
+    for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        nccl_env trial = env;
+        err ignored = {0};
+        if (coll_env_set(&trial, tok, &ignored) == 0)
+            env = trial;
+    }
+    const char *cmd = meas_meta(m, "command");
+    snprintf(buf, sizeof buf, "%s", cmd ? cmd : "");
+    save = NULL;
     for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
         const char *as = !strncmp(tok, "--env=", 6) ? tok + 6
                          : prev && !strcmp(prev, "--env") ? tok : NULL;
@@ -828,6 +839,15 @@ nccl_env meas_nccl_env(const meas_set *m, const topo *t)
             memcpy(env.graph_file, joined, sizeof joined);
     }
     return env;
+}
+
+int meas_set_run_env(meas_set *m, const char *envs, err *e)
+{
+    if (strlen(envs) >= LINE_MAX_BYTES)
+        return err_set(e, ERR_USAGE, "%s: NCCL settings longer than %d bytes", m->name,
+                       LINE_MAX_BYTES - 1);
+    m->run_env = *envs ? dup(m, envs) : NULL;
+    return 0;
 }
 
 const char *meas_nccl_unemulated(const meas_set *m)

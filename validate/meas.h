@@ -93,9 +93,16 @@ const char *meas_meta(const meas_set *m, const char *key);
  * else the nccl-tests binary or `command` names it; "allreduce" if unknown. */
 const char *meas_collective(const meas_set *m);
 /* The NCCL settings a coll set ran under, on topology t: NCCL's defaults,
- * the version its `# nccl:` line names where emulated, then the `--env
- * NAME=VALUE` of its command line that the model knows (others ignored). */
+ * the version its `# nccl:` line names where emulated, meas_set_run_env's
+ * settings, then the `--env NAME=VALUE` of its command line that the model
+ * knows (others ignored). */
 nccl_env meas_nccl_env(const meas_set *m, const topo *t);
+/* Settings the run of m had but its file does not record (nccl-tests
+ * output has no command line): envs is "NCCL_X=Y" words separated by
+ * spaces, as coll_env_set reads each (the caller has checked them;
+ * "" clears). meas_nccl_env applies them before the file's own --env, which
+ * win. ERR_USAGE if longer than a line. */
+int meas_set_run_env(meas_set *m, const char *envs, err *e);
 /* The NCCL version a coll set's `# nccl:` line names when collsim does not
  * emulate it (meas_nccl_env then keeps the default, the newest), else NULL. */
 const char *meas_nccl_unemulated(const meas_set *m);

@@ -404,6 +404,46 @@ static void test_nccl_env(void **state)
     topo_free(t);
 }
 
+/* Settings a run had that its file does not record (meas_set_run_env,
+ * validate --env): nccl-tests output ran under NCCL_P2P_DISABLE=1 reads as
+ * p2p_disable 0 alone and 1 with the setting; "" clears it again. A file
+ * whose command records --env NCCL_P2P_DISABLE=1 keeps 1 under a given
+ * NCCL_P2P_DISABLE=0 (its own record applies after and wins), while a given
+ * NCCL_PROTO=Simple it does not set still applies. */
+static void test_run_env(void **state)
+{
+    (void)state;
+    topo *t;
+    err e = {0};
+    assert_int_equal(topo_load("h200-2x", &t, &e), 0);
+    const char nt[] = "# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 "
+                      "iters: 50 agg iters: 1 validation: 1 graph: 0\n"
+                      "#       size         count      type   redop    root     time   algbw   "
+                      "busbw  #wrong     time   algbw   busbw  #wrong\n"
+                      "           8             4  bfloat16     sum      -1    21.33    0.00    "
+                      "0.00       0    21.33    0.00    0.00       0\n";
+    meas_set *m;
+    assert_int_equal(read_str(nt, "all_reduce_perf.txt", &m, &e), 0);
+    assert_int_equal(meas_nccl_env(m, t).p2p_disable, 0);
+    assert_int_equal(meas_set_run_env(m, "NCCL_P2P_DISABLE=1", &e), 0);
+    assert_int_equal(meas_nccl_env(m, t).p2p_disable, 1);
+    assert_int_equal(meas_set_run_env(m, "", &e), 0);
+    assert_int_equal(meas_nccl_env(m, t).p2p_disable, 0);
+    meas_free(m);
+    const char hw[] = "# format: collsim-meas 1\n# kind: coll\n"
+                      "# command: hwcheck coll allreduce --env NCCL_P2P_DISABLE=1\n"
+                      "size_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,"
+                      "busbw_GBps,impl,graph,wrong\n1024,512,half,auto,auto,0,17.67,0.06,0.09,"
+                      "nccl,0,0\n";
+    assert_int_equal(read_str(hw, "hw.csv", &m, &e), 0);
+    assert_int_equal(meas_set_run_env(m, "NCCL_P2P_DISABLE=0 NCCL_PROTO=Simple", &e), 0);
+    nccl_env env = meas_nccl_env(m, t);
+    assert_int_equal(env.p2p_disable, 1);
+    assert_int_equal(env.proto, PROTO_SIMPLE);
+    meas_free(m);
+    topo_free(t);
+}
+
 static void test_row_probe(void **state)
 {
     (void)state;
@@ -451,6 +491,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flows),
+        cmocka_unit_test(test_run_env),
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_nccl_tests),
         cmocka_unit_test(test_errors),

@@ -230,6 +230,7 @@ static int build_set(pts *p, const meas_set *m, const topo *t, const pts_filter 
         int threads = by && atoi(by + 3) > 0 ? atoi(by + 3) : 512;
         int unroll = ku && atoi(ku) > 0 ? atoi(ku) : 1;
         fc->inflight_B = (double)threads * unroll * 16;
+        fc->threads = threads;
         const meas_xfer *agg = NULL;
         int timed = 0, have_op = 0;
         for (size_t k = i; k < j; k++) {

@@ -831,8 +831,21 @@ sim_ps cb_ring_deliver_ps(const coll_build *b, int from, int to, int line, int r
         return line ? in + cb_hop_lat_ps(b, from, to) : cb_hop_deliver_ps(b, from, to);
     int dst = b->node[to], mem = fabric_hostmem_of(b->f, dst);
     sim_ps wl = fabric_lat_ps(b->f, FAB_WRITE, src, mem);
-    return line ? in + wl : wl + nccl_proto(b->proto)->flag_hops *
-                                     (wl + fabric_lat_ps(b->f, FAB_READ, mem, dst));
+    /* (with the receiver's poll in its program order, cb_ring_shm_poll_ps,
+     * the slice is delivered once its flag has landed) */
+    sim_ps see = cb_ring_shm_poll_ps(b, to, from) ? 0 : fabric_lat_ps(b->f, FAB_READ, mem, dst);
+    return line ? in + wl : wl + nccl_proto(b->proto)->flag_hops * (wl + see);
+}
+
+sim_ps cb_ring_shm_poll_ps(const coll_build *b, int rank, int from)
+{
+    /* (the sender receives over SM SHM too: both keep the same pace) */
+    int lockstep = cb_ring_shm_sm(b, (from + b->n - 1) % b->n, from);
+    if (b->proto != PROTO_SIMPLE || !cb_ring_shm_sm(b, from, rank) || !lockstep ||
+        (fabric_disabled(b->f) & FAB_NO_SHM_POLL))
+        return 0;
+    int dst = b->node[rank];
+    return fabric_lat_ps(b->f, FAB_READ, fabric_hostmem_of(b->f, dst), dst);
 }
 
 int cb_ring_step(coll_build *b, int from, int to, double bytes, double weight, int with_lat,
@@ -871,6 +884,8 @@ int cb_ring_step(coll_build *b, int from, int to, double bytes, double weight, i
         extra -= wl;
     else if (pi->flag_hops)
         extra += pi->flag_hops * flag;
+    if (recv)
+        extra += cb_ring_shm_poll_ps(b, from, up);
     return fabric_xfer_block(b->f, legs, n, &blk, bytes, pi->wire * weight, extra, from, label,
                              b->e);
 }
@@ -885,7 +900,8 @@ int cb_ring_shm_recv(coll_build *b, int rank, int from, double bytes, double wei
     fabric_block blk = nccl_block(b, rank, 1, 1);
     blk.blocks = weight;
     return fabric_xfer_block(b->f, &leg, 1, &blk, bytes, nccl_proto(b->proto)->wire * weight,
-                             nccl_step_ps(b->t, b->proto), rank, label, b->e);
+                             nccl_step_ps(b->t, b->proto) + cb_ring_shm_poll_ps(b, rank, from),
+                             rank, label, b->e);
 }
 
 int cb_uses_p2p(const coll_build *b, int from, int to)

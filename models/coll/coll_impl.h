@@ -119,9 +119,25 @@ int cb_ring_shm_sm(const coll_build *b, int from, int to);
 /* What a ring step's receiver waits for after the step ended (with_lat =
  * 0): cb_hop_deliver_ps; over SM SHM the data's and the flag's writes into
  * host memory and the receiver's poll of the flag (its loads of the data
- * are its own step's). line: the first line instead (LL, LL128), after the
- * step's own first loads when it receives (recv) over SM SHM. */
+ * are its own step's), the poll left out where cb_ring_shm_poll_ps charges
+ * it to the receiver's step. line: the first line instead (LL, LL128),
+ * after the step's own first loads when it receives (recv) over SM SHM. */
 sim_ps cb_ring_deliver_ps(const coll_build *b, int from, int to, int line, int recv);
+/* The poll a Simple step of rank's block pays, in its program order, when it
+ * receives from `from` over SM SHM: one read round trip of its tail in its
+ * own host memory (src/device/prims_simple.h waitPeer: the waiting thread
+ * reads conn->tail, which shm.cc puts in the receiver's host memory, at the
+ * slice's start, and the workers wait for it at the barrier after), so a
+ * slice whose data landed while the block was busy still waits for one read.
+ * Charged when the sender receives over SM SHM too (a 2-rank ring, a ring of
+ * SHM hops only): then sender and receiver keep the same pace and every
+ * slice's poll finds the tail one slice short. Where the sender receives
+ * over P2P it runs ahead by up to the FIFO's steps, and one read returns a
+ * tail that covers the slices after it (the waiter's cached tail,
+ * connStepCache): 0, the poll part of the delivery. 0 for LL and LL128
+ * (their flags ride in the data's own lines), over P2P and under --without
+ * shm-poll. */
+sim_ps cb_ring_shm_poll_ps(const coll_build *b, int rank, int from);
 /* Does the hop from -> to use P2P (else SHM), as NCCL decides? */
 int cb_uses_p2p(const coll_build *b, int from, int to);
 /* Flag barrier among all ranks: for each rank, wait for ready[r], send a

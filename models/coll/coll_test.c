@@ -599,17 +599,22 @@ static double doubling_s(const topo *t, const coll_req *q, int off, coll_result 
  * 39.5 GB/s; the last receive by the link down under 128 B loads, 47.47
  * (the blocks, 64 KiB in flight: 4 x 8 x 6.07 = 194 GB/s). Between 128 and
  * 256 MiB each phase moves 64 MiB more per GPU, in 8 more loops; the
- * latencies hide behind the slices (a slice takes 22 us or more, a
- * delivery 2 x 0.8177 us of writes into host memory + a 1.6354 us poll of
- * the flag), and each loop adds its 6 slices' steps, 6 x 1.0 us: 64 MiB x
- * (2 / 47.47 + 1 / 39.5) GB/s + 8 x 6 = 2827.4 + 1699.0 + 48.0 = 4574.4 us
- * (fixed costs cancel), tolerance 1%. Without the in-flight scaling
- * (--without host-inflight) a receiver's block loads at the copy kernel's
- * 8 KiB rate, 4 x 6.07 = 24.28 GB/s, which binds the two phases that load,
- * and each of their 4 slices per loop pays its read's round trip, 2 x
- * (515.2 + 202.5 + 100) = 1635.4 ns (the preset's read_extra_lat 0; the
- * rate no longer holds it): 64 MiB x (1 / 47.47 + 2 / 24.28) + 8 x (6 + 4 x
- * 1.6354) = 1413.7 + 5527.9 + 100.3 = 7041.9 us, 1%. */
+ * deliveries hide behind the slices (a slice takes 22 us or more, a
+ * delivery 2 x 0.8177 us of writes into host memory), each loop adds its 6
+ * slices' steps, 6 x 1.0 us, and each of its 4 receiving slices (2 of the
+ * recvReduceCopySend, 2 of the last receive) its block's poll of the tail
+ * in host memory, one read round trip 2 x (515.2 + 202.5 + 100) = 1635.4 ns
+ * (the preset's read_extra_lat 0) in the block's program order
+ * (cb_ring_shm_poll_ps: both ranks receive over SHM): 64 MiB x (2 / 47.47 +
+ * 1 / 39.5) GB/s + 8 x (6 + 4 x 1.6354) = 2827.4 + 1699.0 + 100.3 = 4626.7 us
+ * (fixed costs cancel), tolerance 1%. Without the poll in program order
+ * (--without shm-poll, the poll part of the hidden delivery): 4574.4 us.
+ * Without the in-flight scaling (--without host-inflight) a receiver's
+ * block loads at the copy kernel's 8 KiB rate, 4 x 6.07 = 24.28 GB/s, which
+ * binds the two phases that load, and each of their 4 slices per loop pays
+ * its read's round trip too (the rate no longer holds it) besides the poll:
+ * 64 MiB x (1 / 47.47 + 2 / 24.28) + 8 x (6 + 2 x 4 x 1.6354) = 1413.7 +
+ * 5527.9 + 152.7 = 7094.2 us, 1%. */
 static void test_shm_channel_bound(void **state)
 {
     (void)state;
@@ -617,15 +622,16 @@ static void test_shm_channel_bound(void **state)
     topo *t = NULL;
     assert_int_equal(topo_load("h200-2x", &t, &e), 0);
     const double link = 51.54e9 / ((128.0 + 24) / 128 / ((256.0 + 24) / 256)), mib64 = 67108864;
-    const double want[2] = {mib64 * (2 / link + 2 / 79e9) + 8 * 6 * 1e-6,
+    const double want[3] = {mib64 * (2 / link + 2 / 79e9) + 8 * (6 + 4 * 1.6354) * 1e-6,
+                            mib64 * (2 / link + 2 / 79e9) + 8 * 6 * 1e-6,
                             mib64 * (1 / link + 2 / (4 * 6.07e9)) +
-                                8 * (6 + 4 * 1.6354) * 1e-6};
-    const int off[2] = {0, FAB_NO_HOST_INFLIGHT};
+                                8 * (6 + 2 * 4 * 1.6354) * 1e-6};
+    const int off[3] = {0, FAB_NO_SHM_POLL, FAB_NO_HOST_INFLIGHT};
     coll_req q;
     coll_req_init(&q, t);
     q.env.p2p_disable = 1;
     q.bytes = (uint64_t)128 << 20;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         coll_result r = {0};
         double dt = doubling_s(t, &q, off[k], &r);
         assert_int_equal(r.algo, ALGO_RING);
@@ -635,6 +641,56 @@ static void test_shm_channel_bound(void **state)
             fail_msg("SHM case %d: 128 -> 256 MiB adds %.1f us, hand-derived %.1f us", k, dt * 1e6,
                      want[k] * 1e6);
     }
+    topo_free(t);
+}
+
+/* The prediction of q with the mechanisms off switched off, in us. */
+static double without_us(const topo *t, const coll_req *q, int off)
+{
+    err e = {0};
+    coll_ctx *c = coll_ctx_new(t);
+    coll_ctx_without(c, off);
+    coll_req r = *q;
+    coll_result a = {0};
+    assert_int_equal(coll_predict(c, &r, &a, &e), 0);
+    coll_ctx_free(c);
+    return (double)a.time_ps * 1e-6;
+}
+
+/* A Simple receive's poll of its tail in host memory, in its block's program
+ * order (cb_ring_shm_poll_ps; src/device/prims_simple.h waitPeer).
+ * h200-2x, NCCL_P2P_DISABLE=1, 1 MiB: Ring Simple on 4 channels, one loop of
+ * 128 KiB chunks per channel in 2 slices, each block running send, send,
+ * recvReduceCopySend x 2, recv x 2, every slice bound by the block's order
+ * (a slice takes 6.5-7.9 us, a delivery 1.64 us): the 4 receiving slices
+ * each wait one poll, 1.6354 us, after the slice before, so the poll adds
+ * 4 x 1.6354 = 6.54 us to the --without shm-poll time (where it overlaps).
+ * The 4 GPUs of one socket of rtxpro6000-8x-pcie5-2s, 1 MiB: a ring of P2P
+ * hops inside each switch and SHM hops across (0 -> 1 P2P, 1 -> 2 SHM, 2 ->
+ * 3 P2P, 3 -> 0 SHM); each SHM receiver's sender receives over P2P and runs
+ * ahead, so its tail covers the slices after it: no poll charged, the same
+ * time as without the mechanism. */
+static void test_shm_poll(void **state)
+{
+    (void)state;
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("h200-2x", &t, &e), 0);
+    coll_req q;
+    coll_req_init(&q, t);
+    q.env.p2p_disable = 1;
+    q.bytes = 1 << 20;
+    double on = without_us(t, &q, 0), off = without_us(t, &q, FAB_NO_SHM_POLL);
+    NEAR(on - off, 4 * 1.6354, 0.01 * 4 * 1.6354);
+    topo_free(t);
+    assert_int_equal(topo_load("rtxpro6000-8x-pcie5-2s", &t, &e), 0);
+    coll_req_init(&q, t);
+    q.nranks = 4;
+    q.bytes = 1 << 20;
+    on = without_us(t, &q, 0);
+    off = without_us(t, &q, FAB_NO_SHM_POLL);
+    assert_true(on > 0);
+    NEAR(on, off, 1e-9);
     topo_free(t);
 }
 
@@ -1057,6 +1113,7 @@ int main(void)
         cmocka_unit_test(test_ring_ll128_order),
         cmocka_unit_test(test_cache_and_env),
         cmocka_unit_test(test_stream_equals_whole), cmocka_unit_test(test_shm_channel_bound),
+        cmocka_unit_test(test_shm_poll),
         cmocka_unit_test(test_ring_simple_ceiling), cmocka_unit_test(test_coll_unroll),
         cmocka_unit_test(test_ring_ll_fifo_l2),
         cmocka_unit_test(test_bundle_equals_unbundled), cmocka_unit_test(test_custom_bundles),

@@ -95,7 +95,8 @@ fabric_block nccl_block(const coll_build *b, int rank, int recv, double local_B)
     int nt = (b->threads > 0 ? b->threads : pi->threads) - pi->sync_threads;
     return (fabric_block){.gpu = b->node[rank], .blocks = b->channels > 0 ? b->channels : 1,
                           .inflight_B = nt * nccl_copy_thread_B(b),
-                          .rounds = recv ? pi->copy_rounds : 1, .local_B = local_B};
+                          .rounds = recv ? pi->copy_rounds : 1, .local_B = local_B,
+                          .threads = nt};
 }
 
 int nccl_uses_p2p(const topo *t, const nccl_env *env, int gpu_a, int gpu_b)

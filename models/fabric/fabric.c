@@ -396,7 +396,8 @@ static const fabric_mech mechs[] = {
     {"host-inflight", FAB_NO_HOST_INFLIGHT}, {"host-mixed", FAB_NO_HOST_MIXED},
     {"block-ceiling", FAB_NO_BLOCK_CEIL}, {"shm-order", FAB_NO_SHM_ORDER},
     {"fifo-l2", FAB_NO_FIFO_L2}, {"first-round", FAB_NO_FIRST_ROUND},
-    {"l2-sources", FAB_NO_L2_SOURCES},
+    {"l2-sources", FAB_NO_L2_SOURCES}, {"shm-poll", FAB_NO_SHM_POLL},
+    {"trip-issue", FAB_NO_TRIP_ISSUE},
 };
 
 int fabric_mech_list_parse(const fabric_mech *tab, size_t n, const char *what, const char *list,
@@ -986,8 +987,7 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
         /* Against host memory a block's loads move its bytes in flight per
          * round trip: more in flight, a lighter weight on the reference budget. */
         double wb = leg_bw ? leg_bw[i]
-                  : rd && host && load_inflight_B > 0 && !(f->off & FAB_NO_HOST_INFLIGHT)
-                        ? block * FABRIC_CTA_REF_INFLIGHT_B / load_inflight_B : block;
+                  : rd && host ? block / fabric_host_load_scale(f, load_inflight_B, 0) : block;
         if (w >= 0 && wb > 0)
             nl = add_link(f, nl, w, wb);
     }
@@ -1055,8 +1055,24 @@ double fabric_cta_serial_Bps(const fabric *f, int blocks, int local, int remote)
     return blocks > 0 && t > 0 ? blocks / t : 0;
 }
 
+double fabric_host_load_scale(const fabric *f, double inflight_B, double threads)
+{
+    if (inflight_B <= 0 || (f->off & FAB_NO_HOST_INFLIGHT))
+        return 1;
+    const topo_params *p = topo_params_get(f->t);
+    double scale = inflight_B / FABRIC_CTA_REF_INFLIGHT_B;
+    double h = p->cta_load_host_Bps > 0 ? p->cta_load_host_Bps : p->cta_load_Bps;
+    if ((f->off & FAB_NO_TRIP_ISSUE) || h <= 0 || (p->trip_load_ps <= 0 && p->trip_Bps <= 0))
+        return scale;
+    double ref = FABRIC_CTA_REF_INFLIGHT_B / h;
+    double loads = inflight_B / ((threads > 0 ? threads : FABRIC_CTA_REF_THREADS) * 16.0);
+    double grow = (double)p->trip_load_ps * 1e-12 * (loads > 1 ? loads - 1 : 0) +
+                  (p->trip_Bps > 0 ? (inflight_B - FABRIC_CTA_REF_INFLIGHT_B) / p->trip_Bps : 0);
+    return ref + grow > 0.1 * ref ? scale * ref / (ref + grow) : scale * 10;
+}
+
 double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer,
-                             double inflight_B)
+                             double inflight_B, double threads)
 {
     const topo_params *p = topo_params_get(f->t);
     if (peer >= 0 && is_host(f->t, peer)) {
@@ -1064,8 +1080,8 @@ double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer,
                  : op == FAB_READ  ? p->cta_load_host_Bps : 0;
         if (h == 0)
             h = op == FAB_WRITE ? p->cta_store_Bps : op == FAB_READ ? p->cta_load_Bps : 0;
-        if (op == FAB_READ && inflight_B > 0 && !(f->off & FAB_NO_HOST_INFLIGHT))
-            h *= inflight_B / FABRIC_CTA_REF_INFLIGHT_B;
+        if (op == FAB_READ)
+            h *= fabric_host_load_scale(f, inflight_B, threads);
         return blocks > 0 && h > 0 ? blocks * h : 0;
     }
     return fabric_cta_cap_Bps(f, op, blocks);
@@ -1160,7 +1176,8 @@ int fabric_xfer_block(fabric *f, const fabric_leg *legs, int n, const fabric_blo
         if (rd && host && (f->off & FAB_NO_HOST_INFLIGHT)) {
             bw[i] = per;
         } else if (rd && host) {
-            bw[i] = per * ref * (ceil ? rounds : 1);
+            bw[i] = per / fabric_host_load_scale(f, blk->inflight_B, blk->threads) *
+                    (ceil ? rounds : 1);
             double cap = p->cta_load_host_Bps > 0 ? p->cta_load_host_Bps : p->cta_load_Bps;
             double lat = (double)fabric_lat_ps(f, FAB_READ, legs[i].a, legs[i].b);
             double t = cap > 0 ? bytes * bw[i] / cap * 1e12 : 0;

@@ -69,6 +69,15 @@ double fabric_cta_cap_Bps(const fabric *f, fab_op op, int blocks);
  * copy kernel, 512 threads x one 16-byte load (docs/model.md "Thread blocks
  * against host memory"). */
 #define FABRIC_CTA_REF_INFLIGHT_B 8192.0
+#define FABRIC_CTA_REF_THREADS 512
+/* The load rate from host memory of a block of `threads` threads (<= 0:
+ * FABRIC_CTA_REF_THREADS) keeping inflight_B in flight (<= 0: the reference
+ * block), against the reference block's (cta_load_host): its bytes per
+ * round trip (Little's law), the trip growing by trip_load per 16-byte load
+ * each thread keeps beyond the first and by (inflight_B - REF) / trip_Bps
+ * (docs/model.md "A trip's issue"; unset: inflight_B / REF). 1 under
+ * host-inflight off; trip-issue off drops the growth. */
+double fabric_host_load_scale(const fabric *f, double inflight_B, double threads);
 /* The rate per stream of a kernel of `blocks` blocks whose threads, every
  * iteration, load 16 bytes from each of `local` buffers in their own GPU's
  * memory and from each of `remote` peers, each load waiting for the one
@@ -79,11 +88,11 @@ double fabric_cta_serial_Bps(const fabric *f, int blocks, int local, int remote)
 /* The same for kernels whose other end is node peer: host memory (a
  * TOPO_HOSTMEM or CPU node) has cta_store_host / cta_load_host when set. A
  * block's loads from host memory move its bytes in flight per round trip
- * (Little's law), so their rate is cta_load_host x inflight_B /
- * FABRIC_CTA_REF_INFLIGHT_B (inflight_B <= 0: the reference block). Stores
- * keep the reference figure. */
+ * (Little's law), so their rate is cta_load_host x fabric_host_load_scale
+ * (inflight_B <= 0: the reference block; threads per block, <= 0: 512).
+ * Stores keep the reference figure. */
 double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer,
-                             double inflight_B);
+                             double inflight_B, double threads);
 /* NCCL channels' hop from GPU src to GPU dst, direct (stage < 0: posted SM
  * stores into dst) or staged through buffer node stage (SHM: src's stores
  * into host memory, dst's loads from it, pipelined slice by slice: one flow
@@ -134,6 +143,7 @@ typedef struct fabric_leg {
 typedef struct fabric_block {
     int gpu;
     double blocks, inflight_B, rounds, local_B;
+    double threads;     /* its threads that load (<= 0: FABRIC_CTA_REF_THREADS) */
 } fabric_block;
 int fabric_xfer_block(fabric *f, const fabric_leg *legs, int n, const fabric_block *blk,
                       double bytes, double wire, sim_ps extra_lat_ps, int track, const char *label,
@@ -201,18 +211,21 @@ enum { FAB_NO_COLLAPSE_WRITE = 1, FAB_NO_COLLAPSE_READ = 2, FAB_NO_HOL = 4,
        FAB_NO_REQ_SIZE = 8, FAB_NO_SOCKET_READ = 16, FAB_NO_NVLINK_SAT = 32,
        FAB_NO_SERIAL_LOADS = 64, FAB_NO_HOST_INFLIGHT = 128, FAB_NO_HOST_MIXED = 256,
        FAB_NO_BLOCK_CEIL = 512, FAB_NO_SHM_ORDER = 1024, FAB_NO_FIFO_L2 = 2048,
-       FAB_NO_FIRST_ROUND = 4096, FAB_NO_L2_SOURCES = 8192 };
+       FAB_NO_FIRST_ROUND = 4096, FAB_NO_L2_SOURCES = 8192,
+       FAB_NO_SHM_POLL = 16384, FAB_NO_TRIP_ISSUE = 32768 };
 void fabric_disable(fabric *f, int off);
 /* The FAB_NO_* bits set (for mechanisms the callers apply: shm-order, the
  * SHM ring's legs in program order; fifo-l2, the last receive's loads of
  * its FIFO from L2; first-round, a custom kernel's exchange paying its
  * first round of packs inside the route's latency; l2-sources, a custom
- * kernel whose buffers fit its GPU's L2 loading its own sources from it:
- * models/coll). */
+ * kernel whose buffers fit its GPU's L2 loading its own sources from it;
+ * shm-poll, a Simple receive's poll of its tail in host memory in the
+ * block's program order: models/coll). */
 int fabric_disabled(const fabric *f);
 /* Parse "hol,read-collapse" (names: write-collapse, read-collapse, hol,
  * req-size, socket-read, nvlink-sat, serial-loads, host-inflight, host-mixed,
- * block-ceiling, shm-order, fifo-l2, first-round, l2-sources)
+ * block-ceiling, shm-order, fifo-l2, first-round, l2-sources, shm-poll,
+ * trip-issue)
  * into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
 int fabric_mech_parse(const char *list, int *off, err *e);
 /* A mechanism's name and its ablation bit (fabric's, or another engine's). */

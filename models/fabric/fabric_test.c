@@ -697,10 +697,10 @@ static void test_block_ceiling(void **state)
         double wire, rate;
         int off;
     } c[] = {
-        {{g0, 1, 65536, 1, 0}, 1, 42.1e9, 0},
-        {{g0, 1, 65536, 1, 1}, 1, 48.9e9 / (48.9 / 42.1 + 1), 0},
-        {{g0, 1, 40960, 2, 0}, ll128, 48.9e9 / (ll128 * 48.9 / 42.1), 0},
-        {{g0, 1, 65536, 1, 1}, 1, 19.13e9, FAB_NO_BLOCK_CEIL},
+        {{g0, 1, 65536, 1, 0, 0}, 1, 42.1e9, 0},
+        {{g0, 1, 65536, 1, 1, 0}, 1, 48.9e9 / (48.9 / 42.1 + 1), 0},
+        {{g0, 1, 40960, 2, 0, 0}, ll128, 48.9e9 / (ll128 * 48.9 / 42.1), 0},
+        {{g0, 1, 65536, 1, 1, 0}, 1, 19.13e9, FAB_NO_BLOCK_CEIL},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         fabric_reset(f);
@@ -715,15 +715,18 @@ static void test_block_ceiling(void **state)
 }
 
 /* SHM receivers' blocks loading from host memory, 4 channels as one flow
- * (h200-2x: cta_load_host 6.07 GB/s at 8 KiB, Simple's 64 KiB in flight:
- * 48.56 GB/s a block; the PCIe link down under 128-byte loads, 51.54 /
+ * (h200-2x: cta_load_host 6.07 GB/s at 8 KiB, a round trip of 8192 B /
+ * 6.07 GB/s = 1.34958 us; Simple's 64 KiB in flight over 512 threads, 8
+ * loads each, a trip 7 x 17.2 ns + (65536 - 8192) B / 390 GB/s = 0.26743 us
+ * longer ("A trip's issue"): 65536 B / 1.61701 us = 40.53 GB/s a block;
+ * the PCIe link down under 128-byte loads, 51.54 /
  * 1.085714 = 47.47 GB/s, binds: 11.87 a channel; a stream's 256 read tags,
  * 256 x 128 B over the round trip, 12.47, do not; the read's round trip L =
  * 2 x (515.2 + 202.5 + 100) ns = 1.6354 us, the preset's read_extra_lat 0). The rate holds the round
  * trip: a step takes max(L, t) with t a block's own time at its rate, so its
  * latency is L - min(L, t):
- * - 1 MiB a channel: t = 1 MiB / 48.56 GB/s = 21.6 us > L: 1 MiB / 11.87;
- * - 16 KiB: t = 0.3374 us: (L - 0.3374 us) + 16 KiB / 11.87 GB/s.
+ * - 1 MiB a channel: t = 1 MiB / 40.53 GB/s = 25.9 us > L: 1 MiB / 11.87;
+ * - 16 KiB: t = 0.4043 us: (L - 0.4043 us) + 16 KiB / 11.87 GB/s.
  * Tolerance 1e-6. */
 static void test_block_host_trip(void **state)
 {
@@ -735,7 +738,8 @@ static void test_block_host_trip(void **state)
     sched *s = fabric_sched(f);
     int g0 = topo_gpu_node(t, 0);
     fabric_leg leg = {FAB_READ, fabric_hostmem_of(f, g0), g0};
-    fabric_block blk = {g0, 4, 65536, 1, 0};
+    fabric_block blk = {g0, 4, 65536, 1, 0, 0};
+    const double ref = 8192 / 6.07e9, rblk = 65536 / (ref + 7 * 17.2e-9 + (65536 - 8192) / 390e9);
     const double L = 2 * (515.2e-9 + 202.5e-9 + 100e-9);
     const double link = 51.54e9 / ((128.0 + 24) / 128 / ((256.0 + 24) / 256));
     const double bytes[2] = {1048576, 16384};
@@ -744,9 +748,46 @@ static void test_block_host_trip(void **state)
         int a = fabric_xfer_block(f, &leg, 1, &blk, bytes[i], 4, 0, 0, "recv", &e);
         assert_true(a >= 0);
         assert_int_equal(sched_run(s, &e), 0);
-        double tb = bytes[i] / (8 * 6.07e9), want = (tb < L ? L - tb : 0) + bytes[i] / (link / 4);
+        double tb = bytes[i] / rblk, want = (tb < L ? L - tb : 0) + bytes[i] / (link / 4);
         NEAR_REL((double)sched_end(s, a) * 1e-12, want, 1e-6);
     }
+    fabric_free(f);
+    topo_free(t);
+}
+
+/* A trip's issue (fabric_host_load_scale, docs/model.md "A trip's issue"):
+ * on h200-1x (cta_load_host 6.07 GB/s: the reference block, 512 threads x
+ * one 16-byte load, 8192 B a round trip of 8192 / 6.07 GB/s = 1.34958 us;
+ * trip_load 17.2 ns, trip 390 GB/s) a block's rate against the reference is
+ * (B / 8192) x 1.34958 / (1.34958 + 17.2 ns x (U - 1) + (B - 8192) / 390
+ * GB/s), U = B / (threads x 16):
+ * - the reference shape: 1;
+ * - 512 threads, U = 8 (NCCL Simple's receiver, 64 KiB): 8 x 1.34958 /
+ *   (1.34958 + 0.1204 + 0.147031) = 6.6771 (40.53 GB/s, measured 38.96);
+ * - 128 threads, U = 8 (16 KiB): 2 x 1.34958 / (1.34958 + 0.1204 +
+ *   0.021005) = 1.81032 (10.99 GB/s, measured 10.34);
+ * - 1024 threads, U = 1 (16 KiB): 2 x 1.34958 / (1.34958 + 0.021005) =
+ *   1.96935;
+ * - trip-issue off: B / 8192 (8, 2, 2); host-inflight off: 1. */
+static void test_trip_issue(void **state)
+{
+    (void)state;
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("h200-1x", &t, &e), 0);
+    fabric *f = fabric_new(t, &e);
+    const double ref = 8192 / 6.07e9;
+    NEAR_REL(fabric_host_load_scale(f, 8192, 512), 1, 1e-9);
+    NEAR_REL(fabric_host_load_scale(f, 65536, 512), 8 * ref / (ref + 0.1204e-6 + 57344 / 390e9),
+             1e-9);
+    NEAR_REL(fabric_host_load_scale(f, 65536, 0), 6.6771, 1e-4);
+    NEAR_REL(fabric_host_load_scale(f, 16384, 128), 1.81032, 1e-4);
+    NEAR_REL(fabric_host_load_scale(f, 16384, 1024), 1.96935, 1e-4);
+    fabric_disable(f, FAB_NO_TRIP_ISSUE);
+    NEAR_REL(fabric_host_load_scale(f, 65536, 512), 8, 1e-12);
+    NEAR_REL(fabric_host_load_scale(f, 16384, 128), 2, 1e-12);
+    fabric_disable(f, FAB_NO_HOST_INFLIGHT);
+    NEAR_REL(fabric_host_load_scale(f, 65536, 512), 1, 1e-12);
     fabric_free(f);
     topo_free(t);
 }
@@ -1349,15 +1390,16 @@ static void test_mech_parse(void **state)
     assert_int_equal(fabric_mech_parse("hol,bogus", &off, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "'bogus'"));
     /* Every mechanism the message offers parses, each to its own bit: all
-     * fourteen together switch off 1 + 2 + 4 + ... + 8192 = 16383. */
+     * sixteen together switch off 1 + 2 + 4 + ... + 32768 = 65535. */
     assert_non_null(strstr(e.msg, "(write-collapse, read-collapse, hol, req-size, socket-read, "
                                "nvlink-sat, serial-loads, host-inflight, host-mixed, "
-                               "block-ceiling, shm-order, fifo-l2, first-round, l2-sources)"));
+                               "block-ceiling, shm-order, fifo-l2, first-round, l2-sources, "
+                               "shm-poll, trip-issue)"));
     assert_int_equal(fabric_mech_parse("write-collapse,read-collapse,hol,req-size,socket-read,"
                                        "nvlink-sat,serial-loads,host-inflight,host-mixed,"
-                                       "block-ceiling,shm-order,fifo-l2,first-round,l2-sources", &off,
-                                       &e), 0);
-    assert_int_equal(off, 16383);
+                                       "block-ceiling,shm-order,fifo-l2,first-round,l2-sources,"
+                                       "shm-poll,trip-issue", &off, &e), 0);
+    assert_int_equal(off, 65535);
 }
 
 int main(void)
@@ -1376,8 +1418,8 @@ int main(void)
         cmocka_unit_test(test_quotient_unlike_links),
         cmocka_unit_test(test_mech_parse),        cmocka_unit_test(test_nvlink_saturation),
         cmocka_unit_test(test_block_pass),        cmocka_unit_test(test_block_ceiling),
-        cmocka_unit_test(test_block_host_trip),   cmocka_unit_test(test_copy_staged),
-        cmocka_unit_test(test_stream_of_pushes),
+        cmocka_unit_test(test_block_host_trip),   cmocka_unit_test(test_trip_issue),
+        cmocka_unit_test(test_copy_staged),       cmocka_unit_test(test_stream_of_pushes),
         cmocka_unit_test(test_host_blocks),
         cmocka_unit_test(test_host_inflight_and_mixed),
         cmocka_unit_test(test_torch_preds),       cmocka_unit_test(test_torch_issue_flow),

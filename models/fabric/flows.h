@@ -47,6 +47,7 @@ typedef struct flows_case {
                                 for the links (hwcheck's default, one per SM) */
     double inflight_B;       /* bytes each block keeps in flight (threads x loads of 16 B
                                 per thread); 0 = hwcheck's plain copy, 512 x 1 x 16 */
+    double threads;          /* threads per block; 0 = 512 */
     int n, cap;              /* flows, and room in src/dst */
     int *src, *dst;          /* owned: flows_case_free */
 } flows_case;

@@ -316,6 +316,14 @@ static void h200_host_blocks(topo *t)
      * 4 MiB copied: 8 MiB in L2): 40.31 GB/s against 20.12 from HBM (256
      * MiB); 128 and 256 threads: 10.81 / 5.18, 20.82 / 10.33: 2.0. */
     p->l2_load_speedup = 2.0;
+    /* A trip's issue (docs/model.md "A trip's issue"): the copy inside the
+     * GPU (micro/local/, one block, 256 MiB, the 10 shapes below 32 KiB in
+     * flight, where the ceiling does not bind: 128-1024 threads, U = 1-8)
+     * takes 385 ns + 17.2 (+- 0.5) ns per load in flight per thread beyond
+     * the first + its bytes at 390 (+- 30) GB/s a trip, least squares (rms
+     * 2.9 ns); the same SM issues a trip of loads from host memory. */
+    p->trip_load_ps = 17200;
+    p->trip_Bps = 390e9;
     /* Its size: 50 MB, the H100's (NVIDIA's Hopper architecture post: "a 50 MB
      * L2 cache in H100"; the H200 is the same GH100 die with other memory).
      * One H200 brackets it (micro/local/, 16 blocks: 16 MiB copied, 32 MiB of

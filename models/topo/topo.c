@@ -63,14 +63,16 @@ static void default_params(topo_params *p)
     p->host_sm_mixed_Bps = 0;
     p->cta_ceil_Bps = p->cta_ceil_far_Bps = 0;
     p->l2_load_speedup = 0;
+    p->trip_load_ps = 0;
+    p->trip_Bps = 0;
     p->l2_bytes = 0;
     p->tlp_rcb_bytes = 64;
     p->tlp_cpl_bytes = 256;
-    p->tlp_sw_hdr = 128;
+    p->tlp_sw_hdr = 256;
     p->tlp_sw_data_bytes = 32768;
-    p->tlp_rc_hdr = 128;
+    p->tlp_rc_hdr = 256;
     p->tlp_rc_data_bytes = 32768;
-    p->tlp_ep_hdr = 128;
+    p->tlp_ep_hdr = 256;
     p->tlp_ep_data_bytes = 32768;
     p->tlp_rc_cpl_hdr = p->tlp_rc_cpl_data_bytes = 0;
     p->tlp_fc_ps = 100000;
@@ -795,7 +797,8 @@ int topo_finish(topo *t, const char *where, err *e)
         !(p->host_sm_mixed_Bps >= 0) || p->host_sm_mixed_Bps > TOPO_MAX_BW_Bps ||
         !(p->cta_ceil_Bps >= 0) || p->cta_ceil_Bps > TOPO_MAX_BW_Bps ||
         !(p->cta_ceil_far_Bps >= 0) || p->cta_ceil_far_Bps > TOPO_MAX_BW_Bps ||
-        !(p->l2_load_speedup >= 0) || p->l2_load_speedup > 100 ||
+        !(p->l2_load_speedup >= 0) || p->l2_load_speedup > 100 || p->trip_load_ps < 0 ||
+        !(p->trip_Bps >= 0) || p->trip_Bps > TOPO_MAX_BW_Bps ||
         !(p->l2_bytes >= 0) || p->l2_bytes > 1e12)
         return err_at(e, t->where, 0, "topology parameters out of range "
                       "(docs/formats.md lists the ranges)");

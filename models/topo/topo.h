@@ -103,6 +103,13 @@ typedef struct topo_params {
                                       assumed for a peer) */
     double l2_load_speedup;        /* a block's loads hitting L2 against the same from
                                       HBM (the round trip's ratio); <= 1 = none */
+    int64_t trip_load_ps;          /* what a block's trip of loads takes longer per
+                                      16-byte load each thread keeps in flight beyond
+                                      the first (the SM issues a thread's loads in
+                                      turn); 0 = nothing */
+    double trip_Bps;               /* the SM's issue of a trip's bytes: a trip takes
+                                      bytes / trip_Bps longer; 0 = nothing (both:
+                                      docs/model.md "A trip's issue") */
     double l2_bytes;               /* a GPU's L2: a custom kernel whose buffers fit
                                       loads its own sources from it; 0 = not known */
     int64_t launch_ps;             /* kernel launch overhead */

@@ -90,6 +90,8 @@ static const struct param_def {
     {"cta_ceil_GBps", P_DBL, offsetof(topo_params, cta_ceil_Bps), 1e9, 0, 1e5, 0},
     {"cta_ceil_far_GBps", P_DBL, offsetof(topo_params, cta_ceil_far_Bps), 1e9, 0, 1e5, 0},
     {"l2_load_speedup", P_DBL, offsetof(topo_params, l2_load_speedup), 1, 0, 100, 0},
+    {"trip_load_ns", P_I64, offsetof(topo_params, trip_load_ps), 1e3, 0, 1e6, 0},
+    {"trip_GBps", P_DBL, offsetof(topo_params, trip_Bps), 1e9, 0, 1e5, 0},
     {"l2_MB", P_DBL, offsetof(topo_params, l2_bytes), 1e6, 0, 1e6, 0},
 };
 enum { NPARAMS = sizeof param_defs / sizeof param_defs[0] };
