@@ -25,11 +25,11 @@ static void feed(replay *r, const trace_op *ops, int n)
             fail_msg("op %d: %s", i, e.msg);
 }
 
-/* Replay ops on no topology with options o and return the result; a
- * failing op or finish fails the test. */
-static replay_result run(const replay_opts *o, const trace_op *ops, int n)
+/* Replay ops on topology t (NULL: none) with options o and return the
+ * result; a failing op or finish fails the test. */
+static replay_result run_on(const topo *t, const replay_opts *o, const trace_op *ops, int n)
 {
-    replay *r = replay_new(NULL, NULL, o);
+    replay *r = replay_new(t, NULL, o);
     assert_non_null(r);
     feed(r, ops, n);
     replay_result res;
@@ -38,6 +38,11 @@ static replay_result run(const replay_opts *o, const trace_op *ops, int n)
         fail_msg("finish: %s", e.msg);
     replay_free(r);
     return res;
+}
+
+static replay_result run(const replay_opts *o, const trace_op *ops, int n)
+{
+    return run_on(NULL, o, ops, n);
 }
 
 static trace_op mk(trace_op_kind k, int stream, double dur)
@@ -150,21 +155,12 @@ static void test_kernel_turn_topo(void **state)
     trace_op ops[4] = {mk(OP_CYCLE, 0, 0), mk(OP_COMPUTE, 0, 10), mk(OP_COMPUTE, 0, 10),
                        mk(OP_COMPUTE, 0, 10)};
     ops[0].tokens = 1;
-    replay *r = replay_new(t, NULL, &o);
-    assert_non_null(r);
-    feed(r, ops, 4);
-    replay_result res;
-    assert_int_equal(replay_finish(r, &res, &e), 0);
-    replay_free(r);
+    replay_result res = run_on(t, &o, ops, 4);
     NEAR(res.cycle_us, 37.676);
     NEAR(res.compute_us, 30);
     /* a given graph_node_us stands for both, as before the key */
     o.graph_node_us = 0.499;
-    r = replay_new(t, NULL, &o);
-    assert_non_null(r);
-    feed(r, ops, 4);
-    assert_int_equal(replay_finish(r, &res, &e), 0);
-    replay_free(r);
+    res = run_on(t, &o, ops, 4);
     NEAR(res.cycle_us, 36.098);
     topo_free(t);
 }
