@@ -55,6 +55,14 @@
  *                  in flight per thread, between two barriers; -tail: one thread
  *                  reads the tail flag in host memory first (already set: one
  *                  read), as waitPeer does; time per slice
+ *   post-peer-S, post-peer-S-fence, recv-dev-S, recv-dev-S-tail, recv-peer-S,
+ *                  recv-peer-S-tail (--post --peer, 2 GPUs) the same with data
+ *                  and flag in GPU 1's memory (the block on GPU 0: its stores
+ *                  and loads cross the link) and the receive from GPU 0's own
+ *                  memory: post-peer-4096-fence - post-peer-4096, less the same
+ *                  of post-dev, is what a fence waits after stores into a peer
+ *                  (collsim's fence_ack_us); recv-peer-S-tail - recv-peer-S is
+ *                  one remote load's round trip (collsim's peer-load point)
  * --copy-only: graph-node and the copy-node rows alone.
  * --nccl-only: launch-host, nccl-call-host, nccl-p2p-K-host and
  * nccl-2comm-p2p-1-host alone, each the median of 7 interleaved rounds, then
@@ -661,28 +669,43 @@ static int fence_sys(gpu_ctx *g, const opts *o, double *us, double *rel, int *n,
 
 /* NCCL Simple's slice post (--post): per slice of a one-block loop of n
  * slices (kern_post_loop), events around the second of two runs, for data
- * and flag in pinned host memory (an SHM sender's FIFO and tail) and in
- * device memory, S bytes of data per slice, with and without the fence. */
+ * and flag in pinned host memory (an SHM sender's FIFO and tail), in device
+ * memory and, with --peer, in GPU 1's memory (stores over the link), S bytes
+ * of data per slice, with and without the fence. Then the receive
+ * (kern_recv_loop) from the same places, with and without the tail read. */
+static const char *const post_where[3] = {"host", "dev", "peer"};
+
 static int post_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
 {
     static const size_t sizes[] = {0, 4096, 16384, 65536, 262144, 1048576};
     enum { NSIZES = sizeof sizes / sizeof sizes[0], MAXB = 1048576 };
     cudaStream_t s = g->stream[0];
-    void *h = NULL, *hd = NULL, *d = NULL;
+    void *h = NULL, *hd = NULL, *d = NULL, *pd = NULL;
     cudaEvent_t a = NULL, b = NULL;
+    int nwhere = o->peer ? 3 : 2;
+    if (o->peer && (g->n < 2 || !g->peer[0][1]))
+        return err_set(e, ERR_USAGE,
+                       "launch --peer: needs GPU 0 to reach GPU 1's memory (%d GPU%s%s)", g->n,
+                       g->n == 1 ? "" : "s", g->n >= 2 ? ", no peer access" : "");
     cudaError_t c = cudaHostAlloc(&h, MAXB + 4096, cudaHostAllocMapped | cudaHostAllocPortable);
     if (c == cudaSuccess)
         c = cudaHostGetDevicePointer(&hd, h, 0);
     if (c == cudaSuccess)
         c = cudaMalloc(&d, MAXB + 4096);
+    if (c == cudaSuccess && o->peer && (c = cudaSetDevice(1)) == cudaSuccess) {
+        c = cudaMalloc(&pd, MAXB + 4096);
+        cudaError_t c0 = cudaSetDevice(0);
+        c = c == cudaSuccess ? c0 : c;
+    }
     if (c == cudaSuccess)
         c = cudaEventCreate(&a);
     if (c == cudaSuccess)
         c = cudaEventCreate(&b);
     int rc = c == cudaSuccess ? 0
                               : err_set(e, ERR_SYSTEM, "GPU 0: post buffers: %s", cudaGetErrorString(c));
-    for (int where = 0; where < 2 && rc == 0; where++) {
-        char *base = where ? (char *)d : (char *)hd;
+    char *bases[3] = {(char *)hd, (char *)d, (char *)pd};
+    for (int where = 0; where < nwhere && rc == 0; where++) {
+        char *base = bases[where];
         unsigned int *flag = (unsigned int *)(base + MAXB);
         for (int k = 0; k < NSIZES && rc == 0; k++)
             for (int mode = sizes[k] ? 1 : 0; mode < (sizes[k] ? 3 : 1) && rc == 0; mode++) {
@@ -698,43 +721,56 @@ static int post_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
                         (c = cudaEventSynchronize(b)) == cudaSuccess)
                         c = cudaEventElapsedTime(&ms, a, b);
                 if (c != cudaSuccess) {
-                    rc = err_set(e, ERR_SYSTEM, "GPU 0: post kernel: %s", cudaGetErrorString(c));
+                    rc = err_set(e, ERR_SYSTEM, "GPU 0: post kernel (%s): %s", post_where[where],
+                                 cudaGetErrorString(c));
                     break;
                 }
                 char name[48];
-                snprintf(name, sizeof name, "post-%s-%zu%s", where ? "dev" : "host", sizes[k],
+                snprintf(name, sizeof name, "post-%s-%zu%s", post_where[where], sizes[k],
                          mode == 2 ? "-fence" : "");
                 row(out, name, n, (double)ms * 1e3 / n);
             }
     }
-    /* The receive: the tail read before the slice's loads, from host memory
-     * (the flag set above n: one read each) and without it. */
+    /* The receive: the tail read before the slice's loads (the flag set
+     * above n: one read each) and without it, from host memory (an SHM
+     * receiver's), and with --peer from device memory and from GPU 1's (a
+     * local load's and a remote load's round trip in program order). */
     void *sink = NULL;
     if (rc == 0 && (c = cudaMalloc(&sink, 512 * 16)) != cudaSuccess)
         rc = err_set(e, ERR_SYSTEM, "GPU 0: recv sink: %s", cudaGetErrorString(c));
+    const unsigned int set = 0x7fffffffu;
     if (rc == 0)
-        ((volatile unsigned int *)h)[MAXB / sizeof(unsigned int)] = 0x7fffffffu;
-    for (int k = 2; k < NSIZES && rc == 0; k++)
-        for (int mode = 0; mode < 2 && rc == 0; mode++) {
-            int n = (int)((size_t)64 * (size_t)o->iters * 16384 / sizes[k]);
-            if (n < 200)
-                n = 200;
-            float ms = 0;
-            for (int rep = 0; rep < 2 && c == cudaSuccess; rep++)
-                if ((c = cudaEventRecord(a, s)) == cudaSuccess &&
-                    (c = kern_recv_loop(hd, sizes[k], (unsigned int *)((char *)hd + MAXB), n, mode,
-                                        sink, s)) == cudaSuccess &&
-                    (c = cudaEventRecord(b, s)) == cudaSuccess &&
-                    (c = cudaEventSynchronize(b)) == cudaSuccess)
-                    c = cudaEventElapsedTime(&ms, a, b);
-            if (c != cudaSuccess) {
-                rc = err_set(e, ERR_SYSTEM, "GPU 0: recv kernel: %s", cudaGetErrorString(c));
-                break;
+        ((volatile unsigned int *)h)[MAXB / sizeof(unsigned int)] = set;
+    for (int where = 1; where < nwhere && rc == 0; where++)
+        if ((c = cudaMemcpy(bases[where] + MAXB, &set, sizeof set, cudaMemcpyHostToDevice)) !=
+            cudaSuccess)
+            rc = err_set(e, ERR_SYSTEM, "GPU 0: recv flag (%s): %s", post_where[where],
+                         cudaGetErrorString(c));
+    for (int where = 0; where < (o->peer ? 3 : 1) && rc == 0; where++)
+        for (int k = 2; k < NSIZES && rc == 0; k++)
+            for (int mode = 0; mode < 2 && rc == 0; mode++) {
+                int n = (int)((size_t)64 * (size_t)o->iters * 16384 / sizes[k]);
+                if (n < 200)
+                    n = 200;
+                float ms = 0;
+                for (int rep = 0; rep < 2 && c == cudaSuccess; rep++)
+                    if ((c = cudaEventRecord(a, s)) == cudaSuccess &&
+                        (c = kern_recv_loop(bases[where], sizes[k],
+                                            (unsigned int *)(bases[where] + MAXB), n, mode, sink,
+                                            s)) == cudaSuccess &&
+                        (c = cudaEventRecord(b, s)) == cudaSuccess &&
+                        (c = cudaEventSynchronize(b)) == cudaSuccess)
+                        c = cudaEventElapsedTime(&ms, a, b);
+                if (c != cudaSuccess) {
+                    rc = err_set(e, ERR_SYSTEM, "GPU 0: recv kernel (%s): %s", post_where[where],
+                                 cudaGetErrorString(c));
+                    break;
+                }
+                char name[48];
+                snprintf(name, sizeof name, "recv-%s-%zu%s", post_where[where], sizes[k],
+                         mode ? "-tail" : "");
+                row(out, name, n, (double)ms * 1e3 / n);
             }
-            char name[48];
-            snprintf(name, sizeof name, "recv-host-%zu%s", sizes[k], mode ? "-tail" : "");
-            row(out, name, n, (double)ms * 1e3 / n);
-        }
     if (sink && !g->wedged)
         cudaFree(sink);
     if (a)
@@ -744,6 +780,8 @@ static int post_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
     if (!g->wedged) {
         cudaFreeHost(h);
         cudaFree(d);
+        if (pd)
+            cudaFree(pd);
     }
     return rc;
 }
@@ -963,7 +1001,7 @@ int launch_run(int argc, char **argv, err *e)
         return 0;
     }
     gpu_ctx *g = NULL;
-    int rc = gpu_open(&g, 1, o.timeout_ms, o.host_wait_s, argc, argv, e);
+    int rc = gpu_open(&g, o.peer ? 2 : 1, o.timeout_ms, o.host_wait_s, argc, argv, e);
     out_file out;
     if (rc == 0)
         rc = out_open(&out, o.out, o.fmt, MEAS_LAUNCH, &g->meta, e);

@@ -125,6 +125,13 @@ static int set_post(opts *o, const char *a, err *e)
     return 0;
 }
 
+static int set_peer(opts *o, const char *a, err *e)
+{
+    (void)a, (void)e;
+    o->peer = 1;
+    return 0;
+}
+
 static int set_copy_only(opts *o, const char *a, err *e)
 {
     (void)a, (void)e;
@@ -264,6 +271,10 @@ static const opt_def table[] = {
      "launch: only NCCL Simple's slice post (post-W-S rows): a block's stores into host or "
      "device memory, its barrier, a flag with and without fence.acq_rel.sys",
      set_post},
+    {"peer", 0, NULL, OPTS_LAUNCH,
+     "launch --post: the same rows with data and flag in GPU 1's memory too (post-peer-S, "
+     "recv-peer-S: a remote store's fence and a remote load; needs 2 GPUs with peer access)",
+     set_peer},
     {"copy-only", 0, NULL, OPTS_LAUNCH,
      "launch: only graph-node and copy kernels of 1-132 blocks at 16 B and one and two packs "
      "per thread, per graph node",
@@ -404,6 +415,8 @@ int opts_parse(opts *o, int argc, char **argv, err *e)
         return err_set(e, ERR_USAGE, "%s: --graph and --eager exclude each other", mode);
     if (o->rounds && !o->nccl_only)
         return err_set(e, ERR_USAGE, "%s: --rounds needs --nccl-only", mode);
+    if (o->peer && !o->post)
+        return err_set(e, ERR_USAGE, "%s: --peer needs --post", mode);
     if (o->min_bytes > o->max_bytes)
         return err_set(e, ERR_USAGE, "%s: -b %llu is larger than -e %llu", mode,
                        (unsigned long long)o->min_bytes, (unsigned long long)o->max_bytes);

@@ -150,6 +150,28 @@ static void test_rounds(void **state)
     assert_int_equal(parse(&o, OPTS_COLL, 3, g, &e), ERR_USAGE);
 }
 
+static void test_peer(void **state)
+{
+    (void)state;
+    opts o;
+    err e = {0};
+    /* launch --post --peer: both set (the rows against GPU 1's memory too);
+     * --post alone leaves peer 0; --peer without --post is a usage error
+     * naming --post; --peer belongs to launch only. */
+    const char *a[] = {"launch", "--post", "--peer"};
+    assert_int_equal(parse(&o, OPTS_LAUNCH, 3, a, &e), 0);
+    assert_int_equal(o.post, 1);
+    assert_int_equal(o.peer, 1);
+    const char *b[] = {"launch", "--post"};
+    assert_int_equal(parse(&o, OPTS_LAUNCH, 2, b, &e), 0);
+    assert_int_equal(o.peer, 0);
+    const char *c[] = {"launch", "--peer"};
+    assert_int_equal(parse(&o, OPTS_LAUNCH, 2, c, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "--post"));
+    const char *d[] = {"coll", "--peer"};
+    assert_int_equal(parse(&o, OPTS_COLL, 2, d, &e), ERR_USAGE);
+}
+
 static void test_defaults(void **state)
 {
     (void)state;
@@ -274,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_limits_alloc_blocks),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_rounds),
+        cmocka_unit_test(test_peer),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_host_kernel_and_replay_modes),
         cmocka_unit_test(test_copy_kernel_shape),

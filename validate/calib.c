@@ -55,6 +55,7 @@ static const calib_param_desc params[] = {
     {"copy_setup_us", "fixed cost of one copy-engine transfer", 0, 1e4},
     {"copy_issue_us", "host cost of issuing one copy (a timed loop's floor per copy)", 0, 1e4},
     {"fence_sys_us", "a system-scope fence before a barrier's release store (beyond the store)", 0, 1e4},
+    {"fence_ack_us", "that fence's wait after a block's stores into a peer, beyond its wait after local stores (0 = the route's write latency)", 0, 1e4},
     {"kernel_base_us", "device-side fixed cost of a kernel (start to finish)", 0, 1e4},
     {"nccl_start_ll_us", "NCCL LL kernel start per collective", 0, 1e4},
     {"nccl_start_ll128_us", "NCCL LL128 kernel start per collective", 0, 1e4},
@@ -452,6 +453,8 @@ void calib_apply_params(const calib *c, topo_params *p)
         p->copy_issue_ps = llround(v * 1e6);
     if (!calib_get(c, "fence_sys_us", &v))
         p->fence_sys_ps = llround(v * 1e6);
+    if (!calib_get(c, "fence_ack_us", &v))
+        p->fence_ack_ps = llround(v * 1e6);
     if (!calib_get(c, "kernel_base_us", &v))
         p->kernel_base_ps = llround(v * 1e6);
     if (!calib_get(c, "hostmem_GBps", &v))

@@ -195,6 +195,11 @@ int cand_build(const topo *t, const pts *p, const calib_nccl *nc_pts, const cand
         {"fence_sys_us", (double)tp->fence_sys_ps / 1e6,
          tp->fence_sys_ps > 0 ? (double)tp->fence_sys_ps / 1e6 : 0.5, 0, 1e4,
          pts_has_launch(p, "fence-sys"), 0},
+        /* The fence's wait after stores into a peer (hwcheck launch --post
+         * --peer); started from the route's write latency it stands for. */
+        {"fence_ack_us", (double)tp->fence_ack_ps / 1e6,
+         tp->fence_ack_ps > 0 ? (double)tp->fence_ack_ps / 1e6 : 1, 0, 1e4,
+         pts_has_launch(p, "fence-ack"), 0},
         {"read_tags", tp->read_tags, tp->read_tags, 1, 16384,
          pts_has_op(p, MEAS_READ) || pts_has_op(p, MEAS_COPY) || pts_has_op(p, MEAS_COPY_READ),
          0},

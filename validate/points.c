@@ -7,7 +7,9 @@
  * cost per call (`nccl-call-host`, `nccl-p2p-K-host`, each less the same
  * file's `launch-host`: NCCL's own work beyond the launch, so the machine's
  * launch cost cancels) and nccl_graph_call_ps (`nccl-graph-node`), these
- * three only in `hwcheck launch --nccl-only` files; other
+ * three only in `hwcheck launch --nccl-only` files; from `hwcheck launch
+ * --post --peer` files two points of row differences (fence-ack, peer-load:
+ * derive_peer below); other
  * launch rows (graph-launch, sync, ...) have no model parameter and are
  * left out. */
 #include "validate/points.h"
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "models/fabric/fabric.h"
+#include "models/coll/coll.h"
 #include "models/fabric/flows.h"
 #include "models/tlp/tlp_flows.h"
 #include "sim/cli.h"
@@ -37,7 +40,7 @@ struct pts {
     int ncs, capcs;
     unsigned ops;          /* bit per meas_op */
     int loop_copies;       /* a timed loop issues copies (copy_issue_ps applies) */
-    int launch, graph_node, memcpy_host, fence_sys, host;
+    int launch, graph_node, memcpy_host, fence_sys, fence_ack, host;
     int nccl_host, nccl_graph;
     unsigned group_ops;    /* bit per distinct call count of nccl-p2p-K rows (K <= 8) */
     unsigned char *used;   /* per link of the build topology */
@@ -341,6 +344,51 @@ static int launch_kind(const char *what, int *ops, int *comms)
     return -1;
 }
 
+/* The two points of `hwcheck launch --post --peer` (GPU 0's one block
+ * against GPU 1's memory, per slice):
+ *   fence-ack = (post-peer-4096-fence - post-peer-4096)
+ *             - (post-dev-4096-fence - post-dev-4096)
+ * what the fence waits after 4 KiB of stores into the peer beyond what it
+ * waits after the same stores into its own memory (its own cost, the
+ * device stores' drain, the loop cancel), and
+ *   peer-load = recv-peer-16384-tail - recv-peer-16384
+ * one thread's load of an already-set flag from the peer before the
+ * block's loads of the slice (the block waits for it at its barrier): a
+ * remote load's round trip in program order. A point needs all its rows. */
+static int derive_peer(pts *p, const meas_set *m, err *e)
+{
+    static const struct {
+        int kind;
+        const char *label, *rows[4]; /* value = (r0 - r1) - (r2 - r3); NULL: 0 */
+    } der[] = {
+        {PTS_FENCE_ACK, "fence-ack (post-peer-4096 fence - none less post-dev-4096's)",
+         {"post-peer-4096-fence", "post-peer-4096", "post-dev-4096-fence", "post-dev-4096"}},
+        {PTS_PEER_LOAD, "peer-load (recv-peer-16384-tail - recv-peer-16384)",
+         {"recv-peer-16384-tail", "recv-peer-16384", NULL, NULL}},
+    };
+    for (size_t k = 0; k < sizeof der / sizeof der[0]; k++) {
+        const meas_launch *r[4] = {NULL, NULL, NULL, NULL};
+        int have = 1;
+        for (int j = 0; j < 4; j++)
+            if (der[k].rows[j] && !(r[j] = launch_row(m, der[k].rows[j])))
+                have = 0;
+        if (!have)
+            continue;
+        double v = r[0]->time_us - r[1]->time_us;
+        if (r[2])
+            v -= r[2]->time_us - r[3]->time_us;
+        pts_point *pt = add_point(p, e);
+        if (!pt)
+            return ERR_SYSTEM;
+        size_t off = add_label(p, der[k].label, e);
+        if (off == (size_t)-1)
+            return ERR_SYSTEM;
+        *pt = (pts_point){m, r[0]->line, -1, der[k].kind, v, (const char *)(uintptr_t)off, 0, 1};
+        p->fence_ack |= der[k].kind == PTS_FENCE_ACK;
+    }
+    return 0;
+}
+
 static int build_launch(pts *p, const meas_set *m, err *e)
 {
     const meas_launch *base = launch_row(m, "launch-host");
@@ -379,7 +427,7 @@ static int build_launch(pts *p, const meas_set *m, err *e)
         if (kind == PTS_NCCL_GROUP)
             p->group_ops |= 1u << (ops / 2);
     }
-    return 0;
+    return derive_peer(p, m, e);
 }
 
 int pts_build(meas_set *const *sets, int n, const topo *t, const pts_filter *f, pts **out,
@@ -436,6 +484,7 @@ int pts_has_launch(const pts *p, const char *what)
            : !strcmp(what, "graph-node")      ? p->graph_node
            : !strcmp(what, "memcpy-host")     ? p->memcpy_host
            : !strcmp(what, "fence-sys")       ? p->fence_sys
+           : !strcmp(what, "fence-ack")       ? p->fence_ack
            : !strcmp(what, "nccl-call-host")  ? p->nccl_host
            : !strcmp(what, "nccl-graph-node") ? p->nccl_graph
            : !strcmp(what, "nccl-p2p")        ? p->group_ops != 0
@@ -461,6 +510,25 @@ static int predict(const pts *p, const topo *t, int64_t window_ps, double *pred_
         return err_set(e, ERR_SYSTEM, "out of memory");
     for (size_t i = 0; i < p->n && !rc; i++) {
         const pts_point *x = &p->pt[i];
+        if (x->case_no < 0 && (x->flow == PTS_FENCE_ACK || x->flow == PTS_PEER_LOAD)) {
+            /* GPU 0's block against GPU 1's memory (derive_peer). */
+            if (topo_ngpus(t) < 2) {
+                rc = err_at(e, meas_name(x->set), x->line,
+                            "a peer row needs two GPUs; the topology has %d", topo_ngpus(t));
+                break;
+            }
+            if (!f && !(f = fabric_new(t, e))) {
+                rc = e && e->code ? e->code : ERR_SYSTEM;
+                break;
+            }
+            int g0 = topo_gpu_node(t, 0), g1 = topo_gpu_node(t, 1);
+            sim_ps v = x->flow == PTS_PEER_LOAD
+                           ? fabric_lat_ps(f, FAB_READ, g1, g0)
+                           : coll_fence_ack_ps(topo_params_get(t),
+                                               fabric_lat_ps(f, FAB_WRITE, g0, g1));
+            pred_us[i] = (double)v * 1e-6;
+            continue;
+        }
         if (x->case_no < 0) {
             const topo_params *tp = topo_params_get(t);
             const sim_ps by_kind[PTS_NKINDS] = {

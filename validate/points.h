@@ -26,10 +26,16 @@ typedef struct pts_point {
                             them in turn (nccl-Ccomm-p2p-K: C; else 1) */
 } pts_point;
 
-/* What a launch point measures (its flow field): the parameter it maps to. */
+/* What a launch point measures (its flow field): the parameter it maps to.
+ * PTS_FENCE_ACK and PTS_PEER_LOAD come from `hwcheck launch --post --peer`
+ * rows taken together (GPU 0's block against GPU 1's memory): the fence's
+ * wait after stores into the peer beyond its wait after local stores
+ * (fence_ack_ps; predicted as the route's write latency while that is 0),
+ * and one thread's load of a flag from the peer (the model's read round
+ * trip between GPUs 0 and 1; no key of its own). */
 enum {
     PTS_LAUNCH, PTS_GRAPH_NODE, PTS_COPY_ISSUE, PTS_FENCE_SYS, PTS_NCCL_HOST, PTS_NCCL_GROUP,
-    PTS_NCCL_GRAPH, PTS_NKINDS
+    PTS_NCCL_GRAPH, PTS_FENCE_ACK, PTS_PEER_LOAD, PTS_NKINDS
 };
 
 typedef struct pts pts;

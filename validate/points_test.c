@@ -235,6 +235,62 @@ static void test_launch_rows(void **state)
     topo_free(t);
 }
 
+/* hwcheck launch --post --peer rows (GPU 0's block against GPU 1's memory)
+ * become two points of row differences:
+ *   fence-ack = (post-peer-4096-fence 1.100 - post-peer-4096 0.200)
+ *             - (post-dev-4096-fence 0.648 - post-dev-4096 0.136)
+ *             = 0.900 - 0.512 = 0.388 us,
+ *   peer-load = recv-peer-16384-tail 2.400 - recv-peer-16384 1.300 = 1.100 us.
+ * On h200-2x (GPU - nvs0 - GPU, 578.3 ns a hop, no completer turnaround)
+ * fence-ack is predicted as the route's write latency, 2 x 0.5783 = 1.1566
+ * us, while fence_ack_us is 0, and as 0.4 once it is 0.4; peer-load as the
+ * read's round trip, 4 x 0.5783 = 2.3132 us. Without its post-dev rows no
+ * fence-ack point; on one GPU the peer points fail naming the row's line. */
+static void test_peer_rows(void **state)
+{
+    (void)state;
+    topo *t;
+    err e = {0};
+    assert_int_equal(topo_load("h200-2x", &t, &e), 0);
+#define PEER_ROWS                                                                  \
+    "what,count,time_us\npost-peer-4096,100,0.200\npost-peer-4096-fence,100,1.100\n" \
+    "recv-peer-16384,100,1.300\nrecv-peer-16384-tail,100,2.400\n"
+    meas_set *m = meas_text("p.csv", "# format: collsim-meas 1\n# kind: launch\n" PEER_ROWS
+                                     "post-dev-4096,100,0.136\npost-dev-4096-fence,100,0.648\n");
+    pts *p;
+    assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), 0);
+    assert_int_equal(pts_count(p), 2);
+    assert_true(pts_has_launch(p, "fence-ack"));
+    assert_int_equal(pts_at(p, 0)->flow, PTS_FENCE_ACK);
+    assert_int_equal(pts_at(p, 1)->flow, PTS_PEER_LOAD);
+    NEAR(pts_at(p, 0)->meas_us, 0.388, 1e-9);
+    NEAR(pts_at(p, 1)->meas_us, 1.100, 1e-9);
+    assert_int_equal(pts_at(p, 0)->line, 5); /* the post-peer-4096-fence row */
+    double got[2];
+    assert_int_equal(pts_predict(p, t, got, &e), 0);
+    NEAR(got[0], 1.1566, 1e-4);
+    NEAR(got[1], 2.3132, 1e-4);
+    topo_params_mut(t)->fence_ack_ps = 400000;
+    assert_int_equal(pts_predict(p, t, got, &e), 0);
+    NEAR(got[0], 0.4, 1e-9);
+    NEAR(got[1], 2.3132, 1e-4);
+    pts_free(p);
+    meas_free(m);
+    m = meas_text("p.csv", "# format: collsim-meas 1\n# kind: launch\n" PEER_ROWS);
+    assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), 0);
+    assert_int_equal(pts_count(p), 1);
+    assert_false(pts_has_launch(p, "fence-ack"));
+    topo *one;
+    assert_int_equal(topo_load("h200-1x", &one, &e), 0);
+    assert_int_equal(pts_predict(p, one, got, &e), ERR_INPUT);
+    /* the peer-load point's row: recv-peer-16384-tail, line 7 */
+    assert_non_null(strstr(e.msg, "p.csv:7: a peer row needs two GPUs"));
+    pts_free(p);
+    meas_free(m);
+    topo_free(one);
+    topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_loop_floor),
         cmocka_unit_test(test_launch_rows),
+        cmocka_unit_test(test_peer_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

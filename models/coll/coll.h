@@ -82,6 +82,10 @@ sim_ps coll_local_reduce_ps(const topo *t, int m, double bytes);
 /* What a custom kernel's barrier costs B blocks beyond one block:
  * block_wait_ps x (H_B - 1), H_B = 1 + 1/2 + ... + 1/B (0 for B <= 1). */
 sim_ps coll_block_wait_ps(sim_ps block_wait_ps, int blocks);
+/* What a push kernel's barrier fence waits after its writes into the peers,
+ * for them: p->fence_ack_ps where measured (> 0), else write_lat_ps (the
+ * route's write latency: the acknowledgement's trip back). */
+sim_ps coll_fence_ack_ps(const topo_params *p, sim_ps write_lat_ps);
 /* 1 when nranks is more than NCCL's local ranks (NCCL_TUNE_MAX_RANKS): NCCL's
  * search ran on the first of them and its graph stands for all ranks;
  * COLL_DERIVED_GRAPH_NOTE says so on the output. */

@@ -9,8 +9,9 @@
  * Push: kernel start, a flag barrier (the peers are done reducing the
  * previous call out of their inboxes), every rank writes its vector into a
  * slot of each peer's inbox (posted writes, interleaved), a barrier behind
- * the data (its system fence waits for the writes' acknowledgements, one
- * way back, before the flags go), each rank reduces its n slots locally.
+ * the data (its system fence waits for the writes, coll_fence_ack_ps: one
+ * way back unless measured, before the flags go), each rank reduces its n
+ * slots locally.
  * A kernel's fixed cost is kernel_base, fitted on eagerly launched copy
  * kernels; in a CUDA graph a node replaces the launch: kernel_base -
  * (launch - graph_node), the launch micro's difference on the same machine,
@@ -99,6 +100,25 @@ static double first_round_cap(const coll_build *b, double cta_Bps, double bytes)
     return rest > 0 ? cta_Bps * bytes / rest : 0;
 }
 
+/* A pull's first round of its own pack [own-round]: a pull iteration loads
+ * the rank's own pack and each peer's in turn (kernels/allreduce.cu oneshot,
+ * and twoshot's reduce-scatter: the loop over ranks adds each load before it
+ * issues the next), but the latency its first round sits in is the read
+ * copy kernel's (first_round_cap), whose threads load the peer's pack only.
+ * So the first round's own load is paid besides: one round of a block's
+ * local loads, 512 packs of 16 B at its local rate (serial_Bps: cta_store,
+ * from L2 where the buffers fit), at every size (a load's latency: one
+ * thread's round costs what all 512 threads' does). 0 when the first round
+ * is charged at the per-block rate anyway (first-round off) or local loads
+ * are free (serial-loads off, no per-block rate known). */
+static sim_ps own_round_ps(const coll_build *b)
+{
+    if (fabric_disabled(b->f) & (FAB_NO_FIRST_ROUND | FAB_NO_OWN_ROUND))
+        return 0;
+    double bw = serial_Bps(b, 1, 1, 0);
+    return bw > 0 ? (sim_ps)llround(512.0 * 16.0 / bw * 1e12) : 0;
+}
+
 /* Every rank moves bytes to (write) or from (read) all its peers as one
  * interleaved group, starting after after[r], each stream capped at cta_Bps
  * (0: none); out[r] is that group. */
@@ -182,13 +202,24 @@ static int fenced_barrier(coll_build *b, int *ready, int *done)
     return cb_barrier(b, ready, done);
 }
 
+/* What a push's barrier fence waits after its writes into the peers, for
+ * them: fence_ack_ps where it is measured (hwcheck launch --post --peer: the
+ * fence after a block's stores into a peer less the same after stores into
+ * its own memory), else one write latency back, the acknowledgement's trip. */
+sim_ps coll_fence_ack_ps(const topo_params *p, sim_ps write_lat_ps)
+{
+    return p->fence_ack_ps > 0 ? p->fence_ack_ps : write_lat_ps;
+}
+
 /* The end of a phase: a flag barrier, then for push kernels a local reduce
  * of m buffers of bytes. After writes (push) the barrier's system fence
- * first waits for their acknowledgements: one write latency back, then its
- * own cost. */
+ * first waits for them (coll_fence_ack_ps), then costs its own. */
 static int settle(coll_build *b, int push, int *xs, int *out, int m, double bytes)
 {
-    if (push && after_delay(b, xs, fabric_lat_ps(b->f, FAB_WRITE, b->node[1 % b->n], b->node[0]),
+    if (push && after_delay(b, xs,
+                            coll_fence_ack_ps(topo_params_get(b->t),
+                                              fabric_lat_ps(b->f, FAB_WRITE, b->node[1 % b->n],
+                                                            b->node[0])),
                             "fence"))
         return -1;
     if (fenced_barrier(b, xs, out))
@@ -263,9 +294,11 @@ static int oneshot_next(void *ctx, sched *sc)
     phased *g = ctx;
     coll_build *b = g->b;
     int first = sched_ntasks(sc), k = g->phase++, rc;
-    if (k == 0)
+    if (k == 0) {
         rc = begin(b, g->v[0], g->v[1]);
-    else if (k == 1)
+        if (!rc && !g->push)
+            rc = after_delay(b, g->v[1], own_round_ps(b), "own-round");
+    } else if (k == 1)
         rc = exchange(b, g->push ? FAB_WRITE : FAB_READ, g->S, g->cta, g->v[1], g->v[2],
                       g->push ? "push" : "pull");
     else
@@ -381,6 +414,8 @@ static int twoshot_next(void *ctx, sched *sc)
         rc = begin(b, g->v[0], g->v[1]);
         if (!rc && push)
             rc = after_delay(b, g->v[1], g->own, "own-slice");
+        if (!rc && !push) /* the reduce-scatter loads the own pack with the peers' */
+            rc = after_delay(b, g->v[1], own_round_ps(b), "own-round");
     } else if (k == 1) {
         rc = exchange(b, op, g->part, g->rs, g->v[1], g->v[2], push ? "rs-push" : "rs-pull");
     } else if (k == 2) {

@@ -267,6 +267,31 @@ static void test_twoshot_and_push(void **state)
     topo_free(t);
 }
 
+static void test_fence_ack(void **state)
+{
+    (void)state;
+    /* What a push's barrier fence waits after its writes (coll_fence_ack_ps):
+     * the route's write latency while fence_ack_us is 0 (not measured), the
+     * measured value once set. */
+    topo_params q = {0};
+    assert_int_equal(coll_fence_ack_ps(&q, 1000000), 1000000);
+    q.fence_ack_ps = 250000;
+    assert_int_equal(coll_fence_ack_ps(&q, 1000000), 250000);
+    /* In test_twoshot_and_push's kernels (alpha = 1 us one way), a
+     * measured wait of 0.25 us replaces each push fence's one way back
+     * (1 us): the one-shot push has one fence behind writes, 306 - 0.75 =
+     * 305.25 us; the two-shot push two (behind its reduce-scatter's writes
+     * and its all-gather's), 159 - 1.5 = 157.5 us; the pull kernels have
+     * none (306, 158), so only the push side of their order moves. */
+    topo *t = uniform(4, 4096);
+    topo_params_mut(t)->fence_ack_ps = 250000;
+    NEAR(predict_us(t, ALGO_ONESHOT_PUSH, PROTO_AUTO, 1000000, 0), 305.25, 0.01);
+    NEAR(predict_us(t, ALGO_TWOSHOT_PUSH, PROTO_AUTO, 1000000, 0), 157.5, 0.01);
+    NEAR(predict_us(t, ALGO_ONESHOT, PROTO_AUTO, 1000000, 0), 306.0, 0.01);
+    NEAR(predict_us(t, ALGO_TWOSHOT, PROTO_AUTO, 1000000, 0), 158.0, 0.01);
+    topo_free(t);
+}
+
 static void test_barrier_fence(void **state)
 {
     (void)state;
@@ -388,14 +413,16 @@ static void test_first_round(void **state)
      * at the per-block rate. Fabric of test_serial_loads (n = 2, links 10
      * GB/s, one way 1 us, base 2, barriers 1 each).
      * S = 32 KiB: 4 blocks, exactly one round: the reads go at the link,
-     *   32768 / 10e9 = 3.2768 us: t = 2 + 1 + 3.2768 + round trip 2 + 1 =
-     *   9.2768 (16.24 with the round charged at 3.2 GB/s).
+     *   32768 / 10e9 = 3.2768 us, and the round's own loads (test_own_round)
+     *   8192 / 4e9 = 2.048: t = 2 + 1 + 2.048 + 3.2768 + round trip 2 + 1 =
+     *   11.3248 (16.24 with the round charged at 3.2 GB/s, own load and all).
      * Slower blocks, cta_load 0.1 and cta_store 0.4 GB/s: a block's pull
      *   rate 1 / (1/0.4 + 1/0.1) = 0.08 GB/s, 36 blocks 2.88 GB/s. S = 576
      *   KiB = 589824 B: 36 blocks, a round 36 x 8192 = 294912 B, so 294912
      *   B past it: 294912 / 2.88e9 = 102.4 us (the link's 58.98 does not
-     *   bind): t = 2 + 1 + 102.4 + 2 + 1 = 108.4; with the round charged,
-     *   589824 / 2.88e9 = 204.8 us, t = 210.8.
+     *   bind), the own round 8192 / 0.4e9 = 20.48: t = 2 + 1 + 20.48 + 102.4
+     *   + 2 + 1 = 128.88; with the round charged, 589824 / 2.88e9 = 204.8
+     *   us, t = 210.8.
      * Push one-shot, S = 32 KiB: the writes go at the link, 3.2768 us + one
      *   way 1 (as test_serial_loads: the store cap 16 GB/s is above it),
      *   the local reduce is no exchange and keeps its round (4.096): t =
@@ -404,13 +431,55 @@ static void test_first_round(void **state)
     topo_params *p = topo_params_mut(t);
     p->cta_load_Bps = 1e9;
     p->cta_store_Bps = 4e9;
-    NEAR(predict_off_us(t, ALGO_ONESHOT, 32768, 0), 9.2768, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 32768, 0), 11.3248, 0.01);
     NEAR(predict_off_us(t, ALGO_ONESHOT, 32768, FAB_NO_FIRST_ROUND), 16.24, 0.01);
     NEAR(predict_off_us(t, ALGO_ONESHOT_PUSH, 32768, 0), 13.3728, 0.01);
     p->cta_load_Bps = 0.1e9;
     p->cta_store_Bps = 0.4e9;
-    NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, 0), 108.4, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, 0), 128.88, 0.01);
     NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, FAB_NO_FIRST_ROUND), 210.8, 0.01);
+    topo_free(t);
+}
+
+static void test_own_round(void **state)
+{
+    (void)state;
+    /* A pull iteration loads the own pack and the peer's in turn; the
+     * first round's peer load is inside the route's latency (the read copy
+     * kernel's, test_first_round), its own load is not: one round of a
+     * block's local loads, 512 x 16 B = 8192 B at cta_store, is paid besides
+     * at every size. Fabric of test_first_round (cta_load 1, cta_store 4
+     * GB/s): 8192 / 4e9 = 2.048 us. The one-shot pull pays it once (its
+     * exchange), the two-shot pull once (its reduce-scatter loads the own
+     * pack with the peer's; its all-gather copies the own slice in a loop
+     * of its own), the push kernels never (a push iteration's one local
+     * load is the write copy kernel's, inside the write latency): so with
+     * own-round off the pulls are 2.048 us faster and the pushes the same,
+     * at 16 B as at 32 KiB. Off as well when first-round is off (the round
+     * is then charged whole at the per-block rate) and when local loads are
+     * free (cta_store 0). */
+    topo *t = uniform(2, 4096);
+    topo_params *p = topo_params_mut(t);
+    p->cta_load_Bps = 1e9;
+    p->cta_store_Bps = 4e9;
+    static const uint64_t sizes[2] = {16, 32768};
+    for (int i = 0; i < 2; i++) {
+        uint64_t s = sizes[i];
+        NEAR(predict_off_us(t, ALGO_ONESHOT, s, 0) -
+                 predict_off_us(t, ALGO_ONESHOT, s, FAB_NO_OWN_ROUND), 2.048, 0.001);
+        NEAR(predict_off_us(t, ALGO_TWOSHOT, s, 0) -
+                 predict_off_us(t, ALGO_TWOSHOT, s, FAB_NO_OWN_ROUND), 2.048, 0.001);
+        NEAR(predict_off_us(t, ALGO_ONESHOT_PUSH, s, 0) -
+                 predict_off_us(t, ALGO_ONESHOT_PUSH, s, FAB_NO_OWN_ROUND), 0.0, 0.001);
+        NEAR(predict_off_us(t, ALGO_TWOSHOT_PUSH, s, 0) -
+                 predict_off_us(t, ALGO_TWOSHOT_PUSH, s, FAB_NO_OWN_ROUND), 0.0, 0.001);
+        NEAR(predict_off_us(t, ALGO_ONESHOT, s, FAB_NO_FIRST_ROUND) -
+                 predict_off_us(t, ALGO_ONESHOT, s, FAB_NO_FIRST_ROUND | FAB_NO_OWN_ROUND), 0.0,
+             0.001);
+    }
+    p->cta_store_Bps = 0;
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 16, 0) -
+             predict_off_us(t, ALGO_ONESHOT, 16, FAB_NO_OWN_ROUND), 0.0, 0.001);
     topo_free(t);
 }
 
@@ -431,8 +500,9 @@ static void test_l2_sources(void **state)
      * Pull one-shot, cta_load 0.1 and cta_store 0.4 GB/s, S = 576 KiB (36
      *   blocks, a round 294912 B): buffers 2 S = 1179648 B. A block's rate
      *   1 / (1 / 0.8 + 1 / 0.1) = 0.0888 GB/s, 36 blocks 3.2 GB/s; the
-     *   294912 B past the first round take 92.16 us: t = 2 + 1 + 92.16 + 2 +
-     *   1 = 98.16 (108.4 from HBM, test_first_round). */
+     *   294912 B past the first round take 92.16 us, the first round's own
+     *   loads 8192 / 0.8e9 = 10.24: t = 2 + 1 + 10.24 + 92.16 + 2 + 1 =
+     *   108.4 (128.88 from HBM, test_first_round). */
     topo *t = uniform(2, 4096);
     topo_params *p = topo_params_mut(t);
     p->cta_load_Bps = 1e9;
@@ -446,9 +516,9 @@ static void test_l2_sources(void **state)
     p->cta_load_Bps = 0.1e9;
     p->cta_store_Bps = 0.4e9;
     p->l2_bytes = 2e6;
-    NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, 0), 98.16, 0.01);
-    p->l2_bytes = 1e6;
     NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, 0), 108.4, 0.01);
+    p->l2_bytes = 1e6;
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, 0), 128.88, 0.01);
     topo_free(t);
 }
 
@@ -1103,10 +1173,12 @@ int main(void)
         cmocka_unit_test(test_ring_simple),   cmocka_unit_test(test_ring_ll_small),
         cmocka_unit_test(test_ring_channels_share), cmocka_unit_test(test_alltoall_channels), cmocka_unit_test(test_oneshot_pull),
         cmocka_unit_test(test_read_bound),    cmocka_unit_test(test_twoshot_and_push),
+        cmocka_unit_test(test_fence_ack),
         cmocka_unit_test(test_barrier_fence),
         cmocka_unit_test(test_block_wait),
         cmocka_unit_test(test_alltoall_push),
         cmocka_unit_test(test_serial_loads), cmocka_unit_test(test_first_round),
+        cmocka_unit_test(test_own_round),
         cmocka_unit_test(test_l2_sources),
         cmocka_unit_test(test_tree_chain),    cmocka_unit_test(test_one_rank),
         cmocka_unit_test(test_copy_setup),    cmocka_unit_test(test_ring_cta_rate),

@@ -397,7 +397,7 @@ static const fabric_mech mechs[] = {
     {"block-ceiling", FAB_NO_BLOCK_CEIL}, {"shm-order", FAB_NO_SHM_ORDER},
     {"fifo-l2", FAB_NO_FIFO_L2}, {"first-round", FAB_NO_FIRST_ROUND},
     {"l2-sources", FAB_NO_L2_SOURCES}, {"shm-poll", FAB_NO_SHM_POLL},
-    {"trip-issue", FAB_NO_TRIP_ISSUE},
+    {"trip-issue", FAB_NO_TRIP_ISSUE}, {"own-round", FAB_NO_OWN_ROUND},
 };
 
 int fabric_mech_list_parse(const fabric_mech *tab, size_t n, const char *what, const char *list,

@@ -1390,16 +1390,16 @@ static void test_mech_parse(void **state)
     assert_int_equal(fabric_mech_parse("hol,bogus", &off, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "'bogus'"));
     /* Every mechanism the message offers parses, each to its own bit: all
-     * sixteen together switch off 1 + 2 + 4 + ... + 32768 = 65535. */
+     * seventeen together switch off 1 + 2 + 4 + ... + 65536 = 131071. */
     assert_non_null(strstr(e.msg, "(write-collapse, read-collapse, hol, req-size, socket-read, "
                                "nvlink-sat, serial-loads, host-inflight, host-mixed, "
                                "block-ceiling, shm-order, fifo-l2, first-round, l2-sources, "
-                               "shm-poll, trip-issue)"));
+                               "shm-poll, trip-issue, own-round)"));
     assert_int_equal(fabric_mech_parse("write-collapse,read-collapse,hol,req-size,socket-read,"
                                        "nvlink-sat,serial-loads,host-inflight,host-mixed,"
                                        "block-ceiling,shm-order,fifo-l2,first-round,l2-sources,"
-                                       "shm-poll,trip-issue", &off, &e), 0);
-    assert_int_equal(off, 65535);
+                                       "shm-poll,trip-issue,own-round", &off, &e), 0);
+    assert_int_equal(off, 131071);
 }
 
 int main(void)

@@ -55,6 +55,7 @@ static void default_params(topo_params *p)
     p->copy_setup_ps = 0; /* uncalibrated: set by collsim calibrate from copies */
     p->copy_issue_ps = 0; /* uncalibrated: set by collsim calibrate from timed loops */
     p->fence_sys_ps = 0;  /* uncalibrated: hwcheck launch's fence-sys row */
+    p->fence_ack_ps = 0;  /* not measured: the route's write latency (coll_oneshot.c settle) */
     p->block_wait_ps = 0; /* uncalibrated: custom kernels of 1..32 blocks on one GPU */
     p->gpu_sm = 0;
     p->cpu = CPU_UNKNOWN;

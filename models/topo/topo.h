@@ -125,6 +125,13 @@ typedef struct topo_params {
     int64_t fence_sys_ps;          /* a system-scope fence before a release store
                                       (a custom kernel's barrier signal) beyond
                                       the release store alone; 0 = not known */
+    int64_t fence_ack_ps;          /* what that fence waits, after a block's stores
+                                      into a peer GPU, for them (beyond the same fence
+                                      after stores into the GPU's own memory: hwcheck
+                                      launch --post --peer); 0 = not measured: the
+                                      route's write latency, the acknowledgement's
+                                      trip back (docs/model.md "A remote load against
+                                      a remote store") */
     int64_t block_wait_ps;         /* a custom kernel's barrier, per block: the mean
                                       of each block's own wait (its flag seen at a
                                       poll, its fence drained), so B blocks' slowest

@@ -50,6 +50,7 @@ static const struct param_def {
     {"copy_setup_us", P_I64, offsetof(topo_params, copy_setup_ps), 1e6, 0, 1e6, 0},
     {"copy_issue_us", P_I64, offsetof(topo_params, copy_issue_ps), 1e6, 0, 1e6, 0},
     {"fence_sys_us", P_I64, offsetof(topo_params, fence_sys_ps), 1e6, 0, 1e6, 0},
+    {"fence_ack_us", P_I64, offsetof(topo_params, fence_ack_ps), 1e6, 0, 1e6, 0},
     {"block_wait_us", P_I64, offsetof(topo_params, block_wait_ps), 1e6, 0, 1e6, 0},
     {"gpu_sm", P_INT, offsetof(topo_params, gpu_sm), 1, 0, 1000, 0},
     {"tlp_rcb_bytes", P_INT, offsetof(topo_params, tlp_rcb_bytes), 1, 64, 128, 1},
