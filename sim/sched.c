@@ -198,6 +198,8 @@ int sched_link(sched *s, double cap_Bps, const char *name)
 
 int sched_nlinks(const sched *s) { return flownet_nlinks(s->net); }
 
+int sched_links_room(const sched *s) { return flownet_links_room(s->net); }
+
 int sched_reserve_links(sched *s, int nlinks)
 {
     if (nlinks < 0 || grow(&s->link_names, &s->link_names_cap, (size_t)nlinks, sizeof(char *)))

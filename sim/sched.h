@@ -39,6 +39,8 @@ int sched_nlinks(const sched *s);
 /* Room for nlinks links in all at once (a builder that knows how many it
  * adds); 0, or -1 on OOM. */
 int sched_reserve_links(sched *s, int nlinks);
+/* Links the engine holds room for now (at least sched_nlinks). */
+int sched_links_room(const sched *s);
 const char *sched_link_name(const sched *s, int link);
 void sched_link_rule(sched *s, int link, sched_cap_fn *fn, void *ctx);
 /* Set a link's capacity later (while no flow has used it), e.g. once it is

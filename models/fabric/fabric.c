@@ -1478,24 +1478,30 @@ int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, 
         ok = qhop_fill(f, fn, ctx, r, &reps[r], &rl, &rd, &rcap) > 0;
     /* A few hops spread over the ring first: routes that do not turn with
      * the rotation (ties broken by node order) show there at once, where the
-     * pass below would meet them only half-way, and so at half its cost. */
+     * pass below would meet them only half-way, and so at half its cost.
+     * They are kept (early[], hop index in early_r[]) for the pass below,
+     * which takes each instead of filling it again: a fill depends on the
+     * hop index alone, so the pass compares the same crossings. */
+    qhop early[14] = {{0}}, spare = {0};
+    int early_r[14], nearly = 0;
     for (int k = 1; ok && n >= 16 && k < 8; k++) {
         int r = k * (n / 8);
-        qhop h0 = {0}, h1 = {0};
-        ok = qhop_fill(f, fn, ctx, r, &h0, &rl, &rd, &rcap) > 0 &&
-             qhop_fill(f, fn, ctx, (r + p) % n, &h1, &rl, &rd, &rcap) > 0 &&
-             qhop_alike(f, &h0, &h1, budget, alike);
-        for (int j = 0; ok && j < h0.m; j++) {
-            if (h0.k[j] == XK_LEG)
+        qhop *h0 = &early[nearly], *h1 = &early[nearly + 1];
+        early_r[nearly] = r;
+        early_r[nearly + 1] = (r + p) % n;
+        nearly += 2;
+        ok = qhop_fill(f, fn, ctx, r, h0, &rl, &rd, &rcap) > 0 &&
+             qhop_fill(f, fn, ctx, (r + p) % n, h1, &rl, &rd, &rcap) > 0 &&
+             qhop_alike(f, h0, h1, budget, alike);
+        for (int j = 0; ok && j < h0->m; j++) {
+            if (h0->k[j] == XK_LEG)
                 continue;
-            int x = h0.x[j], y = h1.x[j];
+            int x = h0->x[j], y = h1->x[j];
             ok = (img[x] < 0 || img[x] == y) && (pre[y] < 0 || pre[y] == x);
             img[x] = y;
             pre[y] = x;
             seen = ok ? 0 : n; /* alike hops whose links do not turn together */
         }
-        qhop_free(&h0);
-        qhop_free(&h1);
     }
     for (int i = 0; ok && i < 2 * nl; i++)
         img[i] = -1;
@@ -1513,7 +1519,17 @@ int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, 
         }
         if (r + p < n) {
             h1 = &win[r % p];
-            ok = qhop_fill(f, fn, ctx, r + p, &win[r % p], &rl, &rd, &rcap) > 0;
+            int e = 0;
+            while (e < nearly && (early_r[e] != r + p || !early[e].nlegs))
+                e++;
+            if (e < nearly) { /* filled by the spread hops above */
+                win[r % p] = early[e];
+                memset(&early[e], 0, sizeof early[e]);
+            } else {
+                win[r % p] = spare; /* the last hop's buffers, refilled */
+                memset(&spare, 0, sizeof spare);
+                ok = qhop_fill(f, fn, ctx, r + p, &win[r % p], &rl, &rd, &rcap) > 0;
+            }
         } else {
             h1 = &reps[r + p - n];
         }
@@ -1527,8 +1543,12 @@ int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, 
             img[x] = y;
             pre[y] = x;
         }
-        qhop_free(&cur);
+        qhop_free(&spare);
+        spare = cur;
     }
+    qhop_free(&spare);
+    for (int e = 0; e < nearly; e++)
+        qhop_free(&early[e]);
     /* Each orbit of n / p links, named by its first link crossed by hops
      * 0..p-1, off[] the step of each link from it. A collapse rule's link
      * carries crossings of those hops only on the orbit's named link (they
