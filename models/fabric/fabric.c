@@ -478,6 +478,15 @@ static void join_name(char *buf, size_t n, const char *a, const char *sep, const
     buf[k] = 0;
 }
 
+/* Engine link 2l (2l + 1) of topology link l: "a>b" ("b>a"). */
+static void engine_link_name(const void *ctx, int link, char *buf, size_t n)
+{
+    const topo *t = ctx;
+    const topo_link *tl = topo_link_at(t, link / 2);
+    const char *a = topo_node_at(t, tl->a)->name, *b = topo_node_at(t, tl->b)->name;
+    join_name(buf, n, link % 2 ? b : a, ">", link % 2 ? a : b);
+}
+
 /* part[v]: a representative of the nodes joined to v by links (those
  * other than PCIe when pcie is 0): union-find, paths halved. */
 static void link_parts(const topo *t, int pcie, int *part)
@@ -559,14 +568,13 @@ fabric *fabric_new(const topo *t, err *e)
     if (sched_reserve_links(f->s, 2 * ntl + nsock + per_gpu * topo_ngpus(t)))
         goto oom;
     char name[160];
+    /* A topology link's two directions are "a>b" and "b>a", named only when
+     * a name is asked for (engine_link_name). */
+    sched_link_namer(f->s, engine_link_name, t);
     for (int l = 0; l < ntl; l++) {
         const topo_link *tl = topo_link_at(t, l);
-        const char *a = topo_node_at(t, tl->a)->name, *b = topo_node_at(t, tl->b)->name;
-        join_name(name, sizeof name, a, ">", b);
-        if (sched_link(f->s, link_cap(t, 2 * l), name) != 2 * l)
-            goto oom;
-        join_name(name, sizeof name, b, ">", a);
-        if (sched_link(f->s, link_cap(t, 2 * l + 1), name) != 2 * l + 1)
+        if (sched_link(f->s, link_cap(t, 2 * l), NULL) != 2 * l ||
+            sched_link(f->s, link_cap(t, 2 * l + 1), NULL) != 2 * l + 1)
             goto oom;
         /* The arbitration rules watch traffic leaving a switch upwards. */
         const topo_node *na = topo_node_at(t, tl->a), *nb = topo_node_at(t, tl->b);
@@ -1281,20 +1289,25 @@ static void qhop_free(qhop *h)
     memset(h, 0, sizeof *h);
 }
 
-static int qput(qhop *h, int x, int k)
+static int qgrow(qhop *h)
 {
-    if (h->m == h->xcap) {
-        int cap = h->xcap ? 2 * h->xcap : 64;
-        int *nx = realloc(h->x, sizeof(int) * (size_t)cap);
-        if (nx)
-            h->x = nx;
-        int8_t *nk = realloc(h->k, (size_t)cap);
-        if (nk)
-            h->k = nk;
-        if (!nx || !nk)
-            return -1;
-        h->xcap = cap;
-    }
+    int cap = h->xcap ? 2 * h->xcap : 64;
+    int *nx = realloc(h->x, sizeof(int) * (size_t)cap);
+    if (nx)
+        h->x = nx;
+    int8_t *nk = realloc(h->k, (size_t)cap);
+    if (nk)
+        h->k = nk;
+    if (!nx || !nk)
+        return -1;
+    h->xcap = cap;
+    return 0;
+}
+
+static inline int qput(qhop *h, int x, int k)
+{
+    if (h->m == h->xcap && qgrow(h))
+        return -1;
     h->x[h->m] = x;
     h->k[h->m++] = (int8_t)k;
     return 0;

@@ -1311,6 +1311,32 @@ static void test_links_reserved(void **state)
     topo_free(t);
 }
 
+/* A topology link's engine links are named when first asked for, as they
+ * were when made: rtxpro6000-8x-pcie5-2s (`collsim topo show`) lists cpu0-mem0
+ * as link 0 and the socket link cpu0-cpu1 as link 2, so engine links 0, 1 are
+ * "cpu0>mem0", "mem0>cpu0" and 4, 5 "cpu0>cpu1", "cpu1>cpu0"; its socket link
+ * is the only one, so the peer-read links of its two directions come first
+ * after the 2 x ntl directions: "cpu0>cpu1.peer-reads", "cpu1>cpu0.peer-reads". */
+static void test_link_names(void **state)
+{
+    (void)state;
+    topo *t = NULL;
+    err e = {0};
+    assert_int_equal(topo_load("rtxpro6000-8x-pcie5-2s", &t, &e), 0);
+    fabric *f = fabric_new(t, &e);
+    assert_non_null(f);
+    const sched *s = fabric_sched(f);
+    int ntl = topo_nlinks(t);
+    assert_string_equal(sched_link_name(s, 5), "cpu1>cpu0");
+    assert_string_equal(sched_link_name(s, 0), "cpu0>mem0");
+    assert_string_equal(sched_link_name(s, 1), "mem0>cpu0");
+    assert_string_equal(sched_link_name(s, 4), "cpu0>cpu1");
+    assert_string_equal(sched_link_name(s, 2 * ntl), "cpu0>cpu1.peer-reads");
+    assert_string_equal(sched_link_name(s, 2 * ntl + 1), "cpu1>cpu0.peer-reads");
+    fabric_free(f);
+    topo_free(t);
+}
+
 /* A one-shot's writes from rank r to every peer (ctx: the GPU nodes, 16),
  * counting the hops whose legs it writes. */
 typedef struct count_legs {
@@ -1480,7 +1506,7 @@ int main(void)
         cmocka_unit_test(test_breakdown_sums),    cmocka_unit_test(test_oneshot_graph_barrier),
         cmocka_unit_test(test_rotation_quotient), cmocka_unit_test(test_quotient_nvlink_senders),
         cmocka_unit_test(test_quotient_unlike_links), cmocka_unit_test(test_links_reserved),
-        cmocka_unit_test(test_quotient_fills_once),
+        cmocka_unit_test(test_quotient_fills_once), cmocka_unit_test(test_link_names),
         cmocka_unit_test(test_mech_parse),        cmocka_unit_test(test_nvlink_saturation),
         cmocka_unit_test(test_block_pass),        cmocka_unit_test(test_block_ceiling),
         cmocka_unit_test(test_block_host_trip),   cmocka_unit_test(test_trip_issue),
