@@ -60,6 +60,7 @@ struct fabric {
     int *is_nvlink;    /* per engine link: carries the gradual-saturation rule */
     int *root_of;      /* per node: root port above it, -1 */
     int *hostmem_of;   /* per node */
+    unsigned char *host; /* per node: host memory or a CPU (is_host) */
     /* group table (tags): slots in use by flows in flight, and a free list */
     group *groups;
     int ngroups, groups_cap;
@@ -287,11 +288,15 @@ static double nvlink_rule(void *ctx, int link, const uint32_t *tags, int ntags,
     return nominal_Bps * sum / (sum + n0);
 }
 
-static int is_host(const topo *t, int node)
+static int host_node(const topo *t, int node)
 {
     topo_kind k = topo_node_at(t, node)->kind;
     return k == TOPO_HOSTMEM || k == TOPO_CPU;
 }
+
+/* Is node host memory or a CPU? (host_node, kept per node: the rotation
+ * check asks four times per leg) */
+static int is_host(const fabric *f, int node) { return f->host[node]; }
 
 static int compute_hostmem(const topo *t, int node)
 {
@@ -552,7 +557,8 @@ fabric *fabric_new(const topo *t, err *e)
         !(f->is_uplink = calloc((size_t)(2 * ntl + 1), sizeof(int))) ||
         !(f->is_nvlink = calloc((size_t)(2 * ntl + 1), sizeof(int))) ||
         !(f->root_of = malloc(sizeof(int) * (size_t)nn)) ||
-        !(f->hostmem_of = malloc(sizeof(int) * (size_t)nn)))
+        !(f->hostmem_of = malloc(sizeof(int) * (size_t)nn)) ||
+        !(f->host = malloc((size_t)(nn > 0 ? nn : 1))))
         goto oom;
     f->t = t;
     f->nlinks_topo = ntl;
@@ -605,6 +611,7 @@ fabric *fabric_new(const topo *t, err *e)
     for (int n = 0; n < nn; n++) {
         f->root_of[n] = topo_root_port(t, n);
         f->hostmem_of[n] = compute_hostmem(t, n);
+        f->host[n] = (unsigned char)host_node(t, n);
         f->read_link[n] = f->hol_link[n] = f->hol_out[n] = f->cta_st[n] = f->cta_ld[n] = -1;
         f->cta_sth[n] = f->cta_ldh[n] = f->host_mix[n] = f->cta_ceil[n] = -1;
     }
@@ -724,6 +731,7 @@ void fabric_free(fabric *f)
     free(f->is_nvlink);
     free(f->root_of);
     free(f->hostmem_of);
+    free(f->host);
     for (int i = 0; f->groups && i < f->ngroups; i++)
         free(f->groups[i].ups);
     free(f->groups);
@@ -989,7 +997,7 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
         if (legs[i].op != FAB_WRITE && legs[i].op != FAB_READ)
             continue;   /* a copy engine's leg: no thread block */
         int rd = fab_is_read(legs[i].op), far = rd ? legs[i].a : legs[i].b;
-        int host = is_host(f->t, far);
+        int host = is_host(f, far);
         int w = rd ? (host ? f->cta_ldh : f->cta_ld)[legs[i].b]
                    : (host ? f->cta_sth : f->cta_st)[legs[i].a];
         /* Against host memory a block's loads move its bytes in flight per
@@ -1007,7 +1015,7 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
             continue;
         int rd = fab_is_read(legs[i].op), gpu = rd ? legs[i].b : legs[i].a;
         int far = rd ? legs[i].a : legs[i].b;
-        if (is_host(f->t, far) && f->host_mix[gpu] >= 0 && !(f->off & FAB_NO_HOST_MIXED))
+        if (is_host(f, far) && f->host_mix[gpu] >= 0 && !(f->off & FAB_NO_HOST_MIXED))
             nl = add_link(f, nl, f->host_mix[gpu], wire);
     }
     for (int i = 0; i < nl; i++)  /* clear the slots for the next group */
@@ -1083,7 +1091,7 @@ double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer,
                              double inflight_B, double threads)
 {
     const topo_params *p = topo_params_get(f->t);
-    if (peer >= 0 && is_host(f->t, peer)) {
+    if (peer >= 0 && is_host(f, peer)) {
         double h = op == FAB_WRITE ? p->cta_store_host_Bps
                  : op == FAB_READ  ? p->cta_load_host_Bps : 0;
         if (h == 0)
@@ -1174,7 +1182,7 @@ int fabric_xfer_block(fabric *f, const fabric_leg *legs, int n, const fabric_blo
     double bw[2], cw = ceil ? blk->local_B : 0;
     for (int i = 0; i < n; i++) {
         l[i] = (leg){legs[i].op, legs[i].a, legs[i].b};
-        int rd = fab_is_read(legs[i].op), host = is_host(f->t, rd ? legs[i].a : legs[i].b);
+        int rd = fab_is_read(legs[i].op), host = is_host(f, rd ? legs[i].a : legs[i].b);
         /* The block's loads move its bytes in flight per round trip: from
          * host memory under host-inflight, elsewhere under a ceiling
          * (block-ceiling); else the reference block's weight. Against host
@@ -1206,8 +1214,8 @@ int fabric_xfer_block(fabric *f, const fabric_leg *legs, int n, const fabric_blo
 static int leg_block(const fabric *f, fab_op op, int a, int b)
 {
     if (op == FAB_WRITE)
-        return (is_host(f->t, b) ? f->cta_sth : f->cta_st)[a];
-    return (is_host(f->t, a) ? f->cta_ldh : f->cta_ld)[b];
+        return (is_host(f, b) ? f->cta_sth : f->cta_st)[a];
+    return (is_host(f, a) ? f->cta_ldh : f->cta_ld)[b];
 }
 
 int fabric_leg_alike(const fabric *f, fab_op op, int a0, int b0, int a1, int b1)
@@ -1220,7 +1228,7 @@ int fabric_leg_alike(const fabric *f, fab_op op, int a0, int b0, int a1, int b1)
     if (h <= 0 || topo_route(f->t, a1, b1, &l1, &d1) != h)
         return 0;
     if (fabric_lat_ps(f, op, a0, b0) != fabric_lat_ps(f, op, a1, b1) ||
-        is_host(f->t, a0) != is_host(f->t, a1) || is_host(f->t, b0) != is_host(f->t, b1) ||
+        is_host(f, a0) != is_host(f, a1) || is_host(f, b0) != is_host(f, b1) ||
         (leg_block(f, op, a0, b0) < 0) != (leg_block(f, op, a1, b1) < 0))
         return 0;
     if (!rd && (f->hol_link[a0] < 0) != (f->hol_link[a1] < 0))
@@ -1377,7 +1385,7 @@ static int qhop_fill(fabric *f, fabric_hop_fn *fn, void *ctx, int r, qhop *h, in
         if ((!rdg && f->hol_link[a] >= 0 && first == f->hol_out[a] && qput(h, f->hol_link[a], XK_HOL)) ||
             (rdg && f->read_link[b] >= 0 && qput(h, f->read_link[b], XK_TAGS)) ||
             (w >= 0 && qput(h, w, XK_BLOCK)) ||
-            (is_host(f->t, rdg ? a : b) && f->host_mix[gpu] >= 0 && qput(h, f->host_mix[gpu], XK_MIX)))
+            (is_host(f, rdg ? a : b) && f->host_mix[gpu] >= 0 && qput(h, f->host_mix[gpu], XK_MIX)))
             return -1;
     }
     if (pass >= 0 && f->cta_st[pass] >= 0 && qput(h, f->cta_st[pass], XK_PASS))
@@ -1415,7 +1423,7 @@ static int qhop_alike(const fabric *f, const qhop *h0, const qhop *h1, double *b
     for (int g = 0; g < h0->nlegs; g++) {
         int a0 = h0->a[g], b0 = h0->b[g], a1 = h1->a[g], b1 = h1->b[g];
         if (h0->op[g] != h1->op[g] || h0->lat[g] != h1->lat[g] ||
-            is_host(f->t, a0) != is_host(f->t, a1) || is_host(f->t, b0) != is_host(f->t, b1))
+            is_host(f, a0) != is_host(f, a1) || is_host(f, b0) != is_host(f, b1))
             return 0;
         if (h0->op[g] == FAB_READ && topo_read_tags(f->t, b0) != topo_read_tags(f->t, b1))
             return 0;
