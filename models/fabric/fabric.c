@@ -863,6 +863,12 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
             *min_Bps = c;
         n = add_link(f, n, id, pcie ? wt * tlp : wt);
         *nvl |= f->is_nvlink[id];
+        /* NVLink reads: each request of pay bytes crosses the other
+         * direction as req bytes of wire, where a data packet carries pay
+         * and a header as large (docs/model.md "Read requests on NVLink"). */
+        double req = topo_params_get(f->t)->nvlink_req_bytes;
+        if (fab_is_read(op) && f->is_nvlink[id] && req > 0 && pay > 0)
+            n = add_link(f, n, id ^ 1, wt * req / (pay + req));
         if (fab_is_read(op) && f->sock_link[id] >= 0 && !(f->off & FAB_NO_SOCKET_READ))
             n = add_link(f, n, f->sock_link[id], wt);
         /* On a quotient an NVLink crossing records the sender it stands for. */
