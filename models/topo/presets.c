@@ -407,9 +407,9 @@ static int build_h200_2x(topo *t, err *e)
     p->graph_node_ps = 501000;
     p->kernel_turn_ps = 1288000; /* the one-H200 VM's (micro/spin/); not measured here */
     h200_loop_costs(p);          /* the one-H200 VM's (micro/loop/); not measured here */
-    p->copy_setup_ps = 568000;
-    p->copy_host_setup_ps = 2292000;   /* host copies: their own fit (host.csv) */
-    p->copy_issue_ps = 1801000;
+    p->copy_setup_ps = 558000;
+    p->copy_host_setup_ps = 1574000;   /* host copies: their own fit (host.csv) */
+    p->copy_issue_ps = 1799000;
     p->read_extra_lat_ps = 0;   /* the fit runs the completer turnaround to 0 */
     p->kernel_base_ps = 1480000;
     p->cta_store_Bps = 19.25e9;
@@ -427,15 +427,8 @@ static int build_h200_2x(topo *t, err *e)
     p->nccl_p2p_op_ps = 261000;
     /* Gradual saturation (docs/model.md "Thread blocks"): the 36-block copy
      * kernel stores 339.2 GB/s at 256 MiB (p2p-write-blocks36.csv, mean of both
-     * directions) on the fitted 374.4: N0 = 36 (374.4 / 339.2 - 1). */
-    p->nvlink_half_blocks = 3.74;
-    /* A read request crosses NVLink as one 16-byte flit, a data packet's
-     * header as large (NVLink's 128-bit flits): a 128-byte SM load loads the
-     * other direction with 16 / 144 of its bytes. Not fitted: both GPUs'
-     * copy kernels reading at once at 64-256 MiB take 1.103-1.113 x one
-     * direction alone (p2p-sweep.csv), 1 + 16 / 144 = 1.111 (writes 1.013,
-     * copies 1.012: a posted write's acknowledgement is not seen). */
-    p->nvlink_req_bytes = 16;
+     * directions) on the fitted 369.1: N0 = 36 (369.1 / 339.2 - 1). */
+    p->nvlink_half_blocks = 3.17;
     /* Not measured on this machine: its blocks against host memory and its
      * links' loads and stores at once are the one-H200 VM's (same GPU, the same
      * lent machine kind; validate/data/h200-1x/micro/inflight/). */
@@ -448,8 +441,8 @@ static int build_h200_2x(topo *t, err *e)
         link(&b, n1, "cpu0", LINK_FABRIC, 0, 100.0, ROOT_NS);
         nm(n2, "gpu", g);
         node(&b, n2, TOPO_GPU, 0, n1);
-        link(&b, n2, n1, LINK_PCIE, 0, 51.47, 515.2);
-        link(&b, n2, "nvs0", LINK_NVLINK, 18, 374.4, 678.0);
+        link(&b, n2, n1, LINK_PCIE, 0, 51.53, 515.2);
+        link(&b, n2, "nvs0", LINK_NVLINK, 18, 369.1, 678.6);
     }
     return b.rc;
 }
