@@ -21,6 +21,7 @@
 #include "models/coll/coll.h"
 #include "models/fabric/fabric.h"
 #include "models/fabric/flows.h"
+#include "tests/unit/near.h"
 
 #define GB 1e9
 /* |got - want| <= tol x want, printing both on failure. */
@@ -857,6 +858,46 @@ static double run_4B(const topo *t, const char *pattern, flows_op op)
     return (double)tp[0] * 1e-12;
 }
 
+/* h200-2x (NVLink 369.1 GB/s per direction, 678.6 ns a hop, two hops GPU to
+ * GPU through the NVSwitch; copy setup 0.558 us, a host copy's 1.574):
+ * - a peer copy over NVLink is pushed by the source's engine (posted
+ *   writes): 1 GB ends at 0.558 us + 2 x 678.6 ns + 1 GB / 369.1 GB/s; a
+ *   pull by the destination's engine would wait a round trip, 4 x 678.6;
+ * - a copy into host memory pays copy_host_setup, not copy_setup: with it
+ *   at 5 us against 1 us the same copy ends 4 us later (0 = copy_setup);
+ * - NVLink read requests (nvlink_req_bytes 16, not in the preset): two
+ *   copy kernels of one block per SM (the full link) reading each other's
+ *   memory load each direction with one's data and the other's requests,
+ *   r (1 + 16 / (128 + 16)) = C, so 1 GB takes 1 GB x (1 + 1/9) / C: 1 GB
+ *   x (1/9) / 369.1 GB/s = 301.03 us longer than one read alone, which
+ *   keeps its own time (its requests cross an idle direction); without
+ *   the key, or under nvlink-req off, the two are equal. */
+static void test_nvlink_copies_and_requests(void **state)
+{
+    (void)state;
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("h200-2x", &t, &e), 0);
+    const double C = 369.1e9, L = 2 * 678.6e-9;
+    NEAR_REL(run_case(t, "0>1", FLOWS_COPY, 0), 0.558e-6 + L + 1e9 / C, 1e-7);
+    topo_params *p = topo_params_mut(t);
+    p->copy_host_setup_ps = 5000000;
+    double t5 = run_case(t, "0>h0", FLOWS_COPY, 0);
+    p->copy_host_setup_ps = 1000000;
+    double t1 = run_case(t, "0>h0", FLOWS_COPY, 0);
+    NEAR((t5 - t1) * 1e6, 4.0, 1e-6);
+    p->copy_host_setup_ps = 0;
+    double t0 = run_case(t, "0>h0", FLOWS_COPY, 0);
+    NEAR((t5 - t0) * 1e6, 5.0 - 0.558, 1e-6);
+    double pair = run_case(t, "0>1", FLOWS_READ, 0), bidir = run_case(t, "0>1,1>0", FLOWS_READ, 0);
+    NEAR((bidir - pair) * 1e6, 0, 1e-6);
+    p->nvlink_req_bytes = 16;
+    NEAR((run_case(t, "0>1", FLOWS_READ, 0) - pair) * 1e6, 0, 1e-6);
+    NEAR((run_case(t, "0>1,1>0", FLOWS_READ, 0) - pair) * 1e6, 1e15 / 9 / C, 1e-3);
+    NEAR((run_case(t, "0>1,1>0", FLOWS_READ, FAB_NO_NVLINK_REQ) - pair) * 1e6, 0, 1e-6);
+    topo_free(t);
+}
+
 static void test_stream_of_pushes(void **state)
 {
     (void)state;
@@ -1420,6 +1461,7 @@ int main(void)
         cmocka_unit_test(test_block_pass),        cmocka_unit_test(test_block_ceiling),
         cmocka_unit_test(test_block_host_trip),   cmocka_unit_test(test_trip_issue),
         cmocka_unit_test(test_copy_staged),       cmocka_unit_test(test_stream_of_pushes),
+        cmocka_unit_test(test_nvlink_copies_and_requests),
         cmocka_unit_test(test_host_blocks),
         cmocka_unit_test(test_host_inflight_and_mixed),
         cmocka_unit_test(test_torch_preds),       cmocka_unit_test(test_torch_issue_flow),
