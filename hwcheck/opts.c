@@ -132,6 +132,13 @@ static int set_peer(opts *o, const char *a, err *e)
     return 0;
 }
 
+static int set_loop(opts *o, const char *a, err *e)
+{
+    (void)a, (void)e;
+    o->loop = 1;
+    return 0;
+}
+
 static int set_pair(opts *o, const char *a, err *e)
 {
     (void)a, (void)e;
@@ -282,6 +289,10 @@ static const opt_def table[] = {
      "launch --post: the same rows with data and flag in GPU 1's memory too (post-peer-S, "
      "recv-peer-S: a remote store's fence and a remote load; needs 2 GPUs with peer access)",
      set_peer},
+    {"loop", 0, NULL, OPTS_LAUNCH,
+     "launch: only the costs inside hwcheck's transfer loops (loop-* rows): an iteration's "
+     "issues, cudaSetDevice, cudaEventRecord, and the loop timed as p2p and flows time it",
+     set_loop},
     {"pair", 0, NULL, OPTS_LAUNCH,
      "launch: only the host's issue behind busy streams (-busy-host rows) and two ranks' "
      "kernels from one thread (pair-D rows: eager, host, start skew, graph)",

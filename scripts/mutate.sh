@@ -95,6 +95,10 @@ link-names|a topology link's two engine links both named "a>b" when their names 
 one-rank|a one-rank (tp 1) what-if cycle calls its allreduces as if the group had ranks to reduce with|traces/whatif.c|    if (s->tp <= 1)|    if (0)
 replay-launch|collsim validate replays a replay file's traces as they mark, whatever its '# launch:' line says hwcheck did (eager, every phase a graph)|cmd/cmd_validate.c|        o.graph = graph;|        o.graph = -1;
 kernel-turn-key|an eager queued kernel's turnaround taken from the graph node, not the topology's kernel_turn (the H200's 1.288 us measured in micro/spin ignored)|traces/replay.c|    r->turn_ps = tp && tp->kernel_turn_ps > 0 && !r->o.captured_overhead && r->o.graph_node_us < 0|    r->turn_ps = 0 && tp && tp->kernel_turn_ps > 0 && !r->o.captured_overhead && r->o.graph_node_us < 0
+loop-timeline|an hwcheck transfer loop's iteration predicted as the larger of the transfer and its issues (the loop's events, issue order and last operation's run ignored)|validate/points.c|    return ((stop > last_end ? stop : last_end) - start) / n;|    return t > per_iter ? t : per_iter;
+nvlink-push|a peer copy between NVLink-joined GPUs read by the destination's engine (a round trip), not pushed by the source's|models/fabric/flows.c|        topo_gpu_nvlinks(fabric_topo(f), c->src[i], c->dst[i]) > 0)|        0)
+host-setup|a copy to or from host memory pays a peer copy's setup (copy_host_setup ignored)|models/topo/topo.c|    return host && p->copy_host_setup_ps > 0 ? p->copy_host_setup_ps : p->copy_setup_ps;|    return p->copy_setup_ps;
+nvlink-req|an SM load's request crosses NVLink the other way at a millionth of its wire bytes (nvlink_req_bytes ignored)|models/fabric/fabric.c|            n = add_link(f, n, id ^ 1, wt * req / (pay + req));|            n = add_link(f, n, id ^ 1, wt * req / (pay + req) / 1e6);
 EOF
 )
 
