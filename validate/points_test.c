@@ -276,10 +276,10 @@ static void test_launch_rows(void **state)
  *             - (post-dev-4096-fence 0.648 - post-dev-4096 0.136)
  *             = 0.900 - 0.512 = 0.388 us,
  *   peer-load = recv-peer-16384-tail 2.400 - recv-peer-16384 1.300 = 1.100 us.
- * On h200-2x (GPU - nvs0 - GPU, 578.3 ns a hop, no completer turnaround)
- * fence-ack is predicted as the route's write latency, 2 x 0.5783 = 1.1566
+ * On h200-2x (GPU - nvs0 - GPU, 678.6 ns a hop, no completer turnaround)
+ * fence-ack is predicted as the route's write latency, 2 x 0.6786 = 1.3572
  * us, while fence_ack_us is 0, and as 0.4 once it is 0.4; peer-load as the
- * read's round trip, 4 x 0.5783 = 2.3132 us. Without its post-dev rows no
+ * read's round trip, 4 x 0.6786 = 2.7144 us. Without its post-dev rows no
  * fence-ack point; on one GPU the peer points fail naming the row's line. */
 static void test_peer_rows(void **state)
 {
@@ -303,12 +303,12 @@ static void test_peer_rows(void **state)
     assert_int_equal(pts_at(p, 0)->line, 5); /* the post-peer-4096-fence row */
     double got[2];
     assert_int_equal(pts_predict(p, t, got, &e), 0);
-    NEAR(got[0], 1.1566, 1e-4);
-    NEAR(got[1], 2.3132, 1e-4);
+    NEAR(got[0], 1.3572, 1e-4);
+    NEAR(got[1], 2.7144, 1e-4);
     topo_params_mut(t)->fence_ack_ps = 400000;
     assert_int_equal(pts_predict(p, t, got, &e), 0);
     NEAR(got[0], 0.4, 1e-9);
-    NEAR(got[1], 2.3132, 1e-4);
+    NEAR(got[1], 2.7144, 1e-4);
     pts_free(p);
     meas_free(m);
     m = meas_text("p.csv", "# format: collsim-meas 1\n# kind: launch\n" PEER_ROWS);
