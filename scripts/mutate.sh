@@ -88,6 +88,9 @@ chunk-reuse|a streamed run's recycled task chunks are freed, not kept for reuse|
 one-rank|a one-rank (tp 1) what-if cycle calls its allreduces as if the group had ranks to reduce with|traces/whatif.c|    if (s->tp <= 1)|    if (0)
 replay-launch|collsim validate replays a replay file's traces as they mark, whatever its '# launch:' line says hwcheck did (eager, every phase a graph)|cmd/cmd_validate.c|        o.graph = graph;|        o.graph = -1;
 kernel-turn-key|an eager queued kernel's turnaround taken from the graph node, not the topology's kernel_turn (the H200's 1.288 us measured in micro/spin ignored)|traces/replay.c|    r->turn_ps = tp && tp->kernel_turn_ps > 0 && !r->o.captured_overhead && r->o.graph_node_us < 0|    r->turn_ps = 0 && tp && tp->kernel_turn_ps > 0 && !r->o.captured_overhead && r->o.graph_node_us < 0
+window-turnover|the transaction level's window takes its rates from the first steady-looking span, before the network has turned over (a start's backlog taken for the steady state)|models/tlp/tlp.c|                int steady = turned_prev && last_sum >= 0 && fabs(sum - last_sum) <= TLP_STEADY * sum;|                int steady = last_sum >= 0 && fabs(sum - last_sum) <= TLP_STEADY * sum;
+rc-cpl-buffer|root ports and CPUs take every completion they forward at once (infinite completion credits by default again)|models/topo/topo.c|    p->tlp_rc_cpl_hdr = 256, p->tlp_rc_cpl_data_bytes = 32768;|    p->tlp_rc_cpl_hdr = 0, p->tlp_rc_cpl_data_bytes = 0;
+turn-others|the flow mode's uplink requesters alternate strictly at the turnaround whatever else they send (a read's requests ignored)|models/fabric/fabric.c|    return (1 + 1 / (1 + FABRIC_TURN_MIX_B * lambda)) / 2;|    return 1;
 EOF
 )
 
