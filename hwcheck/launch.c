@@ -55,6 +55,13 @@
  *                  in flight per thread, between two barriers; -tail: one thread
  *                  reads the tail flag in host memory first (already set: one
  *                  read), as waitPeer does; time per slice
+ *   launch-busy-host, nccl-p2p-1-busy-host, nccl-2comm-p2p-1-busy-host (--pair
+ *                  alone) the same calls' host time queued behind a long spin
+ *                  kernel (every event NCCL records or waits for still pending),
+ *                  against the same rows on idle streams; pair-D-eager,
+ *                  -eager-host, -skew, -graph: two ranks' kernels launched by
+ *                  one thread on two streams, meeting and spinning D us (see
+ *                  pair_rows)
  * --copy-only: graph-node and the copy-node rows alone.
  * --nccl-only: launch-host, nccl-call-host, nccl-p2p-K-host and
  * nccl-2comm-p2p-1-host alone, each the median of 7 interleaved rounds, then
@@ -869,6 +876,287 @@ static int copy_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
     return rc;
 }
 
+/* `launch --pair`: what one thread driving two ranks costs, on GPU 0.
+ * (1) The host's issue with the stream busy: each of launch-host,
+ * nccl-p2p-1-host and nccl-2comm-p2p-1-host (n calls back to back, the host
+ * time inside them) timed with the streams idle and again queued behind a
+ * spin kernel long enough to outlast the calls (-busy-host), so that every
+ * event NCCL records or waits for in the calls (enqueue.cc ncclLaunchPrepare,
+ * ncclLaunchFinish) is still pending, as when an eager call comes while the
+ * previous call's kernel still runs. (2) Two ranks' kernels from one thread:
+ * per iteration the host works PAIR_WORK_US, launches rank 0's kernel on one
+ * stream, works again, launches rank 1's on a second stream; the kernels meet
+ * (kern_pair_spin) and spin D us from the meeting, as a ring's first step
+ * waits for the later rank: pair-D-eager (wall time per iteration, back to
+ * back), pair-D-eager-host (the host's share), pair-D-skew (median start of
+ * rank 1's kernel less rank 0's, from their %globaltimer stamps) and
+ * pair-D-graph (per iteration of PAIR_GRAPH_CALLS pairs captured in a graph,
+ * the two streams forked from and joined to the first). Every row is the
+ * median of PAIR_ROUNDS rounds that time all of them in turn. */
+enum { PAIR_ROUNDS = 7, PAIR_GRAPH_CALLS = 50, PAIR_STAMPS = 4096 };
+/* Busy rows: kind (0 launch, 1 one-pair group, 2 two communicators) and the
+ * calls queued behind the spin (few enough that the command queue never fills). */
+static const struct { int kind, calls; const char *name; } busy_row[] = {
+    {0, 100, "launch"}, {1, 100, "nccl-p2p-1"}, {2, 100, "nccl-2comm-p2p-1"},
+    {2, 25, "nccl-2comm-p2p-1-q25"}};
+enum { NBUSY = sizeof busy_row / sizeof busy_row[0] };
+static const int pair_spin_us[] = {0, 2, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28};
+enum { NPAIR = sizeof pair_spin_us / sizeof pair_spin_us[0] };
+#define PAIR_WORK_US 2.0
+#define BUSY_SPIN_US_PER_CALL 60.0
+
+typedef struct pair_src {
+    unsigned int *flag; /* device: rank r's flag at flag[32 r] */
+    uint64_t *stamp;    /* device: rank r's start stamps at stamp[r PAIR_STAMPS] */
+    uint64_t *h_stamp;  /* host copy, 2 x PAIR_STAMPS */
+    cudaStream_t s[2];
+} pair_src;
+
+static void host_work(double us)
+{
+    double t0 = gpu_now_us();
+    while (gpu_now_us() - t0 < us)
+        ;
+}
+
+static int pair_issue(gpu_ctx *g, const opts *o, const pair_src *p, int spin_us, double work,
+                      const node_src *nr, err *e)
+{
+    for (int r = 0; r < 2; r++) {
+        if (nr)
+            TRY(p2p_group(&nr[r], 1, p->s[r], e));
+        else if (work > 0)
+            host_work(work);
+        GPU_CU(0, kern_pair_spin(p->flag + 32 * r, p->flag + 32 * (1 - r),
+                                 p->stamp + (size_t)r * PAIR_STAMPS, PAIR_STAMPS,
+                                 (uint64_t)spin_us * 1000u, g->ctl_dev,
+                                 (uint64_t)(o->timeout_ms * 1e6), p->s[r]));
+    }
+    return 0;
+}
+
+static int pair_wait(gpu_ctx *g, const pair_src *p, err *e)
+{
+    TRY(gpu_wait(g, 0, p->s[0], "pair kernels (rank 0)", e));
+    TRY(gpu_wait(g, 0, p->s[1], "pair kernels (rank 1)", e));
+    return 0;
+}
+
+/* Median of rank 1's start less rank 0's over the last n calls, us. */
+static int pair_skew(const pair_src *p, int n, double *skew_us, err *e)
+{
+    unsigned int last = 0;
+    GPU_CU(0, cudaMemcpy(&last, p->flag, sizeof last, cudaMemcpyDeviceToHost));
+    GPU_CU(0, cudaMemcpy(p->h_stamp, p->stamp, 2 * PAIR_STAMPS * sizeof(uint64_t),
+                         cudaMemcpyDeviceToHost));
+    double *d = malloc((size_t)n * sizeof *d);
+    if (!d)
+        return err_set(e, ERR_SYSTEM, "pair: %d stamps", n);
+    for (int i = 0; i < n; i++) {
+        unsigned int v = (last - (unsigned int)i) % PAIR_STAMPS;
+        d[i] = ((double)p->h_stamp[PAIR_STAMPS + v] - (double)p->h_stamp[v]) / 1e3;
+    }
+    qsort(d, (size_t)n, sizeof d[0], cmp_double);
+    *skew_us = d[n / 2];
+    free(d);
+    return 0;
+}
+
+static int pair_graph(gpu_ctx *g, const opts *o, const pair_src *p, int spin_us,
+                      cudaGraphExec_t *exec, err *e)
+{
+    cudaGraph_t graph = NULL;
+    cudaEvent_t fork = NULL, join = NULL;
+    GPU_CU(0, cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    GPU_CU(0, cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+    GPU_CU(0, cudaStreamBeginCapture(p->s[0], cudaStreamCaptureModeThreadLocal));
+    int rc = 0;
+    if (cudaEventRecord(fork, p->s[0]) != cudaSuccess ||
+        cudaStreamWaitEvent(p->s[1], fork, 0) != cudaSuccess)
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: pair graph fork failed");
+    for (int i = 0; i < PAIR_GRAPH_CALLS && rc == 0; i++)
+        rc = pair_issue(g, o, p, spin_us, 0, NULL, e);
+    if (rc == 0 && (cudaEventRecord(join, p->s[1]) != cudaSuccess ||
+                    cudaStreamWaitEvent(p->s[0], join, 0) != cudaSuccess))
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: pair graph join failed");
+    cudaError_t end = cudaStreamEndCapture(p->s[0], &graph);
+    gpu_capture_abandon(0, p->s[0]);
+    gpu_capture_abandon(0, p->s[1]);
+    if (rc == 0 && end != cudaSuccess)
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: pair capture: %s", cudaGetErrorString(end));
+    if (rc == 0 && (end = cudaGraphInstantiate(exec, graph, 0)) != cudaSuccess)
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: pair graph: %s", cudaGetErrorString(end));
+    if (graph)
+        cudaGraphDestroy(graph);
+    cudaEventDestroy(fork);
+    cudaEventDestroy(join);
+    return rc;
+}
+
+/* One round of the pair rows for a spin of spin_us: t[0] eager per
+ * iteration, t[1] its host share, t[2] the skew, t[3] per call in a graph.
+ * nr (the pairnccl rows): each rank's host work is a one-pair NCCL group on
+ * its own communicator and stream (nr[r]) before its kernel, in place of
+ * PAIR_WORK_US of spinning; no graph then. */
+static int pair_round(gpu_ctx *g, const opts *o, const pair_src *p, int spin_us,
+                      const node_src *nr, double *t, err *e)
+{
+    int n = o->iters < PAIR_STAMPS ? o->iters : PAIR_STAMPS - 1;
+    gpu_step(g, 0, "pair kernels, eager");
+    double t0 = gpu_now_us();
+    for (int i = 0; i < n; i++)
+        TRY(pair_issue(g, o, p, spin_us, PAIR_WORK_US, nr, e));
+    double t1 = gpu_now_us();
+    TRY(pair_wait(g, p, e));
+    t[0] = (gpu_now_us() - t0) / n;
+    t[1] = (t1 - t0) / n;
+    TRY(pair_skew(p, n, &t[2], e));
+    t[3] = 0;
+    if (nr)
+        return 0;
+    cudaGraphExec_t exec = NULL;
+    TRY(pair_graph(g, o, p, spin_us, &exec, e));
+    int rc = 0, launches = 4;
+    gpu_step(g, 0, "pair kernels, graph");
+    if (cudaGraphLaunch(exec, p->s[0]) != cudaSuccess) /* upload, untimed */
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: pair graph launch failed");
+    if (rc == 0)
+        rc = pair_wait(g, p, e);
+    t0 = gpu_now_us();
+    for (int i = 0; i < launches && rc == 0; i++)
+        if (cudaGraphLaunch(exec, p->s[0]) != cudaSuccess)
+            rc = err_set(e, ERR_SYSTEM, "GPU 0: pair graph launch failed");
+    if (rc == 0)
+        rc = pair_wait(g, p, e);
+    t[3] = (gpu_now_us() - t0) / ((double)launches * PAIR_GRAPH_CALLS);
+    cudaGraphExecDestroy(exec);
+    return rc;
+}
+
+/* One busy-row kind k (0 launch, 1 one-pair group, 2 two communicators): n
+ * calls' host time per call, the streams idle (busy 0) or queued behind a
+ * spin that outlasts the calls (busy 1). */
+static int busy_calls(gpu_ctx *g, const node_src *src, int k, int busy, int n, double *host_us,
+                      err *e)
+{
+    cudaStream_t s = g->stream[0];
+    node_src kern = {0};
+    if (busy) {
+        uint64_t ns = (uint64_t)(BUSY_SPIN_US_PER_CALL * 1e3 * n);
+        GPU_CU(0, kern_spin(ns, 1, g->ctl_dev, s));
+        if (k == 2)
+            GPU_CU(0, kern_spin(ns, 1, g->ctl_dev, src->s2));
+    }
+    gpu_step(g, 0, busy ? "calls behind a busy stream" : "calls on an idle stream");
+    double t0 = gpu_now_us();
+    for (int i = 0; i < n; i++) {
+        if (k == 0)
+            TRY(enqueue(&kern, s, e));
+        else if (k == 1)
+            TRY(p2p_group(src, 1, s, e));
+        else
+            TRY(p2p_group2(src, s, e));
+    }
+    double t1 = gpu_now_us();
+    TRY(gpu_wait(g, 0, s, "busy-row calls", e));
+    if (k == 2)
+        TRY(gpu_wait(g, 0, src->s2, "busy-row calls (second communicator)", e));
+    *host_us = (t1 - t0) / n;
+    return 0;
+}
+
+/* The --pair rows (see above pair_src). */
+static int pair_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
+{
+    node_src src = {0};
+    pair_src p = {0};
+    TRY(gpu_nccl_one(g, &src.comm, e));
+    int rc = gpu_nccl_one(g, &src.comm2, e);
+    if (rc == 0 && (cudaMalloc(&src.in, NCCL_BUF_BYTES) != cudaSuccess ||
+                    cudaMalloc(&src.out, NCCL_BUF_BYTES) != cudaSuccess ||
+                    cudaMemset(src.in, 0x3c, NCCL_BUF_BYTES) != cudaSuccess ||
+                    cudaStreamCreateWithFlags(&src.s2, cudaStreamNonBlocking) != cudaSuccess ||
+                    cudaMalloc((void **)&p.flag, 64 * sizeof(unsigned int)) != cudaSuccess ||
+                    cudaMemset(p.flag, 0, 64 * sizeof(unsigned int)) != cudaSuccess ||
+                    cudaMalloc((void **)&p.stamp, 2 * PAIR_STAMPS * sizeof(uint64_t)) !=
+                        cudaSuccess ||
+                    cudaStreamCreateWithFlags(&p.s[1], cudaStreamNonBlocking) != cudaSuccess ||
+                    !(p.h_stamp = malloc(2 * PAIR_STAMPS * sizeof(uint64_t)))))
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: pair buffers or streams failed");
+    p.s[0] = g->stream[0];
+    node_src nr[2] = {src, src};
+    nr[1].comm = src.comm2;
+    double (*bt)[NBUSY][2] = calloc(PAIR_ROUNDS, sizeof *bt);
+    double (*pt)[NPAIR][4] = calloc(PAIR_ROUNDS, sizeof *pt);
+    double (*qt)[NPAIR][4] = calloc(PAIR_ROUNDS, sizeof *qt);
+    double *col = calloc(PAIR_ROUNDS, sizeof *col);
+    if (rc == 0 && !(bt && pt && qt && col))
+        rc = err_set(e, ERR_SYSTEM, "pair: %d rounds", PAIR_ROUNDS);
+    double warm;
+    for (int k = 0; k < NBUSY && rc == 0; k++) /* warm-up: NCCL connects at first use */
+        rc = busy_calls(g, &src, busy_row[k].kind, 0, busy_row[k].calls, &warm, e);
+    for (int r = 0; r < PAIR_ROUNDS && rc == 0; r++) {
+        for (int k = 0; k < NBUSY && rc == 0; k++)
+            for (int b = 0; b < 2 && rc == 0; b++)
+                rc = busy_calls(g, &src, busy_row[k].kind, b, busy_row[k].calls, &bt[r][k][b],
+                                e);
+        for (int d = 0; d < NPAIR && rc == 0; d++)
+            rc = pair_round(g, o, &p, pair_spin_us[d], NULL, pt[r][d], e);
+        for (int d = 0; d < NPAIR && rc == 0; d++)
+            rc = pair_round(g, o, &p, pair_spin_us[d], nr, qt[r][d], e);
+    }
+    char name[64];
+    for (int k = 0; k < NBUSY && rc == 0; k++)
+        for (int b = 0; b < 2; b++) {
+            for (int r = 0; r < PAIR_ROUNDS; r++)
+                col[r] = bt[r][k][b];
+            qsort(col, PAIR_ROUNDS, sizeof col[0], cmp_double);
+            snprintf(name, sizeof name, "%s%s-host", busy_row[k].name, b ? "-busy" : "");
+            row(out, name, (long long)busy_row[k].calls * PAIR_ROUNDS, col[PAIR_ROUNDS / 2]);
+        }
+    static const char *const what[4] = {"eager", "eager-host", "skew", "graph"};
+    int n = o->iters < PAIR_STAMPS ? o->iters : PAIR_STAMPS - 1;
+    for (int d = 0; d < NPAIR && rc == 0; d++)
+        for (int w = 0; w < 4; w++) {
+            for (int r = 0; r < PAIR_ROUNDS; r++)
+                col[r] = pt[r][d][w];
+            qsort(col, PAIR_ROUNDS, sizeof col[0], cmp_double);
+            snprintf(name, sizeof name, "pair-%d-%s", pair_spin_us[d], what[w]);
+            row(out, name, (long long)(w == 3 ? PAIR_GRAPH_CALLS * 4 : n) * PAIR_ROUNDS,
+                col[PAIR_ROUNDS / 2]);
+        }
+    for (int d = 0; d < NPAIR && rc == 0; d++)
+        for (int w = 0; w < 3; w++) {
+            for (int r = 0; r < PAIR_ROUNDS; r++)
+                col[r] = qt[r][d][w];
+            qsort(col, PAIR_ROUNDS, sizeof col[0], cmp_double);
+            snprintf(name, sizeof name, "pairnccl-%d-%s", pair_spin_us[d], what[w]);
+            row(out, name, (long long)n * PAIR_ROUNDS, col[PAIR_ROUNDS / 2]);
+        }
+    free(qt);
+    free(bt);
+    free(pt);
+    free(col);
+    if (!g->wedged) {
+        gpu_step(g, 0, "ncclCommDestroy (1 rank, two communicators)");
+        if (src.comm)
+            ncclCommDestroy(src.comm);
+        if (src.comm2)
+            ncclCommDestroy(src.comm2);
+        gpu_step_done(g);
+        if (src.s2)
+            cudaStreamDestroy(src.s2);
+        if (p.s[1])
+            cudaStreamDestroy(p.s[1]);
+        cudaFree(src.in);
+        cudaFree(src.out);
+        cudaFree(p.flag);
+        cudaFree(p.stamp);
+    }
+    free(p.h_stamp);
+    return rc;
+}
+
 int launch_measure(gpu_ctx *g, const opts *o, out_file *out, err *e)
 {
     cudaStream_t s = g->stream[0];
@@ -879,6 +1167,8 @@ int launch_measure(gpu_ctx *g, const opts *o, out_file *out, err *e)
         return copy_rows(g, o, out, e);
     if (o->post)
         return post_rows(g, o, out, e);
+    if (o->pair)
+        return pair_rows(g, o, out, e);
     double us;
     TRY(timed(g, NULL, o->warmup > 0 ? o->warmup : 1, &us, e));
     TRY(timed(g, NULL, o->iters, &us, e));

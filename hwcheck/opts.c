@@ -125,6 +125,13 @@ static int set_post(opts *o, const char *a, err *e)
     return 0;
 }
 
+static int set_pair(opts *o, const char *a, err *e)
+{
+    (void)a, (void)e;
+    o->pair = 1;
+    return 0;
+}
+
 static int set_copy_only(opts *o, const char *a, err *e)
 {
     (void)a, (void)e;
@@ -264,6 +271,10 @@ static const opt_def table[] = {
      "launch: only NCCL Simple's slice post (post-W-S rows): a block's stores into host or "
      "device memory, its barrier, a flag with and without fence.acq_rel.sys",
      set_post},
+    {"pair", 0, NULL, OPTS_LAUNCH,
+     "launch: only the host's issue behind busy streams (-busy-host rows) and two ranks' "
+     "kernels from one thread (pair-D rows: eager, host, start skew, graph)",
+     set_pair},
     {"copy-only", 0, NULL, OPTS_LAUNCH,
      "launch: only graph-node and copy kernels of 1-132 blocks at 16 B and one and two packs "
      "per thread, per graph node",
@@ -400,6 +411,9 @@ int opts_parse(opts *o, int argc, char **argv, err *e)
     }
     if (o->nccl_only && o->copy_only)
         return err_set(e, ERR_USAGE, "%s: --nccl-only and --copy-only exclude each other", mode);
+    if (o->pair && (o->nccl_only || o->copy_only || o->post))
+        return err_set(e, ERR_USAGE, "%s: --pair excludes --nccl-only, --copy-only and --post",
+                       mode);
     if (o->graph && o->eager)
         return err_set(e, ERR_USAGE, "%s: --graph and --eager exclude each other", mode);
     if (o->rounds && !o->nccl_only)

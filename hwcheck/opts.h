@@ -49,6 +49,7 @@ typedef struct opts {
     int nccl_only;            /* launch --nccl-only: NCCL's host-cost rows alone */
     int post;                 /* launch --post: the slice-post rows alone */
     int copy_only;            /* launch --copy-only: graph-node and the copy-node rows */
+    int pair;                 /* launch --pair: the busy-stream and two-rank pair rows alone */
     int rounds;               /* launch --nccl-only --rounds: rounds, each written (0 = 7, medians) */
     int cuda_alloc;           /* --alloc cuda: NCCL buffers from cudaMalloc (default ncclMemAlloc) */
     int vranks;               /* --virtual-ranks (0 = off) */

@@ -216,6 +216,15 @@ static void test_host_kernel_and_replay_modes(void **state)
     assert_non_null(strstr(e.msg, "exclude"));
     const char *l[] = {"coll", "--copy-only"};
     assert_int_equal(parse(&o, OPTS_COLL, 2, l, &e), ERR_USAGE);
+    /* --pair alone: not with another launch mode, and launch's alone. */
+    const char *m[] = {"launch", "--pair"};
+    assert_int_equal(parse(&o, OPTS_LAUNCH, 2, m, &e), 0);
+    assert_true(o.pair == 1 && o.post == 0);
+    const char *n[] = {"launch", "--pair", "--post"};
+    assert_int_equal(parse(&o, OPTS_LAUNCH, 3, n, &e), ERR_USAGE);
+    assert_non_null(strstr(e.msg, "--pair excludes"));
+    const char *q[] = {"coll", "--pair"};
+    assert_int_equal(parse(&o, OPTS_COLL, 2, q, &e), ERR_USAGE);
 }
 
 static void test_copy_kernel_shape(void **state)

@@ -78,7 +78,8 @@ typedef struct kern_ctl {
 enum {
     KERN_WHERE_BARRIER0 = 1, KERN_WHERE_BARRIER1, KERN_WHERE_BARRIER2, KERN_WHERE_PINGPONG,
     KERN_WHERE_SHM_DATA, /* an SHM receiver waiting for its tail */
-    KERN_WHERE_SHM_CREDIT /* an SHM sender waiting for FIFO room (the peer's head) */
+    KERN_WHERE_SHM_CREDIT, /* an SHM sender waiting for FIFO room (the peer's head) */
+    KERN_WHERE_PAIR /* a pair kernel waiting for its peer's start (kern_pair_spin) */
 };
 
 /* Per-rank signal area (device memory of that rank, zeroed once before use by
@@ -170,6 +171,17 @@ cudaError_t kern_post_loop(void *data, size_t bytes, unsigned int *flag, int n, 
  * 0 without the flag's read. sink: device memory of 512 x 16 bytes. */
 cudaError_t kern_recv_loop(const void *data, size_t bytes, const unsigned int *flag, int n,
                            int mode, void *sink, cudaStream_t s);
+
+/* One of two kernels that meet as the two ranks of a ring do (one thread):
+ * it takes its call number v = *mine + 1 (only this kernel's stream writes
+ * *mine), stores its start time (%globaltimer, ns) into stamp[v % stamps],
+ * stores v into *mine (release), waits until *peer reaches v, then spins
+ * duration_ns from that meeting. The two flags are device memory of one GPU,
+ * zeroed once; the two kernels run on two streams of it, so they overlap as
+ * two GPUs' kernels do. cudaErrorInvalidValue when stamps < 1. */
+cudaError_t kern_pair_spin(unsigned int *mine, const unsigned int *peer, uint64_t *stamp,
+                           int stamps, uint64_t duration_ns, kern_ctl *ctl,
+                           uint64_t timeout_ns, cudaStream_t s);
 
 /* An empty kernel of one thread (launch overhead). */
 cudaError_t kern_empty(cudaStream_t s);

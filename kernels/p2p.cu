@@ -86,6 +86,26 @@ __global__ void spin(uint64_t duration_ns, kern_ctl *ctl)
             return;
 }
 
+/* A ring's two ranks, one thread each (kern_pair_spin). */
+__global__ void pair_spin(volatile unsigned int *mine, const volatile unsigned int *peer,
+                          uint64_t *stamp, int stamps, uint64_t duration_ns, kern_ctl *ctl,
+                          uint64_t timeout_ns)
+{
+    unsigned int v = *mine + 1u;
+    stamp[v % (unsigned int)stamps] = kdev_now_ns();
+    kdev_st_release(mine, v);
+    int rc = kdev_wait_flag(peer, v, ctl, timeout_ns);
+    if (rc != KERN_OK) {
+        kdev_fail(ctl, rc, KERN_WHERE_PAIR, 0, v);
+        return;
+    }
+    uint64_t t0 = kdev_now_ns();
+    unsigned int n = 0;
+    while (kdev_now_ns() - t0 < duration_ns)
+        if ((++n & 1023u) == 0 && ctl && ctl->abort)
+            return;
+}
+
 __global__ void empty(void) {}
 
 /* One thread stores 1..n into *flag: mode 2 as a custom kernel's barrier
@@ -244,6 +264,16 @@ extern "C" cudaError_t kern_signal_loop(unsigned int *flag, int n, int mode, cud
     if (n < 1 || mode < 0 || mode > 2)
         return cudaErrorInvalidValue;
     signal_loop<<<1, 1, 0, s>>>(flag, n, mode);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t kern_pair_spin(unsigned int *mine, const unsigned int *peer,
+                                      uint64_t *stamp, int stamps, uint64_t duration_ns,
+                                      kern_ctl *ctl, uint64_t timeout_ns, cudaStream_t s)
+{
+    if (stamps < 1)
+        return cudaErrorInvalidValue;
+    pair_spin<<<1, 1, 0, s>>>(mine, peer, stamp, stamps, duration_ns, ctl, timeout_ns);
     return cudaGetLastError();
 }
 
