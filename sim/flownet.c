@@ -179,6 +179,8 @@ int flownet_add_link(flownet *n, double cap_Bps)
 
 int flownet_nlinks(const flownet *n) { return n->nlinks; }
 
+int flownet_links_room(const flownet *n) { return n->links_cap; }
+
 int flownet_reserve_links(flownet *n, int nlinks)
 {
     if (nlinks <= n->links_cap)

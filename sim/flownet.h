@@ -33,6 +33,8 @@ int flownet_nlinks(const flownet *n);
 /* Room for n links in all, allocated at once (no growth while they are
  * added); 0, or -1 on OOM (nothing changed). */
 int flownet_reserve_links(flownet *n, int nlinks);
+/* Links the network holds room for now (at least flownet_nlinks). */
+int flownet_links_room(const flownet *n);
 /* Set the nominal capacity of a link no flow has used since the last reset. */
 void flownet_set_cap(flownet *n, int link, double cap_Bps);
 /* Capacity rule, called by flownet_solve for a link whose flow set changed. */

@@ -99,8 +99,10 @@ struct sched {
     sim_ps path_end, path[4];
     /* links */
     arena *names;
-    const char **link_names;
+    const char **link_names;   /* NULL: named by namer when first asked */
     size_t link_names_cap;
+    sched_name_fn *namer;
+    const void *namer_ctx;
 };
 
 static inline struct task *T(const sched *s, size_t id)
@@ -186,8 +188,8 @@ int sched_link(sched *s, double cap_Bps, const char *name)
     int n = flownet_nlinks(s->net);
     if (grow(&s->link_names, &s->link_names_cap, (size_t)n + 1, sizeof(char *)))
         return -1;
-    const char *copy = arena_strdup(s->names, name ? name : "");
-    if (!copy)
+    const char *copy = name || !s->namer ? arena_strdup(s->names, name ? name : "") : NULL;
+    if (!copy && (name || !s->namer))
         return -1;
     int id = flownet_add_link(s->net, cap_Bps);
     if (id < 0)
@@ -198,6 +200,8 @@ int sched_link(sched *s, double cap_Bps, const char *name)
 
 int sched_nlinks(const sched *s) { return flownet_nlinks(s->net); }
 
+int sched_links_room(const sched *s) { return flownet_links_room(s->net); }
+
 int sched_reserve_links(sched *s, int nlinks)
 {
     if (nlinks < 0 || grow(&s->link_names, &s->link_names_cap, (size_t)nlinks, sizeof(char *)))
@@ -205,10 +209,29 @@ int sched_reserve_links(sched *s, int nlinks)
     return flownet_reserve_links(s->net, nlinks);
 }
 
+void sched_link_namer(sched *s, sched_name_fn *fn, const void *ctx)
+{
+    s->namer = fn;
+    s->namer_ctx = ctx;
+}
+
+/* A link's name, made by the namer the first time (the names are logically
+ * const); "" if that runs out of memory. */
+static const char *name_of(const sched *sc, int link)
+{
+    sched *s = (sched *)sc;
+    if (!s->link_names[link]) {
+        char buf[160];
+        s->namer(s->namer_ctx, link, buf, sizeof buf);
+        s->link_names[link] = arena_strdup(s->names, buf);
+    }
+    return s->link_names[link] ? s->link_names[link] : "";
+}
+
 const char *sched_link_name(const sched *s, int link)
 {
     ASSERTF(link >= 0 && link < sched_nlinks(s), "link %d of %d", link, sched_nlinks(s));
-    return s->link_names[link];
+    return name_of(s, link);
 }
 
 void sched_link_rule(sched *s, int link, sched_cap_fn *fn, void *ctx)
@@ -618,7 +641,7 @@ static int report_starved(sched *s, err *e)
     return err_set(e, ERR_CHECK,
                    "flow task %d '%s' can never finish: %d flow(s) stuck at rate 0 "
                    "(link '%s' has %g B/s); %zu of %zu tasks never ended",
-                   t, label_of(s, t), flownet_nactive(s->net), s->link_names[worst],
+                   t, label_of(s, t), flownet_nactive(s->net), name_of(s, worst),
                    flownet_link_cap(s->net, worst), s->ntasks - s->nended, s->ntasks);
 }
 
@@ -779,7 +802,7 @@ static void tlw_free(sched *s)
 static void tlw_counter(void *ctx, int64_t t, int link, double rate_Bps)
 {
     sched *s = ctx;
-    tl_counter(&s->tlw->tl, TL_PID_LINKS, t, s->link_names[link], "GB/s", rate_Bps * 1e-9);
+    tl_counter(&s->tlw->tl, TL_PID_LINKS, t, name_of(s, link), "GB/s", rate_Bps * 1e-9);
 }
 
 void sched_task_lane(sched *s, int task, uint32_t lane, uint32_t note)
@@ -962,7 +985,7 @@ static void tlw_task(sched *s, int32_t t, sim_ps now)
         links[0] = 0;
         for (int32_t j = 0; j < k->nlinks && m < sizeof links; j++)
             m += (size_t)snprintf(links + m, sizeof links - m, "%s%s", j ? " " : "",
-                                  s->link_names[k->links[j]]);
+                                  name_of(s, k->links[j]));
         json_kv_str(tl->g, "links", links);
     }
     tl_slice_end(tl);

@@ -33,12 +33,20 @@ sched *sched_new(void);                 /* NULL on out of memory */
 void sched_free(sched *s);              /* NULL ok */
 
 /* Add a directed link (cap_Bps finite, >= 0; 0 starves its flows); returns
- * its id (>= 0) or -1 on OOM. name is copied. */
+ * its id (>= 0) or -1 on OOM. name is copied; NULL: named by the namer
+ * (sched_link_namer) when its name is first asked for, "" without one. */
 int sched_link(sched *s, double cap_Bps, const char *name);
+/* Writes link's name into buf (n bytes, 160 at least), NUL-terminated. */
+typedef void sched_name_fn(const void *ctx, int link, char *buf, size_t n);
+/* Names the links added with no name; ctx must outlive s. A builder of many
+ * links most runs never name (a topology's) makes no names up front. */
+void sched_link_namer(sched *s, sched_name_fn *fn, const void *ctx);
 int sched_nlinks(const sched *s);
 /* Room for nlinks links in all at once (a builder that knows how many it
  * adds); 0, or -1 on OOM. */
 int sched_reserve_links(sched *s, int nlinks);
+/* Links the engine holds room for now (at least sched_nlinks). */
+int sched_links_room(const sched *s);
 const char *sched_link_name(const sched *s, int link);
 void sched_link_rule(sched *s, int link, sched_cap_fn *fn, void *ctx);
 /* Set a link's capacity later (while no flow has used it), e.g. once it is

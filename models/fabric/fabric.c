@@ -62,6 +62,7 @@ struct fabric {
     int *is_nvlink;    /* per engine link: carries the gradual-saturation rule */
     int *root_of;      /* per node: root port above it, -1 */
     int *hostmem_of;   /* per node */
+    unsigned char *host; /* per node: host memory or a CPU (is_host) */
     /* group table (tags): slots in use by flows in flight, and a free list */
     group *groups;
     int ngroups, groups_cap;
@@ -328,11 +329,15 @@ static double nvlink_rule(void *ctx, int link, const uint32_t *tags, int ntags,
     return nominal_Bps * sum / (sum + n0);
 }
 
-static int is_host(const topo *t, int node)
+static int host_node(const topo *t, int node)
 {
     topo_kind k = topo_node_at(t, node)->kind;
     return k == TOPO_HOSTMEM || k == TOPO_CPU;
 }
+
+/* Is node host memory or a CPU? (host_node, kept per node: the rotation
+ * check asks four times per leg) */
+static int is_host(const fabric *f, int node) { return f->host[node]; }
 
 static int compute_hostmem(const topo *t, int node)
 {
@@ -519,6 +524,15 @@ static void join_name(char *buf, size_t n, const char *a, const char *sep, const
     buf[k] = 0;
 }
 
+/* Engine link 2l (2l + 1) of topology link l: "a>b" ("b>a"). */
+static void engine_link_name(const void *ctx, int link, char *buf, size_t n)
+{
+    const topo *t = ctx;
+    const topo_link *tl = topo_link_at(t, link / 2);
+    const char *a = topo_node_at(t, tl->a)->name, *b = topo_node_at(t, tl->b)->name;
+    join_name(buf, n, link % 2 ? b : a, ">", link % 2 ? a : b);
+}
+
 /* part[v]: a representative of the nodes joined to v by links (those
  * other than PCIe when pcie is 0): union-find, paths halved. */
 static void link_parts(const topo *t, int pcie, int *part)
@@ -584,7 +598,8 @@ fabric *fabric_new(const topo *t, err *e)
         !(f->is_uplink = calloc((size_t)(2 * ntl + 1), sizeof(int))) ||
         !(f->is_nvlink = calloc((size_t)(2 * ntl + 1), sizeof(int))) ||
         !(f->root_of = malloc(sizeof(int) * (size_t)nn)) ||
-        !(f->hostmem_of = malloc(sizeof(int) * (size_t)nn)))
+        !(f->hostmem_of = malloc(sizeof(int) * (size_t)nn)) ||
+        !(f->host = malloc((size_t)(nn > 0 ? nn : 1))))
         goto oom;
     f->t = t;
     f->nlinks_topo = ntl;
@@ -600,14 +615,13 @@ fabric *fabric_new(const topo *t, err *e)
     if (sched_reserve_links(f->s, 2 * ntl + nsock + per_gpu * topo_ngpus(t)))
         goto oom;
     char name[160];
+    /* A topology link's two directions are "a>b" and "b>a", named only when
+     * a name is asked for (engine_link_name). */
+    sched_link_namer(f->s, engine_link_name, t);
     for (int l = 0; l < ntl; l++) {
         const topo_link *tl = topo_link_at(t, l);
-        const char *a = topo_node_at(t, tl->a)->name, *b = topo_node_at(t, tl->b)->name;
-        join_name(name, sizeof name, a, ">", b);
-        if (sched_link(f->s, link_cap(t, 2 * l), name) != 2 * l)
-            goto oom;
-        join_name(name, sizeof name, b, ">", a);
-        if (sched_link(f->s, link_cap(t, 2 * l + 1), name) != 2 * l + 1)
+        if (sched_link(f->s, link_cap(t, 2 * l), NULL) != 2 * l ||
+            sched_link(f->s, link_cap(t, 2 * l + 1), NULL) != 2 * l + 1)
             goto oom;
         /* The arbitration rules watch traffic leaving a switch upwards. */
         const topo_node *na = topo_node_at(t, tl->a), *nb = topo_node_at(t, tl->b);
@@ -638,6 +652,7 @@ fabric *fabric_new(const topo *t, err *e)
     for (int n = 0; n < nn; n++) {
         f->root_of[n] = topo_root_port(t, n);
         f->hostmem_of[n] = compute_hostmem(t, n);
+        f->host[n] = (unsigned char)host_node(t, n);
         f->read_link[n] = f->hol_link[n] = f->hol_out[n] = f->cta_st[n] = f->cta_ld[n] = -1;
         f->cta_sth[n] = f->cta_ldh[n] = f->host_mix[n] = f->cta_ceil[n] = -1;
     }
@@ -757,6 +772,7 @@ void fabric_free(fabric *f)
     free(f->is_nvlink);
     free(f->root_of);
     free(f->hostmem_of);
+    free(f->host);
     for (int i = 0; f->groups && i < f->ngroups; i++)
         free(f->groups[i].ups);
     free(f->groups);
@@ -1039,7 +1055,7 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
         if (legs[i].op != FAB_WRITE && legs[i].op != FAB_READ)
             continue;   /* a copy engine's leg: no thread block */
         int rd = fab_is_read(legs[i].op), far = rd ? legs[i].a : legs[i].b;
-        int host = is_host(f->t, far);
+        int host = is_host(f, far);
         int w = rd ? (host ? f->cta_ldh : f->cta_ld)[legs[i].b]
                    : (host ? f->cta_sth : f->cta_st)[legs[i].a];
         /* Against host memory a block's loads move its bytes in flight per
@@ -1057,7 +1073,7 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
             continue;
         int rd = fab_is_read(legs[i].op), gpu = rd ? legs[i].b : legs[i].a;
         int far = rd ? legs[i].a : legs[i].b;
-        if (is_host(f->t, far) && f->host_mix[gpu] >= 0 && !(f->off & FAB_NO_HOST_MIXED))
+        if (is_host(f, far) && f->host_mix[gpu] >= 0 && !(f->off & FAB_NO_HOST_MIXED))
             nl = add_link(f, nl, f->host_mix[gpu], wire);
     }
     for (int i = 0; i < nl; i++)  /* clear the slots for the next group */
@@ -1133,7 +1149,7 @@ double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer,
                              double inflight_B, double threads)
 {
     const topo_params *p = topo_params_get(f->t);
-    if (peer >= 0 && is_host(f->t, peer)) {
+    if (peer >= 0 && is_host(f, peer)) {
         double h = op == FAB_WRITE ? p->cta_store_host_Bps
                  : op == FAB_READ  ? p->cta_load_host_Bps : 0;
         if (h == 0)
@@ -1224,7 +1240,7 @@ int fabric_xfer_block(fabric *f, const fabric_leg *legs, int n, const fabric_blo
     double bw[2], cw = ceil ? blk->local_B : 0;
     for (int i = 0; i < n; i++) {
         l[i] = (leg){legs[i].op, legs[i].a, legs[i].b};
-        int rd = fab_is_read(legs[i].op), host = is_host(f->t, rd ? legs[i].a : legs[i].b);
+        int rd = fab_is_read(legs[i].op), host = is_host(f, rd ? legs[i].a : legs[i].b);
         /* The block's loads move its bytes in flight per round trip: from
          * host memory under host-inflight, elsewhere under a ceiling
          * (block-ceiling); else the reference block's weight. Against host
@@ -1256,8 +1272,8 @@ int fabric_xfer_block(fabric *f, const fabric_leg *legs, int n, const fabric_blo
 static int leg_block(const fabric *f, fab_op op, int a, int b)
 {
     if (op == FAB_WRITE)
-        return (is_host(f->t, b) ? f->cta_sth : f->cta_st)[a];
-    return (is_host(f->t, a) ? f->cta_ldh : f->cta_ld)[b];
+        return (is_host(f, b) ? f->cta_sth : f->cta_st)[a];
+    return (is_host(f, a) ? f->cta_ldh : f->cta_ld)[b];
 }
 
 int fabric_leg_alike(const fabric *f, fab_op op, int a0, int b0, int a1, int b1)
@@ -1270,7 +1286,7 @@ int fabric_leg_alike(const fabric *f, fab_op op, int a0, int b0, int a1, int b1)
     if (h <= 0 || topo_route(f->t, a1, b1, &l1, &d1) != h)
         return 0;
     if (fabric_lat_ps(f, op, a0, b0) != fabric_lat_ps(f, op, a1, b1) ||
-        is_host(f->t, a0) != is_host(f->t, a1) || is_host(f->t, b0) != is_host(f->t, b1) ||
+        is_host(f, a0) != is_host(f, a1) || is_host(f, b0) != is_host(f, b1) ||
         (leg_block(f, op, a0, b0) < 0) != (leg_block(f, op, a1, b1) < 0))
         return 0;
     if (!rd && (f->hol_link[a0] < 0) != (f->hol_link[a1] < 0))
@@ -1339,20 +1355,25 @@ static void qhop_free(qhop *h)
     memset(h, 0, sizeof *h);
 }
 
-static int qput(qhop *h, int x, int k)
+static int qgrow(qhop *h)
 {
-    if (h->m == h->xcap) {
-        int cap = h->xcap ? 2 * h->xcap : 64;
-        int *nx = realloc(h->x, sizeof(int) * (size_t)cap);
-        if (nx)
-            h->x = nx;
-        int8_t *nk = realloc(h->k, (size_t)cap);
-        if (nk)
-            h->k = nk;
-        if (!nx || !nk)
-            return -1;
-        h->xcap = cap;
-    }
+    int cap = h->xcap ? 2 * h->xcap : 64;
+    int *nx = realloc(h->x, sizeof(int) * (size_t)cap);
+    if (nx)
+        h->x = nx;
+    int8_t *nk = realloc(h->k, (size_t)cap);
+    if (nk)
+        h->k = nk;
+    if (!nx || !nk)
+        return -1;
+    h->xcap = cap;
+    return 0;
+}
+
+static inline int qput(qhop *h, int x, int k)
+{
+    if (h->m == h->xcap && qgrow(h))
+        return -1;
     h->x[h->m] = x;
     h->k[h->m++] = (int8_t)k;
     return 0;
@@ -1422,7 +1443,7 @@ static int qhop_fill(fabric *f, fabric_hop_fn *fn, void *ctx, int r, qhop *h, in
         if ((!rdg && f->hol_link[a] >= 0 && first == f->hol_out[a] && qput(h, f->hol_link[a], XK_HOL)) ||
             (rdg && f->read_link[b] >= 0 && qput(h, f->read_link[b], XK_TAGS)) ||
             (w >= 0 && qput(h, w, XK_BLOCK)) ||
-            (is_host(f->t, rdg ? a : b) && f->host_mix[gpu] >= 0 && qput(h, f->host_mix[gpu], XK_MIX)))
+            (is_host(f, rdg ? a : b) && f->host_mix[gpu] >= 0 && qput(h, f->host_mix[gpu], XK_MIX)))
             return -1;
     }
     if (pass >= 0 && f->cta_st[pass] >= 0 && qput(h, f->cta_st[pass], XK_PASS))
@@ -1460,7 +1481,7 @@ static int qhop_alike(const fabric *f, const qhop *h0, const qhop *h1, double *b
     for (int g = 0; g < h0->nlegs; g++) {
         int a0 = h0->a[g], b0 = h0->b[g], a1 = h1->a[g], b1 = h1->b[g];
         if (h0->op[g] != h1->op[g] || h0->lat[g] != h1->lat[g] ||
-            is_host(f->t, a0) != is_host(f->t, a1) || is_host(f->t, b0) != is_host(f->t, b1))
+            is_host(f, a0) != is_host(f, a1) || is_host(f, b0) != is_host(f, b1))
             return 0;
         if (h0->op[g] == FAB_READ && topo_read_tags(f->t, b0) != topo_read_tags(f->t, b1))
             return 0;
@@ -1536,24 +1557,30 @@ int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, 
         ok = qhop_fill(f, fn, ctx, r, &reps[r], &rl, &rd, &rcap) > 0;
     /* A few hops spread over the ring first: routes that do not turn with
      * the rotation (ties broken by node order) show there at once, where the
-     * pass below would meet them only half-way, and so at half its cost. */
+     * pass below would meet them only half-way, and so at half its cost.
+     * They are kept (early[], hop index in early_r[]) for the pass below,
+     * which takes each instead of filling it again: a fill depends on the
+     * hop index alone, so the pass compares the same crossings. */
+    qhop early[14] = {{0}}, spare = {0};
+    int early_r[14], nearly = 0;
     for (int k = 1; ok && n >= 16 && k < 8; k++) {
         int r = k * (n / 8);
-        qhop h0 = {0}, h1 = {0};
-        ok = qhop_fill(f, fn, ctx, r, &h0, &rl, &rd, &rcap) > 0 &&
-             qhop_fill(f, fn, ctx, (r + p) % n, &h1, &rl, &rd, &rcap) > 0 &&
-             qhop_alike(f, &h0, &h1, budget, alike);
-        for (int j = 0; ok && j < h0.m; j++) {
-            if (h0.k[j] == XK_LEG)
+        qhop *h0 = &early[nearly], *h1 = &early[nearly + 1];
+        early_r[nearly] = r;
+        early_r[nearly + 1] = (r + p) % n;
+        nearly += 2;
+        ok = qhop_fill(f, fn, ctx, r, h0, &rl, &rd, &rcap) > 0 &&
+             qhop_fill(f, fn, ctx, (r + p) % n, h1, &rl, &rd, &rcap) > 0 &&
+             qhop_alike(f, h0, h1, budget, alike);
+        for (int j = 0; ok && j < h0->m; j++) {
+            if (h0->k[j] == XK_LEG)
                 continue;
-            int x = h0.x[j], y = h1.x[j];
+            int x = h0->x[j], y = h1->x[j];
             ok = (img[x] < 0 || img[x] == y) && (pre[y] < 0 || pre[y] == x);
             img[x] = y;
             pre[y] = x;
             seen = ok ? 0 : n; /* alike hops whose links do not turn together */
         }
-        qhop_free(&h0);
-        qhop_free(&h1);
     }
     for (int i = 0; ok && i < 2 * nl; i++)
         img[i] = -1;
@@ -1571,7 +1598,17 @@ int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, 
         }
         if (r + p < n) {
             h1 = &win[r % p];
-            ok = qhop_fill(f, fn, ctx, r + p, &win[r % p], &rl, &rd, &rcap) > 0;
+            int e = 0;
+            while (e < nearly && (early_r[e] != r + p || !early[e].nlegs))
+                e++;
+            if (e < nearly) { /* filled by the spread hops above */
+                win[r % p] = early[e];
+                memset(&early[e], 0, sizeof early[e]);
+            } else {
+                win[r % p] = spare; /* the last hop's buffers, refilled */
+                memset(&spare, 0, sizeof spare);
+                ok = qhop_fill(f, fn, ctx, r + p, &win[r % p], &rl, &rd, &rcap) > 0;
+            }
         } else {
             h1 = &reps[r + p - n];
         }
@@ -1585,8 +1622,12 @@ int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, 
             img[x] = y;
             pre[y] = x;
         }
-        qhop_free(&cur);
+        qhop_free(&spare);
+        spare = cur;
     }
+    qhop_free(&spare);
+    for (int e = 0; e < nearly; e++)
+        qhop_free(&early[e]);
     /* Each orbit of n / p links, named by its first link crossed by hops
      * 0..p-1, off[] the step of each link from it. A collapse rule's link
      * carries crossings of those hops only on the orbit's named link (they

@@ -1317,6 +1317,96 @@ static int xbar4_legs(void *ctx, int r, fab_op *op, int *a, int *b, int cap, int
     return 3;
 }
 
+/* The engine links of a fabric are reserved at once (sched_reserve_links),
+ * not grown by doubling as they are added. nvswitch-64 (`collsim topo show
+ * nvswitch-64`: 216 links; no block, socket-read or host-mix budget set):
+ * each link's two directions, 2 x 216 = 432, and each GPU's read tags and
+ * posted-write queue, 2 x 64 = 128: 560 engine links, and room for exactly
+ * 560 (grown from 16 by doubling the room would be 1,024). */
+static void test_links_reserved(void **state)
+{
+    (void)state;
+    topo *t = NULL;
+    err e = {0};
+    assert_int_equal(topo_load("nvswitch-64", &t, &e), 0);
+    assert_int_equal(topo_nlinks(t), 216);
+    fabric *f = fabric_new(t, &e);
+    assert_non_null(f);
+    assert_int_equal(sched_nlinks(fabric_sched(f)), 560);
+    assert_int_equal(sched_links_room(fabric_sched(f)), 560);
+    fabric_free(f);
+    topo_free(t);
+}
+
+/* A topology link's engine links are named when first asked for, as they
+ * were when made: rtxpro6000-8x-pcie5-2s (`collsim topo show`) lists cpu0-mem0
+ * as link 0 and the socket link cpu0-cpu1 as link 2, so engine links 0, 1 are
+ * "cpu0>mem0", "mem0>cpu0" and 4, 5 "cpu0>cpu1", "cpu1>cpu0"; its socket link
+ * is the only one, so the peer-read links of its two directions come first
+ * after the 2 x ntl directions: "cpu0>cpu1.peer-reads", "cpu1>cpu0.peer-reads". */
+static void test_link_names(void **state)
+{
+    (void)state;
+    topo *t = NULL;
+    err e = {0};
+    assert_int_equal(topo_load("rtxpro6000-8x-pcie5-2s", &t, &e), 0);
+    fabric *f = fabric_new(t, &e);
+    assert_non_null(f);
+    const sched *s = fabric_sched(f);
+    int ntl = topo_nlinks(t);
+    assert_string_equal(sched_link_name(s, 5), "cpu1>cpu0");
+    assert_string_equal(sched_link_name(s, 0), "cpu0>mem0");
+    assert_string_equal(sched_link_name(s, 1), "mem0>cpu0");
+    assert_string_equal(sched_link_name(s, 4), "cpu0>cpu1");
+    assert_string_equal(sched_link_name(s, 2 * ntl), "cpu0>cpu1.peer-reads");
+    assert_string_equal(sched_link_name(s, 2 * ntl + 1), "cpu1>cpu0.peer-reads");
+    fabric_free(f);
+    topo_free(t);
+}
+
+/* A one-shot's writes from rank r to every peer (ctx: the GPU nodes, 16),
+ * counting the hops whose legs it writes. */
+typedef struct count_legs {
+    const int *node;
+    int fills;
+} count_legs;
+
+static int xbar16_legs(void *ctx, int r, fab_op *op, int *a, int *b, int cap, int *pass_gpu)
+{
+    count_legs *c = ctx;
+    if (cap < 15)
+        return 15;
+    for (int q = 1; q < 16; q++)
+        op[q - 1] = FAB_WRITE, a[q - 1] = c->node[r], b[q - 1] = c->node[(r + q) % 16];
+    *pass_gpu = -1;
+    c->fills++;
+    return 15;
+}
+
+/* The rotation check takes each hop's legs once. nvswitch-16, p = 1: it
+ * fills hop 0 (the representative), then the seven spread pairs r = 2k and
+ * r + 1 for k = 1..7 (hops 2..15), which the pass over r = 0..15 takes
+ * instead of filling them again, so that it fills hop 1 alone: 16 fills,
+ * one per hop (filled again: 1 + 14 + 15 = 30). Every hop is its
+ * predecessor's image on the crossbar: bundled (1). */
+static void test_quotient_fills_once(void **state)
+{
+    (void)state;
+    topo *t = NULL;
+    err e = {0};
+    assert_int_equal(topo_load("nvswitch-16", &t, &e), 0);
+    fabric *f = fabric_new(t, &e);
+    assert_non_null(f);
+    int node_of[16];
+    for (int g = 0; g < 16; g++)
+        node_of[g] = topo_gpu_node(t, g);
+    count_legs c = {node_of, 0};
+    assert_int_equal(fabric_rotation_quotient_fn(f, xbar16_legs, &c, 16, 1), 1);
+    assert_int_equal(c.fills, 16);
+    fabric_free(f);
+    topo_free(t);
+}
+
 static void test_quotient_nvlink_senders(void **state)
 {
     (void)state;
@@ -1443,7 +1533,8 @@ int main(void)
         cmocka_unit_test(test_kernel_start),     cmocka_unit_test(test_read_group_order),
         cmocka_unit_test(test_breakdown_sums),    cmocka_unit_test(test_oneshot_graph_barrier),
         cmocka_unit_test(test_rotation_quotient), cmocka_unit_test(test_quotient_nvlink_senders),
-        cmocka_unit_test(test_quotient_unlike_links),
+        cmocka_unit_test(test_quotient_unlike_links), cmocka_unit_test(test_links_reserved),
+        cmocka_unit_test(test_quotient_fills_once), cmocka_unit_test(test_link_names),
         cmocka_unit_test(test_mech_parse),        cmocka_unit_test(test_nvlink_saturation),
         cmocka_unit_test(test_block_pass),        cmocka_unit_test(test_block_ceiling),
         cmocka_unit_test(test_block_host_trip),   cmocka_unit_test(test_trip_issue),
