@@ -164,7 +164,7 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
         const topo_params *tpp = topo_params_get(t);
         sim_ps issue = device_only ? 0
                        : !strcmp(k->impl, "nccl")
-                           ? meas_nccl_issue_ps(m, k, tpp, &q)
+                           ? meas_nccl_issue_ps(m, k, tpp, &q, res.channels)
                        : q.graph ? tpp->graph_node_ps : tpp->launch_ps;
         v->pred = (double)(res.time_ps > issue ? res.time_ps : issue) * 1e-6;
         char g[48];

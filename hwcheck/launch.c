@@ -58,7 +58,10 @@
  *   launch-busy-host, nccl-p2p-1-busy-host, nccl-2comm-p2p-1-busy-host (--pair
  *                  alone) the same calls' host time queued behind a long spin
  *                  kernel (every event NCCL records or waits for still pending),
- *                  against the same rows on idle streams; pair-D-eager,
+ *                  against the same rows on idle streams; nccl-p2p-1-size-B-host
+ *                  and nccl-2comm-p2p-1-size-B-host (B = 64 KiB - 1.5 MiB, 1-24
+ *                  channels: the plan's host work per channel, on one and on two
+ *                  communicators), idle and -busy; pair-D-eager,
  *                  -eager-host, -skew, -graph: two ranks' kernels launched by
  *                  one thread on two streams, meeting and spinning D us (see
  *                  pair_rows)
@@ -896,9 +899,20 @@ static int copy_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
 enum { PAIR_ROUNDS = 7, PAIR_GRAPH_CALLS = 50, PAIR_STAMPS = 4096 };
 /* Busy rows: kind (0 launch, 1 one-pair group, 2 two communicators) and the
  * calls queued behind the spin (few enough that the command queue never fills). */
-static const struct { int kind, calls; const char *name; } busy_row[] = {
-    {0, 100, "launch"}, {1, 100, "nccl-p2p-1"}, {2, 100, "nccl-2comm-p2p-1"},
-    {2, 25, "nccl-2comm-p2p-1-q25"}};
+/* Kinds 3 and 4: a pair of bytes to self on one communicator, or on each of
+ * two in one group, which NCCL spreads over bytes / 64 KiB channels
+ * (enqueue.cc addP2pToPlan): the plan's host work per channel, per rank. */
+static const struct { int kind, calls; size_t bytes; const char *name; } busy_row[] = {
+    {0, 100, 0, "launch"}, {1, 100, 0, "nccl-p2p-1"}, {2, 100, 0, "nccl-2comm-p2p-1"},
+    {2, 25, 0, "nccl-2comm-p2p-1-q25"},
+    {3, 100, 65536, "nccl-p2p-1-size-65536"}, {3, 100, 262144, "nccl-p2p-1-size-262144"},
+    {3, 100, 524288, "nccl-p2p-1-size-524288"}, {3, 100, 1048576, "nccl-p2p-1-size-1048576"},
+    {3, 100, 1572864, "nccl-p2p-1-size-1572864"},
+    {4, 100, 65536, "nccl-2comm-p2p-1-size-65536"},
+    {4, 100, 262144, "nccl-2comm-p2p-1-size-262144"},
+    {4, 100, 524288, "nccl-2comm-p2p-1-size-524288"},
+    {4, 100, 1048576, "nccl-2comm-p2p-1-size-1048576"},
+    {4, 100, 1572864, "nccl-2comm-p2p-1-size-1572864"}};
 enum { NBUSY = sizeof busy_row / sizeof busy_row[0] };
 static const int pair_spin_us[] = {0, 2, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28};
 enum { NPAIR = sizeof pair_spin_us / sizeof pair_spin_us[0] };
@@ -1033,18 +1047,42 @@ static int pair_round(gpu_ctx *g, const opts *o, const pair_src *p, int spin_us,
     return rc;
 }
 
-/* One busy-row kind k (0 launch, 1 one-pair group, 2 two communicators): n
+/* One group of a pair of bytes to self on each of src's two communicators
+ * (the second pair bytes further into the buffers). */
+static int p2p_group2_sized(const node_src *src, size_t bytes, cudaStream_t s, err *e)
+{
+    GPU_NC(0, ncclGroupStart());
+    ncclResult_t r = ncclSuccess;
+    for (int c = 0; c < 2 && r == ncclSuccess; c++) {
+        ncclComm_t comm = c ? src->comm2 : src->comm;
+        cudaStream_t st = c ? src->s2 : s;
+        size_t off = (size_t)c * bytes;
+        r = ncclSend((char *)src->in + off, bytes / 2, ncclBfloat16, 0, comm, st);
+        if (r == ncclSuccess)
+            r = ncclRecv((char *)src->out + off, bytes / 2, ncclBfloat16, 0, comm, st);
+    }
+    ncclResult_t end = ncclGroupEnd();
+    if (r != ncclSuccess)
+        return err_set(e, ERR_SYSTEM, "GPU 0: ncclSend/ncclRecv of %zu bytes to self (two "
+                       "communicators): %s", bytes, ncclGetErrorString(r));
+    if (end != ncclSuccess)
+        return err_set(e, ERR_SYSTEM, "GPU 0: ncclGroupEnd: %s", ncclGetErrorString(end));
+    return 0;
+}
+
+/* One busy-row kind k (0 launch, 1 one-pair group, 2 two communicators; 3, 4
+ * the same groups of bytes): n
  * calls' host time per call, the streams idle (busy 0) or queued behind a
  * spin that outlasts the calls (busy 1). */
-static int busy_calls(gpu_ctx *g, const node_src *src, int k, int busy, int n, double *host_us,
-                      err *e)
+static int busy_calls(gpu_ctx *g, const node_src *src, int k, size_t bytes, int busy, int n,
+                      double *host_us, err *e)
 {
     cudaStream_t s = g->stream[0];
     node_src kern = {0};
     if (busy) {
         uint64_t ns = (uint64_t)(BUSY_SPIN_US_PER_CALL * 1e3 * n);
         GPU_CU(0, kern_spin(ns, 1, g->ctl_dev, s));
-        if (k == 2)
+        if (k == 2 || k == 4)
             GPU_CU(0, kern_spin(ns, 1, g->ctl_dev, src->s2));
     }
     gpu_step(g, 0, busy ? "calls behind a busy stream" : "calls on an idle stream");
@@ -1054,12 +1092,16 @@ static int busy_calls(gpu_ctx *g, const node_src *src, int k, int busy, int n, d
             TRY(enqueue(&kern, s, e));
         else if (k == 1)
             TRY(p2p_group(src, 1, s, e));
-        else
+        else if (k == 2)
             TRY(p2p_group2(src, s, e));
+        else if (k == 3)
+            TRY(p2p_group_sized(src, bytes, s, e));
+        else
+            TRY(p2p_group2_sized(src, bytes, s, e));
     }
     double t1 = gpu_now_us();
     TRY(gpu_wait(g, 0, s, "busy-row calls", e));
-    if (k == 2)
+    if (k == 2 || k == 4)
         TRY(gpu_wait(g, 0, src->s2, "busy-row calls (second communicator)", e));
     *host_us = (t1 - t0) / n;
     return 0;
@@ -1094,12 +1136,13 @@ static int pair_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
         rc = err_set(e, ERR_SYSTEM, "pair: %d rounds", PAIR_ROUNDS);
     double warm;
     for (int k = 0; k < NBUSY && rc == 0; k++) /* warm-up: NCCL connects at first use */
-        rc = busy_calls(g, &src, busy_row[k].kind, 0, busy_row[k].calls, &warm, e);
+        rc = busy_calls(g, &src, busy_row[k].kind, busy_row[k].bytes, 0, busy_row[k].calls,
+                        &warm, e);
     for (int r = 0; r < PAIR_ROUNDS && rc == 0; r++) {
         for (int k = 0; k < NBUSY && rc == 0; k++)
             for (int b = 0; b < 2 && rc == 0; b++)
-                rc = busy_calls(g, &src, busy_row[k].kind, b, busy_row[k].calls, &bt[r][k][b],
-                                e);
+                rc = busy_calls(g, &src, busy_row[k].kind, busy_row[k].bytes, b,
+                                busy_row[k].calls, &bt[r][k][b], e);
         for (int d = 0; d < NPAIR && rc == 0; d++)
             rc = pair_round(g, o, &p, pair_spin_us[d], NULL, pt[r][d], e);
         for (int d = 0; d < NPAIR && rc == 0; d++)

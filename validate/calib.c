@@ -69,6 +69,8 @@ static const calib_param_desc params[] = {
     {"nccl_group_us", "NCCL's host work per kernel-launching group end beyond the launch", 0,
      1e4},
     {"nccl_p2p_op_us", "host cost of each ncclSend / ncclRecv in a group", 0, 1e4},
+    {"nccl_chan_us", "NCCL's host work per channel of an eager collective beyond its first", 0,
+     1e4},
     {NULL, NULL, 0, 0},
 };
 
@@ -476,6 +478,8 @@ void calib_apply_params(const calib *c, topo_params *p)
         p->nccl_group_ps = llround(v * 1e6);
     if (!calib_get(c, "nccl_p2p_op_us", &v))
         p->nccl_p2p_op_ps = llround(v * 1e6);
+    if (!calib_get(c, "nccl_chan_us", &v))
+        p->nccl_chan_ps = llround(v * 1e6);
 }
 
 /* Class of link id of t into buf (48 bytes). */

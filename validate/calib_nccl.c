@@ -157,7 +157,8 @@ int calib_nccl_predict(const calib_nccl *c, const topo *t, double *pred_us, err 
             err_wrap(e, "%s:%ld", meas_name(c->pt[i].p.set), c->pt[i].p.line);
             break;
         }
-        int64_t issue = meas_nccl_issue_ps(c->pt[i].p.set, c->pt[i].row, tp, &q);
+        int64_t issue =
+            meas_nccl_issue_ps(c->pt[i].p.set, c->pt[i].row, tp, &q, res.channels);
         pred_us[i] = (double)(res.time_ps > issue ? res.time_ps : issue) * 1e-6;
     }
     coll_ctx_free(cc);

@@ -287,6 +287,43 @@ static void test_nccl_keys_reach_the_model(void **state)
     assert_int_equal(topo_nccl_probe_issue_ps(&q, 1, 2, 0, 2, 7190000), 817000);
 }
 
+static void test_nccl_channel_issue(void **state)
+{
+    (void)state;
+    /* A plan's host work per channel beyond the first (docs/model.md "Per
+     * channel": nccl_chan_us 0.0143, one H200's one-pair groups over 2-64
+     * channels), once per rank the thread drives. The calibration key reaches
+     * the topology: */
+    calib *c;
+    err e = {0};
+    assert_int_equal(parse_str("collsim-calib 1\nnccl_chan_us 0.0143\n", &c, &e), 0);
+    topo_params q = {.launch_ps = 3160000, .nccl_group_ps = 2515000,
+                     .nccl_p2p_op_ps = 261000};
+    calib_apply_params(c, &q);
+    calib_free(c);
+    assert_int_equal(q.nccl_chan_ps, 14300);
+    /* A 2-rank allreduce on 24 channels from one thread: 2 x 23 x 0.0143 =
+     * 0.6578 us on top of 2 x (3.16 + 2.515 + 0.261) = 11.872, 12.5298 in
+     * all; on 1 channel nothing; 22 channels 2 x 21 x 0.0143 = 0.6006. */
+    assert_int_equal(topo_nccl_chan_issue_ps(&q, 0, 2, 0, 24, 2), 657800);
+    assert_int_equal(topo_nccl_thread_issue_ps(&q, 0, 2, 0, 2) +
+                         topo_nccl_chan_issue_ps(&q, 0, 2, 0, 24, 2),
+                     12529800);
+    assert_int_equal(topo_nccl_chan_issue_ps(&q, 0, 2, 0, 1, 2), 0);
+    assert_int_equal(topo_nccl_chan_issue_ps(&q, 0, 2, 0, 22, 2), 600600);
+    /* One thread per rank (g 1): 23 x 0.0143 = 0.3289; 8 ranks from one
+     * thread, 4 channels: 8 x 3 x 0.0143 = 0.3432. */
+    assert_int_equal(topo_nccl_chan_issue_ps(&q, 0, 2, 0, 24, 1), 328900);
+    assert_int_equal(topo_nccl_chan_issue_ps(&q, 0, 8, 0, 4, 8), 343200);
+    /* None in a graph, on one rank (no plan), for a group of sends and
+     * receives, or under a fitted per-call nccl_call_us. */
+    assert_int_equal(topo_nccl_chan_issue_ps(&q, 1, 2, 0, 24, 2), 0);
+    assert_int_equal(topo_nccl_chan_issue_ps(&q, 0, 1, 0, 24, 1), 0);
+    assert_int_equal(topo_nccl_chan_issue_ps(&q, 0, 2, 4, 24, 2), 0);
+    q.nccl_call_ps = 12760000;
+    assert_int_equal(topo_nccl_chan_issue_ps(&q, 0, 2, 0, 24, 2), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -296,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_link_class),
         cmocka_unit_test(test_apply_topology),
         cmocka_unit_test(test_nccl_keys_reach_the_model),
+        cmocka_unit_test(test_nccl_channel_issue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

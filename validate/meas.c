@@ -905,12 +905,13 @@ int64_t meas_host_probe_ps(const meas_set *m)
 }
 
 int64_t meas_nccl_issue_ps(const meas_set *m, const meas_coll *k, const topo_params *tp,
-                           const coll_req *q)
+                           const coll_req *q, int channels)
 {
     int64_t probe = k && k->probe_us > 0 ? (int64_t)llround(k->probe_us * 1e6)
                                          : meas_host_probe_ps(m);
-    return topo_nccl_probe_issue_ps(tp, q->graph, q->nranks, coll_p2p_ops(q->kind, q->nranks),
-                                    meas_gpus_per_thread(m), probe);
+    int ops = coll_p2p_ops(q->kind, q->nranks), gpus = meas_gpus_per_thread(m);
+    return topo_nccl_probe_issue_ps(tp, q->graph, q->nranks, ops, gpus, probe) +
+           topo_nccl_chan_issue_ps(tp, q->graph, q->nranks, ops, channels, gpus);
 }
 
 int meas_gpus_per_thread(const meas_set *m)

@@ -134,9 +134,10 @@ int meas_gpus_per_thread(const meas_set *m);
 int64_t meas_host_probe_ps(const meas_set *m);
 /* Host cost of one back-to-back NCCL iteration of q as m's run issued it:
  * topo_nccl_probe_issue_ps with the file's GPUs per thread and the host probe
- * of row k (its probe_us; k may be NULL), else of the file, else none. */
+ * of row k (its probe_us; k may be NULL), else of the file, else none; plus
+ * topo_nccl_chan_issue_ps for the channels the prediction ran on. */
 int64_t meas_nccl_issue_ps(const meas_set *m, const meas_coll *k, const topo_params *tp,
-                           const struct coll_req *q);
+                           const struct coll_req *q, int channels);
 /* N when the file's ranks were N virtual ranks on one GPU (hwcheck
  * --virtual-ranks, metadata `virtual_ranks`); 0 when they were real GPUs. */
 int meas_virtual_ranks(const meas_set *m);

@@ -474,9 +474,14 @@ static void test_row_probe(void **state)
     memset(&q, 0, sizeof q);
     q.kind = COLL_ALLREDUCE;
     q.nranks = 2;
-    assert_int_equal(meas_nccl_issue_ps(m, a, &tp, &q), 18478000);
-    assert_int_equal(meas_nccl_issue_ps(m, b, &tp, &q), 13858000);
-    assert_int_equal(meas_nccl_issue_ps(m, NULL, &tp, &q), 13858000);
+    assert_int_equal(meas_nccl_issue_ps(m, a, &tp, &q, 1), 18478000);
+    assert_int_equal(meas_nccl_issue_ps(m, b, &tp, &q, 1), 13858000);
+    assert_int_equal(meas_nccl_issue_ps(m, NULL, &tp, &q, 1), 13858000);
+    /* The plan's channels beyond the first add nccl_chan_us on each rank:
+     * 24 channels at 0.0143 us, 13.858 + 2 x 23 x 0.0143 = 14.5158 us. */
+    tp.nccl_chan_ps = 14300;
+    assert_int_equal(meas_nccl_issue_ps(m, b, &tp, &q, 24), 14515800);
+    assert_int_equal(meas_nccl_issue_ps(m, b, &tp, &q, 1), 13858000);
     meas_free(m);
     /* A probe that is not a number, or negative, names its place. */
     const char bad[] = "# format: collsim-meas 1\n# kind: coll\n"

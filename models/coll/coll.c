@@ -234,7 +234,9 @@ sim_ps coll_issue_ps(const topo *t, const coll_req *q, const coll_result *res, i
     const topo_params *p = topo_params_get(t);
     if (coll_algo_is_custom(res->algo))
         return graph ? p->graph_node_ps : p->launch_ps;
-    return topo_nccl_thread_issue_ps(p, graph, q->nranks, coll_p2p_ops(q->kind, q->nranks), gpus);
+    int ops = coll_p2p_ops(q->kind, q->nranks);
+    return topo_nccl_thread_issue_ps(p, graph, q->nranks, ops, gpus) +
+           topo_nccl_chan_issue_ps(p, graph, q->nranks, ops, res->channels, gpus);
 }
 
 int coll_nccl_graph_derived(int nranks) { return nranks > NCCL_TUNE_MAX_RANKS; }

@@ -407,6 +407,14 @@ static int build_h200_2x(topo *t, err *e)
     p->nccl_host_ps = 985000;
     p->nccl_group_ps = 2515000;
     p->nccl_p2p_op_ps = 261000;
+    /* The plan's host work per channel beyond the first, per rank (docs/model.md
+     * "Per channel"): one H200's one-pair groups spread over 2-64 channels
+     * (h200-1x micro/hostchan/, nccl-p2p-1-size-B-host, B / 64 KiB channels), the
+     * least-squares slope of the fast process (nccl-host-r4.csv, one-pair group
+     * 6.46 us, the level the keys above stand for): 0.0143 us (the slow
+     * processes 0.020-0.026; as a share of each process's one-pair group, the
+     * median of these and micro/pair/pairsize-r*.csv's, 0.0024 x 5.94 us = 0.0144). */
+    p->nccl_chan_ps = 14300;
     /* Gradual saturation (docs/model.md "Thread blocks"): the 36-block copy
      * kernel stores 339.2 GB/s at 256 MiB (p2p-write-blocks36.csv, mean of both
      * directions) on the fitted 379.4: N0 = 36 (379.4 / 339.2 - 1). */

@@ -95,6 +95,7 @@ static void default_params(topo_params *p)
     p->nccl_host_ps = 0;
     p->nccl_group_ps = 0;
     p->nccl_p2p_op_ps = 0;
+    p->nccl_chan_ps = 0;
 }
 
 int64_t topo_nccl_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops)
@@ -134,6 +135,15 @@ int64_t topo_nccl_probe_issue_ps(const topo_params *p, int graph, int nranks, in
     int g = gpus < 1 ? 1 : gpus < nranks ? gpus : nranks;
     int calls = p2p_ops > 0 ? p2p_ops : 1;
     return g * (probe_ps + (calls - 2) * p->nccl_p2p_op_ps);
+}
+
+int64_t topo_nccl_chan_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops,
+                                int channels, int gpus)
+{
+    if (graph || nranks <= 1 || p2p_ops > 0 || channels <= 1 || p->nccl_call_ps > 0)
+        return 0;
+    int g = gpus < 1 ? 1 : gpus < nranks ? gpus : nranks;
+    return (int64_t)g * (channels - 1) * p->nccl_chan_ps;
 }
 
 static const char *const cpu_names[CPU_NKINDS] = {
@@ -791,7 +801,8 @@ int topo_finish(topo *t, const char *where, err *e)
         p->tlp_rc_cpl_hdr < 0 || p->tlp_rc_cpl_data_bytes < 0 ||
         p->tlp_fc_ps < 0 || p->tlp_turn_ps < 0 || p->tlp_turn_cpl_ps < 0 ||
         p->nccl_call_ps < 0 || p->nccl_graph_call_ps < 0 || p->nccl_host_ps < 0 ||
-        p->nccl_group_ps < 0 || p->nccl_p2p_op_ps < 0 || p->nccl_start_ps[0] < 0 ||
+        p->nccl_group_ps < 0 || p->nccl_p2p_op_ps < 0 || p->nccl_chan_ps < 0 ||
+        p->nccl_start_ps[0] < 0 ||
         p->nccl_start_ps[1] < 0 || p->nccl_start_ps[2] < 0 || p->nccl_step_ps[0] < 0 ||
         p->nccl_step_ps[1] < 0 || p->nccl_step_ps[2] < 0 ||
         !(p->nvlink_half_blocks >= 0) || p->nvlink_half_blocks > 1e4 ||

@@ -165,6 +165,9 @@ typedef struct topo_params {
     int64_t nccl_group_ps;         /* NCCL's host work in a group end that launches its
                                       kernel (plan, launch prepare), beyond the launch */
     int64_t nccl_p2p_op_ps;        /* host cost of each ncclSend / ncclRecv in a group */
+    int64_t nccl_chan_ps;          /* NCCL's host work per channel of an eager plan beyond
+                                      its first (enqueue.cc: a proxy op, a work batch), per
+                                      rank; 0 = none */
     double nvlink_half_blocks;     /* thread blocks at which SM traffic gets half an
                                       NVLink direction's rate (gradual saturation
                                       C N / (N + N0)); 0 = the full rate always */
@@ -192,6 +195,15 @@ int64_t topo_nccl_thread_issue_ps(const topo_params *p, int graph, int nranks, i
  * on one rank and under nccl_call_ps. */
 int64_t topo_nccl_probe_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops,
                                  int gpus, int64_t probe_ps);
+/* What an eager collective's channels add to the issue above: the plan's work
+ * for each channel beyond the first (enqueue.cc scheduleCollTasksToPlan: per
+ * channel a proxy op filled in, addWorkBatchToPlan, addProxyOpIfNeeded),
+ * nccl_chan_ps each, on each of the gpus ranks one thread drives:
+ * min(gpus, nranks) x (channels - 1) x nccl_chan_ps. 0 in a CUDA graph, on one
+ * rank (no plan: ncclLaunchOneRank), for groups of sends and receives (p2p_ops
+ * > 0: not charged), for channels <= 1 and under nccl_call_ps. */
+int64_t topo_nccl_chan_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops,
+                                int channels, int gpus);
 
 /* P2P capability between two GPUs as NVML reports it (`nvidia-smi topo -p2p r`
  * and `-p2p w`; NCCL reads both): OK, or why it is not supported (NS not

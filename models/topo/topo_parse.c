@@ -83,6 +83,7 @@ static const struct param_def {
     {"nccl_host_us", P_I64, offsetof(topo_params, nccl_host_ps), 1e6, 0, 1e4, 0},
     {"nccl_group_us", P_I64, offsetof(topo_params, nccl_group_ps), 1e6, 0, 1e4, 0},
     {"nccl_p2p_op_us", P_I64, offsetof(topo_params, nccl_p2p_op_ps), 1e6, 0, 1e4, 0},
+    {"nccl_chan_us", P_I64, offsetof(topo_params, nccl_chan_ps), 1e6, 0, 1e4, 0},
     {"nvlink_half_blocks", P_DBL, offsetof(topo_params, nvlink_half_blocks), 1, 0, 1e4, 0},
     {"cta_store_host_GBps", P_DBL, offsetof(topo_params, cta_store_host_Bps), 1e9, 0, 1e5, 0},
     {"cta_load_host_GBps", P_DBL, offsetof(topo_params, cta_load_host_Bps), 1e9, 0, 1e5, 0},
