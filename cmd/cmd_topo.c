@@ -175,6 +175,10 @@ static int show(const char *name, int routes, report_format fmt, err *e)
     report_meta(r, "launch_us", "%g", (double)p->launch_ps / 1e6);
     report_meta(r, "graph_node_us", "%g", (double)p->graph_node_ps / 1e6);
     report_meta(r, "kernel_turn_us", "%g", (double)p->kernel_turn_ps / 1e6);
+    report_meta(r, "copy_host_setup_us", "%g", (double)p->copy_host_setup_ps / 1e6);
+    report_meta(r, "nvlink_req_bytes", "%g", p->nvlink_req_bytes);
+    report_meta(r, "event_record_us", "%g", (double)p->event_record_ps / 1e6);
+    report_meta(r, "loop_issue_us", "%g", (double)p->loop_issue_ps / 1e6);
     report_meta(r, "hostmem_GBps", "%g", p->hostmem_Bps / 1e9);
     report_meta(r, "kernel_base_us", "%g", (double)p->kernel_base_ps / 1e6);
     report_meta(r, "gpu_mem_GBps", "%g", p->gpu_mem_Bps / 1e9);

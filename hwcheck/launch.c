@@ -55,6 +55,24 @@
  *                  in flight per thread, between two barriers; -tail: one thread
  *                  reads the tail flag in host memory first (already set: one
  *                  read), as waitPeer does; time per slice
+ * --loop: the costs inside hwcheck's own transfer loops (xfer.c bw_case: one
+ *   host thread records a start event on each flow's stream, issues every
+ *   flow's operation in turn per iteration, each after cudaSetDevice, then an
+ *   end event per stream; a flow's time is its events' interval / N), on GPU 0,
+ *   the median of 7 interleaved rounds each:
+ *   launch-host    host time inside one empty kernel launch call
+ *   loop-kernel-host  host time of one iteration's issue of a 4 KiB copy kernel
+ *                  (132 x 512 threads, inside GPU 0) as bw_case issues it:
+ *                  cudaSetDevice, the launch, cudaGetLastError
+ *   loop-copy-host the same for a 4 KiB cudaMemcpyPeerAsync (GPU 0 to GPU 0)
+ *   setdevice-host one cudaSetDevice of the current device
+ *   event-record-host  one cudaEventRecord
+ *   loop-kernel-N, loop-copy-N  bw_case's own timing of N iterations of one
+ *                  flow (N = 1, 3, 10, 30, 100): the events' interval / N
+ *   loop-kernel2-N-fF  the same with two flows on two streams issued in turn
+ *                  (flow F = 0, 1), as a bidirectional case drives two GPUs
+ *   so that the interval's parts show: N issues, and once per loop what the
+ *   last operation runs after its issue.
  *   launch-busy-host, nccl-p2p-1-busy-host, nccl-2comm-p2p-1-busy-host (--pair
  *                  alone) the same calls' host time queued behind a long spin
  *                  kernel (every event NCCL records or waits for still pending),
@@ -879,6 +897,139 @@ static int copy_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
     return rc;
 }
 
+/* `launch --loop` (see the top of the file). */
+enum { LOOP_ROUNDS = 7, LOOP_BYTES = 4096, LOOP_BLOCKS = 132, LOOP_NS = 5, LOOP_HOST = 5 };
+static const int loop_ns[LOOP_NS] = {1, 3, 10, 30, 100};
+
+typedef struct loop_src {
+    void *in, *out;
+    cudaStream_t s[2];
+    cudaEvent_t ev0[2], ev1[2];
+} loop_src;
+
+/* One flow's operation as bw_case's enqueue issues it. */
+static int loop_issue(const loop_src *l, int copy, int k, err *e)
+{
+    GPU_CU(0, cudaSetDevice(0));
+    if (copy)
+        GPU_CU(0, cudaMemcpyPeerAsync(l->out, 0, l->in, 0, LOOP_BYTES, l->s[k]));
+    else
+        GPU_CU(0, kern_copy_unroll(l->out, l->in, LOOP_BYTES, LOOP_BLOCKS, 512, 1, l->s[k]));
+    return 0;
+}
+
+/* bw_case's loop: warm-up, drain, start events, n iterations of nf flows in
+ * turn, end events, drain; us[f] = flow f's interval / n. */
+static int loop_timed(gpu_ctx *g, const loop_src *l, int copy, int nf, int n, double *us,
+                      err *e)
+{
+    for (int it = 0; it < 2; it++)
+        for (int k = 0; k < nf; k++)
+            TRY(loop_issue(l, copy, k, e));
+    for (int k = 0; k < nf; k++)
+        TRY(gpu_wait(g, 0, l->s[k], "loop warm-up", e));
+    for (int k = 0; k < nf; k++)
+        GPU_CU(0, cudaEventRecord(l->ev0[k], l->s[k]));
+    for (int it = 0; it < n; it++)
+        for (int k = 0; k < nf; k++)
+            TRY(loop_issue(l, copy, k, e));
+    for (int k = 0; k < nf; k++)
+        GPU_CU(0, cudaEventRecord(l->ev1[k], l->s[k]));
+    for (int k = 0; k < nf; k++)
+        TRY(gpu_wait(g, 0, l->s[k], "loop", e));
+    for (int k = 0; k < nf; k++) {
+        float ms = 0;
+        GPU_CU(0, cudaEventElapsedTime(&ms, l->ev0[k], l->ev1[k]));
+        us[k] = (double)ms * 1e3 / n;
+    }
+    return 0;
+}
+
+/* Host time per call of n calls of what (0 empty launch, 1 the loop's kernel
+ * issue, 2 its copy issue, 3 cudaSetDevice, 4 cudaEventRecord), then a drain. */
+static int loop_host(gpu_ctx *g, const loop_src *l, int what, int n, double *us, err *e)
+{
+    TRY(gpu_wait(g, 0, l->s[0], "loop host", e));
+    double t0 = gpu_now_us();
+    for (int i = 0; i < n; i++) {
+        if (what == 0)
+            GPU_CU(0, kern_empty(l->s[0]));
+        else if (what <= 2)
+            TRY(loop_issue(l, what == 2, 0, e));
+        else if (what == 3)
+            GPU_CU(0, cudaSetDevice(0));
+        else
+            GPU_CU(0, cudaEventRecord(l->ev0[0], l->s[0]));
+    }
+    *us = (gpu_now_us() - t0) / n;
+    return gpu_wait(g, 0, l->s[0], "loop host", e);
+}
+
+static int loop_rows(gpu_ctx *g, const opts *o, out_file *out, err *e)
+{
+    static const char *const host_name[LOOP_HOST] = {"launch-host", "loop-kernel-host",
+                                                     "loop-copy-host", "setdevice-host",
+                                                     "event-record-host"};
+    enum { NT = LOOP_HOST + 4 * LOOP_NS };   /* host rows, kernel, copy, kernel2 f0, f1 */
+    loop_src l;
+    memset(&l, 0, sizeof l);
+    double (*t)[LOOP_ROUNDS] = calloc(NT, sizeof *t);
+    int rc = t ? 0 : err_set(e, ERR_SYSTEM, "loop: out of memory");
+    cudaError_t c = cudaSuccess;
+    if (rc == 0 && ((c = cudaMalloc(&l.in, LOOP_BYTES)) != cudaSuccess ||
+                    (c = cudaMalloc(&l.out, LOOP_BYTES)) != cudaSuccess))
+        rc = err_set(e, ERR_SYSTEM, "GPU 0: loop buffers: %s", cudaGetErrorString(c));
+    for (int k = 0; k < 2 && rc == 0; k++)
+        if ((c = cudaStreamCreateWithFlags(&l.s[k], cudaStreamNonBlocking)) != cudaSuccess ||
+            (c = cudaEventCreate(&l.ev0[k])) != cudaSuccess ||
+            (c = cudaEventCreate(&l.ev1[k])) != cudaSuccess)
+            rc = err_set(e, ERR_SYSTEM, "GPU 0: loop streams: %s", cudaGetErrorString(c));
+    int n = o->iters, warm = o->warmup > 0 ? o->warmup : 1;
+    double us[2], w;
+    for (int i = 0; i < LOOP_HOST && rc == 0; i++)
+        rc = loop_host(g, &l, i, warm, &w, e);
+    for (int r = 0; r < LOOP_ROUNDS && rc == 0; r++) {
+        for (int i = 0; i < LOOP_HOST && rc == 0; i++)
+            rc = loop_host(g, &l, i, n, &t[i][r], e);
+        for (int j = 0; j < LOOP_NS && rc == 0; j++) {
+            if ((rc = loop_timed(g, &l, 0, 1, loop_ns[j], us, e)) == 0)
+                t[LOOP_HOST + j][r] = us[0];
+            if (rc == 0 && (rc = loop_timed(g, &l, 1, 1, loop_ns[j], us, e)) == 0)
+                t[LOOP_HOST + LOOP_NS + j][r] = us[0];
+            if (rc == 0 && (rc = loop_timed(g, &l, 0, 2, loop_ns[j], us, e)) == 0) {
+                t[LOOP_HOST + 2 * LOOP_NS + j][r] = us[0];
+                t[LOOP_HOST + 3 * LOOP_NS + j][r] = us[1];
+            }
+        }
+    }
+    for (int i = 0; i < NT && rc == 0; i++) {
+        qsort(t[i], LOOP_ROUNDS, sizeof t[i][0], cmp_double);
+        char name[40];
+        int j = (i - LOOP_HOST) % LOOP_NS, kind = (i - LOOP_HOST) / LOOP_NS;
+        if (i < LOOP_HOST)
+            snprintf(name, sizeof name, "%s", host_name[i]);
+        else if (kind < 2)
+            snprintf(name, sizeof name, "loop-%s-%d", kind ? "copy" : "kernel", loop_ns[j]);
+        else
+            snprintf(name, sizeof name, "loop-kernel2-%d-f%d", loop_ns[j], kind - 2);
+        row(out, name, i < LOOP_HOST ? (long long)n * LOOP_ROUNDS
+                                     : (long long)loop_ns[j] * LOOP_ROUNDS,
+            t[i][LOOP_ROUNDS / 2]);
+    }
+    for (int k = 0; k < 2; k++) {
+        if (l.ev0[k])
+            cudaEventDestroy(l.ev0[k]);
+        if (l.ev1[k])
+            cudaEventDestroy(l.ev1[k]);
+        if (l.s[k])
+            cudaStreamDestroy(l.s[k]);
+    }
+    cudaFree(l.in);
+    cudaFree(l.out);
+    free(t);
+    return rc;
+}
+
 /* `launch --pair`: what one thread driving two ranks costs, on GPU 0.
  * (1) The host's issue with the stream busy: each of launch-host,
  * nccl-p2p-1-host and nccl-2comm-p2p-1-host (n calls back to back, the host
@@ -1210,6 +1361,8 @@ int launch_measure(gpu_ctx *g, const opts *o, out_file *out, err *e)
         return copy_rows(g, o, out, e);
     if (o->post)
         return post_rows(g, o, out, e);
+    if (o->loop)
+        return loop_rows(g, o, out, e);
     if (o->pair)
         return pair_rows(g, o, out, e);
     double us;

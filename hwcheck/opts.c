@@ -125,6 +125,13 @@ static int set_post(opts *o, const char *a, err *e)
     return 0;
 }
 
+static int set_loop(opts *o, const char *a, err *e)
+{
+    (void)a, (void)e;
+    o->loop = 1;
+    return 0;
+}
+
 static int set_pair(opts *o, const char *a, err *e)
 {
     (void)a, (void)e;
@@ -271,6 +278,10 @@ static const opt_def table[] = {
      "launch: only NCCL Simple's slice post (post-W-S rows): a block's stores into host or "
      "device memory, its barrier, a flag with and without fence.acq_rel.sys",
      set_post},
+    {"loop", 0, NULL, OPTS_LAUNCH,
+     "launch: only the costs inside hwcheck's transfer loops (loop-* rows): an iteration's "
+     "issues, cudaSetDevice, cudaEventRecord, and the loop timed as p2p and flows time it",
+     set_loop},
     {"pair", 0, NULL, OPTS_LAUNCH,
      "launch: only the host's issue behind busy streams (-busy-host rows) and two ranks' "
      "kernels from one thread (pair-D rows: eager, host, start skew, graph)",

@@ -48,6 +48,7 @@ typedef struct opts {
     int eager;                /* replay --eager: capture no phase */
     int nccl_only;            /* launch --nccl-only: NCCL's host-cost rows alone */
     int post;                 /* launch --post: the slice-post rows alone */
+    int loop;                 /* launch --loop: the transfer loops' own costs alone */
     int copy_only;            /* launch --copy-only: graph-node and the copy-node rows */
     int pair;                 /* launch --pair: the busy-stream and two-rank pair rows alone */
     int rounds;               /* launch --nccl-only --rounds: rounds, each written (0 = 7, medians) */

@@ -53,6 +53,7 @@ static const calib_param_desc params[] = {
     {"kernel_turn_us", "an eager kernel queued behind another: the GPU's turnaround (0 = graph_node_us)", 0, 1e4},
     {"hostmem_GBps", "per-socket DRAM bandwidth for SHM staging", 1e-3, 1e5},
     {"copy_setup_us", "fixed cost of one copy-engine transfer", 0, 1e4},
+    {"copy_host_setup_us", "copy_setup_us for a copy to or from host memory (0 = copy_setup_us)", 0, 1e4},
     {"copy_issue_us", "host cost of issuing one copy (a timed loop's floor per copy)", 0, 1e4},
     {"fence_sys_us", "a system-scope fence before a barrier's release store (beyond the store)", 0, 1e4},
     {"kernel_base_us", "device-side fixed cost of a kernel (start to finish)", 0, 1e4},
@@ -450,6 +451,8 @@ void calib_apply_params(const calib *c, topo_params *p)
         p->kernel_turn_ps = llround(v * 1e6);
     if (!calib_get(c, "copy_setup_us", &v))
         p->copy_setup_ps = llround(v * 1e6);
+    if (!calib_get(c, "copy_host_setup_us", &v))
+        p->copy_host_setup_ps = llround(v * 1e6);
     if (!calib_get(c, "copy_issue_us", &v))
         p->copy_issue_ps = llround(v * 1e6);
     if (!calib_get(c, "fence_sys_us", &v))

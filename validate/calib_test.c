@@ -211,14 +211,14 @@ static void test_nccl_keys_reach_the_model(void **state)
     (void)state;
     /* A ring allreduce on 2 ranks starts with one kernel start per rank in
      * series with everything else (8 B is one LL unit). So nccl_start_ll_us
-     * from h200-2x's fitted 4.615 to 10 adds exactly 5.385 us. Then 2(n-1) = 2 sends and the last
+     * from h200-2x's fitted 4.253 to 10 adds exactly 5.747 us. Then 2(n-1) = 2 sends and the last
      * receive, each a step; an LL send follows the rank's previous one or
-     * the upstream step's first line (1.16 us after it started), whichever
+     * the upstream step's first line (1.357 us after it started), whichever
      * is later: with steps of 2 us and more, the former, so all three are in
      * series and nccl_step_ll_us 2 -> 3 adds 3 x 1.0 = 3.0 us (integer
      * picoseconds: exact). */
     long long base = ring_ll_8b_ps("collsim-calib 1\n");
-    assert_int_equal(ring_ll_8b_ps("collsim-calib 1\nnccl_start_ll_us 10\n") - base, 5385000);
+    assert_int_equal(ring_ll_8b_ps("collsim-calib 1\nnccl_start_ll_us 10\n") - base, 5747000);
     assert_int_equal(ring_ll_8b_ps("collsim-calib 1\nnccl_step_ll_us 3\n") -
                          ring_ll_8b_ps("collsim-calib 1\nnccl_step_ll_us 2\n"),
                      3000000);

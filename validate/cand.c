@@ -187,6 +187,11 @@ int cand_build(const topo *t, const pts *p, const calib_nccl *nc_pts, const cand
          tp->copy_setup_ps > 0 ? (double)tp->copy_setup_ps / 1e6 : 1, 0, 1e4,
          pts_has_op(p, MEAS_COPY) || pts_has_op(p, MEAS_COPY_WRITE) ||
              pts_has_op(p, MEAS_COPY_READ), 0},
+        /* A host copy's own setup, where the topology separates it from a
+         * peer copy's (copy_host_setup > 0). */
+        {"copy_host_setup_us", (double)tp->copy_host_setup_ps / 1e6,
+         (double)tp->copy_host_setup_ps / 1e6, 0, 1e4,
+         tp->copy_host_setup_ps > 0 && pts_has_host(p) && pts_has_op(p, MEAS_COPY), 0},
         /* The host's issue of a copy: the floor of a timed loop's small
          * copies (one issue per pair copy, two per bidirectional case). */
         {"copy_issue_us", (double)tp->copy_issue_ps / 1e6,

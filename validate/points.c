@@ -28,6 +28,7 @@ typedef struct pcase {
      * nkernels launches and ncopies copy issues (docs/model.md, "Timed
      * loops"); 0, 0 for other sources and for the latency ping-pong. */
     int nkernels, ncopies;
+    int iters;      /* the loop's timed iterations (hwcheck -n; its default 10) */
 } pcase;
 
 struct pts {
@@ -184,6 +185,28 @@ static int selected(const pts_filter *f, const char *pattern, uint64_t bytes)
     return 0;
 }
 
+/* A timed loop's iterations: hwcheck's -n N (--iters N, --iters=N) in the
+ * file's `part` line (a part of hwcheck all) or else its command; 10, the
+ * p2p, flows and host modes' default, when neither gives it. */
+static int loop_iters(const meas_set *m)
+{
+    const char *lines[2] = {meas_meta(m, "part"), meas_meta(m, "command")};
+    for (int k = 0; k < 2; k++) {
+        const char *c = lines[k];
+        for (const char *q = c; q && *q; q++) {
+            if (q != c && q[-1] != ' ')
+                continue;
+            const char *v = !strncmp(q, "-n ", 3)        ? q + 3
+                            : !strncmp(q, "--iters ", 8) ? q + 8
+                            : !strncmp(q, "--iters=", 8) ? q + 8
+                                                         : NULL;
+            if (v && atoi(v) > 0)
+                return atoi(v);
+        }
+    }
+    return 10;
+}
+
 static int build_set(pts *p, const meas_set *m, const topo *t, const pts_filter *f, err *e)
 {
     size_t n = meas_nxfer(m);
@@ -219,6 +242,7 @@ static int build_set(pts *p, const meas_set *m, const topo *t, const pts_filter 
         const char *cmd = meas_meta(m, "command");
         int loop = cmd && !strncmp(cmd, "hwcheck ", 8) && strcmp(first->pattern, "latency");
         fc->pattern = first->pattern;
+        p->cs[ci].iters = loop ? loop_iters(m) : 0;
         /* hwcheck records its copy kernels' grid: "36 x 512 threads ..."; the
          * default (one block per SM) is taken as enough for the links. */
         const char *kb = meas_meta(m, "kernel_blocks");
@@ -446,6 +470,25 @@ int pts_has_host(const pts *p) { return p->host; }
 int pts_has_loop_copies(const pts *p) { return p->loop_copies; }
 int pts_link_used(const pts *p, int link) { return link >= 0 && link < p->nlinks && p->used[link]; }
 
+double pts_loop_iter_ps(const topo_params *tp, int kernels, int nf, int i, int n,
+                        int64_t t_ps)
+{
+    /* Host clock from the start of the first start event's record: every
+     * call's work reaches its stream as the call returns. */
+    double r = (double)tp->event_record_ps, t = (double)t_ps;
+    double issue = kernels ? (double)(tp->launch_ps + tp->loop_issue_ps) : (double)tp->copy_issue_ps;
+    double per_iter = nf * issue, upto = (i + 1) * issue;
+    double start = (i + 1) * r;                    /* flow i's start event */
+    double first = nf * r + upto;                  /* its first operation issued */
+    /* back to back from the first (device-bound), or the last one issued
+     * (host-bound) runs alone after its issue */
+    double last_end = first + n * t;
+    double last = first + (n - 1) * per_iter + t;
+    last_end = last > last_end ? last : last_end;
+    double stop = nf * r + n * per_iter + (i + 1) * r;   /* its end event */
+    return ((stop > last_end ? stop : last_end) - start) / n;
+}
+
 /* Every point on the flow engine (window_ps < 0) or the transaction-level
  * one. */
 static int predict(const pts *p, const topo *t, int64_t window_ps, double *pred_us, err *e)
@@ -493,18 +536,17 @@ static int predict(const pts *p, const topo *t, int64_t window_ps, double *pred_
                 break;
             last = x->case_no;
         }
-        sim_ps end = 0;
-        if (x->flow >= 0) {
-            end = times[x->flow];
-        } else {
-            for (int k = 0; k < fc->n; k++)
-                end = times[k] > end ? times[k] : end;
-        }
-        /* A timed loop's iteration: at least its host issues. */
-        const topo_params *tp = topo_params_get(t);
-        sim_ps issue = p->cs[x->case_no].nkernels * tp->launch_ps +
-                       p->cs[x->case_no].ncopies * tp->copy_issue_ps;
-        pred_us[i] = (double)(end > issue ? end : issue) * 1e-6;
+        const pcase *pc = &p->cs[x->case_no];
+        double per = 0;
+        for (int k = 0; k < fc->n; k++)
+            if (x->flow < 0 || k == x->flow) {
+                double v = pc->iters > 0
+                               ? pts_loop_iter_ps(topo_params_get(t), pc->nkernels > 0, fc->n, k,
+                                                  pc->iters, times[k])
+                               : (double)times[k];
+                per = v > per ? v : per;
+            }
+        pred_us[i] = per * 1e-6;
     }
     fabric_free(f);
     tlp_free(tn);

@@ -72,9 +72,24 @@ int pts_has_loop_copies(const pts *p);
 int pts_link_used(const pts *p, int link);
 /* Predicted time of every point on t (same node ids as at build):
  * pred_us[pts_count]. A case hwcheck timed as a loop (every pattern but
- * latency) costs at least the host issue of each of its operations per
- * iteration: launch_ps per copy kernel, copy_issue_ps per copy (one host
- * thread issues them all, xfer.c bw_case). Errors from the simulation. */
+ * latency) is predicted as that loop runs (pts_loop_iter_ps). Errors from
+ * the simulation. */
+/* hwcheck's timed loop (xfer.c bw_case; docs/model.md "Timed loops"): one
+ * host thread records a start event on each of the nf flows' streams
+ * (event_record_ps each), issues n iterations of every flow's operation in
+ * turn (a copy kernel: launch_ps + loop_issue_ps; a copy: copy_issue_ps),
+ * records an end event on each stream, and flow i's time is its events'
+ * interval / n. Each call's work reaches its stream as the call returns; a
+ * stream runs its operations back to back, each taking t_ps (the transfer
+ * alone, all flows at once). Flow i (0-based, issue order), with S = nf r,
+ * I = its issue, P = nf I (an iteration's issues):
+ *   first op issued   F = S + (i+1) I
+ *   last op ends      L = max(F + n t, F + (n-1) P + t)
+ *   end event         E = max(S + n P + (i+1) r, L)
+ *   per iteration     (E - (i+1) r) / n
+ * so host-bound it is P + (the last op's run or the events' records) / n,
+ * device-bound t + F / n. */
+double pts_loop_iter_ps(const topo_params *tp, int kernels, int nf, int i, int n, int64_t t_ps);
 int pts_predict(const pts *p, const topo *t, double *pred_us, err *e);
 /* The same with the transfer cases on the transaction-level engine
  * (models/tlp; window_ps as tlp_run). ERR_USAGE for a case it cannot run. */

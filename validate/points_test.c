@@ -146,14 +146,17 @@ static void test_loop_floor(void **state)
     assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), 0);
     assert_int_equal(pts_count(p), 6);
     assert_int_equal(pts_predict(p, t, pred, &e), 0);
-    /* pair copy: 1 issue = 10 us; bidir copies: 2 = 20 us; bidir kernels:
-     * 2 launches = 40 us; latency: no floor, the flag's one-way latency
-     * (well under 10 us). */
-    NEAR(pred[0], 10.0, 1e-9);
-    NEAR(pred[1], 20.0, 1e-9);
-    NEAR(pred[2], 20.0, 1e-9);
-    NEAR(pred[3], 40.0, 1e-9);
-    NEAR(pred[4], 40.0, 1e-9);
+    /* Host-bound (pts_loop_iter_ps, 10 iterations): an iteration's issues
+     * plus once per loop what follows the last issue (the last operation's
+     * run, under 5 us here, or the end events' records, 0.947 us each), / 10:
+     * pair copy: 1 issue = 10 us (+ at most 0.5); bidir copies: 2 = 20 us;
+     * bidir kernels: 2 x (launch 20 + the loop's 0.122) = 40.244 us;
+     * latency: no loop, the flag's one-way latency (well under 10 us). */
+    assert_true(pred[0] > 10.0 && pred[0] < 10.5);
+    assert_true(pred[1] > 20.0 && pred[1] < 20.5);
+    assert_true(pred[2] > 20.0 && pred[2] < 20.5);
+    assert_true(pred[3] > 40.244 && pred[3] < 40.744);
+    assert_true(pred[4] > 40.244 && pred[4] < 40.744);
     assert_true(pred[5] < 5.0);
     pts_free(p);
     meas_free(m);
@@ -167,6 +170,38 @@ static void test_loop_floor(void **state)
     pts_free(p);
     meas_free(m);
     topo_free(t);
+}
+
+static void test_loop_timeline(void **state)
+{
+    (void)state;
+    /* hwcheck's loop (pts_loop_iter_ps), by hand, with launch 3 us, the
+     * loop's extra 0.5 (a kernel's issue I = 3.5), a copy's issue 2,
+     * event records r = 1 us, n = 10 iterations:
+     * - one kernel flow, t = 2 (host-bound): S = r = 1, F = S + I = 4.5,
+     *   L = max(4.5 + 10 x 2, 4.5 + 9 x 3.5 + 2) = 38, E = max(1 + 35 + 1,
+     *   38) = 38, per iteration (38 - 1) / 10 = 3.7 (= I + t / n);
+     * - the same with t = 10 (device-bound): L = max(4.5 + 100, 46) = 104.5,
+     *   E = 104.5, (104.5 - 1) / 10 = 10.35 (= t + F / n - r / n);
+     * - two kernel flows, t = 2: P = 7, S = 2; flow 1: F = 2 + 7 = 9,
+     *   L = max(29, 9 + 63 + 2) = 74, E = max(2 + 70 + 2, 74) = 74, (74 - 2)
+     *   / 10 = 7.2; flow 0: F = 5.5, L = max(25.5, 70.5) = 70.5, E = max(2 +
+     *   70 + 1, 70.5) = 73 (its end event waits for flow 1's issues and its
+     *   own record), (73 - 1) / 10 = 7.2;
+     * - one copy flow, t = 1: I = 2, F = 3, L = max(13, 3 + 18 + 1) = 22,
+     *   E = max(1 + 20 + 1, 22) = 22, (22 - 1) / 10 = 2.1.
+     * The old floor, max(t, issues), gives 3.5, 10, 7 and 2. */
+    topo_params tp;
+    memset(&tp, 0, sizeof tp);
+    tp.launch_ps = 3000000;
+    tp.loop_issue_ps = 500000;
+    tp.copy_issue_ps = 2000000;
+    tp.event_record_ps = 1000000;
+    NEAR(pts_loop_iter_ps(&tp, 1, 1, 0, 10, 2000000) * 1e-6, 3.7, 1e-9);
+    NEAR(pts_loop_iter_ps(&tp, 1, 1, 0, 10, 10000000) * 1e-6, 10.35, 1e-9);
+    NEAR(pts_loop_iter_ps(&tp, 1, 2, 1, 10, 2000000) * 1e-6, 7.2, 1e-9);
+    NEAR(pts_loop_iter_ps(&tp, 1, 2, 0, 10, 2000000) * 1e-6, 7.2, 1e-9);
+    NEAR(pts_loop_iter_ps(&tp, 0, 1, 0, 10, 1000000) * 1e-6, 2.1, 1e-9);
 }
 
 /* Launch rows of hwcheck launch --nccl-only: NCCL's rows become points less
@@ -241,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_points),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_loop_floor),
+        cmocka_unit_test(test_loop_timeline),
         cmocka_unit_test(test_launch_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -805,7 +805,7 @@ int cb_nccl_hop_lat(coll_build *b, int from, int to, double bytes, double weight
     const nccl_env *env = &b->r->env;
     int mode = env->shm_memcpy && b->proto == PROTO_SIMPLE
                    ? (env->shm_memcpy_mode ? env->shm_memcpy_mode : 1) : 0;
-    sim_ps ce = topo_params_get(b->t)->copy_setup_ps * ((mode & 1) + (mode >> 1));
+    sim_ps ce = topo_copy_setup_ps(topo_params_get(b->t), 1) * ((mode & 1) + (mode >> 1));
     return fabric_xfer_staged(b->f, mode & 1 ? FAB_CE_WRITE : FAB_WRITE, src, mem,
                               mode & 2 ? FAB_CE_READ : FAB_READ, dst, bytes, wire, pi->wire,
                               shm_load_inflight_B(b), extra + ce, from, label, b->e);

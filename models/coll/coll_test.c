@@ -736,15 +736,15 @@ static void test_coll_unroll(void **state)
  * recvReduceCopySend stores into the peer and into its own buffer, 48.9 /
  * 42.1 + 1 = 2.1615 ceiling bytes per byte: 22.62 GB/s; its last receive
  * copies the FIFO into its buffer at the ceiling 48.9 (NVLink under one
- * block, 379.4 / 5.27 = 72 GB/s, does not bind; each 1 MiB slice takes 24 us
- * or more, its delivery 2 x 1.1566 us, hidden). 128 -> 256 MiB adds 32
+ * block, 369.1 / 4.17 = 89 GB/s, does not bind; each 1 MiB slice takes 24 us
+ * or more, its delivery 2 x 0.6786 us, hidden). 128 -> 256 MiB adds 32
  * loops, 64 MiB per phase, and 6 slices' steps of 1.0 us each loop: 64 MiB
  * x (1 / 42.1 + 2.1615 / 48.9 + 1 / 48.9) GB/s + 32 x 6 us = 5932.8 + 192
  * = 6124.8 us, 0.5% (the copy's loads of its FIFO hit L2, twice the depth's
- * rate, 16 x 19.13, still above the ceiling). Without the ceiling
- * (block-ceiling off) the reference block, 19.13 GB/s for both steps that
- * send, and the copy at its depth from L2, 2 x 8 x 19.13: 64 MiB x (2 + 1 /
- * 16) / 19.13 GB/s + 192 = 7428.0 us, 0.5%. */
+ * rate, 16 x 19.25, still above the ceiling). Without the ceiling
+ * (block-ceiling off) the reference block, 19.25 GB/s for both steps that
+ * send, and the copy at its depth from L2, 2 x 8 x 19.25: 64 MiB x (2 + 1 /
+ * 16) / 19.25 GB/s + 192 = 7382.2 us, 0.5%. */
 static void test_ring_simple_ceiling(void **state)
 {
     (void)state;
@@ -753,7 +753,7 @@ static void test_ring_simple_ceiling(void **state)
     assert_int_equal(topo_load("h200-2x", &t, &e), 0);
     const double m = 67108864;
     const double want[2] = {m * (1 / 42.1e9 + (48.9 / 42.1 + 1) / 48.9e9 + 1 / 48.9e9) + 192e-6,
-                            m * 2.0625 / 19.13e9 + 192e-6};
+                            m * 2.0625 / 19.25e9 + 192e-6};
     const int off[2] = {0, FAB_NO_BLOCK_CEIL};
     coll_req q;
     coll_req_init(&q, t);
@@ -773,25 +773,25 @@ static void test_ring_simple_ceiling(void **state)
 
 /* Ring LL on one forced channel between the two H200s (h200-2x, 512
  * threads: each keeps one 16-byte line, 8 bytes of data, in flight, 8 KiB a
- * block: the reference block, 19.13 GB/s of wire bytes, 9.565 of data; the
+ * block: the reference block, 19.25 GB/s of wire bytes, 9.625 of data; the
  * ceilings, 48.9 / (2 x 48.9 / 42.1) = 21.05 and lower with the local
- * store, 14.7, and NVLink under one block, 72 GB/s, do not bind). A loop is
+ * store, 14.7, and NVLink under one block, 89 GB/s, do not bind). A loop is
  * 2 steps of 32 KiB of data each way and the last receive's copy of 32 KiB
  * out of the FIFO, which the peer has just written into this GPU's memory:
- * its loads hit L2, twice as fast (l2_load_speedup 2): 32 KiB / 19.13 GB/s.
- * Per loop: 2 x 32768 / 9.565e9 + 32768 / 19.13e9 + 3 steps x 0.2 us + the
- * last step's latency 2 x 578.3 ns (its first lines are forwarded as they
- * come: only a loop's last step waits for its latency) = 6.8516 + 1.7129 +
- * 0.6 + 1.1566 = 10.321 us; 16 -> 32 MiB adds 256 loops: 2642.2 us, 0.5%.
- * Without fifo-l2 the copy takes 3.4258 us: 12.034 us a loop, 3080.7 us. */
+ * its loads hit L2, twice as fast (l2_load_speedup 2): 32 KiB / 19.25 GB/s.
+ * Per loop: 2 x 32768 / 9.625e9 + 32768 / 19.25e9 + 3 steps x 0.2 us + the
+ * last step's latency 2 x 678.6 ns (its first lines are forwarded as they
+ * come: only a loop's last step waits for its latency) = 6.8090 + 1.7022 +
+ * 0.6 + 1.3572 = 10.468 us; 16 -> 32 MiB adds 256 loops: 2679.9 us, 0.5%.
+ * Without fifo-l2 the copy takes 3.4045 us: 12.171 us a loop, 3115.8 us. */
 static void test_ring_ll_fifo_l2(void **state)
 {
     (void)state;
     err e = {0};
     topo *t = NULL;
     assert_int_equal(topo_load("h200-2x", &t, &e), 0);
-    const double loop[2] = {2 * 32768 / 9.565e9 + 32768 / 19.13e9 + 0.6e-6 + 1.1566e-6,
-                            3 * 32768 / 9.565e9 + 0.6e-6 + 1.1566e-6};
+    const double loop[2] = {2 * 32768 / 9.625e9 + 32768 / 19.25e9 + 0.6e-6 + 1.3572e-6,
+                            3 * 32768 / 9.625e9 + 0.6e-6 + 1.3572e-6};
     const int off[2] = {0, FAB_NO_FIFO_L2};
     coll_req q;
     coll_req_init(&q, t);

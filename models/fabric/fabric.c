@@ -443,7 +443,8 @@ static const fabric_mech mechs[] = {
     {"block-ceiling", FAB_NO_BLOCK_CEIL}, {"shm-order", FAB_NO_SHM_ORDER},
     {"fifo-l2", FAB_NO_FIFO_L2}, {"first-round", FAB_NO_FIRST_ROUND},
     {"l2-sources", FAB_NO_L2_SOURCES}, {"shm-poll", FAB_NO_SHM_POLL},
-    {"trip-issue", FAB_NO_TRIP_ISSUE}, {"turn-others", FAB_NO_TURN_MIX},
+    {"trip-issue", FAB_NO_TRIP_ISSUE}, {"nvlink-req", FAB_NO_NVLINK_REQ},
+    {"turn-others", FAB_NO_TURN_MIX},
 };
 
 int fabric_mech_list_parse(const fabric_mech *tab, size_t n, const char *what, const char *list,
@@ -920,10 +921,34 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
             *min_Bps = c;
         n = add_link(f, n, id, pcie ? wt * tlp : wt);
         *nvl |= f->is_nvlink[id];
+        /* NVLink reads: each request of pay bytes crosses the other
+         * direction as req bytes of wire, where a data packet carries pay
+         * and a header as large (docs/model.md "Read requests on NVLink"). */
+        double req = topo_params_get(f->t)->nvlink_req_bytes;
+        int reqs = fab_is_read(op) && f->is_nvlink[id] && req > 0 && pay > 0 &&
+                   !(f->off & FAB_NO_NVLINK_REQ);
+        if (reqs)
+            n = add_link(f, n, id ^ 1, wt * req / (pay + req));
         if (fab_is_read(op) && f->sock_link[id] >= 0 && !(f->off & FAB_NO_SOCKET_READ))
             n = add_link(f, n, f->sock_link[id], wt);
-        /* On a quotient an NVLink crossing records the sender it stands for. */
+        /* On a quotient an NVLink crossing records the sender it stands for
+         * (the requests' crossing too: the saturation rule sees the group on
+         * both directions, as it does off a quotient). */
         int qnv = f->quot && f->is_nvlink[id];
+        if (qnv && reqs) {
+            if (g->n == g->cap) {
+                int cap = g->cap ? 2 * g->cap : 4;
+                upent *u = realloc(g->ups, sizeof *u * (size_t)cap);
+                if (!u)
+                    return -1;
+                g->ups = u;
+                g->cap = cap;
+            }
+            int rid = id ^ 1;
+            g->ups[g->n++] = (upent){f->qmap[rid], 2,
+                                     ((owner_gpu - f->qoff[rid] * f->qp) % f->qn + f->qn) % f->qn,
+                                     -1, 0, 0};
+        }
         if (f->is_uplink[id] || qnv) {
             if (g->n == g->cap) {
                 int cap = g->cap ? 2 * g->cap : 4;

@@ -21,6 +21,7 @@
 #include "models/coll/coll.h"
 #include "models/fabric/fabric.h"
 #include "models/fabric/flows.h"
+#include "tests/unit/near.h"
 
 #define GB 1e9
 /* |got - want| <= tol x want, printing both on failure. */
@@ -627,41 +628,41 @@ static void test_channel_block(void **state)
 static void test_nvlink_saturation(void **state)
 {
     (void)state;
-    /* h200-2x: NVLink 379.4 GB/s per direction, blocks storing at most
-     * 19.13 GB/s each, gradual saturation N0 = nvlink_half_blocks = 4.27.
+    /* h200-2x: NVLink 369.1 GB/s per direction, blocks storing at most
+     * 19.25 GB/s each, gradual saturation N0 = nvlink_half_blocks = 3.17.
      * 24 NCCL channels from GPU 0 to GPU 1 (one bundled hop, wire 24, one
-     * channel's wire 1): the link delivers 379.4 x 24 / (24 + 4.27), so each
-     * channel moves 379.4 / 28.27 = 13.42 GB/s (its block could do 19.13):
-     * 1 GB per channel in 28.27 / 379.4 s = 74.512 ms, plus the route's
-     * 2 x 578.3 ns. Without the mechanism: 379.4 / 24 GB/s, 63.25 ms. Two
-     * channels: the link would give 379.4 x 2 / 6.27 = 121 GB/s, more than
-     * 2 x 19.13: block-bound, 1 GB in 1 / 19.13 s. A transfer of unknown
+     * channel's wire 1): the link delivers 369.1 x 24 / (24 + 3.17), so each
+     * channel moves 369.1 / 27.17 = 13.58 GB/s (its block could do 19.25):
+     * 1 GB per channel in 27.17 / 369.1 s = 73.611 ms, plus the route's
+     * 2 x 678.6 ns. Without the mechanism: 369.1 / 24 GB/s, 65.02 ms. Two
+     * channels: the link would give 369.1 x 2 / 5.17 = 143 GB/s, more than
+     * 2 x 19.25: block-bound, 1 GB in 1 / 19.25 s. A transfer of unknown
      * block count (a copy kernel of one block per SM) keeps the full rate:
-     * 1 GB in 1 / 379.4 s. */
+     * 1 GB in 1 / 369.1 s. */
     err e = {0};
     topo *t = NULL;
     assert_int_equal(topo_load("h200-2x", &t, &e), 0);
     fabric *f = fabric_new(t, &e);
     sched *s = fabric_sched(f);
     int g0 = topo_gpu_node(t, 0), g1 = topo_gpu_node(t, 1);
-    double lat = 2 * 578.3e-9;
+    double lat = 2 * 678.6e-9;
     int a = fabric_xfer_channel(f, g0, -1, g1, 1e9, 24, 1, 0, 0, "24ch", &e);
     assert_true(a >= 0);
     assert_int_equal(sched_run(s, &e), 0);
-    NEAR_REL((double)sched_end(s, a) * 1e-12, 28.27 / 379.4e9 * 1e9 + lat, 1e-6);
+    NEAR_REL((double)sched_end(s, a) * 1e-12, 27.17 / 369.1e9 * 1e9 + lat, 1e-6);
     fabric_reset(f);
     a = fabric_xfer_channel(f, g0, -1, g1, 1e9, 2, 1, 0, 0, "2ch", &e);
     assert_int_equal(sched_run(s, &e), 0);
-    NEAR_REL((double)sched_end(s, a) * 1e-12, 1e9 / 19.13e9 + lat, 1e-6);
+    NEAR_REL((double)sched_end(s, a) * 1e-12, 1e9 / 19.25e9 + lat, 1e-6);
     fabric_reset(f);
     a = fabric_xfer(f, FAB_WRITE, g0, g1, 1e9, 1, 0, 0, "kernel", &e);
     assert_int_equal(sched_run(s, &e), 0);
-    NEAR_REL((double)sched_end(s, a) * 1e-12, 1e9 / 379.4e9 + lat, 1e-6);
+    NEAR_REL((double)sched_end(s, a) * 1e-12, 1e9 / 369.1e9 + lat, 1e-6);
     fabric_disable(f, FAB_NO_NVLINK_SAT);
     fabric_reset(f);
     a = fabric_xfer_channel(f, g0, -1, g1, 1e9, 24, 1, 0, 0, "24ch", &e);
     assert_int_equal(sched_run(s, &e), 0);
-    NEAR_REL((double)sched_end(s, a) * 1e-12, 24 / 379.4e9 * 1e9 + lat, 1e-6);
+    NEAR_REL((double)sched_end(s, a) * 1e-12, 24 / 369.1e9 * 1e9 + lat, 1e-6);
     fabric_free(f);
     topo_free(t);
 }
@@ -706,7 +707,7 @@ static void test_block_pass(void **state)
  * - LL128's recv-and-send (640 threads x 64 B = 40 KiB, two rounds, 128/120
  *   wire bytes): depth 19.13 / (1.0667 x 2 x 8192 / 40960) = 44.8 GB/s,
  *   ceiling 48.9 / (1.0667 x 48.9 / 42.1) = 39.47 GB/s;
- * - block-ceiling off: the reference block, 19.13 GB/s, whatever the depth.
+ * - block-ceiling off: the reference block, 19.25 GB/s, whatever the depth.
  * Tolerance 1e-6. */
 static void test_block_ceiling(void **state)
 {
@@ -718,7 +719,7 @@ static void test_block_ceiling(void **state)
     sched *s = fabric_sched(f);
     int g0 = topo_gpu_node(t, 0), g1 = topo_gpu_node(t, 1);
     fabric_leg leg = {FAB_WRITE, g0, g1};
-    const double lat = 2 * 578.3e-9, ll128 = 128.0 / 120;
+    const double lat = 2 * 678.6e-9, ll128 = 128.0 / 120;
     const struct {
         fabric_block blk;
         double wire, rate;
@@ -727,7 +728,7 @@ static void test_block_ceiling(void **state)
         {{g0, 1, 65536, 1, 0, 0}, 1, 42.1e9, 0},
         {{g0, 1, 65536, 1, 1, 0}, 1, 48.9e9 / (48.9 / 42.1 + 1), 0},
         {{g0, 1, 40960, 2, 0, 0}, ll128, 48.9e9 / (ll128 * 48.9 / 42.1), 0},
-        {{g0, 1, 65536, 1, 1, 0}, 1, 19.13e9, FAB_NO_BLOCK_CEIL},
+        {{g0, 1, 65536, 1, 1, 0}, 1, 19.25e9, FAB_NO_BLOCK_CEIL},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         fabric_reset(f);
@@ -746,8 +747,8 @@ static void test_block_ceiling(void **state)
  * 6.07 GB/s = 1.34958 us; Simple's 64 KiB in flight over 512 threads, 8
  * loads each, a trip 7 x 17.2 ns + (65536 - 8192) B / 390 GB/s = 0.26743 us
  * longer ("A trip's issue"): 65536 B / 1.61701 us = 40.53 GB/s a block;
- * the PCIe link down under 128-byte loads, 51.54 /
- * 1.085714 = 47.47 GB/s, binds: 11.87 a channel; a stream's 256 read tags,
+ * the PCIe link down under 128-byte loads, 51.53 /
+ * 1.085714 = 47.46 GB/s, binds: 11.87 a channel; a stream's 256 read tags,
  * 256 x 128 B over the round trip, 12.47, do not; the read's round trip L =
  * 2 x (515.2 + 202.5 + 100) ns = 1.6354 us, the preset's read_extra_lat 0). The rate holds the round
  * trip: a step takes max(L, t) with t a block's own time at its rate, so its
@@ -768,7 +769,7 @@ static void test_block_host_trip(void **state)
     fabric_block blk = {g0, 4, 65536, 1, 0, 0};
     const double ref = 8192 / 6.07e9, rblk = 65536 / (ref + 7 * 17.2e-9 + (65536 - 8192) / 390e9);
     const double L = 2 * (515.2e-9 + 202.5e-9 + 100e-9);
-    const double link = 51.54e9 / ((128.0 + 24) / 128 / ((256.0 + 24) / 256));
+    const double link = 51.53e9 / ((128.0 + 24) / 128 / ((256.0 + 24) / 256));
     const double bytes[2] = {1048576, 16384};
     for (int i = 0; i < 2; i++) {
         fabric_reset(f);
@@ -882,6 +883,46 @@ static double run_4B(const topo *t, const char *pattern, flows_op op)
     flows_case_free(&c);
     fabric_free(f);
     return (double)tp[0] * 1e-12;
+}
+
+/* h200-2x (NVLink 369.1 GB/s per direction, 678.6 ns a hop, two hops GPU to
+ * GPU through the NVSwitch; copy setup 0.558 us, a host copy's 1.574):
+ * - a peer copy over NVLink is pushed by the source's engine (posted
+ *   writes): 1 GB ends at 0.558 us + 2 x 678.6 ns + 1 GB / 369.1 GB/s; a
+ *   pull by the destination's engine would wait a round trip, 4 x 678.6;
+ * - a copy into host memory pays copy_host_setup, not copy_setup: with it
+ *   at 5 us against 1 us the same copy ends 4 us later (0 = copy_setup);
+ * - NVLink read requests (nvlink_req_bytes 16, not in the preset): two
+ *   copy kernels of one block per SM (the full link) reading each other's
+ *   memory load each direction with one's data and the other's requests,
+ *   r (1 + 16 / (128 + 16)) = C, so 1 GB takes 1 GB x (1 + 1/9) / C: 1 GB
+ *   x (1/9) / 369.1 GB/s = 301.03 us longer than one read alone, which
+ *   keeps its own time (its requests cross an idle direction); without
+ *   the key, or under nvlink-req off, the two are equal. */
+static void test_nvlink_copies_and_requests(void **state)
+{
+    (void)state;
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("h200-2x", &t, &e), 0);
+    const double C = 369.1e9, L = 2 * 678.6e-9;
+    NEAR_REL(run_case(t, "0>1", FLOWS_COPY, 0), 0.558e-6 + L + 1e9 / C, 1e-7);
+    topo_params *p = topo_params_mut(t);
+    p->copy_host_setup_ps = 5000000;
+    double t5 = run_case(t, "0>h0", FLOWS_COPY, 0);
+    p->copy_host_setup_ps = 1000000;
+    double t1 = run_case(t, "0>h0", FLOWS_COPY, 0);
+    NEAR((t5 - t1) * 1e6, 4.0, 1e-6);
+    p->copy_host_setup_ps = 0;
+    double t0 = run_case(t, "0>h0", FLOWS_COPY, 0);
+    NEAR((t5 - t0) * 1e6, 5.0 - 0.558, 1e-6);
+    double pair = run_case(t, "0>1", FLOWS_READ, 0), bidir = run_case(t, "0>1,1>0", FLOWS_READ, 0);
+    NEAR((bidir - pair) * 1e6, 0, 1e-6);
+    p->nvlink_req_bytes = 16;
+    NEAR((run_case(t, "0>1", FLOWS_READ, 0) - pair) * 1e6, 0, 1e-6);
+    NEAR((run_case(t, "0>1,1>0", FLOWS_READ, 0) - pair) * 1e6, 1e15 / 9 / C, 1e-3);
+    NEAR((run_case(t, "0>1,1>0", FLOWS_READ, FAB_NO_NVLINK_REQ) - pair) * 1e6, 0, 1e-6);
+    topo_free(t);
 }
 
 static void test_stream_of_pushes(void **state)
@@ -1511,7 +1552,7 @@ static void test_mech_parse(void **state)
     assert_non_null(strstr(e.msg, "(write-collapse, read-collapse, hol, req-size, socket-read, "
                                "nvlink-sat, serial-loads, host-inflight, host-mixed, "
                                "block-ceiling, shm-order, fifo-l2, first-round, l2-sources, "
-                               "shm-poll, trip-issue, turn-others)"));
+                               "shm-poll, trip-issue, nvlink-req, turn-others)"));
     assert_int_equal(fabric_mech_parse("write-collapse,read-collapse,hol,req-size,socket-read,"
                                        "nvlink-sat,serial-loads,host-inflight,host-mixed,"
                                        "block-ceiling,shm-order,fifo-l2,first-round,l2-sources,"
@@ -1539,6 +1580,7 @@ int main(void)
         cmocka_unit_test(test_block_pass),        cmocka_unit_test(test_block_ceiling),
         cmocka_unit_test(test_block_host_trip),   cmocka_unit_test(test_trip_issue),
         cmocka_unit_test(test_copy_staged),       cmocka_unit_test(test_stream_of_pushes),
+        cmocka_unit_test(test_nvlink_copies_and_requests),
         cmocka_unit_test(test_host_blocks),
         cmocka_unit_test(test_host_inflight_and_mixed),
         cmocka_unit_test(test_torch_preds),       cmocka_unit_test(test_torch_issue_flow),

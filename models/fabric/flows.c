@@ -387,14 +387,30 @@ static int node_of(const fabric *f, int ep, err *e)
            -1;
 }
 
+/* The engine op flow i of c runs as (before the PyTorch issue's rule). */
+static fab_op flow_op(const fabric *f, const flows_case *c, int i)
+{
+    static const fab_op ops[FLOWS_NOPS] = {FAB_WRITE, FAB_READ, FAB_CE_READ, FAB_CE_WRITE,
+                                           FAB_CE_READ, FAB_CE_WRITE};
+    fab_op op = ops[c->op];
+    if (c->op == FLOWS_COPY && c->dst[i] < 0)
+        op = FAB_CE_WRITE;
+    /* A peer copy between GPUs joined by NVLink: the source's engine pushes
+     * (docs/model.md "Timed loops": on the H200 pair a 4 KiB copy loops at
+     * 2.05 us, under a pull's setup and round trip, and both directions at
+     * once slow a copy by 1.2% as they do writes, against 10.8% for reads). */
+    if (c->op == FLOWS_COPY && c->src[i] >= 0 && c->dst[i] >= 0 &&
+        topo_gpu_nvlinks(fabric_topo(f), c->src[i], c->dst[i]) > 0)
+        op = FAB_CE_WRITE;
+    return op;
+}
+
 /* Flow i of case c on fabric f: its engine flow's id in id[i]. */
 static int add_flow(fabric *f, const flows_case *c, int i, int *id, err *e)
 {
     int s = node_of(f, c->src[i], e), d = node_of(f, c->dst[i], e);
     if (s < 0 || d < 0)
         return e->code;
-    static const fab_op ops[FLOWS_NOPS] = {FAB_WRITE, FAB_READ, FAB_CE_READ, FAB_CE_WRITE,
-                                           FAB_CE_READ, FAB_CE_WRITE};
     if (c->op == FLOWS_COPY_STAGED && c->src[i] >= 0 && c->dst[i] >= 0) {
         /* A peer copy without P2P: the driver stages it through pinned
          * host memory (next to the destination), the source's copy
@@ -408,9 +424,7 @@ static int add_flow(fabric *f, const flows_case *c, int i, int *id, err *e)
                                    setup2, i, c->pattern, e);
         return id[i] < 0 ? e->code : 0;
     }
-    fab_op op = ops[c->op];
-    if (c->op == FLOWS_COPY && c->dst[i] < 0)
-        op = FAB_CE_WRITE;
+    fab_op op = flow_op(f, c, i);
     /* PyTorch runs every peer copy on the source's stream: its engine pushes. */
     int pred[2], np = flows_preds(c, i, pred);
     if (c->issue == FLOWS_ISSUE_TORCH)
@@ -420,7 +434,8 @@ static int add_flow(fabric *f, const flows_case *c, int i, int *id, err *e)
      * between kernels already running (hwcheck's ping-pong). */
     const topo_params *tp = topo_params_get(fabric_topo(f));
     int probe = c->pattern && !strcmp(c->pattern, "latency");
-    sim_ps setup = op == FAB_CE_READ || op == FAB_CE_WRITE ? tp->copy_setup_ps
+    sim_ps setup = op == FAB_CE_READ || op == FAB_CE_WRITE
+                       ? topo_copy_setup_ps(tp, c->src[i] < 0 || c->dst[i] < 0)
                    : probe                                  ? 0
                                                             : tp->kernel_base_ps;
     /* A copy queued behind another starts when it ends: the engine is running. */

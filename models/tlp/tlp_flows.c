@@ -56,7 +56,8 @@ int tlp_flows_run(tlp_net *n, const flows_case *c, int64_t window_ps, int64_t *t
         if (c->issue == FLOWS_ISSUE_TORCH)
             op = TLP_CE_WRITE;
         int pred[2], np = flows_preds(c, i, pred);
-        setup[i] = op == TLP_CE_READ || op == TLP_CE_WRITE ? p->copy_setup_ps
+        setup[i] = op == TLP_CE_READ || op == TLP_CE_WRITE
+                       ? topo_copy_setup_ps(p, c->src[i] < 0 || c->dst[i] < 0)
                    : probe                                  ? 0
                                                             : p->kernel_base_ps;
         id[i] = tlp_flow(n, op, s, d, c->bytes, e);

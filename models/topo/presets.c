@@ -227,6 +227,19 @@ static int build_1s(topo *t, err *e)
     return b.rc;
 }
 
+/* hwcheck's own timed loops on one H200 (validate/data/h200-1x/micro/loop/,
+ * hwcheck launch --loop, two runs, medians of 7 rounds each): a
+ * cudaEventRecord costs the host 0.975 / 0.919 us, and the loop's issue of a
+ * copy kernel (cudaSetDevice, the launch, its error check) 0.106 / 0.139 us
+ * more than an empty kernel's launch in the same rounds (cudaSetDevice alone
+ * 0.092 / 0.087): the means. The loop's timing (validate/points.h
+ * pts_loop_iter_ps) uses them. */
+static void h200_loop_costs(topo_params *p)
+{
+    p->event_record_ps = 947000;
+    p->loop_issue_ps = 122000;
+}
+
 /* Host-side costs measured on one H200 (validate/data/h200-1x/launch.csv and
  * host.csv, fitted by `make validate`: launch 5.1 +- 0.4 us, graph node
  * 0.499 +- 0.04 us, copy setup 1.85 +- 0.13 us); used by the H200 presets. */
@@ -243,6 +256,7 @@ static void h200_measured(topo *t)
      * 200 kernels, two runs each). */
     p->kernel_turn_ps = 1288000;
     p->copy_setup_ps = 1845000;
+    h200_loop_costs(p);
 }
 
 /* HGX-style boxes of 8 GPUs: per socket two PCIe switches (own root port
@@ -362,17 +376,19 @@ static int build_h200_1x(topo *t, err *e)
  * directory's p2p-sweep.csv, p2p-read-blocks36.csv, p2p-write-blocks36.csv,
  * flows.csv, launch.csv, host.csv and blocks/p2p-{read,write}-b{1..16}.csv
  * (point-to-point files only; the set h200-2x.set re-fits them,
- * docs/validation.md): NVLink 379.4 +- 10 GB/s per direction and 578.3 +- 25
- * ns per hop, PCIe 51.5 +- 1.9 GB/s and 515 +- 79 ns, copy setup 1.67 us, a
- * copy's host issue 1.941 +- 0.05 us and a kernel's own start and end
- * (kernel_base) 2.408 +- 0.11 us (hwcheck's transfer loops cost at least
- * their issues: docs/model.md "Timed loops"), launch 3.16 us (launch.csv
- * alone: the set fits with it fixed), graph node 0.501 us, one block of
- * 512 threads stores 19.13 +- 1.0 GB/s and
- * loads 7.70 +- 0.32 GB/s into / from the peer. NCCL's fixed costs are the
+ * docs/validation.md): NVLink 376.2 +- 4.5 GB/s per direction and 669 +- 14
+ * ns per hop (the box's one-way flag latency is 685 per hop), PCIe 51.4 +-
+ * 0.6 GB/s and 948 +- 80 ns, copy setup 0.76 us, a copy's host issue 1.826
+ * +- 0.033 us and a kernel's own start and end (kernel_base) 1.51 +- 0.11 us
+ * (hwcheck's transfer loops are predicted as they run, events, issues and the
+ * last operation's run: docs/model.md "Timed loops"; before, as the larger of
+ * the transfer and the issues, which put 2.41 us in kernel_base and 578 ns in
+ * the hop), launch 3.16 us (launch.csv alone: the set fits with it fixed),
+ * graph node 0.501 us, one block of 512 threads stores 19.25 +- 0.52 GB/s and
+ * loads 7.58 +- 0.14 GB/s into / from the peer. NCCL's fixed costs are the
  * set's fit of the Ring-forced rows in a CUDA graph that isolate them (one
  * channel, at most 64 KiB; docs/model.md "Protocol constants and NCCL's fixed
- * costs"): kernel starts LL 4.615, LL128 10.30, Simple 10.99 us (eager rows
+ * costs"): kernel starts LL 4.29, LL128 9.98, Simple 10.34 us (eager rows
  * carry the process's host cost, which is not the device's); NCCL's host work per call
  * (group, plan, launch, once per rank: one thread drives both) is the
  * one-H200 VM's, below. The set is predicted with this preset (`calib: preset`) and
@@ -390,15 +406,17 @@ static int build_h200_2x(topo *t, err *e)
     p->launch_ps = 3160000;
     p->graph_node_ps = 501000;
     p->kernel_turn_ps = 1288000; /* the one-H200 VM's (micro/spin/); not measured here */
-    p->copy_setup_ps = 1669000;
-    p->copy_issue_ps = 1941000;
+    h200_loop_costs(p);          /* the one-H200 VM's (micro/loop/); not measured here */
+    p->copy_setup_ps = 558000;
+    p->copy_host_setup_ps = 1574000;   /* host copies: their own fit (host.csv) */
+    p->copy_issue_ps = 1799000;
     p->read_extra_lat_ps = 0;   /* the fit runs the completer turnaround to 0 */
-    p->kernel_base_ps = 2408000;
-    p->cta_store_Bps = 19.13e9;
-    p->cta_load_Bps = 7.698e9;
-    p->nccl_start_ps[TOPO_NCCL_LL] = 4615000;
-    p->nccl_start_ps[TOPO_NCCL_LL128] = 10300000;
-    p->nccl_start_ps[TOPO_NCCL_SIMPLE] = 10990000;
+    p->kernel_base_ps = 1480000;
+    p->cta_store_Bps = 19.25e9;
+    p->cta_load_Bps = 7.58e9;
+    p->nccl_start_ps[TOPO_NCCL_LL] = 4253000;
+    p->nccl_start_ps[TOPO_NCCL_LL128] = 9940000;
+    p->nccl_start_ps[TOPO_NCCL_SIMPLE] = 10270000;
     /* NCCL's host work per call beyond a launch, not measured on this
      * machine: the one-H200 VM's `hwcheck launch --nccl-only` (h200-1x set's
      * fit of micro/hostcall/); one thread drives both GPUs, so an eager
@@ -417,8 +435,8 @@ static int build_h200_2x(topo *t, err *e)
     p->nccl_chan_ps = 14300;
     /* Gradual saturation (docs/model.md "Thread blocks"): the 36-block copy
      * kernel stores 339.2 GB/s at 256 MiB (p2p-write-blocks36.csv, mean of both
-     * directions) on the fitted 379.4: N0 = 36 (379.4 / 339.2 - 1). */
-    p->nvlink_half_blocks = 4.27;
+     * directions) on the fitted 369.1: N0 = 36 (369.1 / 339.2 - 1). */
+    p->nvlink_half_blocks = 3.17;
     /* Not measured on this machine: its blocks against host memory and its
      * links' loads and stores at once are the one-H200 VM's (same GPU, the same
      * lent machine kind; validate/data/h200-1x/micro/inflight/). */
@@ -431,8 +449,8 @@ static int build_h200_2x(topo *t, err *e)
         link(&b, n1, "cpu0", LINK_FABRIC, 0, 100.0, ROOT_NS);
         nm(n2, "gpu", g);
         node(&b, n2, TOPO_GPU, 0, n1);
-        link(&b, n2, n1, LINK_PCIE, 0, 51.54, 515.2);
-        link(&b, n2, "nvs0", LINK_NVLINK, 18, 379.4, 578.3);
+        link(&b, n2, n1, LINK_PCIE, 0, 51.53, 515.2);
+        link(&b, n2, "nvs0", LINK_NVLINK, 18, 369.1, 678.6);
     }
     return b.rc;
 }

@@ -98,6 +98,11 @@ static void default_params(topo_params *p)
     p->nccl_chan_ps = 0;
 }
 
+int64_t topo_copy_setup_ps(const topo_params *p, int host)
+{
+    return host && p->copy_host_setup_ps > 0 ? p->copy_host_setup_ps : p->copy_setup_ps;
+}
+
 int64_t topo_nccl_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops)
 {
     if (graph)

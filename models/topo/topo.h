@@ -130,6 +130,15 @@ typedef struct topo_params {
                                       poll, its fence drained), so B blocks' slowest
                                       pays block_wait x (H_B - 1) more than one
                                       block's; 0 = not known: none */
+    int64_t event_record_ps;       /* host cost of one cudaEventRecord: a timed loop's
+                                      start and end events (validate/points.h
+                                      pts_loop_iter_ps); 0 = none */
+    int64_t loop_issue_ps;         /* what a timed loop's issue of a copy kernel costs
+                                      beyond launch_ps (hwcheck's cudaSetDevice before
+                                      it, its error check after); 0 = none */
+    int64_t copy_host_setup_ps;    /* copy_setup_ps for a copy to or from host memory,
+                                      where it differs from a peer copy's (fitted on
+                                      host copies); 0 = copy_setup_ps */
     int64_t copy_issue_ps;         /* host cost of issuing one cudaMemcpyAsync: a
                                       timed loop's floor per copy, as launch_ps is
                                       per kernel; 0 = not known (no floor) */
@@ -165,6 +174,10 @@ typedef struct topo_params {
     int64_t nccl_group_ps;         /* NCCL's host work in a group end that launches its
                                       kernel (plan, launch prepare), beyond the launch */
     int64_t nccl_p2p_op_ps;        /* host cost of each ncclSend / ncclRecv in a group */
+    double nvlink_req_bytes;       /* wire bytes of an NVLink read request (and of a
+                                      data packet's header): each read of R bytes loads
+                                      the other direction with req / (R + req) of its
+                                      bytes; 0 = requests cost nothing */
     int64_t nccl_chan_ps;          /* NCCL's host work per channel of an eager plan beyond
                                       its first (enqueue.cc: a proxy op, a work batch), per
                                       rank; 0 = none */
@@ -180,6 +193,9 @@ enum { TOPO_NCCL_LL, TOPO_NCCL_LL128, TOPO_NCCL_SIMPLE, TOPO_NCCL_NPROTO };
  * group of p2p_ops sends and receives (an all-to-all of n ranks: 2n).
  * docs/model.md "NCCL's host cost per call". */
 int64_t topo_nccl_issue_ps(const topo_params *p, int graph, int nranks, int p2p_ops);
+/* A copy engine's setup per copy: copy_host_setup_ps for a copy to or from
+ * host memory (host 1) where the topology gives it, else copy_setup_ps. */
+int64_t topo_copy_setup_ps(const topo_params *p, int host);
 /* The same for one host thread that drives gpus of the ranks (nccl-tests -g):
  * each iteration it calls NCCL once per GPU inside one group, and the group's
  * end plans and launches each GPU's kernel in turn (group.cc doLaunches), so
