@@ -138,7 +138,7 @@ static const cli_opt options[] = {
     {"bytes", 0, "N", "bytes per flow (default 256M)", set_bytes},
     {"op", 0, "OP", "write (default), read: SM stores/loads; copy, copy-write, copy-read: copy engine; copy-staged: a peer copy through host memory (no P2P)", set_op},
     {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", cmd_set_calib},
-    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read, nvlink-sat, serial-loads, host-inflight, host-mixed, block-ceiling, shm-order, fifo-l2, first-round, l2-sources, shm-poll, trip-issue, nvlink-req, own-round (--engine tlp: turn, credits, order, tags)", set_without},
+    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read, nvlink-sat, serial-loads, host-inflight, host-mixed, block-ceiling, shm-order, fifo-l2, first-round, l2-sources, shm-poll, trip-issue, nvlink-req, turn-others, own-round (--engine tlp: turn, credits, order, tags)", set_without},
     {"engine", 0, "E", "flow (default: rates of flows) or tlp (transaction level: every TLP, docs/model.md)", set_engine},
     {"window", 0, "US", "--engine tlp: simulate TLPs for US microseconds per phase, then extrapolate (default 50; 0 = every TLP)", set_window},
     {"issue", 0, "HOW", "streams (default: every flow from its own stream, all at once) or torch (each flow one PyTorch copy_, issued in order: docs/model.md)", set_issue},
@@ -285,6 +285,20 @@ int cmd_flows(int argc, char **argv, err *e)
             report_num(rep, us);
             report_num(rep, us > 0 ? total / (us * 1e3) : 0);
             report_end_row(rep);
+        }
+        if (g.tlp) {
+            /* The turning share of the root ports' forwarding (docs/model.md
+             * "The collapse from the turnaround"), where there is one. */
+            tlp_stats st = tlp_last_stats(tn);
+            for (int c = 0; c < 2; c++)
+                if (st.up[c] > 0)
+                    report_note(rep, "case %d: %s forwarded up by root ports in the first packet "
+                                "phase %llu, turning %llu (share %.3f), from another requester "
+                                "than the previous %.3f", k,
+                                c ? "completions" : "posted writes", (unsigned long long)st.up[c],
+                                (unsigned long long)st.turned[c],
+                                (double)st.turned[c] / (double)st.up[c],
+                                (double)st.switched[c] / (double)st.up[c]);
         }
     }
     if (!rc)

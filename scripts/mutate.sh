@@ -99,6 +99,9 @@ loop-timeline|an hwcheck transfer loop's iteration predicted as the larger of th
 nvlink-push|a peer copy between NVLink-joined GPUs read by the destination's engine (a round trip), not pushed by the source's|models/fabric/flows.c|        topo_gpu_nvlinks(fabric_topo(f), c->src[i], c->dst[i]) > 0)|        0)
 host-setup|a copy to or from host memory pays a peer copy's setup (copy_host_setup ignored)|models/topo/topo.c|    return host && p->copy_host_setup_ps > 0 ? p->copy_host_setup_ps : p->copy_setup_ps;|    return p->copy_setup_ps;
 nvlink-req|an SM load's request crosses NVLink the other way at a millionth of its wire bytes (nvlink_req_bytes ignored)|models/fabric/fabric.c|            n = add_link(f, n, id ^ 1, wt * req / (pay + req));|            n = add_link(f, n, id ^ 1, wt * req / (pay + req) / 1e6);
+window-turnover|the transaction level's window takes its rates from the first steady-looking span, before the network has turned over (a start's backlog taken for the steady state)|models/tlp/tlp.c|            turned_prev = turned;|            turned_prev = 1;
+rc-cpl-buffer|root ports and CPUs take every completion they forward at once (infinite completion credits by default again)|models/topo/topo.c|    p->tlp_rc_cpl_hdr = 256, p->tlp_rc_cpl_data_bytes = 32768;|    p->tlp_rc_cpl_hdr = 0, p->tlp_rc_cpl_data_bytes = 0;
+turn-others|the flow mode's uplink requesters alternate strictly at the turnaround whatever else they send (a read's requests ignored)|models/fabric/fabric.c|    return (1 + 1 / (1 + FABRIC_TURN_MIX_B * lambda)) / 2;|    return 1;
 EOF
 )
 

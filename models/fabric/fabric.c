@@ -22,10 +22,12 @@
 /* One stream of a group crossing an uplink: what the rules look at. */
 typedef struct upent {
     int link;          /* engine link id of the uplink direction */
-    int cpl;           /* 0: posted write, 1: read completion */
-    int src;           /* GPU index injecting the data, -1 host */
+    int cpl;           /* 0: posted write, 1: read completion, 2: an NVLink
+                          crossing (quotient), 3: a read's requests */
+    int src;           /* GPU index injecting the TLPs, -1 host */
     int root;          /* root port node above the data's destination */
     double lu;         /* link units (payload x TLP weight) of one of its TLPs */
+    double per;        /* its TLPs per byte of the stream's data */
 } upent;
 
 /* A slot of the group table: tag = slot index + 1. Its buffer is kept when
@@ -135,6 +137,18 @@ static void mix_add(turn_mix *m, const upent *u)
     m->lu[m->n++] = u->lu;
 }
 
+/* The share of a class's consecutive TLPs at an uplink that come from
+ * different requesters, when its requesters' TLPs of other classes (a read's
+ * requests, writes beside completions) number lambda per TLP of the class
+ * (docs/model.md "The collapse from the turnaround": fitted to the
+ * transaction level, FABRIC_TURN_MIX_B). */
+double fabric_turn_alternation(double lambda)
+{
+    if (!(lambda > 0))
+        return 1;
+    return (1 + 1 / (1 + FABRIC_TURN_MIX_B * lambda)) / 2;
+}
+
 /* The uplink's rate under the root ports' ordering turnaround, the
  * transaction level's collapse mechanism in fluid form (docs/model.md "The
  * collapse from the turnaround"): requesters alternate TLP by TLP (round
@@ -145,7 +159,7 @@ static void mix_add(turn_mix *m, const upent *u)
  * requesters (i, j) of 1 - sum_r f_i(r) f_j(r), and the rate is the mean TLP
  * over (1 - P) t_ser + P max(turn, t_ser). */
 double fabric_turn_rate(const int *src, const int *root, const double *cnt, const double *lu,
-                        int n, double nominal_Bps, double turn_ps)
+                        int n, double nominal_Bps, double turn_ps, double alt)
 {
     int rq[TURN_MAX], k = 0;
     double tot[TURN_MAX], lus[TURN_MAX];
@@ -177,6 +191,7 @@ double fabric_turn_rate(const int *src, const int *root, const double *cnt, cons
             P += (1 - same) / (k * (k - 1));
         }
     }
+    P *= alt;
     double ser = mlu / nominal_Bps, turn = turn_ps * 1e-12;
     double per = (1 - P) * ser + P * (turn > ser ? turn : ser);
     return per > 0 && mlu / per < nominal_Bps ? mlu / per : nominal_Bps;
@@ -202,6 +217,11 @@ static double collapse_rule(void *ctx, int link, const uint32_t *tags, int ntags
     two src[2] = {{0, 0}, {0, 0}}, root[2] = {{0, 0}, {0, 0}};
     turn_mix m[2];
     m[0].n = m[1].n = 0;
+    /* TLPs per data byte, each stream counted evenly: per class (posted,
+     * completions), and per requester GPU of every class (requests too), for
+     * the other classes' share (fabric_turn_alternation). */
+    double per_cls[2] = {0, 0}, per_gpu[TURN_MAX][4];
+    int gpu_id[TURN_MAX], ng = 0;
     for (int i = 0; i < ntags; i++) {
         if (tags[i] == 0 || tags[i] > (uint32_t)f->ngroups)
             continue;
@@ -209,8 +229,21 @@ static double collapse_rule(void *ctx, int link, const uint32_t *tags, int ntags
         ASSERTF(g->next_free == -2, "tag %u of a flow in flight names a free group", tags[i]);
         for (int k = 0; k < g->n; k++) {
             const upent *u = &g->ups[k];
-            if (u->link != link || u->cpl > 1)
+            if (u->link != link || u->cpl == 2)
                 continue;
+            int j = 0;
+            while (j < ng && gpu_id[j] != u->src)
+                j++;
+            if (j == ng && ng < TURN_MAX) {
+                gpu_id[ng] = u->src;
+                per_gpu[ng][0] = per_gpu[ng][1] = per_gpu[ng][2] = per_gpu[ng][3] = 0;
+                ng++;
+            }
+            if (j < ng)
+                per_gpu[j][u->cpl] += u->per;
+            if (u->cpl == 3)
+                continue;
+            per_cls[u->cpl] += u->per;
             two_add(&src[u->cpl], u->src);
             two_add(&root[u->cpl], u->root);
             if (turn[u->cpl] > 0)
@@ -220,9 +253,17 @@ static double collapse_rule(void *ctx, int link, const uint32_t *tags, int ntags
     double cap = nominal_Bps;
     for (int c = 0; c < 2; c++) {
         double r = nominal_Bps;
-        if (turn[c] > 0)
+        if (turn[c] > 0) {
+            /* The class's requesters' TLPs of the other classes per TLP of
+             * the class. */
+            double other = 0;
+            for (int j = 0; j < ng; j++)
+                if (per_gpu[j][c] > 0)
+                    other += per_gpu[j][1 - c] + per_gpu[j][3];
+            double lambda = f->off & FAB_NO_TURN_MIX || !(per_cls[c] > 0) ? 0 : other / per_cls[c];
             r = fabric_turn_rate(m[c].src, m[c].root, m[c].cnt, m[c].lu, m[c].n, nominal_Bps,
-                                 (double)turn[c]);
+                                 (double)turn[c], fabric_turn_alternation(lambda));
+        }
         else if (cst[c] > 0 && src[c].n >= 2 && root[c].n >= 2)
             r = cst[c];
         if (r < cap)
@@ -403,6 +444,7 @@ static const fabric_mech mechs[] = {
     {"fifo-l2", FAB_NO_FIFO_L2}, {"first-round", FAB_NO_FIRST_ROUND},
     {"l2-sources", FAB_NO_L2_SOURCES}, {"shm-poll", FAB_NO_SHM_POLL},
     {"trip-issue", FAB_NO_TRIP_ISSUE}, {"nvlink-req", FAB_NO_NVLINK_REQ},
+    {"turn-others", FAB_NO_TURN_MIX},
     {"own-round", FAB_NO_OWN_ROUND},
 };
 
@@ -906,7 +948,7 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
             int rid = id ^ 1;
             g->ups[g->n++] = (upent){f->qmap[rid], 2,
                                      ((owner_gpu - f->qoff[rid] * f->qp) % f->qn + f->qn) % f->qn,
-                                     -1, 0};
+                                     -1, 0, 0};
         }
         if (f->is_uplink[id] || qnv) {
             if (g->n == g->cap) {
@@ -922,10 +964,27 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
             if (qnv)
                 g->ups[g->n++] = (upent){f->qmap[id], 2,
                                          ((owner_gpu - f->qoff[id] * f->qp) % f->qn + f->qn) % f->qn,
-                                         -1, 0};
+                                         -1, 0, 0};
             else
                 g->ups[g->n++] = (upent){f->quot ? f->qmap[id] : id, fab_is_read(op), src_gpu,
-                                         dst_root, lu};
+                                         dst_root, lu, 1.0 / (pay < mps ? pay : mps)};
+        }
+        /* A read's requests go the other way: where its data come down a
+         * link whose other direction is an uplink, they go up that uplink. */
+        if (fab_is_read(op) && !f->is_nvlink[id] && f->is_uplink[id ^ 1]) {
+            if (g->n == g->cap) {
+                int cap = g->cap ? 2 * g->cap : 4;
+                upent *u = realloc(g->ups, sizeof *u * (size_t)cap);
+                if (!u)
+                    return -1;
+                g->ups = u;
+                g->cap = cap;
+            }
+            g->ups[g->n++] = (upent){f->quot ? f->qmap[id ^ 1] : id ^ 1, 3,
+                                     topo_node_at(f->t, b)->gpu, -1, 0, 1.0 / pay};
+            /* On that uplink with a vanishing weight, so that its rule sees
+             * the flow (the requests' own bytes are not charged). */
+            n = add_link(f, n, id ^ 1, wt * 1e-9);
         }
     }
     return n;

@@ -202,9 +202,19 @@ double fabric_tlp_weight(const fabric *f, fab_op op);
 /* An uplink's rate (same units as nominal_Bps) under a root port's ordering
  * turnaround of turn_ps: n stream kinds, each cnt[i] streams of requester
  * src[i] towards root root[i], lu[i] their summed link units per TLP; the
- * nominal rate when fewer than 2 requesters (docs/model.md). */
+ * nominal rate when fewer than 2 requesters (docs/model.md). alt: the share of
+ * consecutive TLPs from different requesters (1: strict round robin;
+ * fabric_turn_alternation). */
 double fabric_turn_rate(const int *src, const int *root, const double *cnt, const double *lu,
-                        int n, double nominal_Bps, double turn_ps);
+                        int n, double nominal_Bps, double turn_ps, double alt);
+/* The share of a class's consecutive TLPs at an uplink from different
+ * requesters when the class's requesters send lambda TLPs of other classes
+ * (their reads' requests, their writes beside completions) per TLP of the
+ * class: (1 + 1 / (1 + B lambda)) / 2, B = FABRIC_TURN_MIX_B, fitted to the
+ * transaction level (docs/model.md "The collapse from the turnaround"); 1 at
+ * lambda 0. */
+#define FABRIC_TURN_MIX_B 0.68
+double fabric_turn_alternation(double lambda);
 /* The mechanisms of docs/model.md that can be switched off for ablations
  * (all on by default); a bit set in off disables it for the next runs. */
 enum { FAB_NO_COLLAPSE_WRITE = 1, FAB_NO_COLLAPSE_READ = 2, FAB_NO_HOL = 4,
@@ -213,7 +223,8 @@ enum { FAB_NO_COLLAPSE_WRITE = 1, FAB_NO_COLLAPSE_READ = 2, FAB_NO_HOL = 4,
        FAB_NO_BLOCK_CEIL = 512, FAB_NO_SHM_ORDER = 1024, FAB_NO_FIFO_L2 = 2048,
        FAB_NO_FIRST_ROUND = 4096, FAB_NO_L2_SOURCES = 8192,
        FAB_NO_SHM_POLL = 16384, FAB_NO_TRIP_ISSUE = 32768,
-       FAB_NO_NVLINK_REQ = 65536, FAB_NO_OWN_ROUND = 131072 };
+       FAB_NO_NVLINK_REQ = 65536, FAB_NO_TURN_MIX = 131072,
+       FAB_NO_OWN_ROUND = 262144 };
 void fabric_disable(fabric *f, int off);
 /* The FAB_NO_* bits set (for mechanisms the callers apply: shm-order, the
  * SHM ring's legs in program order; fifo-l2, the last receive's loads of
@@ -227,7 +238,7 @@ int fabric_disabled(const fabric *f);
 /* Parse "hol,read-collapse" (names: write-collapse, read-collapse, hol,
  * req-size, socket-read, nvlink-sat, serial-loads, host-inflight, host-mixed,
  * block-ceiling, shm-order, fifo-l2, first-round, l2-sources, shm-poll,
- * trip-issue, nvlink-req, own-round)
+ * trip-issue, nvlink-req, turn-others, own-round)
  * into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
 int fabric_mech_parse(const char *list, int *off, err *e);
 /* A mechanism's name and its ablation bit (fabric's, or another engine's). */

@@ -282,9 +282,36 @@ static void test_turn_collapse(void **state)
      * shorter than the serialization costs nothing: the nominal 10 GB/s. */
     int src[3] = {0, 1, 2}, root[3] = {1, 2, 1};
     double cnt[3] = {1, 1, 1}, lu[3] = {256, 256, 256};
-    NEAR_REL(fabric_turn_rate(src, root, cnt, lu, 3, 10 * GB, 256000), 10 * GB / 7, 1e-12);
-    NEAR_REL(fabric_turn_rate(src, root, cnt, lu, 3, 10 * GB, 20000), 10 * GB, 1e-12);
-    NEAR_REL(fabric_turn_rate(src, root, cnt, lu, 1, 10 * GB, 256000), 10 * GB, 1e-12);
+    NEAR_REL(fabric_turn_rate(src, root, cnt, lu, 3, 10 * GB, 256000, 1), 10 * GB / 7, 1e-12);
+    NEAR_REL(fabric_turn_rate(src, root, cnt, lu, 3, 10 * GB, 20000, 1), 10 * GB, 1e-12);
+    NEAR_REL(fabric_turn_rate(src, root, cnt, lu, 1, 10 * GB, 256000, 1), 10 * GB, 1e-12);
+}
+
+/* The requesters' other TLPs at the turnaround (fabric_turn_alternation;
+ * docs/model.md "The collapse from the turnaround"): the turn 256 ns, MPS
+ * 256 B, MRRS 512 B, as test_turn_collapse. g0 and g1 (sw0) serve reads of g2
+ * and g3 (0>2, 1>3: completions towards two roots, P = 1 between the two
+ * completers) and read from g2 and g3 themselves (2>0, 3>1), whose 512-byte
+ * requests go up sw0's uplink: per byte of data a completer sends 1/256
+ * completions and, reading, 1/512 requests, so lambda = (2/512) / (2/256) =
+ * 0.5 request per completion and the completions alternate in
+ * (1 + 1 / (1 + 0.68 x 0.5)) / 2 = 0.873134 of consecutive pairs: a
+ * completion takes 25.6 + 0.873134 x (256 - 25.6) = 226.770 ns, 256 B /
+ * 226.770 ns = 1.128896 GB/s for the two, 2 GB in 1.77164 s (2 s in strict
+ * alternation, without turn-others; 2>0 and 3>1 cross no shared uplink: 0.1 s). */
+static void test_turn_mix(void **state)
+{
+    (void)state;
+    assert_true(fabric_turn_alternation(0) == 1);
+    NEAR_REL(fabric_turn_alternation(1), (1 + 1 / 1.68) / 2, 1e-12);
+    topo *t = build();
+    topo_params_mut(t)->tlp_turn_cpl_ps = 256000;
+    finish(t);
+    NEAR_REL(run_case(t, "0>2,1>3,2>0,3>1", FLOWS_COPY_READ, 0), 1.77164, 1e-5);
+    NEAR_REL(run_case(t, "0>2,1>3,2>0,3>1", FLOWS_COPY_READ, FAB_NO_TURN_MIX), 2.0, 1e-6);
+    /* Without the readers' requests the completers alternate strictly. */
+    NEAR_REL(run_case(t, "0>2,1>3", FLOWS_COPY_READ, 0), 2.0, 1e-9);
+    topo_free(t);
 }
 
 static void test_gpu_read_tags(void **state)
@@ -1521,23 +1548,24 @@ static void test_mech_parse(void **state)
     assert_int_equal(fabric_mech_parse("hol,bogus", &off, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "'bogus'"));
     /* Every mechanism the message offers parses, each to its own bit: all
-     * eighteen together switch off 1 + 2 + 4 + ... + 131072 = 262143. */
+     * nineteen together switch off 1 + 2 + 4 + ... + 262144 = 524287. */
     assert_non_null(strstr(e.msg, "(write-collapse, read-collapse, hol, req-size, socket-read, "
                                "nvlink-sat, serial-loads, host-inflight, host-mixed, "
                                "block-ceiling, shm-order, fifo-l2, first-round, l2-sources, "
-                               "shm-poll, trip-issue, nvlink-req, own-round)"));
+                               "shm-poll, trip-issue, nvlink-req, turn-others, own-round)"));
     assert_int_equal(fabric_mech_parse("write-collapse,read-collapse,hol,req-size,socket-read,"
                                        "nvlink-sat,serial-loads,host-inflight,host-mixed,"
                                        "block-ceiling,shm-order,fifo-l2,first-round,l2-sources,"
-                                       "shm-poll,trip-issue,nvlink-req,own-round", &off, &e), 0);
-    assert_int_equal(off, 262143);
+                                       "shm-poll,trip-issue,nvlink-req,turn-others,own-round", &off, &e), 0);
+    assert_int_equal(off, 524287);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_collapse),     cmocka_unit_test(test_write_collapse_group),
-        cmocka_unit_test(test_turn_collapse),    cmocka_unit_test(test_gpu_read_tags),
+        cmocka_unit_test(test_turn_collapse),
+        cmocka_unit_test(test_turn_mix),    cmocka_unit_test(test_gpu_read_tags),
         cmocka_unit_test(test_ce_read_tags),
         cmocka_unit_test(test_groups_released),
         cmocka_unit_test(test_head_of_line),      cmocka_unit_test(test_request_size),

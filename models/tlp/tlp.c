@@ -26,6 +26,7 @@ enum { MAX_HOPS = 64, MAX_CPL = 64 };
 
 #define CRED_INF INT64_MAX
 #define TLP_END_TOGETHER 0.02
+#define TLP_STEADY 0.02  /* summed rates of two spans this close: steady */
 
 typedef struct pkt {
     int32_t flow, next, rq, bytes, hop, port;
@@ -84,6 +85,7 @@ typedef struct flow {
     int data_src_id, data_root;  /* for the turnaround rule */
     double bytes, rem;
     int64_t total, issued, delivered, half;
+    int64_t mark, mark_flight;   /* issued, and in flight, at the last checkpoint */
     int64_t got_ps, half_ps;     /* its last delivery; the last before the checkpoint */
     int64_t end_ps, base_lat_ps;
     int done;
@@ -631,6 +633,12 @@ static int send(tlp_net *n, int pe, int32_t i, int ip)
     if (out->turn && c != C_NP) {
         int t = c == C_P ? 0 : 1;
         const flow *f = &n->fl[k->flow];
+        if (n->st.phases == 1 && out->last_ps[t] >= 0) {
+            n->st.up[t]++;
+            n->st.switched[t] += f->data_src_id != out->last_src[t];
+            n->st.turned[t] += f->data_src_id != out->last_src[t] &&
+                               f->data_root != out->last_root[t];
+        }
         out->last_src[t] = f->data_src_id;
         out->last_root[t] = f->data_root;
         out->last_ps[t] = n->now;
@@ -932,16 +940,23 @@ int tlp_run(tlp_net *n, int64_t window_ps, err *e)
         for (int i = 0; i < n->nfl; i++) {
             flow *f = &n->fl[i];
             f->total = f->done || f->waiting ? 0 : (int64_t)llround(f->rem < 1 ? 1 : f->rem);
-            f->issued = f->delivered = f->half = 0;
+            f->issued = f->delivered = f->half = f->mark = f->mark_flight = 0;
             f->got_ps = f->half_ps = 0;
         }
         if (begin_phase(n))
             return err_set(e, ERR_SYSTEM, "out of memory");
-        /* Checkpoints at W/2, W, 2W, 4W...: the rates are those between the
-         * last two, taken at the first checkpoint after which every flow
-         * still running has moved (a flow slowed to a trickle needs longer). */
-        int64_t cp = window_ps / 2, prev_cp = 0, t;
-        int got = 0;
+        /* Checkpoints at W/4, W/2, W, 2W, 4W...: the rates are those between
+         * the last two, taken at the first checkpoint from W on after which
+         * every flow still running has moved (a flow slowed to a trickle
+         * needs longer) and whose span is steady: it starts once the network
+         * has turned over (every byte issued by the checkpoint before has
+         * arrived) and the flows' summed rate is within TLP_STEADY of the
+         * span before, itself so started. A start that fills queues faster
+         * than they drain (tag-bound readers behind a slow port) washes out
+         * only after that (docs/model.md "Large transfers: the window"). */
+        int64_t cp = window_ps / 4 > 0 ? window_ps / 4 : 1, prev_cp = 0, t;
+        double last_sum = -1;
+        int got = 0, turned_prev = 0;
         uint32_t kind;
         int32_t arg;
         for (;;) {
@@ -954,20 +969,39 @@ int tlp_run(tlp_net *n, int64_t window_ps, err *e)
             }
             if (window_ps <= 0 || evq_len(n->q) == 0)
                 break;
+            int moved = 1, turned = prev_cp > 0;
+            double sum = 0;
+            for (int i = 0; i < n->nfl; i++) {
+                const flow *f = &n->fl[i];
+                if (!f->total || f->done)
+                    continue;
+                /* Turned over: what was issued by the checkpoint before has
+                 * arrived, or its bytes in flight keep growing (a queue
+                 * without a bound never turns over; its rate is steady). */
+                if (f->delivered < f->mark &&
+                    !((double)(f->issued - f->delivered) > (1 + TLP_STEADY) * (double)f->mark_flight))
+                    turned = 0;
+                if (f->delivered <= f->half)
+                    moved = 0;
+                else
+                    sum += window_rate(f, (double)(cp - prev_cp));
+            }
             if (prev_cp > 0) {
-                int moved = 1;
-                for (int i = 0; i < n->nfl; i++)
-                    if (n->fl[i].total && !n->fl[i].done && n->fl[i].delivered <= n->fl[i].half)
-                        moved = 0;
-                if (moved || cp >= 64 * window_ps) {
+                int steady = turned_prev && last_sum >= 0 && fabs(sum - last_sum) <= TLP_STEADY * sum;
+                if (cp >= window_ps && ((moved && steady) || cp >= 64 * window_ps)) {
                     got = moved;
                     break;
                 }
+                last_sum = moved && turned_prev ? sum : -1;
             }
-            for (int i = 0; i < n->nfl; i++)
-                n->fl[i].half = n->fl[i].delivered, n->fl[i].half_ps = n->fl[i].got_ps;
+            turned_prev = turned;
+            for (int i = 0; i < n->nfl; i++) {
+                flow *f = &n->fl[i];
+                f->half = f->delivered, f->half_ps = f->got_ps, f->mark = f->issued;
+                f->mark_flight = f->issued - f->delivered;
+            }
             prev_cp = cp;
-            cp = prev_cp == window_ps / 2 ? window_ps : 2 * cp;
+            cp *= 2;
         }
         if (window_ps > 0)
             n->now = cp;

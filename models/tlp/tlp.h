@@ -44,6 +44,12 @@ typedef struct tlp_stats {
     uint64_t events;    /* events handled */
     uint64_t tlps;      /* TLPs sent on links (hops) */
     int phases;         /* packet phases (1 = exact, no extrapolation) */
+    /* The ordering turnaround in the first packet phase: TLPs a root port
+     * forwarded up into its CPU, per class (0 posted, 1 completions), and of
+     * them those whose requester and destination root port both differ from
+     * the previous one's (the turning share; docs/model.md). */
+    uint64_t up[2], turned[2];
+    uint64_t switched[2];  /* of up[], those whose requester differs from the previous one's */
 } tlp_stats;
 
 /* A network over topology t (borrowed; must outlive it). ERR_SYSTEM on OOM. */

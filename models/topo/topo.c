@@ -75,7 +75,10 @@ static void default_params(topo_params *p)
     p->tlp_rc_data_bytes = 32768;
     p->tlp_ep_hdr = 256;
     p->tlp_ep_data_bytes = 32768;
-    p->tlp_rc_cpl_hdr = p->tlp_rc_cpl_data_bytes = 0;
+    /* Completions a root port or CPU forwards (peer to peer, or from host
+     * memory): a finite buffer like the other types' (docs/model.md "A root
+     * complex's buffer for forwarded completions"); 0 = infinite. */
+    p->tlp_rc_cpl_hdr = 256, p->tlp_rc_cpl_data_bytes = 32768;
     p->tlp_fc_ps = 100000;
     p->tlp_turn_ps = 0;
     p->tlp_turn_cpl_ps = 0;
