@@ -347,28 +347,35 @@ static int timed_sized(gpu_ctx *g, const node_src *src, size_t bytes, int n, dou
     return 0;
 }
 
-/* One group of a send/receive pair to self on each of src's two
- * communicators (comm on the stream s, comm2 on s2; the second pair one
- * NCCL_BYTES further into the buffers). */
-static int p2p_group2(const node_src *src, cudaStream_t s, err *e)
+/* One group of a pair of bytes to self on each of src's two communicators
+ * (the second pair bytes further into the buffers). */
+static int p2p_group2_sized(const node_src *src, size_t bytes, cudaStream_t s, err *e)
 {
     GPU_NC(0, ncclGroupStart());
     ncclResult_t r = ncclSuccess;
     for (int c = 0; c < 2 && r == ncclSuccess; c++) {
         ncclComm_t comm = c ? src->comm2 : src->comm;
         cudaStream_t st = c ? src->s2 : s;
-        size_t off = (size_t)c * NCCL_BYTES;
-        r = ncclSend((char *)src->in + off, NCCL_BYTES / 2, ncclBfloat16, 0, comm, st);
+        size_t off = (size_t)c * bytes;
+        r = ncclSend((char *)src->in + off, bytes / 2, ncclBfloat16, 0, comm, st);
         if (r == ncclSuccess)
-            r = ncclRecv((char *)src->out + off, NCCL_BYTES / 2, ncclBfloat16, 0, comm, st);
+            r = ncclRecv((char *)src->out + off, bytes / 2, ncclBfloat16, 0, comm, st);
     }
     ncclResult_t end = ncclGroupEnd();
     if (r != ncclSuccess)
-        return err_set(e, ERR_SYSTEM, "GPU 0: ncclSend/ncclRecv to self (two communicators): %s",
-                       ncclGetErrorString(r));
+        return err_set(e, ERR_SYSTEM, "GPU 0: ncclSend/ncclRecv of %zu bytes to self (two "
+                       "communicators): %s", bytes, ncclGetErrorString(r));
     if (end != ncclSuccess)
         return err_set(e, ERR_SYSTEM, "GPU 0: ncclGroupEnd: %s", ncclGetErrorString(end));
     return 0;
+}
+
+/* One group of a send/receive pair to self on each of src's two
+ * communicators (comm on the stream s, comm2 on s2; the second pair one
+ * NCCL_BYTES further into the buffers). */
+static int p2p_group2(const node_src *src, cudaStream_t s, err *e)
+{
+    return p2p_group2_sized(src, NCCL_BYTES, s, e);
 }
 
 /* n back-to-back groups over src's two communicators: *host_us per group on
@@ -1234,29 +1241,6 @@ static int pair_round(gpu_ctx *g, const opts *o, const pair_src *p, int spin_us,
     t[3] = (gpu_now_us() - t0) / ((double)launches * PAIR_GRAPH_CALLS);
     cudaGraphExecDestroy(exec);
     return rc;
-}
-
-/* One group of a pair of bytes to self on each of src's two communicators
- * (the second pair bytes further into the buffers). */
-static int p2p_group2_sized(const node_src *src, size_t bytes, cudaStream_t s, err *e)
-{
-    GPU_NC(0, ncclGroupStart());
-    ncclResult_t r = ncclSuccess;
-    for (int c = 0; c < 2 && r == ncclSuccess; c++) {
-        ncclComm_t comm = c ? src->comm2 : src->comm;
-        cudaStream_t st = c ? src->s2 : s;
-        size_t off = (size_t)c * bytes;
-        r = ncclSend((char *)src->in + off, bytes / 2, ncclBfloat16, 0, comm, st);
-        if (r == ncclSuccess)
-            r = ncclRecv((char *)src->out + off, bytes / 2, ncclBfloat16, 0, comm, st);
-    }
-    ncclResult_t end = ncclGroupEnd();
-    if (r != ncclSuccess)
-        return err_set(e, ERR_SYSTEM, "GPU 0: ncclSend/ncclRecv of %zu bytes to self (two "
-                       "communicators): %s", bytes, ncclGetErrorString(r));
-    if (end != ncclSuccess)
-        return err_set(e, ERR_SYSTEM, "GPU 0: ncclGroupEnd: %s", ncclGetErrorString(end));
-    return 0;
 }
 
 /* One busy-row kind k (0 launch, 1 one-pair group, 2 two communicators; 3, 4

@@ -75,15 +75,22 @@ __global__ void pingpong(volatile unsigned int *mine, volatile unsigned int *pee
     }
 }
 
-__global__ void spin(uint64_t duration_ns, kern_ctl *ctl)
+/* Spin for duration_ns from now, leaving early once the host raises abort
+ * (checked every 1024 turns). */
+__device__ static void spin_for(uint64_t duration_ns, const kern_ctl *ctl)
 {
-    if (threadIdx.x != 0)
-        return;
     uint64_t t0 = kdev_now_ns();
     unsigned int n = 0;
     while (kdev_now_ns() - t0 < duration_ns)
         if ((++n & 1023u) == 0 && ctl && ctl->abort)
             return;
+}
+
+__global__ void spin(uint64_t duration_ns, kern_ctl *ctl)
+{
+    if (threadIdx.x != 0)
+        return;
+    spin_for(duration_ns, ctl);
 }
 
 /* A ring's two ranks, one thread each (kern_pair_spin). */
@@ -99,11 +106,7 @@ __global__ void pair_spin(volatile unsigned int *mine, const volatile unsigned i
         kdev_fail(ctl, rc, KERN_WHERE_PAIR, 0, v);
         return;
     }
-    uint64_t t0 = kdev_now_ns();
-    unsigned int n = 0;
-    while (kdev_now_ns() - t0 < duration_ns)
-        if ((++n & 1023u) == 0 && ctl && ctl->abort)
-            return;
+    spin_for(duration_ns, ctl);
 }
 
 __global__ void empty(void) {}

@@ -881,6 +881,20 @@ static int add_link(fabric *f, int n, int id, double wt)
     return n;
 }
 
+/* Grows a list of links and its list of directions (or kinds) together to
+ * cap entries; a list that grew is kept even when the other fails. 0, or -1
+ * on OOM. */
+static int grow_links(int **links, int8_t **dirs, int cap)
+{
+    int *l = realloc(*links, sizeof(int) * (size_t)cap);
+    if (l)
+        *links = l;
+    int8_t *d = realloc(*dirs, (size_t)cap);
+    if (d)
+        *dirs = d;
+    return l && d ? 0 : -1;
+}
+
 /* Add the route a->b (one stream of op) to the scratch list: wt on every
  * link, times the TLP weight on PCIe links; the stream's uplink crossings
  * go to the group table. Returns the new count, or -1 on OOM. */
@@ -893,13 +907,7 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
     int64_t lat;
     int h = topo_route_copy(f->t, a, b, f->rl, f->rd, f->rcap, &lat);
     if (h > f->rcap) {
-        int *rl = realloc(f->rl, sizeof(int) * (size_t)h);
-        if (rl)
-            f->rl = rl;
-        int8_t *rd = realloc(f->rd, (size_t)h);
-        if (rd)
-            f->rd = rd;
-        if (!rl || !rd)
+        if (grow_links(&f->rl, &f->rd, h))
             return -1;
         f->rcap = h;
         h = topo_route_copy(f->t, a, b, f->rl, f->rd, f->rcap, &lat);
@@ -1384,13 +1392,7 @@ static void qhop_free(qhop *h)
 static int qgrow(qhop *h)
 {
     int cap = h->xcap ? 2 * h->xcap : 64;
-    int *nx = realloc(h->x, sizeof(int) * (size_t)cap);
-    if (nx)
-        h->x = nx;
-    int8_t *nk = realloc(h->k, (size_t)cap);
-    if (nk)
-        h->k = nk;
-    if (!nx || !nk)
+    if (grow_links(&h->x, &h->k, cap))
         return -1;
     h->xcap = cap;
     return 0;
