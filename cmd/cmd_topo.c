@@ -151,37 +151,12 @@ static int show(const char *name, int routes, report_format fmt, err *e)
     report_meta(r, "gpus", "%d", topo_ngpus(t));
     report_meta(r, "nodes", "%d", topo_nnodes(t));
     report_meta(r, "links", "%d", topo_nlinks(t));
-    report_meta(r, "pcie_mps_bytes", "%d", p->pcie_mps_bytes);
-    report_meta(r, "pcie_mrrs_bytes", "%d", p->pcie_mrrs_bytes);
-    report_meta(r, "pcie_tlp_overhead_bytes", "%d", p->pcie_tlp_overhead_bytes);
-    report_meta(r, "read_tags", "%d", p->read_tags);
-    report_meta(r, "read_extra_lat_ns", "%g", (double)p->read_extra_lat_ps / 1e3);
-    report_meta(r, "arb_collapse_GBps", "%g", p->arb_collapse_Bps / 1e9);
-    report_meta(r, "arb_collapse_read_GBps", "%g", p->arb_collapse_read_Bps / 1e9);
-    report_meta(r, "socket_read_GBps", "%g", p->socket_read_Bps / 1e9);
-    report_meta(r, "tlp_turn_ns", "%g", (double)p->tlp_turn_ps / 1e3);
-    report_meta(r, "tlp_turn_cpl_ns", "%g", (double)p->tlp_turn_cpl_ps / 1e3);
-    report_meta(r, "sm_req_bytes", "%d", p->sm_req_bytes);
-    report_meta(r, "cta_store_GBps", "%g", p->cta_store_Bps / 1e9);
-    report_meta(r, "cta_load_GBps", "%g", p->cta_load_Bps / 1e9);
-    report_meta(r, "nvlink_half_blocks", "%g", p->nvlink_half_blocks);
-    report_meta(r, "cta_store_host_GBps", "%g", p->cta_store_host_Bps / 1e9);
-    report_meta(r, "cta_load_host_GBps", "%g", p->cta_load_host_Bps / 1e9);
-    report_meta(r, "host_sm_mixed_GBps", "%g", p->host_sm_mixed_Bps / 1e9);
-    report_meta(r, "cta_ceil_GBps", "%g", p->cta_ceil_Bps / 1e9);
-    report_meta(r, "cta_ceil_far_GBps", "%g", p->cta_ceil_far_Bps / 1e9);
-    report_meta(r, "l2_load_speedup", "%g", p->l2_load_speedup);
-    report_meta(r, "l2_MB", "%g", p->l2_bytes / 1e6);
-    report_meta(r, "launch_us", "%g", (double)p->launch_ps / 1e6);
-    report_meta(r, "graph_node_us", "%g", (double)p->graph_node_ps / 1e6);
-    report_meta(r, "kernel_turn_us", "%g", (double)p->kernel_turn_ps / 1e6);
-    report_meta(r, "copy_host_setup_us", "%g", (double)p->copy_host_setup_ps / 1e6);
-    report_meta(r, "nvlink_req_bytes", "%g", p->nvlink_req_bytes);
-    report_meta(r, "event_record_us", "%g", (double)p->event_record_ps / 1e6);
-    report_meta(r, "loop_issue_us", "%g", (double)p->loop_issue_ps / 1e6);
-    report_meta(r, "hostmem_GBps", "%g", p->hostmem_Bps / 1e9);
-    report_meta(r, "kernel_base_us", "%g", (double)p->kernel_base_ps / 1e6);
-    report_meta(r, "gpu_mem_GBps", "%g", p->gpu_mem_Bps / 1e9);
+    /* Every key the format takes, from its own table, so that none is left
+     * out of the listing. */
+    double value;
+    const char *key;
+    for (int k = 0; (key = topo_param_key(p, k, &value)); k++)
+        report_meta(r, key, "%g", value);
     report_table(r, "nodes", node_cols, 5);
     for (int v = 0; v < topo_nnodes(t); v++) {
         const topo_node *n = topo_node_at(t, v);

@@ -16,14 +16,20 @@
 /* A cell holds what commands put in one (validate's crossover text: 512
  * bytes), a metadata value a whole command line (1024, as cli_command_line
  * and hwcheck record it): shorter buffers cut them without a word. */
-enum { MAX_COLS = 48, CELL = 512, META_VAL = 1024, MAX_META = 64 };
+enum { MAX_COLS = 48, CELL = 512, META_KEY = 48, META_VAL = 1024, META_FIRST = 16 };
+
+/* One metadata line: its key and value. */
+typedef struct meta_item {
+    char key[META_KEY];
+    char val[META_VAL];
+} meta_item;
 
 struct report {
     FILE *out;
     report_format fmt;
-    int nmeta;
-    char meta_key[MAX_META][48];
-    char meta_val[MAX_META][META_VAL];
+    int nmeta, meta_cap;
+    meta_item *meta;  /* grown as lines come: no limit but memory */
+    int meta_lost;    /* lines that found no memory: said at the flush */
     int started;  /* first table printed (meta flushed) */
     int ntables;
     const report_col *cols;
@@ -46,18 +52,34 @@ report *report_new(FILE *out, report_format fmt)
     return r;
 }
 
-void report_free(report *r) { free(r); }
+void report_free(report *r)
+{
+    if (r)
+        free(r->meta);
+    free(r);
+}
 
 report_format report_fmt(const report *r) { return r->fmt; }
 
 void report_meta(report *r, const char *key, const char *fmt, ...)
 {
-    if (r->started || r->nmeta >= MAX_META)
+    if (r->started)
         return;
-    snprintf(r->meta_key[r->nmeta], sizeof r->meta_key[0], "%s", key);
+    if (r->nmeta == r->meta_cap) {
+        int cap = r->meta_cap ? 2 * r->meta_cap : META_FIRST;
+        meta_item *m = realloc(r->meta, sizeof *m * (size_t)cap);
+        if (!m) {
+            r->meta_lost++;
+            return;
+        }
+        r->meta = m;
+        r->meta_cap = cap;
+    }
+    meta_item *m = &r->meta[r->nmeta];
+    snprintf(m->key, sizeof m->key, "%s", key);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->meta_val[r->nmeta], sizeof r->meta_val[0], fmt, ap);
+    vsnprintf(m->val, sizeof m->val, fmt, ap);
     va_end(ap);
     r->nmeta++;
 }
@@ -103,11 +125,17 @@ static void flush_meta(report *r)
         jw_str(&r->j, "meta");
         jw_open(&r->j, 1);
         for (int i = 0; i < r->nmeta; i++) {
-            jw_str(&r->j, r->meta_key[i]);
-            if (is_json_number(r->meta_val[i]))
-                jw_raw(&r->j, r->meta_val[i]);
+            jw_str(&r->j, r->meta[i].key);
+            if (is_json_number(r->meta[i].val))
+                jw_raw(&r->j, r->meta[i].val);
             else
-                jw_str(&r->j, r->meta_val[i]);
+                jw_str(&r->j, r->meta[i].val);
+        }
+        if (r->meta_lost) {
+            char n[16];
+            snprintf(n, sizeof n, "%d", r->meta_lost);
+            jw_str(&r->j, "meta_lost");
+            jw_raw(&r->j, n);
         }
         jw_close(&r->j);
         jw_str(&r->j, "tables");
@@ -115,7 +143,9 @@ static void flush_meta(report *r)
         return;
     }
     for (int i = 0; i < r->nmeta; i++)
-        fprintf(r->out, "# %s: %s\n", r->meta_key[i], r->meta_val[i]);
+        fprintf(r->out, "# %s: %s\n", r->meta[i].key, r->meta[i].val);
+    if (r->meta_lost)
+        fprintf(r->out, "# meta_lost: %d (no memory for them)\n", r->meta_lost);
 }
 
 static void close_table(report *r)

@@ -182,12 +182,46 @@ static void test_long_values(void **state)
     free(buf);
 }
 
+static void test_many_meta(void **state)
+{
+    (void)state;
+    /* Metadata has no count limit (it was 64, past which lines went without
+     * a word; topo show lists about 70 keys): 200 lines in, 200 "# kI: I"
+     * lines out in order, the last one included, and no meta_lost line. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    report *r = report_new(f, REPORT_CSV);
+    char key[16];
+    for (int i = 0; i < 200; i++) {
+        snprintf(key, sizeof key, "k%d", i);
+        report_meta(r, key, "%d", i);
+    }
+    static const report_col cols[] = {{"c", NULL, 4, -1}};
+    report_table(r, NULL, cols, 1);
+    report_int(r, 1);
+    report_end_row(r);
+    err e = {0};
+    assert_int_equal(report_finish(r, &e), 0);
+    report_free(r);
+    fclose(f);
+    int lines = 0;
+    for (const char *p = buf; (p = strstr(p, "# k")); p++)
+        lines++;
+    assert_int_equal(lines, 200);
+    assert_non_null(strstr(buf, "# k0: 0\n# k1: 1\n"));
+    assert_non_null(strstr(buf, "# k198: 198\n# k199: 199\n"));
+    assert_null(strstr(buf, "meta_lost"));
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_as_yajl),
         cmocka_unit_test(test_json_plain),
         cmocka_unit_test(test_long_values),
+        cmocka_unit_test(test_many_meta),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

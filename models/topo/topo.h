@@ -341,6 +341,10 @@ int topo_parse(FILE *f, const char *name, topo **out, err *e);
 /* How the topology format reads a `param` KEY: 2 a power of two, 1 an
  * integer, 0 any number (or no such key); calibration profiles follow it. */
 int topo_param_integer(const char *key);
+/* The format's machine-wide keys in the file's order (every `param` but
+ * cpu): key i, with its value in p in the file's unit in *value; NULL for i
+ * past the last. */
+const char *topo_param_key(const topo_params *p, int i, double *value);
 int topo_write(const topo *t, FILE *f, err *e);
 /* Presets: by name, or a file path if the name is not a preset. */
 int topo_load(const char *name_or_path, topo **out, err *e);

@@ -110,6 +110,21 @@ int topo_param_integer(const char *key)
     return 0;
 }
 
+const char *topo_param_key(const topo_params *p, int i, double *value)
+{
+    if (i < 0 || i >= NPARAMS)
+        return NULL;
+    const struct param_def *d = &param_defs[i];
+    const char *base = (const char *)p + d->off;
+    if (d->type == P_INT)
+        *value = *(const int *)base;
+    else if (d->type == P_I64)
+        *value = (double)*(const int64_t *)base / d->scale;
+    else
+        *value = *(const double *)base / d->scale;
+    return d->key;
+}
+
 static const char *const node_kinds[TOPO_NKINDS] = {
     "gpu", "switch", "root", "cpu", "nvswitch", "hostmem",
 };
