@@ -881,6 +881,27 @@ static int add_link(fabric *f, int n, int id, double wt)
     return n;
 }
 
+/* Room in g for one more crossing: 0, or -1 on OOM. */
+static int group_room(group *g)
+{
+    if (g->n < g->cap)
+        return 0;
+    int cap = g->cap ? 2 * g->cap : 4;
+    upent *u = realloc(g->ups, sizeof *u * (size_t)cap);
+    if (!u)
+        return -1;
+    g->ups = u;
+    g->cap = cap;
+    return 0;
+}
+
+/* On a quotient, the sender that owner_gpu's crossing of link id stands for
+ * (its rank on the orbit's link, 0..qn-1). */
+static int quot_owner(const fabric *f, int id, int owner_gpu)
+{
+    return ((owner_gpu - f->qoff[id] * f->qp) % f->qn + f->qn) % f->qn;
+}
+
 /* Grows a list of links and its list of directions (or kinds) together to
  * cap entries; a list that grew is kept even when the other fails. 0, or -1
  * on OOM. */
@@ -945,33 +966,21 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
          * both directions, as it does off a quotient). */
         int qnv = f->quot && f->is_nvlink[id];
         if (qnv && reqs) {
-            if (g->n == g->cap) {
-                int cap = g->cap ? 2 * g->cap : 4;
-                upent *u = realloc(g->ups, sizeof *u * (size_t)cap);
-                if (!u)
-                    return -1;
-                g->ups = u;
-                g->cap = cap;
-            }
+            if (group_room(g))
+                return -1;
             int rid = id ^ 1;
             g->ups[g->n++] = (upent){f->qmap[rid], 2,
-                                     ((owner_gpu - f->qoff[rid] * f->qp) % f->qn + f->qn) % f->qn,
+                                     quot_owner(f, rid, owner_gpu),
                                      -1, 0, 0};
         }
         if (f->is_uplink[id] || qnv) {
-            if (g->n == g->cap) {
-                int cap = g->cap ? 2 * g->cap : 4;
-                upent *u = realloc(g->ups, sizeof *u * (size_t)cap);
-                if (!u)
-                    return -1;
-                g->ups = u;
-                g->cap = cap;
-            }
+            if (group_room(g))
+                return -1;
             /* In a quotient the rules run on the orbit's link; a collapse
              * rule's crossings lie on it (fabric_rotation_quotient). */
             if (qnv)
                 g->ups[g->n++] = (upent){f->qmap[id], 2,
-                                         ((owner_gpu - f->qoff[id] * f->qp) % f->qn + f->qn) % f->qn,
+                                         quot_owner(f, id, owner_gpu),
                                          -1, 0, 0};
             else
                 g->ups[g->n++] = (upent){f->quot ? f->qmap[id] : id, fab_is_read(op), src_gpu,
@@ -980,14 +989,8 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
         /* A read's requests go the other way: where its data come down a
          * link whose other direction is an uplink, they go up that uplink. */
         if (fab_is_read(op) && !f->is_nvlink[id] && f->is_uplink[id ^ 1]) {
-            if (g->n == g->cap) {
-                int cap = g->cap ? 2 * g->cap : 4;
-                upent *u = realloc(g->ups, sizeof *u * (size_t)cap);
-                if (!u)
-                    return -1;
-                g->ups = u;
-                g->cap = cap;
-            }
+            if (group_room(g))
+                return -1;
             g->ups[g->n++] = (upent){f->quot ? f->qmap[id ^ 1] : id ^ 1, 3,
                                      topo_node_at(f->t, b)->gpu, -1, 0, 1.0 / pay};
             /* On that uplink with a vanishing weight, so that its rule sees
