@@ -33,6 +33,8 @@ typedef struct upent {
 /* A slot of the group table: tag = slot index + 1. Its buffer is kept when
  * the slot is freed and reused, so a run allocates only while the number
  * of groups in flight (or their size) reaches a new high. */
+enum { GLAT_MAX = 128 };
+
 typedef struct group {
     upent *ups;        /* its uplink crossings */
     int n, cap;
@@ -86,9 +88,9 @@ struct fabric {
      * glat[src * ngpu + dst] = latency + 2, 0 not asked yet; up to
      * GLAT_MAX GPUs (a barrier asks for every pair, twice). */
     int64_t *glat;
+    unsigned char glat_asked[GLAT_MAX]; /* 1: a row has missed once */
+    int *glat_dst;     /* the GPUs' nodes, for lat_row */
 };
-
-enum { GLAT_MAX = 128 };
 
 static void group_ended(void *ctx, uint32_t tag);
 
@@ -360,6 +362,23 @@ static sim_ps lat_of(const fabric *f, fab_op op, sim_ps one)
     return 2 * one + topo_params_get(f->t)->read_extra_lat_ps;
 }
 
+/* A source said to reach many GPUs (a one-shot's, a barrier's) has its
+ * latencies to every GPU asked for: row (glat's, latency + 2) filled from
+ * its one tree at once (topo_route_lat_row: the same latencies); 0 when it
+ * is not such a source or memory runs out (nothing filled). */
+static int lat_row(fabric *f, int src, int64_t *row)
+{
+    int n = topo_ngpus(f->t);
+    if (!f->glat_dst && (f->glat_dst = malloc(sizeof(int) * (size_t)n)))
+        for (int g = 0; g < n; g++)
+            f->glat_dst[g] = topo_gpu_node(f->t, g);
+    if (!f->glat_dst || topo_route_lat_row(f->t, src, f->glat_dst, n, row))
+        return 0;
+    for (int g = 0; g < n; g++)
+        row[g] += 2;
+    return 1;
+}
+
 sim_ps fabric_lat_ps(const fabric *fc, fab_op op, int src, int dst)
 {
     fabric *f = (fabric *)fc; /* the latency cache is logically const */
@@ -367,9 +386,15 @@ sim_ps fabric_lat_ps(const fabric *fc, fab_op op, int src, int dst)
     if (gs < 0 || gd < 0 || n > GLAT_MAX ||
         (!f->glat && !(f->glat = calloc((size_t)n * (size_t)n, sizeof *f->glat))))
         return lat_of(f, op, topo_route_lat_ps(f->t, src, dst));
-    int64_t *c = &f->glat[(size_t)gs * (size_t)n + (size_t)gd];
-    if (!*c)
-        *c = topo_route_lat_ps(f->t, src, dst) + 2;
+    int64_t *row = &f->glat[(size_t)gs * (size_t)n], *c = &row[gd];
+    if (!*c) {
+        /* A row's first miss is asked alone (a bundled barrier asks each
+         * source for one peer), a later one fills the row. */
+        int filled = f->glat_asked[gs] && lat_row(f, src, row);
+        f->glat_asked[gs] = 1;
+        if (!filled)
+            *c = topo_route_lat_ps(f->t, src, dst) + 2;
+    }
     return lat_of(f, op, *c - 2);
 }
 
@@ -783,6 +808,7 @@ void fabric_free(fabric *f)
     free(f->slot);
     free(f->qmap);
     free(f->glat);
+    free(f->glat_dst);
     free(f);
 }
 

@@ -480,6 +480,53 @@ void topo_route_expect_many(const topo *tc, int src)
     pthread_mutex_unlock(&t->mu);
 }
 
+int topo_route_lat_row(const topo *tc, int src, const int *dst, int n, int64_t *lat_ps)
+{
+    topo *t = (topo *)tc; /* the cache is logically const */
+    ASSERTF(t->finished, "topo_route_lat_row before topo_finish");
+    ASSERTF(src >= 0 && src < t->nnodes && n >= 0, "src=%d n=%d", src, n);
+    pthread_mutex_lock(&t->mu);
+    if (t->nparts[src] != PARTS_MANY) {
+        pthread_mutex_unlock(&t->mu);
+        return -1;
+    }
+    /* Its walk (the predecessors of its whole tree), else a cached tree or
+     * a new one, grown whole: a route's latency is its target's distance in
+     * the tree, the sum of the link latencies topo_route_copy adds up. */
+    const int *pw = t->walk[src];
+    tree *tr = pw ? NULL : cached_tree(t, src);
+    int own = !pw && !tr;
+    if (own)
+        tr = tree_start(t, src, -1);
+    if (tr)
+        tree_grow(t, tr, -1);
+    int rc = tr || pw ? 0 : -2;
+    for (int i = 0; !rc && i < n; i++) {
+        int v = dst[i];
+        ASSERTF(v >= 0 && v < t->nnodes, "dst=%d", v);
+        int64_t lat = 0;
+        if (v == src)
+            lat = 0;
+        else if (tr)
+            lat = tr->dist_ps[v] == INT64_MAX ? -1 : tr->dist_ps[v];
+        else {
+            for (; v != src && pw[v] >= 0; v = topo_other_end(&t->links[pw[v]], v))
+                lat += t->links[pw[v]].lat_ps;
+            lat = v == src ? lat : -1;
+        }
+        lat_ps[i] = lat;
+    }
+    if (own && tr) {
+        /* Its predecessors stay, for the routes that follow (tree_keep's
+         * walk: a source said to reach many targets is walked anyway). */
+        t->walk[src] = tr->pred;
+        tr->pred = NULL;
+        topo_tree_free(tr);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return rc;
+}
+
 int topo_route(const topo *t, int a, int b, const int **links, const int8_t **dirs)
 {
     ASSERTF(t->finished, "topo_route before topo_finish");
