@@ -968,19 +968,22 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
     const int *links = f->rl;
     const int8_t *dirs = f->rd;
     *first = h > 0 ? 2 * links[0] + dirs[0] : -1;
+    /* NVLink reads: each request of pay bytes crosses the other direction
+     * as req bytes of wire, where a data packet carries pay and a header as
+     * large (docs/model.md "Read requests on NVLink"). */
+    double req = topo_params_get(f->t)->nvlink_req_bytes;
     for (int i = 0; i < h; i++) {
         int id = 2 * links[i] + dirs[i];
-        int pcie = topo_link_at(f->t, links[i])->kind == LINK_PCIE;
+        const topo_link *tl = topo_link_at(f->t, links[i]);
+        int pcie = tl->kind == LINK_PCIE;
         *pcie_any |= pcie;
-        double c = link_cap(f->t, id) / (pcie ? tlp : 1);
+        /* link_cap's figure, from the link already at hand */
+        double c = ((id & 1) && tl->bw_back_Bps > 0 ? tl->bw_back_Bps : tl->bw_Bps) /
+                   (pcie ? tlp : 1);
         if (min_Bps && c < *min_Bps)
             *min_Bps = c;
         n = add_link(f, n, id, pcie ? wt * tlp : wt);
         *nvl |= f->is_nvlink[id];
-        /* NVLink reads: each request of pay bytes crosses the other
-         * direction as req bytes of wire, where a data packet carries pay
-         * and a header as large (docs/model.md "Read requests on NVLink"). */
-        double req = topo_params_get(f->t)->nvlink_req_bytes;
         int reqs = fab_is_read(op) && f->is_nvlink[id] && req > 0 && pay > 0 &&
                    !(f->off & FAB_NO_NVLINK_REQ);
         if (reqs)
@@ -1061,11 +1064,13 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
     int nl = 0, nreads = 0, reader = -1, nvl = 0;
     int owner_gpu = topo_node_at(f->t, fab_is_read(legs[0].op) ? legs[0].b : legs[0].a)->gpu;
     sim_ps lat = 0;
-    double cap = 0, req_per = 1;
+    double cap = 0, req_per = 1, tlp = 1;
     for (int i = 0; i < n; i++) {
         fab_op op = legs[i].op;
         int rd = fab_is_read(op), a = legs[i].a, b = legs[i].b;
-        double tlp = f->off & FAB_NO_REQ_SIZE ? 1 : fabric_tlp_weight(f, op);
+        /* one op's weight for all its legs (an exchange's 63 are one op) */
+        if (i == 0 || op != legs[i - 1].op)
+            tlp = f->off & FAB_NO_REQ_SIZE ? 1 : fabric_tlp_weight(f, op);
         int src_gpu = topo_node_at(f->t, a)->gpu;
         double min_Bps = INFINITY;
         int first, pcie;

@@ -396,12 +396,27 @@ int topo_route_copy(const topo *tc, int a, int b, int *links, int8_t *dirs, int 
          * ones only walked (a one-shot's sources each reach every GPU). */
         const int *pw = r ? NULL : t->walk[a];
         if (pw) {
-            int n = 0, v = b;
+            /* One walk back from b, its hops kept from the end of a buffer
+             * of WALK_HOPS, copied out once their count is known (a longer
+             * route is walked again into the caller's buffers). */
+            enum { WALK_HOPS = 64 };
+            int wl[WALK_HOPS], n = 0, v = b;
+            int8_t wd[WALK_HOPS];
             int64_t lat = 0;
-            for (; v != a && pw[v] >= 0; v = topo_other_end(&t->links[pw[v]], v))
-                n++, lat += t->links[pw[v]].lat_ps;
+            while (v != a && pw[v] >= 0) {
+                const topo_link *l = &t->links[pw[v]];
+                if (++n <= WALK_HOPS) {
+                    wl[WALK_HOPS - n] = pw[v];
+                    wd[WALK_HOPS - n] = (int8_t)(l->b == v ? 0 : 1);
+                }
+                lat += l->lat_ps;
+                v = topo_other_end(l, v);
+            }
             if (v != a) {
                 n = -1; /* b is not reached */
+            } else if (n <= cap && n <= WALK_HOPS) {
+                memcpy(links, wl + (WALK_HOPS - n), sizeof(int) * (size_t)n);
+                memcpy(dirs, wd + (WALK_HOPS - n), (size_t)n);
             } else {
                 v = b;
                 for (int i = n - 1; n <= cap && i >= 0; i--) {
