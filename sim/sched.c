@@ -368,16 +368,16 @@ int sched_flow_w(sched *s, const int *links, const double *weights, int nlinks,
     return id;
 }
 
-/* A successor record of before: after (a task, or -2 - edge). 0, -1 OOM. */
-static int add_succ(sched *s, int before, int32_t after)
+/* A successor record of task a: after (a task, or -2 - edge). 0, -1 OOM. */
+static int add_succ(sched *s, struct task *a, int32_t after)
 {
-    struct task *a = T(s, (size_t)before);
     int32_t d = s->dep_free;
     if (d >= 0) {
         s->dep_free = s->deps[d].next;
     } else {
-        if (s->ndeps >= INT32_MAX ||
-            grow(&s->deps, &s->deps_cap, s->ndeps + 1, sizeof(struct dep)))
+        if (s->ndeps >= INT32_MAX || (s->ndeps == s->deps_cap &&
+                                      grow(&s->deps, &s->deps_cap, s->ndeps + 1,
+                                           sizeof(struct dep))))
             return -1;
         d = (int32_t)s->ndeps++;
     }
@@ -398,7 +398,7 @@ int sched_dep(sched *s, int before, int after)
      * already met. */
     if (s->running && ((size_t)before < s->lo || T(s, (size_t)before)->end_ps >= 0))
         return 0;
-    if (add_succ(s, before, after))
+    if (add_succ(s, T(s, (size_t)before), after))
         return -1;
     T(s, (size_t)after)->npred++;
     return 0;
@@ -418,10 +418,11 @@ int sched_dep_lat(sched *s, int before, int join, sim_ps lat_ps, const char *lab
                 (size_t)join < s->ntasks && (size_t)join >= s->lo && lat_ps >= 0,
             "edge %d -> %d (%" PRId64 " ps) with %zu tasks (%zu recycled)", before, join,
             lat_ps, s->ntasks, s->lo);
-    ASSERTF(T(s, (size_t)join)->nlinks == NL_JOIN, "task %d is not a join (sched_join)", join);
+    struct task *kb = T(s, (size_t)before), *kj = T(s, (size_t)join);
+    ASSERTF(kj->nlinks == NL_JOIN, "task %d is not a join (sched_join)", join);
     /* A delay task in its place would start at once, out of the order of
      * the tasks it was made among: the horizon's contract rules it out. */
-    ASSERTF(!s->running || ((size_t)before >= s->lo && T(s, (size_t)before)->end_ps < 0),
+    ASSERTF(!s->running || ((size_t)before >= s->lo && kb->end_ps < 0),
             "edge from task %d, which has ended", before);
     ASSERTF(s->ledge_keys < INT32_MAX, "%d edges", s->ledge_keys);
     int32_t e = s->ledge_free;
@@ -429,17 +430,18 @@ int sched_dep_lat(sched *s, int before, int join, sim_ps lat_ps, const char *lab
         s->ledge_free = s->ledges[e].join;
     } else {
         if (s->nledges >= INT32_MAX - 2 ||
-            grow(&s->ledges, &s->ledges_cap, s->nledges + 1, sizeof(struct ledge)))
+            (s->nledges == s->ledges_cap &&
+             grow(&s->ledges, &s->ledges_cap, s->nledges + 1, sizeof(struct ledge))))
             return -1;
         e = (int32_t)s->nledges++;
     }
-    if (add_succ(s, before, -2 - e)) {
+    if (add_succ(s, kb, -2 - e)) {
         s->ledges[e].join = s->ledge_free;
         s->ledge_free = e;
         return -1;
     }
     s->ledges[e] = (struct ledge){join, s->ledge_keys++, lat_ps, label};
-    T(s, (size_t)join)->npred++;
+    kj->npred++;
     return 0;
 }
 

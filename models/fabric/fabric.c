@@ -893,7 +893,7 @@ static int grow(fabric *f, int need, err *e)
 }
 
 /* Add link id with weight wt to the scratch list, merging. Returns the count. */
-static int add_link(fabric *f, int n, int id, double wt)
+static inline int add_link(fabric *f, int n, int id, double wt)
 {
     if (f->quot)
         id = f->qmap[id];
