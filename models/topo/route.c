@@ -42,23 +42,28 @@ static void hpush(hent *hp, int *n, hent x)
     hp[i] = x;
 }
 
+/* The least entry, out of the heap: down the smaller children to a leaf,
+ * then the last entry up from there (it is usually large: one comparison a
+ * level on the way down, few on the way up). The entries come out in key
+ * order whatever the array's layout, so the nodes settle in the same order. */
 static hent hpop(hent *hp, int *n)
 {
-    hent top = hp[0], x = hp[--(*n)];
-    int i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && hless(&hp[c + 1], &hp[c]))
+    hent top = hp[0];
+    int m = --(*n), i = 0;
+    if (m == 0)
+        return top;
+    hent x = hp[m];
+    for (int c = 1; c < m; c = 2 * i + 1) {
+        if (c + 1 < m && hless(&hp[c + 1], &hp[c]))
             c++;
-        if (!hless(&hp[c], &x))
-            break;
         hp[i] = hp[c];
         i = c;
     }
-    if (*n > 0)
-        hp[i] = x;
+    while (i > 0 && hless(&x, &hp[(i - 1) / 2])) {
+        hp[i] = hp[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    hp[i] = x;
     return top;
 }
 
@@ -114,12 +119,11 @@ static int tree_init(const topo *t, tree *tr, int src, int only)
     tr->uses = 0;
     tr->nh = 0;
     memset(tr->done, 0, (size_t)n);
-    for (int v = 0; v < n; v++) {
+    memset(tr->off, 1, (size_t)n);
+    memset(tr->hops, 0, sizeof(int) * (size_t)n);
+    memset(tr->pred, 0xff, sizeof(int) * (size_t)n); /* -1 each */
+    for (int v = 0; v < n; v++)
         tr->dist_ps[v] = INT64_MAX;
-        tr->off[v] = 1;
-        tr->hops[v] = 0;
-        tr->pred[v] = -1;
-    }
     tr->dist_ps[src] = 0;
     tr->off[src] = 0;
     hpush(tr->hp, &tr->nh, hkey(0, 0, 0, src));
