@@ -90,6 +90,9 @@ struct fabric {
     int64_t *glat;
     unsigned char glat_asked[GLAT_MAX]; /* 1: a row has missed once */
     int *glat_dst;     /* the GPUs' nodes, for lat_row */
+    /* per node, NULL or its tree's predecessors (fabric_expect_many), the
+     * topology's and as long-lived */
+    const int **preds;
 };
 
 static void group_ended(void *ctx, uint32_t tag);
@@ -808,6 +811,7 @@ void fabric_free(fabric *f)
     free(f->slot);
     free(f->qmap);
     free(f->glat);
+    free(f->preds);
     free(f->glat_dst);
     free(f);
 }
@@ -942,6 +946,80 @@ static int grow_links(int **links, int8_t **dirs, int cap)
     return l && d ? 0 : -1;
 }
 
+void fabric_expect_many(fabric *f, int node)
+{
+    topo_route_expect_many(f->t, node);
+    if (!f->preds)
+        f->preds = calloc((size_t)topo_nnodes(f->t), sizeof *f->preds);
+    if (f->preds) /* else (out of memory) its routes are the topology's copies */
+        f->preds[node] = topo_route_preds(f->t, node);
+}
+
+static inline int link_other_end(const topo_link *l, int v) { return l->a == v ? l->b : l->a; }
+
+/* The route a->b into *rl and *rd (grown as needed, *rcap their room), its
+ * latency in *lat: walked back from b over a's tree where a is said to reach
+ * many (fabric_expect_many: the topology's lock and lookups once per source,
+ * not per route), else topo_route_copy's; the same route either way. The hop
+ * count, -1 no route (*lat -1), -2 out of memory. */
+static int route_copy(fabric *f, int a, int b, int **rl, int8_t **rd, int *rcap, int64_t *lat)
+{
+    const int *pw = f->preds && a != b ? f->preds[a] : NULL;
+    int n = 0, v = b;
+    if (!pw) {
+        while ((n = topo_route_copy(f->t, a, b, *rl, *rd, *rcap, lat)) > *rcap) {
+            if (grow_links(rl, rd, n))
+                return -2;
+            *rcap = n;
+        }
+        return n;
+    }
+    /* One pass back from b: the hops kept from the end of a buffer of
+     * WALK_HOPS, copied out once counted (a longer route walks again). */
+    enum { WALK_HOPS = 64 };
+    int wl[WALK_HOPS];
+    int8_t wd[WALK_HOPS];
+    const topo_link *L = topo_link_at(f->t, 0); /* the links, one array */
+    int64_t sum = 0;
+    while (v != a && pw[v] >= 0) {
+        const topo_link *l = &L[pw[v]];
+        if (++n <= WALK_HOPS) {
+            wl[WALK_HOPS - n] = pw[v];
+            wd[WALK_HOPS - n] = (int8_t)(l->b == v ? 0 : 1);
+        }
+        sum += l->lat_ps;
+        v = link_other_end(l, v);
+    }
+    if (v != a) {
+        *lat = -1;
+        return -1;
+    }
+    if (n > *rcap) {
+        if (grow_links(rl, rd, n))
+            return -2;
+        *rcap = n;
+    }
+    if (n <= 4) { /* a crossbar's routes: a call costs more than the copy */
+        for (int i = 0; i < n; i++) {
+            (*rl)[i] = wl[WALK_HOPS - n + i];
+            (*rd)[i] = wd[WALK_HOPS - n + i];
+        }
+    } else if (n <= WALK_HOPS) {
+        memcpy(*rl, wl + (WALK_HOPS - n), sizeof(int) * (size_t)n);
+        memcpy(*rd, wd + (WALK_HOPS - n), (size_t)n);
+    } else {
+        v = b;
+        for (int i = n - 1; i >= 0; i--) {
+            const topo_link *l = &L[pw[v]];
+            (*rl)[i] = pw[v];
+            (*rd)[i] = (int8_t)(l->b == v ? 0 : 1);
+            v = link_other_end(l, v);
+        }
+    }
+    *lat = sum;
+    return n;
+}
+
 /* Add the route a->b (one stream of op) to the scratch list: wt on every
  * link, times the TLP weight on PCIe links; the stream's uplink crossings
  * go to the group table. Returns the new count, or -1 on OOM. */
@@ -952,13 +1030,7 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
     /* Copied, not kept: a source reaching every GPU (a one-shot) costs its
      * shortest-path tree, not a cached route per pair. */
     int64_t lat;
-    int h = topo_route_copy(f->t, a, b, f->rl, f->rd, f->rcap, &lat);
-    if (h > f->rcap) {
-        if (grow_links(&f->rl, &f->rd, h))
-            return -1;
-        f->rcap = h;
-        h = topo_route_copy(f->t, a, b, f->rl, f->rd, f->rcap, &lat);
-    }
+    int h = route_copy(f, a, b, &f->rl, &f->rd, &f->rcap, &lat);
     if (h < -1)
         return -1;
     *route_lat_ps = lat;
@@ -1479,17 +1551,7 @@ static int qhop_fill(fabric *f, fabric_hop_fn *fn, void *ctx, int r, qhop *h, in
         int a = h->a[g], b = h->b[g], rdg = op == FAB_READ, hops;
         if (op != FAB_WRITE && op != FAB_READ)
             return 0;
-        while ((hops = topo_route_copy(f->t, a, b, *rl, *rd, *rcap, &h->lat[g])) > *rcap) {
-            int *nl = realloc(*rl, sizeof(int) * (size_t)hops);
-            if (nl)
-                *rl = nl;
-            int8_t *nd = realloc(*rd, (size_t)hops);
-            if (nd)
-                *rd = nd;
-            if (!nl || !nd)
-                return -1;
-            *rcap = hops;
-        }
+        hops = route_copy(f, a, b, rl, rd, rcap, &h->lat[g]);
         if (hops < -1)
             return -1;
         if (hops <= 0)

@@ -519,22 +519,38 @@ int topo_route_lat_row(const topo *tc, int src, const int *dst, int n, int64_t *
         tr = tree_start(t, src, -1);
     if (tr)
         tree_grow(t, tr, -1);
-    int rc = tr || pw ? 0 : -2;
+    /* From a walk: each node's latency once (memo: INT64_MIN not yet, -1 no
+     * route), a target's path climbed to the first node known, then each
+     * node on it given the target's latency less the links below it. */
+    int64_t *memo = tr ? NULL : malloc(sizeof(int64_t) * (size_t)t->nnodes);
+    int rc = tr || (pw && memo) ? 0 : -2;
+    for (int v = 0; memo && v < t->nnodes; v++)
+        memo[v] = v == src ? 0 : INT64_MIN;
     for (int i = 0; !rc && i < n; i++) {
         int v = dst[i];
         ASSERTF(v >= 0 && v < t->nnodes, "dst=%d", v);
         int64_t lat = 0;
-        if (v == src)
+        if (v == src) {
             lat = 0;
-        else if (tr)
+        } else if (tr) {
             lat = tr->dist_ps[v] == INT64_MAX ? -1 : tr->dist_ps[v];
-        else {
-            for (; v != src && pw[v] >= 0; v = topo_other_end(&t->links[pw[v]], v))
-                lat += t->links[pw[v]].lat_ps;
-            lat = v == src ? lat : -1;
+        } else {
+            int u = v;
+            int64_t up = 0;
+            for (; memo[u] == INT64_MIN && pw[u] >= 0; u = topo_other_end(&t->links[pw[u]], u))
+                up += t->links[pw[u]].lat_ps;
+            if (memo[u] == INT64_MIN)
+                memo[u] = -1; /* a dead end short of src */
+            lat = memo[u] < 0 ? -1 : memo[u] + up;
+            int64_t below = 0; /* from w down to v */
+            for (int w = v; w != u; w = topo_other_end(&t->links[pw[w]], w)) {
+                memo[w] = lat < 0 ? -1 : lat - below;
+                below += t->links[pw[w]].lat_ps;
+            }
         }
         lat_ps[i] = lat;
     }
+    free(memo);
     if (own && tr) {
         /* Its predecessors stay, for the routes that follow (tree_keep's
          * walk: a source said to reach many targets is walked anyway). */
@@ -544,6 +560,34 @@ int topo_route_lat_row(const topo *tc, int src, const int *dst, int n, int64_t *
     }
     pthread_mutex_unlock(&t->mu);
     return rc;
+}
+
+const int *topo_route_preds(const topo *tc, int src)
+{
+    topo *t = (topo *)tc; /* the cache is logically const */
+    ASSERTF(t->finished, "topo_route_preds before topo_finish");
+    ASSERTF(src >= 0 && src < t->nnodes, "src=%d", src);
+    pthread_mutex_lock(&t->mu);
+    if (t->nparts[src] == PARTS_MANY && !t->walk[src]) {
+        /* Its whole tree's predecessors become its walk: a cached tree's
+         * copied (the tree keeps its own), else a new tree's taken. */
+        tree *tr = cached_tree(t, src);
+        if (tr) {
+            tree_grow(t, tr, -1);
+            int *pw = malloc(sizeof(int) * (size_t)t->nnodes);
+            if (pw)
+                memcpy(pw, tr->pred, sizeof(int) * (size_t)t->nnodes);
+            t->walk[src] = pw;
+        } else if ((tr = tree_start(t, src, -1))) {
+            tree_grow(t, tr, -1);
+            t->walk[src] = tr->pred;
+            tr->pred = NULL;
+            topo_tree_free(tr);
+        }
+    }
+    const int *pw = t->nparts[src] == PARTS_MANY ? t->walk[src] : NULL;
+    pthread_mutex_unlock(&t->mu);
+    return pw;
 }
 
 int topo_route(const topo *t, int a, int b, const int **links, const int8_t **dirs)

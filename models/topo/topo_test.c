@@ -800,7 +800,8 @@ static void test_route_expect_many(void **state)
 
 
 /* topo_route_lat_row gives each target the latency topo_route_lat_ps gives
- * it (on a second topology, asked pair by pair), from each of its three
+ * it (on a second topology, asked pair by pair), and topo_route_preds each
+ * target's route, from each of its three
  * sources of a tree: a cached tree (a source asked once before it is said
  * to reach many: the large presets, whose routes are searched as asked), a
  * tree of its own (left behind as the source's walk) and that walk (asked
@@ -840,6 +841,24 @@ static void test_route_lat_row(void **state)
             for (int pass = 0; pass < 2; pass++) {
                 assert_int_equal(topo_route_lat_row(h, x, dst, m, row), 0);
                 walked += pass == 0 && h->walk[x];
+                /* topo_route_preds: walked back from each target, the route
+                 * topo_route_copy gives (the other topology's, pair by pair). */
+                const int *pw = topo_route_preds(h, x);
+                assert_non_null(pw);
+                for (int j = 0; pass == 1 && j < m; j++) {
+                    int ul[64], v = dst[j], k = 0, rev[64];
+                    int8_t ud[64];
+                    int64_t ulat;
+                    int uh = topo_route_copy(u, x, dst[j], ul, ud, 64, &ulat);
+                    for (; v != x && pw[v] >= 0 && k < 64; k++) {
+                        const topo_link *l = topo_link_at(h, pw[v]);
+                        rev[k] = pw[v];
+                        v = l->a == v ? l->b : l->a;
+                    }
+                    assert_int_equal(v == x ? k : -1, uh);
+                    for (int z = 0; z < uh; z++)
+                        assert_int_equal(rev[uh - 1 - z], ul[z]);
+                }
                 for (int j = 0; j < m; j++)
                     if (row[j] != topo_route_lat_ps(u, x, dst[j]))
                         fail_msg("%s: %d -> %d pass %d: %lld ps, pair by pair %lld",
