@@ -8,7 +8,7 @@
 # the binary.
 set -eu
 COLLSIM=${COLLSIM:-build/collsim}
-agg() { grep -v '^#' | awk -F, '$4 == -1 { print $9 }'; }
+agg() { grep -v '^#' | awk -F, 'NR>1 { if ($4 == -1) a = $9; else if (n++ == 0) a = $9 } END { print a }'; }
 row() { # preset label op flows-or-pattern
     case "$4" in *'>'*) sel="--flows $4" ;; *) sel="--pattern $4" ;; esac
     # shellcheck disable=SC2086
