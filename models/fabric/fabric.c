@@ -1322,8 +1322,9 @@ int fabric_xfer_block(fabric *f, const fabric_leg *legs, int n, const fabric_blo
          * host memory under host-inflight, elsewhere under a ceiling
          * (block-ceiling); else the reference block's weight. Against host
          * memory the leg's latency L is a round trip the rate holds too:
-         * the block's bytes at its rate take t = bytes x weight / budget, and
-         * the step max(L, t), not L + t (its latency shrinks by min(L, t)). */
+         * the block's bytes at its rate take t = bytes x weight / budget,
+         * the link alone t_l, and the step max(t, L + t_l), not L + t (its
+         * latency shrinks by min(L, max(0, t - t_l))). */
         if (rd && host && (f->off & FAB_NO_HOST_INFLIGHT)) {
             bw[i] = per;
         } else if (rd && host) {
@@ -1335,16 +1336,13 @@ int fabric_xfer_block(fabric *f, const fabric_leg *legs, int n, const fabric_blo
                                                   : f->ldh_trip[legs[i].b];
             double lat = (double)fabric_lat_ps(f, FAB_READ, legs[i].a, legs[i].b);
             double t = cap > 0 ? bytes * bw[i] / cap * 1e12 : 0;
-            /* A rate that is the round trip's own (ldh_trip: its bytes in
-             * flight per trip) holds the trip only where it binds: the step
-             * takes max(its rounds' trips, L + the bytes at the route's
-             * narrowest link), so L shrinks by what the rounds take beyond
-             * the link's time (docs/model.md "A block's loads from host
-             * memory"; load-trip off: no such rate). */
-            if (!(p->cta_load_host_Bps > 0) && !(p->cta_load_Bps > 0)) {
-                double tl = route_time_s(f, FAB_READ, legs[i].a, legs[i].b, bytes, wire) * 1e12;
-                t = t > tl ? t - tl : 0;
-            }
+            /* The rate holds the trip only where the block's rounds bind:
+             * the step takes max(its rounds' trips, L + the bytes at the
+             * route's narrowest link), so L shrinks by what the rounds take
+             * beyond the link's time (docs/model.md "A block's loads from
+             * host memory"). */
+            double tl = route_time_s(f, FAB_READ, legs[i].a, legs[i].b, bytes, wire) * 1e12;
+            t = t > tl ? t - tl : 0;
             extra_lat_ps -= (sim_ps)(t < lat ? t : lat);
         } else
             bw[i] = per * (ceil ? ref * rounds : 1);

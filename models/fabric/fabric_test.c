@@ -742,19 +742,25 @@ static void test_block_ceiling(void **state)
     topo_free(t);
 }
 
-/* SHM receivers' blocks loading from host memory, 4 channels as one flow
- * (h200-2x: cta_load_host 6.07 GB/s at 8 KiB, a round trip of 8192 B /
- * 6.07 GB/s = 1.34958 us; Simple's 64 KiB in flight over 512 threads, 8
- * loads each, a trip 7 x 17.2 ns + (65536 - 8192) B / 390 GB/s = 0.26743 us
- * longer ("A trip's issue"): 65536 B / 1.61701 us = 40.53 GB/s a block;
- * the PCIe link down under 128-byte loads, 51.53 /
- * 1.085714 = 47.46 GB/s, binds: 11.87 a channel; a stream's 256 read tags,
- * 256 x 128 B over the round trip, 12.47, do not; the read's round trip L =
- * 2 x (515.2 + 202.5 + 100) ns = 1.6354 us, the preset's read_extra_lat 0). The rate holds the round
- * trip: a step takes max(L, t) with t a block's own time at its rate, so its
- * latency is L - min(L, t):
- * - 1 MiB a channel: t = 1 MiB / 40.53 GB/s = 25.9 us > L: 1 MiB / 11.87;
- * - 16 KiB: t = 0.4043 us: (L - 0.4043 us) + 16 KiB / 11.87 GB/s.
+/* SHM receivers' blocks loading from host memory (h200-2x: cta_load_host
+ * 6.07 GB/s at 8 KiB, a round trip of 8192 B / 6.07 GB/s = 1.34958 us;
+ * Simple's 64 KiB in flight over 512 threads, 8 loads each, a trip 7 x
+ * 17.2 ns + (65536 - 8192) B / 390 GB/s = 0.26743 us longer ("A trip's
+ * issue"): 65536 B / 1.61701 us = 40.53 GB/s a block; the PCIe link down
+ * under 128-byte loads, 51.53 / 1.085714 = 47.46 GB/s; the read's round
+ * trip L = 2 x (515.2 + 202.5 + 100) ns = 1.6354 us, the preset's
+ * read_extra_lat 0). The rate holds the round trip only where the block's
+ * rounds bind: a step takes max(t, L + t_l), t the block's own time at its
+ * rate and t_l the bytes at the link alone, so its latency is L - min(L,
+ * max(0, t - t_l)):
+ * - 4 channels as one flow, 1 MiB a channel: the link binds (11.87 GB/s a
+ *   channel; a stream's 256 read tags, 256 x 128 B over the round trip,
+ *   12.47, do not): t = 25.87 us < t_l = 88.35 us: 1 MiB / 11.87 + L;
+ * - one channel of the reference block (8 KiB in flight, 6.07 GB/s, below
+ *   its 256 read tags' 20.04 and the link), 1 MiB: t - t_l = 172.75 -
+ *   22.09 us > L: 128 rounds, 1 MiB / 6.07 GB/s;
+ * - the same, 4 KiB: t - t_l = 0.6748 - 0.0863 = 0.5885 us < L: 4 KiB /
+ *   6.07 GB/s + L - 0.5885 us (= L + 4 KiB / 47.46 GB/s).
  * Tolerance 1e-6. */
 static void test_block_host_trip(void **state)
 {
@@ -766,18 +772,21 @@ static void test_block_host_trip(void **state)
     sched *s = fabric_sched(f);
     int g0 = topo_gpu_node(t, 0);
     fabric_leg leg = {FAB_READ, fabric_hostmem_of(f, g0), g0};
-    fabric_block blk = {g0, 4, 65536, 1, 0, 0};
-    const double ref = 8192 / 6.07e9, rblk = 65536 / (ref + 7 * 17.2e-9 + (65536 - 8192) / 390e9);
     const double L = 2 * (515.2e-9 + 202.5e-9 + 100e-9);
     const double link = 51.53e9 / ((128.0 + 24) / 128 / ((256.0 + 24) / 256));
-    const double bytes[2] = {1048576, 16384};
-    for (int i = 0; i < 2; i++) {
+    struct {
+        int ch;
+        double inflight, bytes, want;
+    } c[3] = {{4, 65536, 1048576, 1048576 / (link / 4) + L},
+              {1, 8192, 1048576, 1048576 / 6.07e9},
+              {1, 8192, 4096, 4096 / 6.07e9 + L - (4096 / 6.07e9 - 4096 / link)}};
+    for (int i = 0; i < 3; i++) {
         fabric_reset(f);
-        int a = fabric_xfer_block(f, &leg, 1, &blk, bytes[i], 4, 0, 0, "recv", &e);
+        fabric_block blk = {g0, c[i].ch, c[i].inflight, 1, 0, 0};
+        int a = fabric_xfer_block(f, &leg, 1, &blk, c[i].bytes, c[i].ch, 0, 0, "recv", &e);
         assert_true(a >= 0);
         assert_int_equal(sched_run(s, &e), 0);
-        double tb = bytes[i] / rblk, want = (tb < L ? L - tb : 0) + bytes[i] / (link / 4);
-        NEAR_REL((double)sched_end(s, a) * 1e-12, want, 1e-6);
+        NEAR_REL((double)sched_end(s, a) * 1e-12, c[i].want, 1e-6);
     }
     fabric_free(f);
     topo_free(t);
