@@ -55,7 +55,7 @@ struct fabric {
                                the host rates are set) */
     double *ldh_trip;  /* per GPU node: cta_ldh's rate when it is the reference block's
                           bytes in flight per round trip to its host memory (no
-                          measured rate), else 0 */
+                          measured rate; -1 until its first use), else 0 */
     int *host_mix;     /* per GPU node: its SM loads from and stores into host memory
                           together (host_sm_mixed), -1 */
     int *cta_ceil;     /* per GPU node: one thread block's ceiling at any depth (its
@@ -576,6 +576,26 @@ static int reads_host_over_pcie(const fabric *f, int *const part[2], int n, int 
 
 /* The value of GPU node n's read budget, at its first read (all of them at
  * set-up would be O(N^2) routes). */
+/* GPU node n's block load rate from host memory where none is measured
+ * (ldh_trip < 0 until the first use of any: then every GPU's is set, as a
+ * rotation quotient's flows cross another GPU's budget in place of theirs):
+ * the reference block's 8 KiB per round trip of its route to its host
+ * memory; a zero round trip bounds nothing. 0 where a rate is measured or
+ * there is no host memory. */
+static double ldh_trip_rate(fabric *f, int n)
+{
+    for (int g = 0, all = f->ldh_trip[n] < 0; all && g < topo_ngpus(f->t); g++) {
+        int k = topo_gpu_node(f->t, g);
+        if (f->ldh_trip[k] >= 0)
+            continue;
+        sim_ps rtt = lat_of(f, FAB_READ, topo_route_lat_ps(f->t, f->hostmem_of[k], k));
+        f->ldh_trip[k] = rtt > 0 ? FABRIC_CTA_REF_INFLIGHT_B / ((double)rtt * 1e-12)
+                                 : read_unbounded_Bps;
+        sched_link_cap(f->s, f->cta_ldh[k], f->ldh_trip[k]);
+    }
+    return f->ldh_trip[n];
+}
+
 static void read_init(fabric *f, int n)
 {
     if (f->read_link[n] >= 0 && f->read_cap[n] < 0) {
@@ -718,14 +738,13 @@ fabric *fabric_new(const topo *t, err *e)
          * memory (Little's law; docs/model.md "A block's loads from host
          * memory"), the route's read latency. */
         double lh = p->cta_load_host_Bps;
-        if (!(lh > 0) && !(p->cta_load_Bps > 0) && m >= 0) {
-            sim_ps rtt = lat_of(f, FAB_READ, topo_route_lat_ps(t, m, n));
-            if (rtt > 0)
-                lh = f->ldh_trip[n] = FABRIC_CTA_REF_INFLIGHT_B / ((double)rtt * 1e-12);
-        }
-        if (lh > 0) {
+        /* (its rate waits for its first use, ldh_trip_rate: a route per GPU
+         * here would cost every run's set-up) */
+        if (!(lh > 0) && !(p->cta_load_Bps > 0) && m >= 0)
+            f->ldh_trip[n] = -1;
+        if (lh > 0 || f->ldh_trip[n] < 0) {
             join_name(name, sizeof name, topo_node_at(t, n)->name, ".block-loads-host", "");
-            if ((f->cta_ldh[n] = sched_link(f->s, lh, name)) < 0)
+            if ((f->cta_ldh[n] = sched_link(f->s, lh > 0 ? lh : 0, name)) < 0)
                 goto oom;
         }
         /* SM loads from and stores into host memory share one budget on the
@@ -1111,7 +1130,8 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
         int host = is_host(f, far);
         int w = rd ? (host ? f->cta_ldh : f->cta_ld)[legs[i].b]
                    : (host ? f->cta_sth : f->cta_st)[legs[i].a];
-        if (rd && host && f->ldh_trip[legs[i].b] > 0 && (f->off & FAB_NO_LOAD_TRIP))
+        if (rd && host && f->ldh_trip[legs[i].b] != 0 &&
+            ((f->off & FAB_NO_LOAD_TRIP) || !(ldh_trip_rate(f, legs[i].b) > 0)))
             w = -1;
         /* Against host memory a block's loads move its bytes in flight per
          * round trip: more in flight, a lighter weight on the reference budget. */
@@ -1211,7 +1231,7 @@ double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer, i
             h = op == FAB_WRITE ? p->cta_store_Bps : op == FAB_READ ? p->cta_load_Bps : 0;
         /* Unmeasured: the reference block's bytes per round trip over
          * this route (ldh_trip's rule, the route's own trip). */
-        if (h == 0 && op == FAB_READ && gpu >= 0 && f->ldh_trip[gpu] > 0 &&
+        if (h == 0 && op == FAB_READ && gpu >= 0 && f->ldh_trip[gpu] != 0 &&
             !(f->off & FAB_NO_LOAD_TRIP)) {
             sim_ps rtt = lat_of(f, FAB_READ, topo_route_lat_ps(f->t, peer, gpu));
             h = rtt > 0 ? FABRIC_CTA_REF_INFLIGHT_B / ((double)rtt * 1e-12) : 0;
@@ -1333,7 +1353,7 @@ int fabric_xfer_block(fabric *f, const fabric_leg *legs, int n, const fabric_blo
             double cap = p->cta_load_host_Bps > 0 ? p->cta_load_host_Bps
                        : p->cta_load_Bps > 0      ? p->cta_load_Bps
                        : f->off & FAB_NO_LOAD_TRIP ? 0
-                                                  : f->ldh_trip[legs[i].b];
+                                                  : ldh_trip_rate(f, legs[i].b);
             double lat = (double)fabric_lat_ps(f, FAB_READ, legs[i].a, legs[i].b);
             double t = cap > 0 ? bytes * bw[i] / cap * 1e12 : 0;
             /* The rate holds the trip only where the block's rounds bind:
