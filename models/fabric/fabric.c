@@ -445,7 +445,7 @@ static const fabric_mech mechs[] = {
     {"l2-sources", FAB_NO_L2_SOURCES}, {"shm-poll", FAB_NO_SHM_POLL},
     {"trip-issue", FAB_NO_TRIP_ISSUE}, {"nvlink-req", FAB_NO_NVLINK_REQ},
     {"turn-others", FAB_NO_TURN_MIX},
-    {"own-round", FAB_NO_OWN_ROUND},
+    {"own-round", FAB_NO_OWN_ROUND}, {"whole-rounds", FAB_NO_WHOLE_ROUNDS},
 };
 
 int fabric_mech_list_parse(const fabric_mech *tab, size_t n, const char *what, const char *list,
