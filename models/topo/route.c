@@ -119,11 +119,12 @@ static int tree_init(const topo *t, tree *tr, int src, int only)
     tr->uses = 0;
     tr->nh = 0;
     memset(tr->done, 0, (size_t)n);
-    memset(tr->off, 1, (size_t)n);
-    memset(tr->hops, 0, sizeof(int) * (size_t)n);
-    memset(tr->pred, 0xff, sizeof(int) * (size_t)n); /* -1 each */
-    for (int v = 0; v < n; v++)
+    for (int v = 0; v < n; v++) {
         tr->dist_ps[v] = INT64_MAX;
+        tr->off[v] = 1;
+        tr->hops[v] = 0;
+        tr->pred[v] = -1;
+    }
     tr->dist_ps[src] = 0;
     tr->off[src] = 0;
     hpush(tr->hp, &tr->nh, hkey(0, 0, 0, src));
