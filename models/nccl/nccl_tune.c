@@ -18,6 +18,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
 /* --- versions ------------------------------------------------------------ */
@@ -127,7 +128,8 @@ typedef struct gpath {
 enum { MAX_MEMO = 512, MAX_CAPS = 64 };
 
 /* A search try that completed no channel (search_try). */
-typedef struct memo { int pattern, same, budget, type, caps, left; } memo;
+/* deep: the try reached the chains' last GPU (rec_gpu at step n - 1). */
+typedef struct memo { int pattern, same, budget, type, caps, left, deep; } memo;
 
 typedef struct sys {
     int nn, ngpu;
@@ -161,6 +163,7 @@ typedef struct sys {
     int milli, lk_exact;
     int32_t milli_bw, milli_pci;
     int memo_ok, any_intel_phb, types;
+    int rtype_le;        /* every searched pair's reverse type at most its own */
     nlink **lk;
     int nlk, ncaps, nmemo;
     uint16_t *caps;
@@ -601,6 +604,7 @@ typedef struct search {
     int time;
     int completed;   /* channels completed (step n reached) in this try */
     uint64_t digest; /* the time left at each completion (nccl_tune's search_digest) */
+    int deep;        /* this try reached step n - 1 (memo's deep) */
 } search;
 
 static void rec(search *x, sgraph *g);
@@ -711,6 +715,7 @@ static int search_prep(sys *s)
     /* ... and the links on GPU paths, once each, for the tries' use counts. */
     s->lk = malloc(sizeof *s->lk * (size_t)(nh > 0 ? nh : 1));
     s->memo_ok = 1;
+    s->rtype_le = 1;
     if (!s->lk)
         return -1;
     nh = 0;
@@ -739,6 +744,7 @@ static int search_prep(sys *s)
             }
             if (!q->count)
                 continue;
+            s->rtype_le &= q->rtype <= q->type;
             s->types |= 1 << q->type | 1 << q->rtype;
             s->memo_ok &= q->exact;
             s->any_intel_phb |= q->intel_phb;
@@ -864,6 +870,7 @@ static void rec_gpu(search *x, sgraph *g, int gpu, int step, int back_first, int
     if (x->time <= 0)
         return;
     x->time--;
+    x->deep |= step >= n - 1;
     if (step == n) {
         if (channel_done(x, g))
             rec(x, g);
@@ -1438,10 +1445,25 @@ static int nvs_try(search *x, sgraph *g)
     return 1;
 }
 
+/* Tree tries answered from a ring's (nccl_tune_tree_tries_from_ring). */
+static _Atomic unsigned long tree_from_ring;
+
+unsigned long nccl_tune_tree_tries_from_ring(void)
+{
+    return atomic_load_explicit(&tree_from_ring, memory_order_relaxed);
+}
+
 static void search_try(search *x, sgraph *g)
 {
     sys *s = x->s;
-    memo key = {0, 0, 0, 0, -1, 0};
+    memo key = {0, 0, 0, 0, -1, 0, 0};
+    /* Without NVSwitches a tree's try differs from a ring's only where a
+     * pair's reverse path is refused while its own is not (never, where no
+     * reverse type exceeds its own) and from the chains' last GPU on (a
+     * ring's closing hop, a tree's completion): so a tree's try is answered
+     * from a ring's like it that completed nothing and never got there. */
+    int ring_for_tree = !s->has_nvs && s->rtype_le && is_tree(g->pattern);
+    x->deep = 0;
     if (s->memo_ok && !s->every_step && g->nch == 0 && exact_bw(g->bw_intra) &&
         (!s->any_intel_phb || g->bw_intra * 6 / 5 == g->bw_intra)) {
         key.pattern = s->has_nvs ? g->pattern : is_tree(g->pattern);
@@ -1455,8 +1477,11 @@ static void search_try(search *x, sgraph *g)
         if (key.caps >= 0)
             for (int i = 0; i < s->nmemo; i++) {
                 const memo *m = &s->memo[i];
-                if (m->pattern == key.pattern && m->same == key.same && m->budget == key.budget &&
-                    m->type == key.type && m->caps == key.caps) {
+                if ((m->pattern == key.pattern || (ring_for_tree && m->pattern == 0 && !m->deep)) &&
+                    m->same == key.same && m->budget == key.budget && m->type == key.type &&
+                    m->caps == key.caps) {
+                    if (m->pattern != key.pattern)
+                        atomic_fetch_add_explicit(&tree_from_ring, 1, memory_order_relaxed);
                     x->time = m->left;
                     return;
                 }
@@ -1485,6 +1510,7 @@ static void search_try(search *x, sgraph *g)
     }
     if (key.caps >= 0 && !x->completed && s->nmemo < MAX_MEMO) {
         key.left = x->time;
+        key.deep = x->deep;
         s->memo[s->nmemo++] = key;
     }
 }
@@ -1523,7 +1549,7 @@ static void compute(sys *s, const struct nccl_version *ver, sgraph *graph, int m
     nt->speed_first_GBps = speed[si];
     nt->speed_last_GBps = speed[ns - 1];
     long global = 1L << 19;
-    search x = {s, graph, 0, 0, 0};
+    search x = {s, graph, 0, 0, 0, 0};
     for (;;) {
         /* search: */
         x.time = tmp.same ? 1 << 8 : 1 << 14;
