@@ -688,12 +688,25 @@ static int sort_candidates(const sys *s, int a, int *out)
  * (next_gpus, and the replays and closing hops of chains made of them), so
  * only theirs are copied and only their links and types count for the
  * tries' memo, which is sound: nothing else can act on a try. The
- * step-by-step search keeps every pair, so the tests compare the two. */
-static int search_pair(const sys *s, int a, int b)
+ * step-by-step search keeps every pair, so the tests compare the two.
+ * search_pairs: how many GPUs b the search reads pairs a -> b of, and with
+ * NVSwitches (not step by step) those b, a's index neighbours, ascending,
+ * into out (else every b = 0..n-1, out not written). */
+static int search_pairs(const sys *s, int a, int *out)
 {
-    int n = s->ngpu;
-    return !s->has_nvs || s->every_step || b == a + 1 || a == b + 1 || b == a + 1 - n ||
-           a == b + 1 - n;
+    int n = s->ngpu, c = 0;
+    if (!s->has_nvs || s->every_step)
+        return n; /* out not written: b = 0..n-1 */
+    int lo = (a + n - 1) % n, hi = (a + 1) % n;
+    if (lo > hi) {
+        int x = lo;
+        lo = hi;
+        hi = x;
+    }
+    out[c++] = lo;
+    if (hi != lo)
+        out[c++] = hi;
+    return c;
 }
 
 static int search_prep(sys *s)
@@ -701,10 +714,10 @@ static int search_prep(sys *s)
     int n = s->ngpu, nh = 0;
     for (int v = 0; v < s->nn; v++)
         s->has_nvs |= s->node[v].type == N_NVS;
+    int pb[NCCL_TUNE_MAX_RANKS], nbr = s->has_nvs && !s->every_step;
     for (int a = 0; a < n; a++)
-        for (int b = 0; b < n; b++)
-            if (search_pair(s, a, b))
-                nh += PATH(s, s->gpu[a], s->gpu[b])->count;
+        for (int i = 0, np = search_pairs(s, a, pb); i < np; i++)
+            nh += PATH(s, s->gpu[a], s->gpu[nbr ? pb[i] : i])->count;
     s->order = malloc(sizeof(int) * (size_t)n * (size_t)n);
     s->cand = malloc(sizeof(int) * (size_t)n * (size_t)n);
     s->gp_nbr = s->has_nvs && !s->every_step;
@@ -720,9 +733,8 @@ static int search_prep(sys *s)
         return -1;
     nh = 0;
     for (int a = 0; a < n; a++)
-        for (int b = 0; b < n; b++) {
-            if (!search_pair(s, a, b))
-                continue;
+        for (int j = 0, np = search_pairs(s, a, pb); j < np; j++) {
+            int b = nbr ? pb[j] : j;
             const npath *p = PATH(s, s->gpu[a], s->gpu[b]);
             gpath *q = GP(s, a, b);
             *q = (gpath){(uint8_t)p->type, (uint8_t)PATH(s, s->gpu[b], s->gpu[a])->type, 0, 1,
