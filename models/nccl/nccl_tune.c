@@ -1163,18 +1163,28 @@ static nvs_mask refusals(const nvs_fast *f, nvs_mask up_full, nvs_mask down_full
 
 /* The follows of the chains from every start, where each stops at its first
  * refusal (bits of m, at least one): from a start in a gap of L between two
- * refusals, L - 1 down to 0 (the refusal's own start), sum L(L-1)/2. */
+ * refusals, L - 1 down to 0 (the refusal's own start), sum L(L-1)/2. A gap
+ * of L is a refusal and the run of L - 1 free bits after it (cyclically), so
+ * the sum is over the runs of free bits, z(z+1)/2 each: a loop per run, not
+ * per refusal (dense masks have few runs). */
 static long gap_steps(nvs_mask m, int n)
 {
-    int first = __builtin_ctzll(m), prev = first;
-    long sum = 0;
-    for (nvs_mask q = m & (m - 1); q; q &= q - 1) {
-        int b = __builtin_ctzll(q), l = b - prev;
-        sum += l * (l - 1) >> 1;
-        prev = b;
+    nvs_mask full = n == 64 ? ~0ULL : (1ULL << n) - 1, z = ~m & full;
+    long sum = 0, first = 0;
+    int wrap = z & 1 && z >> (n - 1) & 1; /* a run through bit n-1 into bit 0 */
+    while (z) {
+        int at = __builtin_ctzll(z);
+        nvs_mask rest = ~(z >> at);
+        int len = rest ? __builtin_ctzll(rest) : 64 - at;
+        z = len + at >= 64 ? 0 : z & ~(((1ULL << len) - 1) << at);
+        if (wrap && at == 0) {
+            first = len; /* joined with the run that ends at bit n-1 */
+            continue;
+        }
+        long r = len + (wrap && at + len == n ? first : 0);
+        sum += r * (r + 1) >> 1;
     }
-    int l = first + n - prev;
-    return sum + (l * (l - 1) >> 1);
+    return sum;
 }
 
 static void nvs_fast_chain(nvs_fast *f, int s, int d, nvs_mask up_full, nvs_mask down_full)
