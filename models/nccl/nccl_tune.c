@@ -18,6 +18,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
 /* --- versions ------------------------------------------------------------ */
@@ -127,7 +128,8 @@ typedef struct gpath {
 enum { MAX_MEMO = 512, MAX_CAPS = 64 };
 
 /* A search try that completed no channel (search_try). */
-typedef struct memo { int pattern, same, budget, type, caps, left; } memo;
+/* deep: the try reached the chains' last GPU (rec_gpu at step n - 1). */
+typedef struct memo { int pattern, same, budget, type, caps, left, deep; } memo;
 
 typedef struct sys {
     int nn, ngpu;
@@ -161,6 +163,7 @@ typedef struct sys {
     int milli, lk_exact;
     int32_t milli_bw, milli_pci;
     int memo_ok, any_intel_phb, types;
+    int rtype_le;        /* every searched pair's reverse type at most its own */
     nlink **lk;
     int nlk, ncaps, nmemo;
     uint16_t *caps;
@@ -601,6 +604,7 @@ typedef struct search {
     int time;
     int completed;   /* channels completed (step n reached) in this try */
     uint64_t digest; /* the time left at each completion (nccl_tune's search_digest) */
+    int deep;        /* this try reached step n - 1 (memo's deep) */
 } search;
 
 static void rec(search *x, sgraph *g);
@@ -684,12 +688,25 @@ static int sort_candidates(const sys *s, int a, int *out)
  * (next_gpus, and the replays and closing hops of chains made of them), so
  * only theirs are copied and only their links and types count for the
  * tries' memo, which is sound: nothing else can act on a try. The
- * step-by-step search keeps every pair, so the tests compare the two. */
-static int search_pair(const sys *s, int a, int b)
+ * step-by-step search keeps every pair, so the tests compare the two.
+ * search_pairs: how many GPUs b the search reads pairs a -> b of, and with
+ * NVSwitches (not step by step) those b, a's index neighbours, ascending,
+ * into out (else every b = 0..n-1, out not written). */
+static int search_pairs(const sys *s, int a, int *out)
 {
-    int n = s->ngpu;
-    return !s->has_nvs || s->every_step || b == a + 1 || a == b + 1 || b == a + 1 - n ||
-           a == b + 1 - n;
+    int n = s->ngpu, c = 0;
+    if (!s->has_nvs || s->every_step)
+        return n; /* out not written: b = 0..n-1 */
+    int lo = (a + n - 1) % n, hi = (a + 1) % n;
+    if (lo > hi) {
+        int x = lo;
+        lo = hi;
+        hi = x;
+    }
+    out[c++] = lo;
+    if (hi != lo)
+        out[c++] = hi;
+    return c;
 }
 
 static int search_prep(sys *s)
@@ -697,10 +714,10 @@ static int search_prep(sys *s)
     int n = s->ngpu, nh = 0;
     for (int v = 0; v < s->nn; v++)
         s->has_nvs |= s->node[v].type == N_NVS;
+    int pb[NCCL_TUNE_MAX_RANKS], nbr = s->has_nvs && !s->every_step;
     for (int a = 0; a < n; a++)
-        for (int b = 0; b < n; b++)
-            if (search_pair(s, a, b))
-                nh += PATH(s, s->gpu[a], s->gpu[b])->count;
+        for (int i = 0, np = search_pairs(s, a, pb); i < np; i++)
+            nh += PATH(s, s->gpu[a], s->gpu[nbr ? pb[i] : i])->count;
     s->order = malloc(sizeof(int) * (size_t)n * (size_t)n);
     s->cand = malloc(sizeof(int) * (size_t)n * (size_t)n);
     s->gp_nbr = s->has_nvs && !s->every_step;
@@ -711,13 +728,13 @@ static int search_prep(sys *s)
     /* ... and the links on GPU paths, once each, for the tries' use counts. */
     s->lk = malloc(sizeof *s->lk * (size_t)(nh > 0 ? nh : 1));
     s->memo_ok = 1;
+    s->rtype_le = 1;
     if (!s->lk)
         return -1;
     nh = 0;
     for (int a = 0; a < n; a++)
-        for (int b = 0; b < n; b++) {
-            if (!search_pair(s, a, b))
-                continue;
+        for (int j = 0, np = search_pairs(s, a, pb); j < np; j++) {
+            int b = nbr ? pb[j] : j;
             const npath *p = PATH(s, s->gpu[a], s->gpu[b]);
             gpath *q = GP(s, a, b);
             *q = (gpath){(uint8_t)p->type, (uint8_t)PATH(s, s->gpu[b], s->gpu[a])->type, 0, 1,
@@ -739,6 +756,7 @@ static int search_prep(sys *s)
             }
             if (!q->count)
                 continue;
+            s->rtype_le &= q->rtype <= q->type;
             s->types |= 1 << q->type | 1 << q->rtype;
             s->memo_ok &= q->exact;
             s->any_intel_phb |= q->intel_phb;
@@ -864,6 +882,7 @@ static void rec_gpu(search *x, sgraph *g, int gpu, int step, int back_first, int
     if (x->time <= 0)
         return;
     x->time--;
+    x->deep |= step >= n - 1;
     if (step == n) {
         if (channel_done(x, g))
             rec(x, g);
@@ -1144,18 +1163,28 @@ static nvs_mask refusals(const nvs_fast *f, nvs_mask up_full, nvs_mask down_full
 
 /* The follows of the chains from every start, where each stops at its first
  * refusal (bits of m, at least one): from a start in a gap of L between two
- * refusals, L - 1 down to 0 (the refusal's own start), sum L(L-1)/2. */
+ * refusals, L - 1 down to 0 (the refusal's own start), sum L(L-1)/2. A gap
+ * of L is a refusal and the run of L - 1 free bits after it (cyclically), so
+ * the sum is over the runs of free bits, z(z+1)/2 each: a loop per run, not
+ * per refusal (dense masks have few runs). */
 static long gap_steps(nvs_mask m, int n)
 {
-    int first = __builtin_ctzll(m), prev = first;
-    long sum = 0;
-    for (nvs_mask q = m & (m - 1); q; q &= q - 1) {
-        int b = __builtin_ctzll(q), l = b - prev;
-        sum += l * (l - 1) >> 1;
-        prev = b;
+    nvs_mask full = n == 64 ? ~0ULL : (1ULL << n) - 1, z = ~m & full;
+    long sum = 0, first = 0;
+    int wrap = z & 1 && z >> (n - 1) & 1; /* a run through bit n-1 into bit 0 */
+    while (z) {
+        int at = __builtin_ctzll(z);
+        nvs_mask rest = ~(z >> at);
+        int len = rest ? __builtin_ctzll(rest) : 64 - at;
+        z = len + at >= 64 ? 0 : z & ~(((1ULL << len) - 1) << at);
+        if (wrap && at == 0) {
+            first = len; /* joined with the run that ends at bit n-1 */
+            continue;
+        }
+        long r = len + (wrap && at + len == n ? first : 0);
+        sum += r * (r + 1) >> 1;
     }
-    int l = first + n - prev;
-    return sum + (l * (l - 1) >> 1);
+    return sum;
 }
 
 static void nvs_fast_chain(nvs_fast *f, int s, int d, nvs_mask up_full, nvs_mask down_full)
@@ -1438,10 +1467,25 @@ static int nvs_try(search *x, sgraph *g)
     return 1;
 }
 
+/* Tree tries answered from a ring's (nccl_tune_tree_tries_from_ring). */
+static _Atomic unsigned long tree_from_ring;
+
+unsigned long nccl_tune_tree_tries_from_ring(void)
+{
+    return atomic_load_explicit(&tree_from_ring, memory_order_relaxed);
+}
+
 static void search_try(search *x, sgraph *g)
 {
     sys *s = x->s;
-    memo key = {0, 0, 0, 0, -1, 0};
+    memo key = {0, 0, 0, 0, -1, 0, 0};
+    /* Without NVSwitches a tree's try differs from a ring's only where a
+     * pair's reverse path is refused while its own is not (never, where no
+     * reverse type exceeds its own) and from the chains' last GPU on (a
+     * ring's closing hop, a tree's completion): so a tree's try is answered
+     * from a ring's like it that completed nothing and never got there. */
+    int ring_for_tree = !s->has_nvs && s->rtype_le && is_tree(g->pattern);
+    x->deep = 0;
     if (s->memo_ok && !s->every_step && g->nch == 0 && exact_bw(g->bw_intra) &&
         (!s->any_intel_phb || g->bw_intra * 6 / 5 == g->bw_intra)) {
         key.pattern = s->has_nvs ? g->pattern : is_tree(g->pattern);
@@ -1455,8 +1499,11 @@ static void search_try(search *x, sgraph *g)
         if (key.caps >= 0)
             for (int i = 0; i < s->nmemo; i++) {
                 const memo *m = &s->memo[i];
-                if (m->pattern == key.pattern && m->same == key.same && m->budget == key.budget &&
-                    m->type == key.type && m->caps == key.caps) {
+                if ((m->pattern == key.pattern || (ring_for_tree && m->pattern == 0 && !m->deep)) &&
+                    m->same == key.same && m->budget == key.budget && m->type == key.type &&
+                    m->caps == key.caps) {
+                    if (m->pattern != key.pattern)
+                        atomic_fetch_add_explicit(&tree_from_ring, 1, memory_order_relaxed);
                     x->time = m->left;
                     return;
                 }
@@ -1485,6 +1532,7 @@ static void search_try(search *x, sgraph *g)
     }
     if (key.caps >= 0 && !x->completed && s->nmemo < MAX_MEMO) {
         key.left = x->time;
+        key.deep = x->deep;
         s->memo[s->nmemo++] = key;
     }
 }
@@ -1523,7 +1571,7 @@ static void compute(sys *s, const struct nccl_version *ver, sgraph *graph, int m
     nt->speed_first_GBps = speed[si];
     nt->speed_last_GBps = speed[ns - 1];
     long global = 1L << 19;
-    search x = {s, graph, 0, 0, 0};
+    search x = {s, graph, 0, 0, 0, 0};
     for (;;) {
         /* search: */
         x.time = tmp.same ? 1 << 8 : 1 << 14;

@@ -138,4 +138,9 @@ int nccl_tune_op_choose(const nccl_tune *nt, coll_kind kind, uint64_t bytes, col
 void nccl_tune_explain(const nccl_tune *nt, const topo *t, coll_kind kind, uint64_t bytes,
                        const nccl_tune_op *op, int comm, FILE *f);
 
+/* For tests: how many tree tries this process answered from a ring's like
+ * them (no NVSwitch, every pair's reverse type at most its own, the ring's
+ * try completed nothing and never reached its chains' last GPU). */
+unsigned long nccl_tune_tree_tries_from_ring(void);
+
 #endif

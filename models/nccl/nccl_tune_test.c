@@ -666,8 +666,13 @@ static void test_search_shortcuts(void **state)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (size_t v = 0; v < 3; v++)
             for (int ver = 0; ver < nccl_tune_nversions(); ver += 4) {
-                if (cases[c].nranks > 16 && (v > 0 || ver > 0))
-                    continue;   /* the step-by-step search is slow there */
+                /* The step-by-step search is slow there; pcie-64 at SYS
+                 * (every pair one type both ways: its tree's tries answered
+                 * from the ring's) is collsim coll's bench case. */
+                if (cases[c].nranks > 16 && (ver > 0 || (v > 0 && !(v == 1 &&
+                                                                   !strcmp(cases[c].preset,
+                                                                           "pcie-64")))))
+                    continue;
                 err e = {0};
                 topo *t;
                 assert_int_equal(topo_load(cases[c].preset, &t, &e), 0);
@@ -755,6 +760,98 @@ static void test_search_shortcuts_mixed_nvlinks(void **state)
             }
 }
 
+
+/* A tree's try answered from a ring's (no NVSwitch, every pair's reverse
+ * type at most its own) only where the ring's completed nothing and never
+ * reached the chains' last GPU. Two AMD sockets (NCCL's 16 GB/s between
+ * them), g GPUs each under their own root port, at SYS: from speed 12 down
+ * (SM 80's ladder) a ring's chain crosses the sockets once, reaches its last
+ * GPU and cannot close (a second crossing: 24 > 16), where a tree completes
+ * with its one crossing, so those tries must run; every field (the
+ * search_digest too) equals the step-by-step search's, for 2, 4 and 8 GPUs a
+ * socket, both P2P levels and every second version. (test_search_shortcuts
+ * compares pcie-64 at SYS, where the tree's tries are answered so, too.) */
+static void test_search_tree_from_ring(void **state)
+{
+    (void)state;
+    /* Where it applies, the tree's tries are answered from the ring's:
+     * pcie-64 at SYS (collsim coll's bench case: nothing fits at any speed,
+     * so 7 speeds x 22 of the tree's tries), none with NVSwitches. */
+    static const struct { const char *preset, *env; unsigned long least, most; } uses[] = {
+        {"pcie-64", "NCCL_P2P_LEVEL=SYS", 150, 1000}, {"nvswitch-64", NULL, 0, 0}};
+    for (size_t u = 0; u < sizeof uses / sizeof uses[0]; u++) {
+        err e = {0};
+        topo *t;
+        assert_int_equal(topo_load(uses[u].preset, &t, &e), 0);
+        coll_req r;
+        coll_req_init(&r, t);
+        if (uses[u].env)
+            assert_int_equal(coll_env_set(&r.env, uses[u].env, &e), 0);
+        nccl_tune *nt = NULL;
+        unsigned long before = nccl_tune_tree_tries_from_ring();
+        assert_int_equal(nccl_tune_new(t, topo_ngpus(t), &r.env, &nt, &e), 0);
+        unsigned long did = nccl_tune_tree_tries_from_ring() - before;
+        if (did < uses[u].least || did > uses[u].most)
+            fail_msg("%s: %lu tree tries from the ring's", uses[u].preset, did);
+        nccl_tune_free(nt);
+        topo_free(t);
+    }
+    static const int per[] = {2, 4, 8};
+    for (size_t k = 0; k < sizeof per / sizeof per[0]; k++)
+        for (int sys = 0; sys < 2; sys++)
+            for (int ver = 0; ver < nccl_tune_nversions(); ver += 2) {
+                char *text = NULL;
+                size_t len = 0;
+                FILE *f = open_memstream(&text, &len);
+                assert_non_null(f);
+                fprintf(f, "collsim-topo 1\nparam gpu_sm 80\nparam cpu amd\n");
+                for (int c = 0; c < 2; c++) {
+                    fprintf(f, "node cpu%d cpu numa=%d\nnode mem%d hostmem numa=%d\n"
+                            "link cpu%d mem%d mem bw_GBps=200 lat_ns=100\n", c, c, c, c, c, c);
+                    for (int i = 0; i < per[k]; i++) {
+                        int g = c * per[k] + i;
+                        fprintf(f, "node rp%d root numa=%d parent=cpu%d\n"
+                                "node gpu%d gpu numa=%d parent=rp%d\n"
+                                "link rp%d cpu%d fabric bw_GBps=100 lat_ns=200\n"
+                                "link gpu%d rp%d pcie gen=5 width=16 lat_ns=300\n",
+                                g, c, c, g, c, g, g, c, g, g);
+                    }
+                }
+                fprintf(f, "link cpu0 cpu1 socket bw_GBps=83.2 lat_ns=80\n");
+                fclose(f);
+                FILE *in = fmemopen(text, len, "r");
+                assert_non_null(in);
+                err e = {0};
+                topo *t = NULL;
+                int rc = topo_parse(in, "sockets", &t, &e);
+                fclose(in);
+                free(text);
+                if (rc)
+                    fail_msg("topo_parse: %s", e.msg);
+                coll_req r;
+                coll_req_init(&r, t);
+                r.env.version = ver;
+                if (sys)
+                    assert_int_equal(coll_env_set(&r.env, "NCCL_P2P_LEVEL=SYS", &e), 0);
+                nccl_tune *fast = NULL, *slow = NULL;
+                int n = 2 * per[k];
+                assert_int_equal(nccl_tune_new(t, n, &r.env, &fast, &e), 0);
+                r.env.search_every_step = 1;
+                assert_int_equal(nccl_tune_new(t, n, &r.env, &slow, &e), 0);
+                if (memcmp(fast, slow, sizeof *fast))
+                    fail_msg("%d GPUs, sys %d, version %s: ring %d ch at %.2f, tree %d ch at "
+                             "%.2f; step by step %d ch at %.2f, %d at %.2f", n, sys,
+                             nccl_tune_version_name(ver), fast->ring.nchannels,
+                             (double)fast->ring.bw_intra_GBps, fast->tree.nchannels,
+                             (double)fast->tree.bw_intra_GBps, slow->ring.nchannels,
+                             (double)slow->ring.bw_intra_GBps, slow->tree.nchannels,
+                             (double)slow->tree.bw_intra_GBps);
+                nccl_tune_free(fast);
+                nccl_tune_free(slow);
+                topo_free(t);
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -770,6 +867,7 @@ int main(void)
         cmocka_unit_test(test_alltoall_versions), cmocka_unit_test(test_blackwell_ll128_cap),
         cmocka_unit_test(test_beyond_local_ranks), cmocka_unit_test(test_search_shortcuts),
         cmocka_unit_test(test_search_shortcuts_mixed_nvlinks),
+        cmocka_unit_test(test_search_tree_from_ring),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

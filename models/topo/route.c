@@ -77,6 +77,7 @@ void topo_tree_free(tree *tr)
     free(tr->pred);
     free(tr->hp);
     free(tr->done);
+    free(tr->touch);
     free(tr);
 }
 
@@ -100,6 +101,11 @@ void topo_tree_free(tree *tr)
 static int tree_init(const topo *t, tree *tr, int src, int only)
 {
     int n = t->nnodes;
+    /* The last search's nodes alone need resetting where it was for one
+     * node too and its arrays are all still there (a whole tree drops its
+     * heap and done). */
+    int partial = only >= 0 && tr->touch && tr->ntouch >= 0 && tr->dist_ps && tr->off &&
+                  tr->hops && tr->pred && tr->hp && tr->done;
     if (!tr->dist_ps)
         tr->dist_ps = malloc(sizeof(int64_t) * (size_t)n);
     if (!tr->off)
@@ -118,12 +124,33 @@ static int tree_init(const topo *t, tree *tr, int src, int only)
     tr->only = only;
     tr->uses = 0;
     tr->nh = 0;
-    memset(tr->done, 0, (size_t)n);
-    memset(tr->off, 1, (size_t)n);
-    memset(tr->hops, 0, sizeof(int) * (size_t)n);
-    memset(tr->pred, 0xff, sizeof(int) * (size_t)n); /* -1 each */
-    for (int v = 0; v < n; v++)
-        tr->dist_ps[v] = INT64_MAX;
+    if (partial) {
+        for (int i = 0; i < tr->ntouch; i++) {
+            int v = tr->touch[i];
+            tr->done[v] = 0;
+            tr->dist_ps[v] = INT64_MAX;
+            tr->off[v] = 1;
+            tr->hops[v] = 0;
+            tr->pred[v] = -1;
+        }
+    } else {
+        memset(tr->done, 0, (size_t)n);
+        for (int v = 0; v < n; v++) {
+            tr->dist_ps[v] = INT64_MAX;
+            tr->off[v] = 1;
+            tr->hops[v] = 0;
+            tr->pred[v] = -1;
+        }
+    }
+    tr->ntouch = 0;
+    if (only >= 0 && !tr->touch)
+        tr->touch = malloc(sizeof(int) * (size_t)n);
+    if (tr->touch && only < 0) { /* a whole tree now: nothing recorded */
+        free(tr->touch);
+        tr->touch = NULL;
+    }
+    if (tr->touch)
+        tr->touch[tr->ntouch++] = src;
     tr->dist_ps[src] = 0;
     tr->off[src] = 0;
     hpush(tr->hp, &tr->nh, hkey(0, 0, 0, src));
@@ -175,6 +202,8 @@ static int tree_step(const topo *t, tree *tr)
                              (nhops == tr->hops[v] &&
                               u < topo_other_end(&t->links[tr->pred[v]], v))))));
             if (better) {
+                if (tr->touch && tr->dist_ps[v] == INT64_MAX)
+                    tr->touch[tr->ntouch++] = v;
                 tr->dist_ps[v] = nd;
                 tr->off[v] = (unsigned char)noff;
                 tr->hops[v] = nhops;

@@ -32,6 +32,9 @@ typedef struct tree {
     struct hent *hp;    /* the search's heap while it grows; NULL once whole */
     int nh;
     unsigned char *done; /* settled nodes, while it grows */
+    /* A search for one node (only >= 0) records the nodes it sets, so the
+     * next such search in the same arrays resets those alone (NULL: none). */
+    int *touch, ntouch;
 } tree;
 
 /* Free a tree and its search state (NULL ok). */
