@@ -180,6 +180,12 @@ int evq_move(evq *q, int32_t ev, int64_t time_ps)
     return 0;
 }
 
+int evq_skip(evq *q)
+{
+    uint32_t seq;
+    return next_seq(q, &seq);
+}
+
 void evq_cancel(evq *q, int32_t ev)
 {
     size_t i = (size_t)ev_at(q, ev)->pos;

@@ -22,6 +22,9 @@ int32_t evq_push(evq *q, int64_t time_ps, uint32_t kind, int32_t arg);
  * pushed now. O(log n). 0, or -1 on out of memory (only when renumbering). */
 int evq_move(evq *q, int32_t ev, int64_t time_ps);
 void evq_cancel(evq *q, int32_t ev);   /* remove ev; its id is freed. O(log n) */
+/* Take a sequence number as a push would, for no event (the events after it
+ * stand in the same order to each other). 0, or -1 on OOM (renumbering). */
+int evq_skip(evq *q);
 size_t evq_len(const evq *q);
 int64_t evq_top_ps(const evq *q);      /* earliest time; INT64_MAX if empty */
 int64_t evq_time_ps(const evq *q, int32_t ev); /* when ev is scheduled */

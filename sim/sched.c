@@ -22,7 +22,8 @@
 #include "sim/flownet.h"
 #include "sim/json.h"
 
-enum { EV_FLOW_DONE = 1, EV_TASK_END = 2 };
+enum { EV_FLOW_DONE = 1, EV_TASK_END = 2, EV_JOIN = 3 };
+enum { NL_JOIN = -2 }; /* nlinks of a join: a delay that waits on edges alone */
 enum { TCHUNK_BITS = 9, TCHUNK = 1 << TCHUNK_BITS, RBLOCK = 1 << 14 };
 
 struct task {
@@ -47,8 +48,18 @@ struct task {
 };
 
 struct dep {
-    int32_t after;           /* the task that waits */
+    int32_t after;           /* the task that waits; <= -2: edge -2 - after */
     int32_t next;            /* next record of the same predecessor (or free), -1 */
+};
+
+/* A latency edge (sched_dep_lat): its join waits for its predecessor's end
+ * plus lat_ps, as it would for a delay task of lat_ps labelled label
+ * between them. key orders edges as those delays' ids would (creation). */
+struct ledge {
+    int32_t join;            /* the join that waits; next free record when free */
+    int32_t key;
+    sim_ps lat_ps;
+    const char *label;
 };
 
 /* Link lists of flows live in blocks that never move (the flow network
@@ -73,6 +84,10 @@ struct sched {
     struct dep *deps;        /* successor lists, linked newest first */
     size_t ndeps, deps_cap;  /* records handed out (below ndeps) */
     int32_t dep_free;        /* free list of records (streaming), -1 */
+    struct ledge *ledges;    /* latency edges (sched_dep_lat) */
+    size_t nledges, ledges_cap;
+    int32_t ledge_free;      /* free list of edges (streaming), -1 */
+    int32_t ledge_keys;      /* edges made since the reset */
     /* streaming (sched_generate) */
     sched_gen_fn *gen;
     void *gen_ctx;
@@ -144,6 +159,7 @@ sched *sched_new(void)
     if (!s)
         return NULL;
     s->dep_free = -1;
+    s->ledge_free = -1;
     s->keep = 1;
     s->q = evq_new();
     s->net = flownet_new();
@@ -173,6 +189,7 @@ void sched_free(sched *s)
     }
     free(s->blocks);
     free(s->deps);
+    free(s->ledges);
     tlw_free(s);
     evq_free(s->q);
     flownet_free(s->net);
@@ -351,29 +368,80 @@ int sched_flow_w(sched *s, const int *links, const double *weights, int nlinks,
     return id;
 }
 
+/* A successor record of task a: after (a task, or -2 - edge). 0, -1 OOM. */
+static int add_succ(sched *s, struct task *a, int32_t after)
+{
+    int32_t d = s->dep_free;
+    if (d >= 0) {
+        s->dep_free = s->deps[d].next;
+    } else {
+        if (s->ndeps >= INT32_MAX || (s->ndeps == s->deps_cap &&
+                                      grow(&s->deps, &s->deps_cap, s->ndeps + 1,
+                                           sizeof(struct dep))))
+            return -1;
+        d = (int32_t)s->ndeps++;
+    }
+    s->deps[d] = (struct dep){after, a->succ};
+    a->succ = d;
+    return 0;
+}
+
 int sched_dep(sched *s, int before, int after)
 {
     ASSERTF(before >= 0 && (size_t)before < s->ntasks && after >= 0 &&
                 (size_t)after < s->ntasks && (size_t)after >= s->lo,
             "dependency %d -> %d with %zu tasks (%zu recycled)", before, after, s->ntasks,
             s->lo);
+    ASSERTF(T(s, (size_t)after)->nlinks != NL_JOIN, "task %d is a join: it waits on edges alone",
+            after);
     /* Added during a run after its predecessor ended (recycled ones have):
      * already met. */
     if (s->running && ((size_t)before < s->lo || T(s, (size_t)before)->end_ps >= 0))
         return 0;
-    struct task *a = T(s, (size_t)before);
-    int32_t d = s->dep_free;
-    if (d >= 0) {
-        s->dep_free = s->deps[d].next;
-    } else {
-        if (s->ndeps >= INT32_MAX ||
-            grow(&s->deps, &s->deps_cap, s->ndeps + 1, sizeof(struct dep)))
-            return -1;
-        d = (int32_t)s->ndeps++;
-    }
-    s->deps[d] = (struct dep){after, a->succ};
-    a->succ = d;
+    if (add_succ(s, T(s, (size_t)before), after))
+        return -1;
     T(s, (size_t)after)->npred++;
+    return 0;
+}
+
+int sched_join(sched *s, sim_ps dur_ps, int track, const char *label)
+{
+    int id = sched_delay(s, dur_ps, track, label);
+    if (id >= 0)
+        T(s, (size_t)id)->nlinks = NL_JOIN;
+    return id;
+}
+
+int sched_dep_lat(sched *s, int before, int join, sim_ps lat_ps, const char *label)
+{
+    ASSERTF(before >= 0 && (size_t)before < s->ntasks && join >= 0 &&
+                (size_t)join < s->ntasks && (size_t)join >= s->lo && lat_ps >= 0,
+            "edge %d -> %d (%" PRId64 " ps) with %zu tasks (%zu recycled)", before, join,
+            lat_ps, s->ntasks, s->lo);
+    struct task *kb = T(s, (size_t)before), *kj = T(s, (size_t)join);
+    ASSERTF(kj->nlinks == NL_JOIN, "task %d is not a join (sched_join)", join);
+    /* A delay task in its place would start at once, out of the order of
+     * the tasks it was made among: the horizon's contract rules it out. */
+    ASSERTF(!s->running || ((size_t)before >= s->lo && kb->end_ps < 0),
+            "edge from task %d, which has ended", before);
+    ASSERTF(s->ledge_keys < INT32_MAX, "%d edges", s->ledge_keys);
+    int32_t e = s->ledge_free;
+    if (e >= 0) {
+        s->ledge_free = s->ledges[e].join;
+    } else {
+        if (s->nledges >= INT32_MAX - 2 ||
+            (s->nledges == s->ledges_cap &&
+             grow(&s->ledges, &s->ledges_cap, s->nledges + 1, sizeof(struct ledge))))
+            return -1;
+        e = (int32_t)s->nledges++;
+    }
+    if (add_succ(s, kb, -2 - e)) {
+        s->ledges[e].join = s->ledge_free;
+        s->ledge_free = e;
+        return -1;
+    }
+    s->ledges[e] = (struct ledge){join, s->ledge_keys++, lat_ps, label};
+    kj->npred++;
     return 0;
 }
 
@@ -423,6 +491,9 @@ void sched_reset(sched *s)
     s->nblocks = keep;
     s->ntasks = s->ndeps = s->nended = 0;
     s->dep_free = -1;
+    s->nledges = 0;
+    s->ledge_free = -1;
+    s->ledge_keys = 0;
     s->gen = NULL;
     s->gen_ctx = NULL;
     s->gen_more = s->gen_failed = s->running = 0;
@@ -438,6 +509,12 @@ void sched_reset(sched *s)
 
 static int oom(err *e) { return err_set(e, ERR_SYSTEM, "scheduler: out of memory"); }
 
+/* The task a successor record names (an edge's join). */
+static int32_t succ_task(const sched *s, int32_t after)
+{
+    return after >= 0 ? after : s->ledges[-2 - after].join;
+}
+
 /* Count each task's predecessors from the successor lists (a static graph,
  * which may be run again). */
 static void count_preds(sched *s)
@@ -446,7 +523,7 @@ static void count_preds(sched *s)
         T(s, t)->npred = 0;
     for (size_t t = 0; t < s->ntasks; t++)
         for (int32_t d = T(s, t)->succ; d >= 0; d = s->deps[d].next)
-            T(s, (size_t)s->deps[d].after)->npred++;
+            T(s, (size_t)succ_task(s, s->deps[d].after))->npred++;
 }
 
 static int start_task(sched *s, int32_t t, sim_ps now)
@@ -518,6 +595,45 @@ static void recycle(sched *s)
 
 static void path_end(sched *s, int32_t t, sim_ps now);
 
+/* k, ended at now, releases edge e: its join sees what the end of a delay
+ * task of the edge's latency (k its one predecessor) would have shown it at
+ * now + lat, the edge's arrival: k's exact-start remainder, k's path with
+ * the wait added in the delay's class (path_end), and the edge's key for
+ * its id. The join's start is kept as the latest arrival (ties: the lowest
+ * key, the least remainder), whatever order the releases come in, which is
+ * what the delays' ends in time order leave. Its one event sits where the
+ * latest arrival's delay would have ended: each release takes one sequence
+ * number, as that delay's end event did, and moves the event there when it
+ * arrives no earlier than the event (a later sequence at the same time is
+ * popped later). An event popped while releases are still due does nothing
+ * (as that delay's end would have done but count), and the next release
+ * pushes it anew. */
+static int release_edge(sched *s, int32_t e, const struct task *k, sim_ps now)
+{
+    const struct ledge *l = &s->ledges[e];
+    struct task *ku = T(s, (size_t)l->join);
+    sim_ps t = now + l->lat_ps;
+    int later = ku->crit < 0 || t > ku->crit_ps, same = !later && t == ku->crit_ps;
+    if (later || (same && k->frac_ps < ku->frac_ps))
+        ku->frac_ps = k->frac_ps;
+    if (later || (same && l->key < ku->crit)) {
+        ku->crit = l->key;
+        ku->crit_ps = t;
+        memcpy(ku->acc, k->acc, sizeof ku->acc);
+        ku->acc[s->class_fn && s->class_fn(l->label) ? 1 : 0] += l->lat_ps;
+    }
+    int32_t ev = (int32_t)ku->tag - 1;
+    if (ev < 0) {
+        if ((ev = evq_push(s->q, t, EV_JOIN, l->join)) < 0)
+            return -1;
+        ku->tag = (uint32_t)ev + 1;
+    } else if (t >= evq_time_ps(s->q, ev) ? evq_move(s->q, ev, t) : evq_skip(s->q)) {
+        return -1;
+    }
+    ku->npred--;
+    return 0;
+}
+
 static int end_task(sched *s, int32_t t, sim_ps now)
 {
     /* Every dependent of t must exist before t releases them. */
@@ -537,8 +653,18 @@ static int end_task(sched *s, int32_t t, sim_ps now)
     int32_t last = -1;
     for (int32_t d = k->succ; d >= 0; d = s->deps[d].next) {
         int32_t u = s->deps[d].after;
-        struct task *ku = T(s, (size_t)u);
         last = d;
+        if (u < 0) {
+            int32_t e = -2 - u;
+            if (release_edge(s, e, k, now))
+                return -1;
+            if (!s->keep && s->gen) { /* spent */
+                s->ledges[e].join = s->ledge_free;
+                s->ledge_free = e;
+            }
+            continue;
+        }
+        struct task *ku = T(s, (size_t)u);
         /* u's exact start: the latest exact end (now - frac) among its
          * predecessors; of those ending at now, the one with least frac. */
         if (ku->crit < 0 || now > ku->crit_ps || k->frac_ps < ku->frac_ps)
@@ -584,9 +710,11 @@ static int report_cycle(sched *s, err *e)
     for (size_t i = 0; i < m; i++)
         pred[i] = seen[i] = -1;
     for (size_t a = lo; a < n; a++)
-        for (int32_t d = T(s, a)->succ; d >= 0; d = s->deps[d].next)
-            if (T(s, a)->end_ps < 0 && T(s, (size_t)s->deps[d].after)->start_ps < 0)
-                pred[(size_t)s->deps[d].after - lo] = (int32_t)a;
+        for (int32_t d = T(s, a)->succ; d >= 0; d = s->deps[d].next) {
+            int32_t u = succ_task(s, s->deps[d].after);
+            if (T(s, a)->end_ps < 0 && T(s, (size_t)u)->start_ps < 0)
+                pred[(size_t)u - lo] = (int32_t)a;
+        }
     size_t t0 = lo;
     while (t0 < n && T(s, t0)->start_ps >= 0)
         t0++;
@@ -667,6 +795,8 @@ static int run_loop(sched *s)
             k->start_ps = k->end_ps = k->crit_ps = -1;
             k->crit = -1;
             k->frac_ps = 0;
+            if (k->nlinks == NL_JOIN)
+                k->tag = 0;
             memset(k->acc, 0, sizeof k->acc);
         }
         s->running = 1;
@@ -701,6 +831,11 @@ static int run_loop(sched *s)
             sim_ps lat = T(s, (size_t)task)->lat_ps;
             if (lat == 0 ? end_task(s, task, now)
                          : evq_push(s->q, now + lat, EV_TASK_END, task) < 0)
+                return -1;
+        } else if (kind == EV_JOIN) {
+            struct task *k = T(s, (size_t)arg);
+            k->tag = 0; /* its event is spent; one popped early did nothing */
+            if (k->npred == 0 && start_task(s, arg, now))
                 return -1;
         } else if (end_task(s, arg, now)) {
             return -1;

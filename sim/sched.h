@@ -75,6 +75,16 @@ int sched_flow_w(sched *s, const int *links, const double *weights, int nlinks,
                  int track, const char *label);
 /* after starts only once before has ended. -1 on OOM. */
 int sched_dep(sched *s, int before, int after);
+/* A join: a delay of dur_ps (its task id, or -1 on OOM) that waits on
+ * latency edges alone (sched_dep on it aborts). sched_dep_lat: join waits
+ * for before's end plus lat_ps. The run is exactly that of the same graph
+ * with, for each edge, a delay task of lat_ps labelled label (made when the
+ * edge is) between before and join: every task's start and end, the
+ * critical path and its sums, the order of every other event; only the
+ * delays are not there (no task, no event of theirs but one per join). An
+ * edge is made before before ends (the horizon's contract). 0, -1 on OOM. */
+int sched_join(sched *s, sim_ps dur_ps, int track, const char *label);
+int sched_dep_lat(sched *s, int before, int join, sim_ps lat_ps, const char *label);
 
 /* Streaming: instead of adding the whole graph before the run, a generator
  * adds it as the run reaches it, so memory follows the tasks in flight. fn

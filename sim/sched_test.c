@@ -920,6 +920,250 @@ static void test_generated_chain(void **state)
     sched_free(s);
 }
 
+
+/* Latency edges (sched_dep_lat into a sched_join) against what they stand
+ * for, a delay task of the edge's latency labelled "flag" between the two
+ * (made where the edge is made): random graphs of delays, flows on shared
+ * links (sub-ps rates, so the remainders carried along differ) and joins,
+ * with durations and latencies on a coarse grid so that ends tie often;
+ * every task's start and end, the order in which they end (ties too), the
+ * makespan and the critical path's four sums must be the same to the ps, built whole (and run twice) and
+ * streamed layer by layer, tasks kept or dropped as they end; the edges take
+ * no task and fewer events. Layers: each task's predecessors are
+ * in the layer before (streaming's horizon contract). */
+enum { EG_LAYERS = 8, EG_WIDTH = 7, EG_TASKS = EG_LAYERS * EG_WIDTH };
+
+struct eg_task {
+    int kind;            /* 0 delay, 1 flow, 2 join */
+    sim_ps dur;          /* delay or join: duration; flow: latency */
+    double bytes;
+    int link, npred, pred[4];
+    sim_ps lat[4];       /* join: its edges' latencies */
+};
+
+struct eg_graph {
+    struct eg_task t[EG_TASKS];
+    int flags;           /* 1: delays in place of edges */
+    int id[EG_TASKS];    /* engine ids */
+    int links[3];
+    int layer;           /* streaming: the next layer */
+};
+
+static unsigned eg_rand(unsigned *x)
+{
+    *x = *x * 1103515245u + 12345u;
+    return *x >> 16;
+}
+
+static void eg_make(struct eg_graph *g, unsigned seed)
+{
+    memset(g, 0, sizeof *g);
+    for (int i = 0; i < EG_TASKS; i++) {
+        struct eg_task *k = &g->t[i];
+        int layer = i / EG_WIDTH;
+        k->kind = layer == 0 ? (int)(eg_rand(&seed) % 2) : (int)(eg_rand(&seed) % 3);
+        static const sim_ps durs[] = {0, 334, 1000};
+        k->dur = durs[eg_rand(&seed) % 3];
+        k->bytes = (double)(eg_rand(&seed) % 3) * 1000;
+        k->link = (int)(eg_rand(&seed) % 3);
+        k->npred = layer == 0 ? 0 : 1 + (int)(eg_rand(&seed) % 4);
+        for (int j = 0; j < k->npred; j++) {
+            k->pred[j] = (layer - 1) * EG_WIDTH + (int)(eg_rand(&seed) % EG_WIDTH);
+            static const sim_ps lats[] = {0, 666, 1000};
+            k->lat[j] = lats[eg_rand(&seed) % 3];
+        }
+    }
+}
+
+static int eg_is_flag(const char *label) { return label && !strcmp(label, "flag"); }
+
+/* Adds the tasks of one layer (ids in g->id). */
+static void eg_add_layer(struct eg_graph *g, sched *s, int layer)
+{
+    for (int i = layer * EG_WIDTH; i < (layer + 1) * EG_WIDTH; i++) {
+        const struct eg_task *k = &g->t[i];
+        int id;
+        /* A delay is a flow of no bytes (its latency, exactly), tagged so
+         * that the order of the ends is seen (sched_on_flow_end). */
+        if (k->kind == 2)
+            id = g->flags ? sched_delay(s, k->dur, i % 4, "j") : sched_join(s, k->dur, i % 4, "j");
+        else
+            id = sched_flow(s, &g->links[k->link], 1, k->kind ? k->bytes : 0, 0, k->dur,
+                            (uint32_t)i + 1, i % 4, "f");
+        assert_true(id >= 0);
+        g->id[i] = id;
+        for (int j = 0; j < k->npred; j++) {
+            int before = g->id[k->pred[j]];
+            if (k->kind != 2) {
+                assert_int_equal(sched_dep(s, before, id), 0);
+            } else if (!g->flags) {
+                assert_int_equal(sched_dep_lat(s, before, id, k->lat[j], "flag"), 0);
+            } else {
+                int fl = sched_delay(s, k->lat[j], i % 4, "flag");
+                assert_int_equal(sched_dep(s, before, fl), 0);
+                assert_int_equal(sched_dep(s, fl, id), 0);
+            }
+        }
+    }
+}
+
+static int eg_next(void *ctx, sched *s)
+{
+    struct eg_graph *g = ctx;
+    int first = sched_ntasks(s);
+    eg_add_layer(g, s, g->layer++);
+    sched_horizon(s, first);
+    return g->layer < EG_LAYERS;
+}
+
+struct eg_run {
+    sim_ps start[EG_TASKS], end[EG_TASKS], makespan, sums[4];
+    uint64_t events;
+    int ntasks;
+    int order[EG_TASKS], nend; /* the tagged tasks as they ended */
+};
+
+static void eg_ended(void *ctx, uint32_t tag)
+{
+    struct eg_run *r = ctx;
+    if (r->nend < EG_TASKS)
+        r->order[r->nend++] = (int)tag - 1;
+}
+
+/* Run g whole (twice: a kept graph runs again the same) or streamed (1: its
+ * tasks kept, 2: dropped as they end, so only the makespan and sums are
+ * read), into out. */
+static void eg_run_graph(struct eg_graph *g, int stream, struct eg_run *out)
+{
+    err e = {0};
+    sched *s = sched_new();
+    memset(out, 0, sizeof *out);
+    for (int l = 0; l < 3; l++)
+        g->links[l] = sched_link(s, l == 2 ? 3e12 : 1e12, "l");
+    sched_path_class(s, eg_is_flag);
+    sched_on_flow_end(s, eg_ended, out);
+    if (stream) {
+        g->layer = 0;
+        sched_keep(s, stream == 2 ? 0 : 1);
+        sched_generate(s, eg_next, g);
+        assert_int_equal(sched_run(s, &e), 0);
+    } else {
+        for (int l = 0; l < EG_LAYERS; l++)
+            eg_add_layer(g, s, l);
+        assert_int_equal(sched_run(s, &e), 0);
+        out->nend = 0;
+        assert_int_equal(sched_run(s, &e), 0);
+    }
+    for (int i = 0; stream != 2 && i < EG_TASKS; i++) {
+        out->start[i] = sched_start(s, g->id[i]);
+        out->end[i] = sched_end(s, g->id[i]);
+    }
+    out->makespan = sched_makespan(s);
+    sched_path_sums(s, out->sums);
+    out->events = sched_events(s);
+    out->ntasks = sched_ntasks(s);
+    sched_free(s);
+}
+
+static void test_latency_edges(void **state)
+{
+    (void)state;
+    static struct eg_graph g;
+    int joins_with_ties = 0, fewer = 0;
+    for (unsigned seed = 1; seed <= 300; seed++)
+        for (int stream = 0; stream <= 2; stream++) {
+            struct eg_run a, b;
+            eg_make(&g, seed);
+            g.flags = 1;
+            eg_run_graph(&g, stream, &a);
+            g.flags = 0;
+            eg_run_graph(&g, stream, &b);
+            for (int i = 0; i < EG_TASKS; i++)
+                if (a.start[i] != b.start[i] || a.end[i] != b.end[i])
+                    fail_msg("seed %u stream %d task %d: %lld-%lld with delays, %lld-%lld "
+                             "with edges", seed, stream, i, (long long)a.start[i],
+                             (long long)a.end[i], (long long)b.start[i], (long long)b.end[i]);
+            assert_int_equal(a.nend, b.nend);
+            if (memcmp(a.order, b.order, sizeof(int) * (size_t)a.nend))
+                fail_msg("seed %u stream %d: the tasks end in another order", seed, stream);
+            if (a.makespan != b.makespan || memcmp(a.sums, b.sums, sizeof a.sums))
+                fail_msg("seed %u stream %d: makespan %lld / %lld, sums %lld %lld %lld %lld / "
+                         "%lld %lld %lld %lld", seed, stream, (long long)a.makespan,
+                         (long long)b.makespan, (long long)a.sums[0], (long long)a.sums[1],
+                         (long long)a.sums[2], (long long)a.sums[3], (long long)b.sums[0],
+                         (long long)b.sums[1], (long long)b.sums[2], (long long)b.sums[3]);
+            int njoin = 0, nedge = 0;
+            for (int i = 0; i < EG_TASKS; i++)
+                if (g.t[i].kind == 2) {
+                    njoin++;
+                    nedge += g.t[i].npred;
+                }
+            assert_int_equal(a.ntasks, b.ntasks + nedge);
+            /* A join's event pops where one of its delays would end: at
+             * most one pop per edge, and fewer where no release came after
+             * the event had popped early. */
+            assert_true(b.events <= a.events);
+            fewer += b.events < a.events;
+            joins_with_ties += stream == 0 && a.sums[1] > 0;
+        }
+    /* The flags lie on some critical paths (their sum is the barrier's). */
+    assert_true(joins_with_ties > 10);
+    assert_true(fewer > 100);
+}
+
+
+/* An edge's join starts where the latest-arriving delay would have ended,
+ * among other events of that time. P1 (a flow of no bytes, 0 ps) ends at 0
+ * and releases edge e1 (1,000 ps) before X (1,000 ps) starts: e1 arrives at
+ * 1,000 before X's end; P2 (334 ps) releases e2 (666 ps), arriving at 1,000
+ * too but after X's end. All the rest take 0 ps, so at 1,000 the events
+ * come in the order they were pushed. With delays in place of the edges: X
+ * ends (S2 after it starts), the second delay ends (J starts), S2 ends (S3
+ * starts), J ends (S1 starts), S3 ends, S1 ends: the ends P1, P2, X, S2, S3,
+ * S1, and the same with edges (J's event was moved behind X's when e2 came).
+ * Left at e1's place, J would start before X ends: ..., S2, S1, S3. */
+static void test_latency_edge_order(void **state)
+{
+    (void)state;
+    for (int flags = 0; flags <= 1; flags++) {
+        err e = {0};
+        sched *s = sched_new();
+        struct eg_run r;
+        memset(&r, 0, sizeof r);
+        sched_on_flow_end(s, eg_ended, &r);
+        int l = sched_link(s, 1e12, "l");
+        int p1 = sched_flow(s, &l, 1, 0, 0, 0, 1, 0, "p1");
+        int p2 = sched_flow(s, &l, 1, 0, 0, 334, 2, 0, "p2");
+        int x = sched_flow(s, &l, 1, 0, 0, 1000, 3, 0, "x");
+        int j = flags ? sched_delay(s, 0, 0, "j") : sched_join(s, 0, 0, "j");
+        int s1 = sched_flow(s, &l, 1, 0, 0, 0, 4, 0, "s1");
+        int s2 = sched_flow(s, &l, 1, 0, 0, 0, 5, 0, "s2");
+        int s3 = sched_flow(s, &l, 1, 0, 0, 0, 6, 0, "s3");
+        assert_int_equal(sched_dep(s, p1, x), 0); /* released after e1 (newest first) */
+        int pre[2] = {p1, p2};
+        sim_ps lat[2] = {1000, 666};
+        for (int k = 0; k < 2; k++) {
+            if (flags) {
+                int fl = sched_delay(s, lat[k], 0, "flag");
+                assert_int_equal(sched_dep(s, pre[k], fl), 0);
+                assert_int_equal(sched_dep(s, fl, j), 0);
+            } else {
+                assert_int_equal(sched_dep_lat(s, pre[k], j, lat[k], "flag"), 0);
+            }
+        }
+        assert_int_equal(sched_dep(s, j, s1), 0);
+        assert_int_equal(sched_dep(s, x, s2), 0);
+        assert_int_equal(sched_dep(s, s2, s3), 0);
+        assert_int_equal(sched_run(s, &e), 0);
+        assert_int_equal(sched_start(s, j), 1000);
+        assert_int_equal(r.nend, 6);
+        static const int want[] = {0, 1, 2, 4, 5, 3}; /* p1 p2 x s2 s3 s1 (tags - 1) */
+        for (int k = 0; k < 6; k++)
+            assert_int_equal(r.order[k], want[k]);
+        sched_free(s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -945,6 +1189,8 @@ int main(void)
         cmocka_unit_test(test_link_busy_only),
         cmocka_unit_test(test_generated_chain),
         cmocka_unit_test(test_generated_room),
+        cmocka_unit_test(test_latency_edges),
+        cmocka_unit_test(test_latency_edge_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

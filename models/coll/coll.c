@@ -264,6 +264,7 @@ struct coll_ctx {
     fabric *f;
     int off;           /* FAB_NO_* mechanisms switched off */
     int stream, bundle; /* coll_ctx_tune */
+    int flag_tasks;     /* coll_ctx_flag_tasks */
     cache_ent *tab;
     size_t cap, len;
     uint64_t computed;  /* predictions actually run (cache misses) */
@@ -291,6 +292,8 @@ void coll_ctx_tune(coll_ctx *c, int stream, int bundle)
     c->stream = stream;
     c->bundle = bundle;
 }
+
+void coll_ctx_flag_tasks(coll_ctx *c, int on) { c->flag_tasks = on; }
 
 void coll_ctx_free(coll_ctx *c)
 {
@@ -550,7 +553,8 @@ static int run(coll_ctx *c, const coll_req *r, coll_result *out, FILE *tl, cache
     /* A timeline shows every rank's flows: no bundles then. */
     coll_build b = {.f = c->f, .t = c->t, .r = r, .algo = a, .proto = p, .channels = nc,
                     .threads = threads, .n = r->nranks, .node = node, .e = e, .tune = tune,
-                    .stream = c->stream, .bundle = c->bundle && !tl && !ent};
+                    .stream = c->stream, .bundle = c->bundle && !tl && !ent,
+                    .flag_tasks = c->flag_tasks};
     memset(out, 0, sizeof *out);
     out->algo = a;
     out->proto = p;
@@ -932,17 +936,32 @@ int cb_generate(coll_build *b, sched_gen_fn *fn, void *state, void (*free_fn)(vo
 int cb_barrier(coll_build *b, const int *ready, int *done)
 {
     int n = b->n, np = b->period > 0 ? b->period : n;
-    for (int r = 0; r < np; r++)
-        if (coll_lane(b, done[r] = cb_delay(b, r, 0, "barrier"), CL_BARRIER, CL_NONE, 0) < 0)
+    /* A flag carries no bytes: its flow takes its route's latency and
+     * nothing else, the same as a delay of it, which builds no link list; a
+     * timeline (b->bundle off) keeps the flow. The delay waits on one task
+     * and releases one, so it is an edge of that latency into a join
+     * (sched_dep_lat: the same run, event for event, without a task and an
+     * event per flag; b->flag_tasks keeps the delays, for the tests). */
+    int edges = n <= 64 && b->bundle && !b->flag_tasks;
+    sched *s = fabric_sched(b->f);
+    for (int r = 0; r < np; r++) {
+        done[r] = edges ? sched_join(s, 0, r, "barrier") : cb_delay(b, r, 0, "barrier");
+        if (done[r] < 0 && edges)
+            err_set(b->e, ERR_SYSTEM, "out of memory");
+        if (coll_lane(b, done[r], CL_BARRIER, CL_NONE, 0) < 0)
             return -1;
+    }
     if (n <= 64) {
         for (int r = 0; r < n; r++)
             for (int q = 0; q < np; q++) {
                 if (q == r)
                     continue;
-                /* A flag carries no bytes: its flow takes its route's latency
-                 * and nothing else, the same as a delay of it, which builds
-                 * no link list; a timeline (b->bundle off) keeps the flow. */
+                if (edges) {
+                    sim_ps lat = fabric_lat_ps(b->f, FAB_WRITE, b->node[r], b->node[q]);
+                    if (sched_dep_lat(s, ready[r % np], done[q], lat, "flag"))
+                        return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
+                    continue;
+                }
                 int fl = b->bundle ? cb_delay(b, r % np, fabric_lat_ps(b->f, FAB_WRITE, b->node[r],
                                                                        b->node[q]), "flag")
                                    : fabric_xfer(b->f, FAB_WRITE, b->node[r], b->node[q], 0, 1,

@@ -64,6 +64,10 @@ void coll_ctx_free(coll_ctx *c);            /* NULL ok */
  * flows apart even where the ranks are symmetric (defaults 1, 1). The
  * predicted times are identical; memory and engine events differ. */
 void coll_ctx_tune(coll_ctx *c, int stream, int bundle);
+/* For tests: on = 1 runs a barrier's flags (bundled, up to 64 ranks) as
+ * delay tasks, as before they were latency edges (cb_barrier); the same
+ * predictions, more tasks and events (default 0). */
+void coll_ctx_flag_tasks(coll_ctx *c, int on);
 /* Default request: allreduce, bf16, all GPUs, auto algo/proto/channels. */
 void coll_req_init(coll_req *r, const topo *t);
 /* Apply one "NCCL_X=Y" setting; ERR_USAGE on an unknown or bad one. */

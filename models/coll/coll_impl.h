@@ -49,6 +49,7 @@ typedef struct coll_build {
     const struct nccl_tune *tune;  /* NCCL's decisions (transport per hop), or NULL */
     int stream;        /* add generated graphs as the run reaches them */
     int bundle;        /* symmetric ranks' identical flows may run as one */
+    int flag_tasks;    /* barrier flags as delay tasks, not edges (coll_ctx_flag_tasks) */
     int period;        /* > 0: only ranks 0..period-1 run, each standing for its
                         * class r mod period (the custom kernels' bundle) */
     void *gen_state;   /* a builder's generator state, freed after the run */

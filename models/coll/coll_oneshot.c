@@ -373,7 +373,7 @@ static void expect_routes(const coll_build *b)
 {
     if (b->n > 3)
         for (int r = 0; r < b->n; r++)
-            topo_route_expect_many(b->t, b->node[r]);
+            fabric_expect_many(b->f, b->node[r]);
 }
 
 int coll_build_oneshot(coll_build *b)

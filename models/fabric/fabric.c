@@ -33,6 +33,8 @@ typedef struct upent {
 /* A slot of the group table: tag = slot index + 1. Its buffer is kept when
  * the slot is freed and reused, so a run allocates only while the number
  * of groups in flight (or their size) reaches a new high. */
+enum { GLAT_MAX = 128 };
+
 typedef struct group {
     upent *ups;        /* its uplink crossings */
     int n, cap;
@@ -86,9 +88,12 @@ struct fabric {
      * glat[src * ngpu + dst] = latency + 2, 0 not asked yet; up to
      * GLAT_MAX GPUs (a barrier asks for every pair, twice). */
     int64_t *glat;
+    unsigned char glat_asked[GLAT_MAX]; /* 1: a row has missed once */
+    int *glat_dst;     /* the GPUs' nodes, for lat_row */
+    /* per node, NULL or its tree's predecessors (fabric_expect_many), the
+     * topology's and as long-lived */
+    const int **preds;
 };
-
-enum { GLAT_MAX = 128 };
 
 static void group_ended(void *ctx, uint32_t tag);
 
@@ -360,6 +365,23 @@ static sim_ps lat_of(const fabric *f, fab_op op, sim_ps one)
     return 2 * one + topo_params_get(f->t)->read_extra_lat_ps;
 }
 
+/* A source said to reach many GPUs (a one-shot's, a barrier's) has its
+ * latencies to every GPU asked for: row (glat's, latency + 2) filled from
+ * its one tree at once (topo_route_lat_row: the same latencies); 0 when it
+ * is not such a source or memory runs out (nothing filled). */
+static int lat_row(fabric *f, int src, int64_t *row)
+{
+    int n = topo_ngpus(f->t);
+    if (!f->glat_dst && (f->glat_dst = malloc(sizeof(int) * (size_t)n)))
+        for (int g = 0; g < n; g++)
+            f->glat_dst[g] = topo_gpu_node(f->t, g);
+    if (!f->glat_dst || topo_route_lat_row(f->t, src, f->glat_dst, n, row))
+        return 0;
+    for (int g = 0; g < n; g++)
+        row[g] += 2;
+    return 1;
+}
+
 sim_ps fabric_lat_ps(const fabric *fc, fab_op op, int src, int dst)
 {
     fabric *f = (fabric *)fc; /* the latency cache is logically const */
@@ -367,9 +389,15 @@ sim_ps fabric_lat_ps(const fabric *fc, fab_op op, int src, int dst)
     if (gs < 0 || gd < 0 || n > GLAT_MAX ||
         (!f->glat && !(f->glat = calloc((size_t)n * (size_t)n, sizeof *f->glat))))
         return lat_of(f, op, topo_route_lat_ps(f->t, src, dst));
-    int64_t *c = &f->glat[(size_t)gs * (size_t)n + (size_t)gd];
-    if (!*c)
-        *c = topo_route_lat_ps(f->t, src, dst) + 2;
+    int64_t *row = &f->glat[(size_t)gs * (size_t)n], *c = &row[gd];
+    if (!*c) {
+        /* A row's first miss is asked alone (a bundled barrier asks each
+         * source for one peer), a later one fills the row. */
+        int filled = f->glat_asked[gs] && lat_row(f, src, row);
+        f->glat_asked[gs] = 1;
+        if (!filled)
+            *c = topo_route_lat_ps(f->t, src, dst) + 2;
+    }
     return lat_of(f, op, *c - 2);
 }
 
@@ -783,6 +811,8 @@ void fabric_free(fabric *f)
     free(f->slot);
     free(f->qmap);
     free(f->glat);
+    free(f->preds);
+    free(f->glat_dst);
     free(f);
 }
 
@@ -867,7 +897,7 @@ static int grow(fabric *f, int need, err *e)
 }
 
 /* Add link id with weight wt to the scratch list, merging. Returns the count. */
-static int add_link(fabric *f, int n, int id, double wt)
+static inline int add_link(fabric *f, int n, int id, double wt)
 {
     if (f->quot)
         id = f->qmap[id];
@@ -916,6 +946,80 @@ static int grow_links(int **links, int8_t **dirs, int cap)
     return l && d ? 0 : -1;
 }
 
+void fabric_expect_many(fabric *f, int node)
+{
+    topo_route_expect_many(f->t, node);
+    if (!f->preds)
+        f->preds = calloc((size_t)topo_nnodes(f->t), sizeof *f->preds);
+    if (f->preds) /* else (out of memory) its routes are the topology's copies */
+        f->preds[node] = topo_route_preds(f->t, node);
+}
+
+static inline int link_other_end(const topo_link *l, int v) { return l->a == v ? l->b : l->a; }
+
+/* The route a->b into *rl and *rd (grown as needed, *rcap their room), its
+ * latency in *lat: walked back from b over a's tree where a is said to reach
+ * many (fabric_expect_many: the topology's lock and lookups once per source,
+ * not per route), else topo_route_copy's; the same route either way. The hop
+ * count, -1 no route (*lat -1), -2 out of memory. */
+static int route_copy(fabric *f, int a, int b, int **rl, int8_t **rd, int *rcap, int64_t *lat)
+{
+    const int *pw = f->preds && a != b ? f->preds[a] : NULL;
+    int n = 0, v = b;
+    if (!pw) {
+        while ((n = topo_route_copy(f->t, a, b, *rl, *rd, *rcap, lat)) > *rcap) {
+            if (grow_links(rl, rd, n))
+                return -2;
+            *rcap = n;
+        }
+        return n;
+    }
+    /* One pass back from b: the hops kept from the end of a buffer of
+     * WALK_HOPS, copied out once counted (a longer route walks again). */
+    enum { WALK_HOPS = 64 };
+    int wl[WALK_HOPS];
+    int8_t wd[WALK_HOPS];
+    const topo_link *L = topo_link_at(f->t, 0); /* the links, one array */
+    int64_t sum = 0;
+    while (v != a && pw[v] >= 0) {
+        const topo_link *l = &L[pw[v]];
+        if (++n <= WALK_HOPS) {
+            wl[WALK_HOPS - n] = pw[v];
+            wd[WALK_HOPS - n] = (int8_t)(l->b == v ? 0 : 1);
+        }
+        sum += l->lat_ps;
+        v = link_other_end(l, v);
+    }
+    if (v != a) {
+        *lat = -1;
+        return -1;
+    }
+    if (n > *rcap) {
+        if (grow_links(rl, rd, n))
+            return -2;
+        *rcap = n;
+    }
+    if (n <= 4) { /* a crossbar's routes: a call costs more than the copy */
+        for (int i = 0; i < n; i++) {
+            (*rl)[i] = wl[WALK_HOPS - n + i];
+            (*rd)[i] = wd[WALK_HOPS - n + i];
+        }
+    } else if (n <= WALK_HOPS) {
+        memcpy(*rl, wl + (WALK_HOPS - n), sizeof(int) * (size_t)n);
+        memcpy(*rd, wd + (WALK_HOPS - n), (size_t)n);
+    } else {
+        v = b;
+        for (int i = n - 1; i >= 0; i--) {
+            const topo_link *l = &L[pw[v]];
+            (*rl)[i] = pw[v];
+            (*rd)[i] = (int8_t)(l->b == v ? 0 : 1);
+            v = link_other_end(l, v);
+        }
+    }
+    *lat = sum;
+    return n;
+}
+
 /* Add the route a->b (one stream of op) to the scratch list: wt on every
  * link, times the TLP weight on PCIe links; the stream's uplink crossings
  * go to the group table. Returns the new count, or -1 on OOM. */
@@ -926,13 +1030,7 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
     /* Copied, not kept: a source reaching every GPU (a one-shot) costs its
      * shortest-path tree, not a cached route per pair. */
     int64_t lat;
-    int h = topo_route_copy(f->t, a, b, f->rl, f->rd, f->rcap, &lat);
-    if (h > f->rcap) {
-        if (grow_links(&f->rl, &f->rd, h))
-            return -1;
-        f->rcap = h;
-        h = topo_route_copy(f->t, a, b, f->rl, f->rd, f->rcap, &lat);
-    }
+    int h = route_copy(f, a, b, &f->rl, &f->rd, &f->rcap, &lat);
     if (h < -1)
         return -1;
     *route_lat_ps = lat;
@@ -942,19 +1040,22 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
     const int *links = f->rl;
     const int8_t *dirs = f->rd;
     *first = h > 0 ? 2 * links[0] + dirs[0] : -1;
+    /* NVLink reads: each request of pay bytes crosses the other direction
+     * as req bytes of wire, where a data packet carries pay and a header as
+     * large (docs/model.md "Read requests on NVLink"). */
+    double req = topo_params_get(f->t)->nvlink_req_bytes;
     for (int i = 0; i < h; i++) {
         int id = 2 * links[i] + dirs[i];
-        int pcie = topo_link_at(f->t, links[i])->kind == LINK_PCIE;
+        const topo_link *tl = topo_link_at(f->t, links[i]);
+        int pcie = tl->kind == LINK_PCIE;
         *pcie_any |= pcie;
-        double c = link_cap(f->t, id) / (pcie ? tlp : 1);
+        /* link_cap's figure, from the link already at hand */
+        double c = ((id & 1) && tl->bw_back_Bps > 0 ? tl->bw_back_Bps : tl->bw_Bps) /
+                   (pcie ? tlp : 1);
         if (min_Bps && c < *min_Bps)
             *min_Bps = c;
         n = add_link(f, n, id, pcie ? wt * tlp : wt);
         *nvl |= f->is_nvlink[id];
-        /* NVLink reads: each request of pay bytes crosses the other
-         * direction as req bytes of wire, where a data packet carries pay
-         * and a header as large (docs/model.md "Read requests on NVLink"). */
-        double req = topo_params_get(f->t)->nvlink_req_bytes;
         int reqs = fab_is_read(op) && f->is_nvlink[id] && req > 0 && pay > 0 &&
                    !(f->off & FAB_NO_NVLINK_REQ);
         if (reqs)
@@ -1035,11 +1136,13 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
     int nl = 0, nreads = 0, reader = -1, nvl = 0;
     int owner_gpu = topo_node_at(f->t, fab_is_read(legs[0].op) ? legs[0].b : legs[0].a)->gpu;
     sim_ps lat = 0;
-    double cap = 0, req_per = 1;
+    double cap = 0, req_per = 1, tlp = 1;
     for (int i = 0; i < n; i++) {
         fab_op op = legs[i].op;
         int rd = fab_is_read(op), a = legs[i].a, b = legs[i].b;
-        double tlp = f->off & FAB_NO_REQ_SIZE ? 1 : fabric_tlp_weight(f, op);
+        /* one op's weight for all its legs (an exchange's 63 are one op) */
+        if (i == 0 || op != legs[i - 1].op)
+            tlp = f->off & FAB_NO_REQ_SIZE ? 1 : fabric_tlp_weight(f, op);
         int src_gpu = topo_node_at(f->t, a)->gpu;
         double min_Bps = INFINITY;
         int first, pcie;
@@ -1448,17 +1551,7 @@ static int qhop_fill(fabric *f, fabric_hop_fn *fn, void *ctx, int r, qhop *h, in
         int a = h->a[g], b = h->b[g], rdg = op == FAB_READ, hops;
         if (op != FAB_WRITE && op != FAB_READ)
             return 0;
-        while ((hops = topo_route_copy(f->t, a, b, *rl, *rd, *rcap, &h->lat[g])) > *rcap) {
-            int *nl = realloc(*rl, sizeof(int) * (size_t)hops);
-            if (nl)
-                *rl = nl;
-            int8_t *nd = realloc(*rd, (size_t)hops);
-            if (nd)
-                *rd = nd;
-            if (!nl || !nd)
-                return -1;
-            *rcap = hops;
-        }
+        hops = route_copy(f, a, b, rl, rd, rcap, &h->lat[g]);
         if (hops < -1)
             return -1;
         if (hops <= 0)

@@ -192,6 +192,10 @@ int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, 
 int fabric_block_pass(fabric *f, const int *gpu, int n, double bytes, double block_wire,
                       double local_B, sim_ps extra_lat_ps, int track, const char *label, err *e);
 /* Latency of a transfer: one way for a write, the round trip for a read. */
+/* node reaches many targets (a one-shot's source: topo_route_expect_many);
+ * its routes are then walked from its tree without asking the topology
+ * each time (the same routes). */
+void fabric_expect_many(fabric *f, int node);
 sim_ps fabric_lat_ps(const fabric *f, fab_op op, int src, int dst);
 /* The read bound of one reader from one target with requests of op's size:
  * tags x request / RTT; 0 (no bound) when the route crosses no PCIe link. */

@@ -42,23 +42,28 @@ static void hpush(hent *hp, int *n, hent x)
     hp[i] = x;
 }
 
+/* The least entry, out of the heap: down the smaller children to a leaf,
+ * then the last entry up from there (it is usually large: one comparison a
+ * level on the way down, few on the way up). The entries come out in key
+ * order whatever the array's layout, so the nodes settle in the same order. */
 static hent hpop(hent *hp, int *n)
 {
-    hent top = hp[0], x = hp[--(*n)];
-    int i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && hless(&hp[c + 1], &hp[c]))
+    hent top = hp[0];
+    int m = --(*n), i = 0;
+    if (m == 0)
+        return top;
+    hent x = hp[m];
+    for (int c = 1; c < m; c = 2 * i + 1) {
+        if (c + 1 < m && hless(&hp[c + 1], &hp[c]))
             c++;
-        if (!hless(&hp[c], &x))
-            break;
         hp[i] = hp[c];
         i = c;
     }
-    if (*n > 0)
-        hp[i] = x;
+    while (i > 0 && hless(&x, &hp[(i - 1) / 2])) {
+        hp[i] = hp[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    hp[i] = x;
     return top;
 }
 
@@ -114,12 +119,11 @@ static int tree_init(const topo *t, tree *tr, int src, int only)
     tr->uses = 0;
     tr->nh = 0;
     memset(tr->done, 0, (size_t)n);
-    for (int v = 0; v < n; v++) {
+    memset(tr->off, 1, (size_t)n);
+    memset(tr->hops, 0, sizeof(int) * (size_t)n);
+    memset(tr->pred, 0xff, sizeof(int) * (size_t)n); /* -1 each */
+    for (int v = 0; v < n; v++)
         tr->dist_ps[v] = INT64_MAX;
-        tr->off[v] = 1;
-        tr->hops[v] = 0;
-        tr->pred[v] = -1;
-    }
     tr->dist_ps[src] = 0;
     tr->off[src] = 0;
     hpush(tr->hp, &tr->nh, hkey(0, 0, 0, src));
@@ -396,12 +400,27 @@ int topo_route_copy(const topo *tc, int a, int b, int *links, int8_t *dirs, int 
          * ones only walked (a one-shot's sources each reach every GPU). */
         const int *pw = r ? NULL : t->walk[a];
         if (pw) {
-            int n = 0, v = b;
+            /* One walk back from b, its hops kept from the end of a buffer
+             * of WALK_HOPS, copied out once their count is known (a longer
+             * route is walked again into the caller's buffers). */
+            enum { WALK_HOPS = 64 };
+            int wl[WALK_HOPS], n = 0, v = b;
+            int8_t wd[WALK_HOPS];
             int64_t lat = 0;
-            for (; v != a && pw[v] >= 0; v = topo_other_end(&t->links[pw[v]], v))
-                n++, lat += t->links[pw[v]].lat_ps;
+            while (v != a && pw[v] >= 0) {
+                const topo_link *l = &t->links[pw[v]];
+                if (++n <= WALK_HOPS) {
+                    wl[WALK_HOPS - n] = pw[v];
+                    wd[WALK_HOPS - n] = (int8_t)(l->b == v ? 0 : 1);
+                }
+                lat += l->lat_ps;
+                v = topo_other_end(l, v);
+            }
             if (v != a) {
                 n = -1; /* b is not reached */
+            } else if (n <= cap && n <= WALK_HOPS) {
+                memcpy(links, wl + (WALK_HOPS - n), sizeof(int) * (size_t)n);
+                memcpy(dirs, wd + (WALK_HOPS - n), (size_t)n);
             } else {
                 v = b;
                 for (int i = n - 1; n <= cap && i >= 0; i--) {
@@ -478,6 +497,97 @@ void topo_route_expect_many(const topo *tc, int src)
     pthread_mutex_lock(&t->mu);
     t->nparts[src] = PARTS_MANY;
     pthread_mutex_unlock(&t->mu);
+}
+
+int topo_route_lat_row(const topo *tc, int src, const int *dst, int n, int64_t *lat_ps)
+{
+    topo *t = (topo *)tc; /* the cache is logically const */
+    ASSERTF(t->finished, "topo_route_lat_row before topo_finish");
+    ASSERTF(src >= 0 && src < t->nnodes && n >= 0, "src=%d n=%d", src, n);
+    pthread_mutex_lock(&t->mu);
+    if (t->nparts[src] != PARTS_MANY) {
+        pthread_mutex_unlock(&t->mu);
+        return -1;
+    }
+    /* Its walk (the predecessors of its whole tree), else a cached tree or
+     * a new one, grown whole: a route's latency is its target's distance in
+     * the tree, the sum of the link latencies topo_route_copy adds up. */
+    const int *pw = t->walk[src];
+    tree *tr = pw ? NULL : cached_tree(t, src);
+    int own = !pw && !tr;
+    if (own)
+        tr = tree_start(t, src, -1);
+    if (tr)
+        tree_grow(t, tr, -1);
+    /* From a walk: each node's latency once (memo: INT64_MIN not yet, -1 no
+     * route), a target's path climbed to the first node known, then each
+     * node on it given the target's latency less the links below it. */
+    int64_t *memo = tr ? NULL : malloc(sizeof(int64_t) * (size_t)t->nnodes);
+    int rc = tr || (pw && memo) ? 0 : -2;
+    for (int v = 0; memo && v < t->nnodes; v++)
+        memo[v] = v == src ? 0 : INT64_MIN;
+    for (int i = 0; !rc && i < n; i++) {
+        int v = dst[i];
+        ASSERTF(v >= 0 && v < t->nnodes, "dst=%d", v);
+        int64_t lat = 0;
+        if (v == src) {
+            lat = 0;
+        } else if (tr) {
+            lat = tr->dist_ps[v] == INT64_MAX ? -1 : tr->dist_ps[v];
+        } else {
+            int u = v;
+            int64_t up = 0;
+            for (; memo[u] == INT64_MIN && pw[u] >= 0; u = topo_other_end(&t->links[pw[u]], u))
+                up += t->links[pw[u]].lat_ps;
+            if (memo[u] == INT64_MIN)
+                memo[u] = -1; /* a dead end short of src */
+            lat = memo[u] < 0 ? -1 : memo[u] + up;
+            int64_t below = 0; /* from w down to v */
+            for (int w = v; w != u; w = topo_other_end(&t->links[pw[w]], w)) {
+                memo[w] = lat < 0 ? -1 : lat - below;
+                below += t->links[pw[w]].lat_ps;
+            }
+        }
+        lat_ps[i] = lat;
+    }
+    free(memo);
+    if (own && tr) {
+        /* Its predecessors stay, for the routes that follow (tree_keep's
+         * walk: a source said to reach many targets is walked anyway). */
+        t->walk[src] = tr->pred;
+        tr->pred = NULL;
+        topo_tree_free(tr);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return rc;
+}
+
+const int *topo_route_preds(const topo *tc, int src)
+{
+    topo *t = (topo *)tc; /* the cache is logically const */
+    ASSERTF(t->finished, "topo_route_preds before topo_finish");
+    ASSERTF(src >= 0 && src < t->nnodes, "src=%d", src);
+    pthread_mutex_lock(&t->mu);
+    if (t->nparts[src] == PARTS_MANY && !t->walk[src]) {
+        /* Its whole tree's predecessors become its walk: a cached tree's
+         * copied (the tree keeps its own), else a new tree's taken. */
+        tree *tr = cached_tree(t, src);
+        if (tr) {
+            tree_grow(t, tr, -1);
+            int *pw = malloc(sizeof(int) * (size_t)t->nnodes);
+            if (pw)
+                memcpy(pw, tr->pred, sizeof(int) * (size_t)t->nnodes);
+            t->walk[src] = pw;
+        } else if ((tr = tree_start(t, src, -1))) {
+            tree_grow(t, tr, -1);
+            t->walk[src] = tr->pred;
+            tr->pred = NULL;
+            topo_tree_free(tr);
+        }
+    }
+    const int *pw = t->nparts[src] == PARTS_MANY ? t->walk[src] : NULL;
+    pthread_mutex_unlock(&t->mu);
+    return pw;
 }
 
 int topo_route(const topo *t, int a, int b, const int **links, const int8_t **dirs)

@@ -326,6 +326,17 @@ int topo_route_copy(const topo *t, int a, int b, int *links, int8_t *dirs, int c
  * route builds its whole tree and no route is kept per pair (route.c).
  * Only the work changes, not any route. */
 void topo_route_expect_many(const topo *t, int src);
+/* The predecessor links of src's whole shortest-path tree (link id into each
+ * node, -1 at src and where nothing leads; the routes topo_route_copy gives,
+ * walked back from their target), for a source said to reach many
+ * (topo_route_expect_many); it lives as long as the topology and never
+ * changes. NULL for another source, or out of memory. */
+const int *topo_route_preds(const topo *t, int src);
+/* The route latencies from src (said to reach many: topo_route_expect_many)
+ * to dst[0..n-1], as topo_route_lat_ps gives them (0 to itself, -1 no route),
+ * from one tree. 0, -1 when src is not said to reach many (nothing done), -2
+ * out of memory. */
+int topo_route_lat_row(const topo *t, int src, const int *dst, int n, int64_t *lat_ps);
 /* The smallest route latency from src to another GPU or to host memory over
  * a route that leaves the NVLink fabric (crosses PCIe or the host); -1 if
  * none. One shortest-path tree, not a route per target. */

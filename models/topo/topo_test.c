@@ -798,6 +798,82 @@ static void test_route_expect_many(void **state)
     }
 }
 
+
+/* topo_route_lat_row gives each target the latency topo_route_lat_ps gives
+ * it (on a second topology, asked pair by pair), and topo_route_preds each
+ * target's route, from each of its three
+ * sources of a tree: a cached tree (a source asked once before it is said
+ * to reach many: the large presets, whose routes are searched as asked), a
+ * tree of its own (left behind as the source's walk) and that walk (asked
+ * again); every GPU and host memory from every one, on
+ * the named presets and three large ones; a source not said to reach many
+ * gets -1 and nothing written. */
+static void test_route_lat_row(void **state)
+{
+    (void)state;
+    const char *presets[] = {"rtxpro6000-8x-pcie5-2s", "rtxpro6000-8x-pcie5-1s",
+                             "h200-8x-nvswitch", "h100-8x-nvswitch", "h200-1x", "h200-2x",
+                             "pcie-72", "pcie-68-star", "nvswitch-72"};
+    int from_cache = 0, walked = 0;
+    for (int pi = 0; pi < 9; pi++) {
+        topo *h = load(presets[pi]), *u = load(presets[pi]);
+        int n = topo_nnodes(h), m = 0, *dst = malloc(sizeof(int) * (size_t)n);
+        int64_t *row = malloc(sizeof(int64_t) * (size_t)n);
+        assert_non_null(dst);
+        assert_non_null(row);
+        for (int x = 0; x < n; x++) {
+            topo_kind k = topo_node_at(h, x)->kind;
+            if (k == TOPO_GPU || k == TOPO_HOSTMEM)
+                dst[m++] = x;
+        }
+        for (int i = 0; i < m; i++) {
+            int x = dst[i];
+            row[0] = 12345;
+            assert_int_equal(topo_route_lat_row(h, x, dst, m, row), -1);
+            assert_int_equal(row[0], 12345);
+            if (i % 2 && m > 3) { /* a tree in the cache: three targets ask for it */
+                for (int j = 1; j <= 3; j++)
+                    (void)topo_route_lat_ps(h, x, dst[(i + j) % m]);
+                for (int c = 0; c < TREE_CACHE; c++)
+                    from_cache += h->tc[c] && h->tc[c]->src == x;
+            }
+            topo_route_expect_many(h, x);
+            for (int pass = 0; pass < 2; pass++) {
+                assert_int_equal(topo_route_lat_row(h, x, dst, m, row), 0);
+                walked += pass == 0 && h->walk[x];
+                /* topo_route_preds: walked back from each target, the route
+                 * topo_route_copy gives (the other topology's, pair by pair). */
+                const int *pw = topo_route_preds(h, x);
+                assert_non_null(pw);
+                for (int j = 0; pass == 1 && j < m; j++) {
+                    int ul[64], v = dst[j], k = 0, rev[64];
+                    int8_t ud[64];
+                    int64_t ulat;
+                    int uh = topo_route_copy(u, x, dst[j], ul, ud, 64, &ulat);
+                    for (; v != x && pw[v] >= 0 && k < 64; k++) {
+                        const topo_link *l = topo_link_at(h, pw[v]);
+                        rev[k] = pw[v];
+                        v = l->a == v ? l->b : l->a;
+                    }
+                    assert_int_equal(v == x ? k : -1, uh);
+                    for (int z = 0; z < uh; z++)
+                        assert_int_equal(rev[uh - 1 - z], ul[z]);
+                }
+                for (int j = 0; j < m; j++)
+                    if (row[j] != topo_route_lat_ps(u, x, dst[j]))
+                        fail_msg("%s: %d -> %d pass %d: %lld ps, pair by pair %lld",
+                                 presets[pi], x, dst[j], pass, (long long)row[j],
+                                 (long long)topo_route_lat_ps(u, x, dst[j]));
+            }
+        }
+        free(dst);
+        free(row);
+        topo_free(h);
+        topo_free(u);
+    }
+    assert_true(from_cache > 50 && walked > 50);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -810,7 +886,7 @@ int main(void)
         cmocka_unit_test(test_bad_inputs),    cmocka_unit_test(test_too_many_gpus),
         cmocka_unit_test(test_p2p_status),
         cmocka_unit_test(test_generated),     cmocka_unit_test(test_lazy_routes_threads),
-        cmocka_unit_test(test_route_expect_many),
+        cmocka_unit_test(test_route_expect_many), cmocka_unit_test(test_route_lat_row),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
