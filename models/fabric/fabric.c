@@ -55,6 +55,9 @@ struct fabric {
     int *cta_st, *cta_ld; /* per node: one thread block's store / load budget, -1 */
     int *cta_sth, *cta_ldh; /* the same to / from host memory (= cta_st / cta_ld unless
                                the host rates are set) */
+    double *ldh_trip;  /* per GPU node: cta_ldh's rate when it is the reference block's
+                          bytes in flight per round trip to its host memory (no
+                          measured rate; -1 until its first use), else 0 */
     int *host_mix;     /* per GPU node: its SM loads from and stores into host memory
                           together (host_sm_mixed), -1 */
     int *cta_ceil;     /* per GPU node: one thread block's ceiling at any depth (its
@@ -473,7 +476,7 @@ static const fabric_mech mechs[] = {
     {"l2-sources", FAB_NO_L2_SOURCES}, {"shm-poll", FAB_NO_SHM_POLL},
     {"trip-issue", FAB_NO_TRIP_ISSUE}, {"nvlink-req", FAB_NO_NVLINK_REQ},
     {"turn-others", FAB_NO_TURN_MIX},
-    {"own-round", FAB_NO_OWN_ROUND},
+    {"own-round", FAB_NO_OWN_ROUND}, {"load-trip", FAB_NO_LOAD_TRIP},
 };
 
 int fabric_mech_list_parse(const fabric_mech *tab, size_t n, const char *what, const char *list,
@@ -601,6 +604,26 @@ static int reads_host_over_pcie(const fabric *f, int *const part[2], int n, int 
 
 /* The value of GPU node n's read budget, at its first read (all of them at
  * set-up would be O(N^2) routes). */
+/* GPU node n's block load rate from host memory where none is measured
+ * (ldh_trip < 0 until the first use of any: then every GPU's is set, as a
+ * rotation quotient's flows cross another GPU's budget in place of theirs):
+ * the reference block's 8 KiB per round trip of its route to its host
+ * memory; a zero round trip bounds nothing. 0 where a rate is measured or
+ * there is no host memory. */
+static double ldh_trip_rate(fabric *f, int n)
+{
+    for (int g = 0, all = f->ldh_trip[n] < 0; all && g < topo_ngpus(f->t); g++) {
+        int k = topo_gpu_node(f->t, g);
+        if (f->ldh_trip[k] >= 0)
+            continue;
+        sim_ps rtt = lat_of(f, FAB_READ, topo_route_lat_ps(f->t, f->hostmem_of[k], k));
+        f->ldh_trip[k] = rtt > 0 ? FABRIC_CTA_REF_INFLIGHT_B / ((double)rtt * 1e-12)
+                                 : read_unbounded_Bps;
+        sched_link_cap(f->s, f->cta_ldh[k], f->ldh_trip[k]);
+    }
+    return f->ldh_trip[n];
+}
+
 static void read_init(fabric *f, int n)
 {
     if (f->read_link[n] >= 0 && f->read_cap[n] < 0) {
@@ -622,6 +645,7 @@ fabric *fabric_new(const topo *t, err *e)
         !(f->cta_ld = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->cta_sth = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->cta_ldh = malloc(sizeof(int) * (size_t)nn)) ||
+        !(f->ldh_trip = calloc((size_t)(nn > 0 ? nn : 1), sizeof(double))) ||
         !(f->host_mix = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->cta_ceil = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->sock_link = malloc(sizeof(int) * (size_t)(2 * ntl + 1))) ||
@@ -636,8 +660,8 @@ fabric *fabric_new(const topo *t, err *e)
     const topo_params *p = topo_params_get(t);
     /* Room for the engine links made below at once (at most): each topology
      * link's two directions, a socket link's peer reads, a GPU's budgets. */
-    int nsock = 0, per_gpu = 2 + (p->cta_store_Bps > 0) + (p->cta_load_Bps > 0) +
-                             (p->cta_store_host_Bps > 0) + (p->cta_load_host_Bps > 0) +
+    int nsock = 0, per_gpu = 3 + (p->cta_store_Bps > 0) + (p->cta_load_Bps > 0) +
+                             (p->cta_store_host_Bps > 0) +
                              (p->host_sm_mixed_Bps > 0) +
                              (p->cta_ceil_Bps > 0 && p->cta_ceil_far_Bps > 0 && p->cta_store_Bps > 0);
     for (int l = 0; p->socket_read_Bps > 0 && l < ntl; l++)
@@ -736,9 +760,19 @@ fabric *fabric_new(const topo *t, err *e)
             if ((f->cta_sth[n] = sched_link(f->s, p->cta_store_host_Bps, name)) < 0)
                 goto oom;
         }
-        if (p->cta_load_host_Bps > 0) {
+        /* Unmeasured, a block's loads from host memory still wait a round
+         * trip each: the reference block (512 threads, one 16-byte load in
+         * flight each) moves its 8 KiB per round trip to its GPU's host
+         * memory (Little's law; docs/model.md "A block's loads from host
+         * memory"), the route's read latency. */
+        double lh = p->cta_load_host_Bps;
+        /* (its rate waits for its first use, ldh_trip_rate: a route per GPU
+         * here would cost every run's set-up) */
+        if (!(lh > 0) && !(p->cta_load_Bps > 0) && m >= 0)
+            f->ldh_trip[n] = -1;
+        if (lh > 0 || f->ldh_trip[n] < 0) {
             join_name(name, sizeof name, topo_node_at(t, n)->name, ".block-loads-host", "");
-            if ((f->cta_ldh[n] = sched_link(f->s, p->cta_load_host_Bps, name)) < 0)
+            if ((f->cta_ldh[n] = sched_link(f->s, lh > 0 ? lh : 0, name)) < 0)
                 goto oom;
         }
         /* SM loads from and stores into host memory share one budget on the
@@ -795,6 +829,7 @@ void fabric_free(fabric *f)
     free(f->cta_ld);
     free(f->cta_sth);
     free(f->cta_ldh);
+    free(f->ldh_trip);
     free(f->host_mix);
     free(f->cta_ceil);
     free(f->sock_link);
@@ -1198,6 +1233,9 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
         int host = is_host(f, far);
         int w = rd ? (host ? f->cta_ldh : f->cta_ld)[legs[i].b]
                    : (host ? f->cta_sth : f->cta_st)[legs[i].a];
+        if (rd && host && f->ldh_trip[legs[i].b] != 0 &&
+            ((f->off & FAB_NO_LOAD_TRIP) || !(ldh_trip_rate(f, legs[i].b) > 0)))
+            w = -1;
         /* Against host memory a block's loads move its bytes in flight per
          * round trip: more in flight, a lighter weight on the reference budget. */
         double wb = leg_bw ? leg_bw[i]
@@ -1285,7 +1323,7 @@ double fabric_host_load_scale(const fabric *f, double inflight_B, double threads
     return ref + grow > 0.1 * ref ? scale * ref / (ref + grow) : scale * 10;
 }
 
-double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer,
+double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer, int gpu,
                              double inflight_B, double threads)
 {
     const topo_params *p = topo_params_get(f->t);
@@ -1294,6 +1332,13 @@ double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer,
                  : op == FAB_READ  ? p->cta_load_host_Bps : 0;
         if (h == 0)
             h = op == FAB_WRITE ? p->cta_store_Bps : op == FAB_READ ? p->cta_load_Bps : 0;
+        /* Unmeasured: the reference block's bytes per round trip over
+         * this route (ldh_trip's rule, the route's own trip). */
+        if (h == 0 && op == FAB_READ && gpu >= 0 && f->ldh_trip[gpu] != 0 &&
+            !(f->off & FAB_NO_LOAD_TRIP)) {
+            sim_ps rtt = lat_of(f, FAB_READ, topo_route_lat_ps(f->t, peer, gpu));
+            h = rtt > 0 ? FABRIC_CTA_REF_INFLIGHT_B / ((double)rtt * 1e-12) : 0;
+        }
         if (op == FAB_READ)
             h *= fabric_host_load_scale(f, inflight_B, threads);
         return blocks > 0 && h > 0 ? blocks * h : 0;
@@ -1365,6 +1410,21 @@ int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double 
     return id;
 }
 
+/* A read's time at its route's narrowest link alone (no other flow):
+ * bytes x wire x TLP weight over that link's rate. */
+static double route_time_s(const fabric *f, fab_op op, int a, int b, double bytes, double wire)
+{
+    const int *l;
+    const int8_t *d;
+    double least = INFINITY;
+    for (int i = 0, h = topo_route(f->t, a, b, &l, &d); i < h; i++) {
+        double c = link_cap(f->t, 2 * l[i] + d[i]);
+        least = c > 0 && c < least ? c : least;
+    }
+    double tlp = f->off & FAB_NO_REQ_SIZE ? 1 : fabric_tlp_weight(f, op);
+    return isfinite(least) ? bytes * wire * tlp / least : 0;
+}
+
 int fabric_xfer_block(fabric *f, const fabric_leg *legs, int n, const fabric_block *blk,
                       double bytes, double wire, sim_ps extra_lat_ps, int track, const char *label,
                       err *e)
@@ -1385,16 +1445,27 @@ int fabric_xfer_block(fabric *f, const fabric_leg *legs, int n, const fabric_blo
          * host memory under host-inflight, elsewhere under a ceiling
          * (block-ceiling); else the reference block's weight. Against host
          * memory the leg's latency L is a round trip the rate holds too:
-         * the block's bytes at its rate take t = bytes x weight / budget, and
-         * the step max(L, t), not L + t (its latency shrinks by min(L, t)). */
+         * the block's bytes at its rate take t = bytes x weight / budget,
+         * the link alone t_l, and the step max(t, L + t_l), not L + t (its
+         * latency shrinks by min(L, max(0, t - t_l))). */
         if (rd && host && (f->off & FAB_NO_HOST_INFLIGHT)) {
             bw[i] = per;
         } else if (rd && host) {
             bw[i] = per / fabric_host_load_scale(f, blk->inflight_B, blk->threads) *
                     (ceil ? rounds : 1);
-            double cap = p->cta_load_host_Bps > 0 ? p->cta_load_host_Bps : p->cta_load_Bps;
+            double cap = p->cta_load_host_Bps > 0 ? p->cta_load_host_Bps
+                       : p->cta_load_Bps > 0      ? p->cta_load_Bps
+                       : f->off & FAB_NO_LOAD_TRIP ? 0
+                                                  : ldh_trip_rate(f, legs[i].b);
             double lat = (double)fabric_lat_ps(f, FAB_READ, legs[i].a, legs[i].b);
             double t = cap > 0 ? bytes * bw[i] / cap * 1e12 : 0;
+            /* The rate holds the trip only where the block's rounds bind:
+             * the step takes max(its rounds' trips, L + the bytes at the
+             * route's narrowest link), so L shrinks by what the rounds take
+             * beyond the link's time (docs/model.md "A block's loads from
+             * host memory"). */
+            double tl = route_time_s(f, FAB_READ, legs[i].a, legs[i].b, bytes, wire) * 1e12;
+            t = t > tl ? t - tl : 0;
             extra_lat_ps -= (sim_ps)(t < lat ? t : lat);
         } else
             bw[i] = per * (ceil ? ref * rounds : 1);

@@ -90,8 +90,11 @@ double fabric_cta_serial_Bps(const fabric *f, int blocks, int local, int remote)
  * block's loads from host memory move its bytes in flight per round trip
  * (Little's law), so their rate is cta_load_host x fabric_host_load_scale
  * (inflight_B <= 0: the reference block; threads per block, <= 0: 512).
- * Stores keep the reference figure. */
-double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer,
+ * With neither cta_load_host nor cta_load measured, the reference block's
+ * rate into GPU node gpu is FABRIC_CTA_REF_INFLIGHT_B over the route's read
+ * round trip (docs/model.md "A block's loads from host memory"; gpu < 0:
+ * none). Stores keep the reference figure. */
+double fabric_cta_cap_to_Bps(const fabric *f, fab_op op, int blocks, int peer, int gpu,
                              double inflight_B, double threads);
 /* NCCL channels' hop from GPU src to GPU dst, direct (stage < 0: posted SM
  * stores into dst) or staged through buffer node stage (SHM: src's stores
@@ -228,7 +231,7 @@ enum { FAB_NO_COLLAPSE_WRITE = 1, FAB_NO_COLLAPSE_READ = 2, FAB_NO_HOL = 4,
        FAB_NO_FIRST_ROUND = 4096, FAB_NO_L2_SOURCES = 8192,
        FAB_NO_SHM_POLL = 16384, FAB_NO_TRIP_ISSUE = 32768,
        FAB_NO_NVLINK_REQ = 65536, FAB_NO_TURN_MIX = 131072,
-       FAB_NO_OWN_ROUND = 262144 };
+       FAB_NO_OWN_ROUND = 262144, FAB_NO_LOAD_TRIP = 524288 };
 void fabric_disable(fabric *f, int off);
 /* The FAB_NO_* bits set (for mechanisms the callers apply: shm-order, the
  * SHM ring's legs in program order; fifo-l2, the last receive's loads of
@@ -242,7 +245,7 @@ int fabric_disabled(const fabric *f);
 /* Parse "hol,read-collapse" (names: write-collapse, read-collapse, hol,
  * req-size, socket-read, nvlink-sat, serial-loads, host-inflight, host-mixed,
  * block-ceiling, shm-order, fifo-l2, first-round, l2-sources, shm-poll,
- * trip-issue, nvlink-req, turn-others, own-round)
+ * trip-issue, nvlink-req, turn-others, own-round, load-trip)
  * into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
 int fabric_mech_parse(const char *list, int *off, err *e);
 /* A mechanism's name and its ablation bit (fabric's, or another engine's). */

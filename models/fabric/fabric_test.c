@@ -742,19 +742,25 @@ static void test_block_ceiling(void **state)
     topo_free(t);
 }
 
-/* SHM receivers' blocks loading from host memory, 4 channels as one flow
- * (h200-2x: cta_load_host 6.07 GB/s at 8 KiB, a round trip of 8192 B /
- * 6.07 GB/s = 1.34958 us; Simple's 64 KiB in flight over 512 threads, 8
- * loads each, a trip 7 x 17.2 ns + (65536 - 8192) B / 390 GB/s = 0.26743 us
- * longer ("A trip's issue"): 65536 B / 1.61701 us = 40.53 GB/s a block;
- * the PCIe link down under 128-byte loads, 51.53 /
- * 1.085714 = 47.46 GB/s, binds: 11.87 a channel; a stream's 256 read tags,
- * 256 x 128 B over the round trip, 12.47, do not; the read's round trip L =
- * 2 x (515.2 + 202.5 + 100) ns = 1.6354 us, the preset's read_extra_lat 0). The rate holds the round
- * trip: a step takes max(L, t) with t a block's own time at its rate, so its
- * latency is L - min(L, t):
- * - 1 MiB a channel: t = 1 MiB / 40.53 GB/s = 25.9 us > L: 1 MiB / 11.87;
- * - 16 KiB: t = 0.4043 us: (L - 0.4043 us) + 16 KiB / 11.87 GB/s.
+/* SHM receivers' blocks loading from host memory (h200-2x: cta_load_host
+ * 6.07 GB/s at 8 KiB, a round trip of 8192 B / 6.07 GB/s = 1.34958 us;
+ * Simple's 64 KiB in flight over 512 threads, 8 loads each, a trip 7 x
+ * 17.2 ns + (65536 - 8192) B / 390 GB/s = 0.26743 us longer ("A trip's
+ * issue"): 65536 B / 1.61701 us = 40.53 GB/s a block; the PCIe link down
+ * under 128-byte loads, 51.53 / 1.085714 = 47.46 GB/s; the read's round
+ * trip L = 2 x (515.2 + 202.5 + 100) ns = 1.6354 us, the preset's
+ * read_extra_lat 0). The rate holds the round trip only where the block's
+ * rounds bind: a step takes max(t, L + t_l), t the block's own time at its
+ * rate and t_l the bytes at the link alone, so its latency is L - min(L,
+ * max(0, t - t_l)):
+ * - 4 channels as one flow, 1 MiB a channel: the link binds (11.87 GB/s a
+ *   channel; a stream's 256 read tags, 256 x 128 B over the round trip,
+ *   12.47, do not): t = 25.87 us < t_l = 88.35 us: 1 MiB / 11.87 + L;
+ * - one channel of the reference block (8 KiB in flight, 6.07 GB/s, below
+ *   its 256 read tags' 20.04 and the link), 1 MiB: t - t_l = 172.75 -
+ *   22.09 us > L: 128 rounds, 1 MiB / 6.07 GB/s;
+ * - the same, 4 KiB: t - t_l = 0.6748 - 0.0863 = 0.5885 us < L: 4 KiB /
+ *   6.07 GB/s + L - 0.5885 us (= L + 4 KiB / 47.46 GB/s).
  * Tolerance 1e-6. */
 static void test_block_host_trip(void **state)
 {
@@ -766,19 +772,80 @@ static void test_block_host_trip(void **state)
     sched *s = fabric_sched(f);
     int g0 = topo_gpu_node(t, 0);
     fabric_leg leg = {FAB_READ, fabric_hostmem_of(f, g0), g0};
-    fabric_block blk = {g0, 4, 65536, 1, 0, 0};
-    const double ref = 8192 / 6.07e9, rblk = 65536 / (ref + 7 * 17.2e-9 + (65536 - 8192) / 390e9);
     const double L = 2 * (515.2e-9 + 202.5e-9 + 100e-9);
     const double link = 51.53e9 / ((128.0 + 24) / 128 / ((256.0 + 24) / 256));
-    const double bytes[2] = {1048576, 16384};
-    for (int i = 0; i < 2; i++) {
+    struct {
+        int ch;
+        double inflight, bytes, want;
+    } c[3] = {{4, 65536, 1048576, 1048576 / (link / 4) + L},
+              {1, 8192, 1048576, 1048576 / 6.07e9},
+              {1, 8192, 4096, 4096 / 6.07e9 + L - (4096 / 6.07e9 - 4096 / link)}};
+    for (int i = 0; i < 3; i++) {
         fabric_reset(f);
-        int a = fabric_xfer_block(f, &leg, 1, &blk, bytes[i], 4, 0, 0, "recv", &e);
+        fabric_block blk = {g0, c[i].ch, c[i].inflight, 1, 0, 0};
+        int a = fabric_xfer_block(f, &leg, 1, &blk, c[i].bytes, c[i].ch, 0, 0, "recv", &e);
         assert_true(a >= 0);
         assert_int_equal(sched_run(s, &e), 0);
-        double tb = bytes[i] / rblk, want = (tb < L ? L - tb : 0) + bytes[i] / (link / 4);
-        NEAR_REL((double)sched_end(s, a) * 1e-12, want, 1e-6);
+        NEAR_REL((double)sched_end(s, a) * 1e-12, c[i].want, 1e-6);
     }
+    fabric_free(f);
+    topo_free(t);
+}
+
+/* A block's loads from host memory with no measured rate (docs/model.md "A
+ * block's loads from host memory"): rtxpro6000-8x-pcie5-1s sets neither
+ * cta_load_host nor cta_load (`collsim topo show`), so each thread's 16-byte
+ * load waits its round trip: gpu0 <- mem0 one way 340.25 + 57.5 + 138.4 +
+ * 100 = 636.15 ns (presets.c build_1s), L = 2 x 636.15 + 200 (read_extra_lat)
+ * = 1472.3 ns; the reference block (512 threads, 8 KiB in flight) loads
+ * 8192 B / L = 5.5641 GB/s, B / 8192 times that with B in flight (no trip-issue keys). The
+ * route's narrowest link, gpu0-sw0 56.30 GB/s, under 128-byte loads carries
+ * 56.30 / ((152 / 128) / (280 / 256)) = 51.855 GB/s. A step takes max(its
+ * rounds x L, L + bytes / link):
+ * - 8 KiB in flight, 64 KiB: 8 rounds, 8 x 1.4723 = 11.778 us (the link
+ *   alone 1.2638 + 1.4723);
+ * - 128 KiB in flight (16 x the reference, 89.03 GB/s), 1 MiB, with 768
+ *   read tags (the preset's 256 x 128 B per trip would bind at 22.26 GB/s,
+ *   the reference block's rate x 4: 768 give 66.77): the link binds, 1 MiB
+ *   / 51.855 GB/s + L = 20.221 + 1.4723 us;
+ * - load-trip off: the link alone, 64 KiB in 1.2638 + 1.4723 us.
+ * fabric_cta_cap_to_Bps: one reference block 5.5641 GB/s, 3 blocks 16.69;
+ * no GPU given, or load-trip off: 0 (unbounded). Tolerance 1e-6. */
+static void test_load_trip(void **state)
+{
+    (void)state;
+    err e = {0};
+    topo *t = NULL;
+    assert_int_equal(topo_load("rtxpro6000-8x-pcie5-1s", &t, &e), 0);
+    topo_params_mut(t)->read_tags = 768;
+    fabric *f = fabric_new(t, &e);
+    sched *s = fabric_sched(f);
+    int g0 = topo_gpu_node(t, 0), m = fabric_hostmem_of(f, g0);
+    fabric_leg leg = {FAB_READ, m, g0};
+    const double L = 2 * 636.15e-9 + 200e-9, ref = 8192 / L;
+    const double link = 56.30e9 / ((152.0 / 128) / (280.0 / 256));
+    struct {
+        double inflight, bytes;
+        int off;
+        double want;
+    } c[3] = {{8192, 65536, 0, 8 * L},
+              {131072, 1048576, 0, 1048576 / link + L},
+              {8192, 65536, FAB_NO_LOAD_TRIP, 65536 / link + L}};
+    for (int i = 0; i < 3; i++) {
+        fabric_reset(f);
+        fabric_disable(f, c[i].off);
+        fabric_block blk = {g0, 1, c[i].inflight, 1, 0, 0};
+        int a = fabric_xfer_block(f, &leg, 1, &blk, c[i].bytes, 1, 0, 0, "recv", &e);
+        assert_true(a >= 0);
+        assert_int_equal(sched_run(s, &e), 0);
+        NEAR_REL((double)sched_end(s, a) * 1e-12, c[i].want, 1e-6);
+    }
+    fabric_disable(f, 0);
+    NEAR_REL(fabric_cta_cap_to_Bps(f, FAB_READ, 1, m, g0, 0, 0), ref, 1e-6);
+    NEAR_REL(fabric_cta_cap_to_Bps(f, FAB_READ, 3, m, g0, 0, 0), 3 * ref, 1e-6);
+    assert_true(fabric_cta_cap_to_Bps(f, FAB_READ, 1, m, -1, 0, 0) == 0);
+    fabric_disable(f, FAB_NO_LOAD_TRIP);
+    assert_true(fabric_cta_cap_to_Bps(f, FAB_READ, 1, m, g0, 0, 0) == 0);
     fabric_free(f);
     topo_free(t);
 }
@@ -1361,9 +1428,10 @@ static int xbar4_legs(void *ctx, int r, fab_op *op, int *a, int *b, int cap, int
 /* The engine links of a fabric are reserved at once (sched_reserve_links),
  * not grown by doubling as they are added. nvswitch-64 (`collsim topo show
  * nvswitch-64`: 216 links; no block, socket-read or host-mix budget set):
- * each link's two directions, 2 x 216 = 432, and each GPU's read tags and
- * posted-write queue, 2 x 64 = 128: 560 engine links, and room for exactly
- * 560 (grown from 16 by doubling the room would be 1,024). */
+ * each link's two directions, 2 x 216 = 432, and each GPU's read tags,
+ * posted-write queue and its block's loads from host memory (no measured
+ * rate: the round trip's, ldh_trip), 3 x 64 = 192: 624 engine links, and
+ * room for exactly 624 (grown from 16 by doubling the room would be 1,024). */
 static void test_links_reserved(void **state)
 {
     (void)state;
@@ -1373,8 +1441,8 @@ static void test_links_reserved(void **state)
     assert_int_equal(topo_nlinks(t), 216);
     fabric *f = fabric_new(t, &e);
     assert_non_null(f);
-    assert_int_equal(sched_nlinks(fabric_sched(f)), 560);
-    assert_int_equal(sched_links_room(fabric_sched(f)), 560);
+    assert_int_equal(sched_nlinks(fabric_sched(f)), 624);
+    assert_int_equal(sched_links_room(fabric_sched(f)), 624);
     fabric_free(f);
     topo_free(t);
 }
@@ -1548,16 +1616,16 @@ static void test_mech_parse(void **state)
     assert_int_equal(fabric_mech_parse("hol,bogus", &off, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "'bogus'"));
     /* Every mechanism the message offers parses, each to its own bit: all
-     * nineteen together switch off 1 + 2 + 4 + ... + 262144 = 524287. */
+     * twenty together switch off 1 + 2 + 4 + ... + 524288 = 1048575. */
     assert_non_null(strstr(e.msg, "(write-collapse, read-collapse, hol, req-size, socket-read, "
                                "nvlink-sat, serial-loads, host-inflight, host-mixed, "
                                "block-ceiling, shm-order, fifo-l2, first-round, l2-sources, "
-                               "shm-poll, trip-issue, nvlink-req, turn-others, own-round)"));
+                               "shm-poll, trip-issue, nvlink-req, turn-others, own-round, load-trip)"));
     assert_int_equal(fabric_mech_parse("write-collapse,read-collapse,hol,req-size,socket-read,"
                                        "nvlink-sat,serial-loads,host-inflight,host-mixed,"
                                        "block-ceiling,shm-order,fifo-l2,first-round,l2-sources,"
-                                       "shm-poll,trip-issue,nvlink-req,turn-others,own-round", &off, &e), 0);
-    assert_int_equal(off, 524287);
+                                       "shm-poll,trip-issue,nvlink-req,turn-others,own-round,load-trip", &off, &e), 0);
+    assert_int_equal(off, 1048575);
 }
 
 int main(void)
@@ -1579,6 +1647,7 @@ int main(void)
         cmocka_unit_test(test_mech_parse),        cmocka_unit_test(test_nvlink_saturation),
         cmocka_unit_test(test_block_pass),        cmocka_unit_test(test_block_ceiling),
         cmocka_unit_test(test_block_host_trip),   cmocka_unit_test(test_trip_issue),
+        cmocka_unit_test(test_load_trip),
         cmocka_unit_test(test_copy_staged),       cmocka_unit_test(test_stream_of_pushes),
         cmocka_unit_test(test_nvlink_copies_and_requests),
         cmocka_unit_test(test_host_blocks),

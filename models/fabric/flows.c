@@ -443,7 +443,7 @@ static int add_flow(fabric *f, const flows_case *c, int i, int *id, err *e)
         setup = 0;
     int init = fab_is_read(op) ? d : s, peer = fab_is_read(op) ? s : d;
     id[i] = fabric_xfer_group_blocks(f, op, init, &peer, 1, c->bytes, 1,
-                                     fabric_cta_cap_to_Bps(f, op, c->blocks, peer, c->inflight_B, c->threads), c->blocks,
+                                     fabric_cta_cap_to_Bps(f, op, c->blocks, peer, init, c->inflight_B, c->threads), c->blocks,
                                      setup,
                                      i, c->pattern, e);
     if (id[i] < 0)
