@@ -4,8 +4,9 @@
 # packed into OUTDIR/results.tar so that a run cut short still returns what it
 # measured.
 #   scripts/measure-multigpu.sh STAGE... (build smoke all p2p check coll
-#                                         nccltests tuning capture chanprobe;
-#                                         coll is collnccl collcustom collother)
+#                                         nccltests tuning capture decide
+#                                         chanprobe; coll is collnccl
+#                                         collcustom collother)
 # Environment: OUTDIR (default ./measure-out), NAME (default h200-2x),
 # NCCL_TESTS (a built or unbuilt nccl-tests tree, default .nccl-tests),
 # CUDA_HOME, NCCL_HOME (default: where nccl.h is found).
@@ -117,6 +118,24 @@ for stage in "${stages[@]}"; do
         for impl in oneshot twoshot oneshot-push twoshot-push; do
             coll "ar-$impl.csv" allreduce --impl $impl -b 16 -e 64M -f 2 -n ${ITERS:-20} -w 5 -c 1
             coll "ar-$impl-graph.csv" allreduce --impl $impl --graph -b 16 -e 64M -f 2 -n ${ITERS:-20} -w 5 -c 1
+        done
+        ;;
+    decide) # the custom kernels' open mechanisms (docs/model.md "What the wrong decisions on
+        # h200-2x have in common"), into blocks/: a fence's wait after stores into the peer and
+        # a remote load's round trip (fence_ack_us, peer-load); each kernel at 16 B and at one
+        # full round (B x 8 KiB) per block count B, in a graph, which parts the barriers' cost
+        # per block over NVLink from the round's; one round of copy loads and stores per B
+        mkdir -p blocks
+        step 240 launch-peer.log "$HW" launch --post --peer -n 100 -o launch-peer.csv
+        for b in 1 2 4 8 16 32 36; do
+            for impl in oneshot oneshot-push; do
+                coll "blocks/ar-$impl-b$b-graph.csv" allreduce --impl $impl --graph --blocks $b \
+                    -b 16 -e $((b * 8192)) -f $((b * 512)) -n ${ITERS:-50} -w 5 -c 1
+            done
+            for op in read write; do
+                step 120 "blocks/p2p-$op-b$b-round.log" "$HW" p2p --blocks $b --op $op \
+                    -b $((b * 8192)) -e $((b * 8192)) -n 20 -w 3 -o "blocks/p2p-$op-b$b-round.csv"
+            done
         done
         ;;
     collother)

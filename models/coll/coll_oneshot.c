@@ -83,6 +83,18 @@ static double serial_Bps(const coll_build *b, int blocks, int local, int remote)
  * any thread issues its second load. */
 static double round_bytes(const coll_build *b) { return kernel_blocks(b) * 512.0 * 16.0; }
 
+/* A stream's bytes in whole rounds [whole-rounds]: a grid-stride loop
+ * gives its slowest thread ceil(bytes / round) iterations, and a round of
+ * serial loads is a latency (first_round_cap), so a partial last round
+ * costs a whole one: bytes rounded up to rounds. */
+static double whole_rounds(const coll_build *b, double bytes)
+{
+    double r = round_bytes(b);
+    if (fabric_disabled(b->f) & FAB_NO_WHOLE_ROUNDS)
+        return bytes;
+    return ceil(bytes / r) * r;
+}
+
 /* An exchange stream's per-block cap cta_Bps over bytes, its first round
  * inside the route's latency: the link latencies and kernel_base are fitted
  * on copy kernels at sizes below one round (docs/model.md "Serial loads":
@@ -96,7 +108,7 @@ static double first_round_cap(const coll_build *b, double cta_Bps, double bytes)
 {
     if (cta_Bps <= 0 || (fabric_disabled(b->f) & FAB_NO_FIRST_ROUND))
         return cta_Bps;
-    double rest = bytes - round_bytes(b);
+    double rest = whole_rounds(b, bytes) - round_bytes(b);
     return rest > 0 ? cta_Bps * bytes / rest : 0;
 }
 
@@ -155,7 +167,8 @@ static double store_cap(const coll_build *b)
 static sim_ps local_pass_ps(const coll_build *b, int local, double bytes)
 {
     double bw = serial_Bps(b, kernel_blocks(b), local, 0);
-    double blk = bw > 0 ? bytes / bw * 1e12 : 0;
+    double full = bytes > round_bytes(b) ? whole_rounds(b, bytes) : bytes;
+    double blk = bw > 0 ? full / bw * 1e12 : 0;
     sim_ps mem = coll_local_reduce_ps(b->t, local, bytes);
     return (sim_ps)blk > mem ? (sim_ps)blk : mem;
 }

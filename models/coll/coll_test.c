@@ -483,6 +483,44 @@ static void test_own_round(void **state)
     topo_free(t);
 }
 
+static void test_whole_rounds(void **state)
+{
+    (void)state;
+    /* A grid-stride loop gives its slowest thread ceil(packs / threads)
+     * iterations, and each iteration waits for its serial loads, so a
+     * partial last round costs a whole one. Fabric of test_first_round,
+     * slow blocks (cta_load 0.1, cta_store 0.4 GB/s; links 10 GB/s, one way
+     * 1 us, base 2, barriers 1 each). S = 442368 B = 1.5 rounds of 36
+     * blocks (a round 36 x 8192 = 294912 B).
+     * Pull one-shot: past the first round 147456 B, charged as 294912 B
+     *   (the second round whole) at 36 x 0.08 = 2.88 GB/s: 102.4 us (51.2
+     *   as a share of a round); the link's 44.24 does not bind; own round
+     *   8192 / 0.4e9 = 20.48: t = 2 + 1 + 20.48 + 102.4 + 2 + 1 = 128.88,
+     *   the time of 576 KiB (two whole rounds, test_first_round), and 51.2
+     *   us less with whole-rounds off.
+     * Push one-shot, cta_load 1, cta_store 4 GB/s: the writes go at the
+     *   link either way (the store cap 36 x 4 = 144 GB/s); the local reduce,
+     *   two local loads an iteration at 36 x 4 / 2 = 72 GB/s, is charged two
+     *   rounds, 589824 / 72e9 = 8.192 us against 6.144: 2.048 us more. */
+    topo *t = uniform(2, 4096);
+    topo_params *p = topo_params_mut(t);
+    p->cta_load_Bps = 0.1e9;
+    p->cta_store_Bps = 0.4e9;
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 442368, 0), 128.88, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 442368, 0) -
+             predict_off_us(t, ALGO_ONESHOT, 442368, FAB_NO_WHOLE_ROUNDS), 51.2, 0.01);
+    p->cta_load_Bps = 1e9;
+    p->cta_store_Bps = 4e9;
+    NEAR(predict_off_us(t, ALGO_ONESHOT_PUSH, 442368, 0) -
+             predict_off_us(t, ALGO_ONESHOT_PUSH, 442368, FAB_NO_WHOLE_ROUNDS), 2.048, 0.01);
+    /* Whole rounds change nothing within one round or at a whole number. */
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 32768, 0) -
+             predict_off_us(t, ALGO_ONESHOT, 32768, FAB_NO_WHOLE_ROUNDS), 0.0, 0.001);
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, 0) -
+             predict_off_us(t, ALGO_ONESHOT, 589824, FAB_NO_WHOLE_ROUNDS), 0.0, 0.001);
+    topo_free(t);
+}
+
 static void test_l2_sources(void **state)
 {
     (void)state;
@@ -1255,7 +1293,7 @@ int main(void)
         cmocka_unit_test(test_block_wait),
         cmocka_unit_test(test_alltoall_push),
         cmocka_unit_test(test_serial_loads), cmocka_unit_test(test_first_round),
-        cmocka_unit_test(test_own_round),
+        cmocka_unit_test(test_own_round), cmocka_unit_test(test_whole_rounds),
         cmocka_unit_test(test_l2_sources),
         cmocka_unit_test(test_tree_chain),    cmocka_unit_test(test_one_rank),
         cmocka_unit_test(test_copy_setup),    cmocka_unit_test(test_ring_cta_rate),

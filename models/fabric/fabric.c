@@ -477,6 +477,7 @@ static const fabric_mech mechs[] = {
     {"trip-issue", FAB_NO_TRIP_ISSUE}, {"nvlink-req", FAB_NO_NVLINK_REQ},
     {"turn-others", FAB_NO_TURN_MIX},
     {"own-round", FAB_NO_OWN_ROUND}, {"load-trip", FAB_NO_LOAD_TRIP},
+    {"whole-rounds", FAB_NO_WHOLE_ROUNDS},
 };
 
 int fabric_mech_list_parse(const fabric_mech *tab, size_t n, const char *what, const char *list,
