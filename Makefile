@@ -98,7 +98,7 @@ endif
 # --- hwcheck: hwcheck/ + kernels/ + the shared sim/ pieces (no GSL) -----------
 # hwcheck needs only the CUDA toolkit, NCCL, a C compiler and libc (zlib if its
 # header is there): the report writer's JSON is sim/jw.c's, libc only.
-HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/jw.c sim/ofile.c sim/arena.c sim/line.c
+HW_SHARED := sim/err.c sim/cli.c sim/report.c sim/jw.c sim/ofile.c sim/arena.c sim/line.c sim/rounds.c
 HW_SRC := $(filter-out %_test.c hwcheck/main.c,$(wildcard hwcheck/*.c))
 HW_OBJ := $(HW_SRC:%.c=$(BUILD)/hwobj/%.o) $(HW_SHARED:%.c=$(BUILD)/hwobj/%.o)
 HW_TEST_SRC := $(wildcard hwcheck/*_test.c)

@@ -91,6 +91,7 @@ typedef struct vpoint {
     double size;        /* bytes (x of the plot) */
     double meas, pred;  /* us */
     int group;          /* algorithm / pattern index in the set */
+    int chan, thr;      /* collectives: the plan predicted (channels, threads per channel) */
     char label[96];
     char where[64];     /* "file:line" tail */
 } vpoint;
@@ -105,7 +106,8 @@ typedef struct vset {
     int is_coll;
     char coll[24];      /* the collective of a collective set */
     int ranks;          /* ... and its ranks (nccl-tests' busbw factor) */
-    char note[160];     /* why a set was skipped or has no points; "" if judged */
+    char note[320];     /* why a set was skipped or has no points, or what its rows say of
+                           themselves (inverted rows); "" if nothing */
     int skipped;        /* not judged (the note says why) */
 } vset;
 
@@ -126,6 +128,46 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
+/* A larger transfer on the same plan (algorithm, protocol, channels and
+ * threads: the same primitives, each moving more bytes, and the same host
+ * work) cannot take less time; a row measured more than INVERT_MARGIN above
+ * a larger size of its file on the plan predicted for both is named in the
+ * set's note ("inverted: ..."), as the data's own evidence of a perturbed
+ * loop. It stays judged as measured (docs/model.md "LL128 eager at 2 MiB
+ * against its neighbours"). */
+#define INVERT_MARGIN 0.20
+
+static void inverted_note(vset *s, size_t first)
+{
+    char list[200] = "";
+    size_t len = 0;
+    int n = 0;
+    for (size_t i = first; i < s->n; i++) {
+        const vpoint *a = &s->p[i];
+        int inv = 0;
+        for (size_t j = first; j < s->n && !inv; j++) {
+            const vpoint *b = &s->p[j];
+            inv = b->size > a->size && b->group == a->group && b->chan == a->chan &&
+                  b->thr == a->thr && a->meas > b->meas * (1 + INVERT_MARGIN);
+        }
+        if (!inv)
+            continue;
+        n++;
+        /* (sizes apart by spaces: a note's commas would split a csv reader's cells) */
+        if (len + 24 < sizeof list)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%.0f", n > 1 ? " " : "",
+                                    a->size);
+        else if (len + 5 < sizeof list && list[len - 1] != '.')
+            len += (size_t)snprintf(list + len, sizeof list - len, " ...");
+    }
+    if (!n)
+        return;
+    size_t at = strlen(s->note);
+    snprintf(s->note + at, sizeof s->note - at, "%sinverted: %s B (%d row%s more than %.0f%% above "
+             "a larger size on the same plan)", at ? "; " : "", list, n, n > 1 ? "s" : "",
+             100 * INVERT_MARGIN);
+}
+
 static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, err *e)
 {
     coll_kind kind;
@@ -143,6 +185,7 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
      * (its `# launch:` line); without it a time is the device's alone. */
     const char *by = meas_meta(m, "predicted_by"), *launch = meas_meta(m, "launch");
     int device_only = by && !strncmp(by, "collsim", 7) && !launch;
+    size_t first = s->n;
     for (size_t i = 0; i < meas_ncoll(m); i++) {
         const meas_coll *k = meas_coll_at(m, i);
         coll_req q;
@@ -156,6 +199,8 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
         vpoint *v = &s->p[s->n++];
         v->size = (double)k->bytes;
         v->meas = k->time_us;
+        v->chan = res.channels;
+        v->thr = res.threads;
         /* Measured back to back: an iteration costs at least the host's
          * issue cost of one operation (a launch, or a graph node; for NCCL
          * the nccl_call_us / nccl_graph_call_us keys when set; one per GPU
@@ -179,6 +224,7 @@ static int coll_points(vset *s, const meas_set *m, const topo *t, coll_ctx *cc, 
                  (unsigned long long)k->bytes);
         snprintf(v->where, sizeof v->where, "line %ld", k->line);
     }
+    inverted_note(s, first);
     s->is_coll = 1;
     s->ranks = ranks;
     snprintf(s->coll, sizeof s->coll, "%s", coll_kind_name(kind));

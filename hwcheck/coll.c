@@ -12,8 +12,9 @@
 #include <string.h>
 
 #include "hwcheck/modes.h"
+#include "sim/rounds.h"
 
-enum { MAXR = GPU_MAX, PROBE_CALLS = 100 };
+enum { MAXR = GPU_MAX, PROBE_CALLS = 100, ROUNDS_MAX = 1000 };
 
 typedef struct rank_bufs {
     int dev;
@@ -415,30 +416,41 @@ static int sweep(gpu_ctx *g, const opts *o, state *st, out_file *out, long long 
             for (int i = 0; i < warm; i++)
                 TRY(enqueue(g, o, st, in_count, out_count, e));
             TRY(wait_ranks(g, st, "warm-up", e));
-            double us, probe_us = 0;
+            double probe_us = 0, round_us[ROUNDS_MAX];
+            /* --rounds R: the timed loop R times; each round's mean per call
+             * is kept, so a stall in one round shows as a mean above the
+             * rounds' median (sim/rounds.h). */
+            int rounds = o->rounds > 0 ? o->rounds : 1;
+            if (rounds > ROUNDS_MAX)
+                rounds = ROUNDS_MAX;
+            const char *what = st->custom ? opts_impl_name(o->impl) : ref_coll_name(o->coll);
             if (o->graph) {
                 /* As nccl-tests -G: -n collectives back to back in one graph,
-                 * launched once untimed (upload) and once timed. */
+                 * launched once untimed (upload) and once timed per round. */
                 TRY(capture(g, o, st, o->iters, in_count, out_count, e));
                 TRY(launch_once(g, o, st, in_count, out_count, e));
                 TRY(wait_ranks(g, st, "graph warm-up", e));
-                double t0 = gpu_now_us();
-                TRY(launch_once(g, o, st, in_count, out_count, e));
-                TRY(wait_ranks(g, st, st->custom ? opts_impl_name(o->impl)
-                                                 : ref_coll_name(o->coll), e));
-                us = (gpu_now_us() - t0) / o->iters;
+                for (int r = 0; r < rounds; r++) {
+                    double t0 = gpu_now_us();
+                    TRY(launch_once(g, o, st, in_count, out_count, e));
+                    TRY(wait_ranks(g, st, what, e));
+                    round_us[r] = (gpu_now_us() - t0) / o->iters;
+                }
             } else {
                 /* The host's level can change between sizes (docs/model.md
                  * "What sets the host's speed"): probe it right before. */
                 if (st->probe)
                     TRY(launch_probe_run(g, st->probe, PROBE_CALLS, &probe_us, e));
-                double t0 = gpu_now_us();
-                for (int i = 0; i < o->iters; i++)
-                    TRY(launch_once(g, o, st, in_count, out_count, e));
-                TRY(wait_ranks(g, st, st->custom ? opts_impl_name(o->impl)
-                                                 : ref_coll_name(o->coll), e));
-                us = (gpu_now_us() - t0) / o->iters;
+                for (int r = 0; r < rounds; r++) {
+                    double t0 = gpu_now_us();
+                    for (int i = 0; i < o->iters; i++)
+                        TRY(launch_once(g, o, st, in_count, out_count, e));
+                    TRY(wait_ranks(g, st, what, e));
+                    round_us[r] = (gpu_now_us() - t0) / o->iters;
+                }
             }
+            rounds_stat rs = rounds_of(round_us, rounds);
+            double us = rs.mean;
             long long wrong = 0;
             for (int c = 0; c < o->check; c++) {
                 if (c > 0) { /* another round on fresh data */
@@ -471,6 +483,8 @@ static int sweep(gpu_ctx *g, const opts *o, state *st, out_file *out, long long 
             report_int(rp, o->graph);
             report_int(rp, o->check ? wrong : -1);
             report_num(rp, probe_us);
+            report_num(rp, rs.min);
+            report_num(rp, rs.med);
             report_end_row(rp);
             *total_wrong += wrong;
         }

@@ -25,7 +25,8 @@ static const report_col coll_cols[] = {
     {"time_us", "time(us)", 10, 2},  {"algbw_GBps", "algbw", 8, 2},
     {"busbw_GBps", "busbw", 8, 2},   {"impl", NULL, 12, -1},
     {"graph", NULL, 5, -1},          {"wrong", "#wrong", 7, -1},
-    {"probe_us", "probe", 7, 3},
+    {"probe_us", "probe", 7, 3},     {"round_min_us", "rmin", 8, 2},
+    {"round_med_us", "rmed", 8, 2},
 };
 static const report_col replay_cols[] = {
     {"trace", NULL, 24, -1},          {"allreduce", NULL, 12, -1},
@@ -41,7 +42,7 @@ static const struct {
     int ncols;
 } kinds[MEAS_NKINDS] = {
     {"p2p", transfer_cols, 9},  {"flows", transfer_cols, 9}, {"host", transfer_cols, 9},
-    {"launch", launch_cols, 3}, {"coll", coll_cols, 13},     {"replay", replay_cols, 10},
+    {"launch", launch_cols, 3}, {"coll", coll_cols, 15},     {"replay", replay_cols, 10},
 };
 
 const char *meas_kind_name(meas_kind k) { return kinds[k].name; }

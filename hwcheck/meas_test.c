@@ -67,7 +67,7 @@ static void test_headers(void **state)
     (void)state;
     char *s = render(MEAS_COLL, NULL);
     assert_non_null(strstr(s, "\nsize_bytes,count,dtype,algo,proto,channels,time_us,algbw_GBps,"
-                              "busbw_GBps,impl,graph,wrong,probe_us\n"));
+                              "busbw_GBps,impl,graph,wrong,probe_us,round_min_us,round_med_us\n"));
     free(s);
     s = render(MEAS_LAUNCH, NULL);
     assert_non_null(strstr(s, "\nwhat,count,time_us\n"));

@@ -301,8 +301,10 @@ static const opt_def table[] = {
      "launch: only graph-node and copy kernels of 1-132 blocks at 16 B and one and two packs "
      "per thread, per graph node",
      set_copy_only},
-    {"rounds", 0, "R", OPTS_LAUNCH,
-     "launch --nccl-only: R rounds in place of 7, each round's rows written too (rR-...)",
+    {"rounds", 0, "R", OPTS_LAUNCH | OPTS_COLL,
+     "launch --nccl-only: R rounds in place of 7, each round's rows written too (rR-...); "
+     "coll: each size timed in R rounds of -n calls (time_us their mean; round_min_us, "
+     "round_med_us the fastest round and the median)",
      set_rounds},
     {"eager", 0, NULL, OPTS_REPLAY, "replay: launch every op on its own, capture no phase",
      set_eager},
@@ -438,7 +440,7 @@ int opts_parse(opts *o, int argc, char **argv, err *e)
                        mode);
     if (o->graph && o->eager)
         return err_set(e, ERR_USAGE, "%s: --graph and --eager exclude each other", mode);
-    if (o->rounds && !o->nccl_only)
+    if (o->rounds && o->mode == OPTS_LAUNCH && !o->nccl_only)
         return err_set(e, ERR_USAGE, "%s: --rounds needs --nccl-only", mode);
     if (o->peer && !o->post)
         return err_set(e, ERR_USAGE, "%s: --peer needs --post", mode);

@@ -52,7 +52,8 @@ typedef struct opts {
     int loop;                 /* launch --loop: the transfer loops' own costs alone */
     int copy_only;            /* launch --copy-only: graph-node and the copy-node rows */
     int pair;                 /* launch --pair: the busy-stream and two-rank pair rows alone */
-    int rounds;               /* launch --nccl-only --rounds: rounds, each written (0 = 7, medians) */
+    int rounds;               /* launch --nccl-only --rounds: rounds, each written (0 = 7,
+                                 medians); coll: timed rounds per size (0 = 1) */
     int cuda_alloc;           /* --alloc cuda: NCCL buffers from cudaMalloc (default ncclMemAlloc) */
     int vranks;               /* --virtual-ranks (0 = off) */
     int blocks;               /* --blocks (0 = as vLLM) */

@@ -146,8 +146,13 @@ static void test_rounds(void **state)
     assert_int_equal(parse(&o, OPTS_LAUNCH, 4, d, &e), ERR_USAGE);
     const char *f[] = {"launch", "--nccl-only", "--rounds", "1001"};
     assert_int_equal(parse(&o, OPTS_LAUNCH, 4, f, &e), ERR_USAGE);
+    /* coll --rounds 10: 10 timed rounds per size (no --nccl-only there);
+     * 0 is refused as for launch. */
     const char *g[] = {"coll", "--rounds", "10"};
-    assert_int_equal(parse(&o, OPTS_COLL, 3, g, &e), ERR_USAGE);
+    assert_int_equal(parse(&o, OPTS_COLL, 3, g, &e), 0);
+    assert_int_equal(o.rounds, 10);
+    const char *h[] = {"coll", "--rounds", "0"};
+    assert_int_equal(parse(&o, OPTS_COLL, 3, h, &e), ERR_USAGE);
 }
 
 static void test_peer(void **state)

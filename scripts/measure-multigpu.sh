@@ -4,8 +4,9 @@
 # packed into OUTDIR/results.tar so that a run cut short still returns what it
 # measured.
 #   scripts/measure-multigpu.sh STAGE... (build smoke all p2p check coll
-#                                         nccltests tuning capture decide; coll
-#                                         is collnccl collcustom collother)
+#                                         nccltests tuning capture decide
+#                                         chanprobe; coll is collnccl
+#                                         collcustom collother)
 # Environment: OUTDIR (default ./measure-out), NAME (default h200-2x),
 # NCCL_TESTS (a built or unbuilt nccl-tests tree, default .nccl-tests),
 # CUDA_HOME, NCCL_HOME (default: where nccl.h is found).
@@ -142,6 +143,26 @@ for stage in "${stages[@]}"; do
         for c in allgather reducescatter alltoall; do
             coll "$c-nccl.csv" $c $B
             coll "$c-nccl-graph.csv" $c $B --graph
+        done
+        ;;
+    chanprobe) # docs/model.md "Per call, per channel or per step": the host's cost per channel
+        # of an eager collective (Ring LL at 256 KiB: NCCL's cells give 1, 4, 8, 16, 22 channels
+        # under forced 1, 4, 8, 16, 24), eager and in a graph, each size in 20 timed rounds; then
+        # the forced LL and LL128 sweeps again in 10 rounds (a stall against a level: the eager
+        # LL128 row at 2 MiB)
+        mkdir -p chanprobe
+        for ch in 1 4 8 16 24; do
+            for g in "" --graph; do
+                coll "chanprobe/ar-ll-256k-ch$ch${g:+-graph}.csv" allreduce -b 256K -e 256K \
+                    -n 50 -w 5 -c 1 --rounds 20 $g --env NCCL_ALGO=Ring --env NCCL_PROTO=LL \
+                    --env NCCL_MIN_NCHANNELS=$ch --env NCCL_MAX_NCHANNELS=$ch
+            done
+        done
+        for p in LL LL128; do
+            for g in "" --graph; do
+                coll "chanprobe/ar-nccl-ring-$p-rounds${g:+-graph}.csv" allreduce -b 8 -e 16M -f 2 \
+                    -n 50 -w 5 -c 1 --rounds 10 $g --env NCCL_ALGO=Ring --env NCCL_PROTO=$p
+            done
         done
         ;;
     nccltests) # bf16 as hwcheck's default; -G 10: the graph's first launch (upload) amortised
