@@ -55,6 +55,8 @@ static const calib_param_desc params[] = {
     {"hostmem_GBps", "per-socket DRAM bandwidth for SHM staging", 1e-3, 1e5},
     {"copy_setup_us", "fixed cost of one copy-engine transfer", 0, 1e4},
     {"copy_host_setup_us", "copy_setup_us for a copy to or from host memory (0 = copy_setup_us)", 0, 1e4},
+    {"staged_handover_us", "a staged peer copy's wait per chunk between its two halves (copy-staged)", 0, 1e4},
+    {"staged_chunk_MB", "a staged peer copy's chunk: the driver's staging buffer (copy-staged)", 1e-6, 1e4},
     {"copy_issue_us", "host cost of issuing one copy (a timed loop's floor per copy)", 0, 1e4},
     {"fence_sys_us", "a system-scope fence before a barrier's release store (beyond the store)", 0, 1e4},
     {"fence_ack_us", "that fence's wait after a block's stores into a peer, beyond its wait after local stores (0 = the route's write latency)", 0, 1e4},
@@ -457,6 +459,10 @@ void calib_apply_params(const calib *c, topo_params *p)
         p->copy_setup_ps = llround(v * 1e6);
     if (!calib_get(c, "copy_host_setup_us", &v))
         p->copy_host_setup_ps = llround(v * 1e6);
+    if (!calib_get(c, "staged_handover_us", &v))
+        p->staged_handover_ps = llround(v * 1e6);
+    if (!calib_get(c, "staged_chunk_MB", &v))
+        p->staged_chunk_bytes = v * 1e6;
     if (!calib_get(c, "copy_issue_us", &v))
         p->copy_issue_ps = llround(v * 1e6);
     if (!calib_get(c, "fence_sys_us", &v))

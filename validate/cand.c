@@ -197,6 +197,11 @@ int cand_build(const topo *t, const pts *p, const calib_nccl *nc_pts, const cand
         {"copy_issue_us", (double)tp->copy_issue_ps / 1e6,
          tp->copy_issue_ps > 0 ? (double)tp->copy_issue_ps / 1e6 : 1, 0, 1e4,
          pts_has_loop_copies(p) || pts_has_launch(p, "memcpy-host"), 0},
+        /* A staged copy's hand-over per chunk (the chunk itself stays at its
+         * value: one rate per size cannot tell the two apart). */
+        {"staged_handover_us", (double)tp->staged_handover_ps / 1e6,
+         tp->staged_handover_ps > 0 ? (double)tp->staged_handover_ps / 1e6 : 5, 0, 1e4,
+         pts_has_op(p, MEAS_COPY_STAGED), 0},
         {"fence_sys_us", (double)tp->fence_sys_ps / 1e6,
          tp->fence_sys_ps > 0 ? (double)tp->fence_sys_ps / 1e6 : 0.5, 0, 1e4,
          pts_has_launch(p, "fence-sys"), 0},

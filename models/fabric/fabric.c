@@ -478,6 +478,7 @@ static const fabric_mech mechs[] = {
     {"turn-others", FAB_NO_TURN_MIX},
     {"own-round", FAB_NO_OWN_ROUND}, {"load-trip", FAB_NO_LOAD_TRIP},
     {"whole-rounds", FAB_NO_WHOLE_ROUNDS}, {"dllp", FAB_NO_DLLP},
+    {"staged-pool", FAB_NO_STAGED_POOL},
 };
 
 int fabric_mech_list_parse(const fabric_mech *tab, size_t n, const char *what, const char *list,
@@ -1405,12 +1406,21 @@ int fabric_xfer_staged(fabric *f, fab_op up, int src, int stage, fab_op down, in
                        double bytes, double wire, double block_wire, double load_inflight_B,
                        sim_ps extra_lat_ps, int track, const char *label, err *e)
 {
+    return fabric_xfer_staged_cap(f, up, src, stage, down, dst, bytes, wire, block_wire,
+                                  load_inflight_B, 0, extra_lat_ps, track, label, e);
+}
+
+int fabric_xfer_staged_cap(fabric *f, fab_op up, int src, int stage, fab_op down, int dst,
+                           double bytes, double wire, double block_wire, double load_inflight_B,
+                           double cap_Bps, sim_ps extra_lat_ps, int track, const char *label,
+                           err *e)
+{
     if (fab_is_read(up) || !fab_is_read(down))
         return err_set(e, ERR_SYSTEM, "fabric: a staged transfer is a write then a read"), -1;
     leg legs[2] = {{up, src, stage}, {down, stage, dst}};
     double blocks = block_wire > 0 ? wire / block_wire : 0;
     return xfer_legs(f, legs, 2, 1, block_wire, blocks, load_inflight_B, NULL, -1, 0, bytes,
-                     wire, 0, extra_lat_ps, track, label, e);
+                     wire, cap_Bps, extra_lat_ps, track, label, e);
 }
 
 int fabric_xfer_bundle(fabric *f, const int *src, const int *dst, int n, double bytes,
@@ -1441,6 +1451,12 @@ static double route_time_s(const fabric *f, fab_op op, int a, int b, double byte
     }
     double tlp = f->off & FAB_NO_REQ_SIZE ? 1 : fabric_tlp_weight(f, op);
     return isfinite(least) ? bytes * wire * tlp / least : 0;
+}
+
+double fabric_route_Bps(const fabric *f, fab_op op, int a, int b)
+{
+    double t = route_time_s(f, op, a, b, 1, 1);
+    return t > 0 ? 1 / t : 0;
 }
 
 int fabric_xfer_block(fabric *f, const fabric_leg *legs, int n, const fabric_block *blk,

@@ -119,6 +119,15 @@ int fabric_xfer_channel(fabric *f, int src, int stage, int dst, double bytes, do
 int fabric_xfer_staged(fabric *f, fab_op up, int src, int stage, fab_op down, int dst,
                        double bytes, double wire, double block_wire, double load_inflight_B,
                        sim_ps extra_lat_ps, int track, const char *label, err *e);
+/* The same with the flow's rate capped at cap_Bps (<= 0: none): a staged
+ * peer copy's chunk pipeline (models/fabric/flows.c). */
+int fabric_xfer_staged_cap(fabric *f, fab_op up, int src, int stage, fab_op down, int dst,
+                           double bytes, double wire, double block_wire, double load_inflight_B,
+                           double cap_Bps, sim_ps extra_lat_ps, int track, const char *label,
+                           err *e);
+/* The payload rate of op's stream from node a to node b alone: its route's
+ * narrowest link over the op's TLP weight (B/s; 0 = no route). */
+double fabric_route_Bps(const fabric *f, fab_op op, int a, int b);
 /* A bundle: n channel hops src[i] -> dst[i] (direct P2P writes) of bytes
  * each that advance together: one engine flow over all their routes and
  * their senders' block budgets, each stream weighing as in its own
@@ -232,7 +241,8 @@ enum { FAB_NO_COLLAPSE_WRITE = 1, FAB_NO_COLLAPSE_READ = 2, FAB_NO_HOL = 4,
        FAB_NO_SHM_POLL = 16384, FAB_NO_TRIP_ISSUE = 32768,
        FAB_NO_NVLINK_REQ = 65536, FAB_NO_TURN_MIX = 131072,
        FAB_NO_OWN_ROUND = 262144, FAB_NO_LOAD_TRIP = 524288,
-       FAB_NO_WHOLE_ROUNDS = 1048576, FAB_NO_DLLP = 2097152 };
+       FAB_NO_WHOLE_ROUNDS = 1048576, FAB_NO_DLLP = 2097152,
+       FAB_NO_STAGED_POOL = 4194304 };
 void fabric_disable(fabric *f, int off);
 /* The FAB_NO_* bits set (for mechanisms the callers apply: shm-order, the
  * SHM ring's legs in program order; fifo-l2, the last receive's loads of
@@ -248,7 +258,7 @@ int fabric_disabled(const fabric *f);
  * req-size, socket-read, nvlink-sat, serial-loads, host-inflight, host-mixed,
  * block-ceiling, shm-order, fifo-l2, first-round, l2-sources, shm-poll,
  * trip-issue, nvlink-req, turn-others, own-round, load-trip, whole-rounds,
- * dllp) into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
+ * dllp, staged-pool) into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
 int fabric_mech_parse(const char *list, int *off, err *e);
 /* A mechanism's name and its ablation bit (fabric's, or another engine's). */
 typedef struct fabric_mech {

@@ -405,6 +405,31 @@ static fab_op flow_op(const fabric *f, const flows_case *c, int i)
     return op;
 }
 
+double flows_staged_Bps(const topo_params *tp, double up_Bps, double down_Bps, int sharing)
+{
+    double C = tp->staged_chunk_bytes, setup = (double)tp->copy_setup_ps * 1e-12;
+    if (!(C > 0) || !(up_Bps > 0) || !(down_Bps > 0) || tp->staged_buffers < 1)
+        return 0;
+    double a = setup + C / up_Bps, b = setup + C / down_Bps;
+    /* One buffer's turn: filled, handed over, drained; the pool's P buffers
+     * turn at once, shared by the process's staged copies in flight. */
+    double cycle = a + b + (double)tp->staged_handover_ps * 1e-12;
+    double period = cycle * (sharing > 1 ? sharing : 1) / tp->staged_buffers;
+    period = fmax(period, fmax(a, b));
+    return C / period;
+}
+
+/* The staged copies of c in flight at once: one pool of staging buffers
+ * per process (flows without a predecessor; all of them start together). */
+static int staged_in_flight(const flows_case *c)
+{
+    int n = 0, pred[2];
+    for (int i = 0; i < c->n; i++)
+        n += c->op == FLOWS_COPY_STAGED && c->src[i] >= 0 && c->dst[i] >= 0 &&
+             !flows_preds(c, i, pred);
+    return n;
+}
+
 /* Flow i of case c on fabric f: its engine flow's id in id[i]. */
 static int add_flow(fabric *f, const flows_case *c, int i, int *id, err *e)
 {
@@ -415,13 +440,19 @@ static int add_flow(fabric *f, const flows_case *c, int i, int *id, err *e)
         /* A peer copy without P2P: the driver stages it through pinned
          * host memory (next to the destination), the source's copy
          * engine writing, the destination's reading, chunk by chunk:
-         * one pipelined transfer, two engines' setups. */
+         * one pipelined transfer, two engines' setups, at most the chunk
+         * pipeline's rate (flows_staged_Bps). */
         int mem = fabric_hostmem_of(f, d);
         if (mem < 0)
             return err_set(e, ERR_USAGE, "copy-staged needs host memory in the topology");
-        sim_ps setup2 = 2 * topo_params_get(fabric_topo(f))->copy_setup_ps;
-        id[i] = fabric_xfer_staged(f, FAB_CE_WRITE, s, mem, FAB_CE_READ, d, c->bytes, 1, 0, 0,
-                                   setup2, i, c->pattern, e);
+        const topo_params *tp = topo_params_get(fabric_topo(f));
+        sim_ps setup2 = 2 * tp->copy_setup_ps;
+        double cap = fabric_disabled(f) & FAB_NO_STAGED_POOL ? 0
+                     : flows_staged_Bps(tp, fabric_route_Bps(f, FAB_CE_WRITE, s, mem),
+                                        fabric_route_Bps(f, FAB_CE_READ, mem, d),
+                                        staged_in_flight(c));
+        id[i] = fabric_xfer_staged_cap(f, FAB_CE_WRITE, s, mem, FAB_CE_READ, d, c->bytes, 1, 0,
+                                       0, cap, setup2, i, c->pattern, e);
         return id[i] < 0 ? e->code : 0;
     }
     fab_op op = flow_op(f, c, i);

@@ -72,6 +72,12 @@ int flows_expand(const topo *t, const char *pattern, flows_op op, double bytes,
  * the caller's to free (flows_case_free), on error too. */
 int flows_parse(const topo *t, const char *spec, flows_op op, double bytes, flows_case *c,
                 err *e);
+/* The rate of a staged peer copy's chunk pipeline (docs/model.md "Staged
+ * peer copies"): chunks of tp's staged_chunk_bytes C through a pool of
+ * staged_buffers P, each half a copy (copy_setup + C over its route's rate
+ * up_Bps / down_Bps), staged_handover between them; sharing copies in flight
+ * share the pool: C / max(a, b, (a + b + L) x sharing / P) in B/s; 0 = none. */
+double flows_staged_Bps(const topo_params *tp, double up_Bps, double down_Bps, int sharing);
 /* Simulate one case on fabric f; time_ps[i] = time of flow i from the
  * common start to its last byte landing (time_ps has room for c->n). */
 int flows_run(fabric *f, const flows_case *c, sim_ps *time_ps, err *e);

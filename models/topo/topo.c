@@ -54,6 +54,9 @@ static void default_params(topo_params *p)
     p->gpu_mem_Bps = 1792e9;
     p->copy_setup_ps = 0; /* uncalibrated: set by collsim calibrate from copies */
     p->copy_issue_ps = 0; /* uncalibrated: set by collsim calibrate from timed loops */
+    p->staged_chunk_bytes = 1048576; /* assumed: no public source gives the driver's */
+    p->staged_buffers = 2;           /* assumed: double buffering */
+    p->staged_handover_ps = 0;       /* uncalibrated: copy-staged rows (collsim calibrate) */
     p->fence_sys_ps = 0;  /* uncalibrated: hwcheck launch's fence-sys row */
     p->fence_ack_ps = 0;  /* not measured: the route's write latency (coll_oneshot.c settle) */
     p->block_wait_ps = 0; /* uncalibrated: custom kernels of 1..32 blocks on one GPU */

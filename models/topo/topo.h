@@ -149,6 +149,13 @@ typedef struct topo_params {
     int64_t copy_issue_ps;         /* host cost of issuing one cudaMemcpyAsync: a
                                       timed loop's floor per copy, as launch_ps is
                                       per kernel; 0 = not known (no floor) */
+    /* A peer copy without P2P (op copy-staged), staged by the driver through
+     * pinned host memory in chunks (docs/model.md "Staged peer copies"): */
+    double staged_chunk_bytes;     /* a staging buffer's size C (assumed 1 MiB) */
+    int staged_buffers;            /* buffers P in the one pool of a process,
+                                      shared by its staged copies in flight (2) */
+    int64_t staged_handover_ps;    /* per chunk, the driver's wait between its two
+                                      halves L (fitted; 0 = none) */
     int gpu_sm;                    /* GPUs' compute capability x10 (120 = 12.0);
                                       0 = unknown (NCCL emulation assumes 80) */
     topo_cpu cpu;                  /* host CPU family, CPU_UNKNOWN if not given */
