@@ -1113,8 +1113,9 @@ static void test_copy_staged(void **state)
     topo *t = build();
     topo_params_mut(t)->copy_setup_ps = 5000000;
     finish(t);
-    NEAR_REL(run_case(t, "0>2", FLOWS_COPY_STAGED, 0), 0.1 + 10e-6, 1e-9);
-    NEAR_REL(run_case(t, "0>2,1>3", FLOWS_COPY_STAGED, 0), 0.2 + 10e-6, 1e-9);
+    /* (the links alone: the driver's chunk pipeline is test_staged_pipeline's) */
+    NEAR_REL(run_case(t, "0>2", FLOWS_COPY_STAGED, FAB_NO_STAGED_POOL), 0.1 + 10e-6, 1e-9);
+    NEAR_REL(run_case(t, "0>2,1>3", FLOWS_COPY_STAGED, FAB_NO_STAGED_POOL), 0.2 + 10e-6, 1e-9);
     topo_free(t);
     /* NCCL's SHM hop g0 -> host -> g2 on one channel with blocks storing
      * 1 GB/s and loading 2 GB/s: SM stores up and SM loads down, the slower
@@ -1141,6 +1142,43 @@ static void test_copy_staged(void **state)
     }
     assert_true(fabric_xfer_staged(f, FAB_READ, g0, mem, FAB_READ, g2, 1, 1, 1, 0, 0, 0, "x", &e) < 0);
     fabric_free(f);
+    topo_free(t);
+}
+
+static void test_staged_pipeline(void **state)
+{
+    (void)state;
+    /* The driver's chunk pipeline (docs/model.md "Staged peer copies"), on
+     * build()'s 10 GB/s links, copy setup s = 5 us, chunks C = 1 MB, P = 2
+     * buffers, hand-over L = 80 us. Each half of a chunk: a = b = s + C / 10
+     * GB/s = 105 us; a buffer's turn a + b + L = 290 us, two buffers turning
+     * at once: a chunk every max(a, b, 290 / 2) = 145 us, 6.897 GB/s: 1 GB
+     * in 0.145 s plus the two setups of the first chunk (10 us). */
+    topo *t = build();
+    topo_params *p = topo_params_mut(t);
+    p->copy_setup_ps = 5000000;
+    p->staged_chunk_bytes = 1e6;
+    p->staged_buffers = 2;
+    p->staged_handover_ps = 80000000;
+    finish(t);
+    NEAR_REL(run_case(t, "0>2", FLOWS_COPY_STAGED, 0), 0.145 + 10e-6, 1e-9);
+    /* Both directions at once (2>0 stages into host memory next to g0, the
+     * same socket): the links carry each direction apart, but the two copies
+     * share the process's pool, one buffer each: a chunk every 290 us per
+     * copy, 0.290 s each, where independent pipelines would take 0.145. */
+    NEAR_REL(run_case(t, "0>2,2>0", FLOWS_COPY_STAGED, 0), 0.290 + 10e-6, 1e-9);
+    /* Without the pool (ablation): the links alone, 1 GB at 10 GB/s. */
+    NEAR_REL(run_case(t, "0>2", FLOWS_COPY_STAGED, FAB_NO_STAGED_POOL), 0.1 + 10e-6, 1e-9);
+    /* One buffer: the halves in series and the hand-over, every 290 us: 0.290 s,
+     * slower than the halves alone one after the other (0.210 s). */
+    p->staged_buffers = 1;
+    NEAR_REL(run_case(t, "0>2", FLOWS_COPY_STAGED, 0), 0.290 + 10e-6, 1e-9);
+    /* A fast hand-over (L = 0) with two buffers: the link binds, 0.105 s per
+     * 1 GB (each chunk's half also pays its setup: a = 105 us per 100 us of
+     * bytes). */
+    p->staged_buffers = 2;
+    p->staged_handover_ps = 0;
+    NEAR_REL(run_case(t, "0>2", FLOWS_COPY_STAGED, 0), 0.105 + 10e-6, 1e-9);
     topo_free(t);
 }
 
@@ -1652,7 +1690,7 @@ static void test_mech_parse(void **state)
                                "nvlink-sat, serial-loads, host-inflight, host-mixed, "
                                "block-ceiling, shm-order, fifo-l2, first-round, l2-sources, "
                                "shm-poll, trip-issue, nvlink-req, turn-others, own-round, load-trip, "
-                               "whole-rounds, dllp)"));
+                               "whole-rounds, dllp, staged-pool)"));
     assert_int_equal(fabric_mech_parse("write-collapse,read-collapse,hol,req-size,socket-read,"
                                        "nvlink-sat,serial-loads,host-inflight,host-mixed,"
                                        "block-ceiling,shm-order,fifo-l2,first-round,l2-sources,"
@@ -1681,7 +1719,7 @@ int main(void)
         cmocka_unit_test(test_block_pass),        cmocka_unit_test(test_block_ceiling),
         cmocka_unit_test(test_block_host_trip),   cmocka_unit_test(test_trip_issue),
         cmocka_unit_test(test_load_trip),
-        cmocka_unit_test(test_copy_staged),       cmocka_unit_test(test_stream_of_pushes),
+        cmocka_unit_test(test_copy_staged), cmocka_unit_test(test_staged_pipeline),       cmocka_unit_test(test_stream_of_pushes),
         cmocka_unit_test(test_dllp_reverse),
         cmocka_unit_test(test_nvlink_copies_and_requests),
         cmocka_unit_test(test_host_blocks),
