@@ -28,8 +28,10 @@ _spec.loader.exec_module(cp)
 fail, Out = cp.fail, cp.Out
 
 # p2pBandwidthLatencyTest (cuda-samples, outputBandwidthMatrix): numElems =
-# 10,000,000 ints per copy, repeat = 5 copies timed together.
-P2PBLT_BYTES = 10000000 * 4
+# 40,000,000 ints per copy (main's default since cuda-samples e6ce58fe, 2020;
+# 10,000,000 before), repeat = 5 copies timed together. Latency: one int4.
+P2PBLT_BYTES = 40000000 * 4
+P2PBLT_LAT_BYTES = 4 * 4
 # nccl-tests busbw factors (doc/PERFORMANCE.md).
 BUS = {"allreduce": lambda n: 2 * (n - 1) / n, "allgather": lambda n: (n - 1) / n,
        "reducescatter": lambda n: (n - 1) / n, "alltoall": lambda n: (n - 1) / n,
@@ -174,9 +176,9 @@ def autodl_2080ti(path, out_dir):
         "'Unidirectional P2P=Disabled' matrix, bidir rows from the 'Bidirectional "
         "P2P=Disabled' matrix (entry [i][j]: copies i->j and j->i at once, total only). The "
         "P2P=Enabled matrices are the same staged copies (no peer access) and are left out",
-        "bytes: the sample's 10,000,000 ints (40,000,000 B) per copy; it times 5 copies back "
+        "bytes: the sample's 40,000,000 ints (160,000,000 B) per copy (its default since 2020); it times 5 copies back "
         "to back and divides their bytes by the time",
-        "not converted: the latency matrices (4-byte staged copies timed back to back, not "
+        "not converted: the latency matrices (16-byte staged copies timed back to back, not "
         "a flag's one-way latency) and the diagonal (copies inside one GPU)"])
     for i in range(2):
         for j in range(2):
@@ -273,7 +275,7 @@ def chlc_4090(path, out_dir):
              "0), so cudaMemcpyPeerAsync is staged through pinned host memory" if name == "nop2p"
              else "op copy-write: the sample's P2P writes are copy-engine copies pushed by the "
              "source (peer access through the patched driver's BAR1 mapping)"),
-            "bytes: the sample's 10,000,000 ints (40,000,000 B) per copy; it times 5 copies back "
+            "bytes: the sample's 40,000,000 ints (160,000,000 B) per copy (its default since 2020); it times 5 copies back "
             "to back and divides their bytes by the time",
             "not converted: the latency matrices, the diagonal (copies inside one GPU)" +
             ("" if name == "nop2p" else ", and the run's P2P=Disabled matrices (staged copies "
@@ -459,12 +461,12 @@ def aikitoria_5090(path, out_dir):
             "i->j and j->i at once, total only)",
             "GPUs: the sample's devices 1-8 (the RTX 5090s) written as 0-7; device 0 (the RTX PRO "
             "6000) left out",
-            "bytes: the sample's 10,000,000 ints (40,000,000 B) per copy; it times 5 copies back "
+            "bytes: the sample's 40,000,000 ints (160,000,000 B) per copy (its default since 2020); it times 5 copies back "
             "to back and divides their bytes by the time",
             ("latency rows: the 'P2P=Enabled Latency (P2P Writes) Matrix' (GPU part): the sample "
              "queues 100 cudaMemcpyPeerAsync of one int4 back to back in one stream and divides "
              "the GPU time by 100, the time per copy of a stream of copy-engine pushes: op "
-             "copy-write with pattern latency (docs/formats.md), 4 B, as "
+             "copy-write with pattern latency (docs/formats.md), 16 B, as "
              "rtxpro6000-1s-flat-latency.csv takes it" if name == "p2p" else
              "not converted: the latency matrices")])
         for i in range(8):
@@ -483,7 +485,7 @@ def aikitoria_5090(path, out_dir):
             for i in range(8):
                 for j in range(8):
                     if i != j:
-                        out.xfer_case("latency", [(i, j)], 4, time_us=lat[i + 1][j + 1],
+                        out.xfer_case("latency", [(i, j)], P2PBLT_LAT_BYTES, time_us=lat[i + 1][j + 1],
                                       latency_op="copy-write")
         out.write(os.path.join(out_dir, f"rtx5090-8x-{name}.csv"))
 
