@@ -477,7 +477,7 @@ static const fabric_mech mechs[] = {
     {"trip-issue", FAB_NO_TRIP_ISSUE}, {"nvlink-req", FAB_NO_NVLINK_REQ},
     {"turn-others", FAB_NO_TURN_MIX},
     {"own-round", FAB_NO_OWN_ROUND}, {"load-trip", FAB_NO_LOAD_TRIP},
-    {"whole-rounds", FAB_NO_WHOLE_ROUNDS},
+    {"whole-rounds", FAB_NO_WHOLE_ROUNDS}, {"round-skew", FAB_NO_ROUND_SKEW},
 };
 
 int fabric_mech_list_parse(const fabric_mech *tab, size_t n, const char *what, const char *list,
@@ -491,7 +491,7 @@ int fabric_mech_list_parse(const fabric_mech *tab, size_t n, const char *what, c
             if (strlen(tab[i].name) == len && !strncmp(p, tab[i].name, len))
                 bit = tab[i].bit;
         if (!bit) {
-            char names[256] = "";
+            char names[512] = "";
             for (size_t i = 0; i < n; i++)
                 snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                          i ? ", " : "", tab[i].name);
