@@ -122,7 +122,10 @@ static int parse_args(int argc, char **argv, args *a, err *e)
     int npos;
     int rc = cli_parse("collsim sweep", synopsis, desc, options, a, argc, argv, pos, 2, &npos, e);
     if (rc == CLI_HELP_SHOWN)
-        printf("MPI: %s\n", sweep_mpi_built() ? "yes" : "no (rebuild with make MPI=1)");
+        printf("MPI: %s\n", !sweep_mpi_built() ? "no (rebuild with make MPI=1)"
+                            : sweep_mpi_static() ? "yes (this collsim is static: under a "
+                                                   "launcher it runs collsim-mpi beside it)"
+                                                 : "yes");
     TRY(rc);
     a->out = a->cc.out_given ? a->cc.out : NULL;
     if (npos > 1)
@@ -341,6 +344,8 @@ int cmd_sweep(int argc, char **argv, err *e)
         return rc == CLI_HELP_SHOWN ? 0 : rc;
     if (a.keys)
         return list_keys();
+    if ((rc = sweep_mpi_handoff(e)) != 0)
+        return rc;
     /* Every rank checks the grid; only the first says what is wrong. */
     int quiet = sweep_mpi_env_rank() > 0;
     sweep_grid *g = NULL;

@@ -399,9 +399,11 @@ def nccl_1161(path, out_dir):
                 "(the stored excerpt ends inside the 8 GiB row, which is left out); float",
                 "the post's NCCL log: P2P/direct pointer between the two GPUs, 24 channels (Trees [0] "
                 "to [23]); NCCL version and environment not shown (NCCL's defaults; collsim's "
-                "default NCCL emulated)",
+                "default NCCL emulated); the P2P line's format (bus id in hex) is that of NCCL "
+                "2.14-2.18.1",
                 "topology: h100pcie-2x-nvlink.topo, written by hand (the post prints no nvidia-smi "
-                "topo -m): NV18 between the GPUs (the lane count NCCL's 24 channels imply), each on its own Gen5 root port"],
+                "topo -m): NV18 between the GPUs (24 channels under NCCL 2.16-2.18.1; NV12 under "
+                "2.14-2.15 gives the same), each on its own Gen5 root port"],
                rows, "allreduce", 2)
 
 

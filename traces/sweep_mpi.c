@@ -12,8 +12,11 @@
 
 #ifdef HAVE_MPI
 #include <dlfcn.h>
+#include <errno.h>
 #include <mpi.h>
 #include <stdio.h>
+#include <sys/auxv.h>
+#include <unistd.h>
 
 /* Open MPI is loaded only under a launcher (dlopen of COLLSIM_MPI_LIB, its
  * symbols global for its own plugins), so that every other collsim process
@@ -128,6 +131,74 @@ static int mpi_load(mpi_api *a, err *e)
     return 0;
 }
 
+#ifndef COLLSIM_MPI_HELPER
+#define COLLSIM_MPI_HELPER "collsim-mpi"
+#endif
+
+int sweep_mpi_static(void)
+{
+    /* No program interpreter (the dynamic loader) was mapped: AT_BASE is
+     * its load address, 0 for a static executable. */
+    return getauxval(AT_BASE) == 0;
+}
+
+/* A static collsim cannot load Open MPI: dlopen in a static program brings
+ * a second libc that Open MPI's threads and plugins do not survive (it
+ * crashes in MPI_Init). Under a launcher it therefore becomes
+ * COLLSIM_MPI_HELPER, found beside it (the same program linked dynamically,
+ * made and installed with it), with the same arguments, read back from
+ * /proc/self/cmdline; execv keeps the process, its environment and so its
+ * place in the MPI job. */
+int sweep_mpi_handoff(err *e)
+{
+    if (!launched() || !sweep_mpi_static())
+        return 0;
+    char self[4096], path[4200];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (k < 0)
+        return err_set(e, ERR_SYSTEM, "sweep: /proc/self/exe: %s", strerror(errno));
+    self[k] = '\0';
+    char *slash = strrchr(self, '/');
+    snprintf(path, sizeof path, "%.*s%s", slash ? (int)(slash - self) + 1 : 0, self,
+             COLLSIM_MPI_HELPER);
+    if (access(path, X_OK) != 0)
+        return err_set(e, ERR_SYSTEM,
+                       "sweep: this collsim is linked statically, so under an MPI launcher it "
+                       "runs %s, which is missing or not executable (%s; make builds it beside "
+                       "collsim, make install installs it there)", path, strerror(errno));
+    FILE *f = fopen("/proc/self/cmdline", "rb");
+    if (!f)
+        return err_set(e, ERR_SYSTEM, "sweep: /proc/self/cmdline: %s", strerror(errno));
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+        n += got;
+        char *grown = n == cap ? realloc(buf, cap *= 2) : buf;
+        if (!grown)
+            free(buf);
+        buf = grown;
+    }
+    fclose(f);
+    size_t argc = 0;
+    for (size_t i = 0; buf && i < n; i++)
+        argc += buf[i] == '\0';
+    char **argv = buf ? calloc(argc + 1, sizeof *argv) : NULL;
+    if (!argv || argc == 0) {
+        free(buf);
+        free(argv);
+        return err_set(e, ERR_SYSTEM, "sweep: cannot read this process's arguments");
+    }
+    for (size_t i = 0, a = 0; a < argc; a++, i += strlen(buf + i) + 1)
+        argv[a] = buf + i;
+    argv[0] = path;
+    fflush(NULL);
+    execv(path, argv);
+    int errsv = errno;
+    free(argv);
+    free(buf);
+    return err_set(e, ERR_SYSTEM, "sweep: cannot run %s: %s", path, strerror(errsv));
+}
+
 int sweep_mpi_init(sweep_mpi **out, err *e)
 {
     sweep_mpi *m = calloc(1, sizeof *m);
@@ -208,6 +279,12 @@ int sweep_mpi_recv(sweep_mpi *m, void *rec, size_t n, int wait, err *e)
 #else /* !HAVE_MPI */
 
 int sweep_mpi_built(void) { return 0; }
+int sweep_mpi_static(void) { return 0; }
+int sweep_mpi_handoff(err *e)
+{
+    (void)e;
+    return 0;
+}
 
 /* Ranks the launcher started, when the environment tells (0 if unknown). */
 static long env_size(void)

@@ -14,6 +14,15 @@ typedef struct sweep_mpi sweep_mpi;
 
 /* 1 if built with MPI. */
 int sweep_mpi_built(void);
+/* 1 if built with MPI and this process is a static executable, which
+ * cannot load Open MPI itself (sweep_mpi_handoff). */
+int sweep_mpi_static(void);
+/* Under an MPI launcher, a static collsim replaces itself (execv) with its
+ * dynamically linked twin beside it, collsim-mpi, given the same
+ * arguments: it returns only on failure (ERR_SYSTEM, naming the file). 0
+ * at once when not launched, not static, or built without MPI. Call before
+ * any other work: nothing done before it survives. */
+int sweep_mpi_handoff(err *e);
 /* The rank the launcher gave us, read from the environment (before init);
  * 0 when not launched by one. */
 int sweep_mpi_env_rank(void);
