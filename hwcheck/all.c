@@ -3,7 +3,8 @@
  * full metadata, the exact command, and the equivalent single-mode command
  * (`part`). A part that fails is reported and the others still run; parts
  * that need more GPUs than there are write their file with a note saying so.
- * On one GPU the custom kernels run as 2, 4 and 8 virtual ranks. */
+ * On one GPU the custom kernels run as 2, 4 and 8 virtual ranks (shm-ring, a
+ * 2-rank ring, as 2 only). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -150,13 +151,16 @@ int all_run(int argc, char **argv, err *e)
         coll_part(&s, (ref_coll)c, OPTS_IMPL_NCCL, 0, 0);
     coll_part(&s, REF_ALLREDUCE, OPTS_IMPL_NCCL, 0, 1);
     for (int impl = OPTS_IMPL_ONESHOT; impl < OPTS_NIMPLS; impl++) {
-        if (s.g->n >= 2) {
+        /* shm-ring is a 2-rank ring (coll_measure refuses any other count): 2 real GPUs
+         * or 2 virtual ranks only; the others run on every GPU and as 2, 4 and 8. */
+        int pair_only = impl == OPTS_IMPL_SHM_RING;
+        if (s.g->n >= 2 && (!pair_only || s.g->n == 2)) {
             coll_part(&s, REF_ALLREDUCE, (opts_impl)impl, 0, 0);
             coll_part(&s, REF_ALLREDUCE, (opts_impl)impl, 0, 1);
         }
-        for (int v = 2; v <= 8; v *= 2)
+        for (int v = 2; v <= (pair_only ? 2 : 8); v *= 2)
             coll_part(&s, REF_ALLREDUCE, (opts_impl)impl, v, 0);
-        coll_part(&s, REF_ALLREDUCE, (opts_impl)impl, 8, 1);
+        coll_part(&s, REF_ALLREDUCE, (opts_impl)impl, pair_only ? 2 : 8, 1);
     }
     if (s.g->n < 2)
         printf("note: 1 GPU: p2p and flows need 2 or more GPUs (files hold the note); custom "
