@@ -1,5 +1,5 @@
 /* `hwcheck all -o DIR`: the calibration suite in one process, one file per
- * part (host.csv, launch.csv, p2p.csv, flows.csv, coll-*.csv), each with the
+ * part (host.csv, launch.csv, nccl-host.csv, p2p.csv, flows.csv, coll-*.csv), each with the
  * full metadata, the exact command, and the equivalent single-mode command
  * (`part`). A part that fails is reported and the others still run; parts
  * that need more GPUs than there are write their file with a note saying so.
@@ -135,6 +135,15 @@ int all_run(int argc, char **argv, err *e)
     opts_init(&o, OPTS_LAUNCH);
     o.timeout_ms = top.timeout_ms;
     part(&s, P_LAUNCH, MEAS_LAUNCH, "launch.csv", &o, NULL, 0, "hwcheck launch -n 1000 -w 100");
+    /* NCCL's host cost per call, in interleaved rounds against launch-host (the only
+     * launch rows collsim calibrate fits NCCL's host keys on: validate/points.c). */
+    opts_init(&o, OPTS_LAUNCH);
+    o.timeout_ms = top.timeout_ms;
+    o.nccl_only = 1;
+    o.iters = 2000;
+    o.warmup = 200;
+    part(&s, P_LAUNCH, MEAS_LAUNCH, "nccl-host.csv", &o, NULL, 0,
+         "hwcheck launch --nccl-only -n 2000 -w 200");
     opts_init(&o, OPTS_P2P);
     o.timeout_ms = top.timeout_ms;
     o.min_bytes = 64u << 10;
