@@ -22,10 +22,10 @@ seeds=(--env NCCL_PROTO=LL --env NCCL_ALGO=Ring --env NCCL_P2P_LEVEL=SYS --env N
 echo "| mechanisms | 16-flow writes | 16-flow reads | 56-flow writes | 56-flow reads | DS port 0>4+0>2 | one-shot 14 KiB | one-shot 42 KiB | two-shot 42 KiB | ring (seeds env) 42 KiB |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 echo "| measured | 7.7 | 9.0 | 36.5 | 53.9 | 42.8 | - | - | - | - |"
-for w in "" write-collapse read-collapse hol req-size socket-read turn-others \
-         write-collapse,read-collapse,hol,req-size,socket-read,turn-others; do
+for w in "" write-collapse read-collapse hol req-size socket-read turn-others dllp \
+         write-collapse,read-collapse,hol,req-size,socket-read,turn-others,dllp; do
     name=${w:-all on}
-    [ "$w" = write-collapse,read-collapse,hol,req-size,socket-read,turn-others ] && name="all off"
+    [ "$w" = write-collapse,read-collapse,hol,req-size,socket-read,turn-others,dllp ] && name="all off"
     [ -n "$w" ] && [ "$name" != "all off" ] && name="without $w"
     echo "| $name | $(flow copy-write "$a2b" "$w") | $(flow copy-read "$a2b" "$w") |" \
          "$(flow copy-write "$all" "$w") | $(flow copy-read "$all" "$w") |" \

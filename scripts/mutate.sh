@@ -111,6 +111,9 @@ nvlink-req|an SM load's request crosses NVLink the other way at a millionth of i
 window-turnover|the transaction level's window takes its rates from the first steady-looking span, before the network has turned over (a start's backlog taken for the steady state)|models/tlp/tlp.c|            turned_prev = turned;|            turned_prev = 1;
 rc-cpl-buffer|root ports and CPUs take every completion they forward at once (infinite completion credits by default again)|models/topo/topo.c|    p->tlp_rc_cpl_hdr = 256, p->tlp_rc_cpl_data_bytes = 32768;|    p->tlp_rc_cpl_hdr = 0, p->tlp_rc_cpl_data_bytes = 0;
 turn-others|the flow mode's uplink requesters alternate strictly at the turnaround whatever else they send (a read's requests ignored)|models/fabric/fabric.c|    return (1 + 1 / (1 + FABRIC_TURN_MIX_B * lambda)) / 2;|    return 1;
+dllp-reverse|the transaction level's DLLPs go out on the TLP's own direction, not the link's other one|models/tlp/tlp.c|    port *r = &n->ports[pe ^ 1];|    port *r = &n->ports[pe];
+dllp-behind|the transaction level's DLLPs queued behind a TLP on a busy wire are dropped|models/tlp/tlp.c|        if (pt->dllp_ps > 0) { /* the DLLPs queued behind the TLP go out next */|        if (pt->dllp_ps > 0 && 0) { /* the DLLPs queued behind the TLP go out next */
+dllp-flow|the flow mode's DLLPs load a stream's own direction, not the hop's other one|models/fabric/fabric.c|                n = add_link(f, n, id ^ 1, wt * dllp / (pay < mps ? pay : mps));|                n = add_link(f, n, id, wt * dllp / (pay < mps ? pay : mps));
 EOF
 )
 

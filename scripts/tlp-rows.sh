@@ -4,12 +4,16 @@
 # transaction mode's run time. Usage: scripts/tlp-rows.sh [TOPO] [extra collsim flows options]
 # (docs/model.md, "The transaction-level engine"). COLLSIM names the binary. TORCH=N adds the
 # rows as the source's benchmark issued them (--issue torch --repeat N, both engines; docs/model.md
-# "How the contention rows were measured").
+# "How the contention rows were measured"). DECIDE=1 adds the unmeasured rows that would decide
+# the reverse-traffic hypothesis (docs/model.md, "The rows still outside 20%").
 set -eu
 COLLSIM=${COLLSIM:-build/collsim}
 TOPO=${1:-rtxpro6000-8x-pcie5-2s}
 [ $# -gt 0 ] && shift
 EXTRA="$*"
+# CALIB=FILE applies a calibration profile to both engines (the joint set of docs/model.md:
+# validate/data/public/rtxpro6000-2s-tlp-joint.calib).
+CAL=${CALIB:+--calib $CALIB}
 a2a() { # every ordered pair of the GPUs in $1 (comma list) to those in $2
     out=""
     for s in $(echo "$1" | tr , ' '); do
@@ -23,17 +27,17 @@ a2a() { # every ordered pair of the GPUs in $1 (comma list) to those in $2
 agg() { grep -v '^#' | awk -F, 'NR>1 { if ($4 == -1) a = $9; else if (n++ == 0) a = $9 } END { print a }'; }
 TORCH=${TORCH:-}
 row() { # label op spec measured
-    f=$("$COLLSIM" flows --topo "$TOPO" --flows "$3" --op "$2" --format csv | agg)
+    f=$("$COLLSIM" flows --topo "$TOPO" --flows "$3" --op "$2" --format csv $CAL | agg)
     t0=$(date +%s.%N)
-    t=$("$COLLSIM" flows --topo "$TOPO" --flows "$3" --op "$2" --format csv --engine tlp $EXTRA | agg)
+    t=$("$COLLSIM" flows --topo "$TOPO" --flows "$3" --op "$2" --format csv --engine tlp $CAL $EXTRA | agg)
     t1=$(date +%s.%N)
     if [ -z "$TORCH" ]; then
         printf '| %s | %s | %s | %s | %s | %.2f |\n' "$1" "$2" "$4" "$f" "$t" "$(echo "$t1 - $t0" | bc)"
         return
     fi
-    fq=$("$COLLSIM" flows --topo "$TOPO" --flows "$3" --op "$2" --format csv --issue torch --repeat "$TORCH" | agg)
+    fq=$("$COLLSIM" flows --topo "$TOPO" --flows "$3" --op "$2" --format csv --issue torch --repeat "$TORCH" $CAL | agg)
     t2=$(date +%s.%N)
-    tq=$("$COLLSIM" flows --topo "$TOPO" --flows "$3" --op "$2" --format csv --engine tlp --issue torch --repeat "$TORCH" $EXTRA | agg)
+    tq=$("$COLLSIM" flows --topo "$TOPO" --flows "$3" --op "$2" --format csv --engine tlp --issue torch --repeat "$TORCH" $CAL $EXTRA | agg)
     t3=$(date +%s.%N)
     printf '| %s | %s | %s | %s | %s | %s | %s | %.2f / %.2f |\n' "$1" "$2" "$4" "$f" "$t" "$fq" "$tq" \
         "$(echo "$t1 - $t0" | bc)" "$(echo "$t3 - $t2" | bc)"
@@ -69,3 +73,14 @@ row "2 reads 4>0 6>1" copy-read "4>0,6>1" 51.1
 row "4 reads 4>0 5>0 6>1 7>1" copy-read "4>0,5>0,6>1,7>1" 51.3
 row "16 reads cross-chip" copy-read "$(a2a 4,5,6,7 0,1,2,3)" 9.0
 row "56 reads all-to-all" copy-read "$(a2a $ALL $ALL)" 53.9
+# Not measured on the box: the rows that would tell whether reverse traffic through the same
+# root ports lifts a collapsed uplink (docs/model.md, "The rows still outside 20%"): the 16
+# cross-chip flows both ways at once (32: the 56-flow rows less their same-chip flows) and one
+# cross-socket pair both ways.
+if [ -n "${DECIDE:-}" ]; then
+    B32="$(a2a 0,1,2,3 4,5,6,7),$(a2a 4,5,6,7 0,1,2,3)"
+    row "32 flows cross-chip both ways" copy-write "$B32" "not measured"
+    row "32 reads cross-chip both ways" copy-read "$B32" "not measured"
+    row "pair both ways 0>4 4>0" copy-write "0>4,4>0" "94-95 (matrix, p2pBandwidthLatencyTest)"
+    row "pair both ways, reads 0>4 4>0" copy-read "0>4,4>0" "not measured"
+fi

@@ -37,6 +37,7 @@ static const calib_param_desc params[] = {
     {"tlp_turn_ns", "root ports' ordering turnaround of peer posted writes (transaction level)",
      0, 1e6},
     {"tlp_turn_cpl_ns", "the same for peer read completions (transaction level)", 0, 1e6},
+    {"tlp_dllp_bytes", "DLLP bytes a PCIe receiver returns on the other direction per TLP", 0, 256},
     {"sm_req_bytes", "largest PCIe request of an SM load or store", 16, 4096},
     {"cta_store_GBps", "peer stores one thread block sustains (0 = no limit)", 0, 1e5},
     {"cta_load_GBps", "peer loads one thread block sustains (0 = no limit)", 0, 1e5},
@@ -422,6 +423,8 @@ void calib_apply_params(const calib *c, topo_params *p)
         p->tlp_turn_ps = llround(v * 1e3);
     if (!calib_get(c, "tlp_turn_cpl_ns", &v))
         p->tlp_turn_cpl_ps = llround(v * 1e3);
+    if (!calib_get(c, "tlp_dllp_bytes", &v))
+        p->tlp_dllp_bytes = (int)lround(v);
     if (!calib_get(c, "sm_req_bytes", &v))
         p->sm_req_bytes = (int)lround(v);
     if (!calib_get(c, "cta_store_GBps", &v))

@@ -477,7 +477,7 @@ static const fabric_mech mechs[] = {
     {"trip-issue", FAB_NO_TRIP_ISSUE}, {"nvlink-req", FAB_NO_NVLINK_REQ},
     {"turn-others", FAB_NO_TURN_MIX},
     {"own-round", FAB_NO_OWN_ROUND}, {"load-trip", FAB_NO_LOAD_TRIP},
-    {"whole-rounds", FAB_NO_WHOLE_ROUNDS},
+    {"whole-rounds", FAB_NO_WHOLE_ROUNDS}, {"dllp", FAB_NO_DLLP},
 };
 
 int fabric_mech_list_parse(const fabric_mech *tab, size_t n, const char *what, const char *list,
@@ -491,7 +491,7 @@ int fabric_mech_list_parse(const fabric_mech *tab, size_t n, const char *what, c
             if (strlen(tab[i].name) == len && !strncmp(p, tab[i].name, len))
                 bit = tab[i].bit;
         if (!bit) {
-            char names[256] = "";
+            char names[512] = "";
             for (size_t i = 0; i < n; i++)
                 snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                          i ? ", " : "", tab[i].name);
@@ -1080,6 +1080,17 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
      * as req bytes of wire, where a data packet carries pay and a header as
      * large (docs/model.md "Read requests on NVLink"). */
     double req = topo_params_get(f->t)->nvlink_req_bytes;
+    /* DLLPs [dllp]: a PCIe receiver returns tlp_dllp_bytes of wire (an Ack,
+     * an UpdateFC) on the link's other direction per TLP it takes, in link
+     * units dllp x MPS / (MPS + o) (rates are stated for MPS writes): per
+     * payload byte 1 / (one TLP's payload) of it against the data, and for a
+     * read 1 / (its request size) along the data, for the requests going the
+     * other way (docs/model.md "DLLPs on the reverse direction"). Not on an
+     * uplink's direction, whose capacity the collapse rule sets when it
+     * binds (TLPs at the root port, not wire bytes). */
+    const topo_params *tp = topo_params_get(f->t);
+    double dllp = f->off & FAB_NO_DLLP ? 0
+                  : tp->tlp_dllp_bytes * (double)mps / (mps + tp->pcie_tlp_overhead_bytes);
     for (int i = 0; i < h; i++) {
         int id = 2 * links[i] + dirs[i];
         const topo_link *tl = topo_link_at(f->t, links[i]);
@@ -1091,6 +1102,12 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
         if (min_Bps && c < *min_Bps)
             *min_Bps = c;
         n = add_link(f, n, id, pcie ? wt * tlp : wt);
+        if (pcie && dllp > 0 && pay > 0) {
+            if (!f->is_uplink[id ^ 1])
+                n = add_link(f, n, id ^ 1, wt * dllp / (pay < mps ? pay : mps));
+            if (fab_is_read(op) && !f->is_uplink[id])
+                n = add_link(f, n, id, wt * dllp / pay);
+        }
         *nvl |= f->is_nvlink[id];
         int reqs = fab_is_read(op) && f->is_nvlink[id] && req > 0 && pay > 0 &&
                    !(f->off & FAB_NO_NVLINK_REQ);

@@ -232,7 +232,7 @@ enum { FAB_NO_COLLAPSE_WRITE = 1, FAB_NO_COLLAPSE_READ = 2, FAB_NO_HOL = 4,
        FAB_NO_SHM_POLL = 16384, FAB_NO_TRIP_ISSUE = 32768,
        FAB_NO_NVLINK_REQ = 65536, FAB_NO_TURN_MIX = 131072,
        FAB_NO_OWN_ROUND = 262144, FAB_NO_LOAD_TRIP = 524288,
-       FAB_NO_WHOLE_ROUNDS = 1048576 };
+       FAB_NO_WHOLE_ROUNDS = 1048576, FAB_NO_DLLP = 2097152 };
 void fabric_disable(fabric *f, int off);
 /* The FAB_NO_* bits set (for mechanisms the callers apply: shm-order, the
  * SHM ring's legs in program order; fifo-l2, the last receive's loads of
@@ -247,8 +247,8 @@ int fabric_disabled(const fabric *f);
 /* Parse "hol,read-collapse" (names: write-collapse, read-collapse, hol,
  * req-size, socket-read, nvlink-sat, serial-loads, host-inflight, host-mixed,
  * block-ceiling, shm-order, fifo-l2, first-round, l2-sources, shm-poll,
- * trip-issue, nvlink-req, turn-others, own-round, load-trip, whole-rounds)
- * into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
+ * trip-issue, nvlink-req, turn-others, own-round, load-trip, whole-rounds,
+ * dllp) into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
 int fabric_mech_parse(const char *list, int *off, err *e);
 /* A mechanism's name and its ablation bit (fabric's, or another engine's). */
 typedef struct fabric_mech {

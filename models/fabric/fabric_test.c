@@ -992,6 +992,37 @@ static void test_nvlink_copies_and_requests(void **state)
     topo_free(t);
 }
 
+/* DLLPs on the reverse direction (tlp_dllp_bytes 16): g0 and g1 on sw0, 10
+ * GB/s links (stated for 256-byte writes, 280 wire bytes: o = 24). A
+ * receiver returns 16 wire bytes per TLP on the link's other direction, in
+ * link units 16 x 256 / 280 bytes:
+ * - copy writes 0>1 and 1>0 at once: each direction carries one flow's TLPs
+ *   and the other's DLLPs, x (1 + 16 / 280) = C, so 1 GB takes 1 GB x (16 /
+ *   280) / 10 GB/s = 5.714 ms longer than one write alone, whose DLLPs cross
+ *   idle wires (its time as without the key); with dllp off, no longer;
+ * - one copy read 1>0 (g0 reads g1 in 512-byte requests): its data
+ *   direction also carries the DLLPs of its own requests, 16 x 256 / 280 /
+ *   512 = 8 / 280 per byte, so 1 GB takes 1 GB x (8 / 280) / 10 GB/s =
+ *   2.857 ms longer than without the key. */
+static void test_dllp_reverse(void **state)
+{
+    (void)state;
+    topo *t = build_lat();
+    topo_params *p = topo_params_mut(t);
+    p->pcie_mps_bytes = 256;
+    p->pcie_mrrs_bytes = 512;
+    p->pcie_tlp_overhead_bytes = 24;
+    double w1 = run_case(t, "0>1", FLOWS_COPY_WRITE, 0);
+    double r0 = run_case(t, "1>0", FLOWS_COPY_READ, 0);
+    p->tlp_dllp_bytes = 16;
+    NEAR((run_case(t, "0>1", FLOWS_COPY_WRITE, 0) - w1) * 1e3, 0, 1e-9);
+    NEAR((run_case(t, "0>1,1>0", FLOWS_COPY_WRITE, 0) - w1) * 1e3, 1e9 * 16 / 280 / 10e9 * 1e3,
+         1e-6);
+    NEAR((run_case(t, "0>1,1>0", FLOWS_COPY_WRITE, FAB_NO_DLLP) - w1) * 1e3, 0, 1e-9);
+    NEAR((run_case(t, "1>0", FLOWS_COPY_READ, 0) - r0) * 1e3, 1e9 * 8 / 280 / 10e9 * 1e3, 1e-6);
+    topo_free(t);
+}
+
 static void test_stream_of_pushes(void **state)
 {
     (void)state;
@@ -1616,18 +1647,18 @@ static void test_mech_parse(void **state)
     assert_int_equal(fabric_mech_parse("hol,bogus", &off, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "'bogus'"));
     /* Every mechanism the message offers parses, each to its own bit: all
-     * twenty-one together switch off 1 + 2 + 4 + ... + 1048576 = 2097151. */
+     * twenty-two together switch off 1 + 2 + 4 + ... + 2097152 = 4194303. */
     assert_non_null(strstr(e.msg, "(write-collapse, read-collapse, hol, req-size, socket-read, "
                                "nvlink-sat, serial-loads, host-inflight, host-mixed, "
                                "block-ceiling, shm-order, fifo-l2, first-round, l2-sources, "
                                "shm-poll, trip-issue, nvlink-req, turn-others, own-round, load-trip, "
-                               "whole-rounds)"));
+                               "whole-rounds, dllp)"));
     assert_int_equal(fabric_mech_parse("write-collapse,read-collapse,hol,req-size,socket-read,"
                                        "nvlink-sat,serial-loads,host-inflight,host-mixed,"
                                        "block-ceiling,shm-order,fifo-l2,first-round,l2-sources,"
                                        "shm-poll,trip-issue,nvlink-req,turn-others,own-round,load-trip,"
-                                       "whole-rounds", &off, &e), 0);
-    assert_int_equal(off, 2097151);
+                                       "whole-rounds,dllp", &off, &e), 0);
+    assert_int_equal(off, 4194303);
 }
 
 int main(void)
@@ -1651,6 +1682,7 @@ int main(void)
         cmocka_unit_test(test_block_host_trip),   cmocka_unit_test(test_trip_issue),
         cmocka_unit_test(test_load_trip),
         cmocka_unit_test(test_copy_staged),       cmocka_unit_test(test_stream_of_pushes),
+        cmocka_unit_test(test_dllp_reverse),
         cmocka_unit_test(test_nvlink_copies_and_requests),
         cmocka_unit_test(test_host_blocks),
         cmocka_unit_test(test_host_inflight_and_mixed),

@@ -61,6 +61,9 @@ typedef struct port {
     int last_src[2], last_root[2];
     int64_t last_ps[2];
     double cpl_ps_per_byte;          /* a socket link's peer-read budget, 0 = none */
+    int dllp;                        /* a PCIe link: the receiver returns DLLPs on
+                                        the other direction (tlp_dllp_bytes) */
+    int64_t dllp_ps;                 /* DLLP time queued behind the TLP on the wire */
     int64_t cpl_free_ps;             /* when that budget takes the next completion */
 } port;
 
@@ -192,6 +195,7 @@ tlp_net *tlp_new(const topo *t, err *e)
         grant(p, topo_node_at(t, pt->to)->kind, pt->hdr0, pt->data0);
         pt->turn = topo_node_at(t, pt->from)->kind == TOPO_ROOT &&
                    topo_node_at(t, pt->to)->kind == TOPO_CPU;
+        pt->dllp = l->kind == LINK_PCIE;
         if (l->kind == LINK_SOCKET && p->socket_read_Bps > 0)
             pt->cpl_ps_per_byte = 1e12 / (p->socket_read_Bps * eff);
     }
@@ -268,6 +272,7 @@ void tlp_disable(tlp_net *n, int off) { n->off = off; }
 
 static const fabric_mech mechs[] = {
     {"turn", TLP_NO_TURN}, {"credits", TLP_NO_CREDITS}, {"order", TLP_NO_ORDER},
+    {"dllp", TLP_NO_DLLP},
     {"tags", TLP_NO_TAGS},
 };
 
@@ -687,6 +692,25 @@ static int try_send(tlp_net *n, int pe)
     return 0;
 }
 
+/* A TLP taken in over PCIe port pe: its receiver returns tlp_dllp_bytes of
+ * DLLPs (an Ack and an UpdateFC; PCIe Base spec, Data Link Layer: a DLLP is
+ * 6 bytes plus its 2-byte framing token at 8 GT/s and up) on the link's other
+ * direction, pe ^ 1: at once on an idle wire, else right behind the TLP
+ * leaving on it (docs/model.md "DLLPs on the reverse direction"). */
+static int dllp_back(tlp_net *n, int pe)
+{
+    if (!n->ports[pe].dllp || n->p.tlp_dllp_bytes <= 0 || (n->off & TLP_NO_DLLP))
+        return 0;
+    port *r = &n->ports[pe ^ 1];
+    int64_t t = (int64_t)ceil(n->p.tlp_dllp_bytes * r->ps_per_byte);
+    if (r->busy) {
+        r->dllp_ps += t;
+        return 0;
+    }
+    r->busy = 1;
+    return push(n, n->now + t, EV_TXDONE, pe ^ 1);
+}
+
 static void flow_got(tlp_net *n, int fi, int bytes)
 {
     flow *f = &n->fl[fi];
@@ -704,6 +728,8 @@ static int arrive(tlp_net *n, int32_t i)
     int pe = k->port;
     port *in = &n->ports[pe];
     int v = in->to;
+    if (dllp_back(n, pe))
+        return -1;
     if (k->hop < route_len(n, k)) {
         k->seq = ++n->seq;
         int next = route_of(n, k)[k->hop];
@@ -771,9 +797,16 @@ static int handle(tlp_net *n, uint32_t kind, int32_t arg)
     switch (kind) {
     case EV_ARRIVE:
         return arrive(n, arg);
-    case EV_TXDONE:
-        n->ports[arg].busy = 0;
+    case EV_TXDONE: {
+        port *pt = &n->ports[arg];
+        if (pt->dllp_ps > 0) { /* the DLLPs queued behind the TLP go out next */
+            int64_t t = pt->dllp_ps;
+            pt->dllp_ps = 0;
+            return push(n, n->now + t, EV_TXDONE, arg);
+        }
+        pt->busy = 0;
         return try_send(n, arg);
+    }
     case EV_CREDIT: {
         credit cr = POOL_AT(&n->cr, credit, arg);
         pool_put(&n->cr, arg);
@@ -807,6 +840,7 @@ static int begin_phase(tlp_net *n)
     for (int i = 0; i < n->nports; i++) {
         port *pt = &n->ports[i];
         pt->busy = pt->retry = pt->rr = 0;
+        pt->dllp_ps = 0;
         memcpy(pt->hdr, pt->hdr0, sizeof pt->hdr);
         memcpy(pt->data, pt->data0, sizeof pt->data);
 

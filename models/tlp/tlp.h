@@ -35,7 +35,8 @@ typedef enum tlp_op { TLP_SM_WRITE, TLP_SM_READ, TLP_CE_WRITE, TLP_CE_READ } tlp
 static inline int tlp_is_read(tlp_op op) { return op == TLP_SM_READ || op == TLP_CE_READ; }
 
 /* Mechanisms that can be switched off for ablations (tlp_disable). */
-enum { TLP_NO_TURN = 1, TLP_NO_CREDITS = 2, TLP_NO_ORDER = 4, TLP_NO_TAGS = 8 };
+enum { TLP_NO_TURN = 1, TLP_NO_CREDITS = 2, TLP_NO_ORDER = 4, TLP_NO_TAGS = 8,
+       TLP_NO_DLLP = 16 };
 
 typedef struct tlp_net tlp_net;
 
@@ -57,7 +58,7 @@ tlp_net *tlp_new(const topo *t, err *e);
 void tlp_free(tlp_net *n);                 /* NULL ok */
 void tlp_reset(tlp_net *n);                /* drop the flows, keep the network */
 void tlp_disable(tlp_net *n, int off);     /* TLP_NO_* bits for the next runs */
-/* Parse "turn,credits" (names: turn, credits, order, tags) into TLP_NO_*
+/* Parse "turn,credits" (names: turn, credits, order, tags, dllp) into TLP_NO_*
  * bits; ERR_USAGE naming the valid ones. */
 int tlp_mech_parse(const char *list, int *off, err *e);
 /* A transfer of bytes from node src to node dst, starting at 0: for writes

@@ -504,6 +504,44 @@ static void test_torch_issue(void **state)
     topo_free(t);
 }
 
+/* DLLPs on the reverse direction (tlp_dllp_bytes): g0 and g1 on sw0 write 4
+ * MiB to each other at once, copy-engine TLPs of 256 bytes (280 on the wire,
+ * 25.6 ns at 10 GB/s). Each receiver returns 16 bytes of DLLPs per TLP on
+ * the other direction of its link, which carries the other GPU's TLPs: every
+ * direction of g0's and g1's links moves 280 + 16 = 296 wire bytes per TLP,
+ * so each flow runs at 10 x 280 / 296 = 9.459 GB/s and ends at 4 MiB /
+ * 9.459 GB/s = 443.4 us (443.4 - 419.4 = 24 us later than without DLLPs).
+ * One flow alone sends its DLLPs on idle wires: 4 MiB / 10 GB/s = 419.4 us.
+ * Switched off (TLP_NO_DLLP), the pair is back at 419.4 us. */
+static void test_dllp_reverse(void **state)
+{
+    (void)state;
+    topo *t = build(NULL);
+    topo_params_mut(t)->tlp_dllp_bytes = 16;
+    finish(t);
+    tlp_op op[2] = {TLP_CE_WRITE, TLP_CE_WRITE};
+    int src[2] = {0, 1}, dst[2] = {1, 0};
+    double end[2], bytes = 4 * 1048576.0;
+    run(t, 2, op, src, dst, bytes, end);
+    double both = bytes / (10 * GB * 280.0 / 296), alone = bytes / (10 * GB);
+    NEAR_REL(end[0], both, 0.005);
+    NEAR_REL(end[1], both, 0.005);
+    run(t, 1, op, src, dst, bytes, end);
+    NEAR_REL(end[0], alone, 0.005);
+    err e = {0};
+    tlp_net *n = tlp_new(t, &e);
+    assert_non_null(n);
+    tlp_disable(n, TLP_NO_DLLP);
+    int a = tlp_flow(n, TLP_CE_WRITE, gpu(t, 0), gpu(t, 1), bytes, &e);
+    int b = tlp_flow(n, TLP_CE_WRITE, gpu(t, 1), gpu(t, 0), bytes, &e);
+    assert_true(a >= 0 && b >= 0);
+    assert_int_equal(tlp_run(n, 0, &e), 0);
+    NEAR_REL((double)tlp_end_ps(n, a) / 1e12, alone, 0.005);
+    NEAR_REL((double)tlp_end_ps(n, b) / 1e12, alone, 0.005);
+    tlp_free(n);
+    topo_free(t);
+}
+
 static void test_mech_parse(void **state)
 {
     (void)state;
@@ -511,6 +549,8 @@ static void test_mech_parse(void **state)
     int off = 0;
     assert_int_equal(tlp_mech_parse("turn,tags", &off, &e), 0);
     assert_int_equal(off, TLP_NO_TURN | TLP_NO_TAGS);
+    assert_int_equal(tlp_mech_parse("dllp", &off, &e), 0);
+    assert_int_equal(off, TLP_NO_DLLP);
     assert_int_equal(tlp_mech_parse("hol", &off, &e), ERR_USAGE);
 }
 
@@ -524,6 +564,7 @@ int main(void)
         cmocka_unit_test(test_window_steady),      cmocka_unit_test(test_rc_cpl_buffer),
         cmocka_unit_test(test_mech_parse),         cmocka_unit_test(test_flow_after),
         cmocka_unit_test(test_torch_issue),        cmocka_unit_test(test_even_draw),
+        cmocka_unit_test(test_dllp_reverse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -177,6 +177,13 @@ static int build_2s(topo *t, err *e)
      * from it and the uplink's mix (no constant collapse rates). */
     topo_params_mut(t)->tlp_turn_ps = 94850;
     topo_params_mut(t)->tlp_turn_cpl_ps = 94850;
+    /* DLLPs on the reverse direction (docs/model.md "DLLPs on the reverse
+     * direction"): 14 wire bytes per TLP (about an Ack and an UpdateFC of 8
+     * bytes each, coalesced), from the one row where both directions of
+     * every link bind and nothing else does: the contention table's "same
+     * chip both pairs bidir", 203.9 GB/s against 213.97 without, 280 x
+     * (213.97 / 203.9 - 1) = 13.8. The bidirectional matrix stays held out. */
+    topo_params_mut(t)->tlp_dllp_bytes = 14;
     for (int s = 0; s < 2; s++)
         socket_with_mem(&b, s, 460.8);
     link(&b, "cpu0", "cpu1", LINK_SOCKET, 0, 83.2, XGMI_NS);

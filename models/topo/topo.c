@@ -82,6 +82,7 @@ static void default_params(topo_params *p)
     p->tlp_fc_ps = 100000;
     p->tlp_turn_ps = 0;
     p->tlp_turn_cpl_ps = 0;
+    p->tlp_dllp_bytes = 0;
     /* NCCL's tuning-table latencies (src/graph/tuning.cc baseLat, ring) as
      * the kernel start, and the per-step costs of docs/model.md: defaults
      * until `collsim calibrate` fits them from forced-protocol runs. */
@@ -806,6 +807,7 @@ int topo_finish(topo *t, const char *where, err *e)
         p->tlp_sw_data_bytes < 0 || p->tlp_rc_data_bytes < 0 || p->tlp_ep_data_bytes < 0 ||
         p->tlp_rc_cpl_hdr < 0 || p->tlp_rc_cpl_data_bytes < 0 ||
         p->tlp_fc_ps < 0 || p->tlp_turn_ps < 0 || p->tlp_turn_cpl_ps < 0 ||
+        p->tlp_dllp_bytes < 0 || p->tlp_dllp_bytes > 256 ||
         p->nccl_call_ps < 0 || p->nccl_graph_call_ps < 0 || p->nccl_host_ps < 0 ||
         p->nccl_group_ps < 0 || p->nccl_p2p_op_ps < 0 || p->nccl_chan_ps < 0 ||
         p->nccl_start_ps[0] < 0 ||

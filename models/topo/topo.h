@@ -167,6 +167,9 @@ typedef struct topo_params {
                                       posted writes when requester and destination
                                       root port both change; 0 = none */
     int64_t tlp_turn_cpl_ps;       /* the same for completions */
+    int tlp_dllp_bytes;            /* PCIe links: wire bytes of the DLLPs (Ack,
+                                      UpdateFC) a receiver returns on the link's
+                                      other direction per TLP it takes; 0 = none */
     /* NCCL's runtime costs per protocol, indexed TOPO_NCCL_LL, _LL128,
      * _SIMPLE (docs/model.md "NCCL's runtime costs"): the kernel's fixed
      * start per collective and the device-side cost of every pipelined step. */

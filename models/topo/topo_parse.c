@@ -71,6 +71,7 @@ static const struct param_def {
     {"tlp_fc_ns", P_I64, offsetof(topo_params, tlp_fc_ps), 1e3, 0, 1e6, 0},
     {"tlp_turn_ns", P_I64, offsetof(topo_params, tlp_turn_ps), 1e3, 0, 1e6, 0},
     {"tlp_turn_cpl_ns", P_I64, offsetof(topo_params, tlp_turn_cpl_ps), 1e3, 0, 1e6, 0},
+    {"tlp_dllp_bytes", P_INT, offsetof(topo_params, tlp_dllp_bytes), 1, 0, 256, 0},
     {"nccl_start_ll_us", P_I64, offsetof(topo_params, nccl_start_ps[TOPO_NCCL_LL]), 1e6, 0,
      1e4, 0},
     {"nccl_start_ll128_us", P_I64, offsetof(topo_params, nccl_start_ps[TOPO_NCCL_LL128]), 1e6,
