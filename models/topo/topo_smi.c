@@ -702,6 +702,9 @@ static int build(const smi *s, topo *t, err *e)
                topo_params_get(t)->gpu_mem_Bps * 1e-9,
                s->gi[0].product[0] ? "the product names' memory is not in the importer's table"
                                    : "no product name");
+    /* Costs (launch, kernel start, block rates, ...): no tool's text gives them. */
+    assume(&b, "the param lines but gpu_sm and gpu_mem_GBps: collsim's defaults (the text gives "
+           "no costs; collsim calibrate fits those its measurements determine)");
     /* PCIe per GPU: nvidia-smi -q's Max (below Host Max), else lspci's LnkCap speed and
      * LnkSta width; never Current (an idle GPU drops to Gen1). */
     int known = 0;
