@@ -369,7 +369,7 @@ static const cli_opt options[] = {
     {"nccl", 0, "VER", "NCCL version whose decisions are emulated (default: the newest)", set_nccl},
     {"explain", 0, NULL, "before each size, NCCL's choice and the numbers behind it", set_explain},
     {"breakdown", 0, NULL, "add where the time goes: barrier, fixed, transfer, contention (us)", set_split},
-    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read, nvlink-sat, serial-loads, host-inflight, host-mixed, block-ceiling, shm-order, fifo-l2, first-round, l2-sources, shm-poll, trip-issue, nvlink-req, turn-others, own-round, load-trip, whole-rounds, dllp, staged-pool (--engine tlp: turn, credits, order, tags, dllp)", set_without},
+    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read, nvlink-sat, serial-loads, host-inflight, host-mixed, block-ceiling, shm-order, fifo-l2, first-round, l2-sources, shm-poll, trip-issue, nvlink-req, turn-others, own-round, load-trip, whole-rounds, dllp, round-skew, staged-pool (--engine tlp: turn, credits, order, tags, dllp)", set_without},
     {"engine", 0, "E", "flow (default) or tlp: the custom kernels at the transaction level (docs/model.md)", set_engine},
     {"window", 0, "US", "--engine tlp: TLPs per phase for US microseconds, then extrapolated (default 50; 0 = every TLP)", set_window},
     {"timeline", 0, "OUT.json", "Perfetto timeline of the largest size ('-': stdout, the report "

@@ -138,7 +138,7 @@ static const cli_opt options[] = {
     {"bytes", 0, "N", "bytes per flow (default 256M)", set_bytes},
     {"op", 0, "OP", "write (default), read: SM stores/loads; copy, copy-write, copy-read: copy engine; copy-staged: a peer copy through host memory (no P2P)", set_op},
     {"calib", 0, "FILE", "apply a calibration profile (collsim calibrate)", cmd_set_calib},
-    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read, nvlink-sat, serial-loads, host-inflight, host-mixed, block-ceiling, shm-order, fifo-l2, first-round, l2-sources, shm-poll, trip-issue, nvlink-req, turn-others, own-round, load-trip, whole-rounds, dllp, staged-pool (--engine tlp: turn, credits, order, tags, dllp)", set_without},
+    {"without", 0, "M,...", "switch model mechanisms off: write-collapse, read-collapse, hol, req-size, socket-read, nvlink-sat, serial-loads, host-inflight, host-mixed, block-ceiling, shm-order, fifo-l2, first-round, l2-sources, shm-poll, trip-issue, nvlink-req, turn-others, own-round, load-trip, whole-rounds, dllp, round-skew, staged-pool (--engine tlp: turn, credits, order, tags, dllp)", set_without},
     {"engine", 0, "E", "flow (default: rates of flows) or tlp (transaction level: every TLP, docs/model.md)", set_engine},
     {"window", 0, "US", "--engine tlp: simulate TLPs for US microseconds per phase, then extrapolate (default 50; 0 = every TLP)", set_window},
     {"issue", 0, "HOW", "streams (default: every flow from its own stream, all at once) or torch (each flow one PyTorch copy_, issued in order: docs/model.md)", set_issue},

@@ -1,9 +1,10 @@
 /* `hwcheck all -o DIR`: the calibration suite in one process, one file per
- * part (host.csv, launch.csv, p2p.csv, flows.csv, coll-*.csv), each with the
+ * part (host.csv, launch.csv, nccl-host.csv, p2p.csv, flows.csv, coll-*.csv), each with the
  * full metadata, the exact command, and the equivalent single-mode command
  * (`part`). A part that fails is reported and the others still run; parts
  * that need more GPUs than there are write their file with a note saying so.
- * On one GPU the custom kernels run as 2, 4 and 8 virtual ranks. */
+ * On one GPU the custom kernels run as 2, 4 and 8 virtual ranks (shm-ring, a
+ * 2-rank ring, as 2 only). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -134,6 +135,15 @@ int all_run(int argc, char **argv, err *e)
     opts_init(&o, OPTS_LAUNCH);
     o.timeout_ms = top.timeout_ms;
     part(&s, P_LAUNCH, MEAS_LAUNCH, "launch.csv", &o, NULL, 0, "hwcheck launch -n 1000 -w 100");
+    /* NCCL's host cost per call, in interleaved rounds against launch-host (the only
+     * launch rows collsim calibrate fits NCCL's host keys on: validate/points.c). */
+    opts_init(&o, OPTS_LAUNCH);
+    o.timeout_ms = top.timeout_ms;
+    o.nccl_only = 1;
+    o.iters = 2000;
+    o.warmup = 200;
+    part(&s, P_LAUNCH, MEAS_LAUNCH, "nccl-host.csv", &o, NULL, 0,
+         "hwcheck launch --nccl-only -n 2000 -w 200");
     opts_init(&o, OPTS_P2P);
     o.timeout_ms = top.timeout_ms;
     o.min_bytes = 64u << 10;
@@ -150,13 +160,16 @@ int all_run(int argc, char **argv, err *e)
         coll_part(&s, (ref_coll)c, OPTS_IMPL_NCCL, 0, 0);
     coll_part(&s, REF_ALLREDUCE, OPTS_IMPL_NCCL, 0, 1);
     for (int impl = OPTS_IMPL_ONESHOT; impl < OPTS_NIMPLS; impl++) {
-        if (s.g->n >= 2) {
+        /* shm-ring is a 2-rank ring (coll_measure refuses any other count): 2 real GPUs
+         * or 2 virtual ranks only; the others run on every GPU and as 2, 4 and 8. */
+        int pair_only = impl == OPTS_IMPL_SHM_RING;
+        if (s.g->n >= 2 && (!pair_only || s.g->n == 2)) {
             coll_part(&s, REF_ALLREDUCE, (opts_impl)impl, 0, 0);
             coll_part(&s, REF_ALLREDUCE, (opts_impl)impl, 0, 1);
         }
-        for (int v = 2; v <= 8; v *= 2)
+        for (int v = 2; v <= (pair_only ? 2 : 8); v *= 2)
             coll_part(&s, REF_ALLREDUCE, (opts_impl)impl, v, 0);
-        coll_part(&s, REF_ALLREDUCE, (opts_impl)impl, 8, 1);
+        coll_part(&s, REF_ALLREDUCE, (opts_impl)impl, pair_only ? 2 : 8, 1);
     }
     if (s.g->n < 2)
         printf("note: 1 GPU: p2p and flows need 2 or more GPUs (files hold the note); custom "

@@ -7,7 +7,8 @@
  * cost per call (`nccl-call-host`, `nccl-p2p-K-host`, each less the same
  * file's `launch-host`: NCCL's own work beyond the launch, so the machine's
  * launch cost cancels) and nccl_graph_call_ps (`nccl-graph-node`), these
- * three only in `hwcheck launch --nccl-only` files; from `hwcheck launch
+ * three only in `hwcheck launch --nccl-only` files (or `hwcheck all`'s
+ * nccl-host.csv, whose `part:` names that command); from `hwcheck launch
  * --post --peer` files two points of row differences (fence-ack, peer-load:
  * derive_peer below); other
  * launch rows (graph-launch, sync, ...) have no model parameter and are
@@ -419,8 +420,9 @@ static int build_launch(pts *p, const meas_set *m, err *e)
     /* NCCL's host-cost rows count only from `hwcheck launch --nccl-only`,
      * whose rounds interleave them with launch-host (every launch file
      * carries such rows, timed once each). */
-    const char *cmd = meas_meta(m, "command");
-    int nccl_only = cmd && strstr(cmd, "--nccl-only");
+    const char *cmd = meas_meta(m, "command"), *part = meas_meta(m, "part");
+    /* `hwcheck all` records its own command and the part's equivalent one. */
+    int nccl_only = (cmd && strstr(cmd, "--nccl-only")) || (part && strstr(part, "--nccl-only"));
     for (size_t i = 0; i < meas_nlaunch(m); i++) {
         const meas_launch *l = meas_launch_at(m, i);
         int ops, comms, kind = launch_kind(l->what, &ops, &comms);

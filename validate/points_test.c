@@ -267,6 +267,21 @@ static void test_launch_rows(void **state)
     assert_int_equal(pts_count(p), 0);
     pts_free(p);
     meas_free(m);
+    /* `hwcheck all`'s nccl-host.csv: its command is the suite's, its part the
+     * --nccl-only run's, so the same 5 points as the first file; the suite's
+     * launch.csv (part: a plain launch) gives none. */
+    m = meas_text("l.csv", "# format: collsim-meas 1\n# kind: launch\n# command: hwcheck all -o m\n"
+                           "# part: hwcheck launch --nccl-only -n 2000 -w 200\n" NCCL_ROWS);
+    assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), 0);
+    assert_int_equal(pts_count(p), 5);
+    pts_free(p);
+    meas_free(m);
+    m = meas_text("l.csv", "# format: collsim-meas 1\n# kind: launch\n# command: hwcheck all -o m\n"
+                           "# part: hwcheck launch -n 1000 -w 100\n" NCCL_ROWS);
+    assert_int_equal(pts_build(&m, 1, t, NULL, &p, &e), 0);
+    assert_int_equal(pts_count(p), 0);
+    pts_free(p);
+    meas_free(m);
     topo_free(t);
 }
 

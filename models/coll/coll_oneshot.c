@@ -95,6 +95,49 @@ static double whole_rounds(const coll_build *b, double bytes)
     return ceil(bytes / r) * r;
 }
 
+/* The uncontended rate of one stream of rank 0's exchange group from its
+ * first peer: the route's narrowest link in the data's direction, an NVLink
+ * at its gradual saturation under the kernel's blocks (nvlink-sat), shared
+ * by the group's n-1 streams; 0 when there is no route. */
+static double stream_link_Bps(const coll_build *b, fab_op op)
+{
+    const topo *t = b->t;
+    int n = b->n, me = b->node[0], peer = b->node[1 % n];
+    int src = fab_is_read(op) ? peer : me, dst = fab_is_read(op) ? me : peer;
+    const int *links;
+    const int8_t *dirs;
+    int hops = topo_route(t, src, dst, &links, &dirs);
+    double n0 = topo_params_get(t)->nvlink_half_blocks, best = 0;
+    int sat = n0 > 0 && !(fabric_disabled(b->f) & FAB_NO_NVLINK_SAT);
+    for (int i = 0; i < hops; i++) {
+        const topo_link *l = topo_link_at(t, links[i]);
+        double bw = dirs[i] && l->bw_back_Bps > 0 ? l->bw_back_Bps : l->bw_Bps;
+        if (l->kind == LINK_NVLINK && sat)
+            bw *= kernel_blocks(b) / (kernel_blocks(b) + n0);
+        if (i == 0 || bw < best)
+            best = bw;
+    }
+    return hops > 0 && n > 1 ? best / (n - 1) : 0;
+}
+
+/* A pull's later rounds follow its first round's skew [round-skew]: every
+ * thread issues its next load only when its last one has returned
+ * (kernels/allreduce.cu: the loop over ranks adds each load before the
+ * next; copy16 alike), and the link delivers the first round, all threads'
+ * loads issued at once, in round / r_link, so the threads served last start
+ * their second round that much later and carry it to the end. A stream
+ * bound by its blocks' serial loads then takes round / r_link + rest /
+ * R(B) past the route's latency, not rest / R(B); bound by the link it keeps
+ * bytes / r_link (the skew hides in a busy link). Posted stores do not wait
+ * (a push's thread issues its next load behind its store): 0 for writes. */
+static sim_ps round_skew_ps(const coll_build *b, fab_op op)
+{
+    if (!fab_is_read(op) || (fabric_disabled(b->f) & FAB_NO_ROUND_SKEW))
+        return 0;
+    double r = stream_link_Bps(b, op);
+    return r > 0 ? (sim_ps)llround(round_bytes(b) / r * 1e12) : 0;
+}
+
 /* An exchange stream's per-block cap cta_Bps over bytes, its first round
  * inside the route's latency: the link latencies and kernel_base are fitted
  * on copy kernels at sizes below one round (docs/model.md "Serial loads":
@@ -104,12 +147,15 @@ static double whole_rounds(const coll_build *b, double bytes)
  * the second round 0.25). So only the bytes past one round go at the
  * per-block rate: the cap that gives bytes at cap the time of
  * (bytes - round) at cta_Bps; 0 (none: the link alone) within one round. */
-static double first_round_cap(const coll_build *b, double cta_Bps, double bytes)
+static double first_round_cap(const coll_build *b, fab_op op, double cta_Bps, double bytes)
 {
     if (cta_Bps <= 0 || (fabric_disabled(b->f) & FAB_NO_FIRST_ROUND))
         return cta_Bps;
     double rest = whole_rounds(b, bytes) - round_bytes(b);
-    return rest > 0 ? cta_Bps * bytes / rest : 0;
+    if (rest <= 0)
+        return 0;
+    sim_ps skew = round_skew_ps(b, op);
+    return bytes / (rest / cta_Bps + (double)skew * 1e-12);
 }
 
 /* A pull's first round of its own pack [own-round]: a pull iteration loads
@@ -140,7 +186,7 @@ static int exchange(coll_build *b, fab_op op, double bytes, double cta_Bps, cons
     int *p = malloc(sizeof(int) * (size_t)b->n), rc = 0;
     if (!p)
         return err_set(b->e, ERR_SYSTEM, "out of memory"), -1;
-    cta_Bps = first_round_cap(b, cta_Bps, bytes);
+    cta_Bps = first_round_cap(b, op, cta_Bps, bytes);
     for (int r = 0; r < ranks_run(b) && !rc; r++) {
         int k = 0;
         for (int q = 1; q < b->n; q++)

@@ -420,8 +420,10 @@ static void test_first_round(void **state)
      *   rate 1 / (1/0.4 + 1/0.1) = 0.08 GB/s, 36 blocks 2.88 GB/s. S = 576
      *   KiB = 589824 B: 36 blocks, a round 36 x 8192 = 294912 B, so 294912
      *   B past it: 294912 / 2.88e9 = 102.4 us (the link's 58.98 does not
-     *   bind), the own round 8192 / 0.4e9 = 20.48: t = 2 + 1 + 20.48 + 102.4
-     *   + 2 + 1 = 128.88; with the round charged, 589824 / 2.88e9 = 204.8
+     *   bind), the own round 8192 / 0.4e9 = 20.48, and the first round's
+     *   skew on the link (test_round_skew) 294912 / 10e9 = 29.4912: t = 2 +
+     *   1 + 20.48 + 29.4912 + 102.4 + 2 + 1 = 158.3712 (128.88 with
+     *   round-skew off); with the round charged, 589824 / 2.88e9 = 204.8
      *   us, t = 210.8.
      * Push one-shot, S = 32 KiB: the writes go at the link, 3.2768 us + one
      *   way 1 (as test_serial_loads: the store cap 16 GB/s is above it),
@@ -436,7 +438,8 @@ static void test_first_round(void **state)
     NEAR(predict_off_us(t, ALGO_ONESHOT_PUSH, 32768, 0), 13.3728, 0.01);
     p->cta_load_Bps = 0.1e9;
     p->cta_store_Bps = 0.4e9;
-    NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, 0), 128.88, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, 0), 158.3712, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, FAB_NO_ROUND_SKEW), 128.88, 0.01);
     NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, FAB_NO_FIRST_ROUND), 210.8, 0.01);
     topo_free(t);
 }
@@ -495,9 +498,10 @@ static void test_whole_rounds(void **state)
      * Pull one-shot: past the first round 147456 B, charged as 294912 B
      *   (the second round whole) at 36 x 0.08 = 2.88 GB/s: 102.4 us (51.2
      *   as a share of a round); the link's 44.24 does not bind; own round
-     *   8192 / 0.4e9 = 20.48: t = 2 + 1 + 20.48 + 102.4 + 2 + 1 = 128.88,
-     *   the time of 576 KiB (two whole rounds, test_first_round), and 51.2
-     *   us less with whole-rounds off.
+     *   8192 / 0.4e9 = 20.48, the first round's skew 294912 / 10e9 =
+     *   29.4912 (test_round_skew): t = 2 + 1 + 20.48 + 29.4912 + 102.4 + 2 +
+     *   1 = 158.3712, the time of 576 KiB (two whole rounds,
+     *   test_first_round), and 51.2 us less with whole-rounds off.
      * Push one-shot, cta_load 1, cta_store 4 GB/s: the writes go at the
      *   link either way (the store cap 36 x 4 = 144 GB/s); the local reduce,
      *   two local loads an iteration at 36 x 4 / 2 = 72 GB/s, is charged two
@@ -506,7 +510,7 @@ static void test_whole_rounds(void **state)
     topo_params *p = topo_params_mut(t);
     p->cta_load_Bps = 0.1e9;
     p->cta_store_Bps = 0.4e9;
-    NEAR(predict_off_us(t, ALGO_ONESHOT, 442368, 0), 128.88, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 442368, 0), 158.3712, 0.01);
     NEAR(predict_off_us(t, ALGO_ONESHOT, 442368, 0) -
              predict_off_us(t, ALGO_ONESHOT, 442368, FAB_NO_WHOLE_ROUNDS), 51.2, 0.01);
     p->cta_load_Bps = 1e9;
@@ -518,6 +522,50 @@ static void test_whole_rounds(void **state)
              predict_off_us(t, ALGO_ONESHOT, 32768, FAB_NO_WHOLE_ROUNDS), 0.0, 0.001);
     NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, 0) -
              predict_off_us(t, ALGO_ONESHOT, 589824, FAB_NO_WHOLE_ROUNDS), 0.0, 0.001);
+    topo_free(t);
+}
+
+static void test_round_skew(void **state)
+{
+    (void)state;
+    /* A pull thread issues its next load only when its last has returned
+     * (kernels/allreduce.cu), and the link delivers the first round (every
+     * thread's load at once, B x 8 KiB) in round / r_link, so the threads
+     * served last start their later rounds that much behind: a stream bound
+     * by its blocks takes round / r_link + rest / R past the latency. Fabric
+     * of test_first_round (n = 2, links 10 GB/s, one way 1 us, base 2,
+     * barriers 1 each).
+     * Slow blocks (cta_load 0.1, cta_store 0.4 GB/s), S = 589824 B: 36
+     *   blocks, a round 294912 B; R = 2.88 GB/s (test_first_round) binds:
+     *   the skew is 294912 / 10e9 = 29.4912 us on the pull one-shot, with
+     *   round-skew off 29.4912 us less.
+     * Pull two-shot, S = 1179648 B: 36 blocks (one per 8 KiB, at most 36),
+     *   each phase's stream S / 2 = 589824 B, two rounds; the reduce-scatter
+     *   (R 2.88 GB/s) and the all-gather (the peer's loads alone, 36 x 0.1 =
+     *   3.6 GB/s) both bound by their blocks: two skews, 58.9824 us.
+     * Push one-shot, the same: its stores are posted, its threads do not
+     *   wait on the link: 0.
+     * Fast blocks (cta_load 1, cta_store 4): R = 36 x 0.8 = 28.8 GB/s, the
+     *   rounds 29.4912 + 294912 / 28.8e9 = 39.73 us against the link's
+     *   589824 / 10e9 = 58.98: the link binds and hides the skew: 0.
+     * Within one round (S = 32 KiB) there is no later round: 0. */
+    topo *t = uniform(2, 4096);
+    topo_params *p = topo_params_mut(t);
+    p->cta_load_Bps = 0.1e9;
+    p->cta_store_Bps = 0.4e9;
+    const int off = FAB_NO_ROUND_SKEW;
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, 0) -
+             predict_off_us(t, ALGO_ONESHOT, 589824, off), 29.4912, 0.01);
+    NEAR(predict_off_us(t, ALGO_TWOSHOT, 1179648, 0) -
+             predict_off_us(t, ALGO_TWOSHOT, 1179648, off), 58.9824, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT_PUSH, 589824, 0) -
+             predict_off_us(t, ALGO_ONESHOT_PUSH, 589824, off), 0.0, 0.001);
+    p->cta_load_Bps = 1e9;
+    p->cta_store_Bps = 4e9;
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, 0) -
+             predict_off_us(t, ALGO_ONESHOT, 589824, off), 0.0, 0.001);
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 32768, 0) -
+             predict_off_us(t, ALGO_ONESHOT, 32768, off), 0.0, 0.001);
     topo_free(t);
 }
 
@@ -539,8 +587,9 @@ static void test_l2_sources(void **state)
      *   blocks, a round 294912 B): buffers 2 S = 1179648 B. A block's rate
      *   1 / (1 / 0.8 + 1 / 0.1) = 0.0888 GB/s, 36 blocks 3.2 GB/s; the
      *   294912 B past the first round take 92.16 us, the first round's own
-     *   loads 8192 / 0.8e9 = 10.24: t = 2 + 1 + 10.24 + 92.16 + 2 + 1 =
-     *   108.4 (128.88 from HBM, test_first_round). */
+     *   loads 8192 / 0.8e9 = 10.24, its skew on the link 29.4912 (the link's
+     *   rate, L2 or not, test_round_skew): t = 2 + 1 + 10.24 + 29.4912 +
+     *   92.16 + 2 + 1 = 137.8912 (158.3712 from HBM, test_first_round). */
     topo *t = uniform(2, 4096);
     topo_params *p = topo_params_mut(t);
     p->cta_load_Bps = 1e9;
@@ -554,9 +603,9 @@ static void test_l2_sources(void **state)
     p->cta_load_Bps = 0.1e9;
     p->cta_store_Bps = 0.4e9;
     p->l2_bytes = 2e6;
-    NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, 0), 108.4, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, 0), 137.8912, 0.01);
     p->l2_bytes = 1e6;
-    NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, 0), 128.88, 0.01);
+    NEAR(predict_off_us(t, ALGO_ONESHOT, 589824, 0), 158.3712, 0.01);
     topo_free(t);
 }
 
@@ -1292,7 +1341,7 @@ int main(void)
         cmocka_unit_test(test_barrier_fence),
         cmocka_unit_test(test_block_wait),
         cmocka_unit_test(test_alltoall_push),
-        cmocka_unit_test(test_serial_loads), cmocka_unit_test(test_first_round),
+        cmocka_unit_test(test_serial_loads), cmocka_unit_test(test_first_round), cmocka_unit_test(test_round_skew),
         cmocka_unit_test(test_own_round), cmocka_unit_test(test_whole_rounds),
         cmocka_unit_test(test_l2_sources),
         cmocka_unit_test(test_tree_chain),    cmocka_unit_test(test_one_rank),

@@ -478,6 +478,7 @@ static const fabric_mech mechs[] = {
     {"turn-others", FAB_NO_TURN_MIX},
     {"own-round", FAB_NO_OWN_ROUND}, {"load-trip", FAB_NO_LOAD_TRIP},
     {"whole-rounds", FAB_NO_WHOLE_ROUNDS}, {"dllp", FAB_NO_DLLP},
+    {"round-skew", FAB_NO_ROUND_SKEW},
     {"staged-pool", FAB_NO_STAGED_POOL},
 };
 

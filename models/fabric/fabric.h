@@ -242,7 +242,8 @@ enum { FAB_NO_COLLAPSE_WRITE = 1, FAB_NO_COLLAPSE_READ = 2, FAB_NO_HOL = 4,
        FAB_NO_NVLINK_REQ = 65536, FAB_NO_TURN_MIX = 131072,
        FAB_NO_OWN_ROUND = 262144, FAB_NO_LOAD_TRIP = 524288,
        FAB_NO_WHOLE_ROUNDS = 1048576, FAB_NO_DLLP = 2097152,
-       FAB_NO_STAGED_POOL = 4194304 };
+       FAB_NO_ROUND_SKEW = 4194304,
+       FAB_NO_STAGED_POOL = 8388608 };
 void fabric_disable(fabric *f, int off);
 /* The FAB_NO_* bits set (for mechanisms the callers apply: shm-order, the
  * SHM ring's legs in program order; fifo-l2, the last receive's loads of
@@ -252,13 +253,15 @@ void fabric_disable(fabric *f, int off);
  * shm-poll, a Simple receive's poll of its tail in host memory in the
  * block's program order; own-round, a pull's first round of its own pack
  * paid besides the route's latency; whole-rounds, a custom kernel's
- * partial last round of packs charged as a whole one: models/coll). */
+ * partial last round of packs charged as a whole one; round-skew, a pull
+ * stream's later rounds following its first round's serialization on the
+ * link: models/coll). */
 int fabric_disabled(const fabric *f);
 /* Parse "hol,read-collapse" (names: write-collapse, read-collapse, hol,
  * req-size, socket-read, nvlink-sat, serial-loads, host-inflight, host-mixed,
  * block-ceiling, shm-order, fifo-l2, first-round, l2-sources, shm-poll,
  * trip-issue, nvlink-req, turn-others, own-round, load-trip, whole-rounds,
- * dllp, staged-pool) into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
+ * dllp, round-skew, staged-pool) into FAB_NO_* bits; ERR_USAGE naming the valid ones. */
 int fabric_mech_parse(const char *list, int *off, err *e);
 /* A mechanism's name and its ablation bit (fabric's, or another engine's). */
 typedef struct fabric_mech {

@@ -1685,18 +1685,18 @@ static void test_mech_parse(void **state)
     assert_int_equal(fabric_mech_parse("hol,bogus", &off, &e), ERR_USAGE);
     assert_non_null(strstr(e.msg, "'bogus'"));
     /* Every mechanism the message offers parses, each to its own bit: all
-     * twenty-two together switch off 1 + 2 + 4 + ... + 2097152 = 4194303. */
+     * twenty-three together switch off 1 + 2 + 4 + ... + 4194304 = 8388607. */
     assert_non_null(strstr(e.msg, "(write-collapse, read-collapse, hol, req-size, socket-read, "
                                "nvlink-sat, serial-loads, host-inflight, host-mixed, "
                                "block-ceiling, shm-order, fifo-l2, first-round, l2-sources, "
                                "shm-poll, trip-issue, nvlink-req, turn-others, own-round, load-trip, "
-                               "whole-rounds, dllp, staged-pool)"));
+                               "whole-rounds, dllp, round-skew, staged-pool)"));
     assert_int_equal(fabric_mech_parse("write-collapse,read-collapse,hol,req-size,socket-read,"
                                        "nvlink-sat,serial-loads,host-inflight,host-mixed,"
                                        "block-ceiling,shm-order,fifo-l2,first-round,l2-sources,"
                                        "shm-poll,trip-issue,nvlink-req,turn-others,own-round,load-trip,"
-                                       "whole-rounds,dllp", &off, &e), 0);
-    assert_int_equal(off, 4194303);
+                                       "whole-rounds,dllp,round-skew", &off, &e), 0);
+    assert_int_equal(off, 8388607);
 }
 
 int main(void)

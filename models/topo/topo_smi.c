@@ -152,6 +152,34 @@ static void side_line(smi *s, const char *line)
         s->nl_cur = -1;
         return;
     }
+    /* nvidia-smi's summary table: "|   0  NVIDIA H200     On  |   00000000:00:06.0 Off |"
+     * (a GPU's first row: index, name, persistence mode, then its bus id). */
+    if (line[0] == '|' && sscanf(line, "| %d ", &idx) == 1 && idx >= 0 && idx < MAX_SMI_GPUS) {
+        const char *bar = strchr(line + 1, '|'), *bus = bar ? bar + 1 : NULL;
+        while (bus && *bus == ' ')
+            bus++;
+        if (bus && is_bdf(bus) && !s->gi[idx].product[0]) {
+            const char *a = line + 1;
+            while (*a == ' ')
+                a++;
+            while (*a >= '0' && *a <= '9')
+                a++;
+            while (*a == ' ')
+                a++;
+            const char *z = bar;
+            while (z > a && z[-1] == ' ')
+                z--;
+            /* the persistence mode closes the cell */
+            if (z - a > 3 && !strncmp(z - 3, " On", 3))
+                z -= 3;
+            else if (z - a > 4 && !strncmp(z - 4, " Off", 4))
+                z -= 4;
+            while (z > a && z[-1] == ' ')
+                z--;
+            snprintf(s->gi[idx].product, sizeof s->gi[idx].product, "%.*s", (int)(z - a), a);
+        }
+        return;
+    }
     /* nvidia-smi nvlink -s: "GPU 0: NVIDIA H200 (UUID: GPU-...)" */
     if (!indented && sscanf(line, "GPU %d:", &idx) == 1 && strstr(line, "(UUID:")) {
         s->nl_cur = idx >= 0 && idx < MAX_SMI_GPUS ? idx : -1;
@@ -436,22 +464,52 @@ typedef struct bctx {
  * 26.562 GB/s (validate/data/h200-2x/machine.txt, presets.c build_h200_2x). */
 #define NVLINK_DATA_FRACTION (379.4 / (18 * 26.562))
 
-/* Compute capability x10 by product name (NVIDIA's spec pages), most
- * specific first; 0 if not in the table. */
-static int product_sm(const char *p)
+/* A GPU model by product name: compute capability x10 (NVIDIA's CUDA GPUs
+ * page) and the memory's peak rate in GB/s (each product's datasheet: bus width
+ * x data rate, or the HBM figure); most specific first, so "H100 PCIe" is
+ * matched before "H100". mem_GBps 0: the model has more than one memory
+ * (GH200 96 or 144 GB, H800 SXM or PCIe), said as an assumption. */
+typedef struct product_spec {
+    const char *name;
+    int sm;
+    double mem_GBps;
+} product_spec;
+
+static const product_spec *product_find(const char *p)
 {
-    static const struct { const char *name; int sm; } t[] = {
-        {"GB300", 103}, {"GB200", 100}, {"B300", 103}, {"B200", 100}, {"RTX PRO 6000", 120},
-        {"RTX 50", 120}, {"GH200", 90}, {"H100", 90}, {"H200", 90}, {"H800", 90}, {"H20", 90},
-        {"RTX 6000 Ada", 89}, {"RTX 40", 89}, {"L40", 89}, {"L4", 89}, {"A100", 80},
-        {"A800", 80}, {"A30", 80}, {"RTX A6000", 86}, {"RTX A5000", 86}, {"RTX A4000", 86},
-        {"RTX 30", 86}, {"A40", 86}, {"A10", 86}, {"RTX 20", 75}, {"Quadro RTX", 75},
-        {"TITAN RTX", 75}, {"T4", 75}, {"V100", 70}, {"TITAN V", 70}, {"P100", 60},
+    static const product_spec t[] = {
+        {"GB300", 103, 8000}, {"GB200", 100, 8000}, {"B300", 103, 8000}, {"B200", 100, 8000},
+        {"RTX PRO 6000", 120, 1792},   /* 512-bit GDDR7 at 28 Gbps */
+        {"RTX 5090", 120, 1792},       /* 512-bit GDDR7 at 28 Gbps */
+        {"RTX 50", 120, 0}, {"GH200", 90, 0},
+        {"H100 PCIe", 90, 2000}, {"H100 NVL", 90, 3900}, {"H100", 90, 3350},
+        {"H200", 90, 4800},            /* H200 SXM and NVL: HBM3e 4.8 TB/s */
+        {"H800", 90, 0}, {"H20", 90, 4000},
+        {"RTX 6000 Ada", 89, 960}, {"RTX 4090", 89, 1008},   /* 384-bit GDDR6X at 21 Gbps */
+        {"RTX 40", 89, 0}, {"L40", 89, 864}, {"L4", 89, 300},
+        {"A100-SXM4-40GB", 80, 1555}, {"A100-PCIE-40GB", 80, 1555}, {"A100 80GB PCIe", 80, 1935},
+        {"A100", 80, 2039}, {"A800", 80, 0}, {"A30", 80, 933}, {"RTX A6000", 86, 768},
+        {"RTX A5000", 86, 768}, {"RTX A4000", 86, 448}, {"RTX 3090", 86, 936}, {"RTX 30", 86, 0},
+        {"A40", 86, 696}, {"A10", 86, 600}, {"RTX 2080 Ti", 75, 616}, {"RTX 20", 75, 0},
+        {"Quadro RTX", 75, 0}, {"TITAN RTX", 75, 672}, {"T4", 75, 320}, {"V100", 70, 900},
+        {"TITAN V", 70, 653}, {"P100", 60, 732},
     };
     for (size_t i = 0; p[0] && i < sizeof t / sizeof t[0]; i++)
         if (strstr(p, t[i].name))
-            return t[i].sm;
-    return 0;
+            return &t[i];
+    return NULL;
+}
+
+static int product_sm(const char *p)
+{
+    const product_spec *q = product_find(p);
+    return q ? q->sm : 0;
+}
+
+static double product_mem_GBps(const char *p)
+{
+    const product_spec *q = product_find(p);
+    return q ? q->mem_GBps : 0;
 }
 
 static void assume(bctx *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -631,6 +689,22 @@ static int build(const smi *s, topo *t, err *e)
     else
         assume(&b, "gpu_sm 0: no product name (give `nvidia-smi -q` or `nvidia-smi nvlink -s` "
                "text; NCCL's emulation then takes SM 80)");
+    /* GPU memory: the product's peak when every GPU's is known and the same; else
+     * the topology's default, said (a local copy's time follows it). */
+    double mem = product_mem_GBps(s->gi[0].product);
+    for (int g = 1; g < n; g++)
+        if (product_mem_GBps(s->gi[g].product) != mem)
+            mem = 0;
+    if (mem > 0)
+        topo_params_mut(t)->gpu_mem_Bps = mem * 1e9;
+    else
+        assume(&b, "GPU memory %g GB/s (collsim's default; %s)",
+               topo_params_get(t)->gpu_mem_Bps * 1e-9,
+               s->gi[0].product[0] ? "the product names' memory is not in the importer's table"
+                                   : "no product name");
+    /* Costs (launch, kernel start, block rates, ...): no tool's text gives them. */
+    assume(&b, "the param lines but gpu_sm and gpu_mem_GBps: collsim's defaults (the text gives "
+           "no costs; collsim calibrate fits those its measurements determine)");
     /* PCIe per GPU: nvidia-smi -q's Max (below Host Max), else lspci's LnkCap speed and
      * LnkSta width; never Current (an idle GPU drops to Gen1). */
     int known = 0;

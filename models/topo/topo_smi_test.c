@@ -119,7 +119,8 @@ static void test_nps4(void **state)
         snprintf(m, sizeof m, "mem%d", k);
         assert_true(fabs(link_between(t, c, m)->bw_Bps - 50e9) < 1);
     }
-    assert_int_equal(topo_nassumed(t), 2);
+    /* the grouping, host memory's rate, and the costs (param lines) */
+    assert_int_equal(topo_nassumed(t), 3);
     assert_true(has_assumption(t, "numactl -H"));
     assert_true(has_assumption(t, "host memory 50.0 GB/s per NUMA node"));
     topo_free(t);
@@ -191,8 +192,10 @@ static void test_bridge(void **state)
     assert_int_equal(topo_params_get(t)->gpu_sm, 86);
     assert_true(topo_nvlink_lane_GBps(86) * 4 > nv->bw_Bps / 1e9);
     assert_int_equal(link_between(t, "gpu1", "rp1")->pcie_gen, 4);
-    assert_int_equal(topo_nassumed(t), 1);
+    /* the host memory's rate and the costs (param lines) the text never gives */
+    assert_int_equal(topo_nassumed(t), 2);
     assert_true(has_assumption(t, "host memory 200 GB/s per socket"));
+    assert_true(has_assumption(t, "the param lines but gpu_sm and gpu_mem_GBps"));
     topo_free(t);
     static const char *const no_rates[] = {"Link ", "GPU 0:", "GPU 1:", NULL};
     t = import(BRIDGE, no_rates);
@@ -237,12 +240,60 @@ static void test_round_trip(void **state)
     topo_free(u);
 }
 
+/* What scripts/hwcheck-all.sh saves (validate/data/h200-1x/rerun/nvidia-smi.txt):
+ * nvidia-smi's summary table, then topo -m. The table's first GPU row names
+ * "NVIDIA H200": SM 90 and the H200's HBM3e peak, 4,800 GB/s (its datasheet),
+ * neither assumed. Without that row no product is known: SM and memory are
+ * collsim's defaults (1,792 GB/s, the RTX PRO 6000's), each said. */
+static void test_summary_table(void **state)
+{
+    (void)state;
+    topo *t = import("validate/data/h200-1x/rerun/nvidia-smi.txt", NULL);
+    assert_int_equal(topo_ngpus(t), 1);
+    assert_int_equal(topo_params_get(t)->gpu_sm, 90);
+    assert_true(fabs(topo_params_get(t)->gpu_mem_Bps - 4800e9) < 1);
+    assert_false(has_assumption(t, "GPU memory"));
+    assert_false(has_assumption(t, "gpu_sm 0:"));
+    topo_free(t);
+    static const char *const no_name[] = {"NVIDIA H200", NULL};
+    t = import("validate/data/h200-1x/rerun/nvidia-smi.txt", no_name);
+    assert_int_equal(topo_params_get(t)->gpu_sm, 0);
+    assert_true(fabs(topo_params_get(t)->gpu_mem_Bps - 1792e9) < 1);
+    assert_true(has_assumption(t, "GPU memory 1792 GB/s (collsim's default; no product name)"));
+    topo_free(t);
+}
+
+/* The most specific name wins: "NVIDIA H100 PCIe" is the PCIe card's HBM2e at
+ * 2,000 GB/s, not the SXM's 3,350 that "H100" alone would give (NVIDIA's H100
+ * datasheet); the table's process rows ("|  0  N/A ...") name no GPU. */
+static void test_product_specific(void **state)
+{
+    (void)state;
+    static char text[] =
+        "|   0  NVIDIA H100 PCIe               On  |   00000000:17:00.0 Off |         0 |\n"
+        "|   1  NVIDIA H100 PCIe               On  |   00000000:65:00.0 Off |         0 |\n"
+        "|    0   N/A  N/A     4242      C   python3                        1000MiB |\n"
+        "\tGPU0\tGPU1\tNUMA Affinity\n"
+        "GPU0\t X \tSYS\t0\n"
+        "GPU1\tSYS\t X \t1\n";
+    FILE *f = fmemopen(text, strlen(text), "r");
+    topo *t = NULL;
+    err e = {0};
+    if (topo_import_smi(f, "t.txt", &t, &e))
+        fail_msg("%s", e.msg);
+    fclose(f);
+    assert_true(fabs(topo_params_get(t)->gpu_mem_Bps - 2000e9) < 1);
+    assert_int_equal(topo_params_get(t)->gpu_sm, 90);
+    topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nps4),   cmocka_unit_test(test_nps4_without),
         cmocka_unit_test(test_lscpu),  cmocka_unit_test(test_bridge),
         cmocka_unit_test(test_h200_machine), cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_summary_table), cmocka_unit_test(test_product_specific),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
