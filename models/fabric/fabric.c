@@ -45,6 +45,10 @@ typedef struct group {
 
 struct fabric {
     const topo *t;
+    /* The topology's links and nodes, one array each (fixed once it is
+     * finished): the hot paths index them, not a call per element. */
+    const topo_link *L;
+    const topo_node *N;
     sched *s;
     int nlinks_topo;
     int off;           /* FAB_NO_* bits */
@@ -388,7 +392,7 @@ static int lat_row(fabric *f, int src, int64_t *row)
 sim_ps fabric_lat_ps(const fabric *fc, fab_op op, int src, int dst)
 {
     fabric *f = (fabric *)fc; /* the latency cache is logically const */
-    int n = topo_ngpus(f->t), gs = topo_node_at(f->t, src)->gpu, gd = topo_node_at(f->t, dst)->gpu;
+    int n = topo_ngpus(f->t), gs = f->N[src].gpu, gd = f->N[dst].gpu;
     if (gs < 0 || gd < 0 || n > GLAT_MAX ||
         (!f->glat && !(f->glat = calloc((size_t)n * (size_t)n, sizeof *f->glat))))
         return lat_of(f, op, topo_route_lat_ps(f->t, src, dst));
@@ -640,6 +644,10 @@ fabric *fabric_new(const topo *t, err *e)
     int *parts[2] = {NULL, NULL};
     fabric *f = calloc(1, sizeof *f);
     int nn = topo_nnodes(t), ntl = topo_nlinks(t);
+    if (f) {
+        f->L = ntl > 0 ? topo_link_at(t, 0) : NULL;
+        f->N = nn > 0 ? topo_node_at(t, 0) : NULL;
+    }
     if (!f || !(f->s = sched_new()) || !(f->read_link = malloc(sizeof(int) * (size_t)nn)) ||
         !(f->read_cap = calloc((size_t)nn, sizeof(double))) ||
         !(f->hol_link = malloc(sizeof(int) * (size_t)nn)) ||
@@ -1017,7 +1025,7 @@ static int route_copy(fabric *f, int a, int b, int **rl, int8_t **rd, int *rcap,
     enum { WALK_HOPS = 64 };
     int wl[WALK_HOPS];
     int8_t wd[WALK_HOPS];
-    const topo_link *L = topo_link_at(f->t, 0); /* the links, one array */
+    const topo_link *L = f->L;
     int64_t sum = 0;
     while (v != a && pw[v] >= 0) {
         const topo_link *l = &L[pw[v]];
@@ -1095,7 +1103,7 @@ static int add_route(fabric *f, group *g, int n, int a, int b, fab_op op, double
                   : tp->tlp_dllp_bytes * (double)mps / (mps + tp->pcie_tlp_overhead_bytes);
     for (int i = 0; i < h; i++) {
         int id = 2 * links[i] + dirs[i];
-        const topo_link *tl = topo_link_at(f->t, links[i]);
+        const topo_link *tl = &f->L[links[i]];
         int pcie = tl->kind == LINK_PCIE;
         *pcie_any |= pcie;
         /* link_cap's figure, from the link already at hand */
@@ -1198,7 +1206,7 @@ static int xfer_legs(fabric *f, const leg *legs, int n, int staged, double block
         /* one op's weight for all its legs (an exchange's 63 are one op) */
         if (i == 0 || op != legs[i - 1].op)
             tlp = f->off & FAB_NO_REQ_SIZE ? 1 : fabric_tlp_weight(f, op);
-        int src_gpu = topo_node_at(f->t, a)->gpu;
+        int src_gpu = f->N[a].gpu;
         double min_Bps = INFINITY;
         int first, pcie;
         int64_t one;
@@ -1732,7 +1740,7 @@ static int qhop_alike(const fabric *f, const qhop *h0, const qhop *h1, double *b
             continue;
         if (alike[x] == y) /* found alike already */
             continue;
-        const topo_link *kx = topo_link_at(f->t, x / 2), *ky = topo_link_at(f->t, y / 2);
+        const topo_link *kx = &f->L[x / 2], *ky = &f->L[y / 2];
         if (kx->kind != ky->kind || kx->lat_ps != ky->lat_ps || link_cap(f->t, x) != link_cap(f->t, y) ||
             f->is_uplink[x] != f->is_uplink[y] || f->is_nvlink[x] != f->is_nvlink[y])
             return 0;
@@ -1783,14 +1791,16 @@ int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, 
         img[i] = i < 3 * nl || i >= 5 * nl ? -1 : 0;
     for (int v = 0; ok && v < nn; v++)
         budget[v] = NAN;
-    for (int r = 0; ok && r < p; r++)
-        ok = qhop_fill(f, fn, ctx, r, &reps[r], &rl, &rd, &rcap) > 0;
-    /* A few hops spread over the ring first: routes that do not turn with
-     * the rotation (ties broken by node order) show there at once, where the
-     * pass below would meet them only half-way, and so at half its cost.
+    /* A few hops spread over the ring first, before the representatives:
+     * routes that do not turn with the rotation (ties broken by node order)
+     * show there at once, where the pass below would meet them only
+     * half-way, and so at half its cost; and a refusal there costs no
+     * representative's fill (a tree one-shot's p = 4: 6 fills, not 10).
      * They are kept (early[], hop index in early_r[]) for the pass below,
      * which takes each instead of filling it again: a fill depends on the
-     * hop index alone, so the pass compares the same crossings. */
+     * hop index alone, so the pass compares the same crossings. (Where a
+     * representative could not be filled, every longer period fails on it
+     * too, so a refusal here that says -1 instead of 0 misleads no caller.) */
     qhop early[14] = {{0}}, spare = {0};
     int early_r[14], nearly = 0;
     for (int k = 1; ok && n >= 16 && k < 8; k++) {
@@ -1812,6 +1822,8 @@ int fabric_rotation_quotient_fn(fabric *f, fabric_hop_fn *fn, void *ctx, int n, 
             seen = ok ? 0 : n; /* alike hops whose links do not turn together */
         }
     }
+    for (int r = 0; ok && r < p; r++)
+        ok = qhop_fill(f, fn, ctx, r, &reps[r], &rl, &rd, &rcap) > 0;
     for (int i = 0; ok && i < 2 * nl; i++)
         img[i] = -1;
     /* The rotation on links: the link of crossing j of hop r goes to that of
