@@ -1012,7 +1012,7 @@ static int route_copy(fabric *f, int a, int b, int **rl, int8_t **rd, int *rcap,
 {
     const int *pw = f->preds && a != b ? f->preds[a] : NULL;
     int n = 0, v = b;
-    if (!pw) {
+    if (!pw || pw[b] == TOPO_WALK_UNSET) { /* (there the topology fills it in) */
         while ((n = topo_route_copy(f->t, a, b, *rl, *rd, *rcap, lat)) > *rcap) {
             if (grow_links(rl, rd, n))
                 return -2;

@@ -406,6 +406,111 @@ out:
     return r;
 }
 
+/* ---- walks: a source's tree as predecessors ------------------------------- */
+
+/* Fill in src's walk where topo_route_preds left it TOPO_WALK_UNSET, from a
+ * whole tree of src (its other entries are that tree's already). Called
+ * with t->mu held; 0, -1 out of memory (nothing changed). */
+static int walk_complete(topo *t, int src)
+{
+    int *pw = t->walk[src];
+    tree *tr = tree_start(t, src, -1);
+    if (!tr)
+        return -1;
+    tree_grow(t, tr, -1);
+    for (int v = 0; v < t->nnodes; v++)
+        if (pw[v] == TOPO_WALK_UNSET)
+            pw[v] = tr->pred[v];
+    topo_tree_free(tr);
+    return 0;
+}
+
+/* Is src's walk (if any) still unset at b? */
+static int walk_unset(const topo *t, int src, int b)
+{
+    return t->walk[src] && t->walk[src][b] == TOPO_WALK_UNSET;
+}
+
+/* The NVLink link of node x to node w (-1 none, or more than one: a lane
+ * bundle is one link; parallel links would make the image ambiguous). */
+static int nvl_link_to(const topo *t, int x, int w)
+{
+    int found = -1;
+    for (int i = t->adj_start[x]; i < t->adj_start[x + 1]; i++) {
+        const topo_link *l = &t->links[t->adj[i]];
+        if (l->kind == LINK_NVLINK && topo_other_end(l, x) == w) {
+            if (found >= 0)
+                return -1;
+            found = t->adj[i];
+        }
+    }
+    return found;
+}
+
+static int nvl_degree(const topo *t, int x)
+{
+    int d = 0;
+    for (int i = t->adj_start[x]; i < t->adj_start[x + 1]; i++)
+        d += t->links[t->adj[i]].kind == LINK_NVLINK;
+    return d;
+}
+
+/* src's walk as the twin base's relabelled [route-twins]: where src and the
+ * base x are distinct endpoints whose NVLink links go to the same nodes
+ * with the same latencies (one link to each, none between them), swapping
+ * them maps the NVLink links onto themselves (fixing every other node), and
+ * so every route that stays on NVLink from x onto one from src: such a
+ * route's key (off 0, latency, hops) is what the search orders by, and its
+ * ties are broken between transit nodes (never x or src, which carry no
+ * route through them and tie with nothing: a neighbour's one-hop route is
+ * the only one of its hop count), which the swap leaves alone. A node
+ * x's tree reaches over NVLink alone gets the image of its entry, the swap
+ * of its own node's (x <-> src, a link of x's to w <-> src's link to w); a
+ * route leaving the NVLink fabric may not turn with the swap (PCIe and
+ * host links need not be alike): TOPO_WALK_UNSET, filled in when asked
+ * (walk_complete). An NVSwitch box's GPUs are each other's twins, so one
+ * search serves them all. The walk (malloc'd), or NULL where src is no
+ * twin of the base (or out of memory). */
+static int *twin_walk(const topo *t, int src)
+{
+    int x = t->twin_base, n = t->nnodes;
+    if (!t->twin_off || x == src || topo_is_transit(t, x) || topo_is_transit(t, src))
+        return NULL;
+    /* The same NVLink neighbours, one link each, of the same latency. */
+    int deg_x = 0, deg_s = nvl_degree(t, src);
+    for (int i = t->adj_start[x]; i < t->adj_start[x + 1]; i++) {
+        const topo_link *l = &t->links[t->adj[i]];
+        if (l->kind != LINK_NVLINK)
+            continue;
+        int w = topo_other_end(l, x), m = w != src ? nvl_link_to(t, src, w) : -1;
+        if (m < 0 || nvl_link_to(t, x, w) != t->adj[i] || t->links[m].lat_ps != l->lat_ps)
+            return NULL;
+        deg_x++;
+    }
+    if (deg_x == 0 || deg_x != deg_s)
+        return NULL;
+    const int *bw = t->walk[x];
+    int *pw = malloc(sizeof(int) * (size_t)n);
+    if (!pw)
+        return NULL;
+    for (int v = 0; v < n; v++) {
+        int u = v == src ? x : v == x ? src : v; /* the swap */
+        int l = bw[u];
+        if (t->twin_off[u] || l < 0) {
+            /* off NVLink; or x itself (u == x: v is src, -1) or unreached */
+            pw[v] = t->twin_off[u] ? TOPO_WALK_UNSET : l;
+            continue;
+        }
+        const topo_link *k = &t->links[l];
+        if (k->a == x || k->b == x)
+            l = nvl_link_to(t, src, topo_other_end(k, x));
+        else if (k->a == src || k->b == src)
+            l = nvl_link_to(t, x, topo_other_end(k, src));
+        pw[v] = l;
+    }
+    return pw;
+}
+
 int topo_route_copy(const topo *tc, int a, int b, int *links, int8_t *dirs, int cap,
                     int64_t *lat_ps)
 {
@@ -427,6 +532,10 @@ int topo_route_copy(const topo *tc, int a, int b, int *links, int8_t *dirs, int 
         /* A source past its first two targets, whose tree has been needed
          * at most twice: its first 16 routes from the tree are kept, later
          * ones only walked (a one-shot's sources each reach every GPU). */
+        if (!r && walk_unset(t, a, b) && walk_complete(t, a)) {
+            pthread_mutex_unlock(&t->mu);
+            return -2;
+        }
         const int *pw = r ? NULL : t->walk[a];
         if (pw) {
             /* One walk back from b, its hops kept from the end of a buffer
@@ -541,6 +650,14 @@ int topo_route_lat_row(const topo *tc, int src, const int *dst, int n, int64_t *
     /* Its walk (the predecessors of its whole tree), else a cached tree or
      * a new one, grown whole: a route's latency is its target's distance in
      * the tree, the sum of the link latencies topo_route_copy adds up. */
+    for (int i = 0; t->walk[src] && i < n; i++)
+        if (walk_unset(t, src, dst[i])) {
+            if (walk_complete(t, src)) {
+                pthread_mutex_unlock(&t->mu);
+                return -2;
+            }
+            break;
+        }
     const int *pw = t->walk[src];
     tree *tr = pw ? NULL : cached_tree(t, src);
     int own = !pw && !tr;
@@ -599,7 +716,9 @@ const int *topo_route_preds(const topo *tc, int src)
     pthread_mutex_lock(&t->mu);
     if (t->nparts[src] == PARTS_MANY && !t->walk[src]) {
         /* Its whole tree's predecessors become its walk: a cached tree's
-         * copied (the tree keeps its own), else a new tree's taken. */
+         * copied (the tree keeps its own), else the twin base's relabelled
+         * (twin_walk), else a new tree's taken; the first new tree of a
+         * source with NVLink links becomes the twin base. */
         tree *tr = cached_tree(t, src);
         if (tr) {
             tree_grow(t, tr, -1);
@@ -607,10 +726,15 @@ const int *topo_route_preds(const topo *tc, int src)
             if (pw)
                 memcpy(pw, tr->pred, sizeof(int) * (size_t)t->nnodes);
             t->walk[src] = pw;
-        } else if ((tr = tree_start(t, src, -1))) {
+        } else if (!(t->walk[src] = twin_walk(t, src)) && (tr = tree_start(t, src, -1))) {
             tree_grow(t, tr, -1);
             t->walk[src] = tr->pred;
             tr->pred = NULL;
+            if (!t->twin_off && !topo_is_transit(t, src) && nvl_degree(t, src) > 0) {
+                t->twin_base = src;
+                t->twin_off = tr->off;
+                tr->off = NULL;
+            }
             topo_tree_free(tr);
         }
     }

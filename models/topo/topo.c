@@ -220,6 +220,7 @@ void topo_free(topo *t)
     for (int v = 0; t->walk && v < t->nnodes; v++)
         free(t->walk[v]);
     free(t->walk);
+    free(t->twin_off);
     free(t->ntrees);
     free(t->nparts);
     free(t->last);

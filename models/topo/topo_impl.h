@@ -86,6 +86,12 @@ struct topo {
      * served many routes (a one-shot's source reaches every node): routes
      * from it are walked, neither kept per pair nor searched again. */
     int **walk;
+    /* The first source given a whole tree by topo_route_preds (route.c):
+     * twin_base, and which nodes its tree reaches over NVLink alone
+     * (twin_off[v] == 0); NULL until then. Its NVLink twins' walks are its
+     * own, relabelled. */
+    int twin_base;
+    unsigned char *twin_off;
     unsigned char *nparts; /* per source: searches stopped at a target (route.c), or
                               PARTS_MANY: said to reach many (topo_route_expect_many) */
     /* Lock-free first look: per source node, the route last asked for (a

@@ -874,6 +874,167 @@ static void test_route_lat_row(void **state)
     assert_true(from_cache > 50 && walked > 50);
 }
 
+/* The walk from h's topo_route_preds of each source in turn, h's GPUs
+ * first (so that later GPUs are the first's NVLink twins where they can
+ * be, route.c [route-twins]), checked against topology u's routes (its own
+ * searches, pair by pair): every node from every GPU, an entry left unset
+ * asked through topo_route_copy first (which fills the walk in); a third
+ * topology's latency rows (topo_route_lat_row from walks made the same
+ * way) against u's latencies. Returns the sources whose walk had entries
+ * left unset (relabelled ones). */
+/* Drop the trees a topology's checks left cached (topo_finish asks for
+ * routes): a source with a cached tree has that tree's walk, copied, where
+ * the relabelling is to be tested. */
+static void drop_trees(topo *t)
+{
+    for (int c = 0; c < TREE_CACHE; c++) {
+        topo_tree_free(t->tc[c]);
+        t->tc[c] = NULL;
+    }
+}
+
+static int check_walks(const char *what, topo *h, topo *u, topo *h2)
+{
+    drop_trees(h);
+    drop_trees(h2);
+    int n = topo_nnodes(h), twinned = 0, m = 0;
+    int *dst = malloc(sizeof(int) * (size_t)n);
+    int64_t *row = malloc(sizeof(int64_t) * (size_t)n);
+    assert_non_null(dst);
+    assert_non_null(row);
+    for (int v = 0; v < n; v++)
+        if (topo_node_at(h, v)->kind == TOPO_GPU || topo_node_at(h, v)->kind == TOPO_HOSTMEM)
+            dst[m++] = v;
+    for (int x = 0; x < n; x++) {
+        if (topo_node_at(h, x)->kind != TOPO_GPU)
+            continue;
+        topo_route_expect_many(h, x);
+        const int *pw = topo_route_preds(h, x);
+        assert_non_null(pw);
+        int unset = 0;
+        for (int v = 0; v < n; v++)
+            unset += pw[v] == TOPO_WALK_UNSET;
+        twinned += unset > 0;
+        for (int v = 0; v < n; v++) {
+            if (v == x)
+                continue;
+            int hl[64], ul[64], rev[64], k = 0, w = v;
+            int8_t hd[64], ud[64];
+            int64_t hlat, ulat;
+            int uh = topo_route_copy(u, x, v, ul, ud, 64, &ulat);
+            if (pw[v] == TOPO_WALK_UNSET) {
+                /* asked: the route (a pair kept from before, or the walk,
+                 * filled in in place), then the walk if it was filled in */
+                int hh = topo_route_copy(h, x, v, hl, hd, 64, &hlat);
+                assert_int_equal(hh, uh);
+                assert_true(hh < 0 || (hlat == ulat && !memcmp(hl, ul, sizeof(int) * (size_t)hh)));
+                if (pw[v] == TOPO_WALK_UNSET)
+                    continue;
+            }
+            for (; w != x && pw[w] >= 0 && k < 64; k++) {
+                const topo_link *l = topo_link_at(h, pw[w]);
+                rev[k] = pw[w];
+                w = l->a == w ? l->b : l->a;
+            }
+            if ((w == x ? k : -1) != uh)
+                fail_msg("%s: walk %s -> %s: %d hops, pair by pair %d", what,
+                         topo_node_at(h, x)->name, topo_node_at(h, v)->name, w == x ? k : -1, uh);
+            for (int z = 0; z < uh; z++)
+                if (rev[uh - 1 - z] != ul[z])
+                    fail_msg("%s: walk %s -> %s: hop %d is link %d, pair by pair %d", what,
+                             topo_node_at(h, x)->name, topo_node_at(h, v)->name, z,
+                             rev[uh - 1 - z], ul[z]);
+        }
+    }
+    for (int x = 0; x < n; x++) {
+        if (topo_node_at(h2, x)->kind != TOPO_GPU)
+            continue;
+        topo_route_expect_many(h2, x);
+        assert_non_null(topo_route_preds(h2, x));
+        assert_int_equal(topo_route_lat_row(h2, x, dst, m, row), 0);
+        for (int j = 0; j < m; j++)
+            if (row[j] != topo_route_lat_ps(u, x, dst[j]))
+                fail_msg("%s: lat row %d -> %d: %lld ps, pair by pair %lld", what, x, dst[j],
+                         (long long)row[j], (long long)topo_route_lat_ps(u, x, dst[j]));
+    }
+    free(dst);
+    free(row);
+    return twinned;
+}
+
+/* [route-twins] A GPU whose NVLink links go to the same nodes with the same
+ * latencies as the first GPU's gets that GPU's walk relabelled, and the
+ * same routes as its own search's (check_walks), on every preset family and
+ * two hand-made topologies: two NVSwitches declared in reverse order that
+ * every GPU reaches equally (ties broken by switch id), one GPU's NVLink
+ * slower (no twin), two GPUs joined directly too (no twins); and a ring of
+ * four GPUs linked directly, where only the opposite GPU is the first's twin
+ * (its routes to its neighbours: their links swapped). Twins are used where
+ * expected and nowhere else. */
+static void test_route_twins(void **state)
+{
+    (void)state;
+    const char *presets[] = {"rtxpro6000-8x-pcie5-2s", "rtxpro6000-8x-pcie5-1s",
+                             "h200-8x-nvswitch", "h100-8x-nvswitch", "h200-1x", "h200-2x",
+                             "nvswitch-8", "nvswitch-64", "pcie-8", "pcie-68-star"};
+    const int twins[] = {0, 0, 7, 7, 0, 1, 7, 63, 0, 0};
+    for (int i = 0; i < 10; i++) {
+        topo *h = load(presets[i]), *u = load(presets[i]), *h2 = load(presets[i]);
+        int got = check_walks(presets[i], h, u, h2);
+        if (got != twins[i])
+            fail_msg("%s: %d sources relabelled, expected %d", presets[i], got, twins[i]);
+        topo_free(h);
+        topo_free(u);
+        topo_free(h2);
+    }
+    const char *two_sw =
+        "collsim-topo 1\n"
+        "node c cpu numa=0\nnode m hostmem numa=0\n"
+        "node r0 root parent=c\nnode r1 root parent=c\n"
+        "node nv1 nvswitch\nnode nv0 nvswitch\n"
+        "node g0 gpu parent=r0\nnode g1 gpu parent=r0\nnode g2 gpu parent=r0\n"
+        "node g3 gpu parent=r1\nnode g4 gpu parent=r1\nnode g5 gpu parent=r1\n"
+        "link c m mem bw_GBps=100 lat_ns=10\n"
+        "link r0 c fabric bw_GBps=50 lat_ns=10\nlink r1 c fabric bw_GBps=50 lat_ns=20\n"
+        "link g0 r0 pcie gen=5 width=16 lat_ns=100\nlink g1 r0 pcie gen=5 width=16 lat_ns=100\n"
+        "link g2 r0 pcie gen=5 width=16 lat_ns=100\nlink g3 r1 pcie gen=5 width=16 lat_ns=100\n"
+        "link g4 r1 pcie gen=5 width=16 lat_ns=100\nlink g5 r1 pcie gen=5 width=16 lat_ns=100\n"
+        "link g0 nv0 nvlink lanes=9 bw_GBps=185 lat_ns=500\nlink g0 nv1 nvlink lanes=9 bw_GBps=185 lat_ns=500\n"
+        "link g1 nv1 nvlink lanes=9 bw_GBps=185 lat_ns=500\nlink g1 nv0 nvlink lanes=9 bw_GBps=185 lat_ns=500\n"
+        "link g2 nv0 nvlink lanes=9 bw_GBps=185 lat_ns=500\nlink g2 nv1 nvlink lanes=9 bw_GBps=185 lat_ns=500\n"
+        "link g3 nv0 nvlink lanes=9 bw_GBps=185 lat_ns=500\nlink g3 nv1 nvlink lanes=9 bw_GBps=185 lat_ns=500\n"
+        "link g4 nv0 nvlink lanes=9 bw_GBps=185 lat_ns=500\nlink g4 nv1 nvlink lanes=9 bw_GBps=185 lat_ns=500\n"
+        "link g5 nv0 nvlink lanes=9 bw_GBps=185 lat_ns=500\nlink g5 nv1 nvlink lanes=9 bw_GBps=185 lat_ns=600\n"
+        "link g4 g3 nvlink lanes=2 bw_GBps=40 lat_ns=400\n";
+    const char *ring =
+        "collsim-topo 1\n"
+        "node c cpu numa=0\nnode m hostmem numa=0\nnode r0 root parent=c\n"
+        "node g0 gpu parent=r0\nnode g1 gpu parent=r0\nnode g2 gpu parent=r0\nnode g3 gpu parent=r0\n"
+        "link c m mem bw_GBps=100 lat_ns=10\nlink r0 c fabric bw_GBps=50 lat_ns=10\n"
+        "link g0 r0 pcie gen=5 width=16 lat_ns=100\nlink g1 r0 pcie gen=5 width=16 lat_ns=110\n"
+        "link g2 r0 pcie gen=5 width=16 lat_ns=120\nlink g3 r0 pcie gen=5 width=16 lat_ns=130\n"
+        "link g0 g1 nvlink lanes=4 bw_GBps=80 lat_ns=100\nlink g1 g2 nvlink lanes=4 bw_GBps=80 lat_ns=100\n"
+        "link g2 g3 nvlink lanes=4 bw_GBps=80 lat_ns=100\nlink g3 g0 nvlink lanes=4 bw_GBps=80 lat_ns=100\n";
+    const char *texts[] = {two_sw, ring};
+    const int text_twins[] = {2, 1}; /* g1, g2 (g3 and g4 joined, g5 slower); g2 */
+    for (int i = 0; i < 2; i++) {
+        err e = {0};
+        int rc;
+        topo *h = parse_str(texts[i], &e, &rc), *u, *h2;
+        assert_int_equal(rc, 0);
+        u = parse_str(texts[i], &e, &rc);
+        assert_int_equal(rc, 0);
+        h2 = parse_str(texts[i], &e, &rc);
+        assert_int_equal(rc, 0);
+        int got = check_walks(i ? "ring" : "two switches", h, u, h2);
+        if (got != text_twins[i])
+            fail_msg("text %d: %d sources relabelled, expected %d", i, got, text_twins[i]);
+        topo_free(h);
+        topo_free(u);
+        topo_free(h2);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -887,6 +1048,7 @@ int main(void)
         cmocka_unit_test(test_p2p_status),
         cmocka_unit_test(test_generated),     cmocka_unit_test(test_lazy_routes_threads),
         cmocka_unit_test(test_route_expect_many), cmocka_unit_test(test_route_lat_row),
+        cmocka_unit_test(test_route_twins),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
