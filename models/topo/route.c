@@ -408,29 +408,27 @@ out:
 
 /* ---- walks: a source's tree as predecessors ------------------------------- */
 
-/* Fill in src's walk where topo_route_preds left it TOPO_WALK_UNSET, from a
- * whole tree of src (its other entries are that tree's already). Called
- * with t->mu held; 0, -1 out of memory (nothing changed). */
-static int walk_complete(topo *t, int src)
+/* src's whole walk, for the targets its walk leaves TOPO_WALK_UNSET: the
+ * same entries elsewhere, the unset ones from a whole tree of src, made the
+ * first time one is asked (t->walk_full; the walk itself, handed out, never
+ * changes). Called with t->mu held; NULL out of memory. */
+static const int *walk_full(topo *t, int src)
 {
-    int *pw = t->walk[src];
-    tree *tr = tree_start(t, src, -1);
-    if (!tr)
-        return -1;
-    tree_grow(t, tr, -1);
-    for (int v = 0; v < t->nnodes; v++)
-        if (pw[v] == TOPO_WALK_UNSET)
-            pw[v] = tr->pred[v];
-    topo_tree_free(tr);
-    return 0;
+    if (!t->walk_full && !(t->walk_full = calloc((size_t)t->nnodes, sizeof *t->walk_full)))
+        return NULL;
+    if (!t->walk_full[src]) {
+        tree *tr = tree_start(t, src, -1);
+        if (!tr)
+            return NULL;
+        tree_grow(t, tr, -1);
+        t->walk_full[src] = tr->pred;
+        tr->pred = NULL;
+        topo_tree_free(tr);
+    }
+    return t->walk_full[src];
 }
 
-/* Is src's walk (if any) still unset at b? */
-static int walk_unset(const topo *t, int src, int b)
-{
-    return t->walk[src] && t->walk[src][b] == TOPO_WALK_UNSET;
-}
-
+/* Is src's walk (if any) unset at b? */
 /* The NVLink link of node x to node w (-1 none, or more than one: a lane
  * bundle is one link; parallel links would make the image ambiguous). */
 static int nvl_link_to(const topo *t, int x, int w)
@@ -463,12 +461,14 @@ static int nvl_degree(const topo *t, int x)
  * route's key (off 0, latency, hops) is what the search orders by, and its
  * ties are broken between transit nodes (never x or src, which carry no
  * route through them and tie with nothing: a neighbour's one-hop route is
- * the only one of its hop count), which the swap leaves alone. A node
- * x's tree reaches over NVLink alone gets the image of its entry, the swap
- * of its own node's (x <-> src, a link of x's to w <-> src's link to w); a
- * route leaving the NVLink fabric may not turn with the swap (PCIe and
- * host links need not be alike): TOPO_WALK_UNSET, filled in when asked
- * (walk_complete). An NVSwitch box's GPUs are each other's twins, so one
+ * the only one of its hop count), which the swap leaves alone. So node v
+ * gets the image of the entry of its swap (x <-> src) in x's walk where x's
+ * tree reaches that node over NVLink alone (a link of x's to w becomes
+ * src's link to w, and back); a route leaving the NVLink fabric may not
+ * turn with the swap (PCIe and host links need not be alike):
+ * TOPO_WALK_UNSET, asked of the whole walk (walk_full). Parallel links
+ * elsewhere keep their order (each node's links are relaxed in one order).
+ * An NVSwitch box's GPUs are each other's twins, so one
  * search serves them all. The walk (malloc'd), or NULL where src is no
  * twin of the base (or out of memory). */
 static int *twin_walk(const topo *t, int src)
@@ -532,11 +532,11 @@ int topo_route_copy(const topo *tc, int a, int b, int *links, int8_t *dirs, int 
         /* A source past its first two targets, whose tree has been needed
          * at most twice: its first 16 routes from the tree are kept, later
          * ones only walked (a one-shot's sources each reach every GPU). */
-        if (!r && walk_unset(t, a, b) && walk_complete(t, a)) {
+        const int *pw = r ? NULL : t->walk[a];
+        if (pw && pw[b] == TOPO_WALK_UNSET && !(pw = walk_full(t, a))) {
             pthread_mutex_unlock(&t->mu);
             return -2;
         }
-        const int *pw = r ? NULL : t->walk[a];
         if (pw) {
             /* One walk back from b, its hops kept from the end of a buffer
              * of WALK_HOPS, copied out once their count is known (a longer
@@ -650,15 +650,15 @@ int topo_route_lat_row(const topo *tc, int src, const int *dst, int n, int64_t *
     /* Its walk (the predecessors of its whole tree), else a cached tree or
      * a new one, grown whole: a route's latency is its target's distance in
      * the tree, the sum of the link latencies topo_route_copy adds up. */
-    for (int i = 0; t->walk[src] && i < n; i++)
-        if (walk_unset(t, src, dst[i])) {
-            if (walk_complete(t, src)) {
+    const int *pw = t->walk[src];
+    for (int i = 0; pw && i < n; i++)
+        if (pw[dst[i]] == TOPO_WALK_UNSET) { /* a relabelled walk: the whole one */
+            if (!(pw = walk_full(t, src))) {
                 pthread_mutex_unlock(&t->mu);
                 return -2;
             }
             break;
         }
-    const int *pw = t->walk[src];
     tree *tr = pw ? NULL : cached_tree(t, src);
     int own = !pw && !tr;
     if (own)

@@ -221,6 +221,9 @@ void topo_free(topo *t)
         free(t->walk[v]);
     free(t->walk);
     free(t->twin_off);
+    for (int v = 0; t->walk_full && v < t->nnodes; v++)
+        free(t->walk_full[v]);
+    free(t->walk_full);
     free(t->ntrees);
     free(t->nparts);
     free(t->last);

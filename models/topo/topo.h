@@ -339,12 +339,11 @@ void topo_route_expect_many(const topo *t, int src);
 /* The predecessor links of src's shortest-path tree (link id into each
  * node, -1 at src and where nothing leads; the routes topo_route_copy gives,
  * walked back from their target), for a source said to reach many
- * (topo_route_expect_many); it lives as long as the topology. An entry may
- * be TOPO_WALK_UNSET (a GPU whose tree is another GPU's relabelled, route.c,
- * knows only the nodes it reaches over NVLink alone): such a target is
- * asked through topo_route_copy or topo_route_lat_row, which fill the
- * source's unset entries in, in place (under the topology's lock; no other
- * entry ever changes). NULL for another source, or out of memory. */
+ * (topo_route_expect_many); it lives as long as the topology and never
+ * changes. An entry may be TOPO_WALK_UNSET (a GPU whose tree is another
+ * GPU's relabelled, route.c [route-twins], knows only the nodes it reaches
+ * over NVLink alone): such a target's route is asked of topo_route_copy or
+ * topo_route_lat_row. NULL for another source, or out of memory. */
 #define TOPO_WALK_UNSET (-2)
 const int *topo_route_preds(const topo *t, int src);
 /* The route latencies from src (said to reach many: topo_route_expect_many)

@@ -92,6 +92,9 @@ struct topo {
      * own, relabelled. */
     int twin_base;
     unsigned char *twin_off;
+    /* Per source whose walk has unset entries: its whole tree's
+     * predecessors, made when one of those is asked (route.c walk_full). */
+    int **walk_full;
     unsigned char *nparts; /* per source: searches stopped at a target (route.c), or
                               PARTS_MANY: said to reach many (topo_route_expect_many) */
     /* Lock-free first look: per source node, the route last asked for (a

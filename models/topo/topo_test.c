@@ -877,8 +877,8 @@ static void test_route_lat_row(void **state)
 /* The walk from h's topo_route_preds of each source in turn, h's GPUs
  * first (so that later GPUs are the first's NVLink twins where they can
  * be, route.c [route-twins]), checked against topology u's routes (its own
- * searches, pair by pair): every node from every GPU, an entry left unset
- * asked through topo_route_copy first (which fills the walk in); a third
+ * searches, pair by pair): every node from every GPU, a target left unset
+ * asked of topo_route_copy (from the source's whole walk); a third
  * topology's latency rows (topo_route_lat_row from walks made the same
  * way) against u's latencies. Returns the sources whose walk had entries
  * left unset (relabelled ones). */
@@ -922,14 +922,13 @@ static int check_walks(const char *what, topo *h, topo *u, topo *h2)
             int8_t hd[64], ud[64];
             int64_t hlat, ulat;
             int uh = topo_route_copy(u, x, v, ul, ud, 64, &ulat);
-            if (pw[v] == TOPO_WALK_UNSET) {
-                /* asked: the route (a pair kept from before, or the walk,
-                 * filled in in place), then the walk if it was filled in */
+            if (pw[v] == TOPO_WALK_UNSET) { /* asked: the route, from the whole walk */
                 int hh = topo_route_copy(h, x, v, hl, hd, 64, &hlat);
                 assert_int_equal(hh, uh);
-                assert_true(hh < 0 || (hlat == ulat && !memcmp(hl, ul, sizeof(int) * (size_t)hh)));
-                if (pw[v] == TOPO_WALK_UNSET)
-                    continue;
+                assert_true(hh < 0 || (hlat == ulat && !memcmp(hl, ul, sizeof(int) * (size_t)hh) &&
+                                       !memcmp(hd, ud, (size_t)hh)));
+                assert_int_equal(pw[v], TOPO_WALK_UNSET); /* the walk never changes */
+                continue;
             }
             for (; w != x && pw[w] >= 0 && k < 64; k++) {
                 const topo_link *l = topo_link_at(h, pw[w]);
