@@ -651,7 +651,7 @@ int topo_route_lat_row(const topo *tc, int src, const int *dst, int n, int64_t *
      * a new one, grown whole: a route's latency is its target's distance in
      * the tree, the sum of the link latencies topo_route_copy adds up. */
     const int *pw = t->walk[src];
-    for (int i = 0; pw && i < n; i++)
+    for (int i = 0; pw && t->twin_off && i < n; i++) /* (only a twin's walk has them) */
         if (pw[dst[i]] == TOPO_WALK_UNSET) { /* a relabelled walk: the whole one */
             if (!(pw = walk_full(t, src))) {
                 pthread_mutex_unlock(&t->mu);
