@@ -429,14 +429,14 @@ static const int *walk_full(topo *t, int src)
 }
 
 /* Is src's walk (if any) unset at b? */
-/* The NVLink link of node x to node w (-1 none, or more than one: a lane
- * bundle is one link; parallel links would make the image ambiguous). */
-static int nvl_link_to(const topo *t, int x, int w)
+/* x's one link to node w (nvl: of its NVLink links), -1 if none or more
+ * than one (parallel links would make a link's image ambiguous). */
+static int link_to(const topo *t, int x, int w, int nvl)
 {
     int found = -1;
     for (int i = t->adj_start[x]; i < t->adj_start[x + 1]; i++) {
         const topo_link *l = &t->links[t->adj[i]];
-        if (l->kind == LINK_NVLINK && topo_other_end(l, x) == w) {
+        if ((!nvl || l->kind == LINK_NVLINK) && topo_other_end(l, x) == w) {
             if (found >= 0)
                 return -1;
             found = t->adj[i];
@@ -445,69 +445,103 @@ static int nvl_link_to(const topo *t, int x, int w)
     return found;
 }
 
-static int nvl_degree(const topo *t, int x)
+static int degree(const topo *t, int x, int nvl)
 {
     int d = 0;
     for (int i = t->adj_start[x]; i < t->adj_start[x + 1]; i++)
-        d += t->links[t->adj[i]].kind == LINK_NVLINK;
+        d += !nvl || t->links[t->adj[i]].kind == LINK_NVLINK;
     return d;
 }
 
-/* src's walk as the twin base's relabelled [route-twins]: where src and the
- * base x are distinct endpoints whose NVLink links go to the same nodes
- * with the same latencies (one link to each, none between them), swapping
- * them maps the NVLink links onto themselves (fixing every other node), and
- * so every route that stays on NVLink from x onto one from src: such a
- * route's key (off 0, latency, hops) is what the search orders by, and its
- * ties are broken between transit nodes (never x or src, which carry no
- * route through them and tie with nothing: a neighbour's one-hop route is
- * the only one of its hop count), which the swap leaves alone. So node v
- * gets the image of the entry of its swap (x <-> src) in x's walk where x's
- * tree reaches that node over NVLink alone (a link of x's to w becomes
- * src's link to w, and back); a route leaving the NVLink fabric may not
- * turn with the swap (PCIe and host links need not be alike):
- * TOPO_WALK_UNSET, asked of the whole walk (walk_full). Parallel links
- * elsewhere keep their order (each node's links are relaxed in one order).
- * An NVSwitch box's GPUs are each other's twins, so one
- * search serves them all. The walk (malloc'd), or NULL where src is no
- * twin of the base (or out of memory). */
-static int *twin_walk(const topo *t, int src)
+/* Are x and src twins [route-twins] (nvl: over their NVLink links alone)?
+ * Distinct endpoints whose links (nvl: NVLink links) go to the same nodes,
+ * one link to each, of the same kind and latency, none between them. */
+static int twins(const topo *t, int x, int src, int nvl)
 {
-    int x = t->twin_base, n = t->nnodes;
-    if (!t->twin_off || x == src || topo_is_transit(t, x) || topo_is_transit(t, src))
-        return NULL;
-    /* The same NVLink neighbours, one link each, of the same latency. */
-    int deg_x = 0, deg_s = nvl_degree(t, src);
+    if (x < 0 || x == src || topo_is_transit(t, x) || topo_is_transit(t, src))
+        return 0;
+    int d = 0;
     for (int i = t->adj_start[x]; i < t->adj_start[x + 1]; i++) {
         const topo_link *l = &t->links[t->adj[i]];
-        if (l->kind != LINK_NVLINK)
+        if (nvl && l->kind != LINK_NVLINK)
             continue;
-        int w = topo_other_end(l, x), m = w != src ? nvl_link_to(t, src, w) : -1;
-        if (m < 0 || nvl_link_to(t, x, w) != t->adj[i] || t->links[m].lat_ps != l->lat_ps)
-            return NULL;
-        deg_x++;
+        int w = topo_other_end(l, x), m = w != src ? link_to(t, src, w, nvl) : -1;
+        if (m < 0 || link_to(t, x, w, nvl) != t->adj[i] || t->links[m].kind != l->kind ||
+            t->links[m].lat_ps != l->lat_ps)
+            return 0;
+        d++;
     }
-    if (deg_x == 0 || deg_x != deg_s)
-        return NULL;
+    return d > 0 && d == degree(t, src, nvl);
+}
+
+/* src's walk as its twin x's relabelled [route-twins]. Swapping twins x
+ * and src maps the links (nvl: the NVLink links) onto themselves, fixing
+ * every other node, and so every route from x (nvl: that stays on NVLink)
+ * onto one from src: such a route's key (off, latency, hops) is what the
+ * search orders by, and its ties are broken between transit nodes (never x
+ * or src, which carry no route through them and tie with nothing: a
+ * neighbour's one-hop route is the only one of its hop count), which the
+ * swap leaves alone; parallel links elsewhere keep their order (a node's
+ * links are relaxed in one order). So node v gets the image of the entry
+ * of its swap (x <-> src) in x's walk, a link of x's to w becoming src's
+ * link to w and back. With nvl, only where x's tree reaches that node over
+ * NVLink alone (off[] == 0): a route leaving the NVLink fabric need not
+ * turn with the swap (PCIe and host links may differ), TOPO_WALK_UNSET,
+ * asked of the whole walk (walk_full). NULL out of memory. */
+static int relabel_one(const topo *t, int x, int src, const unsigned char *off, int nvl, int v)
+{
+    int u = v == src ? x : v == x ? src : v; /* the swap */
+    int l = t->walk[x][u];
+    if (off && off[u])
+        return TOPO_WALK_UNSET;
+    if (l < 0) /* x itself (u == x: v is src) or unreached */
+        return l;
+    const topo_link *k = &t->links[l];
+    if (k->a == x || k->b == x)
+        return link_to(t, src, topo_other_end(k, x), nvl);
+    if (k->a == src || k->b == src)
+        return link_to(t, x, topo_other_end(k, src), nvl);
+    return l;
+}
+
+static int *relabel(const topo *t, int x, int src, const unsigned char *off, int nvl)
+{
+    int n = t->nnodes;
     const int *bw = t->walk[x];
     int *pw = malloc(sizeof(int) * (size_t)n);
     if (!pw)
         return NULL;
-    for (int v = 0; v < n; v++) {
-        int u = v == src ? x : v == x ? src : v; /* the swap */
-        int l = bw[u];
-        if (t->twin_off[u] || l < 0) {
-            /* off NVLink; or x itself (u == x: v is src, -1) or unreached */
-            pw[v] = t->twin_off[u] ? TOPO_WALK_UNSET : l;
-            continue;
+    /* A node other than x, src and their neighbours is its own swap, and
+     * its entry no link of x's or src's (those lead into a neighbour):
+     * copied; those few then each by relabel_one. */
+    for (int v = 0; v < n; v++)
+        pw[v] = off && off[v] ? TOPO_WALK_UNSET : bw[v];
+    pw[x] = relabel_one(t, x, src, off, nvl, x);
+    pw[src] = relabel_one(t, x, src, off, nvl, src);
+    for (int e = 0; e < 2; e++) {
+        int y = e ? src : x;
+        for (int i = t->adj_start[y]; i < t->adj_start[y + 1]; i++) {
+            int w = topo_other_end(&t->links[t->adj[i]], y);
+            pw[w] = relabel_one(t, x, src, off, nvl, w);
         }
-        const topo_link *k = &t->links[l];
-        if (k->a == x || k->b == x)
-            l = nvl_link_to(t, src, topo_other_end(k, x));
-        else if (k->a == src || k->b == src)
-            l = nvl_link_to(t, x, topo_other_end(k, src));
-        pw[v] = l;
     }
+    return pw;
+}
+
+/* src's walk relabelled from a twin's, where it has one: the last source
+ * searched (t->twin_full: GPUs under one PCIe switch follow one another),
+ * then the twin base over NVLink (an NVSwitch box's GPUs are each other's
+ * NVLink twins, so one search serves them all). NULL: none (or out of
+ * memory). */
+static int *twin_walk(topo *t, int src)
+{
+    int *pw = NULL;
+    if (twins(t, t->twin_full, src, 0))
+        pw = relabel(t, t->twin_full, src, NULL, 0);
+    else if (t->twin_off && twins(t, t->twin_base, src, 1))
+        pw = relabel(t, t->twin_base, src, t->twin_off, 1);
+    if (pw)
+        t->nrelabel++;
     return pw;
 }
 
@@ -716,9 +750,10 @@ const int *topo_route_preds(const topo *tc, int src)
     pthread_mutex_lock(&t->mu);
     if (t->nparts[src] == PARTS_MANY && !t->walk[src]) {
         /* Its whole tree's predecessors become its walk: a cached tree's
-         * copied (the tree keeps its own), else the twin base's relabelled
-         * (twin_walk), else a new tree's taken; the first new tree of a
-         * source with NVLink links becomes the twin base. */
+         * copied (the tree keeps its own), else a twin's relabelled
+         * (twin_walk), else a new tree's taken: the source is then the one
+         * searched last (twin_full), and the first such with NVLink links
+         * the twin base. */
         tree *tr = cached_tree(t, src);
         if (tr) {
             tree_grow(t, tr, -1);
@@ -730,7 +765,8 @@ const int *topo_route_preds(const topo *tc, int src)
             tree_grow(t, tr, -1);
             t->walk[src] = tr->pred;
             tr->pred = NULL;
-            if (!t->twin_off && !topo_is_transit(t, src) && nvl_degree(t, src) > 0) {
+            t->twin_full = src;
+            if (!t->twin_off && !topo_is_transit(t, src) && degree(t, src, 1) > 0) {
                 t->twin_base = src;
                 t->twin_off = tr->off;
                 tr->off = NULL;

@@ -895,6 +895,7 @@ int topo_finish(topo *t, const char *where, err *e)
     free(seen);
     t->ntrees = calloc((size_t)t->nnodes, 1);
     t->walk = calloc((size_t)t->nnodes, sizeof *t->walk);
+    t->twin_full = -1;
     t->nparts = calloc((size_t)t->nnodes, 1);
     t->last = malloc(sizeof *t->last * (size_t)t->nnodes);
     if (!t->ntrees || !t->nparts || !t->last || !t->walk)

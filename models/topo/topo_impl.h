@@ -86,12 +86,14 @@ struct topo {
      * served many routes (a one-shot's source reaches every node): routes
      * from it are walked, neither kept per pair nor searched again. */
     int **walk;
-    /* The first source given a whole tree by topo_route_preds (route.c):
-     * twin_base, and which nodes its tree reaches over NVLink alone
-     * (twin_off[v] == 0); NULL until then. Its NVLink twins' walks are its
-     * own, relabelled. */
-    int twin_base;
+    /* Walks relabelled from a twin's (route.c [route-twins]): the source
+     * topo_route_preds searched last (twin_full, -1 none); the first such
+     * source with NVLink links (twin_base) and which nodes its tree reaches
+     * over NVLink alone (twin_off[v] == 0; NULL until then); the walks
+     * relabelled so far (nrelabel, for the tests). */
+    int twin_full, twin_base;
     unsigned char *twin_off;
+    unsigned nrelabel;
     /* Per source whose walk has unset entries: its whole tree's
      * predecessors, made when one of those is asked (route.c walk_full). */
     int **walk_full;

@@ -880,8 +880,8 @@ static void test_route_lat_row(void **state)
  * searches, pair by pair): every node from every GPU, a target left unset
  * asked of topo_route_copy (from the source's whole walk); a third
  * topology's latency rows (topo_route_lat_row from walks made the same
- * way) against u's latencies. Returns the sources whose walk had entries
- * left unset (relabelled ones). */
+ * way) against u's latencies. Returns the walks relabelled, *partial
+ * those left unset somewhere (relabelled over NVLink alone). */
 /* Drop the trees a topology's checks left cached (topo_finish asks for
  * routes): a source with a cached tree has that tree's walk, copied, where
  * the relabelling is to be tested. */
@@ -893,11 +893,11 @@ static void drop_trees(topo *t)
     }
 }
 
-static int check_walks(const char *what, topo *h, topo *u, topo *h2)
+static int check_walks(const char *what, topo *h, topo *u, topo *h2, int *partial)
 {
     drop_trees(h);
     drop_trees(h2);
-    int n = topo_nnodes(h), twinned = 0, m = 0;
+    int n = topo_nnodes(h), m = 0;
     int *dst = malloc(sizeof(int) * (size_t)n);
     int64_t *row = malloc(sizeof(int64_t) * (size_t)n);
     assert_non_null(dst);
@@ -914,7 +914,7 @@ static int check_walks(const char *what, topo *h, topo *u, topo *h2)
         int unset = 0;
         for (int v = 0; v < n; v++)
             unset += pw[v] == TOPO_WALK_UNSET;
-        twinned += unset > 0;
+        *partial += unset > 0;
         for (int v = 0; v < n; v++) {
             if (v == x)
                 continue;
@@ -958,7 +958,8 @@ static int check_walks(const char *what, topo *h, topo *u, topo *h2)
     }
     free(dst);
     free(row);
-    return twinned;
+    assert_int_equal(h2->nrelabel, h->nrelabel);
+    return (int)h->nrelabel;
 }
 
 /* [route-twins] A GPU whose NVLink links go to the same nodes with the same
@@ -966,22 +967,30 @@ static int check_walks(const char *what, topo *h, topo *u, topo *h2)
  * same routes as its own search's (check_walks), on every preset family and
  * two hand-made topologies: two NVSwitches declared in reverse order that
  * every GPU reaches equally (ties broken by switch id), one GPU's NVLink
- * slower (no twin), two GPUs joined directly too (no twins); and a ring of
+ * slower (no twin), two GPUs joined directly too (no twins); a ring of
  * four GPUs linked directly, where only the opposite GPU is the first's twin
- * (its routes to its neighbours: their links swapped). Twins are used where
- * expected and nowhere else. */
+ * (its routes to its neighbours: their links swapped); two GPUs alike but
+ * for one link's kind (no twins). Twins are used where expected and
+ * nowhere else. */
 static void test_route_twins(void **state)
 {
     (void)state;
     const char *presets[] = {"rtxpro6000-8x-pcie5-2s", "rtxpro6000-8x-pcie5-1s",
                              "h200-8x-nvswitch", "h100-8x-nvswitch", "h200-1x", "h200-2x",
                              "nvswitch-8", "nvswitch-64", "pcie-8", "pcie-68-star"};
-    const int twins[] = {0, 0, 7, 7, 0, 1, 7, 63, 0, 0};
+    /* Relabelled, and of those over NVLink alone: the GPUs of a PCIe switch
+     * after its first (2, 4, 2 and 2 a switch), where no NVLink goes (2-2 of
+     * every NVSwitch box); NVSwitch boxes' GPUs but the first: over NVLink
+     * alone but for the first's switch mate (h200-8x: 2 a switch; the
+     * nvswitch-N family's gpu1, the same parent as gpu0). */
+    const int twins[] = {4, 6, 7, 7, 0, 1, 7, 63, 4, 34};
+    const int partial[] = {0, 0, 6, 6, 0, 1, 6, 62, 0, 0};
     for (int i = 0; i < 10; i++) {
         topo *h = load(presets[i]), *u = load(presets[i]), *h2 = load(presets[i]);
-        int got = check_walks(presets[i], h, u, h2);
-        if (got != twins[i])
-            fail_msg("%s: %d sources relabelled, expected %d", presets[i], got, twins[i]);
+        int part = 0, got = check_walks(presets[i], h, u, h2, &part);
+        if (got != twins[i] || part != partial[i])
+            fail_msg("%s: %d walks relabelled (%d over NVLink alone), expected %d (%d)",
+                     presets[i], got, part, twins[i], partial[i]);
         topo_free(h);
         topo_free(u);
         topo_free(h2);
@@ -1014,9 +1023,21 @@ static void test_route_twins(void **state)
         "link g2 r0 pcie gen=5 width=16 lat_ns=120\nlink g3 r0 pcie gen=5 width=16 lat_ns=130\n"
         "link g0 g1 nvlink lanes=4 bw_GBps=80 lat_ns=100\nlink g1 g2 nvlink lanes=4 bw_GBps=80 lat_ns=100\n"
         "link g2 g3 nvlink lanes=4 bw_GBps=80 lat_ns=100\nlink g3 g0 nvlink lanes=4 bw_GBps=80 lat_ns=100\n";
-    const char *texts[] = {two_sw, ring};
-    const int text_twins[] = {2, 1}; /* g1, g2 (g3 and g4 joined, g5 slower); g2 */
-    for (int i = 0; i < 2; i++) {
+    const char *kinds =
+        "collsim-topo 1\n"
+        "node c cpu numa=0\nnode m hostmem numa=0\nnode r0 root parent=c\n"
+        "node g0 gpu parent=r0\nnode gs gpu parent=r0\nnode gw gpu parent=r0\n"
+        "link c m mem bw_GBps=100 lat_ns=10\nlink r0 c fabric bw_GBps=50 lat_ns=10\n"
+        "link g0 r0 pcie gen=5 width=16 lat_ns=100\nlink gs r0 pcie gen=5 width=16 lat_ns=100\n"
+        "link gw r0 pcie gen=5 width=16 lat_ns=100\n"
+        "link g0 gw nvlink lanes=4 bw_GBps=80 lat_ns=500\n"
+        "link gs gw pcie gen=5 width=16 lat_ns=500\n";
+    const char *texts[] = {two_sw, ring, kinds};
+    /* g1, g2: g0's full twins (g3: not on r0 and joined to g4, g4 joined,
+     * g5's NVLink slower: each searched); the ring's g2, g0's twin over
+     * NVLink alone (its PCIe link slower) */
+    const int text_twins[] = {2, 1, 0}, text_partial[] = {0, 1, 0};
+    for (int i = 0; i < 3; i++) {
         err e = {0};
         int rc;
         topo *h = parse_str(texts[i], &e, &rc), *u, *h2;
@@ -1025,9 +1046,11 @@ static void test_route_twins(void **state)
         assert_int_equal(rc, 0);
         h2 = parse_str(texts[i], &e, &rc);
         assert_int_equal(rc, 0);
-        int got = check_walks(i ? "ring" : "two switches", h, u, h2);
-        if (got != text_twins[i])
-            fail_msg("text %d: %d sources relabelled, expected %d", i, got, text_twins[i]);
+        const char *what[] = {"two switches", "ring", "kinds"};
+        int part = 0, got = check_walks(what[i], h, u, h2, &part);
+        if (got != text_twins[i] || part != text_partial[i])
+            fail_msg("text %d: %d walks relabelled (%d over NVLink alone), expected %d (%d)", i,
+                     got, part, text_twins[i], text_partial[i]);
         topo_free(h);
         topo_free(u);
         topo_free(h2);
