@@ -68,6 +68,7 @@ typedef struct coll_args {
     int reg;           /* -R as given: > 0, registered buffers */
     int tlp;           /* --engine tlp */
     long window_us;    /* --window */
+    int window_set;    /* --window given */
 } coll_args;
 
 #define ARGS ((coll_args *)ctx)
@@ -111,6 +112,7 @@ static int set_engine(void *ctx, const char *a, err *e) { return cmd_parse_engin
 
 static int set_window(void *ctx, const char *a, err *e)
 {
+    ARGS->window_set = 1;
     return cli_parse_long("--window", a, 0, 100000, &ARGS->window_us, e);
 }
 
@@ -1066,6 +1068,8 @@ int cmd_coll(int argc, char **argv, err *e)
             names[i] = coll_kind_name((coll_kind)i);
         return cli_unknown(e, ERR_USAGE, "coll: collective", pos[0], names, COLL_NKINDS);
     }
+    if (g.window_set && !g.tlp)
+        return err_set(e, ERR_USAGE, "--window: only with --engine tlp (the flow engine has no window)");
     if (g.explain && (g.cc.fmt != REPORT_TABLE || g.crossover))
         return err_set(e, ERR_USAGE, "--explain: only with --format table");
     if (g.explain && g.nalgos > 1)

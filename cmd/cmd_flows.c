@@ -64,6 +64,7 @@ typedef struct flows_args {
     int tlp;               /* --engine tlp */
     const char *without_s; /* parsed once the engine is known */
     double window_us;
+    int window_set;        /* --window given */
     flows_issue issue;     /* --issue */
     long repeat;           /* --repeat */
     int orders;            /* --orders: FLOWS_ORDER_* bits, 0 = both */
@@ -90,6 +91,7 @@ static int set_window(void *ctx, const char *a, err *e)
     long v;
     TRY(cli_parse_long("--window", a, 0, 100000, &v, e));
     ARGS->window_us = (double)v;
+    ARGS->window_set = 1;
     return 0;
 }
 static int set_issue(void *ctx, const char *a, err *e)
@@ -178,6 +180,8 @@ int cmd_flows(int argc, char **argv, err *e)
     if (g.without_s)
         TRY(g.tlp ? tlp_mech_parse(g.without_s, &g.without, e)
                   : fabric_mech_parse(g.without_s, &g.without, e));
+    if (g.window_set && !g.tlp)
+        return err_set(e, ERR_USAGE, "--window: only with --engine tlp (the flow engine has no window)");
     if (!g.pattern == !g.spec)
         return err_set(e, ERR_USAGE, "flows: give one of --pattern or --flows");
     topo *t = NULL;
